@@ -1,0 +1,43 @@
+# The two commands (see README):
+#   make demo   — set up, build, run tailbone on a character it generates itself
+#   make test   — set up, build, run every test: unit + CLI + Node checks,
+#                 the same suite under ASan+UBSan, and a short fuzz run
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all setup build demo test test-unit test-sanitize fuzz bench clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build -j$(JOBS)
+
+demo: build
+	@scripts/demo.sh build/tailbone
+
+test-unit: build
+	@cd build && ctest --output-on-failure -j$(JOBS)
+
+test-sanitize: setup
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j$(JOBS) -E '^node_'
+
+fuzz: setup
+	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DTB_FUZZ=ON -DTB_TESTS=OFF >/dev/null
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_load
+	@scripts/fuzz.sh build-fuzz/fuzz/fuzz_load $(FUZZ_SECONDS)
+
+test: test-unit test-sanitize fuzz
+	@echo "make test: all suites passed"
+
+bench: build
+	@for b in build/bench_*; do [ -x "$$b" ] && "$$b"; done
+
+clean:
+	rm -rf build build-asan build-fuzz

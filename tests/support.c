@@ -1,0 +1,120 @@
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *tbt_shared_dir(void)
+{
+    static char buf[4096];
+    const char *env = getenv("TB_SHARED_DIR");
+    snprintf(buf, sizeof buf, "%s", env ? env : TB_SOURCE_DIR "/../shared");
+    struct stat st;
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/corpus", buf);
+    if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    return buf;
+}
+
+const char *tbt_corpus_file(const char *rel)
+{
+    static char buf[4096];
+    const char *shared = tbt_shared_dir();
+    if (!shared)
+        return NULL;
+    snprintf(buf, sizeof buf, "%s/corpus/%s", shared, rel);
+    return tbt_file_exists(buf) ? buf : NULL;
+}
+
+const char *tbt_tmp_dir(void)
+{
+    static char buf[4096];
+    if (buf[0])
+        return buf;
+    const char *env = getenv("TB_TMP");
+    char base[4000];
+    snprintf(base, sizeof base, "%s", env ? env : "/tmp");
+    mkdir(base, 0777);
+    snprintf(buf, sizeof buf, "%s/tbt-%ld", base, (long)getpid());
+    mkdir(buf, 0777);
+    return buf;
+}
+
+const char *tbt_tmp_path(const char *name)
+{
+    static char slots[8][4096];
+    static int next;
+    char *buf = slots[next++ & 7];
+    snprintf(buf, 4096, "%s/%s", tbt_tmp_dir(), name);
+    return buf;
+}
+
+int tbt_run_cli(char **out, const char *fmt, ...)
+{
+    char args[8192], cmd[9000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", TB_CLI_PATH, args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    buf[len] = 0;
+    int st = pclose(p);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
+    return (st >= 0 && WIFEXITED(st)) ? WEXITSTATUS(st) : -1;
+}
+
+uint8_t *tbt_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    if (size)
+        *size = (size_t)n;
+    return buf;
+}
+
+int tbt_write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t w = fwrite(data, 1, size, f);
+    fclose(f);
+    return w == size ? 0 : -1;
+}
+
+int tbt_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}

@@ -1,0 +1,28 @@
+/* Shared helpers for the cmocka tests. */
+#ifndef TB_TEST_SUPPORT_H
+#define TB_TEST_SUPPORT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* ../shared next to the source tree, or NULL when absent (tests then skip). */
+const char *tbt_shared_dir(void);
+/* Path of a file under ../shared/corpus, or NULL when it is absent. The
+ * returned string lives until the next call. */
+const char *tbt_corpus_file(const char *rel);
+/* A fresh scratch directory for this test program (created on first use). */
+const char *tbt_tmp_dir(void);
+/* tmp_dir()/name, in a static buffer rotated over 8 slots. */
+const char *tbt_tmp_path(const char *name);
+/* Runs the CLI with the given argument string through /bin/sh; captures
+ * stdout+stderr into *out (malloc'd, may be NULL). Returns the exit code. */
+int tbt_run_cli(char **out, const char *fmt, ...);
+/* Reads a whole file; NULL if absent. */
+uint8_t *tbt_read_file(const char *path, size_t *size);
+int tbt_write_file(const char *path, const void *data, size_t size);
+int tbt_file_exists(const char *path);
+
+#endif
