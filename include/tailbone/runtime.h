@@ -92,11 +92,29 @@ void tb_skin_matrices(float (*dst)[16], const float (*world)[16],
 /* Linear blend skinning of `count` points. src/dst are strided xyz floats
  * (stride in floats, >= 3); joints/weights hold `influences` entries per
  * vertex (4 per JOINTS_n/WEIGHTS_n set). w==1 for positions, 0 for
- * directions (normals are renormalised). Returns count. */
+ * directions (normals are renormalised). Returns count.
+ * Zero weights are skipped without reading their joint, so only joints with a
+ * positive weight must be < the number of skin_mats (the loader checks JOINTS
+ * against the skin). Positions divide by the weight sum, so weights that do
+ * not quite sum to 1 stay an affine blend; a vertex with no positive weight
+ * is copied unchanged; a direction that blends to zero length stays zero.
+ * Directions use the matrices as is (exact for rotation + uniform scale).
+ * dst may be src with the same stride (in place). */
 size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
                       size_t src_stride, size_t count, const uint16_t *joints,
                       const float *weights, int influences,
                       const float (*skin_mats)[16], int is_direction);
+
+/* Small math shared by the runtime (and handy to callers). Arguments may
+ * alias: dst may be the same array as an input. */
+
+/* dst = a * b (column-major). */
+void tb_mat4_mul(float dst[16], const float a[16], const float b[16]);
+/* Scales q to unit length; a zero or non-finite q becomes identity. */
+void tb_quat_normalize(float q[4]);
+/* Spherical interpolation from a (u = 0) to b (u = 1) along the shorter arc
+ * (b is negated when a.b < 0); the result is unit length. */
+void tb_quat_slerp(float dst[4], const float a[4], const float b[4], float u);
 
 #ifdef __cplusplus
 }

@@ -1,2 +1,49 @@
+/* tailbone — command-line entry point. */
+#include <stdarg.h>
 #include <stdio.h>
-int main(void) { puts("tailbone: under construction"); return 0; }
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct tb_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} tb_command;
+
+static const tb_command tb__commands[] = {
+    {"info", tb_cmd_info, "describe a rigged file: skins, roles, tails, meshes, clips, height"},
+    {"copy", tb_cmd_copy, "read and write a file untouched (lossless GLB round trip)"},
+};
+
+static void tb__usage(FILE *f)
+{
+    fprintf(f, "usage: tailbone COMMAND [options]\n\n"
+               "Gives auto-rigged characters real tails.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof tb__commands / sizeof tb__commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", tb__commands[i].name, tb__commands[i].summary);
+    fprintf(f, "\nRun 'tailbone COMMAND --help' for a command's options.\n"
+               "Exit status: 0 success, 1 bad input or failed work, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        tb__usage(stderr);
+        return TB_EXIT_USAGE;
+    }
+    if (tb_cli_is(argv[1], "-h", "--help") || !strcmp(argv[1], "help")) {
+        tb__usage(stdout);
+        return TB_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("tailbone 0.1.0\n");
+        return TB_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof tb__commands / sizeof tb__commands[0]; i++)
+        if (!strcmp(argv[1], tb__commands[i].name))
+            return tb__commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tailbone: unknown command '%s'\n\n", argv[1]);
+    tb__usage(stderr);
+    return TB_EXIT_USAGE;
+}

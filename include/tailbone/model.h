@@ -1,0 +1,72 @@
+/* tailbone/model.h — a skin and its geometry decoded into plain arrays.
+ *
+ *   tb_model *m;
+ *   if (tb_model_load(&m, doc, -1, &err) == TB_OK) {   // -1: the main skin
+ *       // m->skel is a tb_skeleton for the runtime; m->positions etc. are
+ *       // every primitive bound to that skin, concatenated in bind space.
+ *       tb_model_free(m);
+ *   }
+ *
+ * The model borrows names from the doc: keep the doc alive (and unedited)
+ * while the model is used. Triangle strips and fans are converted to plain
+ * triangles; primitives that are not triangles contribute vertices only.
+ */
+#ifndef TAILBONE_MODEL_H
+#define TAILBONE_MODEL_H
+
+#include "tailbone/gltf.h"
+#include "tailbone/humanoid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_model_prim {
+    int node, mesh, primitive;  /* where it came from */
+    size_t vertex_offset, vertex_count;
+    size_t triangle_offset, triangle_count;
+} tb_model_prim;
+
+typedef struct tb_model {
+    int skin;                   /* skin index in the doc */
+    tb_skeleton skel;           /* joints + their ancestors, parent-first */
+    int *node_of_joint;         /* skel joint → doc node */
+    int *joint_of_node;         /* doc node → skel joint, or -1 (node_count entries) */
+    int skin_joint_count;
+    int *skin_joints;           /* skin joint k → skel joint */
+    float (*inverse_bind)[16];  /* per skin joint */
+    tb_role *roles;             /* per skel joint */
+    int role_joint[TB_ROLE_COUNT]; /* skel joint of each role, or -1 */
+
+    size_t vertex_count;
+    float *positions;           /* 3 per vertex, bind space */
+    float *normals;             /* 3 per vertex (zeros where absent) */
+    int influences;             /* 4 × the largest set count */
+    uint16_t *joints;           /* influences per vertex, skin joint indices */
+    float *weights;             /* influences per vertex */
+    size_t triangle_count;
+    uint32_t *triangles;        /* 3 per triangle, model vertex indices */
+    int prim_count;
+    tb_model_prim *prims;
+
+    float bbox_min[3], bbox_max[3];
+    float height;               /* H: Y extent of the bind-space vertices */
+    float armature_scale;       /* uniform scale of the nodes above the skeleton */
+
+    /* owned storage behind skel */
+    int *parents_;
+    const char **names_;
+    tb_transform *rest_;
+    float (*bind_world_)[16];
+    uint8_t *has_ibm_;
+} tb_model;
+
+/* skin = -1 picks the skin with the most skinned vertices. Fails with
+ * TB_ERR_NO_SKIN when the file has no skinned mesh. */
+tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err);
+void tb_model_free(tb_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

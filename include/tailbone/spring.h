@@ -1,0 +1,201 @@
+/* tailbone/spring.h — the tail spring-chain solver (SPEC B).
+ *
+ * What it does. Give it a skeleton once; it finds every tail chain by name
+ * (`Tail_1 … Tail_K`, a second tail `TailB_1 …`, any prefix such as
+ * `mixamorig:Tail_1`; an optional weightless `Tail_End`/`TailB_End` helper
+ * marks the last tip) and, each frame, turns the body's motion into the tail's
+ * secondary motion: one damped spring particle per bone tip, in world space,
+ * with the rope, bend-coupling, bend-limit, hip-plane and ground constraints
+ * of SPEC B. The parent of `Tail_1` (Hips for a pelvis tail, a spine joint
+ * for a tail rooted on the back) is the chain's *anchor*.
+ *
+ * Usage
+ *
+ *     tb_spring_desc desc = {0};            // all-zero: the SPEC defaults
+ *     tb_spring_animator *anim;
+ *     if (tb_spring_create(&anim, &skel, &desc, &err) != TB_OK) ...;
+ *     every frame:
+ *         pose the body into locals[] (clip sampling, IK, ...);
+ *         tb_local_to_world(&skel, locals, root, world);
+ *         tb_spring_step(anim, dt_s, world, locals, world); // tail locals + world
+ *         skin with world[];
+ *     tb_spring_destroy(anim);
+ *
+ * Memory and ownership. Creation is the only allocation. Either
+ *   - tb_spring_create() allocates one block (desc.alloc_fn/free_fn/user, or
+ *     malloc/free when NULL) and tb_spring_destroy() frees it; or
+ *   - tb_spring_memory_size() tells how many bytes a skeleton needs and
+ *     tb_spring_init() builds the animator inside caller memory (aligned to
+ *     TB_SPRING_ALIGN); the caller frees that memory, there is no destroy.
+ * The animator copies what it needs: the skeleton may be freed after
+ * creation. tb_spring_step() never allocates, does no I/O, touches no global
+ * state; different animators may be stepped on different threads.
+ *
+ * What step writes. For every joint of a chain (Tail_1 … Tail_K and its
+ * Tail_End) step() writes the whole local transform: translation and scale
+ * recovered from the bind pose (SPEC B, never the node pose stored in the
+ * file) and the solved rotation. No other entry of locals[] is written, ever:
+ * the solver only rotates tail bones (SPEC B invariant). When world_out is
+ * non-NULL, step() also rewrites the world matrix of every tail joint and of
+ * every joint below one (an accessory parented to the tail), so the caller
+ * can skin without another pass; every other entry of world_out is left
+ * untouched, bit for bit.
+ *
+ * Time. step() advances by dt_s in equal internal sub-steps no longer than
+ * desc.substep_s (1/240 s by default): ceil(dt / substep) of them, the anchor
+ * moving linearly (position, scale) and by slerp (rotation) between the
+ * previous frame's pose and this one. The same motion played at 30, 60 or
+ * 144 fps therefore integrates with steps of 1/240, 1/240 and 1/288 s, and
+ * the tail agrees across frame rates to within the bound stated and tested in
+ * tests/test_rt_spring.c (tail-tip distance ≤ 1 cm on a 0.8 m tail during a
+ * fast hip sweep). dt_s above desc.max_dt_s simulates only max_dt_s (a hitch
+ * does not explode the tail); dt_s ≤ 0, NaN or below 1 µs holds the tail's
+ * local rotations and leaves the state alone. A jump of the anchor larger
+ * than desc.teleport_m or desc.teleport_rad in one step resets the chain to
+ * its rest pose instead of whipping the tail.
+ *
+ * Conventions (glTF 2.0 / SPEC): metres, +Y up, a character faces +Z in bind
+ * space and its lateral axis is X; quaternions (x, y, z, w); column-major
+ * 4x4 matrices (m[col*4+row]); radians; seconds. Physical parameters
+ * (gravity, ground height, clearance, teleport distance) are in WORLD units
+ * (metres), even when an armature node scales the skeleton (0.01 for a rig
+ * authored in centimetres). The solver treats the anchor and tail frames as
+ * similarity transforms (rotation + uniform scale); a non-uniform scale there
+ * is approximated by its mean.
+ */
+#ifndef TAILBONE_SPRING_H
+#define TAILBONE_SPRING_H
+
+#include <stddef.h>
+
+#include "tailbone/common.h"
+#include "tailbone/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Alignment tb_spring_init() requires of caller memory. */
+#define TB_SPRING_ALIGN 16
+
+/* A parameter whose zero is a real setting different from its default (no
+ * gravity, no carry, no coupling, ...) is asked for with TB_SPRING_ZERO:
+ * since all-zero means "SPEC default", any negative value means "zero" for
+ * those fields. Resolved parameters keep TB_SPRING_ZERO, so resolving twice
+ * changes nothing and a struct read back with tb_spring_get_params() can be
+ * edited and set again. */
+#define TB_SPRING_ZERO (-1.0f)
+
+/* Per-chain parameters (SPEC B "Configurable"). All-zero = SPEC defaults. */
+typedef struct tb_spring_params {
+    float root_hz;          /* 0 → 0.9 Hz: spring frequency of the root link; > 0 */
+    float tip_ratio;        /* 0 → 0.5: tip frequency = root_hz * tip_ratio, linear
+                               from root to tip; > 0 */
+    float damping_ratio;    /* 0 → 0.65 (ζ); TB_SPRING_ZERO → undamped */
+    float gravity_mps2;     /* 0 → 1 m/s² along world -Y; TB_SPRING_ZERO → none */
+    float carry_rad;        /* 0 → 50° (0.8727): lift of the whole tail, back and up
+                               about the anchor's lateral axis; TB_SPRING_ZERO → none */
+    float rest_curve;       /* β in [0, 1]; 0 (default) centred rest arc, 1 the
+                               authored curve */
+    float coupling_per_s;   /* 0 → 12 /s: bend coupling rate k; TB_SPRING_ZERO → off */
+    float bend_limit_rad;   /* 0 → 30° (π/6); values ≥ π mean "no limit" */
+    float ground_y_m;       /* world height of the ground plane; default 0 */
+    int ground_off;         /* 0 → ground plane on (default); 1 → no ground */
+    float clearance_m;      /* 0 → 0.025: the tip's centre stays this far above the
+                               ground; TB_SPRING_ZERO → none */
+    float contact_damping_per_s; /* 0 → 8 /s (γ); TB_SPRING_ZERO → none */
+} tb_spring_params;
+
+/* Animator description. All-zero = SPEC defaults. */
+typedef struct tb_spring_desc {
+    tb_spring_params params; /* initial parameters of every chain */
+    float substep_s;         /* 0 → 1/240 s: longest internal step */
+    float max_dt_s;          /* 0 → 0.1 s: a longer frame simulates only this long */
+    float teleport_m;        /* 0 → 1 m (world): an anchor jump beyond this in one
+                                step resets the chain; INFINITY disables */
+    float teleport_rad;      /* 0 → 60°: same for the anchor's rotation */
+    /* tb_spring_create() only; NULL → malloc/free. */
+    void *(*alloc_fn)(size_t size, void *user);
+    void (*free_fn)(void *ptr, void *user);
+    void *user;
+} tb_spring_desc;
+
+typedef struct tb_spring_animator tb_spring_animator;
+
+/* Read-out of one chain. */
+typedef struct tb_spring_chain_info {
+    int anchor_joint;  /* parent of Tail_1 (Hips, or a spine joint) */
+    int first_joint;   /* Tail_1 */
+    int end_joint;     /* Tail_End, or -1 when the rig has none */
+    int link_count;    /* K: Tail_1 … Tail_K */
+} tb_spring_chain_info;
+
+/* Read-out of one link (one bone and the particle at its tip), as left by
+ * the last sub-step. World units. */
+typedef struct tb_spring_link_state {
+    int joint;          /* skeleton index of the bone */
+    float head[3];      /* bone head (the parent's tip or the tail root) */
+    float tip[3];       /* particle position */
+    float velocity[3];  /* particle velocity, m/s */
+    float target[3];    /* rest target T the spring pulls towards */
+    float length_m;     /* bone length in world units */
+    float bend_rad;     /* bend away from the spring's rest direction (after
+                           coupling, limit and contact) */
+    int contact;        /* 1 while the particle rests on the ground */
+} tb_spring_link_state;
+
+/* Resolved copies with every zero replaced by its SPEC default (p/d may be
+ * NULL: all defaults). Idempotent. */
+tb_spring_params tb_spring_params_defaults(const tb_spring_params *p);
+tb_spring_desc tb_spring_desc_defaults(const tb_spring_desc *d);
+
+/* Bytes tb_spring_init() needs for this skeleton; *chain_count (may be NULL)
+ * receives the number of tail chains found. A skeleton without tail bones is
+ * valid: the animator then has no chain and step() writes nothing. Errors:
+ * TB_ERR_ARG (NULL skeleton, parents not parent-first) and TB_ERR_INVALID
+ * (a chain that cannot be simulated: zero-length bone, no length for the last
+ * bone, a chain anchored on another chain); err->where names the joint. */
+tb_result tb_spring_memory_size(const tb_skeleton *skel, size_t *size, int *chain_count,
+                                tb_error *err);
+
+/* Builds an animator inside `memory` (size bytes from tb_spring_memory_size,
+ * aligned to TB_SPRING_ALIGN). desc may be NULL (defaults); its allocator
+ * fields are ignored. The caller owns and frees memory. */
+tb_result tb_spring_init(tb_spring_animator **out, void *memory, size_t size,
+                         const tb_skeleton *skel, const tb_spring_desc *desc, tb_error *err);
+
+/* Same, in one block from desc's allocator (malloc when none). */
+tb_result tb_spring_create(tb_spring_animator **out, const tb_skeleton *skel,
+                           const tb_spring_desc *desc, tb_error *err);
+/* Frees an animator made by tb_spring_create(). NULL is a no-op. */
+void tb_spring_destroy(tb_spring_animator *anim);
+
+/* Advances every chain by dt_s after the application has posed the body.
+ * world: world matrices of all joints, as tb_local_to_world() computes them
+ * (only the anchors' and the non-tail descendants' entries are read).
+ * locals: the current locals; tail joints' entries are overwritten (see the
+ * top of this file). world_out: NULL, or where to write the tail joints' (and
+ * their descendants') world matrices; it may be the same array as world. */
+void tb_spring_step(tb_spring_animator *anim, float dt_s, const float (*world)[16],
+                    tb_transform *locals, float (*world_out)[16]);
+
+/* Forgets the motion: the next step() puts every chain at its rest pose. */
+void tb_spring_reset(tb_spring_animator *anim);
+
+/* Parameters of one chain, at any time; takes effect at the next step.
+ * Errors: TB_ERR_ARG with err->where naming the field
+ * ("tb_spring_params.rest_curve") when a value is out of range. */
+tb_result tb_spring_set_params(tb_spring_animator *anim, int chain, const tb_spring_params *p,
+                               tb_error *err);
+/* Resolved parameters of one chain. */
+void tb_spring_get_params(const tb_spring_animator *anim, int chain, tb_spring_params *out);
+
+int tb_spring_chain_count(const tb_spring_animator *anim);
+void tb_spring_chain_info(const tb_spring_animator *anim, int chain, tb_spring_chain_info *out);
+void tb_spring_link_state(const tb_spring_animator *anim, int chain, int link,
+                          tb_spring_link_state *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,43 @@
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int tb_cli_error(const char *file, const tb_error *err)
+{
+    if (err->where[0] && strcmp(err->where, file) != 0)
+        fprintf(stderr, "tailbone: %s: %s: %s [%s]\n", file, err->where, err->message, tb_result_name(err->code));
+    else
+        fprintf(stderr, "tailbone: %s: %s [%s]\n", file, err->message, tb_result_name(err->code));
+    return TB_EXIT_FAIL;
+}
+
+int tb_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tailbone %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see 'tailbone %s --help')\n", cmd);
+    va_end(ap);
+    return TB_EXIT_USAGE;
+}
+
+tb_doc *tb_cli_load(const char *path, int quiet)
+{
+    tb_doc *doc = NULL;
+    tb_error err = {0};
+    if (tb_doc_load(&doc, path, NULL, &err) != TB_OK) {
+        tb_cli_error(path, &err);
+        return NULL;
+    }
+    if (!quiet)
+        for (int i = 0; i < tb_doc_warning_count(doc); i++)
+            fprintf(stderr, "tailbone: %s: warning: %s\n", path, tb_doc_warning(doc, i));
+    return doc;
+}
+
+int tb_cli_is(const char *arg, const char *a, const char *b)
+{
+    return (a && !strcmp(arg, a)) || (b && !strcmp(arg, b));
+}

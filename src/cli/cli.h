@@ -1,0 +1,25 @@
+/* Shared pieces of the tailbone command-line tool. */
+#ifndef TB_CLI_H
+#define TB_CLI_H
+
+#include <stdio.h>
+
+#include "tailbone/common.h"
+#include "tailbone/gltf.h"
+
+/* Exit codes: 0 success, 1 the input/work failed, 2 usage error. */
+enum { TB_EXIT_OK = 0, TB_EXIT_FAIL = 1, TB_EXIT_USAGE = 2 };
+
+/* Prints "tailbone: FILE: WHERE: message (name)" on stderr; returns TB_EXIT_FAIL. */
+int tb_cli_error(const char *file, const tb_error *err);
+/* Prints "tailbone CMD: message" + a hint to --help; returns TB_EXIT_USAGE. */
+int tb_cli_usage_error(const char *cmd, const char *fmt, ...);
+/* Loads a document, printing the error and its warnings (unless quiet). */
+tb_doc *tb_cli_load(const char *path, int quiet);
+/* 1 if argv[i] equals a or b. */
+int tb_cli_is(const char *arg, const char *a, const char *b);
+
+int tb_cmd_info(int argc, char **argv);
+int tb_cmd_copy(int argc, char **argv);
+
+#endif

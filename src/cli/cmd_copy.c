@@ -1,0 +1,41 @@
+/* tailbone copy IN OUT — lossless round trip through the reader and writer. */
+#include <string.h>
+
+#include "cli/cli.h"
+
+int tb_cmd_copy(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (tb_cli_is(argv[i], "-h", "--help")) {
+            printf("usage: tailbone copy IN OUT [-q]\n\n"
+                   "Reads IN (.glb or .gltf with external/data: buffers) and writes it to OUT as a\n"
+                   "GLB, touching nothing: every JSON field and every accessor value is kept.\n"
+                   "External buffers and images are merged into the BIN chunk.\n"
+                   "  -q, --quiet   do not print the input's warnings\n");
+            return TB_EXIT_OK;
+        } else if (tb_cli_is(argv[i], "-q", "--quiet")) {
+            quiet = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return tb_cli_usage_error("copy", "unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else if (!out) {
+            out = argv[i];
+        } else {
+            return tb_cli_usage_error("copy", "too many arguments");
+        }
+    }
+    if (!in || !out)
+        return tb_cli_usage_error("copy", "needs IN and OUT");
+    tb_doc *doc = tb_cli_load(in, quiet);
+    if (!doc)
+        return TB_EXIT_FAIL;
+    tb_error err = {0};
+    int rc = TB_EXIT_OK;
+    if (tb_doc_save(doc, out, &err) != TB_OK)
+        rc = tb_cli_error(out, &err);
+    tb_doc_free(doc);
+    return rc;
+}

@@ -1,0 +1,298 @@
+/* tailbone info FILE [--json] — what a rigged file holds.
+ * The facts are gathered once into a JSON object; the text view prints it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "tailbone/humanoid.h"
+#include "tailbone/model.h"
+
+static json_t *tb__skin_info(const tb_doc *doc, int skin)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(skin));
+    if (g->skins[skin].name)
+        json_object_set_new(o, "name", json_string(g->skins[skin].name));
+    json_object_set_new(o, "joint_count", json_integer(g->skins[skin].joint_count));
+    tb_model *m = NULL;
+    tb_error err = {0};
+    if (tb_model_load(&m, doc, skin, &err) != TB_OK) {
+        json_object_set_new(o, "error", json_string(err.message));
+        return o;
+    }
+    json_object_set_new(o, "vertex_count", json_integer((json_int_t)m->vertex_count));
+    json_object_set_new(o, "height", json_real(m->height));
+    json_object_set_new(o, "armature_scale", json_real(m->armature_scale));
+    json_t *joints = json_array();
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        json_t *e = json_object();
+        const char *name = m->skel.names[j];
+        json_object_set_new(e, "name", name ? json_string(name) : json_null());
+        json_object_set_new(e, "node", json_integer(m->node_of_joint[j]));
+        json_object_set_new(e, "parent", json_integer(m->skel.parents[j]));
+        json_object_set_new(e, "in_skin", json_boolean(m->skel.has_ibm[j]));
+        if (m->roles[j])
+            json_object_set_new(e, "role", json_string(tb_role_name(m->roles[j])));
+        json_array_append_new(joints, e);
+    }
+    json_object_set_new(o, "joints", joints);
+    json_t *found = json_object(), *missing = json_array();
+    for (int r = 1; r < TB_ROLE_COUNT; r++) {
+        if (m->role_joint[r] >= 0)
+            json_object_set_new(found, tb_role_name((tb_role)r), json_string(m->skel.names[m->role_joint[r]]));
+        else
+            json_array_append_new(missing, json_string(tb_role_name((tb_role)r)));
+    }
+    json_object_set_new(o, "roles", found);
+    json_object_set_new(o, "roles_missing", missing);
+    /* existing tail chains */
+    json_t *tails = json_array();
+    for (int chain = 0; chain < 26; chain++) {
+        json_t *bones = json_array();
+        int has_end = 0, parent = -1;
+        for (int idx = 1; idx <= 64; idx++) {
+            int hit = -1;
+            for (int j = 0; j < m->skel.joint_count; j++) {
+                int c, i;
+                if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain && i == idx)
+                    hit = j;
+            }
+            if (hit < 0)
+                break;
+            if (idx == 1)
+                parent = m->skel.parents[hit];
+            json_array_append_new(bones, json_string(m->skel.names[hit]));
+        }
+        for (int j = 0; j < m->skel.joint_count; j++) {
+            int c, i;
+            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain && i == 0)
+                has_end = 1;
+        }
+        if (json_array_size(bones) == 0) {
+            json_decref(bones);
+            continue;
+        }
+        json_t *t = json_object();
+        json_object_set_new(t, "bones", bones);
+        json_object_set_new(t, "has_end", json_boolean(has_end));
+        json_object_set_new(t, "parent", parent >= 0 && m->skel.names[parent] ? json_string(m->skel.names[parent]) : json_null());
+        json_array_append_new(tails, t);
+    }
+    json_object_set_new(o, "tails", tails);
+    tb_model_free(m);
+    return o;
+}
+
+static json_t *tb__gather(tb_doc *doc, const char *path)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    json_t *info = json_object();
+    json_object_set_new(info, "file", json_string(path));
+    json_t *gen = json_object_get(json_object_get(tb_doc_json(doc), "asset"), "generator");
+    if (json_is_string(gen))
+        json_object_set_new(info, "generator", json_copy(gen));
+    json_t *skins = json_array();
+    for (int s = 0; s < g->skin_count; s++)
+        json_array_append_new(skins, tb__skin_info(doc, s));
+    json_object_set_new(info, "skins", skins);
+    /* main skin (most vertices) gives H */
+    tb_model *m = NULL;
+    if (tb_model_load(&m, doc, -1, NULL) == TB_OK) {
+        json_object_set_new(info, "main_skin", json_integer(m->skin));
+        json_object_set_new(info, "height", json_real(m->height));
+        json_object_set_new(info, "armature_scale", json_real(m->armature_scale));
+        tb_model_free(m);
+    }
+    json_t *meshes = json_array();
+    for (int i = 0; i < g->mesh_count; i++) {
+        json_t *me = json_object();
+        if (g->meshes[i].name)
+            json_object_set_new(me, "name", json_string(g->meshes[i].name));
+        int skin = -1, nodes = 0;
+        for (int n = 0; n < g->node_count; n++)
+            if (g->nodes[n].mesh == i) {
+                nodes++;
+                if (g->nodes[n].skin >= 0)
+                    skin = g->nodes[n].skin;
+            }
+        json_object_set_new(me, "skin", skin >= 0 ? json_integer(skin) : json_null());
+        json_object_set_new(me, "instances", json_integer(nodes));
+        json_t *prims = json_array();
+        for (int k = 0; k < g->meshes[i].primitive_count; k++) {
+            const tb_gltf_primitive *p = &g->meshes[i].primitives[k];
+            json_t *po = json_object();
+            size_t vc = p->position >= 0 ? g->accessors[p->position].count : 0;
+            size_t ic = p->indices >= 0 ? g->accessors[p->indices].count : vc;
+            size_t tc = p->mode == TB_MODE_TRIANGLES ? ic / 3 : (p->mode >= TB_MODE_TRIANGLE_STRIP && ic >= 3) ? ic - 2 : 0;
+            json_object_set_new(po, "vertices", json_integer((json_int_t)vc));
+            json_object_set_new(po, "triangles", json_integer((json_int_t)tc));
+            json_object_set_new(po, "mode", json_integer(p->mode));
+            json_object_set_new(po, "weight_sets", json_integer(p->set_count));
+            json_object_set_new(po, "material", p->material >= 0 ? json_integer(p->material) : json_null());
+            json_array_append_new(prims, po);
+        }
+        json_object_set_new(me, "primitives", prims);
+        json_array_append_new(meshes, me);
+    }
+    json_object_set_new(info, "meshes", meshes);
+    json_t *clips = json_array();
+    for (int a = 0; a < g->animation_count; a++) {
+        json_t *c = json_object();
+        const tb_gltf_animation *an = &g->animations[a];
+        json_object_set_new(c, "name", an->name ? json_string(an->name) : json_null());
+        json_object_set_new(c, "duration_s", json_real(an->duration_s));
+        json_object_set_new(c, "channels", json_integer(an->channel_count));
+        json_array_append_new(clips, c);
+    }
+    json_object_set_new(info, "clips", clips);
+    json_t *warn = json_array();
+    for (int w = 0; w < tb_doc_warning_count(doc); w++)
+        json_array_append_new(warn, json_string(tb_doc_warning(doc, w)));
+    json_object_set_new(info, "warnings", warn);
+    return info;
+}
+
+static const char *tb__s(json_t *o, const char *k, const char *def)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+static void tb__print_tree(json_t *joints, int parent, int depth)
+{
+    size_t i;
+    json_t *j;
+    json_array_foreach(joints, i, j) {
+        if (json_integer_value(json_object_get(j, "parent")) != parent)
+            continue;
+        const char *role = tb__s(j, "role", NULL);
+        printf("    %*s%s%s%s%s%s\n", depth * 2, "", tb__s(j, "name", "(unnamed)"),
+               role ? "  [" : "", role ? role : "", role ? "]" : "",
+               json_is_true(json_object_get(j, "in_skin")) ? "" : "  (not a skin joint)");
+        tb__print_tree(joints, (int)i, depth + 1);
+    }
+}
+
+static void tb__print_text(json_t *info, int show_tree)
+{
+    printf("file: %s\n", tb__s(info, "file", ""));
+    json_t *h = json_object_get(info, "height");
+    if (h) {
+        double s = json_real_value(json_object_get(info, "armature_scale"));
+        printf("height H: %.4g (bind space)\nnode scale above the skeleton: %.4g%s\n", json_real_value(h), s,
+               fabs(s - 0.01) < 1e-4 ? " (Mixamo-style centimetre armature)" : "");
+    }
+    json_t *skins = json_object_get(info, "skins");
+    printf("skins: %zu\n", json_array_size(skins));
+    size_t i;
+    json_t *sk;
+    json_array_foreach(skins, i, sk) {
+        printf("  skin %zu%s%s: %lld joints, %lld skinned vertices\n", i, json_object_get(sk, "name") ? " " : "",
+               tb__s(sk, "name", ""), json_integer_value(json_object_get(sk, "joint_count")),
+               json_integer_value(json_object_get(sk, "vertex_count")));
+        if (json_object_get(sk, "error")) {
+            printf("    (%s)\n", tb__s(sk, "error", ""));
+            continue;
+        }
+        json_t *roles = json_object_get(sk, "roles"), *missing = json_object_get(sk, "roles_missing");
+        printf("    humanoid roles: %zu of %d recognised", json_object_size(roles), TB_ROLE_COUNT - 1);
+        if (json_array_size(missing)) {
+            printf(" (missing:");
+            size_t k;
+            json_t *mname;
+            json_array_foreach(missing, k, mname) printf(" %s", json_string_value(mname));
+            printf(")");
+        }
+        printf("\n");
+        json_t *tails = json_object_get(sk, "tails");
+        if (json_array_size(tails) == 0)
+            printf("    tail chains: none\n");
+        size_t t;
+        json_t *tail;
+        json_array_foreach(tails, t, tail) {
+            json_t *bones = json_object_get(tail, "bones");
+            printf("    tail chain: %s … %s (%zu bones%s) under %s\n",
+                   json_string_value(json_array_get(bones, 0)),
+                   json_string_value(json_array_get(bones, json_array_size(bones) - 1)), json_array_size(bones),
+                   json_is_true(json_object_get(tail, "has_end")) ? " + end" : "", tb__s(tail, "parent", "(root)"));
+        }
+        if (show_tree) {
+            printf("    joints:\n");
+            tb__print_tree(json_object_get(sk, "joints"), -1, 0);
+        }
+    }
+    json_t *meshes = json_object_get(info, "meshes");
+    printf("meshes: %zu\n", json_array_size(meshes));
+    json_t *me;
+    json_array_foreach(meshes, i, me) {
+        json_t *skin = json_object_get(me, "skin");
+        printf("  mesh %zu%s%s: ", i, json_object_get(me, "name") ? " " : "", tb__s(me, "name", ""));
+        if (json_is_integer(skin))
+            printf("skinned (skin %lld)\n", json_integer_value(skin));
+        else
+            printf("not skinned\n");
+        size_t k;
+        json_t *p;
+        json_array_foreach(json_object_get(me, "primitives"), k, p) {
+            printf("    primitive %zu: %lld vertices, %lld triangles, %lld weight set(s)\n", k,
+                   json_integer_value(json_object_get(p, "vertices")), json_integer_value(json_object_get(p, "triangles")),
+                   json_integer_value(json_object_get(p, "weight_sets")));
+        }
+    }
+    json_t *clips = json_object_get(info, "clips");
+    printf("clips: %zu\n", json_array_size(clips));
+    json_t *c;
+    json_array_foreach(clips, i, c) {
+        printf("  %-24s %7.3f s  %lld channels\n", tb__s(c, "name", "(unnamed)"),
+               json_real_value(json_object_get(c, "duration_s")), json_integer_value(json_object_get(c, "channels")));
+    }
+    json_t *warn = json_object_get(info, "warnings");
+    json_t *w;
+    json_array_foreach(warn, i, w) printf("warning: %s\n", json_string_value(w));
+}
+
+int tb_cmd_info(int argc, char **argv)
+{
+    const char *in = NULL;
+    int as_json = 0, tree = 1;
+    for (int i = 1; i < argc; i++) {
+        if (tb_cli_is(argv[i], "-h", "--help")) {
+            printf("usage: tailbone info FILE [--json] [--no-tree]\n\n"
+                   "Describes a rigged glTF/GLB: skins and their joint hierarchy with humanoid roles\n"
+                   "(Mixamo names with any mixamorig*: prefix, plain names, common other layouts),\n"
+                   "existing Tail_* chains, meshes and primitives, clips, the model height H in bind\n"
+                   "space and the node scale above the skeleton.\n"
+                   "  --json      machine-readable output\n"
+                   "  --no-tree   omit the joint hierarchy in the text view\n");
+            return TB_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            as_json = 1;
+        } else if (!strcmp(argv[i], "--no-tree")) {
+            tree = 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return tb_cli_usage_error("info", "unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return tb_cli_usage_error("info", "too many arguments");
+        }
+    }
+    if (!in)
+        return tb_cli_usage_error("info", "needs a FILE");
+    tb_doc *doc = tb_cli_load(in, 1);
+    if (!doc)
+        return TB_EXIT_FAIL;
+    json_t *info = tb__gather(doc, in);
+    if (as_json) {
+        char *s = json_dumps(info, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        puts(s);
+        free(s);
+    } else {
+        tb__print_text(info, tree);
+    }
+    json_decref(info);
+    tb_doc_free(doc);
+    return TB_EXIT_OK;
+}

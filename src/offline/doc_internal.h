@@ -1,0 +1,57 @@
+/* Private state of a tb_doc, shared by the loader, writer and accessors. */
+#ifndef TB_DOC_INTERNAL_H
+#define TB_DOC_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "tailbone/gltf.h"
+
+typedef struct tb__view {
+    size_t offset, length, stride;
+} tb__view;
+
+struct tb_doc {
+    json_t *root;
+    uint8_t *bin;
+    size_t bin_size, bin_cap;
+    char *name;     /* for messages */
+    char *base_dir; /* for external URIs; may be NULL */
+    char **warnings;
+    int warning_count, warning_cap;
+
+    /* parsed view, rebuilt by tb__doc_parse */
+    tb_gltf g;
+    tb__view *views;
+    tb_gltf_accessor *accessors;
+    tb_gltf_node *nodes;
+    int *children;
+    tb_gltf_skin *skins;
+    int *joints;
+    tb_gltf_mesh *meshes;
+    tb_gltf_primitive *prims;
+    tb_gltf_animation *anims;
+    tb_gltf_channel *chans;
+    tb_gltf_sampler *samps;
+};
+
+/* Fills err (if any) and returns code. where may be NULL. */
+tb_result tb__fail(tb_error *err, tb_result code, const char *where,
+                   const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void tb__warn(tb_doc *doc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Parses and validates doc->root against doc->bin into the view arrays. */
+tb_result tb__doc_parse(tb_doc *doc, tb_error *err);
+void tb__doc_clear_view(tb_doc *doc);
+size_t tb__component_size(int component_type);
+int tb__type_components(const char *type);
+/* Appends bytes (16-aligned start) to the BIN; returns offset or SIZE_MAX. */
+size_t tb__bin_append(tb_doc *doc, const void *data, size_t size);
+
+#endif

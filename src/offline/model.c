@@ -1,0 +1,343 @@
+/* Decoding a skin and its meshes into flat arrays (SPEC A: bind space). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "offline/doc_internal.h"
+#include "tailbone/model.h"
+
+void tb_model_free(tb_model *m)
+{
+    if (!m)
+        return;
+    free(m->node_of_joint);
+    free(m->joint_of_node);
+    free(m->skin_joints);
+    free(m->inverse_bind);
+    free(m->roles);
+    free(m->positions);
+    free(m->normals);
+    free(m->joints);
+    free(m->weights);
+    free(m->triangles);
+    free(m->prims);
+    free(m->parents_);
+    free(m->names_);
+    free(m->rest_);
+    free(m->bind_world_);
+    free(m->has_ibm_);
+    free(m);
+}
+
+/* Number of skinned vertices per skin, to choose the main one. */
+static size_t tb__skin_vertices(const tb_gltf *g, int skin)
+{
+    size_t n = 0;
+    for (int i = 0; i < g->node_count; i++) {
+        if (g->nodes[i].skin != skin || g->nodes[i].mesh < 0)
+            continue;
+        const tb_gltf_mesh *m = &g->meshes[g->nodes[i].mesh];
+        for (int k = 0; k < m->primitive_count; k++)
+            if (m->primitives[k].position >= 0 && m->primitives[k].set_count > 0)
+                n += g->accessors[m->primitives[k].position].count;
+    }
+    return n;
+}
+
+static size_t tb__prim_triangles(const tb_gltf *g, const tb_gltf_primitive *p, size_t vcount)
+{
+    size_t n = p->indices >= 0 ? g->accessors[p->indices].count : vcount;
+    switch (p->mode) {
+    case TB_MODE_TRIANGLES: return n / 3;
+    case TB_MODE_TRIANGLE_STRIP:
+    case TB_MODE_TRIANGLE_FAN: return n >= 3 ? n - 2 : 0;
+    default: return 0;
+    }
+}
+
+static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    const tb_gltf_skin *sk = &g->skins[m->skin];
+    int nn = g->node_count;
+    uint8_t *want = calloc((size_t)nn, 1);
+    m->joint_of_node = malloc((size_t)nn * sizeof *m->joint_of_node);
+    if (!want || !m->joint_of_node) {
+        free(want);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int k = 0; k < sk->joint_count; k++)
+        for (int q = sk->joints[k]; q >= 0 && !want[q]; q = g->nodes[q].parent)
+            want[q] = 1;
+    /* parent-first order: depth-first from the roots */
+    int count = 0;
+    for (int i = 0; i < nn; i++)
+        count += want[i];
+    m->node_of_joint = malloc((size_t)count * sizeof *m->node_of_joint);
+    int *stack = malloc((size_t)nn * sizeof *stack);
+    if (!m->node_of_joint || !stack) {
+        free(want);
+        free(stack);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    int c = 0;
+    for (int i = 0; i < nn; i++) {
+        m->joint_of_node[i] = -1;
+    }
+    for (int i = 0; i < nn; i++) {
+        if (!want[i] || g->nodes[i].parent >= 0)
+            continue;
+        int sp = 0;
+        stack[sp++] = i;
+        while (sp) {
+            int q = stack[--sp];
+            m->joint_of_node[q] = c;
+            m->node_of_joint[c++] = q;
+            for (int j = g->nodes[q].child_count - 1; j >= 0; j--)
+                if (want[g->nodes[q].children[j]])
+                    stack[sp++] = g->nodes[q].children[j];
+        }
+    }
+    free(stack);
+    free(want);
+    m->parents_ = malloc((size_t)count * sizeof *m->parents_);
+    m->names_ = malloc((size_t)count * sizeof *m->names_);
+    m->rest_ = malloc((size_t)count * sizeof *m->rest_);
+    m->bind_world_ = malloc((size_t)count * sizeof *m->bind_world_);
+    m->has_ibm_ = calloc((size_t)count, 1);
+    m->roles = calloc((size_t)count, sizeof *m->roles);
+    m->skin_joint_count = sk->joint_count;
+    m->skin_joints = malloc((size_t)sk->joint_count * sizeof *m->skin_joints);
+    m->inverse_bind = malloc((size_t)sk->joint_count * sizeof *m->inverse_bind);
+    if (!m->parents_ || !m->names_ || !m->rest_ || !m->bind_world_ || !m->has_ibm_ || !m->roles ||
+        !m->skin_joints || !m->inverse_bind)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int j = 0; j < count; j++) {
+        const tb_gltf_node *nd = &g->nodes[m->node_of_joint[j]];
+        m->parents_[j] = nd->parent >= 0 ? m->joint_of_node[nd->parent] : -1;
+        m->names_[j] = nd->name;
+        m->rest_[j] = nd->local;
+        memcpy(m->bind_world_[j], nd->world, sizeof nd->world);
+    }
+    if (sk->inverse_bind_matrices >= 0) {
+        tb_result r = tb_accessor_read_floats(doc, sk->inverse_bind_matrices, &m->inverse_bind[0][0],
+                                              (size_t)sk->joint_count * 16, err);
+        if (r != TB_OK)
+            return r;
+    } else {
+        for (int k = 0; k < sk->joint_count; k++)
+            glm_mat4_identity((vec4 *)m->inverse_bind[k]);
+    }
+    for (int k = 0; k < sk->joint_count; k++) {
+        int j = m->joint_of_node[sk->joints[k]];
+        m->skin_joints[k] = j;
+        glm_mat4_inv((vec4 *)m->inverse_bind[k], (vec4 *)m->bind_world_[j]);
+        m->has_ibm_[j] = 1;
+    }
+    for (int r = 0; r < TB_ROLE_COUNT; r++)
+        m->role_joint[r] = -1;
+    for (int j = 0; j < count; j++) {
+        m->roles[j] = tb_role_from_name(m->names_[j]);
+        if (m->roles[j] && m->role_joint[m->roles[j]] < 0)
+            m->role_joint[m->roles[j]] = j;
+    }
+    m->skel.joint_count = count;
+    m->skel.parents = m->parents_;
+    m->skel.names = m->names_;
+    m->skel.rest_local = m->rest_;
+    m->skel.bind_world = (const float(*)[16])m->bind_world_;
+    m->skel.has_ibm = m->has_ibm_;
+    /* armature scale: world scale of the topmost joint's parent */
+    m->armature_scale = 1.0f;
+    for (int j = 0; j < count; j++) {
+        if (m->has_ibm_[j]) {
+            int p = g->nodes[m->node_of_joint[j]].parent;
+            while (p >= 0 && m->joint_of_node[p] >= 0 && m->has_ibm_[m->joint_of_node[p]])
+                p = g->nodes[p].parent;
+            if (p >= 0) {
+                const float *w = g->nodes[p].world;
+                m->armature_scale = cbrtf(fabsf(glm_mat4_det((vec4 *)w)));
+            }
+            break;
+        }
+    }
+    return TB_OK;
+}
+
+static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    size_t vcount = 0, tcount = 0;
+    int prims = 0, sets = 1;
+    for (int i = 0; i < g->node_count; i++) {
+        const tb_gltf_node *nd = &g->nodes[i];
+        if (nd->skin != m->skin || nd->mesh < 0)
+            continue;
+        const tb_gltf_mesh *me = &g->meshes[nd->mesh];
+        for (int k = 0; k < me->primitive_count; k++) {
+            const tb_gltf_primitive *p = &me->primitives[k];
+            if (p->position < 0)
+                continue;
+            size_t vc = g->accessors[p->position].count;
+            vcount += vc;
+            tcount += tb__prim_triangles(g, p, vc);
+            prims++;
+            if (p->set_count > sets)
+                sets = p->set_count;
+        }
+    }
+    if (vcount == 0) {
+        char where[32];
+        snprintf(where, sizeof where, "/skins/%d", m->skin);
+        return tb__fail(err, TB_ERR_NO_SKIN, where, "no mesh with positions is bound to this skin");
+    }
+    m->influences = 4 * sets;
+    m->vertex_count = vcount;
+    m->triangle_count = tcount;
+    m->prim_count = prims;
+    m->positions = malloc(vcount * 3 * sizeof(float));
+    m->normals = calloc(vcount * 3, sizeof(float));
+    m->joints = calloc(vcount * (size_t)m->influences, sizeof(uint16_t));
+    m->weights = calloc(vcount * (size_t)m->influences, sizeof(float));
+    m->triangles = malloc((tcount ? tcount : 1) * 3 * sizeof(uint32_t));
+    m->prims = calloc((size_t)prims, sizeof *m->prims);
+    uint32_t *tmpj = malloc(vcount * 4 * sizeof *tmpj);
+    float *tmpw = malloc(vcount * 4 * sizeof *tmpw);
+    if (!m->positions || !m->normals || !m->joints || !m->weights || !m->triangles || !m->prims || !tmpj || !tmpw) {
+        free(tmpj);
+        free(tmpw);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    size_t vo = 0, to = 0;
+    int pi = 0;
+    tb_result r = TB_OK;
+    for (int i = 0; i < g->node_count && r == TB_OK; i++) {
+        const tb_gltf_node *nd = &g->nodes[i];
+        if (nd->skin != m->skin || nd->mesh < 0)
+            continue;
+        const tb_gltf_mesh *me = &g->meshes[nd->mesh];
+        for (int k = 0; k < me->primitive_count && r == TB_OK; k++) {
+            const tb_gltf_primitive *p = &me->primitives[k];
+            if (p->position < 0)
+                continue;
+            size_t vc = g->accessors[p->position].count;
+            tb_model_prim *mp = &m->prims[pi++];
+            mp->node = i;
+            mp->mesh = nd->mesh;
+            mp->primitive = k;
+            mp->vertex_offset = vo;
+            mp->vertex_count = vc;
+            mp->triangle_offset = to;
+            r = tb_accessor_read_floats(doc, p->position, m->positions + vo * 3, vc * 3, err);
+            if (r == TB_OK && p->normal >= 0 && g->accessors[p->normal].components == 3)
+                r = tb_accessor_read_floats(doc, p->normal, m->normals + vo * 3, vc * 3, err);
+            for (int s = 0; s < p->set_count && r == TB_OK; s++) {
+                r = tb_accessor_read_uints(doc, p->joints[s], tmpj, vc * 4, err);
+                if (r == TB_OK)
+                    r = tb_accessor_read_floats(doc, p->weights[s], tmpw, vc * 4, err);
+                for (size_t v = 0; r == TB_OK && v < vc; v++) {
+                    for (int q = 0; q < 4; q++) {
+                        size_t dst = (vo + v) * (size_t)m->influences + (size_t)s * 4 + (size_t)q;
+                        float w = tmpw[v * 4 + (size_t)q];
+                        uint32_t j = tmpj[v * 4 + (size_t)q];
+                        if (w > 0 && j < (uint32_t)m->skin_joint_count) {
+                            m->joints[dst] = (uint16_t)j;
+                            m->weights[dst] = w;
+                        }
+                    }
+                }
+            }
+            /* triangles */
+            size_t tc = tb__prim_triangles(g, p, vc);
+            mp->triangle_count = tc;
+            if (tc && r == TB_OK) {
+                size_t n = p->indices >= 0 ? g->accessors[p->indices].count : vc;
+                uint32_t *idx = malloc(n * sizeof *idx);
+                if (!idx) {
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    break;
+                }
+                if (p->indices >= 0)
+                    r = tb_accessor_read_uints(doc, p->indices, idx, n, err);
+                else
+                    for (size_t q = 0; q < n; q++)
+                        idx[q] = (uint32_t)q;
+                uint32_t *t = m->triangles + to * 3;
+                for (size_t q = 0; q < tc && r == TB_OK; q++) {
+                    uint32_t a, b, c;
+                    if (p->mode == TB_MODE_TRIANGLES) {
+                        a = idx[q * 3], b = idx[q * 3 + 1], c = idx[q * 3 + 2];
+                    } else if (p->mode == TB_MODE_TRIANGLE_STRIP) {
+                        /* keep winding consistent on odd triangles */
+                        a = idx[q], b = idx[q + 1 + (q & 1)], c = idx[q + 2 - (q & 1)];
+                    } else {
+                        a = idx[0], b = idx[q + 1], c = idx[q + 2];
+                    }
+                    t[q * 3] = (uint32_t)vo + a;
+                    t[q * 3 + 1] = (uint32_t)vo + b;
+                    t[q * 3 + 2] = (uint32_t)vo + c;
+                }
+                free(idx);
+            }
+            vo += vc;
+            to += tc;
+        }
+    }
+    free(tmpj);
+    free(tmpw);
+    if (r != TB_OK)
+        return r;
+    for (int a = 0; a < 3; a++) {
+        m->bbox_min[a] = m->positions[a];
+        m->bbox_max[a] = m->positions[a];
+    }
+    for (size_t v = 0; v < vcount; v++)
+        for (int a = 0; a < 3; a++) {
+            float x = m->positions[v * 3 + (size_t)a];
+            if (x < m->bbox_min[a])
+                m->bbox_min[a] = x;
+            if (x > m->bbox_max[a])
+                m->bbox_max[a] = x;
+        }
+    m->height = m->bbox_max[1] - m->bbox_min[1];
+    return TB_OK;
+}
+
+tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err)
+{
+    *out = NULL;
+    const tb_gltf *g = tb_doc_gltf(doc);
+    if (g->skin_count == 0)
+        return tb__fail(err, TB_ERR_NO_SKIN, "/skins", "the file has no skin (no rigged mesh)");
+    if (skin < 0) {
+        size_t best = 0;
+        skin = 0;
+        for (int s = 0; s < g->skin_count; s++) {
+            size_t n = tb__skin_vertices(g, s);
+            if (n > best) {
+                best = n;
+                skin = s;
+            }
+        }
+        if (best == 0)
+            return tb__fail(err, TB_ERR_NO_SKIN, "/nodes", "no mesh node uses a skin with JOINTS_0/WEIGHTS_0");
+    } else if (skin >= g->skin_count) {
+        return tb__fail(err, TB_ERR_ARG, NULL, "skin %d out of range", skin);
+    }
+    tb_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    m->skin = skin;
+    tb_result r = tb__build_skeleton(m, doc, err);
+    if (r == TB_OK)
+        r = tb__load_geometry(m, doc, err);
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    *out = m;
+    return TB_OK;
+}
