@@ -46,10 +46,10 @@ const char *tbt_tmp_dir(void)
 
 const char *tbt_tmp_path(const char *name)
 {
-    static char slots[8][4096];
+    static char slots[8][8192];
     static int next;
     char *buf = slots[next++ & 7];
-    snprintf(buf, 4096, "%s/%s", tbt_tmp_dir(), name);
+    snprintf(buf, 8192, "%s/%s", tbt_tmp_dir(), name);
     return buf;
 }
 
