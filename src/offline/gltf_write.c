@@ -84,7 +84,9 @@ tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err)
         goto done;
     }
     size_t w = fwrite(data, 1, size, f);
-    int bad = (w != size) | (fflush(f) != 0) | (fsync(fileno(f)) != 0 && errno != EINVAL);
+    int bad = w != size;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
     bad |= fclose(f) != 0;
     if (bad) {
         unlink(tmp);
