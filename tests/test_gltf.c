@@ -728,7 +728,8 @@ static void rejects_non_finite_key_time(void **s)
 static void rejects_not_a_gltf_at_all(void **s)
 {
     (void)s;
-    bytes b = {(uint8_t *)"PK\x03\x04 this is a zip", 20};
+    static const char zip[] = "PK\x03\x04 this is a zip";
+    bytes b = {(uint8_t *)zip, sizeof zip - 1};
     expect_failure(b, TB_ERR_GLB_MAGIC, "byte 0", "zip.glb");
 }
 
