@@ -139,8 +139,10 @@ typedef struct tb_spring_link_state {
     float velocity[3];  /* particle velocity, m/s */
     float target[3];    /* rest target T the spring pulls towards */
     float length_m;     /* bone length in world units */
-    float bend_rad;     /* bend away from the spring's rest direction (after
-                           coupling, limit and contact) */
+    float bend[4];      /* that bend as a quaternion in the anchor's hips frame
+                           (bind-space axes carried by the anchor), SPEC B q_i */
+    float bend_rad;     /* its angle: how far the bone is from the spring's rest
+                           direction (after coupling, limit and contact) */
     int contact;        /* 1 while the particle rests on the ground */
 } tb_spring_link_state;
 
@@ -191,8 +193,8 @@ tb_result tb_spring_set_params(tb_spring_animator *anim, int chain, const tb_spr
 void tb_spring_get_params(const tb_spring_animator *anim, int chain, tb_spring_params *out);
 
 int tb_spring_chain_count(const tb_spring_animator *anim);
-void tb_spring_chain_info(const tb_spring_animator *anim, int chain, tb_spring_chain_info *out);
-void tb_spring_link_state(const tb_spring_animator *anim, int chain, int link,
+void tb_spring_get_chain_info(const tb_spring_animator *anim, int chain, tb_spring_chain_info *out);
+void tb_spring_get_link_state(const tb_spring_animator *anim, int chain, int link,
                           tb_spring_link_state *out);
 
 #ifdef __cplusplus

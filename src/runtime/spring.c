@@ -1,0 +1,1449 @@
+/* The tail spring-chain solver (SPEC B). See include/tailbone/spring.h.
+ *
+ * Layout of one step, per chain and per internal sub-step, going down the
+ * chain from the anchor (every link needs its parent's solved frame):
+ *   spring (semi-implicit Euler) → rope → bend coupling → bend limit →
+ *   hip plane → ground contact → bone rotation.
+ * Frames are similarity transforms (origin, rotation, uniform scale): the
+ * anchor's comes from the caller's world matrix, each bone's from its parent
+ * and its solved local rotation. Everything physical happens in world space.
+ *
+ * Frames of reference used below:
+ *   world  — the caller's world space (metres, +Y up): particles, gravity,
+ *            ground.
+ *   hips   — bind-space axes (X lateral, Y up, Z forward) carried by the
+ *            anchor: hips→world is R_anchor * conj(b_a), b_a being the
+ *            anchor's bind rotation. The carry axis, the hip plane and the
+ *            bend comparisons live here (SPEC B).
+ *   parent — the current frame of a link's parent bone (or the anchor).
+ */
+#ifndef CGLM_ALL_UNALIGNED
+#define CGLM_ALL_UNALIGNED /* caller matrices carry no 16-byte alignment */
+#endif
+#include <cglm/cglm.h>
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tailbone/spring.h"
+
+/* SPEC B defaults. */
+#define TB__ROOT_HZ 0.9f
+#define TB__TIP_RATIO 0.5f
+#define TB__ZETA 0.65f
+#define TB__GRAVITY 1.0f
+#define TB__CARRY_RAD 0.872664626f /* 50° */
+#define TB__COUPLING 12.0f
+#define TB__BEND_LIMIT_RAD 0.523598776f /* 30° */
+#define TB__CLEARANCE 0.025f
+#define TB__CONTACT_DAMPING 8.0f
+/* Choices beyond the article (documented in spring.h). */
+#define TB__SUBSTEP_S (1.0f / 240.0f)
+#define TB__MAX_DT_S 0.1f
+#define TB__TELEPORT_M 1.0f
+#define TB__TELEPORT_RAD 1.047197551f /* 60° */
+/* Frames shorter than this hold the pose: nothing meaningful to integrate. */
+#define TB__MIN_DT_S 1e-6f
+/* Longest chain accepted (SPEC A9 makes 3..8). */
+#define TB__MAX_LINKS 64
+
+typedef struct tb__frame {
+    float o[3];  /* origin, world */
+    versor r;    /* rotation, local → world */
+    float s;     /* uniform scale */
+} tb__frame;
+
+typedef struct tb__link {
+    int joint;
+    /* Rest local from the bind pose (SPEC B: L_i^0 = (W_parent^0)^-1 W_i^0). */
+    float t[3];
+    versor q0;
+    float sc[3];
+    float sigma;         /* mean of sc: the bone's uniform scale */
+    float lambda;        /* bone length in parent units */
+    float e_hat[3];      /* unit direction head→tip in the bone's own frame */
+    float bind_dir[3];   /* q0 * e_hat: the mesh's rest direction, parent frame */
+    float authored[3];   /* a_i: bind direction in hips space (SPEC B rest arc) */
+    /* Spring rest pose, from the chain's parameters (tb__chain_prepare). */
+    float r[3];          /* r_i: rest direction in the corrected parent frame */
+    versor A;            /* A_i: corrected parent rest frame → hips */
+    versor qhat;         /* corrected rest local rotation */
+    float omega2;        /* ω² with ω = 2π f_i */
+    float damp;          /* 2ζω */
+    /* State. */
+    float p[3], v[3];
+    versor q;            /* solved local rotation (what step writes) */
+    versor bend, bend_old; /* hips-frame bend; bend_old = last sub-step's snapshot */
+    float head[3], target[3];
+    float length;        /* world length at the last sub-step */
+    int contact;
+} tb__link;
+
+typedef struct tb__chain {
+    int anchor, first_joint, end_joint;
+    int first_link, link_count;
+    float end_t[3], end_sc[3];
+    versor end_q;
+    versor b_a;               /* anchor's bind rotation: anchor-local → hips */
+    tb_spring_params params;  /* resolved */
+    /* Parameters as the solver uses them (TB_SPRING_ZERO → 0). */
+    float zeta, gravity, coupling, ground_y, clearance, gamma;
+    float cos_half_max, sin_half_max; /* of the bend limit; cos = -1: none */
+    int ground_on;
+    /* State. */
+    int warm;                 /* 0: the next step snaps to rest */
+    tb__frame prev;           /* anchor at the previous step */
+} tb__chain;
+
+typedef struct tb__affected {
+    int joint, parent;
+    int parent_affected; /* the parent's world comes from world_out */
+} tb__affected;
+
+struct tb_spring_animator {
+    int chain_count, link_count, affected_count;
+    float substep, max_dt, teleport_m, teleport_rad;
+    void (*free_fn)(void *ptr, void *user);
+    void *user;
+    tb__chain *chains;
+    tb__link *links;
+    tb__affected *affected;
+};
+
+/* The small vector helpers are forced inline, as cglm's own are: they run
+ * a dozen times per link-step and a Debug build must stay usable in tests. */
+#define TB__INLINE CGLM_INLINE
+
+/* ---------------------------------------------------------------- errors */
+
+static tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char *msg)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->where, sizeof err->where, "%s", where ? where : "");
+        snprintf(err->message, sizeof err->message, "%s", msg);
+    }
+    return code;
+}
+
+static const char *tb__joint_name(const tb_skeleton *skel, int j, char buf[32])
+{
+    if (skel->names && skel->names[j])
+        return skel->names[j];
+    snprintf(buf, 32, "joint %d", j);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ math */
+
+TB__INLINE void tb__v3_set(float d[3], float x, float y, float z)
+{
+    d[0] = x;
+    d[1] = y;
+    d[2] = z;
+}
+
+TB__INLINE void tb__v3_copy(const float a[3], float d[3])
+{
+    d[0] = a[0];
+    d[1] = a[1];
+    d[2] = a[2];
+}
+
+TB__INLINE float tb__v3_dot(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+TB__INLINE float tb__v3_len(const float a[3])
+{
+    return sqrtf(tb__v3_dot(a, a));
+}
+
+/* d = a + s b */
+TB__INLINE void tb__v3_madd(const float a[3], float s, const float b[3], float d[3])
+{
+    d[0] = a[0] + s * b[0];
+    d[1] = a[1] + s * b[1];
+    d[2] = a[2] + s * b[2];
+}
+
+/* Normalises in place; returns the old length (0 leaves v alone). One
+ * division, three multiplies: this runs several times per link-step. */
+TB__INLINE float tb__v3_normalize(float v[3])
+{
+    const float l = sqrtf(tb__v3_dot(v, v));
+    if (l > 0.0f) {
+        const float inv = 1.0f / l;
+        v[0] *= inv;
+        v[1] *= inv;
+        v[2] *= inv;
+    }
+    return l;
+}
+
+TB__INLINE void tb__q_identity(versor q)
+{
+    q[0] = q[1] = q[2] = 0.0f;
+    q[3] = 1.0f;
+}
+
+TB__INLINE void tb__q_copy(const versor a, versor d)
+{
+    d[0] = a[0];
+    d[1] = a[1];
+    d[2] = a[2];
+    d[3] = a[3];
+}
+
+TB__INLINE void tb__q_conj(const versor a, versor d)
+{
+    d[0] = -a[0];
+    d[1] = -a[1];
+    d[2] = -a[2];
+    d[3] = a[3];
+}
+
+/* d = a * b (apply b first). Written out: it runs per link per sub-step. */
+TB__INLINE void tb__q_mul(const versor a, const versor b, versor d)
+{
+    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+    d[0] = x;
+    d[1] = y;
+    d[2] = z;
+    d[3] = w;
+}
+
+/* d = q v q^-1 for a unit q: v + w t + u × t with t = 2 u × v. */
+TB__INLINE void tb__q_rot(const versor q, const float v[3], float d[3])
+{
+    const float tx = 2.0f * (q[1] * v[2] - q[2] * v[1]);
+    const float ty = 2.0f * (q[2] * v[0] - q[0] * v[2]);
+    const float tz = 2.0f * (q[0] * v[1] - q[1] * v[0]);
+    const float x = v[0] + q[3] * tx + (q[1] * tz - q[2] * ty);
+    const float y = v[1] + q[3] * ty + (q[2] * tx - q[0] * tz);
+    const float z = v[2] + q[3] * tz + (q[0] * ty - q[1] * tx);
+    d[0] = x;
+    d[1] = y;
+    d[2] = z;
+}
+
+TB__INLINE void tb__q_normalize(versor q)
+{
+    const float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (l > 0.0f) {
+        const float inv = 1.0f / l;
+        q[0] *= inv;
+        q[1] *= inv;
+        q[2] *= inv;
+        q[3] *= inv;
+    } else {
+        tb__q_identity(q);
+    }
+}
+
+/* swing(a, b): shortest rotation taking unit a to unit b (SPEC B). */
+TB__INLINE void tb__swing(const float a[3], const float b[3], versor d)
+{
+    const float c = tb__v3_dot(a, b);
+    if (c < -1.0f + 1e-6f) { /* opposite: half a turn about any perpendicular */
+        vec3 x, ax;
+        tb__v3_copy(a, x);
+        glm_vec3_ortho(x, ax);
+        tb__v3_normalize(ax);
+        d[0] = ax[0];
+        d[1] = ax[1];
+        d[2] = ax[2];
+        d[3] = 0.0f;
+        return;
+    }
+    d[0] = a[1] * b[2] - a[2] * b[1];
+    d[1] = a[2] * b[0] - a[0] * b[2];
+    d[2] = a[0] * b[1] - a[1] * b[0];
+    d[3] = 1.0f + c;
+    tb__q_normalize(d);
+}
+
+/* Rotation angle of a unit quaternion: θ = 2 acos(clamp(|w|, 0, 1)) (SPEC B). */
+static float tb__q_angle(const versor q)
+{
+    float w = fabsf(q[3]);
+    return 2.0f * acosf(w > 1.0f ? 1.0f : w);
+}
+
+/* Shortest-path slerp. cglm's falls back to an unsigned lerp near antipodes,
+ * which can collapse; this one flips the sign first and nlerps when close. */
+static void tb__slerp(const versor a, const versor b, float t, versor d)
+{
+    versor bb;
+    float c = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+    float s = 1.0f;
+    if (c < 0.0f) {
+        c = -c;
+        s = -1.0f;
+    }
+    for (int k = 0; k < 4; k++)
+        bb[k] = s * b[k];
+    float wa, wb;
+    if (c > 0.9995f) {
+        wa = 1.0f - t;
+        wb = t;
+    } else {
+        float th = acosf(c), sn = sinf(th);
+        wa = sinf((1.0f - t) * th) / sn;
+        wb = sinf(t * th) / sn;
+    }
+    for (int k = 0; k < 4; k++)
+        d[k] = wa * a[k] + wb * bb[k];
+    tb__q_normalize(d);
+}
+
+/* slerp(a, b, 1/2) exactly, and cheaply: the normalised sum of a and the
+ * nearer sign of b bisects the arc. */
+TB__INLINE void tb__q_midpoint(const versor a, const versor b, versor d)
+{
+    const float sg = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) < 0.0f ? -1.0f : 1.0f;
+    for (int k = 0; k < 4; k++)
+        d[k] = a[k] + sg * b[k];
+    tb__q_normalize(d);
+}
+
+/* slerp(I, q, t): same axis, t times the (shortest) angle. */
+static void tb__q_scale_angle(const versor q, float t, versor d)
+{
+    versor id;
+    tb__q_identity(id);
+    tb__slerp(id, q, t, d);
+}
+
+/* Conjugation a q a^-1: the same rotation seen from another frame. */
+TB__INLINE void tb__q_conjugate_by(const versor a, const versor q, versor d)
+{
+    versor ai, tmp;
+    tb__q_conj(a, ai);
+    tb__q_mul(a, q, tmp);
+    tb__q_mul(tmp, ai, d);
+}
+
+static void tb__q_from_axes(const float x[3], const float y[3], const float z[3], versor q)
+{
+    mat3 m;
+    tb__v3_copy(x, m[0]);
+    tb__v3_copy(y, m[1]);
+    tb__v3_copy(z, m[2]);
+    glm_mat3_quat(m, q);
+    tb__q_normalize(q);
+}
+
+static int tb__finite_n(const float *v, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!isfinite(v[k]))
+            return 0;
+    return 1;
+}
+
+/* Similarity frame of a matrix: origin, rotation (Gram-Schmidt on the
+ * columns), uniform scale (cube root of the determinant). Returns 0 for a
+ * non-finite, degenerate or mirrored matrix. */
+static int tb__frame_from_matrix(const float m[16], tb__frame *f)
+{
+    if (!tb__finite_n(m, 16))
+        return 0;
+    float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3] = {m[8], m[9], m[10]};
+    vec3 yz;
+    glm_vec3_cross(y, z, yz);
+    float det = tb__v3_dot(x, yz);
+    if (!(det > 1e-30f))
+        return 0;
+    f->s = cbrtf(det);
+    tb__v3_set(f->o, m[12], m[13], m[14]);
+    tb__v3_normalize(x);
+    tb__v3_madd(y, -tb__v3_dot(y, x), x, y);
+    if (tb__v3_normalize(y) <= 0.0f)
+        return 0;
+    glm_vec3_cross(x, y, z);
+    tb__q_from_axes(x, y, z, f->r);
+    return 1;
+}
+
+/* TRS decomposition of an affine matrix without shear. Returns 0 when the
+ * matrix is degenerate. */
+static int tb__decompose(const float m[16], float t[3], versor q, float sc[3])
+{
+    if (!tb__finite_n(m, 16))
+        return 0;
+    float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3] = {m[8], m[9], m[10]};
+    sc[0] = tb__v3_normalize(x);
+    sc[1] = tb__v3_normalize(y);
+    sc[2] = tb__v3_normalize(z);
+    if (!(sc[0] > 0.0f && sc[1] > 0.0f && sc[2] > 0.0f))
+        return 0;
+    vec3 c;
+    glm_vec3_cross(x, y, c);
+    if (tb__v3_dot(c, z) < 0.0f) { /* mirrored: carry the sign on one scale */
+        sc[0] = -sc[0];
+        x[0] = -x[0];
+        x[1] = -x[1];
+        x[2] = -x[2];
+    }
+    /* Re-orthonormalise: bind matrices come from float inverses. */
+    tb__v3_madd(y, -tb__v3_dot(y, x), x, y);
+    tb__v3_normalize(y);
+    glm_vec3_cross(x, y, z);
+    tb__q_from_axes(x, y, z, q);
+    tb__v3_set(t, m[12], m[13], m[14]);
+    return 1;
+}
+
+static void tb__mat_load(const float src[16], mat4 d)
+{
+    memcpy(d, src, sizeof(mat4));
+}
+
+/* World point of a local point in a frame. */
+TB__INLINE void tb__frame_point(const tb__frame *f, const float local[3], float d[3])
+{
+    float w[3];
+    tb__q_rot(f->r, local, w);
+    tb__v3_madd(f->o, f->s, w, d);
+}
+
+/* ----------------------------------------------------- tail chain names */
+
+/* Recognises "<prefix>Tail<X>_<n>" and "<prefix>Tail<X>_End", X empty or one
+ * capital letter (TailB for a second tail), prefix anything that does not end
+ * in a letter ("mixamorig:", "Armature_"). *prefix_len covers everything up
+ * to and including the '_'; *index is n ≥ 1, or 0 for End. */
+static int tb__tail_name(const char *name, size_t *prefix_len, int *index)
+{
+    if (!name)
+        return 0;
+    const char *us = strrchr(name, '_');
+    if (!us || us - name < 4)
+        return 0;
+    const char *suf = us + 1;
+    int n = 0;
+    if (strcmp(suf, "End") == 0) {
+        n = 0;
+    } else {
+        if (!*suf || *suf == '0')
+            return 0;
+        for (const char *c = suf; *c; c++) {
+            if (*c < '0' || *c > '9' || c - suf >= 6)
+                return 0;
+            n = n * 10 + (*c - '0');
+        }
+    }
+    const char *stem;
+    if (memcmp(us - 4, "Tail", 4) == 0)
+        stem = us - 4;
+    else if (us - name >= 5 && memcmp(us - 5, "Tail", 4) == 0 && us[-1] >= 'A' && us[-1] <= 'Z')
+        stem = us - 5;
+    else
+        return 0;
+    if (stem > name) {
+        char b = stem[-1];
+        if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z'))
+            return 0; /* "Ponytail_1", "CocktailB_2" */
+    }
+    *prefix_len = (size_t)(us - name) + 1;
+    *index = n;
+    return 1;
+}
+
+static int tb__is_chain_root(const tb_skeleton *skel, int j)
+{
+    size_t pl;
+    int n;
+    return skel->names && tb__tail_name(skel->names[j], &pl, &n) && n == 1;
+}
+
+/* Child of `parent` named prefix + index (index 0: "End"), or -1. */
+static int tb__find_child(const tb_skeleton *skel, int parent, const char *prefix, size_t prefix_len,
+                          int index)
+{
+    for (int c = parent + 1; c < skel->joint_count; c++) {
+        if (skel->parents[c] != parent)
+            continue;
+        size_t pl;
+        int n;
+        const char *nm = skel->names[c];
+        if (tb__tail_name(nm, &pl, &n) && pl == prefix_len && n == index &&
+            memcmp(nm, prefix, pl) == 0)
+            return c;
+    }
+    return -1;
+}
+
+/* --------------------------------------------------------- bind rest pose */
+
+/* Bind-space world matrix of joint j: bind_world when given, else the world
+ * of the stored node pose. */
+static void tb__bind_world(const tb_skeleton *skel, int j, mat4 d)
+{
+    if (skel->bind_world) {
+        tb__mat_load(skel->bind_world[j], d);
+        return;
+    }
+    float m[16];
+    tb_transform_to_matrix(&skel->rest_local[j], m);
+    tb__mat_load(m, d);
+    for (int p = skel->parents[j]; p >= 0; p = skel->parents[p]) {
+        mat4 pm, r;
+        tb_transform_to_matrix(&skel->rest_local[p], m);
+        tb__mat_load(m, pm);
+        glm_mat4_mul(pm, d, r);
+        glm_mat4_copy(r, d);
+    }
+}
+
+/* Neutral local of joint j (SPEC B "Rest pose from the bind matrices"):
+ * L_j^0 = (W_parent^0)^-1 W_j^0 whenever both bind matrices come from IBMs;
+ * never the node rotation stored in the file, which may hold an old frame.
+ * A helper without an IBM (Tail_End is usually not a skin joint) keeps its
+ * own stored local, which is relative to its parent and so does not inherit
+ * a rotation baked into that parent. */
+static int tb__rest_local(const tb_skeleton *skel, int j, float t[3], versor q, float sc[3])
+{
+    int p = skel->parents[j];
+    int from_ibm = skel->bind_world && p >= 0 &&
+                   (!skel->has_ibm || (skel->has_ibm[j] && skel->has_ibm[p]));
+    if (!from_ibm && skel->rest_local) {
+        const tb_transform *x = &skel->rest_local[j];
+        tb__v3_copy(x->t, t);
+        tb__q_copy(x->r, q);
+        tb__q_normalize(q);
+        tb__v3_copy(x->s, sc);
+        return tb__finite_n(t, 3) && tb__finite_n(q, 4) && tb__finite_n(sc, 3);
+    }
+    if (!skel->bind_world || p < 0)
+        return 0;
+    mat4 wp, wj, inv, l;
+    tb__bind_world(skel, p, wp);
+    tb__bind_world(skel, j, wj);
+    glm_mat4_inv(wp, inv);
+    glm_mat4_mul(inv, wj, l);
+    return tb__decompose((const float *)l, t, q, sc);
+}
+
+/* -------------------------------------------------------------- params */
+
+static float tb__def_or_zero(float x, float def)
+{
+    if (x == 0.0f)
+        return def;
+    if (x < 0.0f)
+        return TB_SPRING_ZERO;
+    return x;
+}
+
+static float tb__use(float x)
+{
+    return x < 0.0f ? 0.0f : x;
+}
+
+tb_spring_params tb_spring_params_defaults(const tb_spring_params *p)
+{
+    tb_spring_params r;
+    if (p)
+        r = *p;
+    else
+        memset(&r, 0, sizeof r);
+    if (r.root_hz == 0.0f)
+        r.root_hz = TB__ROOT_HZ;
+    if (r.tip_ratio == 0.0f)
+        r.tip_ratio = TB__TIP_RATIO;
+    r.damping_ratio = tb__def_or_zero(r.damping_ratio, TB__ZETA);
+    r.gravity_mps2 = tb__def_or_zero(r.gravity_mps2, TB__GRAVITY);
+    r.carry_rad = tb__def_or_zero(r.carry_rad, TB__CARRY_RAD);
+    r.coupling_per_s = tb__def_or_zero(r.coupling_per_s, TB__COUPLING);
+    if (r.bend_limit_rad == 0.0f)
+        r.bend_limit_rad = TB__BEND_LIMIT_RAD;
+    r.clearance_m = tb__def_or_zero(r.clearance_m, TB__CLEARANCE);
+    r.contact_damping_per_s = tb__def_or_zero(r.contact_damping_per_s, TB__CONTACT_DAMPING);
+    r.ground_off = r.ground_off ? 1 : 0;
+    return r;
+}
+
+tb_spring_desc tb_spring_desc_defaults(const tb_spring_desc *d)
+{
+    tb_spring_desc r;
+    if (d)
+        r = *d;
+    else
+        memset(&r, 0, sizeof r);
+    r.params = tb_spring_params_defaults(&r.params);
+    if (r.substep_s == 0.0f)
+        r.substep_s = TB__SUBSTEP_S;
+    if (r.max_dt_s == 0.0f)
+        r.max_dt_s = TB__MAX_DT_S;
+    if (r.teleport_m == 0.0f)
+        r.teleport_m = TB__TELEPORT_M;
+    if (r.teleport_rad == 0.0f)
+        r.teleport_rad = TB__TELEPORT_RAD;
+    return r;
+}
+
+/* Validates resolved parameters against the sub-step they will run at. */
+static tb_result tb__check_params(const tb_spring_params *p, float substep, tb_error *err)
+{
+    static const struct {
+        size_t off;
+        const char *name;
+    } fields[] = {
+        {offsetof(tb_spring_params, root_hz), "tb_spring_params.root_hz"},
+        {offsetof(tb_spring_params, tip_ratio), "tb_spring_params.tip_ratio"},
+        {offsetof(tb_spring_params, damping_ratio), "tb_spring_params.damping_ratio"},
+        {offsetof(tb_spring_params, gravity_mps2), "tb_spring_params.gravity_mps2"},
+        {offsetof(tb_spring_params, carry_rad), "tb_spring_params.carry_rad"},
+        {offsetof(tb_spring_params, rest_curve), "tb_spring_params.rest_curve"},
+        {offsetof(tb_spring_params, coupling_per_s), "tb_spring_params.coupling_per_s"},
+        {offsetof(tb_spring_params, bend_limit_rad), "tb_spring_params.bend_limit_rad"},
+        {offsetof(tb_spring_params, ground_y_m), "tb_spring_params.ground_y_m"},
+        {offsetof(tb_spring_params, clearance_m), "tb_spring_params.clearance_m"},
+        {offsetof(tb_spring_params, contact_damping_per_s),
+         "tb_spring_params.contact_damping_per_s"},
+    };
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        float v;
+        memcpy(&v, (const char *)p + fields[k].off, sizeof v);
+        if (!isfinite(v))
+            return tb__fail(err, TB_ERR_ARG, fields[k].name, "must be finite");
+    }
+    if (!(p->root_hz > 0.0f))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.root_hz", "must be > 0");
+    if (!(p->tip_ratio > 0.0f))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.tip_ratio", "must be > 0");
+    if (p->rest_curve < 0.0f || p->rest_curve > 1.0f)
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.rest_curve", "must be in [0, 1]");
+    if (!(p->bend_limit_rad > 0.0f))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.bend_limit_rad", "must be > 0");
+    /* Semi-implicit Euler is stable for ωh ≤ 1 and 2ζωh ≤ 1 (both with
+     * margin); refuse a spring too stiff for the sub-step rather than let
+     * it explode later. */
+    float wmax = 2.0f * (float)GLM_PI * p->root_hz * (p->tip_ratio > 1.0f ? p->tip_ratio : 1.0f);
+    if (wmax * substep > 1.0f)
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.root_hz",
+                        "too stiff for the sub-step: 2*pi*f*substep must be <= 1");
+    if (2.0f * tb__use(p->damping_ratio) * wmax * substep > 1.0f)
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.damping_ratio",
+                        "too strong for the sub-step: 2*zeta*omega*substep must be <= 1");
+    return TB_OK;
+}
+
+static tb_result tb__check_desc(const tb_spring_desc *d, tb_error *err)
+{
+    if (!(d->substep_s > 0.0f) || !isfinite(d->substep_s))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.substep_s", "must be finite and > 0");
+    if (!(d->max_dt_s >= d->substep_s) || !isfinite(d->max_dt_s))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.max_dt_s",
+                        "must be finite and >= substep_s");
+    if (!(d->teleport_m > 0.0f))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.teleport_m", "must be > 0");
+    if (!(d->teleport_rad > 0.0f))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.teleport_rad", "must be > 0");
+    if ((d->max_dt_s / d->substep_s) > 100000.0f)
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.max_dt_s",
+                        "allows more than 100000 sub-steps per frame");
+    return tb__check_params(&d->params, d->substep_s, err);
+}
+
+/* Builds the spring's rest pose of a chain from its parameters (SPEC B
+ * "Carry and the hip plane", "Centred rest arc"): the target direction of
+ * segment i in hips space is
+ *   u_i = R_x(C (i+1)/N) rot(Q_i(β), c),  Q_i(β) = slerp(I, swing(c, a_i), β),
+ * so the carry C is the lift of the WHOLE tail spread over its joints (the
+ * article's third mistake lifted every joint by C), and
+ *   r_i = rot(A_i^-1, u_i),  A_i including the corrections upstream,
+ * so u_i is absolute and the straightening is not added again per joint. */
+static void tb__chain_prepare(tb_spring_animator *a, tb__chain *c)
+{
+    const tb_spring_params *p = &c->params;
+    c->zeta = tb__use(p->damping_ratio);
+    c->gravity = tb__use(p->gravity_mps2);
+    c->coupling = tb__use(p->coupling_per_s);
+    /* A limit at or past π is no limit: |w| < -1 never holds. */
+    c->cos_half_max = p->bend_limit_rad >= (float)GLM_PI ? -1.0f : cosf(0.5f * p->bend_limit_rad);
+    c->sin_half_max = p->bend_limit_rad >= (float)GLM_PI ? 1.0f : sinf(0.5f * p->bend_limit_rad);
+    c->ground_on = !p->ground_off;
+    c->ground_y = p->ground_y_m;
+    c->clearance = tb__use(p->clearance_m);
+    c->gamma = tb__use(p->contact_damping_per_s);
+    float carry = tb__use(p->carry_rad), beta = p->rest_curve;
+
+    tb__link *L = a->links + c->first_link;
+    int n = c->link_count;
+    float cdir[3] = {0.0f, L[0].authored[1], L[0].authored[2]};
+    if (tb__v3_normalize(cdir) < 1e-6f)
+        tb__v3_set(cdir, 0.0f, -1.0f, 0.0f); /* SPEC B: down if it vanishes */
+    versor A;
+    tb__q_copy(c->b_a, A);
+    for (int i = 0; i < n; i++) {
+        tb__link *l = &L[i];
+        versor sw, Q, lift, tmp;
+        tb__swing(cdir, l->authored, sw);
+        tb__q_scale_angle(sw, beta, Q);
+        float u[3], w[3];
+        tb__q_rot(Q, cdir, w);
+        /* +X rotation lifts "down" towards -Z: back and up for a character
+         * facing +Z (SPEC conventions). */
+        vec3 xaxis = {1.0f, 0.0f, 0.0f};
+        glm_quatv(lift, carry * (float)(i + 1) / (float)n, xaxis);
+        tb__q_rot(lift, w, u);
+        tb__q_copy(A, l->A);
+        tb__q_conj(A, tmp);
+        tb__q_rot(tmp, u, l->r);
+        tb__v3_normalize(l->r);
+        tb__swing(l->bind_dir, l->r, sw);
+        tb__q_mul(sw, l->q0, l->qhat);
+        tb__q_normalize(l->qhat);
+        tb__q_mul(A, l->qhat, tmp);
+        tb__q_copy(tmp, A);
+        tb__q_normalize(A);
+        /* SPEC B: f = root at the root segment, root*tip_ratio at the tip. */
+        float s = n > 1 ? (float)i / (float)(n - 1) : 0.0f;
+        float f = p->root_hz * (1.0f + (p->tip_ratio - 1.0f) * s);
+        const float omega = 2.0f * (float)GLM_PI * f;
+        l->omega2 = omega * omega;
+        l->damp = 2.0f * c->zeta * omega;
+    }
+}
+
+/* ----------------------------------------------------------- creation */
+
+typedef struct tb__counts {
+    int chains, links, affected;
+} tb__counts;
+
+static size_t tb__align(size_t x)
+{
+    return (x + (TB_SPRING_ALIGN - 1)) & ~(size_t)(TB_SPRING_ALIGN - 1);
+}
+
+static size_t tb__bytes(const tb__counts *n)
+{
+    return tb__align(sizeof(tb_spring_animator)) + tb__align(sizeof(tb__chain) * (size_t)n->chains) +
+           tb__align(sizeof(tb__link) * (size_t)n->links) +
+           tb__align(sizeof(tb__affected) * (size_t)n->affected);
+}
+
+/* Is j a descendant-or-self of a chain root? Walks up: skeletons are shallow. */
+static int tb__below_chain(const tb_skeleton *skel, int j)
+{
+    for (; j >= 0; j = skel->parents[j])
+        if (tb__is_chain_root(skel, j))
+            return 1;
+    return 0;
+}
+
+static tb_result tb__check_skeleton(const tb_skeleton *skel, tb_error *err)
+{
+    if (!skel)
+        return tb__fail(err, TB_ERR_ARG, "skeleton", "must not be NULL");
+    if (skel->joint_count < 0 || (skel->joint_count > 0 && !skel->parents))
+        return tb__fail(err, TB_ERR_ARG, "tb_skeleton.parents", "missing");
+    if (skel->joint_count > 0 && !skel->bind_world && !skel->rest_local)
+        return tb__fail(err, TB_ERR_ARG, "tb_skeleton.bind_world",
+                        "bind_world or rest_local is needed");
+    for (int j = 0; j < skel->joint_count; j++) {
+        if (skel->parents[j] < -1 || skel->parents[j] >= j) {
+            char w[64];
+            snprintf(w, sizeof w, "tb_skeleton.parents[%d]", j);
+            return tb__fail(err, TB_ERR_ARG, w, "joints must be parent-first (parents[i] < i)");
+        }
+    }
+    return TB_OK;
+}
+
+/* Finds the chains. With a == NULL only counts; otherwise fills a's arrays
+ * (their sizes come from a previous counting pass). */
+static tb_result tb__discover(const tb_skeleton *skel, tb_spring_animator *a, tb__counts *n,
+                              tb_error *err)
+{
+    char nb[32];
+    tb__chain scratch_chain;
+    tb__link scratch_links[TB__MAX_LINKS];
+    memset(n, 0, sizeof *n);
+    if (!skel->names)
+        return TB_OK;
+    for (int j = 0; j < skel->joint_count; j++) {
+        size_t pl;
+        int idx;
+        if (!tb__tail_name(skel->names[j], &pl, &idx) || idx != 1)
+            continue;
+        const char *nm = skel->names[j];
+        int anchor = skel->parents[j];
+        if (anchor < 0)
+            return tb__fail(err, TB_ERR_INVALID, nm, "a tail chain needs a parent joint (Hips)");
+        /* A chain hanging from another chain would need that chain's solved
+         * sub-step frames as its anchor; refuse it rather than lag a step. */
+        for (int up = anchor; up >= 0; up = skel->parents[up]) {
+            size_t pl2;
+            int idx2;
+            if (tb__tail_name(skel->names[up], &pl2, &idx2))
+                return tb__fail(err, TB_ERR_INVALID, nm, "tail chain anchored on another tail chain");
+        }
+        int joints[TB__MAX_LINKS];
+        int count = 0, cur = j;
+        while (cur >= 0) {
+            if (count == TB__MAX_LINKS)
+                return tb__fail(err, TB_ERR_INVALID, nm, "tail chain longer than 64 bones");
+            joints[count++] = cur;
+            cur = tb__find_child(skel, cur, nm, pl, count + 1);
+        }
+        int end = tb__find_child(skel, joints[count - 1], nm, pl, 0);
+
+        /* Counting builds the chain in scratch too, so that
+         * tb_spring_memory_size() reports the same errors as init. */
+        tb__chain *c = a ? &a->chains[n->chains] : &scratch_chain;
+        tb__link *links = a ? &a->links[n->links] : scratch_links;
+        memset(c, 0, sizeof *c);
+        c->anchor = anchor;
+        c->first_joint = j;
+        c->end_joint = end;
+        c->first_link = n->links;
+        c->link_count = count;
+        mat4 wa;
+        float t[3], sc[3];
+        tb__bind_world(skel, anchor, wa);
+        if (!tb__decompose((const float *)wa, t, c->b_a, sc))
+            return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, anchor, nb),
+                            "degenerate bind matrix");
+        if (end >= 0 && !tb__rest_local(skel, end, c->end_t, c->end_q, c->end_sc))
+            return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, end, nb),
+                            "degenerate bind matrix");
+        for (int i = 0; i < count; i++) {
+            tb__link *l = &links[i];
+            memset(l, 0, sizeof *l);
+            l->joint = joints[i];
+            if (!tb__rest_local(skel, joints[i], l->t, l->q0, l->sc))
+                return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, joints[i], nb),
+                                "degenerate bind matrix");
+            l->sigma = (fabsf(l->sc[0]) + fabsf(l->sc[1]) + fabsf(l->sc[2])) / 3.0f;
+        }
+        versor B; /* bind rotation of the link's parent relative to the anchor */
+        tb__q_identity(B);
+        for (int i = 0; i < count; i++) {
+            tb__link *l = &links[i];
+            float e[3];
+            if (i + 1 < count) {
+                tb__v3_copy(links[i + 1].t, e);
+            } else if (end >= 0) {
+                tb__v3_copy(c->end_t, e);
+            } else {
+                /* SPEC B: no Tail_End — extend the incoming tangent
+                 * expressed in the last bone's OWN frame (the segment from
+                 * its parent, rotated by q0^-1 and unscaled), not the
+                 * parent-frame vector copied as is. */
+                versor qi;
+                tb__q_conj(l->q0, qi);
+                tb__q_rot(qi, l->t, e);
+                for (int k = 0; k < 3; k++)
+                    e[k] /= l->sigma > 0.0f ? l->sigma : 1.0f;
+            }
+            float len = tb__v3_len(e);
+            if (!(len > 1e-6f) || !(l->sigma > 1e-6f))
+                return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, l->joint, nb),
+                                end < 0 && i + 1 == count
+                                    ? "cannot infer the last bone's length: no Tail_End "
+                                      "and no incoming segment"
+                                    : "zero-length tail bone");
+            l->lambda = l->sigma * len;
+            for (int k = 0; k < 3; k++)
+                l->e_hat[k] = e[k] / len;
+            tb__q_rot(l->q0, l->e_hat, l->bind_dir);
+            tb__v3_normalize(l->bind_dir);
+            /* a_i: the authored direction in hips space (bind-space axes). */
+            versor H, tmp;
+            tb__q_mul(c->b_a, B, H);
+            tb__q_rot(H, l->bind_dir, l->authored);
+            tb__v3_normalize(l->authored);
+            tb__q_mul(B, l->q0, tmp);
+            tb__q_copy(tmp, B);
+        }
+        n->chains++;
+        n->links += count;
+    }
+    for (int j = 0; j < skel->joint_count; j++) {
+        if (!tb__below_chain(skel, j))
+            continue;
+        if (a) {
+            tb__affected *x = &a->affected[n->affected];
+            x->joint = j;
+            x->parent = skel->parents[j];
+            x->parent_affected = x->parent >= 0 && tb__below_chain(skel, x->parent);
+        }
+        n->affected++;
+    }
+    return TB_OK;
+}
+
+tb_result tb_spring_memory_size(const tb_skeleton *skel, size_t *size, int *chain_count,
+                                tb_error *err)
+{
+    tb__counts n;
+    tb_result r = tb__check_skeleton(skel, err);
+    if (r == TB_OK)
+        r = tb__discover(skel, NULL, &n, err);
+    if (r != TB_OK)
+        return r;
+    if (size)
+        *size = tb__bytes(&n);
+    if (chain_count)
+        *chain_count = n.chains;
+    return TB_OK;
+}
+
+static void tb__link_rest_state(tb__link *l)
+{
+    tb__q_copy(l->qhat, l->q);
+    tb__q_identity(l->bend);
+    tb__q_identity(l->bend_old);
+    memset(l->v, 0, sizeof l->v);
+    l->contact = 0;
+}
+
+tb_result tb_spring_init(tb_spring_animator **out, void *memory, size_t size,
+                         const tb_skeleton *skel, const tb_spring_desc *desc, tb_error *err)
+{
+    if (!out)
+        return tb__fail(err, TB_ERR_ARG, "out", "must not be NULL");
+    *out = NULL;
+    if (!memory || ((uintptr_t)memory & (TB_SPRING_ALIGN - 1)))
+        return tb__fail(err, TB_ERR_ARG, "memory", "must be non-NULL and aligned to TB_SPRING_ALIGN");
+    tb_spring_desc d = tb_spring_desc_defaults(desc);
+    tb_result r = tb__check_desc(&d, err);
+    if (r == TB_OK)
+        r = tb__check_skeleton(skel, err);
+    tb__counts n;
+    if (r == TB_OK)
+        r = tb__discover(skel, NULL, &n, err);
+    if (r != TB_OK)
+        return r;
+    if (size < tb__bytes(&n))
+        return tb__fail(err, TB_ERR_ARG, "size", "smaller than tb_spring_memory_size()");
+
+    memset(memory, 0, tb__bytes(&n));
+    char *m = memory;
+    tb_spring_animator *a = (tb_spring_animator *)m;
+    m += tb__align(sizeof *a);
+    a->chains = (tb__chain *)m;
+    m += tb__align(sizeof(tb__chain) * (size_t)n.chains);
+    a->links = (tb__link *)m;
+    m += tb__align(sizeof(tb__link) * (size_t)n.links);
+    a->affected = (tb__affected *)m;
+    a->chain_count = n.chains;
+    a->link_count = n.links;
+    a->affected_count = n.affected;
+    a->substep = d.substep_s;
+    a->max_dt = d.max_dt_s;
+    a->teleport_m = d.teleport_m;
+    a->teleport_rad = d.teleport_rad;
+    tb__counts filled;
+    r = tb__discover(skel, a, &filled, err);
+    if (r != TB_OK)
+        return r;
+    for (int c = 0; c < a->chain_count; c++) {
+        tb__chain *ch = &a->chains[c];
+        ch->params = d.params;
+        tb__chain_prepare(a, ch);
+        for (int i = 0; i < ch->link_count; i++)
+            tb__link_rest_state(&a->links[ch->first_link + i]);
+    }
+    *out = a;
+    return TB_OK;
+}
+
+static void *tb__malloc(size_t size, void *user)
+{
+    (void)user;
+    /* One block holds everything; its sections are 16-byte aligned within
+     * it, so the block must be too. */
+    return aligned_alloc(TB_SPRING_ALIGN, tb__align(size));
+}
+
+static void tb__free(void *ptr, void *user)
+{
+    (void)user;
+    free(ptr);
+}
+
+tb_result tb_spring_create(tb_spring_animator **out, const tb_skeleton *skel,
+                           const tb_spring_desc *desc, tb_error *err)
+{
+    if (!out)
+        return tb__fail(err, TB_ERR_ARG, "out", "must not be NULL");
+    *out = NULL;
+    size_t size;
+    tb_result r = tb_spring_memory_size(skel, &size, NULL, err);
+    if (r != TB_OK)
+        return r;
+    void *(*alloc_fn)(size_t, void *) = tb__malloc;
+    void (*free_fn)(void *, void *) = tb__free;
+    void *user = NULL;
+    if (desc && desc->alloc_fn) {
+        if (!desc->free_fn)
+            return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.free_fn", "needed with alloc_fn");
+        alloc_fn = desc->alloc_fn;
+        free_fn = desc->free_fn;
+        user = desc->user;
+    }
+    void *mem = alloc_fn(size, user);
+    if (!mem)
+        return tb__fail(err, TB_ERR_OOM, "tb_spring_create", "cannot allocate the animator");
+    if ((uintptr_t)mem & (TB_SPRING_ALIGN - 1)) {
+        free_fn(mem, user);
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.alloc_fn",
+                        "must return memory aligned to TB_SPRING_ALIGN");
+    }
+    r = tb_spring_init(out, mem, size, skel, desc, err);
+    if (r != TB_OK) {
+        free_fn(mem, user);
+        return r;
+    }
+    (*out)->free_fn = free_fn;
+    (*out)->user = user;
+    return TB_OK;
+}
+
+void tb_spring_destroy(tb_spring_animator *anim)
+{
+    if (!anim)
+        return;
+    assert(anim->free_fn && "tb_spring_destroy: animator was made by tb_spring_init");
+    if (anim->free_fn)
+        anim->free_fn(anim, anim->user);
+}
+
+/* ----------------------------------------------------------- the solver */
+
+/* Unit horizontal part of v, or 0 when it vanishes. */
+static int tb__horizontal(const float v[3], float d[3])
+{
+    tb__v3_set(d, v[0], 0.0f, v[2]);
+    return tb__v3_normalize(d) > 1e-6f;
+}
+
+/* One sub-step of one chain with the anchor at `anchor`. h: sub-step length
+ * (0 with snap). snap: put every particle on its rest target, at rest. */
+static void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor, float h,
+                           int snap)
+{
+    tb__link *L = a->links + c->first_link;
+    const int n = c->link_count;
+    /* SPEC B bend coupling: α = 1 − exp(−kΔt), time-based so sub-steps of
+     * any length couple at the same rate. */
+    const float alpha = (snap || n < 2) ? 0.0f : 1.0f - expf(-c->coupling * h);
+    const float contact_keep = expf(-c->gamma * h);
+    const float floor_y = c->ground_y + c->clearance; /* SPEC B: F = g0 + ρ */
+    const float gravity[3] = {0.0f, -c->gravity, 0.0f};
+
+    /* Hips frame → world, and the hip plane's forward normal. */
+    versor hips, tmp;
+    tb__q_conj(c->b_a, tmp);
+    tb__q_mul(anchor->r, tmp, hips);
+    const float fwd_h[3] = {0.0f, 0.0f, 1.0f};
+    float nf[3];
+    tb__q_rot(hips, fwd_h, nf);
+
+    tb__frame P = *anchor; /* the current link's parent frame */
+    float root[3];
+    tb__frame_point(&P, L[0].t, root);
+
+    for (int i = 0; i < n; i++) {
+        tb__link *l = &L[i];
+        float hd[3], rest_w[3], T[3], d[3];
+        tb__frame_point(&P, l->t, hd);
+        const float ell = P.s * l->lambda;
+        tb__q_rot(P.r, l->r, rest_w); /* unit: a unit vector turned */
+        /* Rest target from the parent's CURRENT solved frame (SPEC B). */
+        tb__v3_madd(hd, ell, rest_w, T);
+
+        if (snap) {
+            tb__v3_copy(T, l->p);
+            tb__v3_set(l->v, 0.0f, 0.0f, 0.0f);
+        } else {
+            /* SPEC B: p̈ = ω²(T − p) − 2ζω ṗ + g, semi-implicit Euler (velocity
+             * first, then position with the new velocity), in physical units
+             * so the stiffness does not depend on the frame rate (mistake 1). */
+            for (int k = 0; k < 3; k++) {
+                const float acc = l->omega2 * (T[k] - l->p[k]) - l->damp * l->v[k] + gravity[k];
+                l->v[k] += h * acc;
+                l->p[k] += h * l->v[k];
+            }
+        }
+
+        /* Rope: back onto the length sphere; drop only the radial velocity,
+         * keeping the swing. The correction is never fed back as velocity
+         * (correction/Δt spun one bone 95° in the article: mistake 2). */
+        for (int k = 0; k < 3; k++)
+            d[k] = l->p[k] - hd[k];
+        if (!(tb__v3_normalize(d) > 1e-9f * (ell > 1.0f ? ell : 1.0f)))
+            tb__v3_copy(rest_w, d);
+        tb__v3_madd(l->v, -tb__v3_dot(l->v, d), d, l->v);
+
+        /* Bend coupling and bend limit, compared in the hips frame (SPEC B):
+         * q_i = A_i swing(r_i, d̃_i) A_i^-1, a change of frame only. */
+        versor pinv, s, q;
+        float dl[3];
+        tb__q_conj(P.r, pinv);
+        tb__q_rot(pinv, d, dl);
+        tb__v3_normalize(dl);
+        tb__swing(l->r, dl, s);
+        tb__q_conjugate_by(l->A, s, q);
+        int changed = 0, limited = 0;
+        if (alpha > 0.0f) {
+            /* Neighbour target from the previous sub-step's snapshot, never
+             * half-updated values. The base leans on the hips (identity);
+             * the free tip has one neighbour; one link skips coupling. */
+            versor bar, id;
+            tb__q_identity(id);
+            if (i == 0)
+                tb__q_midpoint(id, L[1].bend_old, bar);
+            else if (i == n - 1)
+                tb__q_copy(L[n - 2].bend_old, bar);
+            else
+                tb__q_midpoint(L[i - 1].bend_old, L[i + 1].bend_old, bar);
+            tb__slerp(q, bar, alpha, tmp);
+            tb__q_copy(tmp, q);
+            changed = 1;
+        }
+        /* SPEC B bend limit: θ = 2 acos(|w|) > θmax, i.e. |w| < cos(θmax/2);
+         * then q_limited = slerp(I, q*, θmax/θ): the same axis turned by
+         * θmax, i.e. (axis sin(θmax/2), cos(θmax/2)) on the short arc. */
+        if (fabsf(q[3]) < c->cos_half_max) {
+            const float sg = q[3] < 0.0f ? -1.0f : 1.0f;
+            float ax[3] = {sg * q[0], sg * q[1], sg * q[2]};
+            if (tb__v3_normalize(ax) > 0.0f) {
+                for (int k = 0; k < 3; k++)
+                    q[k] = ax[k] * c->sin_half_max;
+                q[3] = c->cos_half_max;
+                changed = limited = 1;
+            }
+        }
+        if (changed) {
+            float before[3], shift[3];
+            tb__v3_copy(d, before);
+            versor ainv;
+            tb__q_conj(l->A, ainv);
+            tb__q_conjugate_by(ainv, q, s); /* back to the parent frame */
+            tb__q_rot(s, l->r, dl);
+            tb__q_rot(P.r, dl, d);
+            tb__v3_normalize(d);
+            /* (choice) The coupling moves the tip without touching its
+             * velocity, so a velocity that keeps pushing back against it
+             * would be rebuilt and cancelled every sub-step: a tail at rest
+             * would carry a phantom velocity (0.3 m/s measured on a resting
+             * tip) that feeds the damping term and is released as a snap
+             * when the neighbours change. Remove the part of the velocity
+             * that opposes the shift, at most the shift's own rate |δ|/h.
+             * Only ever removed, never added: unlike correction/Δt (mistake
+             * 2) it cannot inject energy. */
+            for (int k = 0; k < 3; k++)
+                shift[k] = ell * (d[k] - before[k]);
+            const float slen = tb__v3_normalize(shift);
+            if (slen > 0.0f && h > 0.0f) {
+                const float back = -tb__v3_dot(l->v, shift);
+                if (back > 0.0f)
+                    tb__v3_madd(l->v, fminf(back, slen / h), shift, l->v);
+            }
+        }
+        if (limited) {
+            /* Velocity that keeps pushing past the limit is removed, so it
+             * cannot store up and snap back (SPEC B). τ: on the sphere, the
+             * direction that increases the angle to the rest direction. */
+            float tau[3];
+            tb__v3_madd(rest_w, -tb__v3_dot(rest_w, d), d, tau);
+            for (int k = 0; k < 3; k++)
+                tau[k] = -tau[k];
+            if (tb__v3_normalize(tau) > 1e-6f) {
+                float vt = tb__v3_dot(l->v, tau);
+                if (vt > 0.0f)
+                    tb__v3_madd(l->v, -vt, tau, l->v);
+            }
+        }
+
+        /* Hip plane: no particle crosses the forward-facing plane through
+         * the tail root (SPEC B) — the tail never swings between the legs.
+         * The head is behind it (by induction), so rotate the bone on its
+         * length sphere until the tip is on the plane at most. */
+        float off[3];
+        for (int k = 0; k < 3; k++)
+            off[k] = hd[k] - root[k];
+        const float head_off = tb__v3_dot(off, nf); /* ≤ 0 */
+        const float mmax = -head_off / ell;         /* largest allowed d·nf */
+        float dn = tb__v3_dot(d, nf);
+        if (mmax < 1.0f && dn > mmax) {
+            float tt[3];
+            tb__v3_madd(d, -dn, nf, tt);
+            if (!(tb__v3_normalize(tt) > 1e-6f)) {
+                tb__v3_madd(rest_w, -tb__v3_dot(rest_w, nf), nf, tt);
+                if (!(tb__v3_normalize(tt) > 1e-6f)) {
+                    vec3 nv;
+                    tb__v3_copy(nf, nv);
+                    glm_vec3_ortho(nv, tt);
+                    tb__v3_normalize(tt);
+                }
+            }
+            float m = mmax < -1.0f ? -1.0f : mmax;
+            float k2 = sqrtf(fmaxf(0.0f, 1.0f - m * m));
+            for (int k = 0; k < 3; k++)
+                d[k] = m * nf[k] + k2 * tt[k];
+            float vn = tb__v3_dot(l->v, nf);
+            if (vn > 0.0f)
+                tb__v3_madd(l->v, -vn, nf, l->v);
+        }
+
+        /* Ground contact: pivot the segment to where its length sphere
+         * meets the plane F (SPEC B) — clamping the height alone would
+         * shorten the bone, clamping then restoring the length can put it
+         * back under. Contact beats the bend limit; it never moves a head,
+         * so it can never lift the body. */
+        l->contact = 0;
+        if (c->ground_on && hd[1] + ell * d[1] < floor_y) {
+            float u = (floor_y - hd[1]) / ell;
+            u = u > 1.0f ? 1.0f : (u < -1.0f ? -1.0f : u); /* never stretch */
+            float t[3];
+            if (!tb__horizontal(d, t) && !tb__horizontal(rest_w, t)) {
+                float back[3] = {-nf[0], -nf[1], -nf[2]};
+                if (!tb__horizontal(back, t))
+                    tb__v3_set(t, 0.0f, 0.0f, -1.0f);
+            }
+            const float rad = sqrtf(fmaxf(0.0f, 1.0f - u * u));
+            /* The hip plane keeps the allowed part of the contact circle:
+             * head_off + ℓ(rad t·nf + u nf_y) ≤ 0. */
+            float nh[3] = {nf[0], 0.0f, nf[2]};
+            const float nhl = tb__v3_normalize(nh);
+            if (rad > 1e-6f && nhl > 1e-6f) {
+                const float bound = (mmax - u * nf[1]) / (rad * nhl); /* max t·nh */
+                const float tn = tb__v3_dot(t, nh);
+                if (tn > bound) {
+                    const float kk = bound < -1.0f ? -1.0f : bound;
+                    float perp[3];
+                    tb__v3_madd(t, -tn, nh, perp);
+                    if (!(tb__v3_normalize(perp) > 1e-6f))
+                        tb__v3_set(perp, -nh[2], 0.0f, nh[0]);
+                    const float kp = sqrtf(fmaxf(0.0f, 1.0f - kk * kk));
+                    for (int k = 0; k < 3; k++)
+                        t[k] = kk * nh[k] + kp * perp[k];
+                }
+            }
+            tb__v3_set(d, rad * t[0], u, rad * t[2]);
+            l->contact = 1;
+        }
+
+        tb__v3_madd(hd, ell, d, l->p);
+        /* Keep the velocity tangent at the final position. */
+        tb__v3_madd(l->v, -tb__v3_dot(l->v, d), d, l->v);
+        if (l->contact) {
+            /* SPEC B: v' = e^(−γΔt)(v_x, max(0, v_y), v_z) after the other
+             * velocity projections: gravity cannot pile up downward speed. */
+            if (l->v[1] < 0.0f)
+                l->v[1] = 0.0f;
+            for (int k = 0; k < 3; k++)
+                l->v[k] *= contact_keep;
+        }
+
+        /* Bone rotation: the swing turning the rest direction r_i to the
+         * direction of the particle (SPEC B), applied to the rest local, in
+         * the parent's current frame. The same swing, seen from the hips
+         * frame, is the bend the next sub-step's coupling reads. Building
+         * the child's frame from this (rather than from a swing off the
+         * bind direction) keeps the frames the targets are expressed in
+         * free of any twist the bind pose would add: at rest the chain is
+         * exactly its rest arc. */
+        tb__q_rot(pinv, d, dl);
+        tb__v3_normalize(dl);
+        tb__swing(l->r, dl, s);
+        tb__q_mul(s, l->qhat, l->q);
+        tb__q_normalize(l->q);
+        tb__q_conjugate_by(l->A, s, l->bend);
+        tb__v3_copy(hd, l->head);
+        tb__v3_copy(T, l->target);
+        l->length = ell;
+
+        /* The child's parent frame. */
+        tb__v3_copy(hd, P.o);
+        tb__q_mul(P.r, l->q, tmp);
+        tb__q_copy(tmp, P.r);
+        tb__q_normalize(P.r);
+        P.s *= l->sigma;
+    }
+    for (int i = 0; i < n; i++)
+        tb__q_copy(L[i].bend, L[i].bend_old);
+}
+
+static void tb__frame_lerp(const tb__frame *a, const tb__frame *b, float t, tb__frame *d)
+{
+    for (int k = 0; k < 3; k++)
+        d->o[k] = a->o[k] + t * (b->o[k] - a->o[k]);
+    d->s = a->s + t * (b->s - a->s);
+    tb__slerp(a->r, b->r, t, d->r);
+}
+
+static int tb__teleported(const tb_spring_animator *a, const tb__frame *from, const tb__frame *to)
+{
+    float dd[3];
+    for (int k = 0; k < 3; k++)
+        dd[k] = to->o[k] - from->o[k];
+    float c = fabsf(from->r[0] * to->r[0] + from->r[1] * to->r[1] + from->r[2] * to->r[2] +
+                    from->r[3] * to->r[3]);
+    float ang = 2.0f * acosf(c > 1.0f ? 1.0f : c);
+    return tb__v3_len(dd) > a->teleport_m || ang > a->teleport_rad;
+}
+
+static void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
+                              tb_transform *locals, float (*world_out)[16])
+{
+    for (int ci = 0; ci < a->chain_count; ci++) {
+        const tb__chain *c = &a->chains[ci];
+        for (int i = 0; i < c->link_count; i++) {
+            const tb__link *l = &a->links[c->first_link + i];
+            tb_transform *x = &locals[l->joint];
+            tb__v3_copy(l->t, x->t);
+            tb__q_copy(l->q, x->r);
+            tb__v3_copy(l->sc, x->s);
+        }
+        if (c->end_joint >= 0) {
+            tb_transform *x = &locals[c->end_joint];
+            tb__v3_copy(c->end_t, x->t);
+            tb__q_copy(c->end_q, x->r);
+            tb__v3_copy(c->end_sc, x->s);
+        }
+    }
+    if (!world_out)
+        return;
+    /* Parent-first order: one forward pass over the joints below the tails.
+     * A parent outside that set is read from the caller's world. */
+    for (int k = 0; k < a->affected_count; k++) {
+        const tb__affected *x = &a->affected[k];
+        mat4 pm, lm, r;
+        float m[16];
+        if (x->parent < 0)
+            glm_mat4_identity(pm);
+        else
+            tb__mat_load(x->parent_affected ? world_out[x->parent] : world[x->parent], pm);
+        tb_transform_to_matrix(&locals[x->joint], m);
+        tb__mat_load(m, lm);
+        glm_mat4_mul(pm, lm, r);
+        memcpy(world_out[x->joint], r, sizeof(float) * 16);
+    }
+}
+
+void tb_spring_step(tb_spring_animator *a, float dt_s, const float (*world)[16],
+                    tb_transform *locals, float (*world_out)[16])
+{
+    assert(a && world && locals);
+    /* Tiny, zero, negative or NaN dt: hold the pose and leave the state
+     * alone, so the next real step sees the whole motion. */
+    if (!(dt_s >= TB__MIN_DT_S)) {
+        tb__write_outputs(a, world, locals, world_out);
+        return;
+    }
+    if (dt_s > a->max_dt)
+        dt_s = a->max_dt; /* a hitch simulates at most max_dt */
+    int steps = (int)ceilf(dt_s / a->substep - 1e-4f);
+    if (steps < 1)
+        steps = 1;
+    const float h = dt_s / (float)steps;
+
+    for (int ci = 0; ci < a->chain_count; ci++) {
+        tb__chain *c = &a->chains[ci];
+        tb__frame cur;
+        if (!tb__frame_from_matrix(world[c->anchor], &cur)) {
+            c->warm = 0; /* hold; restart from rest once the anchor is sane */
+            continue;
+        }
+        if (!c->warm || tb__teleported(a, &c->prev, &cur)) {
+            /* Cold start or teleport: rest pose, no whip. */
+            tb__chain_pass(a, c, &cur, 0.0f, 1);
+            c->warm = 1;
+        } else {
+            /* Fixed sub-steps, the anchor moving between the two frames. */
+            for (int k = 1; k <= steps; k++) {
+                tb__frame f;
+                if (k == steps)
+                    f = cur;
+                else
+                    tb__frame_lerp(&c->prev, &cur, (float)k / (float)steps, &f);
+                tb__chain_pass(a, c, &f, h, 0);
+            }
+        }
+        c->prev = cur;
+    }
+    tb__write_outputs(a, world, locals, world_out);
+}
+
+void tb_spring_reset(tb_spring_animator *a)
+{
+    assert(a);
+    for (int ci = 0; ci < a->chain_count; ci++) {
+        tb__chain *c = &a->chains[ci];
+        c->warm = 0;
+        for (int i = 0; i < c->link_count; i++)
+            tb__link_rest_state(&a->links[c->first_link + i]);
+    }
+}
+
+tb_result tb_spring_set_params(tb_spring_animator *a, int chain, const tb_spring_params *p,
+                               tb_error *err)
+{
+    if (!a)
+        return tb__fail(err, TB_ERR_ARG, "anim", "must not be NULL");
+    if (chain < 0 || chain >= a->chain_count)
+        return tb__fail(err, TB_ERR_ARG, "chain", "out of range");
+    tb_spring_params r = tb_spring_params_defaults(p);
+    tb_result res = tb__check_params(&r, a->substep, err);
+    if (res != TB_OK)
+        return res;
+    a->chains[chain].params = r;
+    tb__chain_prepare(a, &a->chains[chain]);
+    return TB_OK;
+}
+
+void tb_spring_get_params(const tb_spring_animator *a, int chain, tb_spring_params *out)
+{
+    assert(a && out && chain >= 0 && chain < a->chain_count);
+    *out = a->chains[chain].params;
+}
+
+int tb_spring_chain_count(const tb_spring_animator *a)
+{
+    return a ? a->chain_count : 0;
+}
+
+void tb_spring_get_chain_info(const tb_spring_animator *a, int chain, tb_spring_chain_info *out)
+{
+    assert(a && out && chain >= 0 && chain < a->chain_count);
+    const tb__chain *c = &a->chains[chain];
+    out->anchor_joint = c->anchor;
+    out->first_joint = c->first_joint;
+    out->end_joint = c->end_joint;
+    out->link_count = c->link_count;
+}
+
+void tb_spring_get_link_state(const tb_spring_animator *a, int chain, int link,
+                          tb_spring_link_state *out)
+{
+    assert(a && out && chain >= 0 && chain < a->chain_count);
+    const tb__chain *c = &a->chains[chain];
+    assert(link >= 0 && link < c->link_count);
+    const tb__link *l = &a->links[c->first_link + link];
+    out->joint = l->joint;
+    tb__v3_copy(l->head, out->head);
+    tb__v3_copy(l->p, out->tip);
+    tb__v3_copy(l->v, out->velocity);
+    tb__v3_copy(l->target, out->target);
+    out->length_m = l->length;
+    tb__q_copy(l->bend, out->bend);
+    out->bend_rad = tb__q_angle(l->bend);
+    out->contact = l->contact;
+}
