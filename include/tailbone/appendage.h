@@ -1,0 +1,190 @@
+/* tailbone/appendage.h — the offline pass: find appendages, report them, give
+ * a tail its own bone chain (SPEC A).
+ *
+ *   tb_appendage_report rep;
+ *   tb_error err;
+ *   // detect only (SPEC A1–A7): reads the model, changes nothing
+ *   if (tb_appendage_detect(&rep, model, NULL, &err) == TB_OK) {
+ *       for (int i = 0; i < rep.appendage_count; i++) use(&rep.appendages[i]);
+ *       tb_appendage_report_free(&rep);
+ *   }
+ *   // detect and repair (SPEC A8/A9): edits the document in memory
+ *   if (tb_appendage_fix(&rep, doc, NULL, &err) == TB_OK && rep.changed)
+ *       tb_doc_save(doc, "out.glb", &err);
+ *   tb_appendage_report_free(&rep);
+ *
+ * Pipeline (docs/detection.md): distance of every bind-space vertex to the
+ * bone segments (terminal bones extended) → far vertices (> 7% H) → weld by
+ * position across all primitives of the skin → connected components of far
+ * vertices on the welded graph → collar ring and attachment joint →
+ * centroid-ratio and elongation tests → merge of overlapping shells →
+ * classification → for a tail: geodesic from the collar, chain Tail_1…Tail_K
+ * + Tail_End, skin weights.
+ *
+ * Options live in tb_appendage_desc: all-zero means the SPEC defaults, which
+ * tb_appendage_defaults() fills in (one place). Several tails get chains
+ * Tail_*, TailB_*, TailC_* … in order of their first vertex in the file
+ * (letters already used by the skeleton are skipped).
+ *
+ * Ownership: a report is filled by detect/fix and freed with
+ * tb_appendage_report_free (also safe on a zeroed report). Joint names in a
+ * report are copies. The model passed to detect is only read.
+ */
+#ifndef TAILBONE_APPENDAGE_H
+#define TAILBONE_APPENDAGE_H
+
+#include <jansson.h>
+
+#include "tailbone/common.h"
+#include "tailbone/gltf.h"
+#include "tailbone/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TB_TAIL_MAX_BONES 16 /* hard cap on K (SPEC default range 3..8) */
+
+typedef enum tb_fix_mode {
+    TB_FIX_CHAIN = 0, /* SPEC A9: a bone chain (default) */
+    TB_FIX_RIGID      /* SPEC A8: every tail vertex 1.0 on Hips (or the attachment bone) */
+} tb_fix_mode;
+
+typedef enum tb_appendage_kind {
+    TB_KIND_TAIL = 0,  /* long, on the pelvis, or a spine-rooted tail (A7) */
+    TB_KIND_CARRIED,   /* long and straight on the spine: scabbard, quiver, strap */
+    TB_KIND_WIDE,      /* not long, on the torso: cape, skirt */
+    TB_KIND_HEAD,      /* on the neck/head: ears, hair */
+    TB_KIND_LIMB,      /* on an arm or a lower limb: sleeves, cuffs */
+    TB_KIND_BODY,      /* failed the centroid test: far skin wrapping a bone */
+    TB_KIND_OTHER,     /* attached to a joint of no known class */
+    TB_KIND_SHORT,     /* long but shorter than tail_length_min: pouch, spike, horn */
+    TB_KIND_COUNT
+} tb_appendage_kind;
+
+typedef enum tb_appendage_decision {
+    TB_DECIDE_UNTOUCHED = 0,
+    TB_DECIDE_CHAIN,
+    TB_DECIDE_RIGID
+} tb_appendage_decision;
+
+typedef struct tb_appendage_desc {
+    int skin;                  /* skin index + 1; 0: the skin with the most vertices */
+    const char *pelvis_joint;  /* joint name of the pelvis; NULL: the Hips role (SPEC A) */
+    tb_fix_mode mode;          /* 0: chain */
+    int rigid_wide;            /* 1: bind wide garments rigidly to their bone (A7: only on request) */
+    float far_fraction;        /* 0 → 0.07 of H (A2) */
+    float extension_fraction;  /* 0 → 0.5 of the incoming bone (A1) */
+    float attach_bias;         /* 0 → 1.5 (A4) */
+    float centroid_ratio_min;  /* 0 → 0.40 of the component radius (A5) */
+    float elongation_min;      /* 0 → 1.8 (A5) */
+    float merge_overlap;       /* 0 → 0.5 of the smaller bbox (A6) */
+    float length_percentile;   /* 0 → 0.99 (A9) */
+    float segment_fraction;    /* 0 → 0.1: K = round(L / (0.1 H)) (A9) */
+    int min_bones, max_bones;  /* 0 → 3, 8 (A9) */
+    int smoothing_passes;      /* 0 → 2; negative: none (A9) */
+    float weld_epsilon;        /* 0 → 1e-5 of H: positions closer are one vertex (A3) */
+    int min_vertices;          /* 0 → 12 welded vertices: smaller appendages are ignored */
+    float touch_fraction;      /* 0 → 0.025 of H: far pieces closer than about this (grid cells
+                                  of this size) are one appendage (A6, choice: segmented tails) */
+    float tail_length_min;     /* 0 → 0.15 of H: a shorter long appendage is left alone */
+    /* Spine-rooted tail vs carried object (A7, beyond the article): a long
+     * appendage on the spine is a tail when at least two of these hold. */
+    float tail_taper_max;      /* 0 → 0.7: tip/root cross-section radius below this */
+    float tail_bend_min;       /* 0 → 0.08: largest chain deviation from the chord, / L */
+    float tail_reach_min;      /* 0 → 0.15: tip beyond the pelvis (below or behind), / H */
+    float tail_lateral_max;    /* 0 → 0.05: and its centroid within this of the midline, / H */
+} tb_appendage_desc;
+
+/* One detected appendage (a far component after merging, SPEC A3–A7). */
+typedef struct tb_appendage {
+    tb_appendage_kind kind;
+    tb_appendage_decision decision;
+    char reason[320];          /* which tests passed or failed, with values */
+    size_t vertex_count;       /* model vertices (every duplicate counted) */
+    size_t welded_count;       /* welded vertices */
+    size_t shell_count;        /* merged shells (A6) */
+    int separate_shell;        /* the tail is its own shell (A9 choice) */
+    size_t reweighted_count;   /* model vertices whose weights were written (fix) */
+    int attach_joint;          /* skeleton joint (tb_model.skel) */
+    char attach_name[64];
+    float attach_point[3];     /* collar centroid J_0 */
+    float elongation;          /* sqrt(λ1/λ2) */
+    float centroid_ratio;      /* centroid-to-skeleton distance / radius (A5) */
+    float standoff_ratio;      /* mean chain-joint-to-skeleton distance / radius (choice) */
+    float lateral;             /* |centroid x - pelvis x| / H */
+    float radius;              /* largest distance from the centroid */
+    float taper, bend, reach;  /* A7 spine-tail measures (0 when not measured) */
+    float length;              /* L: 99th percentile of g (A9) */
+    int bone_count;            /* K (0 unless a chain was made) */
+    int chain;                 /* chain letter index (0: Tail_, 1: TailB_…) or -1 */
+    char chain_parent[64];     /* name of the joint Tail_1 hangs from */
+    float chain_joints[TB_TAIL_MAX_BONES + 1][3]; /* J_0..J_K, bind space */
+    float distance_before;     /* weighted bone distance (A9), bind-space units */
+    float distance_after;      /* after fix; equals before when untouched */
+    uint32_t *vertices;        /* vertex_count model vertex indices, ascending */
+} tb_appendage;
+
+typedef struct tb_appendage_report {
+    int skin;                  /* skin index used */
+    float height;              /* H */
+    int pelvis_joint;          /* skeleton joint, or -1 */
+    char pelvis_name[64];
+    size_t vertex_count, welded_count, far_count;
+    size_t ignored_islands;    /* far islands under min_vertices */
+    int existing_chains;       /* Tail_* chains already in the skeleton */
+    int changed;               /* fix: the document was edited */
+    char message[256];         /* fix: one-line summary (e.g. "nothing to change") */
+    int appendage_count;
+    tb_appendage *appendages;
+    /* wall time per stage of detection, ms (not in the JSON: reports stay
+     * deterministic): distance field, weld, graph + shells, components,
+     * merge, analysis (tests, geodesic, chain joints, distances) */
+    double stage_ms[6];
+} tb_appendage_report;
+
+/* Names of the stage_ms entries ("distance", "weld", …); NULL past the end. */
+const char *tb_appendage_stage_name(int i);
+
+/* The desc with every zero field replaced by its SPEC default; desc may be NULL. */
+tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc);
+
+/* SPEC A1–A7 on a loaded model; fills *out (free with tb_appendage_report_free).
+ * Fails with TB_ERR_NO_HIPS when no pelvis is known (name it in desc). */
+tb_result tb_appendage_detect(tb_appendage_report *out, const tb_model *m,
+                              const tb_appendage_desc *desc, tb_error *err);
+
+/* Detects on the doc's skin and applies the decisions (A8/A9): appends tail
+ * nodes, extends the skin and its inverse bind matrices, rewrites JOINTS_n /
+ * WEIGHTS_n of the primitives whose vertices change, refreshes the doc and
+ * measures the weighted bone distance after. out->changed says whether the
+ * doc was edited; when 0 the doc is untouched. On error the doc may be
+ * partly edited: discard it. */
+tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc,
+                           const tb_appendage_desc *desc, tb_error *err);
+
+void tb_appendage_report_free(tb_appendage_report *rep);
+
+/* The report as JSON ({"skin":…, "appendages":[…]}); caller json_decref()s. */
+json_t *tb_appendage_report_json(const tb_appendage_report *rep);
+
+const char *tb_appendage_kind_name(tb_appendage_kind k);
+const char *tb_appendage_decision_name(tb_appendage_decision d);
+
+/* Weighted bone distance (SPEC A9): for each listed vertex
+ * Σ_i w_i · dist(p, segments of bone i), averaged over the vertices. Bone
+ * i's segments run from its joint to each child joint; a childless joint
+ * gets a segment extending its incoming bone by extension_fraction (0 → 0.5). */
+float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices,
+                                size_t count, float extension_fraction);
+
+/* SPEC A3: welds positions closer than epsilon (hash grid, O(n)). remap[v]
+ * gets the smallest index of v's welded group (so remap[v] <= v); returns the
+ * number of groups. positions are strided floats (stride >= 3). */
+size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count,
+                         size_t stride, float epsilon);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

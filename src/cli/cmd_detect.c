@@ -1,0 +1,121 @@
+/* tailbone detect IN [--json] — find appendages and say what fix would do
+ * (SPEC A1–A7). Also holds the report table that `fix` prints. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "tailbone/appendage.h"
+
+void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
+{
+    fprintf(f, "skin %d, H %.4g, pelvis %s: %zu vertices (%zu welded), %zu far (> 7%% H), %d appendage(s)%s\n",
+            rep->skin, rep->height, rep->pelvis_name, rep->vertex_count, rep->welded_count, rep->far_count,
+            rep->appendage_count, rep->ignored_islands ? "" : "");
+    if (rep->ignored_islands)
+        fprintf(f, "  (%zu far island(s) too small to be an appendage ignored)\n", rep->ignored_islands);
+    if (rep->existing_chains)
+        fprintf(f, "  existing Tail_* chains: %d\n", rep->existing_chains);
+    if (!rep->appendage_count)
+        return;
+    fprintf(f, "  %-2s %-8s %-9s %6s %-14s %5s %5s %7s %2s %9s %9s\n", "#", "kind", "decision", "verts", "attachment",
+            "elong", "c.rat", "L", "K", "dist", after ? "after" : "");
+    for (int i = 0; i < rep->appendage_count; i++) {
+        const tb_appendage *a = &rep->appendages[i];
+        char after_s[32] = "";
+        if (after)
+            snprintf(after_s, sizeof after_s, "%.4g", a->distance_after);
+        fprintf(f, "  %-2d %-8s %-9s %6zu %-14.14s %5.2f %5.2f %7.4g %2d %9.4g %9s\n", i,
+                tb_appendage_kind_name(a->kind), tb_appendage_decision_name(a->decision), a->vertex_count,
+                a->attach_name, a->elongation, a->centroid_ratio, a->length, a->bone_count, a->distance_before,
+                after_s);
+        fprintf(f, "     %s\n", a->reason);
+    }
+}
+
+int tb_cli_appendage_options(const char *cmd, int argc, char **argv, int *i, tb_appendage_desc *d)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--pelvis") || !strcmp(a, "--skin")) {
+        if (*i + 1 >= argc)
+            return tb_cli_usage_error(cmd, "%s needs a value", a);
+        const char *v = argv[++*i];
+        if (!strcmp(a, "--pelvis")) {
+            d->pelvis_joint = v;
+        } else {
+            char *end;
+            long s = strtol(v, &end, 10);
+            if (*end || s < 0 || s > 100000)
+                return tb_cli_usage_error(cmd, "--skin needs a skin index");
+            d->skin = (int)s + 1;
+        }
+        return 0;
+    }
+    if (!strcmp(a, "--rigid-wide")) {
+        d->rigid_wide = 1;
+        return 0;
+    }
+    return -1;
+}
+
+int tb_cmd_detect(int argc, char **argv)
+{
+    const char *in = NULL;
+    int as_json = 0;
+    tb_appendage_desc d;
+    memset(&d, 0, sizeof d);
+    for (int i = 1; i < argc; i++) {
+        int o;
+        if (tb_cli_is(argv[i], "-h", "--help")) {
+            printf("usage: tailbone detect IN [--json] [--pelvis NAME] [--skin N] [--rigid-wide]\n\n"
+                   "Finds the appendages of a rigged character (SPEC A1-A7): vertices farther than 7%%\n"
+                   "of the height from every bone, welded by position and grouped into components,\n"
+                   "each with its collar, attachment joint, centroid ratio and elongation, then\n"
+                   "classified: tail (chain), carried object (rigid), cape/skirt (untouched), ears\n"
+                   "and hair (untouched). Prints what `tailbone fix` would do; changes nothing.\n"
+                   "  --json          the report as JSON\n"
+                   "  --pelvis NAME   the pelvis joint when no Hips role is recognised\n"
+                   "  --skin N        the skin to use (default: the one with most vertices)\n"
+                   "  --rigid-wide    report wide garments as bound rigidly (as fix would)\n");
+            return TB_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            as_json = 1;
+        } else if ((o = tb_cli_appendage_options("detect", argc, argv, &i, &d)) >= 0) {
+            if (o)
+                return o;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return tb_cli_usage_error("detect", "unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return tb_cli_usage_error("detect", "too many arguments");
+        }
+    }
+    if (!in)
+        return tb_cli_usage_error("detect", "needs a FILE");
+    tb_doc *doc = tb_cli_load(in, 1);
+    if (!doc)
+        return TB_EXIT_FAIL;
+    tb_error err = {0};
+    tb_model *m = NULL;
+    tb_appendage_report rep;
+    memset(&rep, 0, sizeof rep);
+    int rc = TB_EXIT_OK;
+    if (tb_model_load(&m, doc, d.skin > 0 ? d.skin - 1 : -1, &err) != TB_OK ||
+        tb_appendage_detect(&rep, m, &d, &err) != TB_OK) {
+        rc = tb_cli_error(in, &err);
+    } else if (as_json) {
+        json_t *j = tb_appendage_report_json(&rep);
+        json_object_set_new(j, "file", json_string(in));
+        char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        puts(s);
+        free(s);
+        json_decref(j);
+    } else {
+        printf("file: %s\n", in);
+        tb_cli_print_appendages(stdout, &rep, 0);
+    }
+    tb_appendage_report_free(&rep);
+    tb_model_free(m);
+    tb_doc_free(doc);
+    return rc;
+}

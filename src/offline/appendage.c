@@ -1,0 +1,1508 @@
+/* The offline pass, detection half (SPEC A1–A7, plus the A9 geodesic and
+ * chain joints that the report shows): distance field, far vertices, weld,
+ * components, collar and attachment, tests, merge, classification. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "offline/appendage_internal.h"
+#include "offline/doc_internal.h"
+
+tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
+{
+    tb_appendage_desc d;
+    if (desc)
+        d = *desc;
+    else
+        memset(&d, 0, sizeof d);
+#define TB__DEF(field, value) \
+    if (!(d.field > 0))       \
+    d.field = (value)
+    TB__DEF(far_fraction, 0.07f);         /* SPEC A2 */
+    TB__DEF(extension_fraction, 0.5f);    /* SPEC A1 (choice) */
+    TB__DEF(attach_bias, 1.5f);           /* SPEC A4 */
+    TB__DEF(centroid_ratio_min, 0.40f);   /* SPEC A5 (1) */
+    TB__DEF(elongation_min, 1.8f);        /* SPEC A5 (2) (choice) */
+    TB__DEF(merge_overlap, 0.5f);         /* SPEC A6 */
+    TB__DEF(length_percentile, 0.99f);    /* SPEC A9 */
+    TB__DEF(segment_fraction, 0.1f);      /* SPEC A9 */
+    TB__DEF(min_bones, 3);                /* SPEC A9 */
+    TB__DEF(max_bones, 8);                /* SPEC A9 */
+    TB__DEF(weld_epsilon, 0.0f);          /* resolved against H at detection */
+    TB__DEF(min_vertices, 12);            /* (choice) */
+    TB__DEF(touch_fraction, 0.025f);       /* A6 (choice) */
+    TB__DEF(tail_length_min, 0.15f);      /* A7 (choice) */
+    TB__DEF(tail_taper_max, 0.7f);        /* SPEC A7 beyond the article (choice) */
+    TB__DEF(tail_bend_min, 0.08f);
+    TB__DEF(tail_reach_min, 0.15f);
+    TB__DEF(tail_lateral_max, 0.05f);
+#undef TB__DEF
+    if (d.smoothing_passes == 0)
+        d.smoothing_passes = 2;           /* SPEC A9 */
+    else if (d.smoothing_passes < 0)
+        d.smoothing_passes = 0;
+    if (d.max_bones > TB_TAIL_MAX_BONES)
+        d.max_bones = TB_TAIL_MAX_BONES;
+    if (d.min_bones > d.max_bones)
+        d.min_bones = d.max_bones;
+    if (d.skin < 0)
+        d.skin = 0;
+    return d;
+}
+
+const char *tb_appendage_stage_name(int i)
+{
+    static const char *const n[] = {"distance", "weld", "graph", "components", "merge", "analysis"};
+    return (i >= 0 && i < 6) ? n[i] : NULL;
+}
+
+static double tb__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+const char *tb_appendage_kind_name(tb_appendage_kind k)
+{
+    static const char *const n[] = {"tail", "carried", "wide", "head", "limb", "body", "other", "short"};
+    return (k >= 0 && k < TB_KIND_COUNT) ? n[k] : "other";
+}
+
+const char *tb_appendage_decision_name(tb_appendage_decision d)
+{
+    static const char *const n[] = {"untouched", "chain", "rigid"};
+    return (d >= 0 && d <= TB_DECIDE_RIGID) ? n[d] : "untouched";
+}
+
+void tb_appendage_report_free(tb_appendage_report *rep)
+{
+    if (!rep)
+        return;
+    for (int i = 0; i < rep->appendage_count; i++)
+        free(rep->appendages[i].vertices);
+    free(rep->appendages);
+    memset(rep, 0, sizeof *rep);
+}
+
+void tb__detect_work_free(tb__detect_work *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->count; i++) {
+        free(w->apps[i].rw_verts);
+        free(w->apps[i].rw_g);
+    }
+    free(w->apps);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- SPEC A1: bone segments and the distance field ---------------------- */
+
+float tb__seg_dist(const tb__seg *s, const float p[3])
+{
+    float ap[3] = {p[0] - s->a[0], p[1] - s->a[1], p[2] - s->a[2]};
+    float t = (ap[0] * s->ab[0] + ap[1] * s->ab[1] + ap[2] * s->ab[2]) * s->inv_len2;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    float d[3] = {ap[0] - t * s->ab[0], ap[1] - t * s->ab[1], ap[2] - t * s->ab[2]};
+    return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+static void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint)
+{
+    for (int k = 0; k < 3; k++) {
+        s->a[k] = a[k];
+        s->ab[k] = b[k] - a[k];
+    }
+    float l2 = s->ab[0] * s->ab[0] + s->ab[1] * s->ab[1] + s->ab[2] * s->ab[2];
+    s->inv_len2 = l2 > 0 ? 1.0f / l2 : 0.0f;
+    s->joint = joint;
+}
+
+static const float *tb__jpos(const tb_model *m, int j)
+{
+    return &m->skel.bind_world[j][12];
+}
+
+/* Skeleton joints that carry a positive weight somewhere in the mesh. */
+static uint8_t *tb__weighted_joints(const tb_model *m)
+{
+    uint8_t *w = calloc((size_t)m->skel.joint_count + 1, 1);
+    if (!w)
+        return NULL;
+    size_t n = m->vertex_count * (size_t)m->influences;
+    for (size_t i = 0; i < n; i++)
+        if (m->weights[i] > 0 && m->joints[i] < m->skin_joint_count)
+            w[m->skin_joints[m->joints[i]]] = 1;
+    return w;
+}
+
+/* Segments of the skeleton (SPEC A1). filtered = 1 for detection: a segment
+ * a→c needs a weighted joint a, and a weightless subtree under c is skipped
+ * when a has weighted children (IK targets, pole targets, stripped helper
+ * chains are not body). filtered = 0 (measurement): every skin joint owns a
+ * segment to each skin child. In both, a terminal joint gets an extension of
+ * ext × its incoming bone; a joint with no segment at all becomes a point.
+ * Returns the count; *out is malloc'd. */
+static int tb__segments(const tb_model *m, float ext, int filtered, tb__seg **out, uint8_t **is_node_out)
+{
+    int J = m->skel.joint_count;
+    const uint8_t *ibm = m->skel.has_ibm;
+    uint8_t *wt = tb__weighted_joints(m);
+    uint8_t *sub = calloc((size_t)J + 1, 1), *started = calloc((size_t)J + 1, 1);
+    int *incoming = malloc(((size_t)J + 1) * sizeof *incoming);
+    uint8_t *wchild = calloc((size_t)J + 1, 1);
+    tb__seg *s = malloc(((size_t)J * 2 + 1) * sizeof *s);
+    int n = 0;
+    *out = NULL;
+    if (!wt || !sub || !started || !incoming || !wchild || !s)
+        goto done;
+    for (int j = 0; j < J; j++) {
+        sub[j] = wt[j];
+        incoming[j] = -1;
+    }
+    for (int j = J - 1; j > 0; j--)
+        if (m->skel.parents[j] >= 0)
+            sub[m->skel.parents[j]] |= sub[j];
+    for (int j = 0; j < J; j++) {
+        int p = m->skel.parents[j];
+        if (p >= 0 && ibm[j] && ibm[p] && sub[j])
+            wchild[p] = 1;
+    }
+    for (int c = 0; c < J; c++) {
+        int a = m->skel.parents[c];
+        if (a < 0 || !ibm[a] || !ibm[c])
+            continue;
+        if (filtered && (!wt[a] || (!sub[c] && wchild[a])))
+            continue;
+        tb__seg_set(&s[n++], tb__jpos(m, a), tb__jpos(m, c), a);
+        started[a] = 1;
+        incoming[c] = a;
+    }
+    for (int c = 0; c < J; c++) {
+        if (!ibm[c] || started[c])
+            continue;
+        if (incoming[c] >= 0) { /* terminal: extend the incoming bone */
+            const float *a = tb__jpos(m, incoming[c]), *b = tb__jpos(m, c);
+            float e[3] = {b[0] + ext * (b[0] - a[0]), b[1] + ext * (b[1] - a[1]), b[2] + ext * (b[2] - a[2])};
+            tb__seg_set(&s[n++], b, e, c);
+        } else if (!filtered || wt[c]) {
+            int p = m->skel.parents[c];
+            const float *b = tb__jpos(m, c);
+            if (p >= 0 && ibm[p]) {
+                const float *a = tb__jpos(m, p);
+                float e[3] = {b[0] + ext * (b[0] - a[0]), b[1] + ext * (b[1] - a[1]), b[2] + ext * (b[2] - a[2])};
+                tb__seg_set(&s[n++], b, e, c);
+            } else {
+                tb__seg_set(&s[n++], b, b, c);
+            }
+        }
+    }
+    if (is_node_out) { /* joints that are ends of real segments: attachment candidates */
+        for (int j = 0; j < J; j++)
+            sub[j] = 0;
+        for (int i = 0; i < n; i++)
+            sub[s[i].joint] = 1;
+        for (int c = 0; c < J; c++)
+            if (incoming[c] >= 0 && (wt[c] || started[c]))
+                sub[c] = 1;
+        *is_node_out = sub;
+        sub = NULL;
+    }
+    *out = s;
+    s = NULL;
+done:
+    free(wt);
+    free(sub);
+    free(started);
+    free(incoming);
+    free(wchild);
+    free(s);
+    return *out ? n : -1;
+}
+
+static float tb__skeleton_dist(const tb__seg *s, int n, const float p[3])
+{
+    float best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        float d = tb__seg_dist(&s[i], p);
+        if (d < best)
+            best = d;
+    }
+    return best;
+}
+
+float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices, size_t count,
+                                float extension_fraction)
+{
+    if (!m || !count)
+        return 0.0f;
+    tb__seg *s = NULL;
+    int n = tb__segments(m, extension_fraction > 0 ? extension_fraction : 0.5f, 0, &s, NULL);
+    if (n < 0)
+        return NAN;
+    /* CSR of segments per joint (segments are grouped by owner below) */
+    int J = m->skel.joint_count;
+    int *off = calloc((size_t)J + 2, sizeof *off), *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    if (!off || !idx) {
+        free(off);
+        free(idx);
+        free(s);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        off[s[i].joint + 1]++;
+    for (int j = 0; j < J; j++)
+        off[j + 1] += off[j];
+    int *fill = calloc((size_t)J + 1, sizeof *fill);
+    if (!fill) {
+        free(off);
+        free(idx);
+        free(s);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        idx[off[s[i].joint] + fill[s[i].joint]++] = i;
+    free(fill);
+    double total = 0;
+    for (size_t q = 0; q < count; q++) {
+        size_t v = vertices[q];
+        const float *p = m->positions + v * 3;
+        double acc = 0, wsum = 0;
+        for (int k = 0; k < m->influences; k++) {
+            float w = m->weights[v * (size_t)m->influences + (size_t)k];
+            uint16_t sj = m->joints[v * (size_t)m->influences + (size_t)k];
+            if (!(w > 0) || sj >= m->skin_joint_count)
+                continue;
+            int j = m->skin_joints[sj];
+            float best = INFINITY;
+            for (int e = off[j]; e < off[j + 1]; e++) {
+                float d = tb__seg_dist(&s[idx[e]], p);
+                if (d < best)
+                    best = d;
+            }
+            if (isfinite(best)) {
+                acc += (double)w * best;
+                wsum += w;
+            }
+        }
+        total += wsum > 0 ? acc / wsum : 0;
+    }
+    free(off);
+    free(idx);
+    free(s);
+    return (float)(total / (double)count);
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static uint32_t tb__find(uint32_t *uf, uint32_t x)
+{
+    while (uf[x] != x) {
+        uf[x] = uf[uf[x]];
+        x = uf[x];
+    }
+    return x;
+}
+
+static void tb__unite(uint32_t *uf, uint32_t a, uint32_t b)
+{
+    a = tb__find(uf, a);
+    b = tb__find(uf, b);
+    if (a < b)
+        uf[b] = a; /* smallest index is the root: deterministic labels */
+    else if (b < a)
+        uf[a] = b;
+}
+
+/* Eigenvalues of a symmetric 3x3 matrix, descending (Jacobi rotations). */
+static void tb__eig3(const double c[3][3], double ev[3])
+{
+    double a[3][3];
+    memcpy(a, c, sizeof a);
+    for (int it = 0; it < 50; it++) {
+        double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+        if (off < 1e-30)
+            break;
+        for (int p = 0; p < 2; p++)
+            for (int q = p + 1; q < 3; q++) {
+                if (fabs(a[p][q]) < 1e-300)
+                    continue;
+                double th = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+                double t = (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1));
+                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
+                for (int k = 0; k < 3; k++) { /* A ← Jᵀ A J */
+                    double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = cs * akp - sn * akq;
+                    a[k][q] = sn * akp + cs * akq;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = cs * apk - sn * aqk;
+                    a[q][k] = sn * apk + cs * aqk;
+                }
+            }
+    }
+    ev[0] = a[0][0], ev[1] = a[1][1], ev[2] = a[2][2];
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (ev[j] > ev[i]) {
+                double t = ev[i];
+                ev[i] = ev[j];
+                ev[j] = t;
+            }
+}
+
+static int tb__cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static int tb__cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void tb__copy_name(char *dst, size_t cap, const char *s)
+{
+    snprintf(dst, cap, "%s", s ? s : "(unnamed)");
+}
+
+/* ---- the detector state -------------------------------------------------- */
+
+typedef struct tb__comp {
+    uint32_t *verts;  /* welded ids, ascending */
+    size_t nverts;
+    uint32_t *collar; /* welded ids */
+    size_t ncollar;
+    int separate;     /* its shell is its own (A9 choice) */
+    uint32_t shell;
+    int attach;
+    float bmin[3], bmax[3];
+    int group;        /* merge root (A6) */
+} tb__comp;
+
+typedef struct tb__state {
+    const tb_model *m;
+    tb_appendage_desc d;
+    float H;
+    int pelvis;
+    tb_role_class *cls;
+    tb__seg *segs;
+    int nseg;
+    uint8_t *is_node;
+    float *dist;        /* per model vertex */
+    uint32_t *wid;      /* model vertex → welded id */
+    size_t nw;
+    float *wpos;        /* 3 per welded id */
+    uint8_t *far;       /* per welded id */
+    tb__graph g;
+    uint32_t *shell;    /* welded id → shell root */
+    size_t *shell_total, *shell_far; /* per shell root */
+    uint32_t *comp_uf;
+    tb__comp *comps;
+    size_t ncomp;
+    uint32_t *model_off, *model_list; /* welded id → its model vertices (CSR) */
+    uint32_t *shell_off, *shell_list; /* shell root → its welded ids (CSR) */
+    double *ms;         /* stage times (tb_appendage_report.stage_ms) */
+} tb__state;
+
+static void tb__state_free(tb__state *st)
+{
+    free(st->cls);
+    free(st->segs);
+    free(st->is_node);
+    free(st->dist);
+    free(st->wid);
+    free(st->wpos);
+    free(st->far);
+    tb__graph_free(&st->g);
+    free(st->shell);
+    free(st->shell_total);
+    free(st->shell_far);
+    free(st->comp_uf);
+    for (size_t i = 0; i < st->ncomp; i++) {
+        free(st->comps[i].verts);
+        free(st->comps[i].collar);
+    }
+    free(st->comps);
+    free(st->shell_off);
+    free(st->shell_list);
+    free(st->model_off);
+    free(st->model_list);
+}
+
+static int tb__joint_by_name(const tb_model *m, const char *name)
+{
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        const char *n = m->skel.names[j];
+        if (!n)
+            continue;
+        if (!strcmp(n, name))
+            return j;
+        const char *colon = strrchr(n, ':');
+        if (colon && !strcmp(colon + 1, name))
+            return j;
+    }
+    return -1;
+}
+
+/* SPEC A4: nearest joint to the collar centroid, with the torso/thigh bias.
+ * A thigh that wins the bias stands for the body: the pelvis. */
+static int tb__attach_joint(const tb__state *st, const float p[3])
+{
+    const tb_model *m = st->m;
+    int best = -1;
+    float dbest = INFINITY;
+    float *d = calloc((size_t)m->skel.joint_count + 1, sizeof *d);
+    if (!d)
+        return st->pelvis;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        d[j] = INFINITY;
+        if (!st->is_node[j])
+            continue;
+        const float *q = tb__jpos(m, j);
+        float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
+        d[j] = sqrtf(dx * dx + dy * dy + dz * dz);
+        if (d[j] < dbest) {
+            dbest = d[j];
+            best = j;
+        }
+    }
+    int torso = -1, thigh = -1;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        if (!(d[j] <= st->d.attach_bias * dbest))
+            continue;
+        tb_role_class c = st->cls[j];
+        if ((c == TB_CLASS_PELVIS || c == TB_CLASS_SPINE) && (torso < 0 || d[j] < d[torso]))
+            torso = j;
+        if (c == TB_CLASS_THIGH && (thigh < 0 || d[j] < d[thigh]))
+            thigh = j;
+    }
+    float d_pelvis = d[st->pelvis];
+    free(d);
+    /* the pelvis first: a root between the hips and the thigh heads, or
+     * between the hips and the first spine joint, belongs to the body */
+    if (d_pelvis <= st->d.attach_bias * dbest)
+        return st->pelvis;
+    if (torso >= 0)
+        return torso;
+    if (thigh >= 0)
+        return st->pelvis;
+    return best >= 0 ? best : st->pelvis;
+}
+
+static tb_result tb__prepare(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count;
+    int J = m->skel.joint_count;
+    st->cls = malloc(((size_t)J + 1) * sizeof *st->cls);
+    if (!st->cls)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* a joint without a role (finger, eye, end helper) takes its parent's
+     * class; the caller-named pelvis of an unknown layout passes nothing on */
+    for (int j = 0; j < J; j++) {
+        int p = m->skel.parents[j];
+        st->cls[j] = tb_role_class_of(m->roles[j]);
+        if (m->roles[j] == TB_ROLE_NONE && p >= 0)
+            st->cls[j] = st->cls[p];
+    }
+    st->cls[st->pelvis] = TB_CLASS_PELVIS;
+    st->nseg = tb__segments(m, st->d.extension_fraction, 1, &st->segs, &st->is_node);
+    if (st->nseg < 0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (st->nseg == 0)
+        return tb__fail(err, TB_ERR_INVALID, NULL, "the skeleton has no weighted bone");
+    /* SPEC A1: distance to the skeleton, O(V × segments) */
+    st->dist = malloc((V ? V : 1) * sizeof *st->dist);
+    st->wid = malloc((V ? V : 1) * sizeof *st->wid);
+    if (!st->dist || !st->wid)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    double t0 = tb__now_ms();
+    for (size_t v = 0; v < V; v++)
+        st->dist[v] = tb__skeleton_dist(st->segs, st->nseg, m->positions + v * 3);
+    double t1 = tb__now_ms();
+    st->ms[0] = t1 - t0;
+    /* SPEC A3: weld across every primitive of the skin */
+    float eps = st->d.weld_epsilon > 0 ? st->d.weld_epsilon : 1e-5f * st->H;
+    if (!(eps > 0))
+        eps = 1e-7f;
+    tb_weld_positions(st->wid, m->positions, V, 3, eps);
+    size_t nw = 0;
+    for (size_t v = 0; v < V; v++)
+        st->wid[v] = st->wid[v] == v ? (uint32_t)nw++ : st->wid[st->wid[v]];
+    st->nw = nw;
+    st->wpos = malloc((nw ? nw : 1) * 3 * sizeof *st->wpos);
+    st->far = calloc(nw ? nw : 1, 1);
+    st->model_off = calloc(nw + 1, sizeof *st->model_off);
+    st->model_list = malloc((V ? V : 1) * sizeof *st->model_list);
+    if (!st->wpos || !st->far || !st->model_off || !st->model_list)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    float thr = st->d.far_fraction * st->H; /* SPEC A2 */
+    for (size_t v = 0; v < V; v++) {
+        uint32_t w = st->wid[v];
+        st->model_off[w + 1]++;
+        if (st->model_off[w + 1] == 1) {
+            memcpy(st->wpos + (size_t)w * 3, m->positions + v * 3, 3 * sizeof(float));
+            st->far[w] = st->dist[v] > thr;
+        }
+    }
+    for (size_t w = 0; w < nw; w++)
+        st->model_off[w + 1] += st->model_off[w];
+    {
+        uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
+        if (!fill)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        memcpy(fill, st->model_off, nw * sizeof *fill);
+        for (size_t v = 0; v < V; v++)
+            st->model_list[fill[st->wid[v]]++] = (uint32_t)v;
+        free(fill);
+    }
+    double t2 = tb__now_ms();
+    st->ms[1] = t2 - t1;
+    tb_result r = tb__graph_build(&st->g, nw, m->triangles, m->triangle_count, st->wid, err);
+    if (r != TB_OK)
+        return r;
+    /* shells (all edges) and far components (far-far edges), union-find */
+    st->shell = malloc((nw ? nw : 1) * sizeof *st->shell);
+    st->comp_uf = malloc((nw ? nw : 1) * sizeof *st->comp_uf);
+    st->shell_total = calloc(nw ? nw : 1, sizeof *st->shell_total);
+    st->shell_far = calloc(nw ? nw : 1, sizeof *st->shell_far);
+    if (!st->shell || !st->comp_uf || !st->shell_total || !st->shell_far)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++)
+        st->shell[w] = st->comp_uf[w] = (uint32_t)w;
+    for (size_t w = 0; w < nw; w++)
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            tb__unite(st->shell, (uint32_t)w, o);
+            if (st->far[w] && st->far[o])
+                tb__unite(st->comp_uf, (uint32_t)w, o);
+        }
+    st->shell_off = calloc(nw + 1, sizeof *st->shell_off);
+    st->shell_list = malloc((nw ? nw : 1) * sizeof *st->shell_list);
+    if (!st->shell_off || !st->shell_list)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t s = st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        st->shell_total[s]++;
+        st->shell_off[s + 1]++;
+        if (st->far[w])
+            st->shell_far[s]++;
+    }
+    for (size_t w = 0; w < nw; w++)
+        st->shell_off[w + 1] += st->shell_off[w];
+    uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
+    if (!fill)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memcpy(fill, st->shell_off, nw * sizeof *fill);
+    for (size_t w = 0; w < nw; w++) /* shell[] is fully compressed now: shell[w] is the root */
+        st->shell_list[fill[st->shell[w]]++] = (uint32_t)w;
+    free(fill);
+    st->ms[2] = tb__now_ms() - t2;
+    return TB_OK;
+}
+
+/* SPEC A3/A4: far components (every island, however small: a small one may
+ * be a piece of a segmented tail) and their collars. A component with no
+ * non-far neighbour floats: it has no collar and no attachment of its own. */
+static tb_result tb__components(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
+    size_t *count = calloc(nw ? nw : 1, sizeof *count);
+    uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
+    uint32_t *mark = calloc(nw ? nw : 1, sizeof *mark);
+    if (!count || !slot || !mark)
+        goto oom;
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w])
+            count[tb__find(st->comp_uf, (uint32_t)w)]++;
+    size_t n = 0;
+    for (size_t w = 0; w < nw; w++)
+        slot[w] = (st->far[w] && st->comp_uf[w] == w) ? (uint32_t)n++ : UINT32_MAX;
+    st->comps = calloc(n ? n : 1, sizeof *st->comps);
+    if (!st->comps)
+        goto oom;
+    st->ncomp = n;
+    for (size_t w = 0; w < nw; w++)
+        if (slot[w] != UINT32_MAX) {
+            st->comps[slot[w]].verts = malloc(count[w] * sizeof(uint32_t));
+            if (!st->comps[slot[w]].verts)
+                goto oom;
+        }
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w]) {
+            tb__comp *c = &st->comps[slot[tb__find(st->comp_uf, (uint32_t)w)]];
+            c->verts[c->nverts++] = (uint32_t)w;
+        }
+    for (size_t i = 0; i < n; i++) {
+        tb__comp *c = &st->comps[i];
+        size_t cap = 0;
+        for (size_t k = 0; k < c->nverts; k++) {
+            uint32_t w = c->verts[k];
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+                uint32_t o = st->g.adj[e];
+                if (st->far[o] || mark[o] == i + 1)
+                    continue;
+                mark[o] = (uint32_t)i + 1;
+                if (c->ncollar == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    uint32_t *nc = realloc(c->collar, cap * sizeof *nc);
+                    if (!nc)
+                        goto oom;
+                    c->collar = nc;
+                }
+                c->collar[c->ncollar++] = o;
+            }
+        }
+        if (c->ncollar)
+            qsort(c->collar, c->ncollar, sizeof *c->collar, tb__cmp_u32);
+        c->shell = st->shell[c->verts[0]];
+        c->attach = -1;
+        if (c->ncollar) {
+            float cp[3] = {0, 0, 0};
+            for (size_t k = 0; k < c->ncollar; k++)
+                for (int a = 0; a < 3; a++)
+                    cp[a] += st->wpos[(size_t)c->collar[k] * 3 + (size_t)a] / (float)c->ncollar;
+            c->attach = tb__attach_joint(st, cp);
+        }
+        for (int a = 0; a < 3; a++) {
+            c->bmin[a] = INFINITY;
+            c->bmax[a] = -INFINITY;
+        }
+        for (size_t k = 0; k < c->nverts; k++)
+            for (int a = 0; a < 3; a++) {
+                float x = st->wpos[(size_t)c->verts[k] * 3 + (size_t)a];
+                c->bmin[a] = x < c->bmin[a] ? x : c->bmin[a];
+                c->bmax[a] = x > c->bmax[a] ? x : c->bmax[a];
+            }
+        c->group = (int)i;
+    }
+    free(count);
+    free(slot);
+    free(mark);
+    return TB_OK;
+oom:
+    free(count);
+    free(slot);
+    free(mark);
+    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+}
+
+/* ---- a uniform grid over welded vertices, as a sorted array ------------- */
+
+typedef struct tb__cell_entry {
+    uint64_t key;
+    uint32_t comp, v;
+} tb__cell_entry;
+
+#define TB__CELL_BITS 21
+#define TB__CELL_MAX ((1u << TB__CELL_BITS) - 1)
+
+static void tb__cell_of(const tb__state *st, const float *p, float inv, uint32_t c[3])
+{
+    for (int a = 0; a < 3; a++) {
+        double x = floor(((double)p[a] - (double)st->m->bbox_min[a]) * inv);
+        c[a] = x < 0 ? 0 : x > TB__CELL_MAX ? TB__CELL_MAX : (uint32_t)x;
+    }
+}
+
+static uint64_t tb__cell_key(const uint32_t c[3])
+{
+    return ((uint64_t)c[0] << (2 * TB__CELL_BITS)) | ((uint64_t)c[1] << TB__CELL_BITS) | c[2];
+}
+
+static int tb__cmp_entry(const void *a, const void *b)
+{
+    const tb__cell_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->comp != y->comp)
+        return x->comp < y->comp ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Index ranges [lo, hi) of the entries in the 27 cells around cell c. */
+static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+{
+    int k = 0;
+    for (int dx = -1; dx <= 1; dx++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dz = -1; dz <= 1; dz++) {
+                uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] + (uint32_t)dz};
+                if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX || q[2] > TB__CELL_MAX)
+                    continue; /* wrapped below 0 */
+                uint64_t key = tb__cell_key(q);
+                size_t a = tb__lower(e, n, key), b = a;
+                while (b < n && e[b].key == key)
+                    b++;
+                if (b > a) {
+                    lo[k] = a;
+                    hi[k++] = b;
+                }
+            }
+    return k;
+}
+
+static void tb__key_cell(uint64_t key, uint32_t c[3])
+{
+    c[0] = (uint32_t)(key >> (2 * TB__CELL_BITS)) & TB__CELL_MAX;
+    c[1] = (uint32_t)(key >> TB__CELL_BITS) & TB__CELL_MAX;
+    c[2] = (uint32_t)key & TB__CELL_MAX;
+}
+
+/* SPEC A6: merge. Same attachment joint and bounding boxes overlapping by
+ * more than half of the smaller (the article's rule: fur over skin). Choice:
+ * a floating piece (no collar: it never touches the body band) merges with
+ * the pieces it touches (vertices in neighbouring grid cells of
+ * touch_fraction H) — a low-poly or bony tail is often a row of separate
+ * closed segments. Grid as a sorted array: O(F log F). */
+static tb_result tb__merge(tb__state *st, tb_error *err)
+{
+    size_t n = st->ncomp, F = 0;
+    for (size_t i = 0; i < n; i++)
+        F += st->comps[i].nverts;
+    uint32_t *uf = malloc((n ? n : 1) * sizeof *uf);
+    tb__cell_entry *e = malloc((F ? F : 1) * sizeof *e);
+    if (!uf || !e) {
+        free(uf);
+        free(e);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t i = 0; i < n; i++)
+        uf[i] = (uint32_t)i;
+    float pad = 0.005f * st->H; /* flat shells have no volume without it */
+    for (size_t i = 0; i < n; i++) {
+        tb__comp *a = &st->comps[i];
+        if (a->attach < 0 || a->nverts < (size_t)st->d.min_vertices)
+            continue;
+        for (size_t j = i + 1; j < n; j++) {
+            tb__comp *b = &st->comps[j];
+            if (b->attach != a->attach || b->nverts < (size_t)st->d.min_vertices)
+                continue;
+            double va = 1, vb = 1, vo = 1;
+            for (int k = 0; k < 3; k++) {
+                double la = a->bmax[k] - a->bmin[k] + pad, lb = b->bmax[k] - b->bmin[k] + pad;
+                double lo = fmin(a->bmax[k], b->bmax[k]) - fmax(a->bmin[k], b->bmin[k]) + pad;
+                va *= la;
+                vb *= lb;
+                vo *= lo > 0 ? lo : 0;
+            }
+            if (vo > st->d.merge_overlap * fmin(va, vb))
+                tb__unite(uf, (uint32_t)i, (uint32_t)j);
+        }
+    }
+    /* touching pieces: unique (cell, component) entries, neighbours looked up */
+    float cell = st->d.touch_fraction * st->H;
+    float inv = cell > 0 ? 1.0f / cell : 1.0f;
+    size_t q = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < st->comps[i].nverts; k++) {
+            uint32_t c[3];
+            tb__cell_of(st, st->wpos + (size_t)st->comps[i].verts[k] * 3, inv, c);
+            e[q].key = tb__cell_key(c);
+            e[q].comp = (uint32_t)i;
+            e[q].v = 0;
+            q++;
+        }
+    qsort(e, q, sizeof *e, tb__cmp_entry);
+    size_t u = 0;
+    for (size_t k = 0; k < q; k++)
+        if (!u || e[u - 1].key != e[k].key || e[u - 1].comp != e[k].comp)
+            e[u++] = e[k];
+    for (size_t k = 0; k < u; k++) {
+        uint32_t c[3];
+        size_t lo[27], hi[27];
+        tb__key_cell(e[k].key, c);
+        const tb__comp *a = &st->comps[e[k].comp];
+        int nr = tb__neighbours(e, u, c, lo, hi);
+        for (int r = 0; r < nr; r++)
+            for (size_t t = lo[r]; t < hi[r]; t++) {
+                if (e[t].comp <= e[k].comp)
+                    continue;
+                const tb__comp *b = &st->comps[e[t].comp];
+                if (a->attach < 0 || b->attach < 0) /* a floating piece joins what it touches */
+                    tb__unite(uf, e[k].comp, e[t].comp);
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
+    free(uf);
+    free(e);
+    return TB_OK;
+}
+
+/* Bridges between the pieces of a merged group (A6 choice), so the
+ * geodesic crosses from one closed segment to the next. Per grid cell and
+ * piece, its first vertex is linked to the nearest vertex of each other
+ * piece in the 27 cells around: O(F) on a grid of touch_fraction H. */
+static tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv,
+                             tb__graph *out, tb_error *err)
+{
+    float cell = st->d.touch_fraction * st->H;
+    float inv = cell > 0 ? 1.0f / cell : 1.0f;
+    tb__cell_entry *e = malloc((nv ? nv : 1) * sizeof *e);
+    size_t cap = 256, ne = 0;
+    uint32_t *edges = malloc(cap * 2 * sizeof *edges);
+    if (!e || !edges) {
+        free(e);
+        free(edges);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t k = 0; k < nv; k++) {
+        uint32_t c[3];
+        tb__cell_of(st, st->wpos + (size_t)wv[k] * 3, inv, c);
+        e[k].key = tb__cell_key(c);
+        e[k].comp = piece[k];
+        e[k].v = wv[k];
+    }
+    qsort(e, nv, sizeof *e, tb__cmp_entry);
+    for (size_t k = 0; k < nv; k++) {
+        if (k && e[k - 1].key == e[k].key && e[k - 1].comp == e[k].comp)
+            continue; /* first vertex of its (cell, piece) only */
+        uint32_t c[3];
+        size_t lo[27], hi[27];
+        tb__key_cell(e[k].key, c);
+        const float *p = st->wpos + (size_t)e[k].v * 3;
+        int nr = tb__neighbours(e, nv, c, lo, hi);
+        /* the nearest vertex of every other piece around (runs are per piece) */
+        for (int r = 0; r < nr; r++)
+            for (size_t t = lo[r]; t < hi[r];) {
+                uint32_t other = e[t].comp;
+                size_t end = t;
+                while (end < hi[r] && e[end].comp == other)
+                    end++;
+                if (other != e[k].comp) {
+                    uint32_t best = UINT32_MAX;
+                    float bd = INFINITY;
+                    for (size_t q = t; q < end; q++) {
+                        const float *o = st->wpos + (size_t)e[q].v * 3;
+                        float d = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                  (o[2] - p[2]) * (o[2] - p[2]);
+                        if (d < bd) {
+                            bd = d;
+                            best = e[q].v;
+                        }
+                    }
+                    if (ne == cap) {
+                        cap *= 2;
+                        uint32_t *n2 = realloc(edges, cap * 2 * sizeof *edges);
+                        if (!n2) {
+                            free(e);
+                            free(edges);
+                            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                        }
+                        edges = n2;
+                    }
+                    edges[ne * 2] = e[k].v;
+                    edges[ne * 2 + 1] = best;
+                    ne++;
+                }
+                t = end;
+            }
+    }
+    free(e);
+    tb_result r = tb__graph_from_edges(out, st->nw, edges, ne, err);
+    free(edges);
+    return r;
+}
+
+/* Chain joints from g (SPEC A9). wv: welded far vertices with geodesic g[]. */
+static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
+                            const float j0[3], float (*J)[3], float *radius)
+{
+    double acc[TB_TAIL_MAX_BONES + 1][4];
+    memset(acc, 0, sizeof acc);
+    float half = L / (2.0f * (float)K);
+    for (size_t k = 0; k < n; k++) {
+        float gv = g[wv[k]];
+        if (!isfinite(gv))
+            continue;
+        int i = (int)floorf(gv / (L / (float)K) + 0.5f); /* nearest station */
+        if (i < 1 || i > K || fabsf(gv - (float)i * L / (float)K) > half)
+            continue;
+        const float *p = st->wpos + (size_t)wv[k] * 3;
+        acc[i][0] += p[0], acc[i][1] += p[1], acc[i][2] += p[2], acc[i][3] += 1;
+    }
+    memcpy(J[0], j0, sizeof J[0]);
+    int have[TB_TAIL_MAX_BONES + 1] = {1};
+    for (int i = 1; i <= K; i++)
+        if (acc[i][3] > 0) {
+            for (int a = 0; a < 3; a++)
+                J[i][a] = (float)(acc[i][a] / acc[i][3]);
+            have[i] = 1;
+        }
+    /* empty stations (a very thin or cut tail): interpolate the neighbours */
+    for (int i = 1; i <= K; i++) {
+        if (have[i])
+            continue;
+        int lo = i - 1, hi = i + 1;
+        while (hi <= K && !have[hi])
+            hi++;
+        for (int a = 0; a < 3; a++)
+            J[i][a] = hi <= K ? J[lo][a] + (J[hi][a] - J[lo][a]) / (float)(hi - lo) : J[lo][a];
+        have[i] = 1;
+    }
+    /* cross-section radius per station (for the A7 taper measure) */
+    double rs[TB_TAIL_MAX_BONES + 1] = {0}, rc[TB_TAIL_MAX_BONES + 1] = {0};
+    for (size_t k = 0; k < n; k++) {
+        float gv = g[wv[k]];
+        if (!isfinite(gv))
+            continue;
+        int i = (int)floorf(gv / (L / (float)K) + 0.5f);
+        if (i < 1 || i > K || fabsf(gv - (float)i * L / (float)K) > half)
+            continue;
+        const float *p = st->wpos + (size_t)wv[k] * 3;
+        float dx = p[0] - J[i][0], dy = p[1] - J[i][1], dz = p[2] - J[i][2];
+        rs[i] += sqrt(dx * dx + dy * dy + dz * dz);
+        rc[i] += 1;
+    }
+    for (int i = 0; i <= K; i++)
+        radius[i] = rc[i] > 0 ? (float)(rs[i] / rc[i]) : 0;
+    /* two smoothing passes on the interior joints (SPEC A9) */
+    for (int pass = 0; pass < st->d.smoothing_passes; pass++) {
+        float prev[TB_TAIL_MAX_BONES + 1][3];
+        memcpy(prev, J, sizeof(float) * 3 * (size_t)(K + 1));
+        for (int i = 1; i < K; i++)
+            for (int a = 0; a < 3; a++)
+                J[i][a] = 0.5f * prev[i][a] + 0.25f * (prev[i - 1][a] + prev[i + 1][a]);
+    }
+    return K;
+}
+
+static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work, tb_appendage **app,
+                                tb__app_work **aw, tb_error *err)
+{
+    tb_appendage *na = realloc(out->appendages, ((size_t)out->appendage_count + 1) * sizeof *na);
+    if (!na)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    out->appendages = na;
+    tb__app_work *nw = realloc(work->apps, ((size_t)work->count + 1) * sizeof *nw);
+    if (!nw)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    work->apps = nw;
+    *app = &out->appendages[out->appendage_count++];
+    *aw = &work->apps[work->count++];
+    memset(*app, 0, sizeof **app);
+    memset(*aw, 0, sizeof **aw);
+    (*app)->chain = -1;
+    (*aw)->parent_joint = -1;
+    return TB_OK;
+}
+
+/* Everything about one merged appendage: tests, classification, geodesic. */
+static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
+                             float *g, uint8_t *allowed, tb_error *err)
+{
+    const tb_model *m = st->m;
+    const tb_appendage_desc *d = &st->d;
+    tb_appendage *ap = NULL;
+    tb__app_work *aw = NULL;
+    tb_result r = tb__append_app(out, work, &ap, &aw, err);
+    if (r != TB_OK)
+        return r;
+    /* gather the group's pieces: welded vertices, collars */
+    size_t nv = 0, nc = 0, nx = 0;
+    for (size_t i = 0; i < st->ncomp; i++)
+        if (st->comps[i].group == group) {
+            nv += st->comps[i].nverts;
+            nc += st->comps[i].ncollar;
+            ap->shell_count++;
+            if (st->comps[i].ncollar)
+                nx += st->shell_total[st->comps[i].shell];
+        }
+    uint32_t *wv = malloc((nv ? nv : 1) * sizeof *wv), *wc = malloc((nc + nv + 1) * sizeof *wc);
+    uint32_t *src = malloc((nc + nx + nv + 1) * sizeof *src), *piece = malloc((nv ? nv : 1) * sizeof *piece);
+    if (!wv || !wc || !src || !piece) {
+        free(wv);
+        free(wc);
+        free(src);
+        free(piece);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    nv = nc = 0;
+    for (size_t i = 0; i < st->ncomp; i++) {
+        const tb__comp *c = &st->comps[i];
+        if (c->group != group)
+            continue;
+        for (size_t k = 0; k < c->nverts; k++) {
+            piece[nv] = (uint32_t)i;
+            wv[nv++] = c->verts[k];
+        }
+        if (c->ncollar)
+            memcpy(wc + nc, c->collar, c->ncollar * sizeof *wc);
+        nc += c->ncollar;
+    }
+    /* collars of merged parts may share vertices: count each once */
+    qsort(wc, nc, sizeof *wc, tb__cmp_u32);
+    {
+        size_t u = 0;
+        for (size_t k = 0; k < nc; k++)
+            if (!u || wc[u - 1] != wc[k])
+                wc[u++] = wc[k];
+        nc = u;
+    }
+    int floating = nc == 0;
+    if (floating) {
+        /* no piece touches the body: its vertices nearest the skeleton stand in */
+        float dmin = INFINITY;
+        for (size_t k = 0; k < nv; k++) {
+            float dd = st->dist[st->model_list[st->model_off[wv[k]]]];
+            dmin = dd < dmin ? dd : dmin;
+        }
+        for (size_t k = 0; k < nv; k++)
+            if (st->dist[st->model_list[st->model_off[wv[k]]]] <= dmin + 0.01f * st->H)
+                wc[nc++] = wv[k];
+    }
+    ap->welded_count = nv;
+    for (size_t k = 0; k < nc; k++)
+        for (int a = 0; a < 3; a++)
+            ap->attach_point[a] += st->wpos[(size_t)wc[k] * 3 + (size_t)a] / (float)nc;
+    int attach = tb__attach_joint(st, ap->attach_point);
+    ap->attach_joint = attach;
+    tb__copy_name(ap->attach_name, sizeof ap->attach_name, m->skel.names[attach]);
+
+    /* SPEC A5: centroid ratio and elongation */
+    double cen[3] = {0, 0, 0};
+    for (size_t k = 0; k < nv; k++)
+        for (int a = 0; a < 3; a++)
+            cen[a] += st->wpos[(size_t)wv[k] * 3 + (size_t)a];
+    for (int a = 0; a < 3; a++)
+        cen[a] /= (double)nv;
+    double cov[3][3] = {{0}}, rad = 0;
+    for (size_t k = 0; k < nv; k++) {
+        const float *p = st->wpos + (size_t)wv[k] * 3;
+        double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                cov[a][b] += q[a] * q[b] / (double)nv;
+        double l = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+        if (l > rad)
+            rad = l;
+    }
+    double ev[3];
+    tb__eig3(cov, ev);
+    ap->elongation = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+    float cf[3] = {(float)cen[0], (float)cen[1], (float)cen[2]};
+    ap->radius = (float)rad;
+    ap->centroid_ratio = rad > 0 ? tb__skeleton_dist(st->segs, st->nseg, cf) / (float)rad : 0;
+
+    /* SPEC A9: geodesic from the collar, and from the whole non-far band of
+     * a separate shell (choice: a shell whose non-far part is smaller than
+     * the appendage is the tail's own, not the body) */
+    size_t ns = 0;
+    for (size_t k = 0; k < nc; k++)
+        src[ns++] = wc[k];
+    for (size_t i = 0; i < st->ncomp && !floating; i++) {
+        tb__comp *c = &st->comps[i];
+        c->separate = 0;
+        if (c->group != group || !c->ncollar)
+            continue;
+        size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
+        if (nonfar >= nv)
+            continue;
+        int dup = 0; /* two pieces of one shell: its band once */
+        for (size_t q = 0; q < i; q++)
+            dup |= st->comps[q].group == group && st->comps[q].separate && st->comps[q].shell == c->shell;
+        c->separate = 1;
+        ap->separate_shell = 1;
+        if (dup)
+            continue;
+        for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++)
+            if (!st->far[st->shell_list[e]])
+                src[ns++] = st->shell_list[e];
+    }
+    for (size_t k = 0; k < nv; k++) {
+        allowed[wv[k]] = 1;
+        g[wv[k]] = INFINITY;
+    }
+    for (size_t k = 0; k < ns; k++) {
+        allowed[src[k]] = 1;
+        g[src[k]] = 0;
+    }
+    tb__graph bridges;
+    memset(&bridges, 0, sizeof bridges);
+    if (ap->shell_count > 1)
+        r = tb__bridges(st, wv, piece, nv, &bridges, err);
+    if (r == TB_OK)
+        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, allowed, err);
+    tb__graph_free(&bridges);
+    qsort(wv, nv, sizeof *wv, tb__cmp_u32);
+    if (r == TB_OK) {
+        /* pieces nothing reaches: straight-line distance from J_0 */
+        for (size_t k = 0; k < nv; k++)
+            if (!isfinite(g[wv[k]])) {
+                const float *p = st->wpos + (size_t)wv[k] * 3;
+                float dx = p[0] - ap->attach_point[0], dy = p[1] - ap->attach_point[1], dz = p[2] - ap->attach_point[2];
+                g[wv[k]] = sqrtf(dx * dx + dy * dy + dz * dz);
+            }
+        float *gs = malloc((nv ? nv : 1) * sizeof *gs);
+        if (!gs) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        } else {
+            for (size_t k = 0; k < nv; k++)
+                gs[k] = g[wv[k]];
+            qsort(gs, nv, sizeof *gs, tb__cmp_float);
+            size_t at = (size_t)floor((double)d->length_percentile * (double)(nv - 1) + 0.5);
+            ap->length = gs[at < nv ? at : nv - 1];
+            free(gs);
+        }
+    }
+    int K = (int)lroundf(ap->length / (d->segment_fraction * st->H));
+    K = K < d->min_bones ? d->min_bones : K > d->max_bones ? d->max_bones : K;
+    float radius[TB_TAIL_MAX_BONES + 1];
+    if (r == TB_OK && ap->length > 0)
+        tb__chain_joints(st, wv, nv, g, ap->length, K, ap->attach_point, ap->chain_joints, radius);
+
+    /* SPEC A7: classify */
+    tb_role_class cls = st->cls[attach];
+    int long_ = ap->elongation >= d->elongation_min;
+    char *why = ap->reason;
+    size_t wn = sizeof ap->reason;
+    /* (choice) a curved tail's centroid falls inside its curve, near the
+     * legs; its chain joints do not: far skin wrapping a bone has its ring
+     * centroids on the bone. The better of the two ratios is tested. */
+    if (ap->length > 0) {
+        double sd = 0;
+        for (int i = 1; i <= K; i++)
+            sd += tb__skeleton_dist(st->segs, st->nseg, ap->chain_joints[i]);
+        ap->standoff_ratio = rad > 0 ? (float)(sd / K / rad) : 0;
+    }
+    {
+        const float *hp = tb__jpos(m, st->pelvis);
+        ap->lateral = fabsf(cf[0] - hp[0]) / st->H;
+    }
+    float ratio = ap->centroid_ratio > ap->standoff_ratio ? ap->centroid_ratio : ap->standoff_ratio;
+    /* (choice) the test is about far skin of the body's own surface; a
+     * separate shell that is mostly far (a garment, a strapped-on object)
+     * is not body skin even when it wraps or crosses a bone */
+    if (ratio < d->centroid_ratio_min && !ap->separate_shell) {
+        ap->kind = TB_KIND_BODY;
+        snprintf(why, wn, "centroid ratio %.2f and chain standoff %.2f < %.2f: far skin around a bone (body)",
+                 ap->centroid_ratio, ap->standoff_ratio, d->centroid_ratio_min);
+    } else if (cls == TB_CLASS_HEAD) {
+        ap->kind = TB_KIND_HEAD;
+        snprintf(why, wn, "on the head (%s): ears and hair stay with the head", ap->attach_name);
+    } else if (cls == TB_CLASS_ARM || cls == TB_CLASS_LOWER_LIMB || cls == TB_CLASS_THIGH) {
+        ap->kind = TB_KIND_LIMB;
+        snprintf(why, wn, "on a limb (%s, %s): left as rigged", ap->attach_name, tb_role_class_name(cls));
+    } else if (cls != TB_CLASS_PELVIS && cls != TB_CLASS_SPINE) {
+        ap->kind = TB_KIND_OTHER;
+        snprintf(why, wn, "attached to %s, a joint of no known class: left as rigged", ap->attach_name);
+    } else if (long_ && ap->length < d->tail_length_min * st->H) {
+        ap->kind = TB_KIND_SHORT;
+        snprintf(why, wn, "elongation %.2f but length L %.3g < %.2f H: too short for bones (pouch, spike)",
+                 ap->elongation, ap->length, d->tail_length_min);
+    } else if (!long_) {
+        ap->kind = TB_KIND_WIDE;
+        if (d->rigid_wide) {
+            ap->decision = TB_DECIDE_RIGID;
+            aw->parent_joint = attach;
+            snprintf(why, wn, "elongation %.2f < %.2f on the %s (%s): wide; bound rigidly on request",
+                     ap->elongation, d->elongation_min, tb_role_class_name(cls), ap->attach_name);
+        } else {
+            snprintf(why, wn, "elongation %.2f < %.2f on the %s (%s): wide (cape, skirt), untouched by default",
+                     ap->elongation, d->elongation_min, tb_role_class_name(cls), ap->attach_name);
+        }
+    } else if (cls == TB_CLASS_PELVIS) {
+        ap->kind = TB_KIND_TAIL;
+        aw->parent_joint = st->pelvis;
+        snprintf(why, wn, "elongation %.2f >= %.2f, centroid ratio %.2f >= %.2f, on the pelvis (%s): tail",
+                 ap->elongation, d->elongation_min, ap->centroid_ratio, d->centroid_ratio_min, ap->attach_name);
+    } else {
+        /* SPEC A7, beyond the article: a tail on the spine vs a carried object */
+        const float *hp = tb__jpos(m, st->pelvis);
+        float(*Jc)[3] = ap->chain_joints;
+        ap->taper = radius[1] > 0 ? radius[K - 1 > 1 ? K - 1 : 1] / radius[1] : 1;
+        float chord[3] = {Jc[K][0] - Jc[0][0], Jc[K][1] - Jc[0][1], Jc[K][2] - Jc[0][2]};
+        float cl2 = chord[0] * chord[0] + chord[1] * chord[1] + chord[2] * chord[2];
+        float bend = 0;
+        for (int i = 1; i < K; i++) {
+            float q[3] = {Jc[i][0] - Jc[0][0], Jc[i][1] - Jc[0][1], Jc[i][2] - Jc[0][2]};
+            float t = cl2 > 0 ? (q[0] * chord[0] + q[1] * chord[1] + q[2] * chord[2]) / cl2 : 0;
+            float e[3] = {q[0] - t * chord[0], q[1] - t * chord[1], q[2] - t * chord[2]};
+            float dev = sqrtf(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+            if (dev > bend)
+                bend = dev;
+        }
+        ap->bend = ap->length > 0 ? bend / ap->length : 0;
+        float below = hp[1] - Jc[K][1], behind = hp[2] - Jc[K][2];
+        ap->reach = (below > behind ? below : behind) / st->H;
+        int votes = (ap->taper < d->tail_taper_max) + (ap->bend > d->tail_bend_min) + (ap->reach > d->tail_reach_min);
+        int midline = ap->lateral <= d->tail_lateral_max; /* wings come off the side */
+        if (votes >= 2 && midline) {
+            ap->kind = TB_KIND_TAIL;
+            aw->parent_joint = attach;
+            snprintf(why, wn,
+                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f: %d of 3 tail signs: tail",
+                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, votes);
+        } else {
+            ap->kind = TB_KIND_CARRIED;
+            ap->decision = TB_DECIDE_RIGID;
+            aw->parent_joint = attach;
+            snprintf(why, wn,
+                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f: %d of 3 tail signs%s: "
+                     "carried, rigid on %s",
+                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, votes,
+                     midline ? "" : ", off the midline", ap->attach_name);
+        }
+    }
+    if (ap->kind == TB_KIND_TAIL) {
+        ap->decision = d->mode == TB_FIX_RIGID ? TB_DECIDE_RIGID : TB_DECIDE_CHAIN;
+        if (ap->decision == TB_DECIDE_CHAIN)
+            ap->bone_count = K;
+        tb__copy_name(ap->chain_parent, sizeof ap->chain_parent, m->skel.names[aw->parent_joint]);
+    } else if (ap->decision == TB_DECIDE_RIGID) {
+        tb__copy_name(ap->chain_parent, sizeof ap->chain_parent, m->skel.names[aw->parent_joint]);
+    }
+    if (ap->decision != TB_DECIDE_CHAIN)
+        memset(ap->chain_joints, 0, sizeof ap->chain_joints);
+
+    /* model vertices: the far component, plus the rest of a separate shell */
+    if (r == TB_OK) {
+        size_t cnt = 0;
+        for (size_t k = 0; k < nv; k++)
+            cnt += st->model_off[wv[k] + 1] - st->model_off[wv[k]];
+        size_t extra = 0;
+        for (size_t k = 0; k < ns; k++)
+            if (!st->far[src[k]] && ap->separate_shell)
+                extra += st->model_off[src[k] + 1] - st->model_off[src[k]];
+        ap->vertices = malloc((cnt + extra + 1) * sizeof *ap->vertices);
+        aw->rw_verts = malloc((cnt + extra + 1) * sizeof *aw->rw_verts);
+        aw->rw_g = malloc((cnt + extra + 1) * sizeof *aw->rw_g);
+        if (!ap->vertices || !aw->rw_verts || !aw->rw_g) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        } else {
+            size_t q = 0;
+            for (size_t k = 0; k < nv; k++)
+                for (uint32_t e = st->model_off[wv[k]]; e < st->model_off[wv[k] + 1]; e++)
+                    ap->vertices[q++] = st->model_list[e];
+            /* separate shell: its non-far band is reweighted too (g = 0) */
+            for (size_t i = 0; i < st->ncomp && ap->separate_shell; i++) {
+                const tb__comp *c = &st->comps[i];
+                if (c->group != group || !c->separate)
+                    continue;
+                for (size_t k = 0; k < ns; k++) {
+                    uint32_t w = src[k];
+                    if (st->far[w] || st->shell[w] != c->shell || allowed[w] != 1)
+                        continue;
+                    allowed[w] = 2; /* once */
+                    for (uint32_t e = st->model_off[w]; e < st->model_off[w + 1]; e++)
+                        ap->vertices[q++] = st->model_list[e];
+                }
+            }
+            qsort(ap->vertices, q, sizeof *ap->vertices, tb__cmp_u32);
+            ap->vertex_count = q;
+            aw->rw_count = q;
+            for (size_t k = 0; k < q; k++) {
+                aw->rw_verts[k] = ap->vertices[k];
+                aw->rw_g[k] = g[st->wid[ap->vertices[k]]];
+                if (!isfinite(aw->rw_g[k]))
+                    aw->rw_g[k] = 0;
+            }
+            ap->distance_before = tb_weighted_bone_distance(m, ap->vertices, q, d->extension_fraction);
+            ap->distance_after = ap->distance_before;
+        }
+    }
+    /* restore the scratch arrays for the next group */
+    for (size_t k = 0; k < nv; k++)
+        allowed[wv[k]] = 0;
+    for (size_t k = 0; k < ns; k++)
+        allowed[src[k]] = 0;
+    free(wv);
+    free(wc);
+    free(src);
+    free(piece);
+    return r;
+}
+
+tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
+                               const tb_appendage_desc *resolved, tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(work, 0, sizeof *work);
+    tb__state st;
+    memset(&st, 0, sizeof st);
+    st.m = m;
+    st.d = *resolved;
+    st.H = m->height;
+    out->skin = m->skin;
+    out->height = m->height;
+    out->vertex_count = m->vertex_count;
+    st.pelvis = st.d.pelvis_joint ? tb__joint_by_name(m, st.d.pelvis_joint) : m->role_joint[TB_ROLE_HIPS];
+    if (st.pelvis < 0 || !m->skel.has_ibm[st.pelvis]) {
+        if (st.d.pelvis_joint)
+            return tb__fail(err, TB_ERR_NO_HIPS, "tb_appendage_desc.pelvis_joint",
+                            "no skin joint named '%s'", st.d.pelvis_joint);
+        return tb__fail(err, TB_ERR_NO_HIPS, NULL,
+                        "no joint is recognised as the hips: name the pelvis joint (--pelvis NAME)");
+    }
+    out->pelvis_joint = st.pelvis;
+    tb__copy_name(out->pelvis_name, sizeof out->pelvis_name, m->skel.names[st.pelvis]);
+    for (int chain = 0; chain < 26; chain++)
+        for (int j = 0; j < m->skel.joint_count; j++) {
+            int c, i;
+            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain) {
+                out->existing_chains++;
+                break;
+            }
+        }
+    st.ms = out->stage_ms;
+    tb_result r = tb__prepare(&st, err);
+    double t = tb__now_ms();
+    if (r == TB_OK) {
+        out->welded_count = st.nw;
+        for (size_t w = 0; w < st.nw; w++)
+            out->far_count += st.far[w];
+        r = tb__components(&st, err);
+    }
+    out->stage_ms[3] = tb__now_ms() - t;
+    t = tb__now_ms();
+    if (r == TB_OK)
+        r = tb__merge(&st, err);
+    out->stage_ms[4] = tb__now_ms() - t;
+    t = tb__now_ms();
+    float *g = NULL;
+    uint8_t *allowed = NULL;
+    if (r == TB_OK) {
+        g = malloc((st.nw ? st.nw : 1) * sizeof *g);
+        allowed = calloc(st.nw ? st.nw : 1, 1);
+        if (!g || !allowed)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        for (size_t w = 0; g && w < st.nw; w++)
+            g[w] = INFINITY;
+    }
+    size_t *gsize = r == TB_OK ? calloc(st.ncomp + 1, sizeof *gsize) : NULL;
+    if (r == TB_OK && !gsize)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++)
+        gsize[st.comps[i].group] += st.comps[i].nverts;
+    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++) {
+        if (st.comps[i].group != (int)i)
+            continue;
+        if (gsize[i] < (size_t)st.d.min_vertices)
+            out->ignored_islands++;
+        else
+            r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
+    }
+    out->stage_ms[5] = tb__now_ms() - t;
+    free(gsize);
+    free(g);
+    free(allowed);
+    tb__state_free(&st);
+    if (r != TB_OK) {
+        tb_appendage_report_free(out);
+        tb__detect_work_free(work);
+    }
+    return r;
+}
+
+tb_result tb_appendage_detect(tb_appendage_report *out, const tb_model *m, const tb_appendage_desc *desc,
+                              tb_error *err)
+{
+    if (!out || !m) {
+        if (out)
+            memset(out, 0, sizeof *out);
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_appendage_detect needs a report and a model");
+    }
+    tb_appendage_desc d = tb_appendage_defaults(desc);
+    tb__detect_work work;
+    tb_result r = tb__appendage_detect(out, &work, m, &d, err);
+    tb__detect_work_free(&work);
+    return r;
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static json_t *tb__jreal(float x)
+{
+    return isfinite(x) ? json_real((double)x) : json_null();
+}
+
+json_t *tb_appendage_report_json(const tb_appendage_report *rep)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "skin", json_integer(rep->skin));
+    json_object_set_new(o, "height", tb__jreal(rep->height));
+    json_object_set_new(o, "pelvis", json_string(rep->pelvis_name));
+    json_object_set_new(o, "vertex_count", json_integer((json_int_t)rep->vertex_count));
+    json_object_set_new(o, "welded_count", json_integer((json_int_t)rep->welded_count));
+    json_object_set_new(o, "far_count", json_integer((json_int_t)rep->far_count));
+    json_object_set_new(o, "ignored_islands", json_integer((json_int_t)rep->ignored_islands));
+    json_object_set_new(o, "existing_chains", json_integer(rep->existing_chains));
+    json_object_set_new(o, "changed", json_boolean(rep->changed));
+    if (rep->message[0])
+        json_object_set_new(o, "message", json_string(rep->message));
+    json_t *arr = json_array();
+    for (int i = 0; i < rep->appendage_count; i++) {
+        const tb_appendage *a = &rep->appendages[i];
+        json_t *e = json_object();
+        json_object_set_new(e, "kind", json_string(tb_appendage_kind_name(a->kind)));
+        json_object_set_new(e, "decision", json_string(tb_appendage_decision_name(a->decision)));
+        json_object_set_new(e, "reason", json_string(a->reason));
+        json_object_set_new(e, "vertex_count", json_integer((json_int_t)a->vertex_count));
+        json_object_set_new(e, "welded_count", json_integer((json_int_t)a->welded_count));
+        json_object_set_new(e, "shells", json_integer((json_int_t)a->shell_count));
+        json_object_set_new(e, "separate_shell", json_boolean(a->separate_shell));
+        json_object_set_new(e, "attachment", json_string(a->attach_name));
+        json_t *ap = json_array();
+        for (int k = 0; k < 3; k++)
+            json_array_append_new(ap, tb__jreal(a->attach_point[k]));
+        json_object_set_new(e, "attachment_point", ap);
+        json_object_set_new(e, "elongation", tb__jreal(a->elongation));
+        json_object_set_new(e, "centroid_ratio", tb__jreal(a->centroid_ratio));
+        json_object_set_new(e, "standoff_ratio", tb__jreal(a->standoff_ratio));
+        json_object_set_new(e, "lateral", tb__jreal(a->lateral));
+        json_object_set_new(e, "radius", tb__jreal(a->radius));
+        if (a->kind == TB_KIND_TAIL || a->kind == TB_KIND_CARRIED) {
+            json_object_set_new(e, "taper", tb__jreal(a->taper));
+            json_object_set_new(e, "bend", tb__jreal(a->bend));
+            json_object_set_new(e, "reach", tb__jreal(a->reach));
+        }
+        json_object_set_new(e, "length", tb__jreal(a->length));
+        json_object_set_new(e, "bones", json_integer(a->bone_count));
+        if (a->decision != TB_DECIDE_UNTOUCHED)
+            json_object_set_new(e, "parent", json_string(a->chain_parent));
+        if (a->chain >= 0) {
+            char prefix[8];
+            if (a->chain == 0)
+                snprintf(prefix, sizeof prefix, "Tail_");
+            else
+                snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + a->chain);
+            json_object_set_new(e, "chain", json_string(prefix));
+        }
+        if (a->decision == TB_DECIDE_CHAIN) {
+            json_t *js = json_array();
+            for (int k = 0; k <= a->bone_count; k++) {
+                json_t *p = json_array();
+                for (int c = 0; c < 3; c++)
+                    json_array_append_new(p, tb__jreal(a->chain_joints[k][c]));
+                json_array_append_new(js, p);
+            }
+            json_object_set_new(e, "joints", js);
+        }
+        json_object_set_new(e, "distance_before", tb__jreal(a->distance_before));
+        json_object_set_new(e, "distance_after", tb__jreal(a->distance_after));
+        json_array_append_new(arr, e);
+    }
+    json_object_set_new(o, "appendages", arr);
+    return o;
+}

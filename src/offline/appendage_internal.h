@@ -1,0 +1,56 @@
+/* Private pieces of the appendage pass (SPEC A), shared by appendage.c,
+ * geodesic.c and chain.c. Not installed. */
+#ifndef TB_APPENDAGE_INTERNAL_H
+#define TB_APPENDAGE_INTERNAL_H
+
+#include "tailbone/appendage.h"
+
+/* Undirected mesh graph over welded vertices, CSR (SPEC A3). */
+typedef struct tb__graph {
+    size_t n;
+    uint32_t *off; /* n + 1 */
+    uint32_t *adj; /* off[n] neighbours (duplicates allowed) */
+} tb__graph;
+
+/* Builds the graph of `tri_count` triangles whose corners are mapped through
+ * map[] (model vertex → welded id < n). Degenerate edges are dropped. */
+tb_result tb__graph_build(tb__graph *g, size_t n, const uint32_t *tris, size_t tri_count,
+                          const uint32_t *map, tb_error *err);
+void tb__graph_free(tb__graph *g);
+
+/* SPEC A9: multi-source Dijkstra over edges weighted by length (binary heap,
+ * O(E log V)). dist[] must hold 0 at the sources and INFINITY elsewhere;
+ * only vertices with allowed[v] != 0 are entered (allowed may be NULL).
+ * pos holds 3 floats per welded vertex; `extra` (may be NULL) adds edges
+ * (bridges between merged shells), also weighted by length. */
+tb_result tb__dijkstra(float *dist, const tb__graph *g, const tb__graph *extra, const float *pos,
+                       const uint32_t *sources, size_t source_count, const uint8_t *allowed, tb_error *err);
+/* Builds a graph over n vertices from edge_count (a, b) pairs. */
+tb_result tb__graph_from_edges(tb__graph *g, size_t n, const uint32_t *edges, size_t edge_count, tb_error *err);
+
+/* A bone segment a→b owned by joint `joint` (SPEC A1). */
+typedef struct tb__seg {
+    float a[3], ab[3], inv_len2; /* inv_len2 = 0 for a point */
+    int joint;
+} tb__seg;
+
+float tb__seg_dist(const tb__seg *s, const float p[3]);
+
+/* What the detector knows per appendage beyond the public report, for fix. */
+typedef struct tb__app_work {
+    size_t rw_count;      /* model vertices to reweight */
+    uint32_t *rw_verts;   /* ascending model vertex indices */
+    float *rw_g;          /* geodesic coordinate per rw vertex (A9) */
+    int parent_joint;     /* skel joint Tail_1 (or the rigid weight) goes to */
+} tb__app_work;
+
+typedef struct tb__detect_work {
+    int count;
+    tb__app_work *apps;   /* one per report appendage */
+} tb__detect_work;
+
+tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
+                               const tb_appendage_desc *resolved, tb_error *err);
+void tb__detect_work_free(tb__detect_work *w);
+
+#endif

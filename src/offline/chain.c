@@ -1,0 +1,514 @@
+/* The offline pass, repair half (SPEC A8 rigid, A9 chain): new tail joints,
+ * inverse bind matrices, skin weights, written into the document. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "offline/appendage_internal.h"
+#include "offline/doc_internal.h"
+
+/* SPEC A9: weights of a vertex at geodesic g on a chain of K bones of length
+ * L. bones[] are skin joint indices; returns the influence count (<= 3). */
+static int tb__chain_weights(float g, float L, int K, int parent_sk, int first_sk, uint16_t j[3], float w[3])
+{
+    float s = L > 0 ? (float)K * g / L : 0;
+    int k = (int)floorf(s);
+    float f = s - (float)k;
+    if (k < 0) {
+        k = 0;
+        f = 0;
+    }
+    if (k >= K) { /* choice: g >= L clamps into the last segment */
+        k = K - 1;
+        f = 1;
+    }
+    float wp = 0.5f - 2 * f, wn = 2 * f - 1.5f;
+    wp = wp < 0 ? 0 : wp > 0.5f ? 0.5f : wp;
+    wn = wn < 0 ? 0 : wn > 0.5f ? 0.5f : wn;
+    int self = first_sk + k;
+    int prev = k == 0 ? parent_sk : self - 1; /* root segment: prev is Hips (the parent) */
+    int n = 0;
+    if (k == K - 1) { /* Tail_End carries no weight: the next share stays on Tail_K */
+        wn = 0;
+    }
+    float ws = 1 - wp - wn;
+    j[n] = (uint16_t)self, w[n++] = ws;
+    if (wp > 0)
+        j[n] = (uint16_t)prev, w[n++] = wp;
+    if (wn > 0)
+        j[n] = (uint16_t)(self + 1), w[n++] = wn;
+    return n;
+}
+
+/* Normalised integer weights whose sum is exactly `scale` (largest remainder). */
+static void tb__quantize(const float *w, int n, double scale, uint32_t *q)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += w[i] > 0 ? w[i] : 0;
+    if (sum <= 0) {
+        for (int i = 0; i < n; i++)
+            q[i] = 0;
+        return;
+    }
+    double rem[64];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        double x = (w[i] > 0 ? w[i] : 0) / sum * scale;
+        q[i] = (uint32_t)floor(x);
+        rem[i] = x - floor(x);
+        total += (long)q[i];
+    }
+    while (total < (long)scale) {
+        int best = 0;
+        for (int i = 1; i < n; i++)
+            if (rem[i] > rem[best])
+                best = i;
+        q[best]++;
+        rem[best] = -1;
+        total++;
+    }
+}
+
+/* How many primitive attributes anywhere in the document use `accessor`. */
+static int tb__accessor_refs(json_t *root, int accessor)
+{
+    int n = 0;
+    size_t i, k;
+    json_t *mesh, *prim;
+    json_array_foreach(json_object_get(root, "meshes"), i, mesh) {
+        json_array_foreach(json_object_get(mesh, "primitives"), k, prim) {
+            const char *key;
+            json_t *val;
+            json_object_foreach(json_object_get(prim, "attributes"), key, val)
+                n += json_is_integer(val) && json_integer_value(val) == accessor;
+            json_t *t;
+            size_t q;
+            json_array_foreach(json_object_get(prim, "targets"), q, t) {
+                json_object_foreach(t, key, val) n += json_is_integer(val) && json_integer_value(val) == accessor;
+            }
+        }
+    }
+    return n;
+}
+
+typedef struct tb__apply {
+    tb_doc *doc;
+    const tb_model *m;
+    json_t *root;
+    size_t V;
+    uint8_t *changed;
+    uint16_t *nj; /* 3 per vertex */
+    float *nw;    /* 3 per vertex */
+    int max_joint;
+    int skipped;  /* reweighted vertices in primitives without JOINTS_n */
+} tb__apply;
+
+static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
+                                     tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(A->doc);
+    const tb_gltf_primitive *p = &g->meshes[mp->mesh].primitives[mp->primitive];
+    size_t vc = mp->vertex_count, vo = mp->vertex_offset;
+    json_t *attrs = json_object_get(
+        json_array_get(json_object_get(json_array_get(json_object_get(A->root, "meshes"), (size_t)mesh_json),
+                                       "primitives"),
+                       (size_t)mp->primitive),
+        "attributes");
+    if (p->set_count == 0) {
+        for (size_t v = 0; v < vc; v++)
+            A->skipped += A->changed[vo + v];
+        return TB_OK;
+    }
+    uint32_t *jr = malloc(vc * 4 * sizeof *jr);
+    float *wr = malloc(vc * 4 * sizeof *wr);
+    uint8_t *bytes = malloc(vc * 4 * 4 + 4);
+    tb_result r = (!jr || !wr || !bytes) ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
+    for (int s = 0; s < p->set_count && r == TB_OK; s++) {
+        int ja = p->joints[s], wa = p->weights[s];
+        r = tb_accessor_read_uints(A->doc, ja, jr, vc * 4, err);
+        if (r == TB_OK)
+            r = tb_accessor_read_floats(A->doc, wa, wr, vc * 4, err);
+        if (r != TB_OK)
+            break;
+        for (size_t v = 0; v < vc; v++) {
+            if (!A->changed[vo + v])
+                continue;
+            for (int q = 0; q < 4; q++) {
+                jr[v * 4 + (size_t)q] = 0;
+                wr[v * 4 + (size_t)q] = 0;
+            }
+            if (s == 0)
+                for (int q = 0; q < 3; q++) {
+                    jr[v * 4 + (size_t)q] = A->nw[(vo + v) * 3 + (size_t)q] > 0 ? A->nj[(vo + v) * 3 + (size_t)q] : 0;
+                    wr[v * 4 + (size_t)q] = A->nw[(vo + v) * 3 + (size_t)q];
+                }
+        }
+        /* joints: keep the source type; u8 grows to u16 past 255 joints */
+        int jct = g->accessors[ja].component_type;
+        uint32_t jmax = 0;
+        for (size_t i = 0; i < vc * 4; i++)
+            if (jr[i] > jmax)
+                jmax = jr[i];
+        if (jct == TB_COMPONENT_UNSIGNED_BYTE && jmax > 255)
+            jct = TB_COMPONENT_UNSIGNED_SHORT;
+        if (jct != TB_COMPONENT_UNSIGNED_BYTE)
+            jct = TB_COMPONENT_UNSIGNED_SHORT;
+        for (size_t i = 0; i < vc * 4; i++) {
+            if (jct == TB_COMPONENT_UNSIGNED_BYTE)
+                bytes[i] = (uint8_t)jr[i];
+            else
+                ((uint16_t *)(void *)bytes)[i] = (uint16_t)jr[i];
+        }
+        char key[32];
+        snprintf(key, sizeof key, "JOINTS_%d", s);
+        if (!cloned && tb__accessor_refs(A->root, ja) == 1) {
+            r = tb_doc_replace_accessor_data(A->doc, ja, bytes, jct, err);
+        } else {
+            int na = tb_doc_add_accessor(A->doc, bytes, vc, jct, "VEC4", 0, 34962);
+            if (na < 0)
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            else
+                json_object_set_new(attrs, key, json_integer(na));
+        }
+        if (r != TB_OK)
+            break;
+        /* weights: same type; normalised integers sum exactly to their max */
+        int wct = g->accessors[wa].component_type;
+        if (wct == TB_COMPONENT_FLOAT) {
+            memcpy(bytes, wr, vc * 4 * sizeof(float));
+        } else {
+            double scale = wct == TB_COMPONENT_UNSIGNED_BYTE ? 255.0 : 65535.0;
+            for (size_t v = 0; v < vc; v++) {
+                uint32_t q[4];
+                if (A->changed[vo + v]) {
+                    tb__quantize(wr + v * 4, 4, scale, q);
+                } else {
+                    for (int k = 0; k < 4; k++) /* exact round trip of the source value */
+                        q[k] = (uint32_t)lround((double)wr[v * 4 + (size_t)k] * scale);
+                }
+                for (int k = 0; k < 4; k++) {
+                    if (wct == TB_COMPONENT_UNSIGNED_BYTE)
+                        bytes[v * 4 + (size_t)k] = (uint8_t)q[k];
+                    else
+                        ((uint16_t *)(void *)bytes)[v * 4 + (size_t)k] = (uint16_t)q[k];
+                }
+            }
+        }
+        snprintf(key, sizeof key, "WEIGHTS_%d", s);
+        if (!cloned && tb__accessor_refs(A->root, wa) == 1) {
+            r = tb_doc_replace_accessor_data(A->doc, wa, bytes, wct, err);
+        } else {
+            int na = tb_doc_add_accessor(A->doc, bytes, vc, wct, "VEC4", g->accessors[wa].normalized, 34962);
+            if (na < 0)
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            else
+                json_object_set_new(attrs, key, json_integer(na));
+        }
+    }
+    free(jr);
+    free(wr);
+    free(bytes);
+    return r;
+}
+
+/* Applies the decisions of `rep` to the document (no refresh). */
+static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
+                               tb_error *err)
+{
+    const tb_model *m = A->m;
+    const tb_gltf *g = tb_doc_gltf(A->doc);
+    json_t *root = A->root;
+    json_t *nodes = json_object_get(root, "nodes");
+    json_t *skin = json_array_get(json_object_get(root, "skins"), (size_t)m->skin);
+    json_t *skin_joints = json_object_get(skin, "joints");
+    int J = m->skel.joint_count;
+    int *sk_of = malloc(((size_t)J + 1) * sizeof *sk_of);
+    size_t ibm_cap = (size_t)m->skin_joint_count + 64, ibm_n = (size_t)m->skin_joint_count;
+    float(*ibm)[16] = malloc(ibm_cap * sizeof *ibm);
+    if (!sk_of || !ibm) {
+        free(sk_of);
+        free(ibm);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    memcpy(ibm, m->inverse_bind, ibm_n * sizeof *ibm);
+    for (int j = 0; j < J; j++)
+        sk_of[j] = -1;
+    for (int k = m->skin_joint_count - 1; k >= 0; k--)
+        sk_of[m->skin_joints[k]] = k;
+    int used[26] = {0};
+    for (int j = 0; j < J; j++) {
+        int c, i;
+        if (tb_tail_name_parse(m->skel.names[j], &c, &i))
+            used[c] = 1;
+    }
+    tb_result r = TB_OK;
+    for (int ai = 0; ai < rep->appendage_count && r == TB_OK; ai++) {
+        tb_appendage *a = &rep->appendages[ai];
+        const tb__app_work *aw = &work->apps[ai];
+        if (a->decision == TB_DECIDE_UNTOUCHED)
+            continue;
+        int P = aw->parent_joint;
+        int skP = P >= 0 ? sk_of[P] : -1;
+        if (skP < 0) {
+            a->decision = TB_DECIDE_UNTOUCHED;
+            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
+                     "; not applied: %s is not a skin joint", a->chain_parent);
+            continue;
+        }
+        if (a->decision == TB_DECIDE_RIGID) { /* SPEC A8 */
+            for (size_t q = 0; q < aw->rw_count; q++) {
+                size_t v = aw->rw_verts[q];
+                A->changed[v] = 1;
+                A->nj[v * 3] = (uint16_t)skP, A->nw[v * 3] = 1;
+                A->nw[v * 3 + 1] = A->nw[v * 3 + 2] = 0;
+            }
+            a->reweighted_count = aw->rw_count;
+            continue;
+        }
+        /* SPEC A9: the chain */
+        int letter = 0;
+        while (letter < 26 && used[letter])
+            letter++;
+        if (letter == 26) {
+            a->decision = TB_DECIDE_UNTOUCHED;
+            continue;
+        }
+        used[letter] = 1;
+        a->chain = letter;
+        int K = a->bone_count;
+        int n0 = (int)json_array_size(nodes);
+        int sk0 = (int)ibm_n;
+        if (ibm_n + (size_t)K + 1 > ibm_cap) {
+            ibm_cap = ibm_n + (size_t)K + 65;
+            float(*ni)[16] = realloc(ibm, ibm_cap * sizeof *ibm);
+            if (!ni) {
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
+            ibm = ni;
+        }
+        /* Every tail joint shares the parent's bind rotation and scale (the
+         * armature's too): W_i = W_P with its origin moved to J_i. */
+        float WP[16], prevW[16];
+        memcpy(WP, m->skel.bind_world[P], sizeof WP);
+        memcpy(prevW, WP, sizeof prevW);
+        for (int i = 0; i <= K; i++) {
+            float Wi[16], inv[16], local[16];
+            memcpy(Wi, WP, sizeof Wi);
+            Wi[12] = a->chain_joints[i][0], Wi[13] = a->chain_joints[i][1], Wi[14] = a->chain_joints[i][2];
+            glm_mat4_inv((vec4 *)prevW, (vec4 *)inv);
+            tb_mat4_mul(local, inv, Wi); /* pure translation in the parent's frame */
+            glm_mat4_inv((vec4 *)Wi, (vec4 *)ibm[ibm_n++]);
+            char prefix[8], name[32];
+            if (letter)
+                snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + letter);
+            else
+                snprintf(prefix, sizeof prefix, "Tail_");
+            if (i < K)
+                snprintf(name, sizeof name, "%s%d", prefix, i + 1);
+            else
+                snprintf(name, sizeof name, "%sEnd", prefix);
+            json_t *nd = json_object();
+            json_object_set_new(nd, "name", json_string(name));
+            json_t *t = json_array();
+            for (int c = 0; c < 3; c++)
+                json_array_append_new(t, json_real((double)local[12 + c]));
+            json_object_set_new(nd, "translation", t);
+            if (i < K) {
+                json_t *ch = json_array();
+                json_array_append_new(ch, json_integer(n0 + i + 1));
+                json_object_set_new(nd, "children", ch);
+            }
+            json_array_append_new(nodes, nd);
+            json_array_append_new(skin_joints, json_integer(n0 + i));
+            memcpy(prevW, Wi, sizeof prevW);
+        }
+        json_t *pn = json_array_get(nodes, (size_t)m->node_of_joint[P]);
+        json_t *pch = json_object_get(pn, "children");
+        if (!json_is_array(pch)) {
+            pch = json_array();
+            json_object_set_new(pn, "children", pch);
+        }
+        json_array_append_new(pch, json_integer(n0));
+        for (size_t q = 0; q < aw->rw_count; q++) {
+            size_t v = aw->rw_verts[q];
+            uint16_t jj[3];
+            float ww[3];
+            int n = tb__chain_weights(aw->rw_g[q], a->length, K, skP, sk0, jj, ww);
+            A->changed[v] = 1;
+            for (int k = 0; k < 3; k++) {
+                A->nj[v * 3 + (size_t)k] = k < n ? jj[k] : 0;
+                A->nw[v * 3 + (size_t)k] = k < n ? ww[k] : 0;
+            }
+        }
+        a->reweighted_count = aw->rw_count;
+    }
+    /* primitives whose vertices changed; each (mesh, primitive) once */
+    int nmesh = g->mesh_count;
+    int *mesh_json = malloc(((size_t)nmesh + 1) * sizeof *mesh_json);
+    uint8_t *done = calloc((size_t)m->prim_count + 1, 1);
+    if (r == TB_OK && (!mesh_json || !done))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; mesh_json && i < nmesh; i++)
+        mesh_json[i] = -2; /* not decided */
+    for (int pi = 0; r == TB_OK && pi < m->prim_count; pi++) {
+        const tb_model_prim *mp = &m->prims[pi];
+        int any = 0;
+        for (size_t v = 0; v < mp->vertex_count && !any; v++)
+            any = A->changed[mp->vertex_offset + v];
+        if (!any)
+            continue;
+        int dup = 0;
+        for (int q = 0; q < pi; q++)
+            dup |= done[q] && m->prims[q].mesh == mp->mesh && m->prims[q].primitive == mp->primitive;
+        if (dup)
+            continue;
+        done[pi] = 1;
+        if (mesh_json[mp->mesh] == -2) {
+            /* A mesh also drawn by a node with another skin (or none) is cloned
+             * for our skin's nodes, so the other instance keeps its weights. */
+            int shared = 0;
+            for (int n = 0; n < g->node_count; n++)
+                shared |= g->nodes[n].mesh == mp->mesh && g->nodes[n].skin != m->skin;
+            mesh_json[mp->mesh] = mp->mesh;
+            if (shared) {
+                json_t *meshes = json_object_get(root, "meshes");
+                json_t *copy = json_deep_copy(json_array_get(meshes, (size_t)mp->mesh));
+                json_array_append_new(meshes, copy);
+                int idx = (int)json_array_size(meshes) - 1;
+                for (int n = 0; n < g->node_count; n++)
+                    if (g->nodes[n].mesh == mp->mesh && g->nodes[n].skin == m->skin)
+                        json_object_set_new(json_array_get(nodes, (size_t)n), "mesh", json_integer(idx));
+                mesh_json[mp->mesh] = -1 - idx; /* negative: cloned */
+            }
+        }
+        int mj = mesh_json[mp->mesh];
+        r = tb__write_primitive(A, mp, mj >= 0 ? mj : -1 - mj, mj < 0, err);
+    }
+    if (r == TB_OK && ibm_n > (size_t)m->skin_joint_count) {
+        int acc = tb_doc_add_accessor(A->doc, ibm, ibm_n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+        if (acc < 0)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            json_object_set_new(skin, "inverseBindMatrices", json_integer(acc));
+    }
+    free(mesh_json);
+    free(done);
+    free(sk_of);
+    free(ibm);
+    return r;
+}
+
+/* 1 when every vertex of a rigid decision already has all its weight on
+ * the target bone: applying it would change nothing. */
+static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw)
+{
+    if (aw->parent_joint < 0)
+        return 1;
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        size_t v = aw->rw_verts[q];
+        double on = 0, total = 0;
+        for (int k = 0; k < m->influences; k++) {
+            float w = m->weights[v * (size_t)m->influences + (size_t)k];
+            uint16_t j = m->joints[v * (size_t)m->influences + (size_t)k];
+            if (!(w > 0))
+                continue;
+            total += w;
+            if (j < m->skin_joint_count && m->skin_joints[j] == aw->parent_joint)
+                on += w;
+        }
+        if (total <= 0 || on < total * (1 - 1e-6))
+            return 0;
+    }
+    return 1;
+}
+
+tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc, tb_error *err)
+{
+    if (!out || !doc) {
+        if (out)
+            memset(out, 0, sizeof *out);
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_appendage_fix needs a report and a document");
+    }
+    memset(out, 0, sizeof *out);
+    tb_appendage_desc d = tb_appendage_defaults(desc);
+    tb_model *m = NULL;
+    tb_result r = tb_model_load(&m, doc, d.skin > 0 ? d.skin - 1 : -1, err);
+    if (r != TB_OK)
+        return r;
+    tb__detect_work work;
+    r = tb__appendage_detect(out, &work, m, &d, err);
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    int actions = 0;
+    for (int i = 0; i < out->appendage_count; i++) {
+        tb_appendage *a = &out->appendages[i];
+        if (a->decision == TB_DECIDE_RIGID && tb__rigid_is_noop(m, &work.apps[i])) {
+            /* already 1.0 on its bone (a second run, or the rigger did it) */
+            a->decision = TB_DECIDE_UNTOUCHED;
+            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
+                     "; already bound rigidly");
+        }
+        actions += a->decision != TB_DECIDE_UNTOUCHED;
+    }
+    if (!actions) {
+        if (out->existing_chains)
+            snprintf(out->message, sizeof out->message,
+                     "nothing to change: the skeleton already has %d Tail_* chain(s) and no unrigged appendage "
+                     "needs one",
+                     out->existing_chains);
+        else
+            snprintf(out->message, sizeof out->message, "nothing to change: no tail (%d appendage(s) left as rigged)",
+                     out->appendage_count);
+        tb__detect_work_free(&work);
+        tb_model_free(m);
+        return TB_OK;
+    }
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.doc = doc;
+    A.m = m;
+    A.root = tb_doc_json(doc);
+    A.V = m->vertex_count;
+    A.changed = calloc(A.V + 1, 1);
+    A.nj = calloc(A.V * 3 + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * 3 + 1, sizeof *A.nw);
+    if (!A.changed || !A.nj || !A.nw)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK)
+        r = tb__apply_all(&A, out, &work, err);
+    int skin = m->skin;
+    tb_model_free(m);
+    m = NULL;
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    tb__detect_work_free(&work);
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, err);
+    if (r == TB_OK)
+        r = tb_model_load(&m, doc, skin, err);
+    if (r != TB_OK) {
+        tb_appendage_report_free(out);
+        return r;
+    }
+    out->changed = 1;
+    int chains = 0, rigid = 0;
+    for (int i = 0; i < out->appendage_count; i++) {
+        tb_appendage *a = &out->appendages[i];
+        chains += a->decision == TB_DECIDE_CHAIN;
+        rigid += a->decision == TB_DECIDE_RIGID;
+        if (a->decision != TB_DECIDE_UNTOUCHED)
+            a->distance_after = tb_weighted_bone_distance(m, a->vertices, a->vertex_count, d.extension_fraction);
+    }
+    snprintf(out->message, sizeof out->message, "%d tail chain(s) added, %d appendage(s) bound rigidly%s", chains,
+             rigid, A.skipped ? "; some vertices had no JOINTS_0 and kept no weights" : "");
+    tb_model_free(m);
+    return TB_OK;
+}

@@ -1,0 +1,85 @@
+/* SPEC A3: weld vertices by position (hash grid, O(n)). Exporters split a
+ * vertex at every UV seam and normal break; connectivity must ignore that. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "tailbone/appendage.h"
+
+static uint64_t tb__cell_hash(int64_t x, int64_t y, int64_t z)
+{
+    uint64_t h = (uint64_t)x * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)y * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+    h ^= (uint64_t)z * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
+    return h ^ (h >> 29);
+}
+
+static int64_t tb__cell(float x, float inv)
+{
+    double c = floor((double)x * inv);
+    if (c > 4e18)
+        c = 4e18;
+    if (c < -4e18)
+        c = -4e18;
+    return (int64_t)c;
+}
+
+size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, size_t stride,
+                         float epsilon)
+{
+    if (count == 0)
+        return 0;
+    if (!(epsilon > 0))
+        epsilon = 1e-7f;
+    size_t cap = 16;
+    while (cap < count * 2)
+        cap <<= 1;
+    /* Only group representatives are inserted, so chains stay short. */
+    uint32_t *head = malloc(cap * sizeof *head);
+    uint32_t *next = malloc(count * sizeof *next);
+    if (!head || !next) {
+        free(head);
+        free(next);
+        for (size_t v = 0; v < count; v++)
+            remap[v] = (uint32_t)v; /* no memory: weld nothing */
+        return count;
+    }
+    for (size_t i = 0; i < cap; i++)
+        head[i] = UINT32_MAX;
+    /* cells of 4 epsilon: a point searches only the cells its epsilon-ball
+     * overlaps (usually one or two, never more than eight) */
+    double inv = 1.0 / (4.0 * (double)epsilon);
+    float e2 = epsilon * epsilon;
+    size_t groups = 0;
+    for (size_t v = 0; v < count; v++) {
+        const float *p = positions + v * stride;
+        int64_t lo[3], hi[3];
+        for (int a = 0; a < 3; a++) {
+            lo[a] = tb__cell(p[a] - epsilon, inv);
+            hi[a] = tb__cell(p[a] + epsilon, inv);
+        }
+        uint32_t best = UINT32_MAX;
+        for (int64_t cx = lo[0]; cx <= hi[0]; cx++)
+            for (int64_t cy = lo[1]; cy <= hi[1]; cy++)
+                for (int64_t cz = lo[2]; cz <= hi[2]; cz++) {
+                    uint64_t h = tb__cell_hash(cx, cy, cz) & (cap - 1);
+                    for (uint32_t q = head[h]; q != UINT32_MAX; q = next[q]) {
+                        const float *o = positions + (size_t)q * stride;
+                        float ex = o[0] - p[0], ey = o[1] - p[1], ez = o[2] - p[2];
+                        if (ex * ex + ey * ey + ez * ez <= e2 && q < best)
+                            best = q;
+                    }
+                }
+        if (best != UINT32_MAX) {
+            remap[v] = best;
+        } else {
+            remap[v] = (uint32_t)v;
+            uint64_t h = tb__cell_hash(tb__cell(p[0], inv), tb__cell(p[1], inv), tb__cell(p[2], inv)) & (cap - 1);
+            next[v] = head[h];
+            head[h] = (uint32_t)v;
+            groups++;
+        }
+    }
+    free(head);
+    free(next);
+    return groups;
+}
