@@ -1,0 +1,170 @@
+/* tailbone/measure.h — skin stretch during playback (SPEC C), offline layer.
+ *
+ *   tb_model *m;  tb_clip *clip;                 // model.h, clip.h
+ *   tb_measure_desc desc = {0};                  // all-zero: SPEC C defaults
+ *   tb_measure_result res;
+ *   if (tb_measure_clip(&res, m, clip, &desc, &err) == TB_OK)
+ *       printf("tail p99 %.2f, body p99 %.2f\n", res.tail.p99, res.body.p99);
+ *
+ * What is measured. At `instants` evenly spaced times of the clip (24 by
+ * default) the clip is sampled (tb_clip_sample), posed (tb_local_to_world),
+ * optionally changed by a pose hook (a secondary-motion solver), and the
+ * whole skin is skinned (tb_skin_points). For every unique mesh edge — an
+ * unordered pair of model vertex indices that share a triangle; vertices
+ * split at UV/normal seams are NOT welded, so a seam edge counts once per
+ * copy — the ratio skinned length / bind length is one sample. Edges shorter
+ * than 1e-6 H in bind space are skipped. A ratio above 1.5 or below 0.67 is
+ * "torn". Edges with both vertices in the tail form the tail group, edges
+ * with neither vertex in it the body group (the reference); edges across the
+ * collar belong to neither.
+ *
+ * Units. Bind lengths are in the file's bind space (raw POSITION units; H =
+ * tb_model.height is measured there). Skinned positions are world positions
+ * of the stored scene, whose nodes may scale the whole bind mesh (a
+ * centimetre armature under a 0.01 node re-exported in other units); so
+ * each skinned length is divided by `world_scale`, the uniform scale that the
+ * stored (rest) pose applies to the bind mesh — the median over skin joints
+ * of cbrt|det(W_j · IBM_j)|, 1 for most files. An undeformed edge reads 1.
+ *
+ * The tail. desc.tail_mask (one byte per model vertex, non-zero = tail)
+ * names it for an unrepaired file (the detection pass of SPEC A, or a mask
+ * the caller built); otherwise it is the set of vertices with total weight
+ * >= 0.5 on tail joints (Tail_*, TailB_* … by tb_tail_name_parse, or
+ * desc.tail_joints). Without either the tail group is empty (tail_source =
+ * TB_TAIL_NONE) and only the body is measured.
+ *
+ * Instants. t_k = k·D/(n-1), k = 0 … n-1 (both ends: the first and last
+ * poses of a clip are real poses and a non-looping clip ends somewhere
+ * else), or t_k = k·D/n with desc.loop (a looping clip's end pose equals its
+ * start, so it is not measured twice). A clip of duration 0 is measured n
+ * times at t = 0.
+ *
+ * Memory. tb_measure_clip allocates its scratch once per call (edges,
+ * skinned positions, samples) and none in the per-instant loop; it reads the
+ * model and clip only. Results are plain values (no pointers to free).
+ */
+#ifndef TAILBONE_MEASURE_H
+#define TAILBONE_MEASURE_H
+
+#include "tailbone/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called at every posed time, after tb_clip_sample + tb_local_to_world and
+ * before skinning: the hook may rewrite locals[] and world[] (joint_count
+ * entries each; it must keep world consistent with locals for the joints it
+ * changes). t_s is the clip time, dt_s the time since the previous call (0 on
+ * the first call). This is where a secondary-motion solver (SPEC B,
+ * tailbone/spring.h) plugs in. */
+typedef void (*tb_pose_hook)(void *user, float t_s, float dt_s, tb_transform *locals,
+                             float (*world)[16]);
+
+typedef struct tb_measure_desc {
+    int instants;              /* 0 → 24 (SPEC C); at least 2 otherwise */
+    int loop;                  /* 0: t_k = k·D/(n-1); 1: t_k = k·D/n (looping clip) */
+    float torn_above;          /* 0 → 1.5: ratio above this is torn */
+    float torn_below;          /* 0 → 0.67: ratio below this is torn */
+    float degenerate_h;        /* 0 → 1e-6: edges with bind length < this × H are skipped */
+    const uint8_t *tail_mask;  /* NULL → from tail joints' weights; else vertex_count bytes */
+    const uint8_t *tail_joints;/* NULL → Tail_* names; else one byte per skeleton joint */
+    /* Skinning weights to measure instead of the model's (a variant such as
+     * the rigid one, tb_measure_rigid_weights): vertex_count × m->influences
+     * entries each, same layout as tb_model.joints/weights. NULL → model's. */
+    const uint16_t *joints;
+    const float *weights;
+    tb_pose_hook pose_hook;    /* NULL → none */
+    void *hook_user;
+    float hook_rate_hz;        /* 0 → the hook runs at the instants only; > 0: also at
+                                  this rate in between (a solver's frame rate) */
+    int warmup_passes;         /* 0 → none: plays the clip this many times into the
+                                  hook before measuring (a spring's start transient) */
+    /* NULL, or instants × vertex_count × 3 floats receiving the skinned WORLD
+     * positions (not divided by world_scale), instant-major, vertices in
+     * model order (tb_model: primitives of the skin in node order). */
+    float *positions_out;
+} tb_measure_desc;
+
+typedef struct tb_stretch_stats {
+    size_t edges;      /* unique non-degenerate edges of the group */
+    size_t samples;    /* edges × instants */
+    size_t torn;       /* samples above torn_above or below torn_below */
+    float p95, p99;    /* nearest-rank percentiles of the ratio; NaN when no sample */
+    float min, max;
+    float torn_frac;   /* torn / samples (0 … 1); NaN when no sample */
+} tb_stretch_stats;
+
+typedef enum tb_tail_source {
+    TB_TAIL_NONE = 0,   /* no tail joints and no mask: body only */
+    TB_TAIL_FROM_JOINTS,/* weights on Tail_* (or desc.tail_joints) */
+    TB_TAIL_FROM_MASK   /* desc.tail_mask */
+} tb_tail_source;
+
+typedef struct tb_measure_result {
+    float duration_s;
+    int instants;
+    float height;               /* H, bind units */
+    float world_scale;          /* world units per bind unit in the stored pose */
+    tb_tail_source tail_source;
+    size_t tail_vertices;
+    tb_stretch_stats tail, body;
+    /* SPEC A9: per tail vertex sum_i w_i · distance(p, bone segment of its
+     * joint i) in bind space, averaged over the tail; bind units; NaN when
+     * there is no tail. */
+    float bone_distance;
+    /* Tail motion (SPEC C: "measure motion too"). The tip is the tail vertex
+     * farthest, in bind space, from the tail root (the head of the first
+     * tail joint; for a mask, the centroid of tail vertices sharing an edge
+     * with the body, or the tail vertex nearest the hips when the tail is a
+     * separate shell). tip_travel is the length of the tip's path through
+     * the instants, in world units; tip_travel_h the same / (world_scale·H). */
+    int tip_vertex;             /* -1 when no tail */
+    float tip_travel, tip_travel_h;
+    /* Largest angle between a tail bone's world orientation at t_k and at
+     * t_0 over all k and all tail bones. Tail bones: the joints that are the
+     * dominant influence of some tail vertex — the Tail_* bones on a repaired
+     * rig, Hips in the rigid variant, a leg on a wrongly weighted rig — so
+     * each variant reports the rotation of what actually carries its tail.
+     * NaN when there is no tail. */
+    float max_bone_rotation_rad;
+    int motion_bone_count;
+} tb_measure_result;
+
+/* Resolved copy with every zero replaced by its default (d may be NULL). */
+tb_measure_desc tb_measure_desc_defaults(const tb_measure_desc *d);
+
+/* Measures one clip. Validates desc first: TB_ERR_ARG with err->where naming
+ * the field ("tb_measure_desc.instants") for a bad value. TB_ERR_OOM. */
+tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
+                          const tb_measure_desc *desc, tb_error *err);
+
+/* dst[v] = 1 for every vertex whose total weight on tail joints is >= 0.5
+ * (tail_joints: one byte per skeleton joint, NULL → Tail_* names; joints /
+ * weights NULL → the model's). Returns the number of tail vertices. */
+size_t tb_measure_tail_mask(uint8_t *dst, const tb_model *m, const uint8_t *tail_joints,
+                            const uint16_t *joints, const float *weights);
+
+/* SPEC A8 variant: copies the model's joints/weights into the destination
+ * arrays (vertex_count × m->influences each) and puts every masked vertex
+ * 100% on skeleton joint `joint` (Hips for the rigid reference). Fails with
+ * TB_ERR_ARG when `joint` is not a joint of the skin. */
+tb_result tb_measure_rigid_weights(uint16_t *joints_dst, float *weights_dst, const tb_model *m,
+                                   const uint8_t *mask, int joint, tb_error *err);
+
+/* SPEC A9 weighted bone distance averaged over the masked vertices (bind
+ * units; NaN when the mask is empty). Bone segment of joint j: from j to each
+ * child (the nearest counts); a terminal joint gets an extension of 50% of
+ * its incoming bone (SPEC A1); a lone root is a point. O(n · influences). */
+float tb_measure_bone_distance(const tb_model *m, const uint8_t *mask, const uint16_t *joints,
+                               const float *weights);
+
+/* Nearest-rank percentile (q in [0, 1]): the value of rank ceil(q·n) in
+ * ascending order (q = 0 gives the minimum). Reorders v partially (O(n)
+ * expected); NaN when n == 0. */
+float tb_measure_percentile(float *v, size_t n, double q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,633 @@
+/* tailbone measure — skin stretch during playback (SPEC C), and the SPEC C
+ * comparison table (original rig / rigid on Hips / tail chain / body). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "tailbone/appendage.h"
+#include "tailbone/clip.h"
+#include "tailbone/measure.h"
+#include "tailbone/model.h"
+#include "tailbone/spring.h"
+
+/* The chain variant is animated by the spring solver (SPEC B) at a game's
+ * frame rate, after one silent pass so the tail starts from its steady
+ * motion rather than from rest (SPEC D: a loop from a cold start does not
+ * close). */
+#define TB__SPRING_RATE_HZ 60.0f
+#define TB__SPRING_WARMUP_PASSES 1
+#define TB__DEG (180.0 / 3.14159265358979323846)
+
+typedef struct tb__opts {
+    const char *in;
+    const char *clip;          /* NULL: every clip */
+    int json, compare, loop, instants, spring;
+    const char *tail_bones;    /* joint-name substring */
+    const char *tail_mask;     /* file of vertex indices */
+    const char *dump;          /* --dump-positions */
+} tb__opts;
+
+static void tb__help(void)
+{
+    printf("usage: tailbone measure FILE [--clip NAME | --all] [--compare] [--json]\n"
+           "                        [--tail-bones TEXT | --tail-mask FILE] [--instants N] [--loop]\n"
+           "                        [--no-spring] [--dump-positions OUT.bin]\n\n"
+           "Plays each clip and measures skin stretch (SPEC C): for every unique mesh edge,\n"
+           "skinned length / bind length at 24 evenly spaced instants (t_k = k*D/23; --loop:\n"
+           "k*D/24). Above 1.5 or below 0.67 is torn. Tail edges (both vertices in the tail)\n"
+           "are compared with body edges (neither vertex in it), the reference. Also prints\n"
+           "the weighted bone distance of the tail (SPEC A9) and its motion: tip travel and\n"
+           "the largest tail-bone rotation. docs/measure.md explains every figure.\n\n"
+           "The tail: vertices with >= 50%% of their weight on Tail_* bones, or --tail-bones\n"
+           "TEXT (joints whose name contains TEXT, e.g. 'Tail' for an artist's chain), or\n"
+           "--tail-mask FILE (whitespace-separated model vertex indices).\n"
+           "  --clip NAME        one clip (exact, case-insensitive, or unique substring)\n"
+           "  --all              every clip (the default)\n"
+           "  --compare          the SPEC C table: original rig, rigid on Hips (SPEC A8),\n"
+           "                     tail chain (spring-animated Tail_* bones), body reference\n"
+           "  --json             machine-readable output\n"
+           "  --instants N       instants per clip (default 24)\n"
+           "  --loop             looping clip: do not measure the end pose twice\n"
+           "  --no-spring        do not animate Tail_* chains with the spring solver (SPEC B)\n"
+           "  --dump-positions F write the skinned world positions (needs one --clip): see\n"
+           "                     docs/measure.md for the layout (used by the three.js check)\n");
+}
+
+/* ---- the tail mask ---------------------------------------------------- */
+
+static uint8_t *tb__read_mask(const char *path, size_t nv)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "tailbone measure: cannot open %s\n", path);
+        return NULL;
+    }
+    uint8_t *mask = calloc(nv + 1, 1);
+    long long v;
+    int bad = 0;
+    while (mask && fscanf(f, "%lld", &v) == 1) {
+        if (v < 0 || (size_t)v >= nv)
+            bad = 1;
+        else
+            mask[v] = 1;
+    }
+    if (!feof(f))
+        bad = 1;
+    fclose(f);
+    if (bad) {
+        fprintf(stderr, "tailbone measure: %s: expected vertex indices below %zu\n", path, nv);
+        free(mask);
+        return NULL;
+    }
+    return mask;
+}
+
+/* Joints whose name contains text (one byte per skeleton joint). */
+static uint8_t *tb__joints_named(const tb_model *m, const char *text, int *count)
+{
+    uint8_t *j = calloc((size_t)m->skel.joint_count + 1, 1);
+    *count = 0;
+    for (int i = 0; j && i < m->skel.joint_count; i++)
+        if (m->skel.names && m->skel.names[i] && strstr(m->skel.names[i], text)) {
+            j[i] = 1;
+            (*count)++;
+        }
+    return j;
+}
+
+/* ---- the spring hook (SPEC B plugs into SPEC C) ------------------------ */
+
+static void tb__spring_hook(void *user, float t_s, float dt_s, tb_transform *locals, float (*world)[16])
+{
+    (void)t_s;
+    tb_spring_step((tb_spring_animator *)user, dt_s, (const float(*)[16])world, locals, world);
+}
+
+/* Measures with the spring solver when the skeleton has Tail_* chains and
+ * opts allow; *sprung says whether it did. */
+static tb_result tb__measure(tb_measure_result *res, const tb_model *m, const tb_clip *clip, tb_measure_desc d,
+                             const tb__opts *o, int *sprung, tb_error *err)
+{
+    tb_spring_animator *anim = NULL;
+    *sprung = 0;
+    if (o->spring) {
+        int chains = 0;
+        size_t bytes;
+        if (tb_spring_memory_size(&m->skel, &bytes, &chains, NULL) == TB_OK && chains > 0) {
+            tb_result r = tb_spring_create(&anim, &m->skel, NULL, err);
+            if (r != TB_OK)
+                return r;
+            d.pose_hook = tb__spring_hook;
+            d.hook_user = anim;
+            d.hook_rate_hz = TB__SPRING_RATE_HZ;
+            d.warmup_passes = TB__SPRING_WARMUP_PASSES;
+            *sprung = 1;
+        }
+    }
+    tb_result r = tb_measure_clip(res, m, clip, &d, err);
+    tb_spring_destroy(anim);
+    return r;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static json_t *tb__jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *tb__stats_json(const tb_stretch_stats *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "edges", json_integer((json_int_t)s->edges));
+    json_object_set_new(o, "samples", json_integer((json_int_t)s->samples));
+    json_object_set_new(o, "p95", tb__jnum(s->p95));
+    json_object_set_new(o, "p99", tb__jnum(s->p99));
+    json_object_set_new(o, "min", tb__jnum(s->min));
+    json_object_set_new(o, "max", tb__jnum(s->max));
+    json_object_set_new(o, "torn", json_integer((json_int_t)s->torn));
+    json_object_set_new(o, "torn_fraction", tb__jnum(s->torn_frac));
+    return o;
+}
+
+static json_t *tb__result_json(const tb_measure_result *r, int sprung, const char *source)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "duration_s", json_real(r->duration_s));
+    json_object_set_new(o, "instants", json_integer(r->instants));
+    json_object_set_new(o, "height", json_real(r->height));
+    json_object_set_new(o, "world_scale", json_real(r->world_scale));
+    json_object_set_new(o, "spring", json_boolean(sprung));
+    json_object_set_new(o, "tail_source", json_string(source));
+    json_object_set_new(o, "tail_vertices", json_integer((json_int_t)r->tail_vertices));
+    json_object_set_new(o, "tail", tb__stats_json(&r->tail));
+    json_object_set_new(o, "body", tb__stats_json(&r->body));
+    json_object_set_new(o, "bone_distance", tb__jnum(r->bone_distance));
+    json_object_set_new(o, "bone_distance_h", tb__jnum(r->bone_distance / r->height));
+    json_object_set_new(o, "tip_vertex", json_integer(r->tip_vertex));
+    json_object_set_new(o, "tip_travel", r->tip_vertex >= 0 ? json_real(r->tip_travel) : json_null());
+    json_object_set_new(o, "tip_travel_h", r->tip_vertex >= 0 ? json_real(r->tip_travel_h) : json_null());
+    json_object_set_new(o, "max_bone_rotation_deg", tb__jnum(r->max_bone_rotation_rad * TB__DEG));
+    json_object_set_new(o, "motion_bones", json_integer(r->motion_bone_count));
+    return o;
+}
+
+static void tb__row(const char *label, const tb_stretch_stats *s, int torn)
+{
+    if (s->samples == 0) {
+        printf("  %-16s %6s %6s %6s %7s %9s\n", label, "-", "-", "-", "-", "0");
+        return;
+    }
+    if (torn)
+        printf("  %-16s %6.2f %6.2f %6.2f %6.1f%% %9zu\n", label, s->p95, s->p99, s->max, 100.0 * s->torn_frac,
+               s->samples);
+    else
+        printf("  %-16s %6.2f %6.2f %6.2f %7s %9zu\n", label, s->p95, s->p99, s->max, "-", s->samples);
+}
+
+static void tb__header(void)
+{
+    printf("  %-16s %6s %6s %6s %7s %9s\n", "", "p95", "p99", "max", "torn", "samples");
+}
+
+static void tb__motion_text(const tb_measure_result *r, const char *source)
+{
+    if (r->tip_vertex < 0)
+        return;
+    printf("  weighted bone distance %.4g (%.1f%% of H) over %zu tail vertices (%s)\n", r->bone_distance,
+           100.0 * r->bone_distance / r->height, r->tail_vertices, source);
+    printf("  tail motion: tip travel %.4g (%.1f%% of H), largest tail-bone rotation %.1f deg\n", r->tip_travel,
+           100.0 * r->tip_travel_h, r->max_bone_rotation_rad * TB__DEG);
+}
+
+/* ---- one clip --------------------------------------------------------- */
+
+typedef struct tb__ctx {
+    const tb__opts *o;
+    tb_doc *doc;
+    tb_model *m;
+    const uint8_t *mask;        /* NULL: from tail joints */
+    const uint8_t *tail_joints; /* NULL: Tail_* names */
+    json_t *out;                /* --json: array of clips */
+    int detected;               /* mask came from tb_appendage_detect */
+    /* --compare on an unrepaired file: the same file repaired by the fix
+     * pass (SPEC A9), built once on first use. */
+    int fixed_tried;
+    tb_doc *fixed_doc;
+    tb_model *fixed_m;
+} tb__ctx;
+
+/* SPEC A1-A7 detection: the union of the vertices of every appendage
+ * classified as a tail, or NULL when there is none. */
+static uint8_t *tb__detect_mask(const tb_model *m, size_t *count)
+{
+    tb_appendage_report rep;
+    memset(&rep, 0, sizeof rep);
+    *count = 0;
+    if (tb_appendage_detect(&rep, m, NULL, NULL) != TB_OK) {
+        tb_appendage_report_free(&rep);
+        return NULL;
+    }
+    uint8_t *mask = calloc(m->vertex_count + 1, 1);
+    for (int i = 0; mask && i < rep.appendage_count; i++) {
+        const tb_appendage *a = &rep.appendages[i];
+        if (a->kind != TB_KIND_TAIL)
+            continue;
+        for (size_t k = 0; k < a->vertex_count; k++)
+            if (a->vertices[k] < m->vertex_count && !mask[a->vertices[k]]) {
+                mask[a->vertices[k]] = 1;
+                (*count)++;
+            }
+    }
+    tb_appendage_report_free(&rep);
+    if (*count == 0) {
+        free(mask);
+        return NULL;
+    }
+    return mask;
+}
+
+/* The chain variant of an unrepaired file: load it again and run the fix
+ * pass in memory. Vertex order is unchanged by the fix (it rewrites weights
+ * and appends nodes), which is checked. */
+static const tb_model *tb__fixed_model(tb__ctx *c)
+{
+    if (c->fixed_tried)
+        return c->fixed_m;
+    c->fixed_tried = 1;
+    tb_error err = {0};
+    tb_appendage_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (tb_doc_load(&c->fixed_doc, c->o->in, NULL, &err) != TB_OK)
+        return NULL;
+    if (tb_appendage_fix(&rep, c->fixed_doc, NULL, &err) != TB_OK || !rep.changed ||
+        tb_model_load(&c->fixed_m, c->fixed_doc, c->m->skin, &err) != TB_OK ||
+        c->fixed_m->vertex_count != c->m->vertex_count) {
+        tb_model_free(c->fixed_m);
+        c->fixed_m = NULL;
+    }
+    tb_appendage_report_free(&rep);
+    return c->fixed_m;
+}
+
+/* Where the tail's vertices came from, in words. */
+static const char *tb__source(const tb__ctx *c, const tb_measure_result *r)
+{
+    if (r->tail_source == TB_TAIL_NONE)
+        return "none";
+    if (c->detected)
+        return "detected (SPEC A)";
+    if (c->tail_joints)
+        return "weights on --tail-bones joints";
+    if (c->o->tail_mask)
+        return "--tail-mask";
+    return "weights on Tail_* bones";
+}
+
+static int tb__write_dump(const char *path, const tb_model *m, const tb_measure_desc *d, const float *pos,
+                          float duration)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "tailbone measure: cannot write %s\n", path);
+        return TB_EXIT_FAIL;
+    }
+    /* Layout (docs/measure.md): "TBPOS1\0\0", u32 instants, u32 vertices,
+     * u32 prims, per prim u32 node, mesh, primitive, vertex_offset,
+     * vertex_count; f32 times[instants]; f32 xyz[instants][vertices]. */
+    uint32_t head[3] = {(uint32_t)d->instants, (uint32_t)m->vertex_count, (uint32_t)m->prim_count};
+    fwrite("TBPOS1\0\0", 1, 8, f);
+    fwrite(head, sizeof head, 1, f);
+    for (int p = 0; p < m->prim_count; p++) {
+        const tb_model_prim *mp = &m->prims[p];
+        uint32_t row[5] = {(uint32_t)mp->node, (uint32_t)mp->mesh, (uint32_t)mp->primitive,
+                           (uint32_t)mp->vertex_offset, (uint32_t)mp->vertex_count};
+        fwrite(row, sizeof row, 1, f);
+    }
+    float step = d->loop ? duration / (float)d->instants : duration / (float)(d->instants - 1);
+    for (int k = 0; k < d->instants; k++) {
+        float t = (float)k * step;
+        fwrite(&t, sizeof t, 1, f);
+    }
+    fwrite(pos, sizeof(float), (size_t)d->instants * m->vertex_count * 3, f);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "tailbone measure: error writing %s\n", path);
+        return TB_EXIT_FAIL;
+    }
+    return TB_EXIT_OK;
+}
+
+static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)
+{
+    float *pos = NULL;
+    if (c->o->dump) {
+        pos = malloc((size_t)d.instants * c->m->vertex_count * 3 * sizeof *pos + 1);
+        if (!pos)
+            return TB_EXIT_FAIL;
+        d.positions_out = pos;
+    }
+    tb_measure_result r;
+    tb_error err = {0};
+    int sprung = 0;
+    if (tb__measure(&r, c->m, clip, d, c->o, &sprung, &err) != TB_OK) {
+        free(pos);
+        return tb_cli_error(c->o->in, &err);
+    }
+    int rc = TB_EXIT_OK;
+    if (pos) {
+        rc = tb__write_dump(c->o->dump, c->m, &d, pos, clip->duration_s);
+        free(pos);
+    }
+    const char *name = clip->name ? clip->name : "(unnamed)";
+    if (c->out) {
+        json_t *o = tb__result_json(&r, sprung, tb__source(c, &r));
+        json_object_set_new(o, "clip", json_string(name));
+        json_object_set_new(o, "animation", json_integer(anim));
+        json_array_append_new(c->out, o);
+        return rc;
+    }
+    printf("clip %s: %.3f s, %d instants, H %.4g, world scale %.4g%s\n", name, r.duration_s, r.instants, r.height,
+           r.world_scale, sprung ? ", tail animated by the spring solver" : "");
+    tb__header();
+    if (r.tail_source == TB_TAIL_NONE)
+        printf("  %-16s no tail bones; run detection (or pass --tail-bones / --tail-mask)\n", "tail");
+    else
+        tb__row("tail", &r.tail, 1);
+    tb__row("body", &r.body, 1);
+    tb__motion_text(&r, tb__source(c, &r));
+    return rc;
+}
+
+/* SPEC C comparison. */
+static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)
+{
+    const tb_model *m = c->m;
+    const char *name = clip->name ? clip->name : "(unnamed)";
+    tb_error err = {0};
+    uint8_t *mask = malloc(m->vertex_count + 1);
+    if (!mask)
+        return TB_EXIT_FAIL;
+    size_t tail_n = c->mask ? m->vertex_count : tb_measure_tail_mask(mask, m, c->tail_joints, NULL, NULL);
+    if (c->mask)
+        memcpy(mask, c->mask, m->vertex_count);
+    int has_tail_joints = 0;
+    for (int j = 0; j < m->skel.joint_count; j++)
+        has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+    if (!c->mask && tail_n == 0) {
+        free(mask);
+        fprintf(stderr, "tailbone measure: %s: no tail to compare (no Tail_* bones; pass --tail-bones or "
+                        "--tail-mask)\n", c->o->in);
+        return TB_EXIT_FAIL;
+    }
+    /* The same vertex set in every row, so the rows compare like with like. */
+    d.tail_mask = mask;
+    /* Rows: original weights; rigid (SPEC A8); the chain when the file has
+     * one (animated by the spring); the body of the original. */
+    tb_measure_result orig, rigid, chain;
+    int sprung = 0, have_chain = 0, rc = TB_EXIT_OK;
+    tb__opts no_spring = *c->o;
+    no_spring.spring = 0;
+    if (tb__measure(&orig, m, clip, d, &no_spring, &sprung, &err) != TB_OK) {
+        free(mask);
+        return tb_cli_error(c->o->in, &err);
+    }
+    if (has_tail_joints && c->o->spring) {
+        if (tb__measure(&chain, m, clip, d, c->o, &sprung, &err) != TB_OK) {
+            free(mask);
+            return tb_cli_error(c->o->in, &err);
+        }
+        have_chain = sprung;
+    } else if (c->o->spring) {
+        /* SPEC C's third row: the same file after the fix pass (SPEC A9),
+         * its chain animated by the spring (SPEC B), same tail vertices. */
+        const tb_model *fm = tb__fixed_model(c);
+        tb_clip *fclip = NULL;
+        if (fm && tb_clip_load(&fclip, c->fixed_doc, fm, anim, NULL, &err) == TB_OK) {
+            if (tb__measure(&chain, fm, fclip, d, c->o, &sprung, &err) == TB_OK)
+                have_chain = sprung;
+            tb_clip_free(fclip);
+        }
+    }
+    /* SPEC A8 names Hips; a rig without a recognised Hips (a quadruped)
+     * uses the parent of the tail's first bone. */
+    int hips = m->role_joint[TB_ROLE_HIPS];
+    if (hips < 0 && c->tail_joints)
+        for (int j = 0; j < m->skel.joint_count && hips < 0; j++)
+            if (c->tail_joints[j] && m->skel.parents[j] >= 0 && !c->tail_joints[m->skel.parents[j]])
+                hips = m->skel.parents[j];
+    size_t nw = m->vertex_count * (size_t)m->influences + 1;
+    uint16_t *rj = malloc(nw * sizeof *rj);
+    float *rw = malloc(nw * sizeof *rw);
+    int have_rigid = 0;
+    if (rj && rw && hips >= 0 && tb_measure_rigid_weights(rj, rw, m, mask, hips, &err) == TB_OK) {
+        d.joints = rj;
+        d.weights = rw;
+        if (tb__measure(&rigid, m, clip, d, &no_spring, &sprung, &err) != TB_OK)
+            rc = tb_cli_error(c->o->in, &err);
+        else
+            have_rigid = 1;
+    }
+    free(rj);
+    free(rw);
+    free(mask);
+    if (rc != TB_EXIT_OK)
+        return rc;
+
+    const char *orig_label = has_tail_joints ? "chain as keyed" : "original rig";
+    if (c->out) {
+        json_t *o = json_object();
+        json_object_set_new(o, "clip", json_string(name));
+        json_object_set_new(o, "animation", json_integer(anim));
+        json_object_set_new(o, has_tail_joints ? "chain_as_keyed" : "original", tb__result_json(&orig, 0, tb__source(c, &orig)));
+        json_object_set_new(o, "rigid", have_rigid ? tb__result_json(&rigid, 0, tb__source(c, &orig)) : json_null());
+        json_object_set_new(o, "chain", have_chain ? tb__result_json(&chain, 1, tb__source(c, &orig)) : json_null());
+        json_object_set_new(o, "body", tb__stats_json(&orig.body));
+        json_array_append_new(c->out, o);
+        return TB_EXIT_OK;
+    }
+    printf("clip %s: %.3f s, %d instants, %zu tail vertices (%s), H %.4g\n", name, orig.duration_s, orig.instants,
+           orig.tail_vertices, tb__source(c, &orig), orig.height);
+    tb__header();
+    tb__row(orig_label, &orig.tail, 1);
+    if (have_rigid)
+        tb__row(hips == m->role_joint[TB_ROLE_HIPS] ? "rigid on Hips" : "rigid on parent", &rigid.tail, 1);
+    else
+        printf("  %-16s (no Hips joint)\n", "rigid on Hips");
+    if (have_chain)
+        tb__row("tail chain", &chain.tail, 1);
+    else if (!c->o->spring)
+        printf("  %-16s (spring solver disabled)\n", "tail chain");
+    else
+        printf("  %-16s (the fix pass made no chain for this file)\n", "tail chain");
+    tb__row("body, reference", &orig.body, 0);
+    printf("  %-16s %10s %10s %10s\n", "", "bone dist", "tip travel", "rotation");
+    const tb_measure_result *rows[3] = {&orig, have_rigid ? &rigid : NULL, have_chain ? &chain : NULL};
+    const char *labels[3] = {orig_label, "rigid", "tail chain"};
+    for (int i = 0; i < 3; i++) {
+        if (!rows[i])
+            continue;
+        printf("  %-16s %9.1f%% %9.1f%% %8.1f deg\n", labels[i], 100.0 * rows[i]->bone_distance / rows[i]->height,
+               100.0 * rows[i]->tip_travel_h, rows[i]->max_bone_rotation_rad * TB__DEG);
+    }
+    printf("  (bone distance and tip travel as %% of H)\n");
+    return TB_EXIT_OK;
+}
+
+static int tb__one_clip(tb__ctx *c, int anim)
+{
+    tb_clip *clip = NULL;
+    tb_error err = {0};
+    if (tb_clip_load(&clip, c->doc, c->m, anim, NULL, &err) != TB_OK)
+        return tb_cli_error(c->o->in, &err);
+    tb_measure_desc d = {0};
+    d.instants = c->o->instants;
+    d.loop = c->o->loop;
+    d.tail_mask = c->mask;
+    d.tail_joints = c->tail_joints;
+    d = tb_measure_desc_defaults(&d); /* the dump is sized from d.instants */
+    int rc = c->o->compare ? tb__compare(c, anim, clip, d) : tb__plain(c, anim, clip, d);
+    tb_clip_free(clip);
+    return rc;
+}
+
+int tb_cmd_measure(int argc, char **argv)
+{
+    tb__opts o = {0};
+    o.spring = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_next = i + 1 < argc;
+        if (tb_cli_is(a, "-h", "--help")) {
+            tb__help();
+            return TB_EXIT_OK;
+        } else if (!strcmp(a, "--json")) {
+            o.json = 1;
+        } else if (!strcmp(a, "--all")) {
+            o.clip = NULL;
+        } else if (!strcmp(a, "--compare")) {
+            o.compare = 1;
+        } else if (!strcmp(a, "--loop")) {
+            o.loop = 1;
+        } else if (!strcmp(a, "--no-spring")) {
+            o.spring = 0;
+        } else if (!strcmp(a, "--clip") || !strcmp(a, "--tail-bones") || !strcmp(a, "--tail-mask") ||
+                   !strcmp(a, "--dump-positions") || !strcmp(a, "--instants")) {
+            if (!has_next)
+                return tb_cli_usage_error("measure", "%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--clip"))
+                o.clip = v;
+            else if (!strcmp(a, "--tail-bones"))
+                o.tail_bones = v;
+            else if (!strcmp(a, "--tail-mask"))
+                o.tail_mask = v;
+            else if (!strcmp(a, "--dump-positions"))
+                o.dump = v;
+            else {
+                char *end;
+                long n = strtol(v, &end, 10);
+                if (*end || n < 2 || n > 100000)
+                    return tb_cli_usage_error("measure", "--instants must be an integer >= 2");
+                o.instants = (int)n;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return tb_cli_usage_error("measure", "unknown option '%s'", a);
+        } else if (!o.in) {
+            o.in = a;
+        } else {
+            return tb_cli_usage_error("measure", "too many arguments");
+        }
+    }
+    if (!o.in)
+        return tb_cli_usage_error("measure", "needs a FILE");
+    if (o.dump && !o.clip)
+        return tb_cli_usage_error("measure", "--dump-positions needs --clip NAME");
+    if (o.dump && o.compare)
+        return tb_cli_usage_error("measure", "--dump-positions and --compare do not combine");
+    if (o.tail_bones && o.tail_mask)
+        return tb_cli_usage_error("measure", "--tail-bones and --tail-mask do not combine");
+
+    tb_doc *doc = tb_cli_load(o.in, 1);
+    if (!doc)
+        return TB_EXIT_FAIL;
+    tb_model *m = NULL;
+    tb_error err = {0};
+    if (tb_model_load(&m, doc, -1, &err) != TB_OK) {
+        tb_doc_free(doc);
+        return tb_cli_error(o.in, &err);
+    }
+    tb__ctx c = {.o = &o, .doc = doc, .m = m};
+    uint8_t *mask = NULL, *tail_joints = NULL;
+    int rc = TB_EXIT_OK;
+    if (o.tail_mask) {
+        mask = tb__read_mask(o.tail_mask, m->vertex_count);
+        if (!mask)
+            rc = TB_EXIT_FAIL;
+        c.mask = mask;
+    } else if (o.tail_bones) {
+        int n = 0;
+        tail_joints = tb__joints_named(m, o.tail_bones, &n);
+        if (n == 0) {
+            fprintf(stderr, "tailbone measure: %s: no joint name contains '%s'\n", o.in, o.tail_bones);
+            rc = TB_EXIT_FAIL;
+        }
+        c.tail_joints = tail_joints;
+    } else {
+        int has_tail_joints = 0;
+        for (int j = 0; j < m->skel.joint_count; j++)
+            has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+        if (!has_tail_joints) {
+            /* An unrepaired file: find its tail as the fix pass would. */
+            size_t n = 0;
+            mask = tb__detect_mask(m, &n);
+            c.mask = mask;
+            c.detected = mask != NULL;
+        }
+    }
+    const tb_gltf *g = tb_doc_gltf(doc);
+    if (rc == TB_EXIT_OK && o.json)
+        c.out = json_array();
+    if (rc == TB_EXIT_OK && o.clip) {
+        int a = tb_clip_find(doc, o.clip);
+        if (a < 0) {
+            fprintf(stderr, "tailbone measure: %s: no clip named '%s' (or several match)\n", o.in, o.clip);
+            rc = TB_EXIT_FAIL;
+        } else {
+            rc = tb__one_clip(&c, a);
+        }
+    } else if (rc == TB_EXIT_OK) {
+        if (g->animation_count == 0 && !o.json)
+            printf("%s: no clips to play\n", o.in);
+        for (int a = 0; a < g->animation_count && rc == TB_EXIT_OK; a++) {
+            if (a > 0 && !o.json)
+                printf("\n");
+            rc = tb__one_clip(&c, a);
+        }
+    }
+    if (c.out) {
+        if (rc == TB_EXIT_OK) {
+            json_t *root = json_object();
+            json_object_set_new(root, "file", json_string(o.in));
+            json_object_set_new(root, "vertices", json_integer((json_int_t)m->vertex_count));
+            json_object_set_new(root, "clips", c.out);
+            char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            if (s)
+                puts(s);
+            free(s);
+            json_decref(root);
+        } else {
+            json_decref(c.out);
+        }
+    }
+    free(mask);
+    free(tail_joints);
+    tb_model_free(c.fixed_m);
+    tb_doc_free(c.fixed_doc);
+    tb_model_free(m);
+    tb_doc_free(doc);
+    return rc;
+}

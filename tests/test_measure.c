@@ -1,0 +1,694 @@
+/* Skin stretch during playback (SPEC C; tailbone/measure.h, tailbone/clip.h).
+ * A hand-built skinned strip gives analytic ratios; the corpus clip files,
+ * when ../shared is present, check real rigs. */
+#include "support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tailbone/clip.h"
+#include "tailbone/measure.h"
+#include "tailbone/model.h"
+#include "tailbone/synth.h"
+
+/* The strip, in the XY plane (bind space, H = 1):
+ *
+ *     C(0,1) ---- D(1,1)      C, D on Tail_1 (head at the origin)
+ *       |      /    |
+ *     A(0,0) ---- B(1,0)      A, B on Hips   (at (0,-1), unanimated)
+ *
+ * Triangles ABD, ADC. The clip rotates Tail_1 about +Z from 0 to THETA over
+ * 1 s (LINEAR, so the angle is exactly THETA·t). Every edge but BD keeps its
+ * length (AC, AD: both ends on circles about the origin; AB, CD: rigid); BD
+ * reads sqrt(3 - 2 cos θ + 2 sin θ). */
+#define THETA 1.5707963267948966f /* 90° */
+enum { A = 0, B = 1, C = 2, D = 3 };
+
+static float bd_ratio(float theta)
+{
+    return sqrtf(3.0f - 2.0f * cosf(theta) + 2.0f * sinf(theta));
+}
+
+/* Builds the strip with the document API. Nodes: 0 Hips, 1 Tail_1, 2 the mesh
+ * node, 3 a prop (animated, outside the skeleton). The animation also
+ * animates the mesh node and the prop: both channels must be ignored. */
+static tb_doc *make_strip(void)
+{
+    tb_doc *doc = tb_doc_create("test_measure");
+    assert_non_null(doc);
+    const float pos[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
+    const uint16_t idx[6] = {A, B, D, A, D, C};
+    const uint16_t jnt[4 * 4] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+    const float wgt[4 * 4] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+    /* IBM = inverse of the joint's bind world: Hips at (0,-1,0), Tail_1 at 0. */
+    const float ibm[2 * 16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1,
+                               1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    const float times[2] = {0, 1};
+    const float s = sinf(THETA / 2), c = cosf(THETA / 2);
+    const float rot[2 * 4] = {0, 0, 0, 1, 0, 0, s, c};
+    const float tr[2 * 3] = {0, 0, 0, 5, 0, 0};
+    int a_pos = tb_doc_add_accessor(doc, pos, 4, TB_COMPONENT_FLOAT, "VEC3", 0, 34962);
+    int a_idx = tb_doc_add_accessor(doc, idx, 6, TB_COMPONENT_UNSIGNED_SHORT, "SCALAR", 0, 34963);
+    int a_jnt = tb_doc_add_accessor(doc, jnt, 4, TB_COMPONENT_UNSIGNED_SHORT, "VEC4", 0, 34962);
+    int a_wgt = tb_doc_add_accessor(doc, wgt, 4, TB_COMPONENT_FLOAT, "VEC4", 0, 34962);
+    int a_ibm = tb_doc_add_accessor(doc, ibm, 2, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+    int a_t = tb_doc_add_accessor(doc, times, 2, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+    int a_r = tb_doc_add_accessor(doc, rot, 2, TB_COMPONENT_FLOAT, "VEC4", 0, 0);
+    int a_tr = tb_doc_add_accessor(doc, tr, 2, TB_COMPONENT_FLOAT, "VEC3", 0, 0);
+    assert_true(a_pos >= 0 && a_idx >= 0 && a_jnt >= 0 && a_wgt >= 0 && a_ibm >= 0 && a_t >= 0 && a_r >= 0 &&
+                a_tr >= 0);
+    json_t *root = tb_doc_json(doc);
+    json_error_t je;
+    json_t *rest = json_pack_ex(
+        &je, 0,
+        "{s:i, s:[{s:[i,i]}],"
+        " s:[{s:s, s:[f,f,f], s:[i]}, {s:s, s:[f,f,f]}, {s:s, s:i, s:i}, {s:s, s:[f,f,f]}],"
+        " s:[{s:s, s:[{s:{s:i, s:i, s:i}, s:i, s:i}]}],"
+        " s:[{s:s, s:[i,i], s:i}],"
+        " s:[{s:s, s:[{s:i, s:i}, {s:i, s:i}, {s:i, s:i}],"
+        "      s:[{s:i, s:{s:i, s:s}}, {s:i, s:{s:i, s:s}}, {s:i, s:{s:i, s:s}}]}]}",
+        "scene", 0, "scenes", "nodes", 0, 2, /* prop 3 is a child of the mesh node */
+        "nodes", "name", "Hips", "translation", 0.0, -1.0, 0.0, "children", 1, "name", "Tail_1", "translation",
+        0.0, 1.0, 0.0, "name", "Strip", "mesh", 0, "skin", 0, "name", "Prop", "translation", 0.0, 0.0, 0.0,
+        "meshes", "name", "strip", "primitives", "attributes", "POSITION", a_pos, "JOINTS_0", a_jnt, "WEIGHTS_0",
+        a_wgt, "indices", a_idx, "mode", 4, "skins", "name", "skin", "joints", 0, 1, "inverseBindMatrices", a_ibm,
+        "animations", "name", "Bend", "samplers", "input", a_t, "output", a_r, "input", a_t, "output", a_tr,
+        "input", a_t, "output", a_tr, "channels", "sampler", 0, "target", "node", 1, "path", "rotation",
+        "sampler", 1, "target", "node", 2, "path", "translation", "sampler", 2, "target", "node", 3, "path",
+        "translation");
+    if (!rest)
+        fail_msg("json_pack: %s", je.text);
+    json_object_set_new(json_array_get(json_object_get(rest, "nodes"), 2), "children", json_pack("[i]", 3));
+    json_object_update(root, rest);
+    json_decref(rest);
+    tb_error err;
+    if (tb_doc_refresh(doc, &err) != TB_OK)
+        fail_msg("refresh: %s: %s", err.where, err.message);
+    return doc;
+}
+
+typedef struct strip {
+    tb_doc *doc;
+    tb_model *m;
+    tb_clip *clip;
+    tb_clip_info info;
+} strip;
+
+static strip strip_load(void)
+{
+    strip s;
+    tb_error err;
+    s.doc = make_strip();
+    assert_int_equal(tb_model_load(&s.m, s.doc, -1, &err), TB_OK);
+    assert_int_equal(tb_clip_load(&s.clip, s.doc, s.m, 0, &s.info, &err), TB_OK);
+    return s;
+}
+
+static void strip_free(strip *s)
+{
+    tb_clip_free(s->clip);
+    tb_model_free(s->m);
+    tb_doc_free(s->doc);
+}
+
+/* ---- desc ------------------------------------------------------------- */
+
+static void zero_desc_means_spec_defaults(void **state)
+{
+    (void)state;
+    tb_measure_desc d = tb_measure_desc_defaults(NULL);
+    assert_int_equal(d.instants, 24);
+    assert_float_equal(d.torn_above, 1.5f, 0);
+    assert_float_equal(d.torn_below, 0.67f, 0);
+    assert_float_equal(d.degenerate_h, 1e-6f, 0);
+    assert_int_equal(d.loop, 0);
+    assert_null(d.pose_hook);
+    tb_measure_desc again = tb_measure_desc_defaults(&d);
+    assert_memory_equal(&d, &again, sizeof d);
+}
+
+static void invalid_desc_is_refused_with_the_field_named(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    tb_measure_result r;
+    tb_error err;
+    tb_measure_desc d = {0};
+    d.instants = 1;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_ERR_ARG);
+    assert_string_equal(err.where, "tb_measure_desc.instants");
+    d.instants = 0;
+    d.torn_below = 1.2f;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_ERR_ARG);
+    assert_string_equal(err.where, "tb_measure_desc.torn_below");
+    d.torn_below = 0;
+    d.weights = s.m->weights; /* joints missing */
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_ERR_ARG);
+    strip_free(&s);
+}
+
+/* ---- clip adapter ----------------------------------------------------- */
+
+static void clip_adapter_maps_channels_to_skeleton_joints(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    /* Hips, Tail_1 are the skeleton; the mesh node and the prop are not. */
+    assert_int_equal(s.m->skel.joint_count, 2);
+    assert_int_equal(s.info.kept_channels, 1);
+    assert_int_equal(s.info.ignored_channels, 2);
+    assert_int_equal(s.clip->channel_count, 1);
+    const tb_channel *ch = &s.clip->channels[0];
+    assert_int_equal(ch->joint, s.m->joint_of_node[1]);
+    assert_string_equal(s.m->skel.names[ch->joint], "Tail_1");
+    assert_int_equal(ch->path, TB_PATH_ROTATION);
+    assert_int_equal(ch->interp, TB_INTERP_LINEAR);
+    assert_int_equal(ch->key_count, 2);
+    assert_float_equal(ch->times[1], 1.0f, 0);
+    assert_float_equal(ch->values[6], sinf(THETA / 2), 1e-7f);
+    assert_float_equal(s.clip->duration_s, 1.0f, 0);
+    assert_string_equal(s.clip->name, "Bend");
+    /* sampling through the adapter gives the keyed rotation */
+    tb_transform locals[2];
+    tb_clip_sample(s.clip, &s.m->skel, 1.0f, locals);
+    assert_float_equal(locals[ch->joint].r[2], sinf(THETA / 2), 1e-6f);
+    strip_free(&s);
+}
+
+static void clip_adapter_rejects_out_of_range_animation(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    tb_clip *c = (tb_clip *)1;
+    tb_error err;
+    assert_int_equal(tb_clip_load(&c, s.doc, s.m, 1, NULL, &err), TB_ERR_ARG);
+    assert_null(c);
+    strip_free(&s);
+}
+
+static void clip_find_matches_exact_then_case_then_unique_substring(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    assert_int_equal(tb_clip_find(s.doc, "Bend"), 0);
+    assert_int_equal(tb_clip_find(s.doc, "bend"), 0);
+    assert_int_equal(tb_clip_find(s.doc, "EN"), 0);
+    assert_int_equal(tb_clip_find(s.doc, "Walk"), -1);
+    strip_free(&s);
+}
+
+/* ---- stretch ---------------------------------------------------------- */
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void rotated_bone_stretches_known_edges_to_analytic_ratios(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    /* Tail = {B, D}: the only tail edge is BD, the only body edge AC. */
+    uint8_t mask[4] = {0, 1, 0, 1};
+    tb_measure_desc d = {0};
+    d.tail_mask = mask;
+    tb_measure_result r;
+    tb_error err;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_int_equal(r.tail_source, TB_TAIL_FROM_MASK);
+    assert_int_equal(r.tail_vertices, 2);
+    assert_int_equal(r.instants, 24);
+    assert_int_equal(r.tail.edges, 1);
+    assert_int_equal(r.body.edges, 1);
+    assert_int_equal(r.tail.samples, 24);
+    assert_int_equal(r.body.samples, 24);
+    assert_float_equal(r.world_scale, 1.0f, 1e-6f);
+    /* expected: BD at θ_k = THETA·k/23 */
+    float want[24];
+    size_t torn = 0;
+    for (int k = 0; k < 24; k++) {
+        want[k] = bd_ratio(THETA * (float)k / 23.0f);
+        torn += want[k] > 1.5f || want[k] < 0.67f;
+    }
+    qsort(want, 24, sizeof *want, cmp_float);
+    assert_float_equal(r.tail.min, want[0], 1e-5f);
+    assert_float_equal(r.tail.max, want[23], 1e-5f);
+    assert_float_equal(r.tail.max, sqrtf(5.0f), 1e-5f);
+    assert_float_equal(r.tail.p95, want[22], 1e-5f); /* rank ceil(0.95·24) = 23 */
+    assert_float_equal(r.tail.p99, want[23], 1e-5f); /* rank ceil(0.99·24) = 24 */
+    assert_true(torn > 0 && torn < 24);
+    assert_int_equal(r.tail.torn, torn);
+    assert_float_equal(r.tail.torn_frac, (float)torn / 24.0f, 1e-6f);
+    /* AC never changes length */
+    assert_float_equal(r.body.max, 1.0f, 1e-5f);
+    assert_float_equal(r.body.min, 1.0f, 1e-5f);
+    assert_int_equal(r.body.torn, 0);
+    strip_free(&s);
+}
+
+static void torn_thresholds_are_strict_and_configurable(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    uint8_t mask[4] = {0, 1, 0, 1};
+    tb_measure_desc d = {0};
+    d.tail_mask = mask;
+    d.torn_above = 2.0f;
+    tb_measure_result r;
+    tb_error err;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    size_t torn = 0;
+    for (int k = 0; k < 24; k++)
+        torn += bd_ratio(THETA * (float)k / 23.0f) > 2.0f;
+    assert_int_equal(r.tail.torn, torn);
+    /* A ratio exactly 1 is never torn, even with the lower bound close below. */
+    d.torn_above = 0;
+    d.torn_below = 0.999f;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_int_equal(r.body.torn, 0);
+    strip_free(&s);
+}
+
+static void instants_are_24_evenly_spaced_including_both_ends(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    float pos[24 * 4 * 3];
+    for (int loop = 0; loop < 2; loop++) {
+        tb_measure_desc d = {0};
+        d.positions_out = pos;
+        d.loop = loop;
+        tb_measure_result r;
+        tb_error err;
+        assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+        for (int k = 0; k < 24; k++) {
+            float th = THETA * (float)k / (loop ? 24.0f : 23.0f);
+            /* D = (1,1) rotated about the origin by θ */
+            const float *p = pos + ((size_t)k * 4 + D) * 3;
+            assert_float_equal(p[0], cosf(th) - sinf(th), 1e-5f);
+            assert_float_equal(p[1], sinf(th) + cosf(th), 1e-5f);
+            assert_float_equal(p[2], 0.0f, 1e-6f);
+            /* A stays put (Hips does not move) */
+            assert_float_equal(pos[((size_t)k * 4 + A) * 3 + 1], 0.0f, 1e-6f);
+        }
+    }
+    strip_free(&s);
+}
+
+static void rigid_variant_reads_exactly_one(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    /* SPEC A8: the tail (C, D by its Tail_1 weights) 100% on Hips. */
+    uint8_t mask[4];
+    assert_int_equal(tb_measure_tail_mask(mask, s.m, NULL, NULL, NULL), 2);
+    uint16_t j[16];
+    float w[16];
+    tb_error err;
+    int hips = s.m->role_joint[TB_ROLE_HIPS];
+    assert_true(hips >= 0);
+    assert_int_equal(tb_measure_rigid_weights(j, w, s.m, mask, hips, &err), TB_OK);
+    assert_float_equal(w[C * 4], 1.0f, 0);
+    assert_float_equal(w[C * 4 + 1], 0.0f, 0);
+    tb_measure_desc d = {0};
+    d.joints = j;
+    d.weights = w;
+    d.tail_mask = mask;
+    tb_measure_result r;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_int_equal(r.tail.samples, 24);
+    assert_float_equal(r.tail.p95, 1.0f, 1e-6f);
+    assert_float_equal(r.tail.p99, 1.0f, 1e-6f);
+    assert_float_equal(r.tail.max, 1.0f, 1e-6f);
+    assert_int_equal(r.tail.torn, 0);
+    /* the plank does not move: Hips is not animated */
+    assert_float_equal(r.tip_travel, 0.0f, 1e-6f);
+    assert_float_equal(r.max_bone_rotation_rad, 0.0f, 1e-6f);
+    /* the rigid variant needs a joint of the skin */
+    assert_int_equal(tb_measure_rigid_weights(j, w, s.m, mask, 7, &err), TB_ERR_ARG);
+    strip_free(&s);
+}
+
+static void tail_from_tail_bones_gives_bone_distance_and_motion(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    tb_measure_result r;
+    tb_error err;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, NULL, &err), TB_OK);
+    assert_int_equal(r.tail_source, TB_TAIL_FROM_JOINTS);
+    assert_int_equal(r.tail_vertices, 2);
+    /* tail edge CD is carried rigidly by Tail_1; body edge AB by Hips */
+    assert_int_equal(r.tail.edges, 1);
+    assert_float_equal(r.tail.max, 1.0f, 1e-5f);
+    assert_float_equal(r.body.max, 1.0f, 1e-5f);
+    /* SPEC A9: Tail_1 is terminal: segment (0,0)→(0,0.5) (50% of the
+     * Hips→Tail_1 bone); C is 0.5 from it, D sqrt(1.25). */
+    assert_float_equal(r.bone_distance, (0.5f + sqrtf(1.25f)) / 2.0f, 1e-6f);
+    /* Tip: D, the tail vertex farthest from Tail_1's head; its path is 23
+     * chords of a circle of radius sqrt(2) over THETA. */
+    assert_int_equal(r.tip_vertex, D);
+    float chord = 2.0f * sqrtf(2.0f) * sinf(THETA / 46.0f);
+    assert_float_equal(r.tip_travel, 23.0f * chord, 1e-5f);
+    assert_float_equal(r.tip_travel_h, 23.0f * chord, 1e-5f); /* H = 1 */
+    assert_int_equal(r.motion_bone_count, 1);
+    assert_float_equal(r.max_bone_rotation_rad, THETA, 1e-4f);
+    strip_free(&s);
+}
+
+static void file_without_tail_bones_or_mask_measures_body_only(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    uint8_t none[2] = {0, 0}; /* no joint is a tail joint */
+    tb_measure_desc d = {0};
+    d.tail_joints = none;
+    tb_measure_result r;
+    tb_error err;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_int_equal(r.tail_source, TB_TAIL_NONE);
+    assert_int_equal(r.tail.samples, 0);
+    assert_true(isnan(r.tail.p99));
+    assert_int_equal(r.tip_vertex, -1);
+    assert_true(isnan(r.bone_distance));
+    /* every edge is body: 5 edges (AB, BD, DA, DC, CA) */
+    assert_int_equal(r.body.edges, 5);
+    assert_float_equal(r.body.max, sqrtf(5.0f), 1e-5f);
+    strip_free(&s);
+}
+
+/* ---- pose hook -------------------------------------------------------- */
+
+typedef struct hook_log {
+    int calls;
+    float first_dt, last_t, sum_dt;
+    int tail_joint;
+} hook_log;
+
+/* Undoes the clip's bend: a "solver" that holds Tail_1 at rest. */
+static void hold_tail(void *user, float t_s, float dt_s, tb_transform *locals, float (*world)[16])
+{
+    hook_log *h = user;
+    if (h->calls == 0)
+        h->first_dt = dt_s;
+    h->calls++;
+    h->last_t = t_s;
+    h->sum_dt += dt_s;
+    tb_transform *x = &locals[h->tail_joint];
+    x->r[0] = x->r[1] = x->r[2] = 0;
+    x->r[3] = 1;
+    tb_transform_to_matrix(x, world[h->tail_joint]); /* parent Hips: (0,-1,0) then +(0,1,0) */
+    world[h->tail_joint][13] = 0;
+}
+
+static void pose_hook_changes_the_measured_pose(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    uint8_t mask[4] = {0, 1, 0, 1};
+    hook_log h = {0};
+    h.tail_joint = s.m->joint_of_node[1];
+    tb_measure_desc d = {0};
+    d.tail_mask = mask;
+    d.pose_hook = hold_tail;
+    d.hook_user = &h;
+    tb_measure_result r;
+    tb_error err;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_int_equal(h.calls, 24);
+    assert_float_equal(h.first_dt, 0.0f, 0);
+    assert_float_equal(h.sum_dt, 1.0f, 1e-5f);
+    assert_float_equal(r.tail.max, 1.0f, 1e-5f); /* the bend was undone */
+    strip_free(&s);
+}
+
+static void pose_hook_runs_at_its_rate_and_warms_up(void **state)
+{
+    (void)state;
+    strip s = strip_load();
+    hook_log h = {0};
+    h.tail_joint = s.m->joint_of_node[1];
+    tb_measure_desc d = {0};
+    d.pose_hook = hold_tail;
+    d.hook_user = &h;
+    d.hook_rate_hz = 230.0f; /* 23 intervals of 1/23 s: 10 steps each */
+    d.warmup_passes = 2;
+    tb_measure_result r;
+    tb_error err;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    /* warm-up: 1 + 2 × (230 + the jump back to 0); measure: 230 more */
+    assert_int_equal(h.calls, 1 + 2 * 231 + 230);
+    assert_float_equal(h.sum_dt, 2.0f * (1.0f + 1.0f / 23.0f) + 1.0f, 1e-3f);
+    assert_float_equal(h.last_t, 1.0f, 1e-6f);
+    strip_free(&s);
+}
+
+/* ---- percentiles ------------------------------------------------------ */
+
+static void percentile_is_nearest_rank_on_a_known_distribution(void **state)
+{
+    (void)state;
+    float v[100];
+    uint32_t seed = 12345;
+    for (int i = 0; i < 100; i++)
+        v[i] = (float)(i + 1);
+    for (int i = 99; i > 0; i--) { /* deterministic shuffle */
+        seed = seed * 1664525u + 1013904223u;
+        int j = (int)(seed % (uint32_t)(i + 1));
+        float t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+    assert_float_equal(tb_measure_percentile(v, 100, 0.95), 95.0f, 0);
+    assert_float_equal(tb_measure_percentile(v, 100, 0.99), 99.0f, 0);
+    assert_float_equal(tb_measure_percentile(v, 100, 1.0), 100.0f, 0);
+    assert_float_equal(tb_measure_percentile(v, 100, 0.0), 1.0f, 0);
+    assert_float_equal(tb_measure_percentile(v, 100, 0.5), 50.0f, 0);
+    assert_true(isnan(tb_measure_percentile(v, 0, 0.5)));
+    float one = 3.0f;
+    assert_float_equal(tb_measure_percentile(&one, 1, 0.99), 3.0f, 0);
+}
+
+static void percentile_agrees_with_sorting_on_random_data_with_ties(void **state)
+{
+    (void)state;
+    enum { N = 5001 };
+    static float v[N], sorted[N];
+    uint32_t seed = 7;
+    for (int trial = 0; trial < 20; trial++) {
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            v[i] = (float)((seed >> 8) % (trial + 2)) * 0.25f; /* many ties */
+            sorted[i] = v[i];
+        }
+        qsort(sorted, N, sizeof *sorted, cmp_float);
+        const double qs[] = {0, 0.01, 0.5, 0.95, 0.99, 1};
+        for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+            size_t rank = (size_t)ceil(qs[q] * N);
+            rank = rank < 1 ? 1 : rank;
+            assert_float_equal(tb_measure_percentile(v, N, qs[q]), sorted[rank - 1], 0);
+        }
+    }
+}
+
+/* ---- CLI -------------------------------------------------------------- */
+
+static void cli_measures_a_file_and_dumps_positions(void **state)
+{
+    (void)state;
+    tb_doc *doc = make_strip();
+    tb_error err;
+    const char *in = tbt_tmp_path("strip.glb");
+    char inpath[4096];
+    snprintf(inpath, sizeof inpath, "%s", in);
+    assert_int_equal(tb_doc_save(doc, inpath, &err), TB_OK);
+    tb_doc_free(doc);
+    char *out = NULL;
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --json", inpath), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_t *c0 = json_array_get(json_object_get(j, "clips"), 0);
+    assert_string_equal(json_string_value(json_object_get(c0, "clip")), "Bend");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(c0, "tail"), "samples")), 24);
+    json_decref(j);
+    free(out);
+    /* text table: tail and body rows */
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --clip bend", inpath), 0);
+    assert_non_null(strstr(out, "tail "));
+    assert_non_null(strstr(out, "body "));
+    free(out);
+    /* compare: rigid on Hips reads 1.00 */
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --compare --no-spring --json", inpath), 0);
+    j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_t *rigid = json_object_get(json_object_get(json_array_get(json_object_get(j, "clips"), 0), "rigid"), "tail");
+    assert_float_equal(json_real_value(json_object_get(rigid, "max")), 1.0, 1e-6);
+    assert_int_equal(json_integer_value(json_object_get(rigid, "torn")), 0);
+    json_decref(j);
+    free(out);
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --compare --no-spring", inpath), 0);
+    assert_non_null(strstr(out, "rigid on Hips"));
+    assert_non_null(strstr(out, "body, reference"));
+    free(out);
+    /* dump: header + prims + times + 24 × 4 × 3 floats */
+    char dump[4096];
+    snprintf(dump, sizeof dump, "%s", tbt_tmp_path("strip.bin"));
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --clip Bend --dump-positions '%s'", inpath, dump), 0);
+    free(out);
+    size_t size;
+    uint8_t *bin = tbt_read_file(dump, &size);
+    assert_non_null(bin);
+    assert_int_equal(size, 8 + 12 + 20 + 24 * 4 + 24 * 4 * 12);
+    assert_memory_equal(bin, "TBPOS1\0\0", 8);
+    free(bin);
+    /* usage errors exit 2 */
+    assert_int_equal(tbt_run_cli(&out, "measure"), 2);
+    free(out);
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --dump-positions x.bin", inpath), 2);
+    free(out);
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' --clip NoSuchClip", inpath), 1);
+    free(out);
+}
+
+/* ---- corpus ----------------------------------------------------------- */
+
+static void measure_corpus_clip(const char *rel, const char *clip_name)
+{
+    const char *path = tbt_corpus_file(rel);
+    if (!path)
+        skip();
+    tb_doc *doc;
+    tb_model *m;
+    tb_clip *clip;
+    tb_error err;
+    assert_int_equal(tb_doc_load(&doc, path, NULL, &err), TB_OK);
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    int a = tb_clip_find(doc, clip_name);
+    assert_true(a >= 0);
+    assert_int_equal(tb_clip_load(&clip, doc, m, a, NULL, &err), TB_OK);
+    tb_measure_result r;
+    assert_int_equal(tb_measure_clip(&r, m, clip, NULL, &err), TB_OK);
+    /* a humanoid without Tail_* bones: body only, and real deformation */
+    assert_int_equal(r.tail_source, TB_TAIL_NONE);
+    assert_int_equal(r.body.samples, r.body.edges * 24);
+    assert_true(r.body.samples > 1000);
+    assert_true(isfinite(r.body.p99) && r.body.p99 >= 1.0f);
+    assert_true(r.body.p95 <= r.body.p99 && r.body.p99 <= r.body.max);
+    /* the skin is not torn apart by the sampler: most edges stay near 1 */
+    assert_true(r.body.torn_frac < 0.05f);
+    tb_clip_free(clip);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
+static void corpus_xbot_walk_body_p99_is_finite_and_at_least_one(void **state)
+{
+    (void)state;
+    measure_corpus_clip("clips/Xbot_agree_run_walk.glb", "walk");
+}
+
+static void corpus_soldier_walk_body_p99_is_finite_and_at_least_one(void **state)
+{
+    (void)state;
+    measure_corpus_clip("clips/threejs_Soldier_rexport.glb", "Walk");
+}
+
+/* ---- synthetic characters (tailbone/synth.h) ------------------------- */
+
+/* The truth's tail vertices as a mask. */
+static size_t truth_mask(uint8_t *mask, json_t *truth, size_t nv)
+{
+    memset(mask, 0, nv);
+    size_t n = 0, i;
+    json_t *app, *v;
+    json_array_foreach(json_object_get(truth, "appendages"), i, app) {
+        if (strcmp(json_string_value(json_object_get(app, "kind")), "tail") != 0)
+            continue;
+        size_t k;
+        json_array_foreach(json_object_get(app, "vertices"), k, v) {
+            json_int_t x = json_integer_value(v);
+            if (x >= 0 && (size_t)x < nv && !mask[x]) {
+                mask[x] = 1;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static void synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    json_t *truth;
+    tb_error err;
+    assert_int_equal(tb_synth_build(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
+    tb_model *m;
+    tb_clip *clip;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    int a = tb_clip_find(doc, "Walk");
+    assert_true(a >= 0);
+    assert_int_equal(tb_clip_load(&clip, doc, m, a, NULL, &err), TB_OK);
+    uint8_t *mask = malloc(m->vertex_count);
+    assert_non_null(mask);
+    assert_true(truth_mask(mask, truth, m->vertex_count) > 100);
+    tb_measure_desc d = {0};
+    d.tail_mask = mask;
+    tb_measure_result orig, rigid;
+    assert_int_equal(tb_measure_clip(&orig, m, clip, &d, &err), TB_OK);
+    /* SPEC 0/C: a tail weighted to the shin and thighs tears during Walk,
+     * well beyond the body's own deformation */
+    assert_true(orig.tail.torn > 0);
+    assert_true(orig.tail.p99 > orig.body.p99);
+    assert_true(orig.body.p99 >= 1.0f && orig.body.p99 < 1.5f);
+    /* SPEC A8: the rigid variant reads 1.00 / 1.00 / 1.00 / 0% */
+    size_t nw = m->vertex_count * (size_t)m->influences;
+    uint16_t *j = malloc(nw * sizeof *j);
+    float *w = malloc(nw * sizeof *w);
+    assert_int_equal(tb_measure_rigid_weights(j, w, m, mask, m->role_joint[TB_ROLE_HIPS], &err), TB_OK);
+    d.joints = j;
+    d.weights = w;
+    assert_int_equal(tb_measure_clip(&rigid, m, clip, &d, &err), TB_OK);
+    assert_float_equal(rigid.tail.p95, 1.0f, 1e-4f);
+    assert_float_equal(rigid.tail.p99, 1.0f, 1e-4f);
+    assert_float_equal(rigid.tail.max, 1.0f, 1e-4f);
+    assert_int_equal(rigid.tail.torn, 0);
+    /* the plank turns with Hips, which turns less than the leg did */
+    assert_true(rigid.max_bone_rotation_rad < orig.max_bone_rotation_rad);
+    free(j);
+    free(w);
+    free(mask);
+    tb_clip_free(clip);
+    tb_model_free(m);
+    json_decref(truth);
+    tb_doc_free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(zero_desc_means_spec_defaults),
+        cmocka_unit_test(invalid_desc_is_refused_with_the_field_named),
+        cmocka_unit_test(clip_adapter_maps_channels_to_skeleton_joints),
+        cmocka_unit_test(clip_adapter_rejects_out_of_range_animation),
+        cmocka_unit_test(clip_find_matches_exact_then_case_then_unique_substring),
+        cmocka_unit_test(rotated_bone_stretches_known_edges_to_analytic_ratios),
+        cmocka_unit_test(torn_thresholds_are_strict_and_configurable),
+        cmocka_unit_test(instants_are_24_evenly_spaced_including_both_ends),
+        cmocka_unit_test(rigid_variant_reads_exactly_one),
+        cmocka_unit_test(tail_from_tail_bones_gives_bone_distance_and_motion),
+        cmocka_unit_test(file_without_tail_bones_or_mask_measures_body_only),
+        cmocka_unit_test(pose_hook_changes_the_measured_pose),
+        cmocka_unit_test(pose_hook_runs_at_its_rate_and_warms_up),
+        cmocka_unit_test(percentile_is_nearest_rank_on_a_known_distribution),
+        cmocka_unit_test(percentile_agrees_with_sorting_on_random_data_with_ties),
+        cmocka_unit_test(cli_measures_a_file_and_dumps_positions),
+        cmocka_unit_test(corpus_xbot_walk_body_p99_is_finite_and_at_least_one),
+        cmocka_unit_test(corpus_soldier_walk_body_p99_is_finite_and_at_least_one),
+        cmocka_unit_test(synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
