@@ -1,0 +1,175 @@
+/* tailbone retarget CHARACTER --clips LIB.glb[,LIB2.glb] [--only A,B] -o OUT.glb
+ * Clip transfer by humanoid roles with tail-free grounding (SPEC D). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "tailbone/retarget.h"
+
+#define TB__MAX_LIST 64
+
+/* Splits a comma list in place into at most max entries. */
+static int tb__split(char *s, char **out, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
+        if (*tok)
+            out[n++] = tok;
+    return n;
+}
+
+static void tb__print_report(json_t *rep, const char *out)
+{
+    json_t *pl = json_object_get(rep, "placement"), *ch = json_object_get(rep, "character");
+    json_t *sup = json_object_get(ch, "supports");
+    printf("character: %s (H %.3f, %lld roles, leg %.3f)\n", json_string_value(json_object_get(ch, "file")),
+           json_real_value(json_object_get(ch, "height")), json_integer_value(json_object_get(ch, "roles")),
+           json_real_value(json_object_get(ch, "leg_length")));
+    printf("support points: %lld body, %lld tail (excluded; %lld hanging torso vertices), %lld foot; f_body %.4f\n",
+           json_integer_value(json_object_get(sup, "body")), json_integer_value(json_object_get(sup, "tail")),
+           json_integer_value(json_object_get(sup, "hanging_vertices")), json_integer_value(json_object_get(sup, "foot")),
+           json_real_value(json_object_get(sup, "f_body")));
+    printf("placement: ground offset %+.4f (body lowest %.4f; whole mesh lowest %.4f; %lld tail vertices ignored)\n",
+           json_real_value(json_object_get(pl, "ground_offset_y")), json_real_value(json_object_get(pl, "body_min_y")),
+           json_real_value(json_object_get(pl, "all_min_y")), json_integer_value(json_object_get(pl, "tail_vertices")));
+    printf("%-34s %6s %5s %5s %7s %8s %8s %8s\n", "clip", "dur s", "keys", "roles", "legs x", "lift max", "feet min",
+           "feet err");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(rep, "clips"), i, c) {
+        json_t *g = json_object_get(c, "grounding");
+        json_t *fm = json_object_get(g, "foot_min_y_low"), *fe = json_object_get(g, "foot_vs_source_mean");
+        printf("%-34s %6.3f %5lld %5lld %7.3f %8.4f %8.4f %8.4f\n", json_string_value(json_object_get(c, "name")),
+               json_real_value(json_object_get(c, "duration_s")), json_integer_value(json_object_get(c, "frames")),
+               json_integer_value(json_object_get(c, "roles_matched")), json_real_value(json_object_get(c, "leg_ratio")),
+               json_real_value(json_object_get(g, "lift_max")), json_is_real(fm) ? json_real_value(fm) : NAN,
+               json_is_real(fe) ? json_real_value(fe) : NAN);
+    }
+    printf("wrote %s\n", out);
+}
+
+int tb_cmd_retarget(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *report_path = NULL;
+    char *clips_arg = NULL, *only_arg = NULL;
+    tb_retarget_desc d = {0};
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_next = i + 1 < argc;
+        if (tb_cli_is(a, "-h", "--help")) {
+            printf("usage: tailbone retarget CHARACTER --clips LIB.glb[,LIB2.glb] [--only NAME,NAME]\n"
+                   "                          -o OUT.glb [--report FILE.json] [--fps N] [--no-ground]\n\n"
+                   "Transfers clips onto a character by humanoid bone roles (Mixamo names with any\n"
+                   "mixamorig*: prefix, bare names, common other layouts). Each role bone's world rotation\n"
+                   "relative to its own bind pose is carried over (facing and limb bind directions\n"
+                   "aligned); the hips' displacement is scaled by the legs' length ratio. Bones without a\n"
+                   "role hold their bind pose (from the inverse bind matrices). A grounding pass lifts the\n"
+                   "pelvis only when body skin would go below the floor more than the source's does; skin\n"
+                   "mostly on Tail_* bones (or on a tail that detection finds) and the feet never count\n"
+                   "(SPEC D). Clips are resampled at 30 keys/s (LINEAR), keep their names, and are\n"
+                   "appended to the character's animations.\n"
+                   "  --clips LIST      comma-separated GLB/glTF files holding the clips\n"
+                   "  --only LIST       clip names to take (exact, or the part after the last '|')\n"
+                   "  -o, --out FILE    output GLB (required)\n"
+                   "  --report FILE     JSON report: placement, per-clip lift and foot heights\n"
+                   "  --fps N           key rate (default 30)\n"
+                   "  --no-ground       skip the grounding pass\n"
+                   "  --no-detect       don't look for tails (SPEC A) on a character without Tail_*\n"
+                   "                    bones; their skin then counts as body for grounding\n"
+                   "  --raw-delta       pure world-delta transfer (no limb bind-direction alignment)\n"
+                   "  -q, --quiet       print nothing on success\n");
+            return TB_EXIT_OK;
+        } else if (!strcmp(a, "--clips")) {
+            if (!has_next)
+                return tb_cli_usage_error("retarget", "--clips needs a file list");
+            clips_arg = argv[++i];
+        } else if (!strcmp(a, "--only")) {
+            if (!has_next)
+                return tb_cli_usage_error("retarget", "--only needs a name list");
+            only_arg = argv[++i];
+        } else if (tb_cli_is(a, "-o", "--out")) {
+            if (!has_next)
+                return tb_cli_usage_error("retarget", "%s needs a file", a);
+            out = argv[++i];
+        } else if (!strcmp(a, "--report")) {
+            if (!has_next)
+                return tb_cli_usage_error("retarget", "--report needs a file");
+            report_path = argv[++i];
+        } else if (!strcmp(a, "--fps")) {
+            char *end = NULL;
+            if (!has_next || (d.fps = strtof(argv[++i], &end), !end || *end || !(d.fps > 0) || d.fps > 1000))
+                return tb_cli_usage_error("retarget", "--fps needs a number in (0, 1000]");
+        } else if (!strcmp(a, "--no-ground")) {
+            d.no_ground = 1;
+        } else if (!strcmp(a, "--no-detect")) {
+            d.no_detect = 1;
+        } else if (!strcmp(a, "--raw-delta")) {
+            d.raw_delta = 1;
+        } else if (tb_cli_is(a, "-q", "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return tb_cli_usage_error("retarget", "unknown option '%s'", a);
+        } else if (!in) {
+            in = a;
+        } else {
+            return tb_cli_usage_error("retarget", "too many arguments");
+        }
+    }
+    if (!in)
+        return tb_cli_usage_error("retarget", "needs a CHARACTER file");
+    if (!clips_arg)
+        return tb_cli_usage_error("retarget", "needs --clips LIB.glb[,LIB2.glb]");
+    if (!out)
+        return tb_cli_usage_error("retarget", "needs -o OUT.glb");
+    char *clips_buf = strdup(clips_arg), *only_buf = only_arg ? strdup(only_arg) : NULL;
+    char *lib_paths[TB__MAX_LIST], *only[TB__MAX_LIST];
+    int lib_count = clips_buf ? tb__split(clips_buf, lib_paths, TB__MAX_LIST) : 0;
+    int only_count = only_buf ? tb__split(only_buf, only, TB__MAX_LIST) : 0;
+    int rc = TB_EXIT_FAIL;
+    tb_doc *libs[TB__MAX_LIST] = {0};
+    tb_doc *doc = NULL;
+    json_t *report = NULL;
+    if (lib_count == 0) {
+        rc = tb_cli_usage_error("retarget", "--clips lists no file");
+        goto done;
+    }
+    if (only_arg && only_count == 0) {
+        rc = tb_cli_usage_error("retarget", "--only lists no name");
+        goto done;
+    }
+    if (!(doc = tb_cli_load(in, quiet)))
+        goto done;
+    for (int l = 0; l < lib_count; l++)
+        if (!(libs[l] = tb_cli_load(lib_paths[l], 1)))
+            goto done;
+    d.only = only_buf ? (const char *const *)only : NULL;
+    d.only_count = only_count;
+    tb_error err = {0};
+    if (tb_retarget_docs(doc, libs, lib_count, &d, &report, &err) != TB_OK) {
+        tb_cli_error(err.where[0] == '/' || !err.where[0] ? in : err.where, &err);
+        goto done;
+    }
+    if (tb_doc_save(doc, out, &err) != TB_OK) {
+        tb_cli_error(out, &err);
+        goto done;
+    }
+    if (report_path) {
+        if (json_dump_file(report, report_path, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0) {
+            fprintf(stderr, "tailbone: %s: cannot write the report\n", report_path);
+            goto done;
+        }
+    }
+    if (!quiet)
+        tb__print_report(report, out);
+    rc = TB_EXIT_OK;
+done:
+    json_decref(report);
+    tb_doc_free(doc);
+    for (int l = 0; l < lib_count; l++)
+        tb_doc_free(libs[l]);
+    free(clips_buf);
+    free(only_buf);
+    return rc;
+}

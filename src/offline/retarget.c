@@ -1,0 +1,706 @@
+/* Clip transfer by humanoid roles on calibrated private skeletons
+ * (SPEC D "Grounding in retargeting", "Stable calibration"; method in
+ * include/tailbone/retarget.h and docs/retarget.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "offline/doc_internal.h"
+#include "tailbone/retarget.h"
+
+/* ---- small math (quaternions x, y, z, w; column-major matrices) -------- */
+
+static void tb__qmul(float d[4], const float a[4], const float b[4])
+{
+    float r[4] = {a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+                  a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+                  a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+                  a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+    memcpy(d, r, sizeof r);
+}
+
+static void tb__qconj(float d[4], const float a[4])
+{
+    d[0] = -a[0], d[1] = -a[1], d[2] = -a[2], d[3] = a[3];
+}
+
+static void tb__qrot(float d[3], const float q[4], const float v[3])
+{
+    float p[4] = {v[0], v[1], v[2], 0}, c[4], t[4];
+    tb__qconj(c, q);
+    tb__qmul(t, q, p);
+    tb__qmul(t, t, c);
+    d[0] = t[0], d[1] = t[1], d[2] = t[2];
+}
+
+static float tb__norm3(float v[3])
+{
+    float l = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (l > 1e-20f)
+        v[0] /= l, v[1] /= l, v[2] /= l;
+    return l;
+}
+
+static void tb__cross(float d[3], const float a[3], const float b[3])
+{
+    float r[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    memcpy(d, r, sizeof r);
+}
+
+static float tb__dot(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Unit quaternion of a rotation matrix given as 3 orthonormal columns. */
+static void tb__quat_from_cols(float q[4], const float x[3], const float y[3], const float z[3])
+{
+    float m00 = x[0], m10 = x[1], m20 = x[2], m01 = y[0], m11 = y[1], m21 = y[2], m02 = z[0], m12 = z[1],
+          m22 = z[2];
+    float tr = m00 + m11 + m22;
+    if (tr > 0) {
+        float s = sqrtf(tr + 1.0f) * 2;
+        q[3] = 0.25f * s, q[0] = (m21 - m12) / s, q[1] = (m02 - m20) / s, q[2] = (m10 - m01) / s;
+    } else if (m00 > m11 && m00 > m22) {
+        float s = sqrtf(1.0f + m00 - m11 - m22) * 2;
+        q[3] = (m21 - m12) / s, q[0] = 0.25f * s, q[1] = (m01 + m10) / s, q[2] = (m02 + m20) / s;
+    } else if (m11 > m22) {
+        float s = sqrtf(1.0f + m11 - m00 - m22) * 2;
+        q[3] = (m02 - m20) / s, q[0] = (m01 + m10) / s, q[1] = 0.25f * s, q[2] = (m12 + m21) / s;
+    } else {
+        float s = sqrtf(1.0f + m22 - m00 - m11) * 2;
+        q[3] = (m10 - m01) / s, q[0] = (m02 + m20) / s, q[1] = (m12 + m21) / s, q[2] = 0.25f * s;
+    }
+    tb_quat_normalize(q);
+}
+
+/* Rotation of a (uniformly scaled) world matrix. */
+static void tb__mat_rot(float q[4], const float m[16])
+{
+    float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3];
+    tb__norm3(x);
+    tb__norm3(y);
+    tb__cross(z, x, y); /* re-orthogonalise; ignores shear and mirroring */
+    tb__norm3(z);
+    tb__cross(y, z, x);
+    tb__quat_from_cols(q, x, y, z);
+}
+
+static void tb__decompose(tb_transform *t, const float m[16])
+{
+    t->t[0] = m[12], t->t[1] = m[13], t->t[2] = m[14];
+    for (int c = 0; c < 3; c++)
+        t->s[c] = sqrtf(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] + m[c * 4 + 2] * m[c * 4 + 2]);
+    tb__mat_rot(t->r, m);
+}
+
+/* Shortest rotation taking unit a to unit b. */
+static void tb__swing(float q[4], const float a[3], const float b[3])
+{
+    float d = tb__dot(a, b), c[3];
+    tb__cross(c, a, b);
+    if (d < -0.999999f) {
+        float ax[3] = {1, 0, 0};
+        if (fabsf(a[0]) > 0.9f)
+            ax[0] = 0, ax[1] = 1;
+        tb__cross(c, a, ax);
+        tb__norm3(c);
+        q[0] = c[0], q[1] = c[1], q[2] = c[2], q[3] = 0;
+        return;
+    }
+    q[0] = c[0], q[1] = c[1], q[2] = c[2], q[3] = 1 + d;
+    tb_quat_normalize(q);
+}
+
+static void tb__mat_inv(float d[16], const float m[16])
+{
+    mat4 a, r;
+    memcpy(a, m, sizeof a);
+    glm_mat4_inv(a, r);
+    memcpy(d, r, sizeof r);
+}
+
+static void tb__mat_point(float d[3], const float m[16], const float p[3])
+{
+    float r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = m[i] * p[0] + m[4 + i] * p[1] + m[8 + i] * p[2] + m[12 + i];
+    memcpy(d, r, sizeof r);
+}
+
+/* ---- bind space → world -------------------------------------------------- */
+
+static float tb__fit(const float l[16], const tb_transform *stored)
+{
+    tb_transform x;
+    tb__decompose(&x, l);
+    float e = 0;
+    for (int i = 0; i < 3; i++) {
+        float a = x.s[i] > 1e-20f ? x.s[i] : 1e-20f, b = fabsf(stored->s[i]) > 1e-20f ? fabsf(stored->s[i]) : 1e-20f;
+        e += fabsf(logf(a / b));
+    }
+    float d = fabsf(x.r[0] * stored->r[0] + x.r[1] * stored->r[1] + x.r[2] * stored->r[2] + x.r[3] * stored->r[3]);
+    e += 2 * acosf(d > 1 ? 1 : d) / 3.14159265f;
+    float dt[3] = {x.t[0] - stored->t[0], x.t[1] - stored->t[1], x.t[2] - stored->t[2]};
+    float tl[3] = {x.t[0], x.t[1], x.t[2]}, ts[3] = {stored->t[0], stored->t[1], stored->t[2]};
+    e += tb__norm3(dt) / (tb__norm3(tl) + tb__norm3(ts) + 1e-12f);
+    return e;
+}
+
+void tb_retarget_bind_to_world(const tb_model *m, float M[16])
+{
+    static const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    memcpy(M, id, sizeof id);
+    const tb_skeleton *sk = &m->skel;
+    int r = -1;
+    for (int j = 0; j < sk->joint_count && r < 0; j++)
+        if ((!sk->has_ibm || sk->has_ibm[j]) && (sk->parents[j] < 0 || (sk->has_ibm && !sk->has_ibm[sk->parents[j]])))
+            r = j;
+    if (r < 0 || sk->parents[r] < 0)
+        return;
+    const float *above = sk->bind_world[sk->parents[r]];
+    float diff = 0;
+    for (int i = 0; i < 16; i++)
+        diff += fabsf(above[i] - id[i]);
+    if (diff < 1e-6f)
+        return;
+    /* hypothesis a: IBMs include the nodes above (M = I) */
+    float inv[16], la[16], lb[16];
+    tb__mat_inv(inv, above);
+    tb_mat4_mul(la, inv, sk->bind_world[r]);
+    /* hypothesis b: they do not (M = above): the implied local is IBM^-1 itself */
+    memcpy(lb, sk->bind_world[r], sizeof lb);
+    if (tb__fit(lb, &sk->rest_local[r]) < tb__fit(la, &sk->rest_local[r]))
+        memcpy(M, above, 16 * sizeof(float));
+}
+
+/* ---- calibration (SPEC D "Stable calibration") ------------------------- */
+
+struct tb_retarget_calib {
+    int joint_count;
+    int *parents;
+    tb_role *roles;
+    char **names;
+    int role_joint[TB_ROLE_COUNT];
+    int *node_of_joint;
+    uint8_t *has_ibm;
+    tb_transform *bind_local;   /* L^0 from IBMs: the private skeleton's rest */
+    tb_transform *stored_local; /* the node pose at calibration (decides one-key tracks) */
+    float (*bind_world)[16];
+    float (*bind_rot)[4];       /* unit world rotation at bind */
+    int skin_joint_count;
+    int *skin_joints;
+    float (*inverse_bind)[16];
+    float frame[3][3];          /* character frame: left, up, forward (world) */
+    int up_axis;                /* world axis of up (1 = +Y normally) */
+    float leg_length;
+    int role_count;
+    tb_ground_supports sup;
+    tb_skeleton skel;
+};
+
+void tb_retarget_calib_free(tb_retarget_calib *c)
+{
+    if (!c)
+        return;
+    if (c->names)
+        for (int j = 0; j < c->joint_count; j++)
+            free(c->names[j]);
+    free(c->names);
+    free(c->parents);
+    free(c->roles);
+    free(c->node_of_joint);
+    free(c->has_ibm);
+    free(c->bind_local);
+    free(c->stored_local);
+    free(c->bind_world);
+    free(c->bind_rot);
+    free(c->skin_joints);
+    free(c->inverse_bind);
+    tb_ground_supports_free(&c->sup);
+    free(c);
+}
+
+int tb_retarget_calib_role_count(const tb_retarget_calib *c) { return c->role_count; }
+float tb_retarget_calib_leg_length(const tb_retarget_calib *c) { return c->leg_length; }
+const tb_ground_supports *tb_retarget_calib_supports(const tb_retarget_calib *c) { return &c->sup; }
+const tb_skeleton *tb_retarget_calib_skeleton(const tb_retarget_calib *c) { return &c->skel; }
+int tb_retarget_calib_node(const tb_retarget_calib *c, int joint) { return c->node_of_joint[joint]; }
+int tb_retarget_calib_role_joint(const tb_retarget_calib *c, tb_role role)
+{
+    return role > TB_ROLE_NONE && role < TB_ROLE_COUNT ? c->role_joint[role] : -1;
+}
+
+static const float *tb__role_pos(const tb_retarget_calib *c, tb_role r)
+{
+    int j = c->role_joint[r];
+    return j >= 0 ? &c->bind_world[j][12] : NULL;
+}
+
+static float tb__dist(const float *a, const float *b)
+{
+    float d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    return tb__norm3(d);
+}
+
+/* Character frame from the bind skeleton: up = the world axis nearest the
+ * hips→head direction (SPEC conventions: +Y), left = the hips' lateral axis
+ * (right thigh → left thigh, else right arm → left arm) made horizontal,
+ * forward = left × up (a character facing +Z has its left on +X). */
+static void tb__frame(tb_retarget_calib *c)
+{
+    const float *hips = tb__role_pos(c, TB_ROLE_HIPS);
+    const float *top = tb__role_pos(c, TB_ROLE_HEAD);
+    if (!top)
+        top = tb__role_pos(c, TB_ROLE_NECK);
+    if (!top)
+        top = tb__role_pos(c, TB_ROLE_SPINE2);
+    float u[3] = {0, 1, 0};
+    if (top) {
+        float v[3] = {top[0] - hips[0], top[1] - hips[1], top[2] - hips[2]};
+        int a = 0;
+        for (int i = 1; i < 3; i++)
+            if (fabsf(v[i]) > fabsf(v[a]))
+                a = i;
+        if (tb__norm3(v) > 0) {
+            u[0] = u[1] = u[2] = 0;
+            u[a] = v[a] < 0 ? -1.0f : 1.0f;
+        }
+    }
+    c->up_axis = u[1] != 0 ? 1 : u[0] != 0 ? 0 : 2;
+    float l[3] = {1, 0, 0};
+    const float *lp = tb__role_pos(c, TB_ROLE_LEFT_UPLEG), *rp = tb__role_pos(c, TB_ROLE_RIGHT_UPLEG);
+    if (!lp || !rp)
+        lp = tb__role_pos(c, TB_ROLE_LEFT_ARM), rp = tb__role_pos(c, TB_ROLE_RIGHT_ARM);
+    if (lp && rp) {
+        float v[3] = {lp[0] - rp[0], lp[1] - rp[1], lp[2] - rp[2]};
+        float k = tb__dot(v, u);
+        for (int i = 0; i < 3; i++)
+            v[i] -= k * u[i];
+        if (tb__norm3(v) > 1e-12f)
+            memcpy(l, v, sizeof l);
+    }
+    if (fabsf(tb__dot(l, u)) > 0.9f) { /* degenerate: pick any horizontal */
+        float alt[3] = {0, 0, 1};
+        memcpy(l, alt, sizeof l);
+    }
+    float f[3];
+    tb__cross(f, l, u);
+    tb__norm3(f);
+    tb__cross(l, u, f);
+    memcpy(c->frame[0], l, sizeof l);
+    memcpy(c->frame[1], u, sizeof u);
+    memcpy(c->frame[2], f, sizeof f);
+}
+
+static float tb__leg(const tb_retarget_calib *c, tb_role up, tb_role knee, tb_role foot)
+{
+    const float *a = tb__role_pos(c, up), *b = tb__role_pos(c, knee), *f = tb__role_pos(c, foot);
+    return a && b && f ? tb__dist(a, b) + tb__dist(b, f) : 0;
+}
+
+tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, const uint8_t *tail_mask,
+                                const tb_retarget_desc *desc, tb_error *err)
+{
+    *out = NULL;
+    if (!m)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_calibrate: model is NULL");
+    char where[32];
+    snprintf(where, sizeof where, "/skins/%d", m->skin);
+    if (m->role_joint[TB_ROLE_HIPS] < 0)
+        return tb__fail(err, TB_ERR_NO_HIPS, where,
+                        "no joint of this skin has a humanoid hips name (Hips, mixamorig:Hips, pelvis…): "
+                        "clips cannot be transferred by role");
+    tb_retarget_calib *c = calloc(1, sizeof *c);
+    if (!c)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    int n = m->skel.joint_count;
+    float bind_to_world[16];
+    tb_retarget_bind_to_world(m, bind_to_world);
+    c->joint_count = n;
+    c->parents = malloc((size_t)n * sizeof *c->parents);
+    c->roles = malloc((size_t)n * sizeof *c->roles);
+    c->names = calloc((size_t)n, sizeof *c->names);
+    c->node_of_joint = malloc((size_t)n * sizeof *c->node_of_joint);
+    c->has_ibm = calloc((size_t)n, 1);
+    c->bind_local = malloc((size_t)n * sizeof *c->bind_local);
+    c->stored_local = malloc((size_t)n * sizeof *c->stored_local);
+    c->bind_world = malloc((size_t)n * sizeof *c->bind_world);
+    c->bind_rot = malloc((size_t)n * sizeof *c->bind_rot);
+    c->skin_joint_count = m->skin_joint_count;
+    c->skin_joints = malloc(((size_t)m->skin_joint_count + 1) * sizeof *c->skin_joints);
+    c->inverse_bind = malloc(((size_t)m->skin_joint_count + 1) * sizeof *c->inverse_bind);
+    if (!c->parents || !c->roles || !c->names || !c->node_of_joint || !c->has_ibm || !c->bind_local ||
+        !c->stored_local || !c->bind_world || !c->bind_rot || !c->skin_joints || !c->inverse_bind) {
+        tb_retarget_calib_free(c);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int j = 0; j < n; j++) {
+        c->parents[j] = m->skel.parents[j];
+        c->roles[j] = m->roles[j];
+        const char *nm = m->skel.names ? m->skel.names[j] : NULL;
+        if (nm && !(c->names[j] = strdup(nm))) {
+            tb_retarget_calib_free(c);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        c->node_of_joint[j] = m->node_of_joint[j];
+        c->has_ibm[j] = m->skel.has_ibm ? m->skel.has_ibm[j] : 1;
+        c->stored_local[j] = m->skel.rest_local[j];
+        /* true world at bind: M × IBM^-1 for skin joints */
+        if (c->has_ibm[j])
+            tb_mat4_mul(c->bind_world[j], bind_to_world, m->skel.bind_world[j]);
+        else
+            memcpy(c->bind_world[j], m->skel.bind_world[j], sizeof c->bind_world[j]);
+    }
+    memcpy(c->role_joint, m->role_joint, sizeof c->role_joint);
+    for (int r = 1; r < TB_ROLE_COUNT; r++)
+        c->role_count += c->role_joint[r] >= 0;
+    memcpy(c->skin_joints, m->skin_joints, (size_t)m->skin_joint_count * sizeof *c->skin_joints);
+    memcpy(c->inverse_bind, m->inverse_bind, (size_t)m->skin_joint_count * sizeof *c->inverse_bind);
+    /* SPEC B/D: rest from the bind matrices, L^0 = (W_parent^0)^-1 W^0 —
+     * never the stored node pose (it may hold an old frame). Nodes above the
+     * skin have no IBM: their stored pose is their bind pose. */
+    for (int j = 0; j < n; j++) {
+        if (!c->has_ibm[j]) {
+            c->bind_local[j] = c->stored_local[j];
+        } else if (c->parents[j] < 0) {
+            tb__decompose(&c->bind_local[j], c->bind_world[j]);
+        } else {
+            float inv[16], l[16];
+            tb__mat_inv(inv, c->bind_world[c->parents[j]]);
+            tb_mat4_mul(l, inv, c->bind_world[j]);
+            tb__decompose(&c->bind_local[j], l);
+        }
+        tb__mat_rot(c->bind_rot[j], c->bind_world[j]);
+    }
+    tb_result r = tb_ground_supports_build(&c->sup, m, tail_mask, desc ? &desc->ground : NULL, err);
+    if (r != TB_OK) {
+        tb_retarget_calib_free(c);
+        return r;
+    }
+    tb__frame(c);
+    float legs = tb__leg(c, TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT);
+    float legs_r = tb__leg(c, TB_ROLE_RIGHT_UPLEG, TB_ROLE_RIGHT_LEG, TB_ROLE_RIGHT_FOOT);
+    c->leg_length = legs > 0 && legs_r > 0 ? 0.5f * (legs + legs_r) : legs > 0 ? legs : legs_r;
+    if (!(c->leg_length > 0)) /* no legs: hips height above the lowest skin */
+        c->leg_length = c->bind_world[c->role_joint[TB_ROLE_HIPS]][12 + c->up_axis] - c->sup.f_body;
+    if (!(c->leg_length > 0))
+        c->leg_length = m->height > 0 ? 0.5f * m->height : 1.0f;
+    c->skel.joint_count = n;
+    c->skel.parents = c->parents;
+    c->skel.names = (const char *const *)c->names;
+    c->skel.rest_local = c->bind_local;
+    c->skel.bind_world = (const float(*)[16])c->bind_world;
+    c->skel.has_ibm = c->has_ibm;
+    *out = c;
+    return TB_OK;
+}
+
+/* ---- transfer ----------------------------------------------------------- */
+
+void tb_retarget_bake_free(tb_retarget_bake *b)
+{
+    if (!b)
+        return;
+    free(b->name);
+    free(b->times);
+    free(b->locals);
+    free(b->animated);
+    free(b->constant);
+    free(b->lift);
+    free(b->lift_raw);
+    free(b->clearance);
+    free(b->allowance);
+    free(b->foot_min_y);
+    free(b->tail_min_y);
+    free(b->source_foot_y);
+    free(b);
+}
+
+/* Limbs whose bind direction is aligned (Q_b): role → child role. Spine,
+ * neck and hips keep the character's own posture; feet too: a foot bone's
+ * angle to its own sole is a property of the rig (a flat-footed bind stays
+ * flat under the pure delta, while aligning heel→toe bones would tip a
+ * foot whose bone points down more or less than the source's into the
+ * floor). */
+static tb_role tb__limb_child(tb_role r)
+{
+    switch (r) {
+    case TB_ROLE_LEFT_SHOULDER: return TB_ROLE_LEFT_ARM;
+    case TB_ROLE_LEFT_ARM: return TB_ROLE_LEFT_FOREARM;
+    case TB_ROLE_LEFT_FOREARM: return TB_ROLE_LEFT_HAND;
+    case TB_ROLE_RIGHT_SHOULDER: return TB_ROLE_RIGHT_ARM;
+    case TB_ROLE_RIGHT_ARM: return TB_ROLE_RIGHT_FOREARM;
+    case TB_ROLE_RIGHT_FOREARM: return TB_ROLE_RIGHT_HAND;
+    case TB_ROLE_LEFT_UPLEG: return TB_ROLE_LEFT_LEG;
+    case TB_ROLE_LEFT_LEG: return TB_ROLE_LEFT_FOOT;
+    case TB_ROLE_RIGHT_UPLEG: return TB_ROLE_RIGHT_LEG;
+    case TB_ROLE_RIGHT_LEG: return TB_ROLE_RIGHT_FOOT;
+    default: return TB_ROLE_NONE;
+    }
+}
+
+static int tb__differs(const tb_transform *a, const tb_transform *b, int path, float len)
+{
+    if (path == TB_RETARGET_T) {
+        float d[3] = {a->t[0] - b->t[0], a->t[1] - b->t[1], a->t[2] - b->t[2]};
+        return tb__norm3(d) > 1e-4f * (len > 0 ? len : 1);
+    }
+    if (path == TB_RETARGET_R) {
+        float d = fabsf(a->r[0] * b->r[0] + a->r[1] * b->r[1] + a->r[2] * b->r[2] + a->r[3] * b->r[3]);
+        return d < 0.9999995f; /* about 0.1 degree */
+    }
+    for (int i = 0; i < 3; i++)
+        if (fabsf(a->s[i] - b->s[i]) > 1e-4f * fabsf(b->s[i]))
+            return 1;
+    return 0;
+}
+
+static void tb__world_pass(const tb_retarget_calib *c, const tb_transform *locals, float (*world)[16])
+{
+    tb_local_to_world(&c->skel, locals, NULL, world);
+}
+
+tb_result tb_retarget_run(tb_retarget_bake **out, const tb_retarget_calib *src, const tb_clip *clip,
+                          const tb_retarget_calib *dst, const tb_retarget_desc *desc, tb_error *err)
+{
+    *out = NULL;
+    tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
+    if (!src || !dst || !clip)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_run: source, clip and target are required");
+    if (d.fps < 0 || d.smooth_s < 0)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_desc.fps and smooth_s must be >= 0");
+    if (d.fps == 0)
+        d.fps = 30;
+    if (d.smooth_s == 0)
+        d.smooth_s = 0.1f;
+    for (int i = 0; i < clip->channel_count; i++)
+        if (clip->channels[i].joint < 0 || clip->channels[i].joint >= src->joint_count)
+            return tb__fail(err, TB_ERR_ARG, NULL, "clip channel %d targets joint %d, outside the source skeleton", i,
+                            clip->channels[i].joint);
+    float dur = clip->duration_s > 0 ? clip->duration_s : 0;
+    int frames = 1 + (int)ceilf(dur * d.fps - 1e-3f);
+    if (frames < 1)
+        frames = 1;
+    if (dur > 0 && frames < 2)
+        frames = 2;
+    int ns = src->joint_count, nt = dst->joint_count;
+
+    tb_retarget_bake *b = calloc(1, sizeof *b);
+    if (!b)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    b->name = strdup(clip->name ? clip->name : "clip");
+    b->frame_count = frames;
+    b->joint_count = nt;
+    b->times = malloc((size_t)frames * sizeof(float));
+    b->locals = malloc((size_t)frames * (size_t)nt * sizeof(tb_transform));
+    b->animated = calloc((size_t)nt, 1);
+    b->constant = calloc((size_t)nt, 1);
+    b->lift = calloc((size_t)frames, sizeof(float));
+    b->lift_raw = calloc((size_t)frames, sizeof(float));
+    b->clearance = calloc((size_t)frames, sizeof(float));
+    b->allowance = calloc((size_t)frames, sizeof(float));
+    b->foot_min_y = calloc((size_t)frames, sizeof(float));
+    b->tail_min_y = calloc((size_t)frames, sizeof(float));
+    b->source_foot_y = calloc((size_t)frames, sizeof(float));
+    tb_transform *src_local = malloc((size_t)ns * sizeof *src_local);
+    float(*src_world)[16] = malloc((size_t)ns * sizeof *src_world);
+    float(*tgt_world)[16] = malloc((size_t)nt * sizeof *tgt_world);
+    float(*wq)[4] = malloc((size_t)nt * sizeof *wq);
+    int nmax_skin = src->skin_joint_count > dst->skin_joint_count ? src->skin_joint_count : dst->skin_joint_count;
+    float(*skin)[16] = malloc(((size_t)nmax_skin + 1) * sizeof *skin);
+    int nsup = src->sup.count > dst->sup.count ? src->sup.count : dst->sup.count;
+    float *scratch = malloc(((size_t)nsup + 1) * 3 * sizeof(float));
+    float(*hips_parent)[16] = malloc((size_t)frames * sizeof *hips_parent);
+    float(*hips_pos)[3] = malloc((size_t)frames * sizeof *hips_pos);
+    if (!b->name || !b->times || !b->locals || !b->animated || !b->constant || !b->lift || !b->lift_raw ||
+        !b->clearance || !b->allowance || !b->foot_min_y || !b->tail_min_y || !b->source_foot_y || !src_local || !src_world ||
+        !tgt_world || !wq || !skin || !scratch || !hips_parent || !hips_pos) {
+        tb_retarget_bake_free(b);
+        b = NULL;
+    }
+    tb_result res = TB_OK;
+    if (!b) {
+        res = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+
+    /* C: the source's character frame onto the target's (facing, up). */
+    float cm[3][3]; /* columns: C = F_dst F_src^T */
+    for (int col = 0; col < 3; col++)
+        for (int row = 0; row < 3; row++) {
+            float s = 0;
+            for (int k = 0; k < 3; k++)
+                s += dst->frame[k][row] * src->frame[k][col];
+            cm[col][row] = s;
+        }
+    float cq[4], cqi[4];
+    tb__quat_from_cols(cq, cm[0], cm[1], cm[2]);
+    tb__qconj(cqi, cq);
+    {
+        /* yaw of C about the target's up, for reports */
+        const float *fs = src->frame[2], *ft = dst->frame[2];
+        float cr[3];
+        tb__cross(cr, fs, ft);
+        b->facing_deg = atan2f(tb__dot(cr, dst->frame[1]), tb__dot(fs, ft)) * 57.29578f;
+    }
+    b->leg_ratio = dst->leg_length / src->leg_length;
+
+    /* Per target joint: the matched source joint and Q_b^-1 R_tgt_bind. */
+    int *match = malloc((size_t)nt * sizeof *match);
+    float(*base)[4] = malloc((size_t)nt * sizeof *base);
+    if (!match || !base) {
+        free(match);
+        free(base);
+        res = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (int j = 0; j < nt; j++) {
+        match[j] = -1;
+        memcpy(base[j], dst->bind_rot[j], sizeof base[j]);
+        tb_role r = dst->roles[j];
+        if (r == TB_ROLE_NONE || dst->role_joint[r] != j || src->role_joint[r] < 0)
+            continue;
+        match[j] = src->role_joint[r];
+        tb_role child = tb__limb_child(r);
+        if (d.raw_delta || child == TB_ROLE_NONE || dst->role_joint[child] < 0 || src->role_joint[child] < 0)
+            continue;
+        const float *sa = &src->bind_world[src->role_joint[r]][12], *sb = &src->bind_world[src->role_joint[child]][12];
+        const float *ta = &dst->bind_world[j][12], *tb = &dst->bind_world[dst->role_joint[child]][12];
+        float ds[3] = {sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2]}, dt[3] = {tb[0] - ta[0], tb[1] - ta[1], tb[2] - ta[2]};
+        if (tb__norm3(ds) <= 0 || tb__norm3(dt) <= 0)
+            continue;
+        float cds[3], q[4], qi[4];
+        tb__qrot(cds, cq, ds);
+        tb__swing(q, cds, dt);
+        tb__qconj(qi, q);
+        tb__qmul(base[j], qi, dst->bind_rot[j]);
+        tb_quat_normalize(base[j]);
+    }
+    int sh = src->role_joint[TB_ROLE_HIPS], th = dst->role_joint[TB_ROLE_HIPS];
+    for (int j = 0; j < nt; j++) {
+        if (match[j] >= 0)
+            b->animated[j] |= TB_RETARGET_R;
+        if (!dst->has_ibm[j])
+            continue;
+        float len = dst->leg_length;
+        for (int p = TB_RETARGET_T; p <= TB_RETARGET_S; p <<= 1)
+            if (!(b->animated[j] & p) && !(j == th && p == TB_RETARGET_T) &&
+                tb__differs(&dst->stored_local[j], &dst->bind_local[j], p, len))
+                b->constant[j] |= (uint8_t)p;
+    }
+    b->animated[th] |= TB_RETARGET_T | TB_RETARGET_R;
+    b->constant[th] &= (uint8_t)~(TB_RETARGET_T | TB_RETARGET_R);
+    const float *src_hips0 = &src->bind_world[sh][12], *dst_hips0 = &dst->bind_world[th][12];
+    int up = dst->up_axis;
+
+    for (int f = 0; f < frames; f++) {
+        float t = f == frames - 1 ? dur : (float)f / d.fps;
+        if (t > dur)
+            t = dur;
+        b->times[f] = t;
+        /* source pose in true world space (armature nodes included) */
+        tb_clip_sample(clip, &src->skel, t, src_local);
+        tb__world_pass(src, src_local, src_world);
+        tb_transform *loc = b->locals + (size_t)f * (size_t)nt;
+        for (int j = 0; j < nt; j++) {
+            int p = dst->parents[j];
+            static const float qid[4] = {0, 0, 0, 1};
+            const float *rp = p >= 0 ? wq[p] : qid;
+            loc[j] = dst->bind_local[j];
+            if (match[j] >= 0) {
+                /* Δ_w = R_src(t) R_src_bind^-1, turned into the target's frame */
+                float rs[4], inv[4], delta[4], rt[4], rpi[4];
+                tb__mat_rot(rs, src_world[match[j]]);
+                tb__qconj(inv, src->bind_rot[match[j]]);
+                tb__qmul(delta, rs, inv);
+                tb__qmul(delta, cq, delta);
+                tb__qmul(delta, delta, cqi);
+                tb__qmul(rt, delta, base[j]);
+                tb_quat_normalize(rt);
+                memcpy(wq[j], rt, sizeof rt);
+                tb__qconj(rpi, rp);
+                tb__qmul(loc[j].r, rpi, rt);
+                tb_quat_normalize(loc[j].r);
+            } else {
+                tb__qmul(wq[j], rp, loc[j].r);
+                tb_quat_normalize(wq[j]);
+            }
+            if (j == th) {
+                /* hips: source displacement from bind, world, scaled by legs */
+                float disp[3] = {src_world[sh][12] - src_hips0[0], src_world[sh][13] - src_hips0[1],
+                                 src_world[sh][14] - src_hips0[2]};
+                float cd[3];
+                tb__qrot(cd, cq, disp);
+                for (int k = 0; k < 3; k++)
+                    hips_pos[f][k] = dst_hips0[k] + b->leg_ratio * cd[k];
+                static const float id16[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+                memcpy(hips_parent[f], p >= 0 ? tgt_world[p] : id16, sizeof hips_parent[f]);
+                float pinv[16];
+                tb__mat_inv(pinv, hips_parent[f]);
+                tb__mat_point(loc[j].t, pinv, hips_pos[f]);
+            }
+            float ml[16];
+            tb_transform_to_matrix(&loc[j], ml);
+            if (p >= 0)
+                tb_mat4_mul(tgt_world[j], tgt_world[p], ml);
+            else
+                memcpy(tgt_world[j], ml, sizeof ml);
+        }
+        /* SPEC D grounding probes on the target (before the lift) ... */
+        tb_skin_matrices(skin, (const float(*)[16])tgt_world, dst->skin_joints,
+                         (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
+        b->clearance[f] = tb_ground_clearance(&dst->sup, (const float(*)[16])skin, scratch);
+        b->foot_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch);
+        b->tail_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_TAIL, (const float(*)[16])skin, scratch);
+        /* ... and the same quantity on the source: its allowance a(t) <= 0 */
+        tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
+                         (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
+        float cs = tb_ground_clearance(&src->sup, (const float(*)[16])skin, scratch);
+        b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
+        b->source_foot_y[f] = (tb_ground_lowest(&src->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch) -
+                               src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
+        /* L_raw(t) = max(0, a(t) − c(t)) */
+        float lr = isfinite(b->clearance[f]) ? b->allowance[f] - b->clearance[f] : 0;
+        b->lift_raw[f] = d.no_ground || !(lr > 0) ? 0 : lr;
+    }
+    tb_ground_smooth(b->lift, b->lift_raw, frames, 1.0f / d.fps, d.smooth_s);
+    for (int f = 0; f < frames; f++) {
+        tb_transform *loc = b->locals + (size_t)f * (size_t)nt;
+        if (b->lift[f] > 0) {
+            float pos[3] = {hips_pos[f][0], hips_pos[f][1], hips_pos[f][2]}, pinv[16];
+            pos[up] += b->lift[f];
+            tb__mat_inv(pinv, hips_parent[f]);
+            tb__mat_point(loc[th].t, pinv, pos);
+        }
+        b->foot_min_y[f] += b->lift[f];
+        b->tail_min_y[f] += b->lift[f];
+        /* keep rotations on one hemisphere so LINEAR keys take the short arc */
+        if (f > 0)
+            for (int j = 0; j < nt; j++) {
+                const float *q0 = b->locals[(size_t)(f - 1) * (size_t)nt + (size_t)j].r;
+                float *q1 = loc[j].r;
+                if (q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3] < 0)
+                    q1[0] = -q1[0], q1[1] = -q1[1], q1[2] = -q1[2], q1[3] = -q1[3];
+            }
+    }
+    free(match);
+    free(base);
+done:
+    free(src_local);
+    free(src_world);
+    free(tgt_world);
+    free(wq);
+    free(skin);
+    free(scratch);
+    free(hips_parent);
+    free(hips_pos);
+    if (res == TB_OK)
+        *out = b;
+    else
+        tb_retarget_bake_free(b);
+    return res;
+}

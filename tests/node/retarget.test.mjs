@@ -1,0 +1,187 @@
+// `tailbone retarget` judged by three.js (SPEC D): the clips of
+// threejs_Soldier_rexport.glb and Xbot_agree_run_walk.glb are transferred
+// onto both corpus characters, then source and result are played in three.js
+// (GLTFLoader + AnimationMixer.setTime) at 24 instants per clip and compared
+// in world space:
+//  - limbs: direction of UpLeg→Leg, Leg→Foot, Arm→ForeArm, ForeArm→Hand (both
+//    sides) against the source's, the source turned by the facing yaw the
+//    report gives (Soldier faces −Z, the characters +Z). No limb may flip.
+//  - feet: the lowest foot joint (Foot / ToeBase) above its bind height,
+//    against the source's scaled by the legs' ratio (report leg_ratio): the
+//    feet stay on the ground where the source's do.
+//  - the report's placement ignores the tail; the pelvis is never lifted for
+//    the (detected) tail.
+// Env: TB_CLI, TB_SHARED_DIR, TB_TMP. Exit 0 pass, 77 skip, 1 fail.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import * as THREE from 'three';
+import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+
+const cli = process.env.TB_CLI;
+const shared = process.env.TB_SHARED_DIR;
+const tmp = process.env.TB_TMP || '/tmp';
+if (globalThis.self === undefined) globalThis.self = globalThis; // GLTFLoader reads self.URL
+
+let passed = 0, failed = 0;
+function check(ok, what) {
+  if (ok) { passed++; console.log(`ok   ${what}`); }
+  else { failed++; console.log(`FAIL ${what}`); }
+}
+
+const corpus = shared ? join(shared, 'corpus') : null;
+const libs = corpus ? ['clips/threejs_Soldier_rexport.glb', 'clips/Xbot_agree_run_walk.glb'].map((r) => join(corpus, r)) : [];
+const chars = corpus ? ['characters/banter_Wolf.glb', 'characters/banter_Bone_Demon.glb'].map((r) => join(corpus, r)) : [];
+if (!cli || !existsSync(cli) || !corpus || ![...libs, ...chars].every((f) => existsSync(f))) {
+  console.log('skip: needs TB_CLI and ../shared/corpus (clips and characters)');
+  console.log('0 passed, 0 failed');
+  process.exit(77);
+}
+mkdirSync(tmp, { recursive: true });
+
+// GLB without textures: images cannot be decoded in Node and move no bone.
+function stripTextures(buf) {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const jsonLen = dv.getUint32(12, true);
+  const json = JSON.parse(new TextDecoder().decode(buf.subarray(20, 20 + jsonLen)));
+  const rest = buf.subarray(20 + jsonLen);
+  delete json.textures; delete json.images; delete json.samplers;
+  const scrub = (o) => {
+    if (!o || typeof o !== 'object') return;
+    for (const k of Object.keys(o)) { if (/Texture$/.test(k)) delete o[k]; else scrub(o[k]); }
+  };
+  scrub(json.materials);
+  for (const key of ['extensionsUsed', 'extensionsRequired'])
+    if (json[key]) json[key] = json[key].filter((e) => !/texture/i.test(e));
+  const text = new TextEncoder().encode(JSON.stringify(json));
+  const chunk = new Uint8Array(text.length + ((4 - (text.length % 4)) % 4)).fill(0x20);
+  chunk.set(text);
+  const out = new Uint8Array(20 + chunk.length + rest.length);
+  const o = new DataView(out.buffer);
+  o.setUint32(0, 0x46546c67, true); o.setUint32(4, 2, true); o.setUint32(8, out.length, true);
+  o.setUint32(12, chunk.length, true); o.setUint32(16, 0x4e4f534a, true);
+  out.set(chunk, 20); out.set(rest, 20 + chunk.length);
+  return out.buffer;
+}
+
+function load(path) {
+  return new Promise((resolve, reject) =>
+    new GLTFLoader().parse(stripTextures(readFileSync(path)), '', resolve, reject));
+}
+
+// Bones by humanoid role: three.js strips ':' from node names
+// ("mixamorig:Hips" → "mixamorigHips").
+function bonesByRole(gltf) {
+  const map = {};
+  gltf.scene.traverse((o) => {
+    if (!o.isBone) return;
+    const role = o.name.replace(/^mixamorig\d*:?/, '');
+    if (!(role in map)) map[role] = o;
+  });
+  return map;
+}
+
+const LIMBS = [['LeftUpLeg', 'LeftLeg'], ['LeftLeg', 'LeftFoot'], ['RightUpLeg', 'RightLeg'], ['RightLeg', 'RightFoot'],
+  ['LeftArm', 'LeftForeArm'], ['LeftForeArm', 'LeftHand'], ['RightArm', 'RightForeArm'], ['RightForeArm', 'RightHand']];
+const FEET = ['LeftFoot', 'RightFoot', 'LeftToeBase', 'RightToeBase'];
+const v = () => new THREE.Vector3();
+
+function lowestFoot(bones) {
+  let lo = Infinity;
+  for (const n of FEET) lo = Math.min(lo, bones[n].getWorldPosition(v()).y);
+  return lo;
+}
+
+// Bind heights of the feet from the inverse bind matrices (world = IBM^-1
+// for these files, whose IBMs include the armature).
+function bindLowestFoot(gltf, bones) {
+  let lo = Infinity;
+  gltf.scene.traverse((o) => {
+    if (!o.isSkinnedMesh) return;
+    o.skeleton.bones.forEach((b, i) => {
+      if (FEET.some((n) => bones[n] === b)) {
+        const m = o.skeleton.boneInverses[i].clone().invert();
+        lo = Math.min(lo, new THREE.Vector3().setFromMatrixPosition(m).y);
+      }
+    });
+  });
+  return lo;
+}
+
+function sampler(gltf) {
+  const mixer = new THREE.AnimationMixer(gltf.scene);
+  return (clip, t) => {
+    mixer.stopAllAction();
+    mixer.clipAction(clip).play();
+    mixer.setTime(t);
+    gltf.scene.updateMatrixWorld(true);
+  };
+}
+
+const sources = await Promise.all(libs.map(load));
+const summary = [];
+for (const ch of chars) {
+  const name = ch.split('/').pop().replace('.glb', '');
+  const out = join(tmp, `retarget_node_${name}.glb`), rep = join(tmp, `retarget_node_${name}.json`);
+  execFileSync(cli, ['retarget', ch, '--clips', libs.join(','), '-o', out, '--report', rep, '-q']);
+  const report = JSON.parse(readFileSync(rep, 'utf8'));
+  const tgt = await load(out);
+  const tb = bonesByRole(tgt), play = sampler(tgt);
+  const tgtBind = bindLowestFoot(tgt, tb);
+  check(tgt.animations.length === 7, `${name}: 7 clips appended (got ${tgt.animations.length})`);
+  const pl = report.placement;
+  check(Array.isArray(report.detected_tails) && report.detected_tails.length >= 1,
+    `${name}: tail detected for grounding (${report.detected_tails.map((t) => t.vertices).join(',')} vertices)`);
+  check(Math.abs(pl.ground_offset_y + pl.body_min_y) < 1e-6 && pl.frame_min[2] <= pl.frame_max[2],
+    `${name}: placement ground offset ${pl.ground_offset_y.toFixed(4)} (body lowest, tail ignored)`);
+  for (const [li, src] of sources.entries()) {
+    const sb = bonesByRole(src), splay = sampler(src);
+    const srcBind = bindLowestFoot(src, sb);
+    for (const sclip of src.animations) {
+      const tclip = tgt.animations.find((a) => a.name === sclip.name);
+      const r = report.clips.find((c) => c.name === sclip.name && c.source === libs[li]);
+      if (!tclip || !r) { check(false, `${name}: clip ${sclip.name} present`); continue; }
+      const yaw = (r.facing_deg * Math.PI) / 180, ratio = r.leg_ratio;
+      const rot = new THREE.Quaternion().setFromAxisAngle(new THREE.Vector3(0, 1, 0), yaw);
+      let angSum = 0, angN = 0, angMax = 0, footSum = 0, footMax = 0, footN = 0, nan = false;
+      let tLow = Infinity, sLow = Infinity;
+      const N = 24;
+      for (let i = 0; i < N; i++) {
+        const t = sclip.duration > 0 ? (sclip.duration * i) / N : 0;
+        splay(sclip, t);
+        play(tclip, t);
+        for (const [a, b] of LIMBS) {
+          const ds = sb[b].getWorldPosition(v()).sub(sb[a].getWorldPosition(v())).applyQuaternion(rot);
+          const dt = tb[b].getWorldPosition(v()).sub(tb[a].getWorldPosition(v()));
+          const ang = (ds.angleTo(dt) * 180) / Math.PI;
+          if (!Number.isFinite(ang)) nan = true;
+          angSum += ang; angN++; angMax = Math.max(angMax, ang);
+        }
+        // foot height above bind, source scaled into target units
+        const th = lowestFoot(tb) - tgtBind, sh = (lowestFoot(sb) - srcBind) * ratio;
+        const e = Math.abs(th - sh);
+        footSum += e; footN++; footMax = Math.max(footMax, e);
+        tLow = Math.min(tLow, th); sLow = Math.min(sLow, sh);
+      }
+      const row = { character: name, clip: sclip.name, limb_mean_deg: angSum / angN, limb_max_deg: angMax,
+        foot_err_mean_cm: (100 * footSum) / footN, foot_err_max_cm: (100 * footMax), foot_low_cm: 100 * tLow,
+        src_foot_low_cm: 100 * sLow, lift_max_cm: 100 * r.grounding.lift_max };
+      summary.push(row);
+      check(!nan, `${name} ${sclip.name}: finite poses`);
+      check(angSum / angN < 3 && angMax < 20,
+        `${name} ${sclip.name}: limbs follow the source (mean ${(angSum / angN).toFixed(2)} deg, max ${angMax.toFixed(2)} deg)`);
+      check(footSum / footN < 0.03 && footMax < 0.06,
+        `${name} ${sclip.name}: feet on the ground like the source's (|Δ| mean ${row.foot_err_mean_cm.toFixed(2)} cm, ` +
+        `max ${row.foot_err_max_cm.toFixed(2)} cm; lowest ${row.foot_low_cm.toFixed(2)} vs source ${row.src_foot_low_cm.toFixed(2)} cm)`);
+      check(r.grounding.lift_max === 0,
+        `${name} ${sclip.name}: no pelvis lift (tail excluded; got ${(100 * r.grounding.lift_max).toFixed(2)} cm)`);
+    }
+  }
+}
+console.log('\ncharacter           clip                               limb mean/max deg   foot err mean/max cm   foot low cm (src)');
+for (const s of summary)
+  console.log(`${s.character.padEnd(19)} ${s.clip.padEnd(34)} ${s.limb_mean_deg.toFixed(2).padStart(6)} / ${s.limb_max_deg.toFixed(2).padStart(6)}` +
+    `     ${s.foot_err_mean_cm.toFixed(2).padStart(6)} / ${s.foot_err_max_cm.toFixed(2).padStart(6)}      ${s.foot_low_cm.toFixed(2)} (${s.src_foot_low_cm.toFixed(2)})`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
