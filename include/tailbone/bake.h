@@ -1,0 +1,76 @@
+/* tailbone/bake.h — bake the simulated tail into every clip (SPEC D).
+ *
+ *   tb_bake_desc desc = {0};                 // 30 fps, SPEC solver defaults
+ *   tb_bake_report rep;
+ *   if (tb_bake(doc, &desc, &rep, &err) == TB_OK) { ... tb_bake_report_free(&rep); }
+ *
+ * For each selected clip of a document whose skeleton has Tail_* chains, the
+ * spring solver (tailbone/spring.h) is run over the clip and the tail bones'
+ * rotations are sampled as ordinary keyframes, merged into that animation as
+ * new samplers and channels; its other channels are untouched. Before
+ * recording, the tail is warmed up silently: a looping clip is played until
+ * the tail's state at the loop start repeats within desc.loop_tolerance_rad
+ * (at most desc.max_passes passes; the tip settles last), a non-looping clip
+ * first settles on its first frame. Clips that already carry keys on the
+ * tail bones are left alone (reported as "already baked").
+ *
+ * The doc is edited in place (tb_doc_refresh is called); on failure it may be
+ * partly edited — work on a copy you can drop. Offline layer: allocates.
+ */
+#ifndef TAILBONE_BAKE_H
+#define TAILBONE_BAKE_H
+
+#include "tailbone/gltf.h"
+#include "tailbone/spring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tb_loop_mode {
+    TB_LOOP_AUTO = 0, /* a clip whose last pose equals its first loops */
+    TB_LOOP_ALWAYS,
+    TB_LOOP_NEVER
+} tb_loop_mode;
+
+typedef struct tb_bake_desc {
+    float fps;                 /* 0 → 30: key rate */
+    int max_passes;            /* 0 → 24: warm-up passes over a looping clip */
+    float loop_tolerance_rad;  /* 0 → 0.1° (0.001745): loop-start state repeat */
+    float settle_s;            /* 0 → 4 s: longest settle on a non-looping clip's first frame */
+    tb_loop_mode loop;         /* default auto */
+    const char *const *only;   /* NULL, or NULL-terminated clip names to bake */
+    tb_spring_desc spring;     /* solver parameters; all-zero = SPEC defaults */
+} tb_bake_desc;
+
+typedef struct tb_bake_clip {
+    char name[128];
+    int animation;             /* index in the doc */
+    int skipped;               /* 1: not baked (see reason) */
+    char reason[96];
+    int looping;
+    int passes;                /* warm-up passes (looping) or settle frames (not) */
+    int keys;                  /* keys written per tail bone */
+    float duration_s;
+    float closure_rad;         /* largest angle between first and last key of any tail bone */
+    float swing_rad;           /* largest angle of any tail bone from its first key */
+} tb_bake_clip;
+
+typedef struct tb_bake_report {
+    int chain_count;           /* tail chains found */
+    int bone_count;            /* keyed bones over all chains */
+    int clip_count;
+    tb_bake_clip *clips;
+} tb_bake_report;
+
+tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d);
+/* Errors: TB_ERR_NO_SKIN, TB_ERR_ARG (a name in desc->only matches no clip),
+ * whatever loading the model/clips or the solver reports. A file with no
+ * Tail_* chain is not an error: report.chain_count is 0 and nothing changes. */
+tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err);
+void tb_bake_report_free(tb_bake_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,333 @@
+/* Baking the simulated tail into keyframes (SPEC D "Bake"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offline/doc_internal.h"
+#include "tailbone/bake.h"
+#include "tailbone/clip.h"
+#include "tailbone/humanoid.h"
+#include "tailbone/model.h"
+
+#define TB__PI 3.14159265358979323846f
+
+tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
+{
+    tb_bake_desc r = d ? *d : (tb_bake_desc){0};
+    if (r.fps <= 0)
+        r.fps = 30.0f;
+    if (r.max_passes <= 0)
+        r.max_passes = 24;
+    if (r.loop_tolerance_rad <= 0)
+        r.loop_tolerance_rad = 0.1f * TB__PI / 180.0f;
+    if (r.settle_s <= 0)
+        r.settle_s = 4.0f;
+    return r;
+}
+
+void tb_bake_report_free(tb_bake_report *report)
+{
+    if (!report)
+        return;
+    free(report->clips);
+    memset(report, 0, sizeof *report);
+}
+
+static float tb__quat_angle(const float a[4], const float b[4])
+{
+    float d = fabsf(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
+    return 2.0f * acosf(d > 1.0f ? 1.0f : d);
+}
+
+/* Everything one clip's simulation needs, allocated once per bake. */
+typedef struct tb__sim {
+    const tb_model *m;
+    tb_spring_animator *anim;
+    tb_transform *locals;
+    float (*world)[16];
+    int bone_count;
+    int *bones;      /* skeleton joints keyed (Tail_1..K of every chain) */
+    uint8_t *is_tail;
+} tb__sim;
+
+static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
+{
+    tb_clip_sample(clip, &s->m->skel, t, s->locals);
+    tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
+}
+
+/* One frame: pose the body at t, advance the tail by dt. */
+static void tb__frame(tb__sim *s, const tb_clip *clip, float t, float dt)
+{
+    tb__pose(s, clip, t);
+    tb_spring_step(s->anim, dt, (const float(*)[16])s->world, s->locals, s->world);
+}
+
+static void tb__tail_rotations(const tb__sim *s, float *dst)
+{
+    for (int b = 0; b < s->bone_count; b++)
+        memcpy(dst + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
+}
+
+static float tb__max_angle(const tb__sim *s, const float *a, const float *b)
+{
+    float worst = 0;
+    for (int k = 0; k < s->bone_count; k++) {
+        float ang = tb__quat_angle(a + k * 4, b + k * 4);
+        if (ang > worst)
+            worst = ang;
+    }
+    return worst;
+}
+
+/* A clip loops when its last pose equals its first: every joint's rotation
+ * within 2° and the hips' height within 2% of H. Horizontal travel of the
+ * hips (root motion) is allowed. */
+static int tb__clip_loops(tb__sim *s, const tb_clip *clip, tb_transform *tmp, float (*tmp_world)[16])
+{
+    if (clip->duration_s <= 0)
+        return 0;
+    int n = s->m->skel.joint_count;
+    tb_clip_sample(clip, &s->m->skel, 0, tmp);
+    tb_clip_sample(clip, &s->m->skel, clip->duration_s, s->locals);
+    for (int j = 0; j < n; j++) {
+        if (s->is_tail[j])
+            continue;
+        if (tb__quat_angle(tmp[j].r, s->locals[j].r) > 2.0f * TB__PI / 180.0f)
+            return 0;
+    }
+    int hips = s->m->role_joint[TB_ROLE_HIPS];
+    if (hips >= 0) {
+        tb_local_to_world(&s->m->skel, tmp, NULL, tmp_world);
+        tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
+        if (fabsf(tmp_world[hips][13] - s->world[hips][13]) > 0.02f * s->m->height)
+            return 0;
+    }
+    return 1;
+}
+
+static int tb__clip_has_tail_keys(const tb_doc *doc, const tb__sim *s, int a)
+{
+    const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
+    for (int c = 0; c < an->channel_count; c++) {
+        int node = an->channels[c].node;
+        if (node < 0)
+            continue;
+        int j = s->m->joint_of_node[node];
+        if (j >= 0 && s->is_tail[j])
+            return 1;
+    }
+    return 0;
+}
+
+static int tb__selected(const tb_bake_desc *d, const char *name)
+{
+    if (!d->only)
+        return 1;
+    for (const char *const *p = d->only; *p; p++)
+        if (name && !strcmp(*p, name))
+            return 1;
+    return 0;
+}
+
+/* Appends the keys as one sampler input and a rotation channel per bone. */
+static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const float *times, int keys,
+                                const float *rot, tb_error *err)
+{
+    int in = tb_doc_add_accessor(doc, times, (size_t)keys, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+    if (in < 0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    json_t *anim = json_array_get(json_object_get(tb_doc_json(doc), "animations"), (size_t)a);
+    json_t *samplers = json_object_get(anim, "samplers"), *channels = json_object_get(anim, "channels");
+    float *q = malloc((size_t)keys * 4 * sizeof *q);
+    if (!q)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int b = 0; b < s->bone_count; b++) {
+        for (int k = 0; k < keys; k++) {
+            memcpy(q + k * 4, rot + ((size_t)k * (size_t)s->bone_count + (size_t)b) * 4, 4 * sizeof(float));
+            /* keep neighbouring keys on the same hemisphere: LINEAR slerps
+             * then never take the long way round */
+            if (k > 0) {
+                const float *p = q + (k - 1) * 4;
+                float *c = q + k * 4;
+                if (p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] * c[3] < 0)
+                    for (int i = 0; i < 4; i++)
+                        c[i] = -c[i];
+            }
+        }
+        int out = tb_doc_add_accessor(doc, q, (size_t)keys, TB_COMPONENT_FLOAT, "VEC4", 0, 0);
+        if (out < 0) {
+            free(q);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        json_array_append_new(samplers, json_pack("{s:i,s:i,s:s}", "input", in, "output", out,
+                                                  "interpolation", "LINEAR"));
+        int node = s->m->node_of_joint[s->bones[b]];
+        json_array_append_new(channels,
+                              json_pack("{s:i,s:{s:i,s:s}}", "sampler", (int)json_array_size(samplers) - 1,
+                                        "target", "node", node, "path", "rotation"));
+    }
+    free(q);
+    return TB_OK;
+}
+
+static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, int a, tb_bake_clip *rep,
+                               tb_transform *tmp, float (*tmp_world)[16], tb_error *err)
+{
+    tb_clip *clip = NULL;
+    tb_result r = tb_clip_load(&clip, doc, s->m, a, NULL, err);
+    if (r != TB_OK)
+        return r;
+    const float D = clip->duration_s;
+    rep->duration_s = D;
+    int looping = d->loop == TB_LOOP_ALWAYS ? D > 0 : d->loop == TB_LOOP_NEVER ? 0 : tb__clip_loops(s, clip, tmp, tmp_world);
+    rep->looping = looping;
+    const float dt = 1.0f / d->fps;
+    int frames = D > 0 ? (int)ceilf(D * d->fps - 1e-4f) : 0; /* steps from 0 to D */
+    int keys = frames + 1;
+    float *times = malloc((size_t)keys * sizeof *times);
+    float *rot = malloc((size_t)keys * (size_t)s->bone_count * 4 * sizeof *rot);
+    float *prev = malloc((size_t)s->bone_count * 4 * sizeof *prev);
+    float *cur = malloc((size_t)s->bone_count * 4 * sizeof *cur);
+    if (!times || !rot || !prev || !cur) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (int k = 0; k < keys; k++)
+        times[k] = k == frames ? D : (float)k * dt;
+    tb_spring_reset(s->anim);
+    /* Warm-up (SPEC D): start from rest at the first frame ... */
+    tb__frame(s, clip, 0, dt);
+    tb__tail_rotations(s, prev);
+    if (looping) {
+        /* ... play whole passes until the loop-start state repeats. */
+        int p;
+        for (p = 1; p <= d->max_passes; p++) {
+            for (int k = 1; k < keys; k++)
+                tb__frame(s, clip, times[k], times[k] - times[k - 1]);
+            tb__tail_rotations(s, cur);
+            float change = tb__max_angle(s, prev, cur);
+            memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
+            if (change < d->loop_tolerance_rad)
+                break;
+        }
+        rep->passes = p > d->max_passes ? d->max_passes : p;
+    } else {
+        /* ... or settle on the first frame. */
+        int limit = (int)ceilf(d->settle_s * d->fps), f;
+        for (f = 1; f <= limit; f++) {
+            tb__frame(s, clip, 0, dt);
+            tb__tail_rotations(s, cur);
+            float change = tb__max_angle(s, prev, cur);
+            memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
+            if (change < 0.01f * TB__PI / 180.0f)
+                break;
+        }
+        rep->passes = f > limit ? limit : f;
+    }
+    /* Record. */
+    tb__tail_rotations(s, rot);
+    for (int k = 1; k < keys; k++) {
+        tb__frame(s, clip, times[k], times[k] - times[k - 1]);
+        tb__tail_rotations(s, rot + (size_t)k * (size_t)s->bone_count * 4);
+    }
+    rep->keys = keys;
+    rep->closure_rad = tb__max_angle(s, rot, rot + (size_t)(keys - 1) * (size_t)s->bone_count * 4);
+    rep->swing_rad = 0;
+    for (int k = 1; k < keys; k++) {
+        float ang = tb__max_angle(s, rot, rot + (size_t)k * (size_t)s->bone_count * 4);
+        if (ang > rep->swing_rad)
+            rep->swing_rad = ang;
+    }
+    r = tb__write_keys(doc, s, a, times, keys, rot, err);
+done:
+    free(times);
+    free(rot);
+    free(prev);
+    free(cur);
+    tb_clip_free(clip);
+    return r;
+}
+
+tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err)
+{
+    tb_bake_desc d = tb_bake_desc_defaults(desc);
+    memset(report, 0, sizeof *report);
+    const tb_gltf *g = tb_doc_gltf(doc);
+    if (d.only) {
+        for (const char *const *p = d.only; *p; p++) {
+            int found = 0;
+            for (int a = 0; a < g->animation_count; a++)
+                found |= g->animations[a].name && !strcmp(g->animations[a].name, *p);
+            if (!found)
+                return tb__fail(err, TB_ERR_ARG, "/animations", "no clip named '%s'", *p);
+        }
+    }
+    tb_model *m = NULL;
+    tb_result r = tb_model_load(&m, doc, -1, err);
+    if (r != TB_OK)
+        return r;
+    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL};
+    r = tb_spring_create(&s.anim, &m->skel, &d.spring, err);
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    int n = m->skel.joint_count;
+    int chains = tb_spring_chain_count(s.anim);
+    report->chain_count = chains;
+    s.locals = malloc((size_t)n * sizeof *s.locals);
+    s.world = malloc((size_t)n * sizeof *s.world);
+    s.bones = malloc((size_t)n * sizeof *s.bones);
+    s.is_tail = calloc((size_t)n, 1);
+    tb_transform *tmp = malloc((size_t)n * sizeof *tmp);
+    float (*tmp_world)[16] = malloc((size_t)n * sizeof *tmp_world);
+    report->clips = calloc((size_t)(g->animation_count ? g->animation_count : 1), sizeof *report->clips);
+    if (!s.locals || !s.world || !s.bones || !s.is_tail || !tmp || !tmp_world || !report->clips) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (int j = 0; j < n; j++)
+        s.is_tail[j] = (uint8_t)tb_tail_name_parse(m->skel.names[j], NULL, NULL);
+    for (int c = 0; c < chains; c++) {
+        tb_spring_chain_info ci;
+        tb_spring_get_chain_info(s.anim, c, &ci);
+        for (int l = 0; l < ci.link_count; l++) {
+            tb_spring_link_state ls;
+            tb_spring_get_link_state(s.anim, c, l, &ls);
+            s.bones[s.bone_count++] = ls.joint;
+        }
+    }
+    report->bone_count = s.bone_count;
+    if (chains == 0)
+        goto done;
+    int animation_count = g->animation_count; /* the doc grows as we write */
+    for (int a = 0; a < animation_count && r == TB_OK; a++) {
+        const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
+        tb_bake_clip *rc = &report->clips[report->clip_count];
+        snprintf(rc->name, sizeof rc->name, "%s", an->name ? an->name : "");
+        rc->animation = a;
+        if (!tb__selected(&d, an->name))
+            continue;
+        report->clip_count++;
+        if (tb__clip_has_tail_keys(doc, &s, a)) {
+            rc->skipped = 1;
+            snprintf(rc->reason, sizeof rc->reason, "already has keys on the tail bones");
+            continue;
+        }
+        r = tb__bake_clip(doc, &s, &d, a, rc, tmp, tmp_world, err);
+    }
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, err);
+done:
+    free(tmp);
+    free(tmp_world);
+    free(s.locals);
+    free(s.world);
+    free(s.bones);
+    free(s.is_tail);
+    tb_spring_destroy(s.anim);
+    tb_model_free(m);
+    return r;
+}

@@ -1,0 +1,282 @@
+/* Baking the spring tail into keyframes (SPEC D). A small hand-built rig:
+ * Root → Hips → Tail_1 → Tail_2 → Tail_3 → Tail_End, a strip of skin on the
+ * tail, a looping sway clip on the hips and a non-looping one. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+#include "tailbone/bake.h"
+#include "tailbone/clip.h"
+#include "tailbone/model.h"
+
+#define PI_F 3.14159265f
+
+static int add_floats(tb_doc *doc, const float *v, size_t count, const char *type)
+{
+    return tb_doc_add_accessor(doc, v, count, TB_COMPONENT_FLOAT, type, 0, 0);
+}
+
+/* Builds the rig. with_tail = 0 names the bones Bone_1… (no chain). */
+static tb_doc *build_rig(int with_tail)
+{
+    tb_doc *doc = tb_doc_create("test_bake");
+    json_t *root = tb_doc_json(doc);
+    const char *names[6] = {"Root", "Hips", "Tail_1", "Tail_2", "Tail_3", "Tail_End"};
+    const char *plain[6] = {"Root", "Hips", "Bone_1", "Bone_2", "Bone_3", "Bone_End"};
+    /* world positions: hips at y=1; the tail goes back (−Z) and a little down */
+    float pos[6][3] = {{0, 0, 0}, {0, 1, 0}, {0, 0.98f, -0.1f}, {0, 0.95f, -0.3f}, {0, 0.9f, -0.5f}, {0, 0.85f, -0.7f}};
+    json_t *nodes = json_array();
+    for (int i = 0; i < 6; i++) {
+        float t[3] = {pos[i][0] - (i ? pos[i - 1][0] : 0), pos[i][1] - (i ? pos[i - 1][1] : 0),
+                      pos[i][2] - (i ? pos[i - 1][2] : 0)};
+        json_t *n = json_pack("{s:s,s:[f,f,f]}", "name", with_tail ? names[i] : plain[i], "translation", t[0], t[1], t[2]);
+        if (i < 5)
+            json_object_set_new(n, "children", json_pack("[i]", i + 1));
+        json_array_append_new(nodes, n);
+    }
+    /* skin: joints Hips, bones 1..3, end */
+    float ibm[5][16];
+    for (int j = 0; j < 5; j++) {
+        memset(ibm[j], 0, sizeof ibm[j]);
+        ibm[j][0] = ibm[j][5] = ibm[j][10] = ibm[j][15] = 1;
+        ibm[j][12] = -pos[j + 1][0];
+        ibm[j][13] = -pos[j + 1][1];
+        ibm[j][14] = -pos[j + 1][2];
+    }
+    int ibm_acc = add_floats(doc, &ibm[0][0], 5, "MAT4");
+    /* a strip along the tail: 2 vertices per bone tip, weights on the bones */
+    float verts[8][3];
+    uint8_t joints[8][4] = {{0}};
+    float weights[8][4] = {{0}};
+    for (int k = 0; k < 4; k++) {
+        for (int side = 0; side < 2; side++) {
+            int v = k * 2 + side;
+            verts[v][0] = side ? 0.03f : -0.03f;
+            verts[v][1] = pos[k + 1][1];
+            verts[v][2] = pos[k + 1][2];
+            joints[v][0] = (uint8_t)(k == 0 ? 0 : k);
+            weights[v][0] = 1;
+        }
+    }
+    uint16_t idx[18] = {0, 1, 2, 1, 3, 2, 2, 3, 4, 3, 5, 4, 4, 5, 6, 5, 7, 6};
+    int p = add_floats(doc, &verts[0][0], 8, "VEC3");
+    int jt = tb_doc_add_accessor(doc, joints, 8, TB_COMPONENT_UNSIGNED_BYTE, "VEC4", 0, 0);
+    int wt = add_floats(doc, &weights[0][0], 8, "VEC4");
+    int ix = tb_doc_add_accessor(doc, idx, 18, TB_COMPONENT_UNSIGNED_SHORT, "SCALAR", 0, 0);
+    json_array_append_new(nodes, json_pack("{s:s,s:i,s:i}", "name", "Skin", "mesh", 0, "skin", 0));
+    json_object_set_new(root, "nodes", nodes);
+    json_object_set_new(root, "meshes", json_pack("[{s:[{s:{s:i,s:i,s:i},s:i}]}]", "primitives", "attributes",
+                                                  "POSITION", p, "JOINTS_0", jt, "WEIGHTS_0", wt, "indices", ix));
+    json_object_set_new(root, "skins", json_pack("[{s:[i,i,i,i,i],s:i}]", "joints", 1, 2, 3, 4, 5,
+                                                 "inverseBindMatrices", ibm_acc));
+    json_object_set_new(root, "scenes", json_pack("[{s:[i,i]}]", "nodes", 0, 6));
+    json_object_set_new(root, "scene", json_integer(0));
+    /* clips: Sway loops (hips ±0.25 m sideways over 1 s), Hop does not */
+    float times[31], sway[31][3], hop[31][3];
+    for (int k = 0; k <= 30; k++) {
+        times[k] = (float)k / 30.0f;
+        sway[k][0] = 0.25f * sinf(2 * PI_F * times[k]);
+        sway[k][1] = 1;
+        sway[k][2] = 0;
+        hop[k][0] = 0;
+        hop[k][1] = 1 + 0.4f * sinf(PI_F * times[k]) + 0.3f * times[k];
+        hop[k][2] = 0.5f * times[k];
+    }
+    int ti = add_floats(doc, times, 31, "SCALAR");
+    int so = add_floats(doc, &sway[0][0], 31, "VEC3");
+    int ho = add_floats(doc, &hop[0][0], 31, "VEC3");
+    json_object_set_new(root, "animations",
+                        json_pack("[{s:s,s:[{s:i,s:i}],s:[{s:i,s:{s:i,s:s}}]},{s:s,s:[{s:i,s:i}],s:[{s:i,s:{s:i,s:s}}]}]",
+                                  "name", "Sway", "samplers", "input", ti, "output", so, "channels", "sampler", 0,
+                                  "target", "node", 1, "path", "translation", "name", "Hop", "samplers", "input", ti,
+                                  "output", ho, "channels", "sampler", 0, "target", "node", 1, "path", "translation"));
+    tb_error err;
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    return doc;
+}
+
+static const tb_bake_clip *clip_named(const tb_bake_report *r, const char *name)
+{
+    for (int i = 0; i < r->clip_count; i++)
+        if (!strcmp(r->clips[i].name, name))
+            return &r->clips[i];
+    return NULL;
+}
+
+static void bake_adds_rotation_keys_on_every_tail_bone(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    json_t *before = json_deep_copy(json_object_get(tb_doc_json(doc), "animations"));
+    tb_bake_report rep;
+    tb_error err = {0};
+    tb_result r = tb_bake(doc, NULL, &rep, &err);
+    if (r)
+        print_error("%s %s\n", err.where, err.message);
+    assert_int_equal(r, TB_OK);
+    assert_int_equal(rep.chain_count, 1);
+    assert_int_equal(rep.bone_count, 3);
+    json_t *after = json_object_get(tb_doc_json(doc), "animations");
+    for (size_t a = 0; a < 2; a++) {
+        json_t *ch = json_object_get(json_array_get(after, a), "channels");
+        assert_int_equal(json_array_size(ch), 4); /* hips + 3 tail bones */
+        /* the original channel and sampler are untouched and still first */
+        assert_true(json_equal(json_array_get(ch, 0),
+                               json_array_get(json_object_get(json_array_get(before, a), "channels"), 0)));
+        for (size_t c = 1; c < 4; c++) {
+            json_t *tg = json_object_get(json_array_get(ch, c), "target");
+            assert_string_equal(json_string_value(json_object_get(tg, "path")), "rotation");
+            assert_int_equal(json_integer_value(json_object_get(tg, "node")), (json_int_t)(c + 1));
+        }
+    }
+    const tb_bake_clip *sway = clip_named(&rep, "Sway");
+    assert_non_null(sway);
+    assert_true(sway->looping);
+    assert_int_equal(sway->keys, 31);
+    json_decref(before);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+static void looping_clip_closes_after_warm_up_and_swings(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    tb_bake_report rep;
+    tb_error err;
+    assert_int_equal(tb_bake(doc, NULL, &rep, &err), TB_OK);
+    const tb_bake_clip *sway = clip_named(&rep, "Sway");
+    /* SPEC D: a loop baked from a cold start does not close; warmed up it must */
+    assert_true(sway->passes >= 2);
+    assert_true(sway->closure_rad < 0.5f * PI_F / 180.0f);
+    /* a real swing, not a plank */
+    assert_true(sway->swing_rad > 5.0f * PI_F / 180.0f);
+    const tb_bake_clip *hop = clip_named(&rep, "Hop");
+    assert_false(hop->looping);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+static void cold_start_would_not_close(void **state)
+{
+    (void)state;
+    /* the same clip with one pass: the closure error is clearly larger */
+    tb_doc *doc = build_rig(1);
+    tb_bake_desc d = {0};
+    d.max_passes = 1;
+    d.loop_tolerance_rad = 1e-9f;
+    tb_bake_report rep;
+    tb_error err;
+    assert_int_equal(tb_bake(doc, &d, &rep, &err), TB_OK);
+    float cold = clip_named(&rep, "Sway")->closure_rad;
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+    doc = build_rig(1);
+    assert_int_equal(tb_bake(doc, NULL, &rep, &err), TB_OK);
+    float warm = clip_named(&rep, "Sway")->closure_rad;
+    assert_true(warm < cold);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+static void baked_keys_replay_what_was_simulated(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    tb_bake_report rep;
+    tb_error err;
+    assert_int_equal(tb_bake(doc, NULL, &rep, &err), TB_OK);
+    /* the saved file reloads and its clips sample the tail away from rest */
+    const char *path = tbt_tmp_path("baked.glb");
+    assert_int_equal(tb_doc_save(doc, path, &err), TB_OK);
+    tb_doc *back;
+    assert_int_equal(tb_doc_load(&back, path, NULL, &err), TB_OK);
+    tb_model *m;
+    assert_int_equal(tb_model_load(&m, back, -1, &err), TB_OK);
+    tb_clip *clip;
+    assert_int_equal(tb_clip_load(&clip, back, m, tb_clip_find(back, "Sway"), NULL, &err), TB_OK);
+    tb_transform *loc = malloc((size_t)m->skel.joint_count * sizeof *loc);
+    float max_w = 1;
+    for (int k = 0; k < 10; k++) {
+        tb_clip_sample(clip, &m->skel, 0.1f * (float)k, loc);
+        int t1 = m->joint_of_node[2];
+        if (fabsf(loc[t1].r[3]) < max_w)
+            max_w = fabsf(loc[t1].r[3]);
+    }
+    assert_true(max_w < cosf(2.0f * PI_F / 180.0f)); /* Tail_1 turned > 4° at some key */
+    free(loc);
+    tb_clip_free(clip);
+    tb_model_free(m);
+    tb_doc_free(back);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+static void baking_twice_changes_nothing(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    tb_bake_report rep;
+    tb_error err;
+    assert_int_equal(tb_bake(doc, NULL, &rep, &err), TB_OK);
+    tb_bake_report_free(&rep);
+    json_t *once = json_deep_copy(tb_doc_json(doc));
+    assert_int_equal(tb_bake(doc, NULL, &rep, &err), TB_OK);
+    assert_true(json_equal(once, tb_doc_json(doc)));
+    assert_true(clip_named(&rep, "Sway")->skipped);
+    json_decref(once);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+static void rig_without_tail_is_left_alone(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(0);
+    json_t *before = json_deep_copy(tb_doc_json(doc));
+    tb_bake_report rep;
+    tb_error err;
+    assert_int_equal(tb_bake(doc, NULL, &rep, &err), TB_OK);
+    assert_int_equal(rep.chain_count, 0);
+    assert_true(json_equal(before, tb_doc_json(doc)));
+    json_decref(before);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+static void only_selects_clips_and_rejects_unknown_names(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    const char *only[] = {"Hop", NULL};
+    tb_bake_desc d = {0};
+    d.only = only;
+    tb_bake_report rep;
+    tb_error err;
+    assert_int_equal(tb_bake(doc, &d, &rep, &err), TB_OK);
+    assert_int_equal(rep.clip_count, 1);
+    json_t *sway = json_array_get(json_object_get(tb_doc_json(doc), "animations"), 0);
+    assert_int_equal(json_array_size(json_object_get(sway, "channels")), 1);
+    tb_bake_report_free(&rep);
+    const char *bad[] = {"Nope", NULL};
+    d.only = bad;
+    assert_int_equal(tb_bake(doc, &d, &rep, &err), TB_ERR_ARG);
+    assert_non_null(strstr(err.message, "Nope"));
+    tb_doc_free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bake_adds_rotation_keys_on_every_tail_bone),
+        cmocka_unit_test(looping_clip_closes_after_warm_up_and_swings),
+        cmocka_unit_test(cold_start_would_not_close),
+        cmocka_unit_test(baked_keys_replay_what_was_simulated),
+        cmocka_unit_test(baking_twice_changes_nothing),
+        cmocka_unit_test(rig_without_tail_is_left_alone),
+        cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
