@@ -21,5 +21,17 @@ int tb_cli_is(const char *arg, const char *a, const char *b);
 
 int tb_cmd_info(int argc, char **argv);
 int tb_cmd_copy(int argc, char **argv);
+int tb_cmd_synth(int argc, char **argv);
+int tb_cmd_detect(int argc, char **argv);
+int tb_cmd_fix(int argc, char **argv);
+int tb_cmd_retarget(int argc, char **argv);
+int tb_cmd_measure(int argc, char **argv);
+
+/* Shared by detect and fix (cmd_detect.c). */
+struct tb_appendage_report;
+struct tb_appendage_desc;
+void tb_cli_print_appendages(FILE *f, const struct tb_appendage_report *rep, int after);
+/* Parses --pelvis/--skin/--rigid-wide at argv[*i]: -1 not ours, 0 taken, else a usage exit code. */
+int tb_cli_appendage_options(const char *cmd, int argc, char **argv, int *i, struct tb_appendage_desc *d);
 
 #endif

@@ -13,6 +13,11 @@ typedef struct tb_command {
 
 static const tb_command tb__commands[] = {
     {"info", tb_cmd_info, "describe a rigged file: skins, roles, tails, meshes, clips, height"},
+    {"measure", tb_cmd_measure, "play clips and measure skin stretch of tail and body (SPEC C)"},
+    {"retarget", tb_cmd_retarget, "put clips from other files on a character by humanoid roles (SPEC D)"},
+    {"detect", tb_cmd_detect, "find appendages (tail, cape, ears, scabbard) and report them (SPEC A)"},
+    {"fix", tb_cmd_fix, "give a tail its own bone chain and skin weights (SPEC A8/A9)"},
+    {"synth", tb_cmd_synth, "write a synthetic rigged humanoid (tail, cape, ears…) and its ground truth"},
     {"copy", tb_cmd_copy, "read and write a file untouched (lossless GLB round trip)"},
 };
 
