@@ -1,91 +1,330 @@
-/* tailbone fix IN -o OUT — give a tail its own bone chain (SPEC A8/A9). */
+/* tailbone fix IN -o OUT — the whole job (SPEC A, D): detect → chain →
+ * (transfer clips) → bake the tail into every clip → write → report, with
+ * the stretch table of the result (SPEC C). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "tailbone/appendage.h"
+#include "tailbone/bake.h"
+#include "tailbone/clip.h"
+#include "tailbone/measure.h"
+#include "tailbone/model.h"
+#include "tailbone/retarget.h"
+
+#define TB__DEG (3.14159265358979f / 180.0f)
+
+/* Splits "a,b,c" into a NULL-terminated array of strings inside `buf`. */
+static const char **tb__split(char *buf, int *count)
+{
+    int n = 1;
+    for (char *p = buf; *p; p++)
+        n += *p == ',';
+    const char **list = calloc((size_t)n + 1, sizeof *list);
+    int k = 0;
+    for (char *tok = strtok(buf, ","); tok && list; tok = strtok(NULL, ","))
+        if (*tok)
+            list[k++] = tok;
+    if (count)
+        *count = k;
+    return list;
+}
+
+static int tb__float_arg(const char *opt, const char *v, float lo, float hi, float *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !(x >= lo && x <= hi))
+        return tb_cli_usage_error("fix", "%s needs a number in [%g, %g], not '%s'", opt, lo, hi, v);
+    *out = (float)x;
+    return 0;
+}
+
+/* Stretch of every baked clip on the repaired file, tail from its Tail_* weights. */
+static json_t *tb__measure_result(tb_doc *doc, const tb_bake_report *bake, tb_error *err)
+{
+    tb_model *m = NULL;
+    if (tb_model_load(&m, doc, -1, err) != TB_OK)
+        return NULL;
+    json_t *rows = json_array();
+    for (int c = 0; c < bake->clip_count; c++) {
+        const tb_bake_clip *bc = &bake->clips[c];
+        if (bc->skipped)
+            continue;
+        tb_clip *clip = NULL;
+        if (tb_clip_load(&clip, doc, m, bc->animation, NULL, err) != TB_OK)
+            continue;
+        tb_measure_desc d = {0};
+        d.loop = bc->looping;
+        tb_measure_result r;
+        if (tb_measure_clip(&r, m, clip, &d, err) == TB_OK) {
+            json_array_append_new(
+                rows, json_pack("{s:s,s:{s:f,s:f,s:f,s:f,s:I},s:{s:f,s:f,s:f,s:f,s:I},s:f,s:f,s:f}", "clip", bc->name,
+                                "tail", "p95", r.tail.p95, "p99", r.tail.p99, "max", r.tail.max, "torn",
+                                isnan(r.tail.torn_frac) ? 0.0 : r.tail.torn_frac, "samples", (json_int_t)r.tail.samples,
+                                "body", "p95", r.body.p95, "p99", r.body.p99, "max", r.body.max, "torn",
+                                isnan(r.body.torn_frac) ? 0.0 : r.body.torn_frac, "samples", (json_int_t)r.body.samples,
+                                "tip_travel_h", r.tip_travel_h, "max_tail_rotation_deg",
+                                r.max_bone_rotation_rad / TB__DEG, "bone_distance_h", r.bone_distance / r.height));
+        }
+        tb_clip_free(clip);
+    }
+    tb_model_free(m);
+    return rows;
+}
+
+static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
+{
+    if (b->chain_count == 0) {
+        printf("bake: no Tail_* chain, nothing to bake\n");
+        return;
+    }
+    printf("bake: %d chain(s), %d bone(s); result measured at 24 instants per clip (SPEC C)\n", b->chain_count,
+           b->bone_count);
+    printf("  %-18s %5s %6s %8s %7s | %-27s | %-16s | %s\n", "clip", "keys", "passes", "closure", "swing",
+           "tail p95 / p99 / max / torn", "body p99 / max", "tip travel");
+    for (int c = 0; c < b->clip_count; c++) {
+        const tb_bake_clip *bc = &b->clips[c];
+        if (bc->skipped) {
+            printf("  %-18.18s skipped: %s\n", bc->name, bc->reason);
+            continue;
+        }
+        json_t *row = NULL;
+        size_t i;
+        json_t *r;
+        json_array_foreach(stretch, i, r) if (!strcmp(json_string_value(json_object_get(r, "clip")), bc->name)) row = r;
+        printf("  %-18.18s %5d %4d%s %7.2f° %6.1f° |", bc->name, bc->keys, bc->passes, bc->looping ? " L" : "  ",
+               bc->closure_rad / TB__DEG, bc->swing_rad / TB__DEG);
+        if (row) {
+            json_t *t = json_object_get(row, "tail"), *bd = json_object_get(row, "body");
+            printf(" %5.2f / %4.2f / %4.2f / %4.1f%% | %5.2f / %5.2f    | %5.1f%% H\n",
+                   json_real_value(json_object_get(t, "p95")), json_real_value(json_object_get(t, "p99")),
+                   json_real_value(json_object_get(t, "max")), 100 * json_real_value(json_object_get(t, "torn")),
+                   json_real_value(json_object_get(bd, "p99")), json_real_value(json_object_get(bd, "max")),
+                   100 * json_real_value(json_object_get(row, "tip_travel_h")));
+        } else {
+            printf(" (not measured)\n");
+        }
+    }
+    printf("  (L = looping clip, warmed up until the loop start repeats; closure = largest angle\n"
+           "   between the first and last key of any tail bone; swing = largest angle from the first key)\n");
+}
+
+static json_t *tb__bake_json(const tb_bake_report *b)
+{
+    json_t *clips = json_array();
+    for (int c = 0; c < b->clip_count; c++) {
+        const tb_bake_clip *bc = &b->clips[c];
+        json_t *o = json_pack("{s:s,s:i,s:b}", "clip", bc->name, "animation", bc->animation, "baked", !bc->skipped);
+        if (bc->skipped)
+            json_object_set_new(o, "reason", json_string(bc->reason));
+        else
+            json_object_update(o, json_pack("{s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "passes", bc->passes,
+                                            "keys", bc->keys, "duration_s", bc->duration_s, "loop_closure_deg",
+                                            bc->closure_rad / TB__DEG, "swing_deg", bc->swing_rad / TB__DEG));
+        json_array_append_new(clips, o);
+    }
+    return json_pack("{s:i,s:i,s:o}", "chains", b->chain_count, "bones", b->bone_count, "clips", clips);
+}
+
+static void tb__help(void)
+{
+    printf("usage: tailbone fix IN -o OUT [options]\n\n"
+           "The whole job, from a broken rig to a file that plays right everywhere:\n"
+           "  1. detect the appendages (as `tailbone detect`) and repair them (SPEC A8/A9):\n"
+           "     a tail gets a bone chain Tail_1..Tail_K + Tail_End (a second tail TailB_*, ...)\n"
+           "     and skin weights along it; a carried object on the spine is bound rigidly;\n"
+           "     capes, skirts, ears and hair are left as rigged;\n"
+           "  2. with --clips, transfer a clip library onto the character first (as `tailbone\n"
+           "     retarget`);\n"
+           "  3. bake the simulated tail into every clip as ordinary rotation keys (SPEC D):\n"
+           "     looping clips are warmed up until the loop closes, others settle first;\n"
+           "  4. write OUT and report: appendages, chain, bake, and the stretch table (SPEC C).\n"
+           "Everything else in the file is kept; IN is never modified. When nothing needs\n"
+           "changing, OUT is a lossless copy identical to `tailbone copy IN OUT`.\n\n"
+           "  -o, --output OUT      the repaired GLB (required)\n"
+           "  --report FILE.json    write the whole report as JSON\n"
+           "  --json                print the report as JSON instead of tables\n"
+           "  -q, --quiet           print only errors\n"
+           "repair:\n"
+           "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
+           "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
+           "  --pelvis NAME         the pelvis joint when no Hips role is recognised\n"
+           "  --skin N              the skin to repair (default: the one with most vertices)\n"
+           "clips:\n"
+           "  --clips A.glb[,B.glb] transfer these files' clips onto the character first\n"
+           "  --only NAME[,NAME]    only these clips (transfer and bake)\n"
+           "  --no-bake             repair only; leave the clips as they are\n"
+           "  --fps N               key rate of the baked tail (default 30)\n"
+           "spring (SPEC B; defaults in brackets):\n"
+           "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
+           "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
+           "  --ground-y Y [0]   --no-ground\n");
+}
 
 int tb_cmd_fix(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *report = NULL;
-    int as_json = 0, quiet = 0;
+    char *clips_arg = NULL, *only_arg = NULL;
+    int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
+    tb_bake_desc bd;
+    memset(&bd, 0, sizeof bd);
+    tb_spring_params *sp = &bd.spring.params;
     for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
         int o;
-        if (tb_cli_is(argv[i], "-h", "--help")) {
-            printf("usage: tailbone fix IN -o OUT [--mode chain|rigid] [--report FILE.json] [--rigid-wide]\n"
-                   "                    [--pelvis NAME] [--skin N] [--json] [-q]\n\n"
-                   "Finds the appendages (as `tailbone detect`) and repairs them (SPEC A8/A9):\n"
-                   "a tail on the pelvis, or a tail rooted on the spine, gets a bone chain Tail_1..Tail_K\n"
-                   "+ Tail_End (a second tail TailB_*, ...) and skin weights along it; a carried object\n"
-                   "on the spine is bound rigidly to its bone; capes, skirts, ears and hair are left as\n"
-                   "rigged. Everything else in the file is kept. IN is never modified.\n"
-                   "When nothing needs changing (no tail, or the tail already has its Tail_* chain),\n"
-                   "OUT is still written, as a lossless copy identical to `tailbone copy IN OUT`.\n"
-                   "  -o, --output OUT    the repaired GLB (required)\n"
-                   "  --mode chain|rigid  chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
-                   "  --report FILE.json  write the report as JSON\n"
-                   "  --rigid-wide        bind capes and skirts rigidly to their bone (never a default)\n"
-                   "  --pelvis NAME       the pelvis joint when no Hips role is recognised\n"
-                   "  --skin N            the skin to repair (default: the one with most vertices)\n"
-                   "  --json              print the report as JSON instead of the table\n"
-                   "  -q, --quiet         print only errors\n");
+        if (tb_cli_is(a, "-h", "--help")) {
+            tb__help();
             return TB_EXIT_OK;
-        } else if (tb_cli_is(argv[i], "-o", "--output") || !strcmp(argv[i], "--report") ||
-                   !strcmp(argv[i], "--mode")) {
+        } else if (!strcmp(a, "--json")) {
+            as_json = 1;
+        } else if (tb_cli_is(a, "-q", "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--no-bake")) {
+            no_bake = 1;
+        } else if (!strcmp(a, "--no-ground")) {
+            sp->ground_off = 1;
+        } else if ((o = tb_cli_appendage_options("fix", argc, argv, &i, &d)) >= 0) {
+            if (o)
+                return o;
+        } else if (a[0] == '-' && a[1]) {
+            static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
+                                                 "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
+                                                 "--rest-curve", "--coupling", "--bend-limit", "--ground-y", NULL};
+            int known = 0;
+            for (int k = 0; valued[k]; k++)
+                known |= !strcmp(a, valued[k]);
+            if (!known)
+                return tb_cli_usage_error("fix", "unknown option '%s'", a);
             if (i + 1 >= argc)
-                return tb_cli_usage_error("fix", "%s needs a value", argv[i]);
+                return tb_cli_usage_error("fix", "%s needs a value", a);
             const char *v = argv[++i];
-            if (!strcmp(argv[i - 1], "--report")) {
+            float f = 0;
+            int e = 0;
+            if (tb_cli_is(a, "-o", "--output"))
+                out = v;
+            else if (!strcmp(a, "--report"))
                 report = v;
-            } else if (!strcmp(argv[i - 1], "--mode")) {
+            else if (!strcmp(a, "--clips"))
+                clips_arg = (char *)v;
+            else if (!strcmp(a, "--only"))
+                only_arg = (char *)v;
+            else if (!strcmp(a, "--mode")) {
                 if (!strcmp(v, "chain"))
                     d.mode = TB_FIX_CHAIN;
                 else if (!strcmp(v, "rigid"))
                     d.mode = TB_FIX_RIGID;
                 else
                     return tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
-            } else {
-                out = v;
-            }
-        } else if (!strcmp(argv[i], "--json")) {
-            as_json = 1;
-        } else if (tb_cli_is(argv[i], "-q", "--quiet")) {
-            quiet = 1;
-        } else if ((o = tb_cli_appendage_options("fix", argc, argv, &i, &d)) >= 0) {
-            if (o)
-                return o;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tb_cli_usage_error("fix", "unknown option '%s'", argv[i]);
+            } else if (!strcmp(a, "--fps"))
+                e = tb__float_arg(a, v, 1, 1000, &bd.fps);
+            else if (!strcmp(a, "--root-hz"))
+                e = tb__float_arg(a, v, 0.01f, 100, &sp->root_hz);
+            else if (!strcmp(a, "--tip-ratio"))
+                e = tb__float_arg(a, v, 0.01f, 10, &sp->tip_ratio);
+            else if (!strcmp(a, "--damping")) {
+                e = tb__float_arg(a, v, 0, 10, &f);
+                sp->damping_ratio = f > 0 ? f : TB_SPRING_ZERO;
+            } else if (!strcmp(a, "--gravity")) {
+                e = tb__float_arg(a, v, 0, 100, &f);
+                sp->gravity_mps2 = f > 0 ? f : TB_SPRING_ZERO;
+            } else if (!strcmp(a, "--carry")) {
+                e = tb__float_arg(a, v, 0, 180, &f);
+                sp->carry_rad = f > 0 ? f * TB__DEG : TB_SPRING_ZERO;
+            } else if (!strcmp(a, "--rest-curve")) {
+                e = tb__float_arg(a, v, 0, 1, &sp->rest_curve);
+            } else if (!strcmp(a, "--coupling")) {
+                e = tb__float_arg(a, v, 0, 1000, &f);
+                sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
+            } else if (!strcmp(a, "--bend-limit")) {
+                e = tb__float_arg(a, v, 1, 180, &f);
+                sp->bend_limit_rad = f * TB__DEG;
+            } else if (!strcmp(a, "--ground-y"))
+                e = tb__float_arg(a, v, -1e6f, 1e6f, &sp->ground_y_m);
+            if (e)
+                return e;
         } else if (!in) {
-            in = argv[i];
+            in = a;
         } else {
             return tb_cli_usage_error("fix", "too many arguments");
         }
     }
     if (!in || !out)
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
+    char *only_buf = only_arg ? strdup(only_arg) : NULL, *clips_buf = clips_arg ? strdup(clips_arg) : NULL;
+    int only_count = 0, lib_count = 0;
+    const char **only = only_buf ? tb__split(only_buf, &only_count) : NULL;
+    const char **lib_paths = clips_buf ? tb__split(clips_buf, &lib_count) : NULL;
+    tb_doc **libs = calloc((size_t)lib_count + 1, sizeof *libs);
     tb_doc *doc = tb_cli_load(in, 1);
-    if (!doc)
-        return TB_EXIT_FAIL;
     tb_error err = {0};
     tb_appendage_report rep;
-    int rc = TB_EXIT_OK;
-    if (tb_appendage_fix(&rep, doc, &d, &err) != TB_OK) {
-        tb_doc_free(doc);
-        return tb_cli_error(in, &err);
+    memset(&rep, 0, sizeof rep);
+    tb_bake_report brep;
+    memset(&brep, 0, sizeof brep);
+    json_t *j = NULL, *retarget_json = NULL, *stretch = NULL;
+    if (!doc) {
+        rc = TB_EXIT_FAIL;
+        goto done;
     }
-    json_t *j = tb_appendage_report_json(&rep);
+    for (int k = 0; k < lib_count; k++)
+        if (!(libs[k] = tb_cli_load(lib_paths[k], 1))) {
+            rc = TB_EXIT_FAIL;
+            goto done;
+        }
+    /* 1. detect and repair */
+    if (tb_appendage_fix(&rep, doc, &d, &err) != TB_OK) {
+        rc = tb_cli_error(in, &err);
+        goto done;
+    }
+    int changed = rep.changed;
+    /* 2. transfer clips */
+    if (lib_count) {
+        tb_retarget_desc rd;
+        memset(&rd, 0, sizeof rd);
+        rd.only = only;
+        rd.only_count = only_count;
+        if (tb_retarget_docs(doc, libs, lib_count, &rd, &retarget_json, &err) != TB_OK) {
+            rc = tb_cli_error(clips_arg, &err);
+            goto done;
+        }
+        changed = 1;
+    }
+    /* 3. bake */
+    if (!no_bake) {
+        bd.only = lib_count ? NULL : only; /* transferred clips are already filtered */
+        if (tb_bake(doc, &bd, &brep, &err) != TB_OK) {
+            rc = tb_cli_error(in, &err);
+            goto done;
+        }
+        for (int c = 0; c < brep.clip_count; c++)
+            changed |= !brep.clips[c].skipped;
+        stretch = tb__measure_result(doc, &brep, &err);
+    }
+    /* 4. report and write */
+    j = tb_appendage_report_json(&rep);
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
+    json_object_set_new(j, "changed", json_boolean(changed));
+    if (retarget_json)
+        json_object_set(j, "retarget", retarget_json);
+    if (!no_bake) {
+        json_object_set_new(j, "bake", tb__bake_json(&brep));
+        json_object_set_new(j, "stretch", stretch ? json_incref(stretch) : json_array());
+    }
     if (report && json_dump_file(j, report, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0) {
         fprintf(stderr, "tailbone: %s: cannot write the report\n", report);
         rc = TB_EXIT_FAIL;
+        goto done;
     }
-    if (rc == TB_EXIT_OK && tb_doc_save(doc, out, &err) != TB_OK)
+    if (tb_doc_save(doc, out, &err) != TB_OK) {
         rc = tb_cli_error(out, &err);
-    if (rc == TB_EXIT_OK && !quiet) {
+        goto done;
+    }
+    if (!quiet) {
         if (as_json) {
             char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
             puts(s);
@@ -93,11 +332,27 @@ int tb_cmd_fix(int argc, char **argv)
         } else {
             printf("file: %s\n", in);
             tb_cli_print_appendages(stdout, &rep, rep.changed);
-            printf("%s; wrote %s\n", rep.message, out);
+            printf("%s\n", rep.message);
+            if (retarget_json)
+                printf("clips transferred from %s\n", clips_arg);
+            if (!no_bake)
+                tb__print_bake(&brep, stretch);
+            printf("%s %s\n", changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
         }
     }
+done:
     json_decref(j);
+    json_decref(retarget_json);
+    json_decref(stretch);
+    tb_bake_report_free(&brep);
     tb_appendage_report_free(&rep);
     tb_doc_free(doc);
+    for (int k = 0; k < lib_count; k++)
+        tb_doc_free(libs[k]);
+    free(libs);
+    free(only);
+    free(lib_paths);
+    free(only_buf);
+    free(clips_buf);
     return rc;
 }

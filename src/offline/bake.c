@@ -81,30 +81,72 @@ static float tb__max_angle(const tb__sim *s, const float *a, const float *b)
     return worst;
 }
 
-/* A clip loops when its last pose equals its first: every joint's rotation
- * within 2° and the hips' height within 2% of H. Horizontal travel of the
- * hips (root motion) is allowed. */
-static int tb__clip_loops(tb__sim *s, const tb_clip *clip, tb_transform *tmp, float (*tmp_world)[16])
+/* Largest rotation between two poses over the body (tail bones excluded). */
+static float tb__pose_angle(const tb__sim *s, const tb_transform *a, const tb_transform *b)
 {
-    if (clip->duration_s <= 0)
-        return 0;
-    int n = s->m->skel.joint_count;
-    tb_clip_sample(clip, &s->m->skel, 0, tmp);
-    tb_clip_sample(clip, &s->m->skel, clip->duration_s, s->locals);
-    for (int j = 0; j < n; j++) {
+    float worst = 0;
+    for (int j = 0; j < s->m->skel.joint_count; j++) {
         if (s->is_tail[j])
             continue;
-        if (tb__quat_angle(tmp[j].r, s->locals[j].r) > 2.0f * TB__PI / 180.0f)
-            return 0;
+        float ang = tb__quat_angle(a[j].r, b[j].r);
+        if (ang > worst)
+            worst = ang;
     }
+    return worst;
+}
+
+/* Key interval of the clip's first channel (the source's frame time). */
+static float tb__key_interval(const tb_clip *clip)
+{
+    for (int c = 0; c < clip->channel_count; c++) {
+        const tb_channel *ch = &clip->channels[c];
+        if (ch->key_count >= 2)
+            return (ch->times[ch->key_count - 1] - ch->times[0]) / (float)(ch->key_count - 1);
+    }
+    return 0;
+}
+
+/* Does the clip loop, and how? TB__CLOSED: its last pose equals its first
+ * (rotations within 2°, hips height within 2% of H; horizontal travel is
+ * root motion and allowed). TB__GAP: the last key is one frame before the
+ * loop start, as many exporters write cycles — the pose difference between
+ * the end and the start is no more than one and a half frames of the
+ * clip's own motion there. *gap_s receives that frame time. */
+enum { TB__NOT_LOOPING = 0, TB__CLOSED, TB__GAP };
+static int tb__loop_kind(tb__sim *s, const tb_clip *clip, tb_transform *tmp, float (*tmp_world)[16],
+                         float *gap_s)
+{
+    const float D = clip->duration_s, deg = TB__PI / 180.0f;
+    *gap_s = 0;
+    if (D <= 0)
+        return TB__NOT_LOOPING;
     int hips = s->m->role_joint[TB_ROLE_HIPS];
+    tb_clip_sample(clip, &s->m->skel, 0, tmp);
+    tb_clip_sample(clip, &s->m->skel, D, s->locals);
     if (hips >= 0) {
         tb_local_to_world(&s->m->skel, tmp, NULL, tmp_world);
         tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
         if (fabsf(tmp_world[hips][13] - s->world[hips][13]) > 0.02f * s->m->height)
-            return 0;
+            return TB__NOT_LOOPING;
     }
-    return 1;
+    float seam = tb__pose_angle(s, tmp, s->locals);
+    if (seam <= 2.0f * deg)
+        return TB__CLOSED;
+    float step = tb__key_interval(clip);
+    if (step <= 0 || step >= 0.25f * D)
+        return TB__NOT_LOOPING;
+    /* motion over one frame at each end of the clip */
+    tb_clip_sample(clip, &s->m->skel, D - step, tmp);
+    float end_motion = tb__pose_angle(s, tmp, s->locals);
+    tb_clip_sample(clip, &s->m->skel, 0, tmp);
+    tb_clip_sample(clip, &s->m->skel, step, s->locals);
+    float start_motion = tb__pose_angle(s, tmp, s->locals);
+    float frame = end_motion > start_motion ? end_motion : start_motion;
+    if (seam <= 2.0f * deg + 1.5f * frame) {
+        *gap_s = step;
+        return TB__GAP;
+    }
+    return TB__NOT_LOOPING;
 }
 
 static int tb__clip_has_tail_keys(const tb_doc *doc, const tb__sim *s, int a)
@@ -181,7 +223,13 @@ static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, i
         return r;
     const float D = clip->duration_s;
     rep->duration_s = D;
-    int looping = d->loop == TB_LOOP_ALWAYS ? D > 0 : d->loop == TB_LOOP_NEVER ? 0 : tb__clip_loops(s, clip, tmp, tmp_world);
+    float gap = 0;
+    int kind = tb__loop_kind(s, clip, tmp, tmp_world, &gap);
+    if (d->loop == TB_LOOP_NEVER)
+        kind = TB__NOT_LOOPING;
+    else if (d->loop == TB_LOOP_ALWAYS && kind == TB__NOT_LOOPING && D > 0)
+        kind = TB__CLOSED;
+    int looping = kind != TB__NOT_LOOPING;
     rep->looping = looping;
     const float dt = 1.0f / d->fps;
     int frames = D > 0 ? (int)ceilf(D * d->fps - 1e-4f) : 0; /* steps from 0 to D */
@@ -206,6 +254,8 @@ static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, i
         for (p = 1; p <= d->max_passes; p++) {
             for (int k = 1; k < keys; k++)
                 tb__frame(s, clip, times[k], times[k] - times[k - 1]);
+            if (kind == TB__GAP) /* the player wraps from the last key to the first */
+                tb__frame(s, clip, 0, gap);
             tb__tail_rotations(s, cur);
             float change = tb__max_angle(s, prev, cur);
             memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
@@ -233,7 +283,14 @@ static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, i
         tb__tail_rotations(s, rot + (size_t)k * (size_t)s->bone_count * 4);
     }
     rep->keys = keys;
-    rep->closure_rad = tb__max_angle(s, rot, rot + (size_t)(keys - 1) * (size_t)s->bone_count * 4);
+    if (kind == TB__GAP) {
+        /* the seam is between the last key and the wrap back to the first */
+        tb__frame(s, clip, 0, gap);
+        tb__tail_rotations(s, cur);
+        rep->closure_rad = tb__max_angle(s, rot, cur);
+    } else {
+        rep->closure_rad = tb__max_angle(s, rot, rot + (size_t)(keys - 1) * (size_t)s->bone_count * 4);
+    }
     rep->swing_rad = 0;
     for (int k = 1; k < keys; k++) {
         float ang = tb__max_angle(s, rot, rot + (size_t)k * (size_t)s->bone_count * 4);
