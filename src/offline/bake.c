@@ -163,12 +163,14 @@ static int tb__clip_has_tail_keys(const tb_doc *doc, const tb__sim *s, int a)
     return 0;
 }
 
-static int tb__selected(const tb_bake_desc *d, const char *name)
+/* Names match as everywhere (tb_clip_find): exact, case-insensitive, after
+ * the last '|', or a unique substring. */
+static int tb__selected(const tb_bake_desc *d, const tb_doc *doc, int a)
 {
     if (!d->only)
         return 1;
     for (const char *const *p = d->only; *p; p++)
-        if (name && !strcmp(*p, name))
+        if (tb_clip_find(doc, *p) == a)
             return 1;
     return 0;
 }
@@ -314,10 +316,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     const tb_gltf *g = tb_doc_gltf(doc);
     if (d.only) {
         for (const char *const *p = d.only; *p; p++) {
-            int found = 0;
-            for (int a = 0; a < g->animation_count; a++)
-                found |= g->animations[a].name && !strcmp(g->animations[a].name, *p);
-            if (!found)
+            if (tb_clip_find(doc, *p) < 0)
                 return tb__fail(err, TB_ERR_ARG, "/animations", "no clip named '%s'", *p);
         }
     }
@@ -365,7 +364,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
         tb_bake_clip *rc = &report->clips[report->clip_count];
         snprintf(rc->name, sizeof rc->name, "%s", an->name ? an->name : "");
         rc->animation = a;
-        if (!tb__selected(&d, an->name))
+        if (!tb__selected(&d, doc, a))
             continue;
         report->clip_count++;
         if (tb__clip_has_tail_keys(doc, &s, a)) {

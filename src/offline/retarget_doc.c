@@ -95,23 +95,15 @@ tb_result tb_retarget_write(tb_doc *doc, const tb_retarget_calib *dst, const tb_
 
 /* ---- the whole job ------------------------------------------------------ */
 
-/* Name selection: exact, or the part after the last '|', case-insensitive. */
-static int tb__name_matches(const char *clip, const char *want)
-{
-    if (!clip || !want)
-        return 0;
-    if (!strcmp(clip, want) || !strcasecmp(clip, want))
-        return 1;
-    const char *bar = strrchr(clip, '|');
-    return bar && !strcasecmp(bar + 1, want);
-}
-
-static int tb__selected(const tb_retarget_desc *d, const char *name)
+/* Name selection as everywhere else (tb_clip_find): exact, case-insensitive,
+ * the part after the last '|', or a unique substring ("walk" finds
+ * "Armature|Armature|walk_Armature"). */
+static int tb__selected(const tb_retarget_desc *d, const tb_doc *lib, int a)
 {
     if (!d->only)
         return 1;
     for (int i = 0; i < d->only_count; i++)
-        if (tb__name_matches(name, d->only[i]))
+        if (tb_clip_find(lib, d->only[i]) == a)
             return 1;
     return 0;
 }
@@ -190,8 +182,7 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         int found = 0;
         for (int l = 0; l < lib_count && !found; l++) {
             const tb_gltf *g = tb_doc_gltf(libs[l]);
-            for (int a = 0; a < g->animation_count && !found; a++)
-                found = tb__name_matches(g->animations[a].name, d.only[i]);
+            found = g->animation_count > 0 && tb_clip_find(libs[l], d.only[i]) >= 0;
         }
         if (!found) {
             char have[200] = "";
@@ -283,7 +274,7 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         const tb_gltf *g = tb_doc_gltf(libs[l]);
         int any = 0;
         for (int a = 0; a < g->animation_count; a++)
-            any |= tb__selected(&d, g->animations[a].name);
+            any |= tb__selected(&d, libs[l], a);
         if (!any)
             continue;
         tb_model *sm = NULL;
@@ -294,7 +285,7 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         if (r == TB_OK && tb__matched_roles(src, dst) == 0)
             r = tb__fail(err, TB_ERR_NO_HIPS, tb_doc_name(libs[l]), "no humanoid role in common with the character");
         for (int a = 0; a < g->animation_count && r == TB_OK; a++) {
-            if (!tb__selected(&d, g->animations[a].name))
+            if (!tb__selected(&d, libs[l], a))
                 continue;
             tb_clip *clip = NULL;
             tb_retarget_bake *b = NULL;

@@ -1,0 +1,168 @@
+// `tailbone fix` end to end in a real client: the output passes the Khronos
+// validator, loads in three.js (GLTFLoader), and every clip played by an
+// AnimationMixer moves the Tail_* bones, keeps the skinned tail's stretch
+// under the body's, and closes its loop (first and last tail poses match).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as THREE from 'three';
+import validator from 'gltf-validator';
+import { loadGltf, skinnedMeshes } from './synth_lib.mjs';
+
+globalThis.self ??= globalThis; // GLTFLoader looks for it when a file has images
+const cli = process.env.TB_CLI;
+const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'fix-'));
+let passed = 0, failed = 0;
+const ok = (cond, msg) => { if (cond) { passed++; console.log('ok   ' + msg); } else { failed++; console.log('FAIL ' + msg); } };
+
+function run(args) { return execFileSync(cli, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); }
+
+// Skinned world positions of every vertex of every skinned mesh.
+function skinned(meshes) {
+  const out = [];
+  const v = new THREE.Vector3();
+  for (const m of meshes) {
+    m.skeleton.update();
+    const n = m.geometry.attributes.position.count;
+    const a = new Float32Array(n * 3);
+    for (let i = 0; i < n; i++) { m.getVertexPosition(i, v); v.applyMatrix4(m.matrixWorld); a.set([v.x, v.y, v.z], i * 3); }
+    out.push(a);
+  }
+  return out;
+}
+
+function edges(mesh) {
+  const idx = mesh.geometry.index.array, set = new Set(), list = [];
+  for (let t = 0; t < idx.length; t += 3)
+    for (let k = 0; k < 3; k++) {
+      const a = idx[t + k], b = idx[t + (k + 1) % 3], key = a < b ? a * 1e7 + b : b * 1e7 + a;
+      if (!set.has(key)) { set.add(key); list.push([a, b]); }
+    }
+  return list;
+}
+
+// A vertex belongs to the tail when most of its weight is on Tail_* bones.
+function tailMask(mesh) {
+  const si = mesh.geometry.attributes.skinIndex, sw = mesh.geometry.attributes.skinWeight, bones = mesh.skeleton.bones;
+  const mask = new Uint8Array(si.count);
+  for (let i = 0; i < si.count; i++) {
+    let w = 0;
+    for (let k = 0; k < 4; k++) if (/^(.*:)?Tail[A-Z]?_/.test(bones[si.getComponent(i, k)].name)) w += sw.getComponent(i, k);
+    mask[i] = w >= 0.5 ? 1 : 0;
+  }
+  return mask;
+}
+
+function p99(values) { if (!values.length) return NaN; values.sort((a, b) => a - b); return values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)]; }
+
+async function checkFile(label, file, clips, { stretch = true } = {}) {
+  const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), { maxIssues: 0 });
+  ok(report.issues.numErrors === 0, `${label}: validator reports ${report.issues.numErrors} errors`);
+  const gltf = await loadGltf(fs.readFileSync(file));
+  const meshes = skinnedMeshes(gltf);
+  const tailBones = [];
+  gltf.scene.traverse((o) => { if (o.isBone && /^(.*:)?Tail[A-Z]?_\d+$/.test(o.name)) tailBones.push(o); });
+  ok(tailBones.length >= 3, `${label}: ${tailBones.length} Tail_* bones`);
+  const bindPos = meshes.map((m) => m.geometry.attributes.position.array);
+  const masks = meshes.map(tailMask), edgeLists = meshes.map(edges);
+  // World units per bind unit: the median edge ratio of the rest pose (a
+  // centimetre mesh under a 0.01 armature reads 0.01 everywhere).
+  gltf.scene.updateMatrixWorld(true);
+  const rest = skinned(meshes), ratios = [];
+  meshes.forEach((m, mi) => {
+    const P = rest[mi], B = bindPos[mi];
+    for (const [a, b] of edgeLists[mi]) {
+      const l0 = Math.hypot(B[a * 3] - B[b * 3], B[a * 3 + 1] - B[b * 3 + 1], B[a * 3 + 2] - B[b * 3 + 2]);
+      if (l0 > 1e-9) ratios.push(Math.hypot(P[a * 3] - P[b * 3], P[a * 3 + 1] - P[b * 3 + 1], P[a * 3 + 2] - P[b * 3 + 2]) / l0);
+    }
+  });
+  ratios.sort((a, b) => a - b);
+  const scale = ratios[ratios.length >> 1];
+  for (const name of clips) {
+    const clip = gltf.animations.find((a) => a.name === name);
+    if (!clip) { ok(false, `${label}: clip ${name} present`); continue; }
+    const tailTracks = clip.tracks.filter((t) => /Tail[A-Z]?_\d+\.quaternion$/.test(t.name));
+    ok(tailTracks.length === tailBones.length, `${label} ${name}: ${tailTracks.length} baked tail tracks`);
+    const mixer = new THREE.AnimationMixer(gltf.scene);
+    mixer.clipAction(clip).play();
+    const tail = [], body = [];
+    let swing = 0;
+    const q0 = [];
+    for (let k = 0; k < 24; k++) {
+      const t = (k * clip.duration) / 23;
+      mixer.setTime(t);
+      gltf.scene.updateMatrixWorld(true);
+      tailBones.forEach((b, i) => {
+        if (k === 0) q0[i] = b.quaternion.clone();
+        swing = Math.max(swing, b.quaternion.angleTo(q0[i]));
+      });
+      const pos = skinned(meshes);
+      meshes.forEach((m, mi) => {
+        const P = pos[mi], B = bindPos[mi], M = masks[mi];
+        for (const [a, b] of edgeLists[mi]) {
+          const l0 = Math.hypot(B[a * 3] - B[b * 3], B[a * 3 + 1] - B[b * 3 + 1], B[a * 3 + 2] - B[b * 3 + 2]);
+          if (l0 < 1e-9) continue;
+          const l1 = Math.hypot(P[a * 3] - P[b * 3], P[a * 3 + 1] - P[b * 3 + 1], P[a * 3 + 2] - P[b * 3 + 2]);
+          const r = l1 / (l0 * scale);
+          if (M[a] && M[b]) tail.push(r); else if (!M[a] && !M[b]) body.push(r);
+        }
+      });
+    }
+    const torn = tail.filter((r) => r > 1.5 || r < 0.67).length;
+    const tp = p99(tail), bp = p99(body);
+    ok(swing > (5 * Math.PI) / 180, `${label} ${name}: tail bones swing ${(swing * 180 / Math.PI).toFixed(1)}°`);
+    if (stretch) {
+      ok(tp <= bp, `${label} ${name}: tail p99 ${tp.toFixed(3)} <= body p99 ${bp.toFixed(3)}`);
+      ok(torn === 0, `${label} ${name}: ${torn} torn tail samples of ${tail.length}`);
+    } else {
+      console.log(`info ${label} ${name}: tail p99 ${tp.toFixed(3)}, body p99 ${bp.toFixed(3)}, ${torn} torn of ${tail.length} (not asserted, see docs/fix.md)`);
+    }
+    // Loop closure. A clip whose last key repeats its first pose must end with
+    // the tail where it started. Many cycles instead stop one frame before the
+    // start (the player wraps); then the tail's step across the wrap must be
+    // an ordinary frame step, not a jump.
+    const poseAt = (t) => { mixer.setTime(t); gltf.scene.updateMatrixWorld(true); };
+    const grab = (list) => list.map((b) => b.quaternion.clone());
+    const bodyBones = [];
+    gltf.scene.traverse((o) => { if (o.isBone && !/Tail/.test(o.name)) bodyBones.push(o); });
+    poseAt(0); const tail0 = grab(tailBones), body0 = grab(bodyBones);
+    poseAt(clip.duration - 1e-6); const tailEnd = grab(tailBones), bodyEnd = grab(bodyBones);
+    const maxAngle = (a, b) => Math.max(...a.map((q, i) => q.angleTo(b[i])));
+    const closure = maxAngle(tail0, tailEnd), deg = Math.PI / 180;
+    if (maxAngle(body0, bodyEnd) < 2 * deg) {
+      ok(closure <= 0.5 * deg, `${label} ${name}: loop closes (${(closure / deg).toFixed(2)}°)`);
+    } else {
+      let step = 0, prev = tail0;
+      for (let t = 1 / 30; t < clip.duration; t += 1 / 30) { poseAt(t); const cur = grab(tailBones); step = Math.max(step, maxAngle(prev, cur)); prev = cur; }
+      ok(closure <= step + 0.5 * deg,
+         `${label} ${name}: wrap from the last key is a frame step (${(closure / deg).toFixed(2)}° vs largest step ${(step / deg).toFixed(2)}°)`);
+    }
+  }
+}
+
+// Synthetic fox: tail weighted to the left shin and both thighs.
+const broken = path.join(tmp, 'tail_leg.glb'), fixed = path.join(tmp, 'tail_leg.fixed.glb');
+run(['synth', '--variant', 'tail_leg', '-o', broken]);
+run(['fix', broken, '-o', fixed, '-q']);
+await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
+
+// Real characters with a library's clips transferred first (../shared only).
+const shared = process.env.TB_SHARED_DIR;
+const corpus = shared && path.join(shared, 'corpus');
+const lib = corpus && path.join(corpus, 'clips', 'Xbot_agree_run_walk.glb');
+if (lib && fs.existsSync(lib)) {
+  for (const name of ['banter_Wolf', 'banter_Bone_Demon']) {
+    const src = path.join(corpus, 'characters', name + '.glb');
+    if (!fs.existsSync(src)) continue;
+    const out = path.join(tmp, name + '.fixed.glb');
+    run(['fix', src, '-o', out, '--clips', lib, '--only', 'walk,run', '-q']);
+    // The body of these characters is rigid pieces (body stretch 1.00), so the
+    // tail-under-body criterion is reported, not asserted, here.
+    await checkFile(name, out, ['Armature|Armature|walk_Armature', 'Armature|Armature|run_Armature'], { stretch: false });
+  }
+} else {
+  console.log('skip corpus characters: ../shared/corpus is absent');
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
