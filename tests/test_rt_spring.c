@@ -956,6 +956,17 @@ static void spring_teleport_resets_instead_of_whipping(void **state)
     sim_step(&s, 1.0f / 60.0f, hips_at(5.3f, 1, 2.0f), quat_yaw(q, 0.3f + 110.0f * DEG));
     link_state(&s, 0, 3, &st);
     assert_true(glm_vec3_norm(st.velocity) > 0.01f);
+    /* reset() forgets the motion: the next step is a fresh start. */
+    tb_spring_reset(s.a);
+    sim_step(&s, 1.0f / 60.0f, hips_at(1.0f, 1, 0), quat_yaw(q, 1.0f));
+    tb_spring_reset(fresh.a);
+    sim_step(&fresh, 1.0f / 60.0f, hips_at(1.0f, 1, 0), q);
+    for (int i = 0; i < 4; i++) {
+        tb_spring_link_state a, b;
+        link_state(&s, 0, i, &a);
+        link_state(&fresh, 0, i, &b);
+        assert_memory_equal(&a, &b, sizeof a);
+    }
     tb_spring_destroy(s.a);
     tb_spring_destroy(fresh.a);
 }
@@ -1000,6 +1011,12 @@ static void spring_huge_dt_is_clamped_and_tiny_dt_holds(void **state)
     sim_step(&a, 1.0f / 60.0f, hips_at(0.62f, 1, 0), id);
     link_state(&a, 0, 3, &after);
     assert_true(isfinite(after.tip[0]) && isfinite(after.velocity[0]));
+    /* A non-finite hips matrix (a broken clip) holds the tail, finite. */
+    for (int i = 0; i < 4; i++)
+        held[i] = a.locals[r.tail[i]];
+    sim_step(&a, 1.0f / 60.0f, hips_at(NAN, 1, 0), id);
+    for (int i = 0; i < 4; i++)
+        assert_memory_equal(&held[i], &a.locals[r.tail[i]], sizeof(tb_transform));
     tb_spring_destroy(a.a);
     tb_spring_destroy(b.a);
 }
@@ -1027,6 +1044,8 @@ static void ground_check(const sim *s, int links, float F, ground_stats *g)
         if (i > 0)
             g->worst_joint = fmaxf(g->worst_joint, dist3(prev.tip, st.head));
         g->contacts += st.contact;
+        if (st.contact) /* SPEC B: no downward speed piles up while resting */
+            assert_true(st.velocity[1] >= 0.0f);
         g->max_speed = fmaxf(g->max_speed, glm_vec3_norm(st.velocity));
         prev = st;
     }
@@ -1181,9 +1200,49 @@ static void spring_no_particle_crosses_the_hip_plane(void **state)
     tb_spring_destroy(s.a);
 }
 
+/* Hips pushed far below the ground (a bad clip, a pit): u = (F − h_y)/ℓ > 1
+ * is clamped, so each bone points straight up — it is never stretched to
+ * reach the plane and never lifts anything. */
+static void spring_head_deep_below_ground_points_up_without_stretching(void **state)
+{
+    (void)state;
+    rig r;
+    rig_opts o = {.links = 3, .tail_len_m = 0.6f};
+    rig_build(&r, &o);
+    sim s;
+    sim_init(&s, &r, NULL);
+    versor id;
+    glm_quat_identity(id);
+    for (int f = 0; f < 30; f++)
+        sim_step(&s, 1.0f / 60.0f, hips_at(0, -1.0f, 0), id);
+    for (int i = 0; i < 3; i++) {
+        tb_spring_link_state st;
+        link_state(&s, 0, i, &st);
+        assert_float_equal(dist3(st.tip, st.head), st.length_m, 1e-5f);
+        assert_float_equal((st.tip[1] - st.head[1]) / st.length_m, 1.0f, 1e-4f);
+        assert_int_equal(st.contact, 1);
+    }
+    assert_float_equal(s.world[r.hips][13], -1.0f, 0.0f); /* the body stays put */
+    tb_spring_destroy(s.a);
+}
+
 /* ======================================================================
  * Robustness
  * ====================================================================== */
+
+/* The sanitizer build (-O0, ASan+UBSan) pays ~3 µs per link update, so it
+ * runs a tenth of the random walk: it is there to check memory and UB, the
+ * plain build checks the numbers over the full 10^7. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TBT_RANDOM_LINK_STEPS 1000000LL
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TBT_RANDOM_LINK_STEPS 1000000LL
+#endif
+#endif
+#ifndef TBT_RANDOM_LINK_STEPS
+#define TBT_RANDOM_LINK_STEPS 10000000LL
+#endif
 
 static uint32_t rng_state = 12345u;
 static float rnd(void) /* [0, 1) */
@@ -1192,7 +1251,8 @@ static float rnd(void) /* [0, 1) */
     return (float)(rng_state >> 8) / 16777216.0f;
 }
 
-/* 10^7 link updates (links × internal sub-steps) of random hip motion with
+/* 10^7 link-steps (one link advanced by one internal sub-step, the unit of
+ * solver work) of random hip motion with
  * random frame times, including hitches, zero, tiny, negative and NaN dt
  * and teleports: everything stays finite, bones keep their lengths, the
  * tips stay above the ground and the speed stays bounded. */
@@ -1209,7 +1269,7 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
     long long link_steps = 0;
     float max_speed = 0, worst_len = 0, min_y = 1e9f;
     long frames = 0;
-    while (link_steps < 10000000LL) {
+    while (link_steps < TBT_RANDOM_LINK_STEPS) {
         float u = rnd(), dt;
         if (u < 0.002f)
             dt = 1e6f;
@@ -1266,7 +1326,7 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
     print_message("random motion: %ld frames, %lld link-steps, max speed %.2f m/s, "
                   "worst length error %.2e, lowest tip %.3f m\n",
                   frames, link_steps, max_speed, worst_len, min_y);
-    assert_true(max_speed < 30.0f);
+    assert_true(max_speed < 10.0f); /* the hips move at up to 4 m/s */
     assert_true(worst_len < 1e-3f);
     assert_true(min_y > 0.025f - 1e-3f);
     tb_spring_destroy(s.a);
@@ -1483,6 +1543,7 @@ int main(void)
         cmocka_unit_test(spring_crouch_settle_and_release_on_the_ground),
         cmocka_unit_test(spring_raised_ground_plane_holds_the_tail),
         cmocka_unit_test(spring_no_particle_crosses_the_hip_plane),
+        cmocka_unit_test(spring_head_deep_below_ground_points_up_without_stretching),
         cmocka_unit_test(spring_survives_1e7_link_steps_of_random_motion),
         cmocka_unit_test(spring_per_chain_params_change_at_runtime),
         cmocka_unit_test(spring_one_link_tail_skips_coupling),

@@ -4,6 +4,10 @@
  * chain from the anchor (every link needs its parent's solved frame):
  *   spring (semi-implicit Euler) → rope → bend coupling → bend limit →
  *   hip plane → ground contact → bone rotation.
+ * Every constraint moves the tip on its bone's length sphere and only ever
+ * REMOVES velocity (radial, pushing past the limit, against the coupling's
+ * shift, through the hip plane, downward in contact): no correction/Δt is
+ * ever fed back as velocity (SPEC B mistake 2).
  * Frames are similarity transforms (origin, rotation, uniform scale): the
  * anchor's comes from the caller's world matrix, each bone's from its parent
  * and its solved local rotation. Everything physical happens in world space.
@@ -1181,6 +1185,7 @@ static void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame 
         const float head_off = tb__v3_dot(off, nf); /* ≤ 0 */
         const float mmax = -head_off / ell;         /* largest allowed d·nf */
         float dn = tb__v3_dot(d, nf);
+        int moved = 0; /* did the plane or the ground turn the bone? */
         if (mmax < 1.0f && dn > mmax) {
             float tt[3];
             tb__v3_madd(d, -dn, nf, tt);
@@ -1197,6 +1202,7 @@ static void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame 
             float k2 = sqrtf(fmaxf(0.0f, 1.0f - m * m));
             for (int k = 0; k < 3; k++)
                 d[k] = m * nf[k] + k2 * tt[k];
+            moved = 1;
             float vn = tb__v3_dot(l->v, nf);
             if (vn > 0.0f)
                 tb__v3_madd(l->v, -vn, nf, l->v);
@@ -1238,6 +1244,7 @@ static void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame 
             }
             tb__v3_set(d, rad * t[0], u, rad * t[2]);
             l->contact = 1;
+            moved = 1;
         }
 
         tb__v3_madd(hd, ell, d, l->p);
@@ -1259,13 +1266,17 @@ static void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame 
          * the child's frame from this (rather than from a swing off the
          * bind direction) keeps the frames the targets are expressed in
          * free of any twist the bind pose would add: at rest the chain is
-         * exactly its rest arc. */
-        tb__q_rot(pinv, d, dl);
-        tb__v3_normalize(dl);
-        tb__swing(l->r, dl, s);
+         * exactly its rest arc. Unless the plane or the ground moved the
+         * tip, s and q already hold that swing and that bend. */
+        if (moved) {
+            tb__q_rot(pinv, d, dl);
+            tb__v3_normalize(dl);
+            tb__swing(l->r, dl, s);
+            tb__q_conjugate_by(l->A, s, q);
+        }
         tb__q_mul(s, l->qhat, l->q);
         tb__q_normalize(l->q);
-        tb__q_conjugate_by(l->A, s, l->bend);
+        tb__q_copy(q, l->bend);
         tb__v3_copy(hd, l->head);
         tb__v3_copy(T, l->target);
         l->length = ell;
