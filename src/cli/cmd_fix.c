@@ -119,10 +119,13 @@ static json_t *tb__bake_json(const tb_bake_report *b)
         json_t *o = json_pack("{s:s,s:i,s:b}", "clip", bc->name, "animation", bc->animation, "baked", !bc->skipped);
         if (bc->skipped)
             json_object_set_new(o, "reason", json_string(bc->reason));
-        else
-            json_object_update(o, json_pack("{s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "passes", bc->passes,
-                                            "keys", bc->keys, "duration_s", bc->duration_s, "loop_closure_deg",
-                                            bc->closure_rad / TB__DEG, "swing_deg", bc->swing_rad / TB__DEG));
+        else {
+            json_t *facts = json_pack("{s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "passes", bc->passes, "keys",
+                                      bc->keys, "duration_s", bc->duration_s, "loop_closure_deg",
+                                      bc->closure_rad / TB__DEG, "swing_deg", bc->swing_rad / TB__DEG);
+            json_object_update(o, facts);
+            json_decref(facts);
+        }
         json_array_append_new(clips, o);
     }
     return json_pack("{s:i,s:i,s:o}", "chains", b->chain_count, "bones", b->bone_count, "clips", clips);
