@@ -239,6 +239,16 @@ float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices, siz
 {
     if (!m || !count)
         return 0.0f;
+    return tb__bone_distance(m, vertices, count, extension_fraction, m->joints, m->weights);
+}
+
+/* SPEC A9 weighted bone distance with any joints/weights (a variant's, or
+ * the model's): vertices without weight are left out of the average. */
+float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t count, float extension_fraction,
+                        const uint16_t *joints, const float *weights)
+{
+    if (!m || !count)
+        return NAN;
     tb__seg *s = NULL;
     int n = tb__segments(m, extension_fraction > 0 ? extension_fraction : 0.5f, 0, &s, NULL);
     if (n < 0)
@@ -267,13 +277,14 @@ float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices, siz
         idx[off[s[i].joint] + fill[s[i].joint]++] = i;
     free(fill);
     double total = 0;
+    size_t weighted = 0;
     for (size_t q = 0; q < count; q++) {
         size_t v = vertices[q];
         const float *p = m->positions + v * 3;
         double acc = 0, wsum = 0;
         for (int k = 0; k < m->influences; k++) {
-            float w = m->weights[v * (size_t)m->influences + (size_t)k];
-            uint16_t sj = m->joints[v * (size_t)m->influences + (size_t)k];
+            float w = weights[v * (size_t)m->influences + (size_t)k];
+            uint16_t sj = joints[v * (size_t)m->influences + (size_t)k];
             if (!(w > 0) || sj >= m->skin_joint_count)
                 continue;
             int j = m->skin_joints[sj];
@@ -288,12 +299,15 @@ float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices, siz
                 wsum += w;
             }
         }
-        total += wsum > 0 ? acc / wsum : 0;
+        if (wsum > 0) {
+            total += acc / wsum;
+            weighted++;
+        }
     }
     free(off);
     free(idx);
     free(s);
-    return (float)(total / (double)count);
+    return weighted ? (float)(total / (double)weighted) : NAN;
 }
 
 /* ---- small helpers ------------------------------------------------------- */

@@ -53,4 +53,9 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
                                const tb_appendage_desc *resolved, tb_error *err);
 void tb__detect_work_free(tb__detect_work *w);
 
+/* SPEC A9 weighted bone distance over `vertices` with the given joints and
+ * weights (tb_model layout); NaN when no listed vertex has weight. */
+float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t count, float extension_fraction,
+                        const uint16_t *joints, const float *weights);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include <cglm/cglm.h>
 
+#include "offline/appendage_internal.h"
 #include "offline/doc_internal.h"
 #include "tailbone/measure.h"
 
@@ -209,90 +210,20 @@ static void tb__joint_pos(const tb_model *m, int j, float out[3])
     out[2] = w[14];
 }
 
-/* SPEC A1: distance from p to segment a→b (a point when b == a). */
-static float tb__seg_dist(const float *p, const float *a, const float *b)
-{
-    float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-    float ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
-    float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
-    float t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    float q[3] = {a[0] + t * ab[0], a[1] + t * ab[1], a[2] + t * ab[2]};
-    return tb__dist3(p, q);
-}
-
-/* Distance from p to the bone of skeleton joint j (see measure.h). The
- * children lists are walked through first_child/next_sibling. */
-static float tb__bone_dist(const tb_model *m, const int *first_child, const int *next_sibling, int j,
-                           const float *p)
-{
-    float a[3], b[3];
-    tb__joint_pos(m, j, a);
-    if (first_child[j] >= 0) {
-        float best = INFINITY;
-        for (int c = first_child[j]; c >= 0; c = next_sibling[c]) {
-            tb__joint_pos(m, c, b);
-            float d = tb__seg_dist(p, a, b);
-            if (d < best)
-                best = d;
-        }
-        return best;
-    }
-    int par = m->skel.parents[j];
-    if (par < 0)
-        return tb__dist3(p, a);
-    float pa[3];
-    tb__joint_pos(m, par, pa);
-    for (int c = 0; c < 3; c++)
-        b[c] = a[c] + TB__TERMINAL_EXTENSION * (a[c] - pa[c]);
-    return tb__seg_dist(p, a, b);
-}
-
 float tb_measure_bone_distance(const tb_model *m, const uint8_t *mask, const uint16_t *joints, const float *weights)
 {
-    joints = tb__joints(m, joints);
-    weights = tb__weights(m, weights);
-    const int jc = m->skel.joint_count;
-    int *first_child = malloc(sizeof(int) * (size_t)(jc + 1));
-    int *next_sibling = malloc(sizeof(int) * (size_t)(jc + 1));
-    if (!first_child || !next_sibling) {
-        free(first_child);
-        free(next_sibling);
+    uint32_t *list = malloc((m->vertex_count ? m->vertex_count : 1) * sizeof *list);
+    if (!list)
         return NAN;
-    }
-    for (int j = 0; j < jc; j++)
-        first_child[j] = next_sibling[j] = -1;
-    for (int j = jc - 1; j >= 0; j--) {
-        int p = m->skel.parents[j];
-        if (p >= 0) {
-            next_sibling[j] = first_child[p];
-            first_child[p] = j;
-        }
-    }
-    const size_t inf = (size_t)m->influences;
-    double sum = 0;
     size_t n = 0;
-    for (size_t v = 0; v < m->vertex_count; v++) {
-        if (!mask[v])
-            continue;
-        const float *p = m->positions + v * 3;
-        double dv = 0, wsum = 0;
-        for (size_t i = 0; i < inf; i++) {
-            float w = weights[v * inf + i];
-            uint16_t k = joints[v * inf + i];
-            if (!(w > 0) || k >= m->skin_joint_count)
-                continue;
-            dv += w * tb__bone_dist(m, first_child, next_sibling, m->skin_joints[k], p);
-            wsum += w;
-        }
-        if (wsum > 0) {
-            sum += dv / wsum;
-            n++;
-        }
-    }
-    free(first_child);
-    free(next_sibling);
-    return n ? (float)(sum / (double)n) : NAN;
+    for (size_t v = 0; v < m->vertex_count; v++)
+        if (mask[v])
+            list[n++] = (uint32_t)v;
+    /* one implementation of SPEC A9 for the report and the measurement */
+    float d = n ? tb__bone_distance(m, list, n, TB__TERMINAL_EXTENSION, tb__joints(m, joints), tb__weights(m, weights))
+                : NAN;
+    free(list);
+    return d;
 }
 
 /* ---- measuring -------------------------------------------------------- */
