@@ -43,6 +43,41 @@ static int tb__chain_weights(float g, float L, int K, int parent_sk, int first_s
     return n;
 }
 
+/* Coordinate along the chain for the weights (SPEC A9, choice). The
+ * geodesic g differs around a ring of the tail by up to its radius, and
+ * across separately modelled pieces of a segmented tail by more, so two
+ * neighbouring vertices at the same place along the tail could land on
+ * different bones and tear the edge between them. The vertex is therefore
+ * placed at the arc length of its projection onto the chain polyline
+ * J_0…J_K (joint i sits at g = iL/K), searched within one segment of its
+ * geodesic segment so a tail curling back near itself cannot jump. The
+ * collar ring (g = 0) keeps g = 0: the 50/50 parent/Tail_1 blend. */
+static float tb__chain_coordinate(float g, float L, int K, const float (*J)[3], const float *p)
+{
+    if (!(g > 0) || !(L > 0))
+        return g;
+    int k0 = (int)floorf((float)K * g / L);
+    if (k0 > K - 1)
+        k0 = K - 1;
+    float best_d = INFINITY, best = g;
+    for (int k = k0 - 1; k <= k0 + 1; k++) {
+        if (k < 0 || k > K - 1)
+            continue;
+        const float *a = J[k], *b = J[k + 1];
+        float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+        float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+        float t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        float q[3] = {a[0] + t * ab[0] - p[0], a[1] + t * ab[1] - p[1], a[2] + t * ab[2] - p[2]};
+        float d = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+        if (d < best_d) {
+            best_d = d;
+            best = ((float)k + t) * L / (float)K;
+        }
+    }
+    return best;
+}
+
 /* Normalised integer weights whose sum is exactly `scale` (largest remainder). */
 static void tb__quantize(const float *w, int n, double scale, uint32_t *q)
 {
@@ -338,7 +373,9 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             size_t v = aw->rw_verts[q];
             uint16_t jj[3];
             float ww[3];
-            int n = tb__chain_weights(aw->rw_g[q], a->length, K, skP, sk0, jj, ww);
+            float gc = tb__chain_coordinate(aw->rw_g[q], a->length, K, (const float(*)[3])a->chain_joints,
+                                            m->positions + (size_t)v * 3);
+            int n = tb__chain_weights(gc, a->length, K, skP, sk0, jj, ww);
             A->changed[v] = 1;
             for (int k = 0; k < 3; k++) {
                 A->nj[v * 3 + (size_t)k] = k < n ? jj[k] : 0;
