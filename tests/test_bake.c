@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "support.h"
+#include "tailbone/appendage.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
 #include "tailbone/model.h"
+#include "tailbone/synth.h"
 
 #define PI_F 3.14159265f
 
@@ -267,6 +269,92 @@ static void only_selects_clips_and_rejects_unknown_names(void **state)
     tb_doc_free(doc);
 }
 
+/* Moves a metre-unit synthetic character down by dy in world: POSITIONs,
+ * the scene roots and the inverse bind matrices (IBM' = IBM · T(−dy)), so
+ * the rest pose still equals the bind pose. */
+static void shift_down(tb_doc *doc, float dy)
+{
+    tb_error err;
+    const tb_gltf *g = tb_doc_gltf(doc);
+    json_t *root = tb_doc_json(doc);
+    int acc_count = g->accessor_count;
+    uint8_t *is_pos = calloc((size_t)acc_count, 1);
+    for (int i = 0; i < g->mesh_count; i++)
+        for (int k = 0; k < g->meshes[i].primitive_count; k++)
+            is_pos[g->meshes[i].primitives[k].position] = 1;
+    int ibm = g->skins[0].inverse_bind_matrices;
+    for (int a = 0; a < acc_count; a++) {
+        if (!is_pos[a] && a != ibm)
+            continue;
+        size_t n = tb_doc_gltf(doc)->accessors[a].count * (size_t)tb_doc_gltf(doc)->accessors[a].components;
+        float *v = malloc(n * sizeof *v);
+        assert_int_equal(tb_accessor_read_floats(doc, a, v, n, &err), TB_OK);
+        if (a == ibm) /* IBM · T(0, +dy, 0): the translation column gains dy × column 1 */
+            for (size_t m = 0; m < n / 16; m++)
+                for (int r = 0; r < 3; r++)
+                    v[m * 16 + 12 + (size_t)r] += dy * v[m * 16 + 4 + (size_t)r];
+        else
+            for (size_t q = 1; q < n; q += 3)
+                v[q] -= dy;
+        assert_int_equal(tb_doc_replace_accessor_data(doc, a, v, TB_COMPONENT_FLOAT, &err), TB_OK);
+        free(v);
+        assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    }
+    free(is_pos);
+    json_t *scene = json_array_get(json_object_get(root, "scenes"), 0);
+    size_t i;
+    json_t *nd;
+    json_array_foreach(json_object_get(scene, "nodes"), i, nd) {
+        json_t *node = json_array_get(json_object_get(root, "nodes"), (size_t)json_integer_value(nd));
+        json_t *t = json_object_get(node, "translation");
+        double y = t ? json_number_value(json_array_get(t, 1)) : 0;
+        json_object_set_new(node, "translation", json_pack("[f,f,f]", t ? json_number_value(json_array_get(t, 0)) : 0.0,
+                                                           y - dy, t ? json_number_value(json_array_get(t, 2)) : 0.0));
+    }
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+}
+
+static void ground_goes_to_the_soles_of_a_model_standing_below_the_origin(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    tb_error err;
+    tb_synth_desc sd = {0};
+    sd.units = TB_SYNTH_UNITS_M;
+    /* a character standing on y = 0: the SPEC ground */
+    assert_int_equal(tb_synth_build(&doc, "tail_hips", &sd, NULL, &err), TB_OK);
+    tb_appendage_report ar;
+    assert_int_equal(tb_appendage_fix(&ar, doc, NULL, &err), TB_OK);
+    tb_appendage_report_free(&ar);
+    const char *only[] = {"Idle", NULL};
+    tb_bake_desc bd = {0};
+    bd.only = only;
+    tb_bake_report rep;
+    assert_int_equal(tb_bake(doc, &bd, &rep, &err), TB_OK);
+    assert_float_equal(rep.ground_y_m, 0.0f, 0);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+    /* the same character with its origin at the hips: soles at y = -0.9 */
+    assert_int_equal(tb_synth_build(&doc, "tail_hips", &sd, NULL, &err), TB_OK);
+    shift_down(doc, 0.9f);
+    assert_int_equal(tb_appendage_fix(&ar, doc, NULL, &err), TB_OK);
+    tb_appendage_report_free(&ar);
+    assert_int_equal(tb_bake(doc, &bd, &rep, &err), TB_OK);
+    assert_float_equal(rep.ground_y_m, -0.9f, 0.02f);
+    tb_bake_report_free(&rep);
+    /* an explicit ground is kept */
+    tb_doc_free(doc);
+    assert_int_equal(tb_synth_build(&doc, "tail_hips", &sd, NULL, &err), TB_OK);
+    shift_down(doc, 0.9f);
+    assert_int_equal(tb_appendage_fix(&ar, doc, NULL, &err), TB_OK);
+    tb_appendage_report_free(&ar);
+    bd.ground_as_given = 1;
+    assert_int_equal(tb_bake(doc, &bd, &rep, &err), TB_OK);
+    assert_float_equal(rep.ground_y_m, 0.0f, 0);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +365,7 @@ int main(void)
         cmocka_unit_test(baking_twice_changes_nothing),
         cmocka_unit_test(rig_without_tail_is_left_alone),
         cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
+        cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

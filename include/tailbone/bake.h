@@ -41,6 +41,12 @@ typedef struct tb_bake_desc {
     tb_loop_mode loop;         /* default auto */
     const char *const *only;   /* NULL, or NULL-terminated clip names to bake */
     tb_spring_desc spring;     /* solver parameters; all-zero = SPEC defaults */
+    int ground_as_given;       /* 0: when spring.params.ground_y_m is 0, the ground is on and
+                                  the skeleton has feet, the ground is put at the soles: the
+                                  lowest skin not dominated by the tail in the bind pose
+                                  (world units), if that is more than 2% of H away from
+                                  y = 0 (a model whose origin is at its hips); 1: use
+                                  spring.params as given */
 } tb_bake_desc;
 
 typedef struct tb_bake_clip {
@@ -58,6 +64,7 @@ typedef struct tb_bake_clip {
 
 typedef struct tb_bake_report {
     int chain_count;           /* tail chains found */
+    float ground_y_m;          /* world height of the ground plane the solver used */
     int bone_count;            /* keyed bones over all chains */
     int clip_count;
     tb_bake_clip *clips;

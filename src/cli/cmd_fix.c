@@ -80,8 +80,8 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
         printf("bake: no Tail_* chain, nothing to bake\n");
         return;
     }
-    printf("bake: %d chain(s), %d bone(s); result measured at 24 instants per clip (SPEC C)\n", b->chain_count,
-           b->bone_count);
+    printf("bake: %d chain(s), %d bone(s), ground at y = %.3g; result measured at 24 instants per clip (SPEC C)\n",
+           b->chain_count, b->bone_count, b->ground_y_m);
     printf("  %-18s %5s %6s %8s %7s | %-27s | %-16s | %s\n", "clip", "keys", "passes", "closure", "swing",
            "tail p95 / p99 / max / torn", "body p99 / max", "tip travel");
     for (int c = 0; c < b->clip_count; c++) {
@@ -128,7 +128,8 @@ static json_t *tb__bake_json(const tb_bake_report *b)
         }
         json_array_append_new(clips, o);
     }
-    return json_pack("{s:i,s:i,s:o}", "chains", b->chain_count, "bones", b->bone_count, "clips", clips);
+    return json_pack("{s:i,s:i,s:f,s:o}", "chains", b->chain_count, "bones", b->bone_count, "ground_y", b->ground_y_m,
+                     "clips", clips);
 }
 
 static void tb__help(void)
@@ -163,7 +164,7 @@ static void tb__help(void)
            "spring (SPEC B; defaults in brackets):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
-           "  --ground-y Y [0]   --no-ground\n");
+           "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n");
 }
 
 int tb_cmd_fix(int argc, char **argv)
@@ -245,8 +246,10 @@ int tb_cmd_fix(int argc, char **argv)
             } else if (!strcmp(a, "--bend-limit")) {
                 e = tb__float_arg(a, v, 1, 180, &f);
                 sp->bend_limit_rad = f * TB__DEG;
-            } else if (!strcmp(a, "--ground-y"))
+            } else if (!strcmp(a, "--ground-y")) {
                 e = tb__float_arg(a, v, -1e6f, 1e6f, &sp->ground_y_m);
+                bd.ground_as_given = 1;
+            }
             if (e)
                 return e;
         } else if (!in) {

@@ -9,6 +9,7 @@
 #include "tailbone/clip.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
+#include "tailbone/retarget.h"
 
 #define TB__PI 3.14159265358979323846f
 
@@ -325,6 +326,21 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     if (r != TB_OK)
         return r;
     tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL};
+    int has_feet = m->role_joint[TB_ROLE_LEFT_FOOT] >= 0 || m->role_joint[TB_ROLE_RIGHT_FOOT] >= 0;
+    if (!d.ground_as_given && has_feet && d.spring.params.ground_y_m == 0 && !d.spring.params.ground_off) {
+        /* SPEC B puts the ground at world y = 0; a humanoid whose soles are
+         * elsewhere (origin at the hips) would have its tail pushed up. Only
+         * a skeleton with feet says where its soles are. */
+        tb_placement pl;
+        float M[16];
+        tb_retarget_bind_to_world(m, M);
+        float h_world = m->height * cbrtf(fabsf(M[0] * (M[5] * M[10] - M[6] * M[9]) - M[4] * (M[1] * M[10] - M[2] * M[9]) +
+                                                M[8] * (M[1] * M[6] - M[2] * M[5])));
+        if (tb_ground_placement(&pl, m, NULL, NULL) == TB_OK && isfinite(pl.body_min_y) &&
+            fabsf(pl.body_min_y) > 0.02f * h_world)
+            d.spring.params.ground_y_m = pl.body_min_y;
+    }
+    report->ground_y_m = d.spring.params.ground_y_m;
     r = tb_spring_create(&s.anim, &m->skel, &d.spring, err);
     if (r != TB_OK) {
         tb_model_free(m);
