@@ -10,7 +10,7 @@ void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
 {
     fprintf(f, "skin %d, H %.4g, pelvis %s: %zu vertices (%zu welded), %zu far (> 7%% H), %d appendage(s)%s\n",
             rep->skin, rep->height, rep->pelvis_name, rep->vertex_count, rep->welded_count, rep->far_count,
-            rep->appendage_count, rep->ignored_islands ? "" : "");
+            rep->appendage_count, "");
     if (rep->ignored_islands)
         fprintf(f, "  (%zu far island(s) too small to be an appendage ignored)\n", rep->ignored_islands);
     if (rep->existing_chains)
@@ -24,9 +24,11 @@ void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
         char after_s[32] = "";
         if (after)
             snprintf(after_s, sizeof after_s, "%.4g", a->distance_after);
+        /* the column shows the bone name without any "mixamorig:" prefix */
+        const char *colon = strrchr(a->attach_name, ':');
         fprintf(f, "  %-2d %-8s %-9s %6zu %-14.14s %5.2f %5.2f %7.4g %2d %9.4g %9s\n", i,
                 tb_appendage_kind_name(a->kind), tb_appendage_decision_name(a->decision), a->vertex_count,
-                a->attach_name, a->elongation, a->centroid_ratio, a->length, a->bone_count, a->distance_before,
+                colon ? colon + 1 : a->attach_name, a->elongation, a->centroid_ratio, a->length, a->bone_count, a->distance_before,
                 after_s);
         fprintf(f, "     %s\n", a->reason);
     }
