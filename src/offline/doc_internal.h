@@ -18,6 +18,7 @@ struct tb_doc {
     char *base_dir; /* for external URIs; may be NULL */
     char **warnings;
     int warning_count, warning_cap;
+    int container_warnings; /* warnings from the container, before parsing */
 
     /* parsed view, rebuilt by tb__doc_parse */
     tb_gltf g;

@@ -589,6 +589,7 @@ tb_result tb_doc_load_memory(tb_doc **out, const void *data, size_t size, const 
         tb__warn(doc, "GLB has a BIN chunk that no buffer uses (dropped on write)");
     if (r == TB_OK)
         r = tb__embed_images(doc, err);
+    doc->container_warnings = doc->warning_count;
     if (r == TB_OK)
         r = tb__doc_parse(doc, err);
     if (r != TB_OK) {

@@ -999,6 +999,9 @@ static tb_result tb__check_skinned(tb__ctx *c)
 tb_result tb__doc_parse(tb_doc *doc, tb_error *err)
 {
     tb__doc_clear_view(doc);
+    /* a re-parse (tb_doc_refresh) re-finds the view's warnings: keep one copy */
+    while (doc->warning_count > doc->container_warnings)
+        free(doc->warnings[--doc->warning_count]);
     tb__ctx c = {doc, err, {0}};
     json_t *root = doc->root;
     tb_result r = TB_OK;
