@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tailbone/appendage.h"
+#include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 #include "tailbone/synth.h"
 
@@ -630,10 +631,59 @@ static void cli_detect_and_fix_report_and_refuse_bad_usage(void **state)
     assert_int_equal(tbt_run_cli(NULL, "fix --help"), 0);
 }
 
+/* Tail vertices carried by one tail bone alone (weight > 0.99). */
+static size_t single_bone_tail_vertices(tb_doc *doc)
+{
+    tb_model *m;
+    tb_error err;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    size_t n = 0;
+    for (size_t v = 0; v < m->vertex_count; v++)
+        for (int k = 0; k < m->influences; k++) {
+            int j = m->skin_joints[m->joints[v * (size_t)m->influences + (size_t)k]];
+            if (m->weights[v * (size_t)m->influences + (size_t)k] > 0.99f && tb_tail_name_parse(m->skel.names[j], NULL, NULL))
+                n++;
+        }
+    tb_model_free(m);
+    return n;
+}
+
+static void wider_blend_zone_blends_across_the_whole_segment(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    tb_error err;
+    tb_appendage_report rep;
+    /* SPEC A9: one bone alone over the middle half of each segment */
+    assert_int_equal(tb_synth_build(&doc, "tail_leg", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_appendage_fix(&rep, doc, NULL, &err), TB_OK);
+    size_t spec = single_bone_tail_vertices(doc);
+    float spec_after = rep.appendages[rep.appendage_count - 1].distance_after;
+    tb_appendage_report_free(&rep);
+    tb_doc_free(doc);
+    /* blend_zone 0.5: only the exact middle of a segment is on one bone, and
+     * the tip half of the last segment (Tail_End carries no weight) */
+    tb_appendage_desc d;
+    memset(&d, 0, sizeof d);
+    d.blend_zone = 0.5f;
+    assert_int_equal(tb_synth_build(&doc, "tail_leg", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_appendage_fix(&rep, doc, &d, &err), TB_OK);
+    size_t wide = single_bone_tail_vertices(doc);
+    print_message("single-bone tail vertices: SPEC zone %zu, wide zone %zu\n", spec, wide);
+    assert_true(spec > 100);
+    assert_true(wide * 2 < spec);
+    /* the tail still follows its bones as closely */
+    float wide_after = rep.appendages[rep.appendage_count - 1].distance_after;
+    assert_true(wide_after < 1.5f * spec_after);
+    tb_appendage_report_free(&rep);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_fill_the_spec_numbers),
+        cmocka_unit_test(wider_blend_zone_blends_across_the_whole_segment),
         cmocka_unit_test(weld_joins_coincident_positions_only),
         cmocka_unit_test(weld_is_linear_on_a_big_grid),
         cmocka_unit_test(every_synthetic_variant_matches_its_truth),

@@ -83,6 +83,11 @@ typedef struct tb_appendage_desc {
     float segment_fraction;    /* 0 → 0.1: K = round(L / (0.1 H)) (A9) */
     int min_bones, max_bones;  /* 0 → 3, 8 (A9) */
     int smoothing_passes;      /* 0 → 2; negative: none (A9) */
+    float blend_zone;          /* 0 → 0.25: half-width of the blend around each joint, in
+                                  segments (A9: w_prev = clamp(0.5 − 2f, 0, 0.5) is 0.25);
+                                  up to 0.5 blends across the whole segment, which keeps
+                                  the inner side of a bent joint on a thick or coarse tail
+                                  from collapsing (choice, off by default) */
     float weld_epsilon;        /* 0 → 1e-5 of H: positions closer are one vertex (A3) */
     int min_vertices;          /* 0 → 12 welded vertices: smaller appendages are ignored */
     float touch_fraction;      /* 0 → 0.025 of H: far pieces closer than about this (grid cells

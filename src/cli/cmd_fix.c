@@ -109,6 +109,15 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
     }
     printf("  (L = looping clip, warmed up until the loop start repeats; closure = largest angle\n"
            "   between the first and last key of any tail bone; swing = largest angle from the first key)\n");
+    int tearing = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(stretch, i, r) tearing += json_real_value(json_object_get(json_object_get(r, "tail"), "torn")) > 0;
+    if (tearing)
+        printf("hint: the tail skin tears (ratio > 1.5 or < 0.67) in %d clip(s). A thick or coarse tail\n"
+               "      folds at bent joints with the SPEC's half-segment blend; --blend-zone 0.5 blends\n"
+               "      across whole segments (docs/fix.md), --bend-limit lowers the bend per joint.\n",
+               tearing);
 }
 
 static json_t *tb__bake_json(const tb_bake_report *b)
@@ -156,6 +165,9 @@ static void tb__help(void)
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
            "  --pelvis NAME         the pelvis joint when no Hips role is recognised\n"
            "  --skin N              the skin to repair (default: the one with most vertices)\n"
+           "  --blend-zone Z        blend half-width around each tail joint, in segments: 0.25\n"
+           "                        (SPEC A9, default) to 0.5 (whole segment: for thick or coarse\n"
+           "                        tails whose skin folds at bent joints)\n"
            "clips:\n"
            "  --clips A.glb[,B.glb] transfer these files' clips onto the character first\n"
            "  --only NAME[,NAME]    only these clips (transfer and bake)\n"
@@ -197,7 +209,8 @@ int tb_cmd_fix(int argc, char **argv)
         } else if (a[0] == '-' && a[1]) {
             static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
                                                  "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
-                                                 "--rest-curve", "--coupling", "--bend-limit", "--ground-y", NULL};
+                                                 "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone",
+                                                 NULL};
             int known = 0;
             for (int k = 0; valued[k]; k++)
                 known |= !strcmp(a, valued[k]);
@@ -223,7 +236,9 @@ int tb_cmd_fix(int argc, char **argv)
                     d.mode = TB_FIX_RIGID;
                 else
                     return tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
-            } else if (!strcmp(a, "--fps"))
+            } else if (!strcmp(a, "--blend-zone"))
+                e = tb__float_arg(a, v, 0.05f, 0.5f, &d.blend_zone);
+            else if (!strcmp(a, "--fps"))
                 e = tb__float_arg(a, v, 1, 1000, &bd.fps);
             else if (!strcmp(a, "--root-hz"))
                 e = tb__float_arg(a, v, 0.01f, 100, &sp->root_hz);

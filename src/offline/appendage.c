@@ -30,6 +30,7 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(segment_fraction, 0.1f);      /* SPEC A9 */
     TB__DEF(min_bones, 3);                /* SPEC A9 */
     TB__DEF(max_bones, 8);                /* SPEC A9 */
+    TB__DEF(blend_zone, 0.25f);           /* SPEC A9 weights */
     TB__DEF(weld_epsilon, 0.0f);          /* resolved against H at detection */
     TB__DEF(min_vertices, 12);            /* (choice) */
     TB__DEF(touch_fraction, 0.025f);       /* A6 (choice) */
@@ -43,6 +44,8 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
         d.smoothing_passes = 2;           /* SPEC A9 */
     else if (d.smoothing_passes < 0)
         d.smoothing_passes = 0;
+    if (d.blend_zone > 0.5f)
+        d.blend_zone = 0.5f;
     if (d.max_bones > TB_TAIL_MAX_BONES)
         d.max_bones = TB_TAIL_MAX_BONES;
     if (d.min_bones > d.max_bones)

@@ -11,8 +11,11 @@
 #include "offline/doc_internal.h"
 
 /* SPEC A9: weights of a vertex at geodesic g on a chain of K bones of length
- * L. bones[] are skin joint indices; returns the influence count (<= 3). */
-static int tb__chain_weights(float g, float L, int K, int parent_sk, int first_sk, uint16_t j[3], float w[3])
+ * L. bones[] are skin joint indices; returns the influence count (<= 3).
+ * zone: half-width of the blend around a joint in segments; the SPEC's
+ * w_prev = clamp(0.5 − 2f, 0, 0.5) is zone 0.25, i.e. 0.5·(1 − f/zone). */
+static int tb__chain_weights(float g, float L, int K, float zone, int parent_sk, int first_sk, uint16_t j[3],
+                             float w[3])
 {
     float s = L > 0 ? (float)K * g / L : 0;
     int k = (int)floorf(s);
@@ -25,7 +28,7 @@ static int tb__chain_weights(float g, float L, int K, int parent_sk, int first_s
         k = K - 1;
         f = 1;
     }
-    float wp = 0.5f - 2 * f, wn = 2 * f - 1.5f;
+    float wp = 0.5f * (1 - f / zone), wn = 0.5f * (1 - (1 - f) / zone);
     wp = wp < 0 ? 0 : wp > 0.5f ? 0.5f : wp;
     wn = wn < 0 ? 0 : wn > 0.5f ? 0.5f : wn;
     int self = first_sk + k;
@@ -140,6 +143,7 @@ typedef struct tb__apply {
     float *nw;    /* 3 per vertex */
     int max_joint;
     int skipped;  /* reweighted vertices in primitives without JOINTS_n */
+    float blend_zone; /* resolved tb_appendage_desc.blend_zone */
 } tb__apply;
 
 static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
@@ -375,7 +379,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             float ww[3];
             float gc = tb__chain_coordinate(aw->rw_g[q], a->length, K, (const float(*)[3])a->chain_joints,
                                             m->positions + (size_t)v * 3);
-            int n = tb__chain_weights(gc, a->length, K, skP, sk0, jj, ww);
+            int n = tb__chain_weights(gc, a->length, K, A->blend_zone, skP, sk0, jj, ww);
             A->changed[v] = 1;
             for (int k = 0; k < 3; k++) {
                 A->nj[v * 3 + (size_t)k] = k < n ? jj[k] : 0;
@@ -511,6 +515,7 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     memset(&A, 0, sizeof A);
     A.doc = doc;
     A.m = m;
+    A.blend_zone = d.blend_zone;
     A.root = tb_doc_json(doc);
     A.V = m->vertex_count;
     A.changed = calloc(A.V + 1, 1);
