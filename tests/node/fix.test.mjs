@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as THREE from 'three';
 import validator from 'gltf-validator';
+import { stripTextures } from './gltf_util.mjs';
 import { loadGltf, skinnedMeshes } from './synth_lib.mjs';
 
-globalThis.self ??= globalThis; // GLTFLoader looks for it when a file has images
 const cli = process.env.TB_CLI;
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'fix-'));
 let passed = 0, failed = 0;
@@ -58,7 +58,7 @@ function p99(values) { if (!values.length) return NaN; values.sort((a, b) => a -
 async function checkFile(label, file, clips, { stretch = true, torn0 = false } = {}) {
   const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), { maxIssues: 0 });
   ok(report.issues.numErrors === 0, `${label}: validator reports ${report.issues.numErrors} errors`);
-  const gltf = await loadGltf(fs.readFileSync(file));
+  const gltf = await loadGltf(Buffer.from(stripTextures(fs.readFileSync(file))));
   const meshes = skinnedMeshes(gltf);
   const tailBones = [];
   gltf.scene.traverse((o) => { if (o.isBone && /^(.*:)?Tail[A-Z]?_\d+$/.test(o.name)) tailBones.push(o); });

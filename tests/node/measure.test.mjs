@@ -17,6 +17,7 @@ import { join } from 'node:path';
 
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+import { stripTextures } from './gltf_util.mjs';
 
 const TOL_H = 1e-4;
 const cli = process.env.TB_CLI;
@@ -61,35 +62,6 @@ if (!cli || !existsSync(cli) || cases.length === 0) {
 }
 mkdirSync(tmp, { recursive: true });
 
-// GLB without textures: images cannot be decoded in Node, and they do not
-// move a vertex. Materials keep everything else.
-function stripTextures(buf) {
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const jsonLen = dv.getUint32(12, true);
-  const json = JSON.parse(new TextDecoder().decode(buf.subarray(20, 20 + jsonLen)));
-  const rest = buf.subarray(20 + jsonLen);
-  delete json.textures; delete json.images; delete json.samplers;
-  const scrub = (o) => {
-    if (!o || typeof o !== 'object') return;
-    for (const k of Object.keys(o)) {
-      if (/Texture$/.test(k)) delete o[k]; else scrub(o[k]);
-    }
-  };
-  scrub(json.materials);
-  if (json.extensionsUsed) json.extensionsUsed = json.extensionsUsed.filter((e) => !/texture/i.test(e));
-  if (json.extensionsRequired) json.extensionsRequired = json.extensionsRequired.filter((e) => !/texture/i.test(e));
-  let text = new TextEncoder().encode(JSON.stringify(json));
-  const pad = (4 - (text.length % 4)) % 4;
-  const jsonChunk = new Uint8Array(text.length + pad).fill(0x20);
-  jsonChunk.set(text);
-  const out = new Uint8Array(12 + 8 + jsonChunk.length + rest.length);
-  const o = new DataView(out.buffer);
-  o.setUint32(0, 0x46546c67, true); o.setUint32(4, 2, true); o.setUint32(8, out.length, true);
-  o.setUint32(12, jsonChunk.length, true); o.setUint32(16, 0x4e4f534a, true);
-  out.set(jsonChunk, 20);
-  out.set(rest, 20 + jsonChunk.length);
-  return out.buffer;
-}
 
 function readDump(path) {
   const b = readFileSync(path);
