@@ -37,14 +37,44 @@ static const struct {
     {"balll", TB_ROLE_LEFT_TOE}, {"ballr", TB_ROLE_RIGHT_TOE},
     {"toel", TB_ROLE_LEFT_TOE}, {"toer", TB_ROLE_RIGHT_TOE},
     {"toesl", TB_ROLE_LEFT_TOE}, {"toesr", TB_ROLE_RIGHT_TOE},
+    /* VRM / Unity humanoid ("leftUpperLeg") and VRM's J_Bip_L_* joints */
+    {"leftupperleg", TB_ROLE_LEFT_UPLEG}, {"rightupperleg", TB_ROLE_RIGHT_UPLEG},
+    {"leftlowerleg", TB_ROLE_LEFT_LEG}, {"rightlowerleg", TB_ROLE_RIGHT_LEG},
+    {"lefttoes", TB_ROLE_LEFT_TOE}, {"righttoes", TB_ROLE_RIGHT_TOE},
+    {"lefttoebase", TB_ROLE_LEFT_TOE}, {"righttoebase", TB_ROLE_RIGHT_TOE},
+    {"leftupperarm", TB_ROLE_LEFT_ARM}, {"rightupperarm", TB_ROLE_RIGHT_ARM},
+    {"leftlowerarm", TB_ROLE_LEFT_FOREARM}, {"rightlowerarm", TB_ROLE_RIGHT_FOREARM},
+    /* 3ds Max Biped ("Bip01 L Thigh", after the "Bip01 " prefix) and
+     * Character Creator ("CC_Base_L_Thigh", after "CC_Base_") */
+    {"lthigh", TB_ROLE_LEFT_UPLEG}, {"rthigh", TB_ROLE_RIGHT_UPLEG},
+    {"lcalf", TB_ROLE_LEFT_LEG}, {"rcalf", TB_ROLE_RIGHT_LEG},
+    {"lfoot", TB_ROLE_LEFT_FOOT}, {"rfoot", TB_ROLE_RIGHT_FOOT},
+    {"ltoe0", TB_ROLE_LEFT_TOE}, {"rtoe0", TB_ROLE_RIGHT_TOE},
+    {"ltoebase", TB_ROLE_LEFT_TOE}, {"rtoebase", TB_ROLE_RIGHT_TOE},
+    {"lclavicle", TB_ROLE_LEFT_SHOULDER}, {"rclavicle", TB_ROLE_RIGHT_SHOULDER},
+    {"lupperarm", TB_ROLE_LEFT_ARM}, {"rupperarm", TB_ROLE_RIGHT_ARM},
+    {"lforearm", TB_ROLE_LEFT_FOREARM}, {"rforearm", TB_ROLE_RIGHT_FOREARM},
+    {"lhand", TB_ROLE_LEFT_HAND}, {"rhand", TB_ROLE_RIGHT_HAND},
+    {"lupperleg", TB_ROLE_LEFT_UPLEG}, {"rupperleg", TB_ROLE_RIGHT_UPLEG},
+    {"llowerleg", TB_ROLE_LEFT_LEG}, {"rlowerleg", TB_ROLE_RIGHT_LEG},
+    {"lshoulder", TB_ROLE_LEFT_SHOULDER}, {"rshoulder", TB_ROLE_RIGHT_SHOULDER},
+    {"llowerarm", TB_ROLE_LEFT_FOREARM}, {"rlowerarm", TB_ROLE_RIGHT_FOREARM},
+    {"waist", TB_ROLE_SPINE}, {"necktwist01", TB_ROLE_NECK},
 };
 
-/* Drops any "prefix:" and a colon-less "mixamorig<digits>" prefix. */
+/* Drops any "prefix:", a colon-less "mixamorig<digits>" prefix, and the
+ * rig prefixes of other layouts: "Bip01 "/"Bip001 " (3ds Max Biped),
+ * "CC_Base_" (Character Creator), "J_Bip_C_"/"J_Bip_" (VRM). */
 static const char *tb__strip_prefix(const char *name)
 {
     const char *colon = strrchr(name, ':');
     if (colon)
         return colon + 1;
+    static const char *const prefixes[] = {"Bip01 ", "Bip001 ", "Bip01_", "Bip001_", "CC_Base_", "J_Bip_C_",
+                                           "J_Bip_", NULL};
+    for (const char *const *p = prefixes; *p; p++)
+        if (strncmp(name, *p, strlen(*p)) == 0)
+            return name + strlen(*p);
     if (strncmp(name, "mixamorig", 9) == 0) {
         const char *p = name + 9;
         while (isdigit((unsigned char)*p))
@@ -67,10 +97,26 @@ static void tb__squash(const char *s, char *out, size_t cap)
     out[j] = 0;
 }
 
+/* Rigify's deform bones: the spine chain is numbered from the hips
+ * (DEF-spine = hips … DEF-spine.006 = head); limbs are "DEF-thigh.L" etc. */
+static tb_role tb__rigify(const char *name)
+{
+    static const tb_role spine[] = {TB_ROLE_HIPS, TB_ROLE_SPINE, TB_ROLE_SPINE1, TB_ROLE_SPINE2,
+                                    TB_ROLE_NECK, TB_ROLE_NONE, TB_ROLE_HEAD};
+    if (strncmp(name, "DEF-spine", 9) != 0)
+        return tb_role_from_name(name + 4);
+    if (name[9] == 0)
+        return TB_ROLE_HIPS;
+    int k = name[9] == '.' ? atoi(name + 10) : -1;
+    return k >= 1 && k <= 6 ? spine[k] : TB_ROLE_NONE;
+}
+
 tb_role tb_role_from_name(const char *name)
 {
     if (!name)
         return TB_ROLE_NONE;
+    if (strncmp(name, "DEF-", 4) == 0)
+        return tb__rigify(name);
     const char *base = tb__strip_prefix(name);
     char sq[128];
     tb__squash(base, sq, sizeof sq);
