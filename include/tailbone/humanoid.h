@@ -2,8 +2,11 @@
  *
  * Recognises Mixamo names with any "mixamorig*:" prefix (and the colon-less
  * "mixamorigHips" that some exporters write), bare names ("Hips",
- * "LeftUpLeg"), and common Unreal/Blender-style names ("pelvis", "spine_01",
- * "thigh_l", "upperarm.L"). Pure functions, no state.
+ * "LeftUpLeg"), and other common layouts: Unreal ("pelvis", "spine_01",
+ * "thigh_l"), Blender-style ("upperarm.L"), Rigify deform bones
+ * ("DEF-spine" = hips, "DEF-thigh.L"), 3ds Max Biped ("Bip01 L Thigh"),
+ * Character Creator ("CC_Base_L_Thigh"), VRM/Unity ("J_Bip_L_UpperLeg",
+ * "leftUpperLeg"). Pure functions, no state.
  */
 #ifndef TAILBONE_HUMANOID_H
 #define TAILBONE_HUMANOID_H
