@@ -631,6 +631,65 @@ static void cli_detect_and_fix_report_and_refuse_bad_usage(void **state)
     assert_int_equal(tbt_run_cli(NULL, "fix --help"), 0);
 }
 
+/* three.js and other exporters write one skin per mesh over one skeleton:
+ * the fur shell of tail_fur gets its own copy of the skin here. */
+static void one_skin_per_mesh_is_one_skeleton(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    tb_error err;
+    tb_appendage_report one, two;
+    assert_int_equal(tb_synth_build(&doc, "tail_fur", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_appendage_fix(&one, doc, NULL, &err), TB_OK);
+    tb_doc_free(doc);
+
+    assert_int_equal(tb_synth_build(&doc, "tail_fur", NULL, NULL, &err), TB_OK);
+    json_t *root = tb_doc_json(doc);
+    json_t *skins = json_object_get(root, "skins");
+    json_array_append_new(skins, json_deep_copy(json_array_get(skins, 0)));
+    json_t *nodes = json_object_get(root, "nodes");
+    int moved = 0;
+    size_t i;
+    json_t *nd;
+    json_array_foreach(nodes, i, nd) {
+        if (json_object_get(nd, "skin") && json_object_get(nd, "mesh") && moved++ == 1)
+            json_object_set_new(nd, "skin", json_integer(1)); /* the second skinned mesh node */
+    }
+    assert_true(moved >= 2);
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    tb_model *m;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    assert_int_equal(m->skin_count, 2);
+    tb_model_free(m);
+    assert_int_equal(tb_appendage_fix(&two, doc, NULL, &err), TB_OK);
+    /* the same tail, with both shells, and the same repair */
+    int ta = -1, tb = -1;
+    for (int k = 0; k < one.appendage_count; k++)
+        if (one.appendages[k].decision == TB_DECIDE_CHAIN)
+            ta = k;
+    for (int k = 0; k < two.appendage_count; k++)
+        if (two.appendages[k].decision == TB_DECIDE_CHAIN)
+            tb = k;
+    assert_true(ta >= 0 && tb >= 0);
+    assert_int_equal(one.appendages[ta].vertex_count, two.appendages[tb].vertex_count);
+    assert_int_equal(one.appendages[ta].bone_count, two.appendages[tb].bone_count);
+    assert_float_equal(one.appendages[ta].distance_after, two.appendages[tb].distance_after, 1e-4);
+    /* both skins carry the new joints and the same inverse bind matrices */
+    skins = json_object_get(tb_doc_json(doc), "skins");
+    assert_true(json_equal(json_object_get(json_array_get(skins, 0), "joints"),
+                           json_object_get(json_array_get(skins, 1), "joints")));
+    assert_true(json_equal(json_object_get(json_array_get(skins, 0), "inverseBindMatrices"),
+                           json_object_get(json_array_get(skins, 1), "inverseBindMatrices")));
+    const char *out = tbt_tmp_path("two_skins.glb");
+    assert_int_equal(tb_doc_save(doc, out, &err), TB_OK);
+    tb_doc *back;
+    assert_int_equal(tb_doc_load(&back, out, NULL, &err), TB_OK);
+    tb_doc_free(back);
+    tb_appendage_report_free(&one);
+    tb_appendage_report_free(&two);
+    tb_doc_free(doc);
+}
+
 /* Tail vertices carried by one tail bone alone (weight > 0.99). */
 static size_t single_bone_tail_vertices(tb_doc *doc)
 {
@@ -684,6 +743,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_fill_the_spec_numbers),
         cmocka_unit_test(wider_blend_zone_blends_across_the_whole_segment),
+        cmocka_unit_test(one_skin_per_mesh_is_one_skeleton),
         cmocka_unit_test(weld_joins_coincident_positions_only),
         cmocka_unit_test(weld_is_linear_on_a_big_grid),
         cmocka_unit_test(every_synthetic_variant_matches_its_truth),

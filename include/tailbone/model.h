@@ -29,6 +29,11 @@ typedef struct tb_model_prim {
 
 typedef struct tb_model {
     int skin;                   /* skin index in the doc */
+    /* Skins the model merges: every skin with the same joints and inverse
+     * bind matrices as `skin` (exporters such as three.js write one skin
+     * per mesh over a shared skeleton). skins[0] == skin. */
+    int skin_count;
+    int *skins;
     tb_skeleton skel;           /* joints + their ancestors, parent-first */
     int *node_of_joint;         /* skel joint → doc node */
     int *joint_of_node;         /* doc node → skel joint, or -1 (node_count entries) */
@@ -61,10 +66,16 @@ typedef struct tb_model {
     uint8_t *has_ibm_;
 } tb_model;
 
-/* skin = -1 picks the skin with the most skinned vertices. Fails with
- * TB_ERR_NO_SKIN when the file has no skinned mesh. */
+/* skin = -1 picks the skin (with its equivalent skins) that has the most
+ * skinned vertices. Fails with TB_ERR_NO_SKIN when the file has no skinned
+ * mesh. */
 tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err);
 void tb_model_free(tb_model *m);
+/* 1 when doc skin `skin` is one of the skins the model merges. */
+int tb_model_uses_skin(const tb_model *m, int skin);
+/* Skins equivalent to `skin` (same joints, same inverse bind matrices),
+ * written to out (capacity doc skin count), `skin` first; returns the count. */
+int tb_skin_equivalents(const tb_doc *doc, int skin, int *out);
 
 #ifdef __cplusplus
 }

@@ -414,7 +414,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
              * for our skin's nodes, so the other instance keeps its weights. */
             int shared = 0;
             for (int n = 0; n < g->node_count; n++)
-                shared |= g->nodes[n].mesh == mp->mesh && g->nodes[n].skin != m->skin;
+                shared |= g->nodes[n].mesh == mp->mesh && !tb_model_uses_skin(m, g->nodes[n].skin);
             mesh_json[mp->mesh] = mp->mesh;
             if (shared) {
                 json_t *meshes = json_object_get(root, "meshes");
@@ -422,7 +422,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
                 json_array_append_new(meshes, copy);
                 int idx = (int)json_array_size(meshes) - 1;
                 for (int n = 0; n < g->node_count; n++)
-                    if (g->nodes[n].mesh == mp->mesh && g->nodes[n].skin == m->skin)
+                    if (g->nodes[n].mesh == mp->mesh && tb_model_uses_skin(m, g->nodes[n].skin))
                         json_object_set_new(json_array_get(nodes, (size_t)n), "mesh", json_integer(idx));
                 mesh_json[mp->mesh] = -1 - idx; /* negative: cloned */
             }
@@ -436,6 +436,14 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         else
             json_object_set_new(skin, "inverseBindMatrices", json_integer(acc));
+        /* skins that share this skeleton (one per mesh, as three.js writes
+         * them) get the same joints and inverse bind matrices */
+        json_t *skins = json_object_get(root, "skins");
+        for (int k = 1; r == TB_OK && k < m->skin_count; k++) {
+            json_t *other = json_array_get(skins, (size_t)m->skins[k]);
+            json_object_set_new(other, "joints", json_deep_copy(skin_joints));
+            json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
+        }
     }
     free(mesh_json);
     free(done);

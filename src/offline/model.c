@@ -16,6 +16,7 @@ void tb_model_free(tb_model *m)
     free(m->node_of_joint);
     free(m->joint_of_node);
     free(m->skin_joints);
+    free(m->skins);
     free(m->inverse_bind);
     free(m->roles);
     free(m->positions);
@@ -32,12 +33,60 @@ void tb_model_free(tb_model *m)
     free(m);
 }
 
-/* Number of skinned vertices per skin, to choose the main one. */
-static size_t tb__skin_vertices(const tb_gltf *g, int skin)
+int tb_model_uses_skin(const tb_model *m, int skin)
+{
+    for (int i = 0; i < m->skin_count; i++)
+        if (m->skins[i] == skin)
+            return 1;
+    return 0;
+}
+
+/* Two skins are one when they list the same joints with the same inverse
+ * bind matrices (to 1e-5 of the largest entry). */
+static int tb__skins_equal(const tb_doc *doc, int a, int b)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    const tb_gltf_skin *x = &g->skins[a], *y = &g->skins[b];
+    if (x->joint_count != y->joint_count || memcmp(x->joints, y->joints, (size_t)x->joint_count * sizeof(int)))
+        return 0;
+    if (x->inverse_bind_matrices == y->inverse_bind_matrices)
+        return 1;
+    if (x->inverse_bind_matrices < 0 || y->inverse_bind_matrices < 0)
+        return 0;
+    size_t n = (size_t)x->joint_count * 16;
+    float *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
+    int same = p && q && tb_accessor_read_floats(doc, x->inverse_bind_matrices, p, n, NULL) == TB_OK &&
+               tb_accessor_read_floats(doc, y->inverse_bind_matrices, q, n, NULL) == TB_OK;
+    float scale = 0;
+    for (size_t i = 0; same && i < n; i++)
+        scale = fmaxf(scale, fabsf(p[i]));
+    for (size_t i = 0; same && i < n; i++)
+        same = fabsf(p[i] - q[i]) <= 1e-5f * (scale > 0 ? scale : 1);
+    free(p);
+    free(q);
+    return same;
+}
+
+int tb_skin_equivalents(const tb_doc *doc, int skin, int *out)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int n = 0;
+    out[n++] = skin;
+    for (int s = 0; s < g->skin_count; s++)
+        if (s != skin && tb__skins_equal(doc, skin, s))
+            out[n++] = s;
+    return n;
+}
+
+/* Number of skinned vertices of a set of skins, to choose the main one. */
+static size_t tb__skin_vertices(const tb_gltf *g, const int *skins, int skin_count)
 {
     size_t n = 0;
     for (int i = 0; i < g->node_count; i++) {
-        if (g->nodes[i].skin != skin || g->nodes[i].mesh < 0)
+        int used = 0;
+        for (int k = 0; k < skin_count; k++)
+            used |= g->nodes[i].skin == skins[k];
+        if (!used || g->nodes[i].mesh < 0)
             continue;
         const tb_gltf_mesh *m = &g->meshes[g->nodes[i].mesh];
         for (int k = 0; k < m->primitive_count; k++)
@@ -174,7 +223,7 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
     int prims = 0, sets = 1;
     for (int i = 0; i < g->node_count; i++) {
         const tb_gltf_node *nd = &g->nodes[i];
-        if (nd->skin != m->skin || nd->mesh < 0)
+        if (!tb_model_uses_skin(m, nd->skin) || nd->mesh < 0)
             continue;
         const tb_gltf_mesh *me = &g->meshes[nd->mesh];
         for (int k = 0; k < me->primitive_count; k++) {
@@ -216,7 +265,7 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
     tb_result r = TB_OK;
     for (int i = 0; i < g->node_count && r == TB_OK; i++) {
         const tb_gltf_node *nd = &g->nodes[i];
-        if (nd->skin != m->skin || nd->mesh < 0)
+        if (!tb_model_uses_skin(m, nd->skin) || nd->mesh < 0)
             continue;
         const tb_gltf_mesh *me = &g->meshes[nd->mesh];
         for (int k = 0; k < me->primitive_count && r == TB_OK; k++) {
@@ -312,25 +361,36 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
     const tb_gltf *g = tb_doc_gltf(doc);
     if (g->skin_count == 0)
         return tb__fail(err, TB_ERR_NO_SKIN, "/skins", "the file has no skin (no rigged mesh)");
+    int *cls = malloc((size_t)g->skin_count * sizeof *cls);
+    if (!cls)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (skin < 0) {
         size_t best = 0;
         skin = 0;
         for (int s = 0; s < g->skin_count; s++) {
-            size_t n = tb__skin_vertices(g, s);
-            if (n > best) {
-                best = n;
+            int n = tb_skin_equivalents(doc, s, cls);
+            size_t v = tb__skin_vertices(g, cls, n);
+            if (v > best) {
+                best = v;
                 skin = s;
             }
         }
-        if (best == 0)
+        if (best == 0) {
+            free(cls);
             return tb__fail(err, TB_ERR_NO_SKIN, "/nodes", "no mesh node uses a skin with JOINTS_0/WEIGHTS_0");
+        }
     } else if (skin >= g->skin_count) {
+        free(cls);
         return tb__fail(err, TB_ERR_ARG, NULL, "skin %d out of range", skin);
     }
     tb_model *m = calloc(1, sizeof *m);
-    if (!m)
+    if (!m) {
+        free(cls);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     m->skin = skin;
+    m->skins = cls;
+    m->skin_count = tb_skin_equivalents(doc, skin, cls);
     tb_result r = tb__build_skeleton(m, doc, err);
     if (r == TB_OK)
         r = tb__load_geometry(m, doc, err);
