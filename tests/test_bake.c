@@ -314,6 +314,136 @@ static void shift_down(tb_doc *doc, float dy)
     assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
 }
 
+/* Re-expresses a metre-unit synthetic character in centimetres with no
+ * armature scale: a scene authored in cm (glTF says metres; files do not
+ * always). POSITIONs, node translations and IBM translations × k. */
+static void scale_scene(tb_doc *doc, float k)
+{
+    tb_error err;
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int acc_count = g->accessor_count, ibm = g->skins[0].inverse_bind_matrices;
+    uint8_t *is_pos = calloc((size_t)acc_count, 1);
+    for (int i = 0; i < g->mesh_count; i++)
+        for (int q = 0; q < g->meshes[i].primitive_count; q++)
+            is_pos[g->meshes[i].primitives[q].position] = 1;
+    for (int a = 0; a < acc_count; a++) {
+        if (!is_pos[a] && a != ibm)
+            continue;
+        size_t n = tb_doc_gltf(doc)->accessors[a].count * (size_t)tb_doc_gltf(doc)->accessors[a].components;
+        float *v = malloc(n * sizeof *v);
+        assert_int_equal(tb_accessor_read_floats(doc, a, v, n, &err), TB_OK);
+        for (size_t q = 0; q < n; q++)
+            if (a != ibm || (q % 16 >= 12 && q % 16 < 15))
+                v[q] *= k;
+        assert_int_equal(tb_doc_replace_accessor_data(doc, a, v, TB_COMPONENT_FLOAT, &err), TB_OK);
+        free(v);
+        assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    }
+    free(is_pos);
+    size_t i;
+    json_t *nd;
+    json_array_foreach(json_object_get(tb_doc_json(doc), "nodes"), i, nd) {
+        json_t *t = json_object_get(nd, "translation");
+        if (t)
+            json_object_set_new(nd, "translation", json_pack("[f,f,f]", k * json_number_value(json_array_get(t, 0)),
+                                                             k * json_number_value(json_array_get(t, 1)),
+                                                             k * json_number_value(json_array_get(t, 2))));
+    }
+    /* clips: the hips translation keys */
+    json_t *anims = json_object_get(tb_doc_json(doc), "animations");
+    json_t *an;
+    size_t ai;
+    json_array_foreach(anims, ai, an) {
+        size_t ci;
+        json_t *ch;
+        json_array_foreach(json_object_get(an, "channels"), ci, ch) {
+            json_t *tg = json_object_get(ch, "target");
+            if (strcmp(json_string_value(json_object_get(tg, "path")), "translation"))
+                continue;
+            int smp = (int)json_integer_value(json_object_get(ch, "sampler"));
+            int out = (int)json_integer_value(json_object_get(
+                json_array_get(json_object_get(an, "samplers"), (size_t)smp), "output"));
+            size_t n = tb_doc_gltf(doc)->accessors[out].count * 3;
+            float *v = malloc(n * sizeof *v);
+            assert_int_equal(tb_accessor_read_floats(doc, out, v, n, &err), TB_OK);
+            for (size_t q = 0; q < n; q++)
+                v[q] *= k;
+            assert_int_equal(tb_doc_replace_accessor_data(doc, out, v, TB_COMPONENT_FLOAT, &err), TB_OK);
+            free(v);
+        }
+    }
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+}
+
+/* Baked tail rotation keys of one clip, in channel order. */
+static float *tail_keys(tb_doc *doc, const char *clip, size_t *count)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int a = tb_clip_find(doc, clip);
+    const tb_gltf_animation *an = &g->animations[a];
+    size_t total = 0;
+    for (int c = 0; c < an->channel_count; c++)
+        if (an->channels[c].path == TB_GLTF_PATH_ROTATION && g->nodes[an->channels[c].node].name &&
+            strstr(g->nodes[an->channels[c].node].name, "Tail_"))
+            total += g->accessors[an->samplers[an->channels[c].sampler].output].count * 4;
+    float *out = malloc(total * sizeof *out);
+    size_t at = 0;
+    for (int c = 0; c < an->channel_count; c++)
+        if (an->channels[c].path == TB_GLTF_PATH_ROTATION && g->nodes[an->channels[c].node].name &&
+            strstr(g->nodes[an->channels[c].node].name, "Tail_")) {
+            int o = an->samplers[an->channels[c].sampler].output;
+            size_t n = g->accessors[o].count * 4;
+            assert_int_equal(tb_accessor_read_floats(doc, o, out + at, n, NULL), TB_OK);
+            at += n;
+        }
+    *count = total;
+    return out;
+}
+
+static void tail_moves_the_same_in_a_centimetre_scene(void **state)
+{
+    (void)state;
+    tb_doc *doc[2];
+    tb_error err;
+    tb_synth_desc sd = {0};
+    sd.units = TB_SYNTH_UNITS_M;
+    const char *only[] = {"Walk", NULL};
+    tb_bake_desc bd = {0};
+    bd.only = only;
+    float units[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
+        if (i)
+            scale_scene(doc[i], 100);
+        tb_appendage_report ar;
+        assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
+        tb_appendage_report_free(&ar);
+        tb_bake_report rep;
+        assert_int_equal(tb_bake(doc[i], &bd, &rep, &err), TB_OK);
+        units[i] = rep.world_units_per_m;
+        tb_bake_report_free(&rep);
+    }
+    assert_float_equal(units[0], 1.0f, 0);
+    assert_float_equal(units[1], 100.0f, 0);
+    size_t n0, n1;
+    float *k0 = tail_keys(doc[0], "Walk", &n0), *k1 = tail_keys(doc[1], "Walk", &n1);
+    assert_int_equal(n0, n1);
+    assert_true(n0 > 0);
+    float worst = 0;
+    for (size_t q = 0; q < n0; q += 4) {
+        float d = fabsf(k0[q] * k1[q] + k0[q + 1] * k1[q + 1] + k0[q + 2] * k1[q + 2] + k0[q + 3] * k1[q + 3]);
+        float ang = 2 * acosf(d > 1 ? 1 : d);
+        if (ang > worst)
+            worst = ang;
+    }
+    print_message("largest tail key difference metres vs centimetres: %.4f deg\n", worst * 180 / PI_F);
+    assert_true(worst < 0.5f * PI_F / 180);
+    free(k0);
+    free(k1);
+    tb_doc_free(doc[0]);
+    tb_doc_free(doc[1]);
+}
+
 static void ground_goes_to_the_soles_of_a_model_standing_below_the_origin(void **state)
 {
     (void)state;
@@ -366,6 +496,7 @@ int main(void)
         cmocka_unit_test(rig_without_tail_is_left_alone),
         cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
         cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
+        cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

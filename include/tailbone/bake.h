@@ -21,6 +21,7 @@
 #define TAILBONE_BAKE_H
 
 #include "tailbone/gltf.h"
+#include "tailbone/model.h"
 #include "tailbone/spring.h"
 
 #ifdef __cplusplus
@@ -41,6 +42,11 @@ typedef struct tb_bake_desc {
     tb_loop_mode loop;         /* default auto */
     const char *const *only;   /* NULL, or NULL-terminated clip names to bake */
     tb_spring_desc spring;     /* solver parameters; all-zero = SPEC defaults */
+    float world_units_per_m;   /* 0 → from the character's world height: 100 when it is
+                                  over 25 units tall (a centimetre scene), 1000 over 2500
+                                  (millimetres), else 1. The solver's lengths (gravity,
+                                  clearance, teleport distance) are scaled by it so the tail
+                                  moves the same in any unit */
     int ground_as_given;       /* 0: when spring.params.ground_y_m is 0, the ground is on and
                                   the skeleton has feet, the ground is put at the soles: the
                                   lowest skin not dominated by the tail in the bind pose
@@ -64,6 +70,7 @@ typedef struct tb_bake_clip {
 
 typedef struct tb_bake_report {
     int chain_count;           /* tail chains found */
+    float world_units_per_m;   /* the scene unit used (see tb_bake_desc) */
     float ground_y_m;          /* world height of the ground plane the solver used */
     int bone_count;            /* keyed bones over all chains */
     int clip_count;
@@ -71,6 +78,12 @@ typedef struct tb_bake_report {
 } tb_bake_report;
 
 tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d);
+
+/* The solver description bake uses for a model: d->spring with its lengths
+ * in the scene's units and the ground at the soles (both as documented in
+ * tb_bake_desc). Also what `tailbone measure` animates its chain row with.
+ * units/ground_y (may be NULL) receive the values chosen. */
+tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *d, float *units, float *ground_y);
 /* Errors: TB_ERR_NO_SKIN, TB_ERR_ARG (a name in desc->only matches no clip),
  * whatever loading the model/clips or the solver reports. A file with no
  * Tail_* chain is not an error: report.chain_count is 0 and nothing changes. */

@@ -10,6 +10,7 @@
 #include "tailbone/clip.h"
 #include "tailbone/measure.h"
 #include "tailbone/model.h"
+#include "tailbone/bake.h"
 #include "tailbone/spring.h"
 
 /* The chain variant is animated by the spring solver (SPEC B) at a game's
@@ -116,7 +117,9 @@ static tb_result tb__measure(tb_measure_result *res, const tb_model *m, const tb
         int chains = 0;
         size_t bytes;
         if (tb_spring_memory_size(&m->skel, &bytes, &chains, NULL) == TB_OK && chains > 0) {
-            tb_result r = tb_spring_create(&anim, &m->skel, NULL, err);
+            /* the solver as `fix` bakes it: scene units, ground at the soles */
+            tb_spring_desc sd = tb_bake_spring_desc(m, NULL, NULL, NULL);
+            tb_result r = tb_spring_create(&anim, &m->skel, &sd, err);
             if (r != TB_OK)
                 return r;
             d.pose_hook = tb__spring_hook;

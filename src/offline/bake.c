@@ -27,6 +27,42 @@ tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
     return r;
 }
 
+tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *desc, float *units_out, float *ground_out)
+{
+    tb_bake_desc d = tb_bake_desc_defaults(desc);
+    float M[16];
+    tb_retarget_bind_to_world(m, M);
+    float det = M[0] * (M[5] * M[10] - M[6] * M[9]) - M[4] * (M[1] * M[10] - M[2] * M[9]) +
+                M[8] * (M[1] * M[6] - M[2] * M[5]);
+    float h_world = m->height * cbrtf(fabsf(det));
+    /* A humanoid over 25 units tall is in centimetres, over 2500 in
+     * millimetres (glTF says metres; real files do not always). */
+    float units = d.world_units_per_m > 0 ? d.world_units_per_m : h_world > 2500 ? 1000.0f : h_world > 25 ? 100.0f : 1.0f;
+    tb_spring_desc sd = tb_spring_desc_defaults(&d.spring);
+    tb_spring_params *p = &sd.params;
+    if (p->gravity_mps2 > 0)
+        p->gravity_mps2 *= units;
+    if (p->clearance_m > 0)
+        p->clearance_m *= units;
+    if (isfinite(sd.teleport_m))
+        sd.teleport_m *= units;
+    int has_feet = m->role_joint[TB_ROLE_LEFT_FOOT] >= 0 || m->role_joint[TB_ROLE_RIGHT_FOOT] >= 0;
+    if (!d.ground_as_given && has_feet && p->ground_y_m == 0 && !p->ground_off) {
+        /* SPEC B puts the ground at world y = 0; a humanoid whose soles are
+         * elsewhere (origin at the hips) would have its tail pushed up. Only
+         * a skeleton with feet says where its soles are. */
+        tb_placement pl;
+        if (tb_ground_placement(&pl, m, NULL, NULL) == TB_OK && isfinite(pl.body_min_y) &&
+            fabsf(pl.body_min_y) > 0.02f * h_world)
+            p->ground_y_m = pl.body_min_y;
+    }
+    if (units_out)
+        *units_out = units;
+    if (ground_out)
+        *ground_out = p->ground_y_m;
+    return sd;
+}
+
 void tb_bake_report_free(tb_bake_report *report)
 {
     if (!report)
@@ -326,22 +362,11 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     if (r != TB_OK)
         return r;
     tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL};
-    int has_feet = m->role_joint[TB_ROLE_LEFT_FOOT] >= 0 || m->role_joint[TB_ROLE_RIGHT_FOOT] >= 0;
-    if (!d.ground_as_given && has_feet && d.spring.params.ground_y_m == 0 && !d.spring.params.ground_off) {
-        /* SPEC B puts the ground at world y = 0; a humanoid whose soles are
-         * elsewhere (origin at the hips) would have its tail pushed up. Only
-         * a skeleton with feet says where its soles are. */
-        tb_placement pl;
-        float M[16];
-        tb_retarget_bind_to_world(m, M);
-        float h_world = m->height * cbrtf(fabsf(M[0] * (M[5] * M[10] - M[6] * M[9]) - M[4] * (M[1] * M[10] - M[2] * M[9]) +
-                                                M[8] * (M[1] * M[6] - M[2] * M[5])));
-        if (tb_ground_placement(&pl, m, NULL, NULL) == TB_OK && isfinite(pl.body_min_y) &&
-            fabsf(pl.body_min_y) > 0.02f * h_world)
-            d.spring.params.ground_y_m = pl.body_min_y;
-    }
-    report->ground_y_m = d.spring.params.ground_y_m;
-    r = tb_spring_create(&s.anim, &m->skel, &d.spring, err);
+    float units = 1, ground = 0;
+    tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);
+    report->world_units_per_m = units;
+    report->ground_y_m = ground;
+    r = tb_spring_create(&s.anim, &m->skel, &sd, err);
     if (r != TB_OK) {
         tb_model_free(m);
         return r;
