@@ -173,7 +173,8 @@ static void tb__help(void)
            "  --only NAME[,NAME]    only these clips (transfer and bake)\n"
            "  --no-bake             repair only; leave the clips as they are\n"
            "  --fps N               key rate of the baked tail (default 30)\n"
-           "spring (SPEC B; defaults in brackets):\n"
+           "spring (SPEC B; lengths in metres, scaled to the scene's unit — cm and mm scenes are\n"
+           "recognised from the character's height; --ground-y is in scene units):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
            "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n");
