@@ -80,8 +80,9 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
         printf("bake: no Tail_* chain, nothing to bake\n");
         return;
     }
-    printf("bake: %d chain(s), %d bone(s), ground at y = %.3g; result measured at 24 instants per clip (SPEC C)\n",
-           b->chain_count, b->bone_count, b->ground_y_m);
+    printf("bake: %d chain(s), %d bone(s), ground at y = %.3g, %g scene unit(s) per metre;\n"
+           "      result measured at 24 instants per clip (SPEC C)\n",
+           b->chain_count, b->bone_count, b->ground_y_m, b->world_units_per_m);
     printf("  %-18s %5s %6s %8s %7s | %-27s | %-16s | %s\n", "clip", "keys", "passes", "closure", "swing",
            "tail p95 / p99 / max / torn", "body p99 / max", "tip travel");
     for (int c = 0; c < b->clip_count; c++) {
@@ -137,8 +138,8 @@ static json_t *tb__bake_json(const tb_bake_report *b)
         }
         json_array_append_new(clips, o);
     }
-    return json_pack("{s:i,s:i,s:f,s:o}", "chains", b->chain_count, "bones", b->bone_count, "ground_y", b->ground_y_m,
-                     "clips", clips);
+    return json_pack("{s:i,s:i,s:f,s:f,s:o}", "chains", b->chain_count, "bones", b->bone_count, "ground_y",
+                     b->ground_y_m, "units_per_metre", b->world_units_per_m, "clips", clips);
 }
 
 static void tb__help(void)
