@@ -269,108 +269,64 @@ static void only_selects_clips_and_rejects_unknown_names(void **state)
     tb_doc_free(doc);
 }
 
-/* Moves a metre-unit synthetic character down by dy in world: POSITIONs,
- * the scene roots and the inverse bind matrices (IBM' = IBM · T(−dy)), so
+/* Re-expresses a metre-unit synthetic character: every length × k (a
+ * scene authored in centimetres with no armature scale, for k = 100), then
+ * the whole character moved down by dy in world (a model whose origin is at
+ * its hips). POSITIONs, node and clip translations, and the inverse bind
+ * matrices (translation × k, then IBM · T(0, dy, 0)) change together, so
  * the rest pose still equals the bind pose. */
-static void shift_down(tb_doc *doc, float dy)
-{
-    tb_error err;
-    const tb_gltf *g = tb_doc_gltf(doc);
-    json_t *root = tb_doc_json(doc);
-    int acc_count = g->accessor_count;
-    uint8_t *is_pos = calloc((size_t)acc_count, 1);
-    for (int i = 0; i < g->mesh_count; i++)
-        for (int k = 0; k < g->meshes[i].primitive_count; k++)
-            is_pos[g->meshes[i].primitives[k].position] = 1;
-    int ibm = g->skins[0].inverse_bind_matrices;
-    for (int a = 0; a < acc_count; a++) {
-        if (!is_pos[a] && a != ibm)
-            continue;
-        size_t n = tb_doc_gltf(doc)->accessors[a].count * (size_t)tb_doc_gltf(doc)->accessors[a].components;
-        float *v = malloc(n * sizeof *v);
-        assert_int_equal(tb_accessor_read_floats(doc, a, v, n, &err), TB_OK);
-        if (a == ibm) /* IBM · T(0, +dy, 0): the translation column gains dy × column 1 */
-            for (size_t m = 0; m < n / 16; m++)
-                for (int r = 0; r < 3; r++)
-                    v[m * 16 + 12 + (size_t)r] += dy * v[m * 16 + 4 + (size_t)r];
-        else
-            for (size_t q = 1; q < n; q += 3)
-                v[q] -= dy;
-        assert_int_equal(tb_doc_replace_accessor_data(doc, a, v, TB_COMPONENT_FLOAT, &err), TB_OK);
-        free(v);
-        assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
-    }
-    free(is_pos);
-    json_t *scene = json_array_get(json_object_get(root, "scenes"), 0);
-    size_t i;
-    json_t *nd;
-    json_array_foreach(json_object_get(scene, "nodes"), i, nd) {
-        json_t *node = json_array_get(json_object_get(root, "nodes"), (size_t)json_integer_value(nd));
-        json_t *t = json_object_get(node, "translation");
-        double y = t ? json_number_value(json_array_get(t, 1)) : 0;
-        json_object_set_new(node, "translation", json_pack("[f,f,f]", t ? json_number_value(json_array_get(t, 0)) : 0.0,
-                                                           y - dy, t ? json_number_value(json_array_get(t, 2)) : 0.0));
-    }
-    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
-}
-
-/* Re-expresses a metre-unit synthetic character in centimetres with no
- * armature scale: a scene authored in cm (glTF says metres; files do not
- * always). POSITIONs, node translations and IBM translations × k. */
-static void scale_scene(tb_doc *doc, float k)
+static void transform_scene(tb_doc *doc, float k, float dy)
 {
     tb_error err;
     const tb_gltf *g = tb_doc_gltf(doc);
     int acc_count = g->accessor_count, ibm = g->skins[0].inverse_bind_matrices;
-    uint8_t *is_pos = calloc((size_t)acc_count, 1);
+    uint8_t *edit = calloc((size_t)acc_count, 1); /* 1 POSITION, 2 IBM, 3 clip translation */
     for (int i = 0; i < g->mesh_count; i++)
         for (int q = 0; q < g->meshes[i].primitive_count; q++)
-            is_pos[g->meshes[i].primitives[q].position] = 1;
+            edit[g->meshes[i].primitives[q].position] = 1;
+    edit[ibm] = 2;
+    for (int a = 0; a < g->animation_count && k != 1; a++)
+        for (int c = 0; c < g->animations[a].channel_count; c++)
+            if (g->animations[a].channels[c].path == TB_GLTF_PATH_TRANSLATION)
+                edit[g->animations[a].samplers[g->animations[a].channels[c].sampler].output] = 3;
     for (int a = 0; a < acc_count; a++) {
-        if (!is_pos[a] && a != ibm)
+        if (!edit[a])
             continue;
         size_t n = tb_doc_gltf(doc)->accessors[a].count * (size_t)tb_doc_gltf(doc)->accessors[a].components;
         float *v = malloc(n * sizeof *v);
         assert_int_equal(tb_accessor_read_floats(doc, a, v, n, &err), TB_OK);
-        for (size_t q = 0; q < n; q++)
-            if (a != ibm || (q % 16 >= 12 && q % 16 < 15))
-                v[q] *= k;
+        if (edit[a] == 2) {
+            for (size_t m = 0; m < n / 16; m++)
+                for (int r = 0; r < 3; r++) {
+                    v[m * 16 + 12 + (size_t)r] *= k;
+                    v[m * 16 + 12 + (size_t)r] += dy * v[m * 16 + 4 + (size_t)r];
+                }
+        } else {
+            for (size_t q = 0; q < n; q++)
+                v[q] = v[q] * k - (edit[a] == 1 && q % 3 == 1 ? dy : 0);
+        }
         assert_int_equal(tb_doc_replace_accessor_data(doc, a, v, TB_COMPONENT_FLOAT, &err), TB_OK);
         free(v);
         assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
     }
-    free(is_pos);
+    free(edit);
+    json_t *root = tb_doc_json(doc), *nodes = json_object_get(root, "nodes");
     size_t i;
     json_t *nd;
-    json_array_foreach(json_object_get(tb_doc_json(doc), "nodes"), i, nd) {
+    json_array_foreach(nodes, i, nd) {
         json_t *t = json_object_get(nd, "translation");
         if (t)
             json_object_set_new(nd, "translation", json_pack("[f,f,f]", k * json_number_value(json_array_get(t, 0)),
                                                              k * json_number_value(json_array_get(t, 1)),
                                                              k * json_number_value(json_array_get(t, 2))));
     }
-    /* clips: the hips translation keys */
-    json_t *anims = json_object_get(tb_doc_json(doc), "animations");
-    json_t *an;
-    size_t ai;
-    json_array_foreach(anims, ai, an) {
-        size_t ci;
-        json_t *ch;
-        json_array_foreach(json_object_get(an, "channels"), ci, ch) {
-            json_t *tg = json_object_get(ch, "target");
-            if (strcmp(json_string_value(json_object_get(tg, "path")), "translation"))
-                continue;
-            int smp = (int)json_integer_value(json_object_get(ch, "sampler"));
-            int out = (int)json_integer_value(json_object_get(
-                json_array_get(json_object_get(an, "samplers"), (size_t)smp), "output"));
-            size_t n = tb_doc_gltf(doc)->accessors[out].count * 3;
-            float *v = malloc(n * sizeof *v);
-            assert_int_equal(tb_accessor_read_floats(doc, out, v, n, &err), TB_OK);
-            for (size_t q = 0; q < n; q++)
-                v[q] *= k;
-            assert_int_equal(tb_doc_replace_accessor_data(doc, out, v, TB_COMPONENT_FLOAT, &err), TB_OK);
-            free(v);
-        }
+    json_array_foreach(json_object_get(json_array_get(json_object_get(root, "scenes"), 0), "nodes"), i, nd) {
+        json_t *node = json_array_get(nodes, (size_t)json_integer_value(nd));
+        json_t *t = json_object_get(node, "translation");
+        json_object_set_new(node, "translation",
+                            json_pack("[f,f,f]", t ? json_number_value(json_array_get(t, 0)) : 0.0,
+                                      (t ? json_number_value(json_array_get(t, 1)) : 0.0) - dy,
+                                      t ? json_number_value(json_array_get(t, 2)) : 0.0));
     }
     assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
 }
@@ -414,7 +370,7 @@ static void tail_moves_the_same_in_a_centimetre_scene(void **state)
     for (int i = 0; i < 2; i++) {
         assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
         if (i)
-            scale_scene(doc[i], 100);
+            transform_scene(doc[i], 100, 0);
         tb_appendage_report ar;
         assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
         tb_appendage_report_free(&ar);
@@ -466,7 +422,7 @@ static void ground_goes_to_the_soles_of_a_model_standing_below_the_origin(void *
     tb_doc_free(doc);
     /* the same character with its origin at the hips: soles at y = -0.9 */
     assert_int_equal(tb_synth_build(&doc, "tail_hips", &sd, NULL, &err), TB_OK);
-    shift_down(doc, 0.9f);
+    transform_scene(doc, 1, 0.9f);
     assert_int_equal(tb_appendage_fix(&ar, doc, NULL, &err), TB_OK);
     tb_appendage_report_free(&ar);
     assert_int_equal(tb_bake(doc, &bd, &rep, &err), TB_OK);
@@ -475,7 +431,7 @@ static void ground_goes_to_the_soles_of_a_model_standing_below_the_origin(void *
     /* an explicit ground is kept */
     tb_doc_free(doc);
     assert_int_equal(tb_synth_build(&doc, "tail_hips", &sd, NULL, &err), TB_OK);
-    shift_down(doc, 0.9f);
+    transform_scene(doc, 1, 0.9f);
     assert_int_equal(tb_appendage_fix(&ar, doc, NULL, &err), TB_OK);
     tb_appendage_report_free(&ar);
     bd.ground_as_given = 1;
