@@ -738,11 +738,122 @@ static void wider_blend_zone_blends_across_the_whole_segment(void **state)
     tb_doc_free(doc);
 }
 
+/* Joint of every tail-shell vertex of the fixed doc when it has one
+ * influence (>= 0.999), else -1; counts vertices with several influences. */
+static void tail_piece_binding(tb_doc *doc, const tb_appendage *t, int *distinct_bones, size_t *multi,
+                               int *triangles_split)
+{
+    tb_model *m = model_of(doc);
+    int J = m->skel.joint_count;
+    int *seen = calloc((size_t)J + 1, sizeof *seen);
+    int *bone_of = malloc(m->vertex_count * sizeof *bone_of);
+    uint8_t *in_tail = calloc(m->vertex_count, 1);
+    for (size_t k = 0; k < t->vertex_count; k++)
+        in_tail[t->vertices[k]] = 1;
+    *distinct_bones = 0;
+    *multi = 0;
+    *triangles_split = 0;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        bone_of[v] = -1;
+        if (!in_tail[v])
+            continue;
+        int n = 0, j = -1;
+        for (int k = 0; k < m->influences; k++) {
+            float w = m->weights[v * (size_t)m->influences + (size_t)k];
+            if (w > 0.001f) {
+                n++;
+                if (w >= 0.999f)
+                    j = m->skin_joints[m->joints[v * (size_t)m->influences + (size_t)k]];
+            }
+        }
+        if (n > 1 || j < 0) {
+            (*multi)++;
+            continue;
+        }
+        bone_of[v] = j;
+        if (!seen[j] && tb_tail_name_parse(m->skel.names[j], NULL, NULL))
+            (*distinct_bones)++;
+        seen[j] = 1;
+    }
+    for (size_t q = 0; q < m->triangle_count; q++) {
+        const uint32_t *c = m->triangles + q * 3;
+        if (in_tail[c[0]] && in_tail[c[1]] && in_tail[c[2]] &&
+            (bone_of[c[0]] != bone_of[c[1]] || bone_of[c[1]] != bone_of[c[2]]))
+            (*triangles_split)++;
+    }
+    free(seen);
+    free(bone_of);
+    free(in_tail);
+    tb_model_free(m);
+}
+
+/* A low-poly character built from rigid pieces, its tail a row of separate
+ * pieces: one bone per piece (every piece keeps its shape and follows its
+ * bone), unless the tail has a long piece, the body is smoothly skinned, or
+ * the user asks for smooth weights. */
+static void segmented_tail_gets_one_bone_per_piece(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *doc;
+    tb_appendage_report rep;
+    assert_int_equal(tb_synth_build(&doc, "tail_segmented", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_appendage_fix(&rep, doc, NULL, &err), TB_OK);
+    const tb_appendage *t = the_tail(&rep);
+    assert_true(rep.body_single_bone > 0.999f);
+    assert_int_equal(t->piece_count, 8);
+    assert_true(t->pieces_cover);
+    assert_true(t->rigid_pieces);
+    assert_true(t->piece_span > 0.05f && t->piece_span < 0.3f);
+    int bones, split;
+    size_t multi;
+    tail_piece_binding(doc, t, &bones, &multi, &split);
+    print_message("segmented: %zu pieces, longest %.2f L, %d tail bones used, K %d\n", t->piece_count,
+                  (double)t->piece_span, bones, t->bone_count);
+    assert_int_equal(multi, 0);
+    assert_int_equal(split, 0);
+    assert_true(bones >= t->bone_count - 1); /* the pieces spread along the chain */
+    tb_appendage_report_free(&rep);
+    tb_doc_free(doc);
+
+    /* smooth weights on request, or when a piece is longer than allowed, or
+     * when the body is not rigid pieces */
+    tb_appendage_desc d[3];
+    memset(d, 0, sizeof d);
+    d[0].smooth_pieces = 1;
+    d[1].piece_span_max = 0.05f;
+    d[2].rigid_body_min = 1.5f;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tb_synth_build(&doc, "tail_segmented", NULL, NULL, &err), TB_OK);
+        assert_int_equal(tb_appendage_fix(&rep, doc, &d[i], &err), TB_OK);
+        t = the_tail(&rep);
+        assert_false(t->rigid_pieces);
+        tail_piece_binding(doc, t, &bones, &multi, &split);
+        assert_true(multi > 100);
+        tb_appendage_report_free(&rep);
+        tb_doc_free(doc);
+    }
+    /* a smoothly skinned body; a tail of one shell; fur over skin (two whole-length shells) */
+    const char *smooth[] = {"tail_leg", "tail_fur"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tb_synth_build(&doc, smooth[i], NULL, NULL, &err), TB_OK);
+        assert_int_equal(tb_appendage_fix(&rep, doc, NULL, &err), TB_OK);
+        t = the_tail(&rep);
+        assert_true(rep.body_single_bone < 0.9f);
+        assert_false(t->rigid_pieces);
+        print_message("%s: %zu piece(s), cover %d, longest %.2f L, body %.2f single-bone\n", smooth[i], t->piece_count,
+                      t->pieces_cover, (double)t->piece_span, (double)rep.body_single_bone);
+        tb_appendage_report_free(&rep);
+        tb_doc_free(doc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_fill_the_spec_numbers),
         cmocka_unit_test(wider_blend_zone_blends_across_the_whole_segment),
+        cmocka_unit_test(segmented_tail_gets_one_bone_per_piece),
         cmocka_unit_test(one_skin_per_mesh_is_one_skeleton),
         cmocka_unit_test(weld_joins_coincident_positions_only),
         cmocka_unit_test(weld_is_linear_on_a_big_grid),

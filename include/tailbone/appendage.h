@@ -88,6 +88,15 @@ typedef struct tb_appendage_desc {
                                   up to 0.5 blends across the whole segment, which keeps
                                   the inner side of a bent joint on a thick or coarse tail
                                   from collapsing (choice, off by default) */
+    int smooth_pieces;         /* 1: smooth chain weights on a segmented tail too (see
+                                  piece_span_max); 0: rigid pieces there (choice) */
+    float piece_span_max;      /* 0 → 0.5 of L: on a character built from rigid pieces
+                                  (body_single_bone >= rigid_body_min), a tail whose skin is
+                                  all separate pieces (welded shells), none spanning more
+                                  than this along the chain, is bound like the body: each
+                                  piece 1.0 on the tail bone holding most of it, so no
+                                  piece bends (choice) */
+    float rigid_body_min;      /* 0 → 0.9 */
     float weld_epsilon;        /* 0 → 1e-5 of H: positions closer are one vertex (A3) */
     int min_vertices;          /* 0 → 12 welded vertices: smaller appendages are ignored */
     float touch_fraction;      /* 0 → 0.025 of H: far pieces closer than about this (grid cells
@@ -110,6 +119,10 @@ typedef struct tb_appendage {
     size_t welded_count;       /* welded vertices */
     size_t shell_count;        /* merged shells (A6) */
     int separate_shell;        /* the tail is its own shell (A9 choice) */
+    size_t piece_count;        /* separate pieces (welded shells wholly in the appendage) */
+    int pieces_cover;          /* every vertex lies in such a piece */
+    float piece_span;          /* longest piece along the chain, / L (chain decisions) */
+    int rigid_pieces;          /* fix: each piece bound rigidly to one tail bone */
     size_t reweighted_count;   /* model vertices whose weights were written (fix) */
     int attach_joint;          /* skeleton joint (tb_model.skel) */
     char attach_name[64];
@@ -137,6 +150,9 @@ typedef struct tb_appendage_report {
     char pelvis_name[64];
     size_t vertex_count, welded_count, far_count;
     size_t ignored_islands;    /* far islands under min_vertices */
+    float body_single_bone;    /* fraction of the skin outside the appendages weighted
+                                  wholly (>= 0.99) to one joint: near 1 on characters built
+                                  from rigid pieces (segmented tails, choice) */
     int existing_chains;       /* Tail_* chains already in the skeleton */
     int changed;               /* fix: the document was edited */
     char message[256];         /* fix: one-line summary (e.g. "nothing to change") */

@@ -61,10 +61,13 @@ typedef struct tb_bake_clip {
     int skipped;               /* 1: not baked (see reason) */
     char reason[96];
     int looping;
+    int wraps;                 /* looping, and the clip stops one frame before its start:
+                                  the player wraps from the last key to the first */
     int passes;                /* warm-up passes (looping) or settle frames (not) */
     int keys;                  /* keys written per tail bone */
     float duration_s;
-    float closure_rad;         /* largest angle between first and last key of any tail bone */
+    float closure_rad;         /* largest angle of any tail bone between its first key and
+                                  its last key (or, when wraps, its state after the wrap) */
     float swing_rad;           /* largest angle of any tail bone from its first key */
 } tb_bake_clip;
 

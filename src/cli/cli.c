@@ -41,3 +41,25 @@ int tb_cli_is(const char *arg, const char *a, const char *b)
 {
     return (a && !strcmp(arg, a)) || (b && !strcmp(arg, b));
 }
+
+const char *tb_cli_clip_label(const char *name, char *buf, size_t size, int width)
+{
+    if (!size)
+        return buf;
+    if (!name || !name[0])
+        name = "(unnamed)";
+    const char *bar = strrchr(name, '|');
+    if (bar && bar[1])
+        name = bar + 1;
+    size_t n = strlen(name), w = width > 1 ? (size_t)width : 1;
+    if (w >= size)
+        w = size - 1;
+    if (n <= w) {
+        memcpy(buf, name, n + 1);
+    } else {
+        memcpy(buf, name, w - 1);
+        buf[w - 1] = '~';
+        buf[w] = 0;
+    }
+    return buf;
+}

@@ -16,6 +16,10 @@ int tb_cli_error(const char *file, const tb_error *err);
 int tb_cli_usage_error(const char *cmd, const char *fmt, ...);
 /* Loads a document, printing the error and its warnings (unless quiet). */
 tb_doc *tb_cli_load(const char *path, int quiet);
+/* A clip name for a table column of `width` characters: the part after the
+ * last '|' (Blender's "Armature|" prefixes) when there is one, shortened
+ * with a trailing '~' when still too long. Returns buf. */
+const char *tb_cli_clip_label(const char *name, char *buf, size_t size, int width);
 /* 1 if argv[i] equals a or b. */
 int tb_cli_is(const char *arg, const char *a, const char *b);
 

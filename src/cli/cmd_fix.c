@@ -85,17 +85,18 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
            b->chain_count, b->bone_count, b->ground_y_m, b->world_units_per_m);
     printf("  %-18s %5s %6s %8s %7s | %-27s | %-16s | %s\n", "clip", "keys", "passes", "closure", "swing",
            "tail p95 / p99 / max / torn", "body p99 / max", "tip travel");
+    char label[32];
     for (int c = 0; c < b->clip_count; c++) {
         const tb_bake_clip *bc = &b->clips[c];
         if (bc->skipped) {
-            printf("  %-18.18s skipped: %s\n", bc->name, bc->reason);
+            printf("  %-18s skipped: %s\n", tb_cli_clip_label(bc->name, label, sizeof label, 18), bc->reason);
             continue;
         }
         json_t *row = NULL;
         size_t i;
         json_t *r;
         json_array_foreach(stretch, i, r) if (!strcmp(json_string_value(json_object_get(r, "clip")), bc->name)) row = r;
-        printf("  %-18.18s %5d %4d%s %7.2f° %6.1f° |", bc->name, bc->keys, bc->passes, bc->looping ? " L" : "  ",
+        printf("  %-18s %5d %4d%s %7.2f° %6.1f° |", tb_cli_clip_label(bc->name, label, sizeof label, 18), bc->keys, bc->passes, bc->wraps ? " W" : bc->looping ? " L" : "  ",
                bc->closure_rad / TB__DEG, bc->swing_rad / TB__DEG);
         if (row) {
             json_t *t = json_object_get(row, "tail"), *bd = json_object_get(row, "body");
@@ -108,8 +109,10 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
             printf(" (not measured)\n");
         }
     }
-    printf("  (L = looping clip, warmed up until the loop start repeats; closure = largest angle\n"
-           "   between the first and last key of any tail bone; swing = largest angle from the first key)\n");
+    printf("  (L = looping clip, W = looping clip that stops one frame before its start (the player\n"
+           "   wraps); both warmed up until the loop start repeats. closure = largest angle of any tail\n"
+           "   bone between its first and last key (L) or its state after the wrap (W); swing = largest\n"
+           "   angle from the first key)\n");
     int tearing = 0;
     size_t i;
     json_t *r;
@@ -130,7 +133,8 @@ static json_t *tb__bake_json(const tb_bake_report *b)
         if (bc->skipped)
             json_object_set_new(o, "reason", json_string(bc->reason));
         else {
-            json_t *facts = json_pack("{s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "passes", bc->passes, "keys",
+            json_t *facts = json_pack("{s:b,s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "wraps", bc->wraps,
+                                      "passes", bc->passes, "keys",
                                       bc->keys, "duration_s", bc->duration_s, "loop_closure_deg",
                                       bc->closure_rad / TB__DEG, "swing_deg", bc->swing_rad / TB__DEG);
             json_object_update(o, facts);
@@ -169,6 +173,9 @@ static void tb__help(void)
            "  --blend-zone Z        blend half-width around each tail joint, in segments: 0.25\n"
            "                        (SPEC A9, default) to 0.5 (whole segment: for thick or coarse\n"
            "                        tails whose skin folds at bent joints)\n"
+           "  --smooth-pieces       smooth chain weights on a segmented tail too; by default a tail\n"
+           "                        made of separate pieces on a body of rigid pieces gets one\n"
+           "                        bone per piece, like the body (docs/fix.md)\n"
            "clips:\n"
            "  --clips A.glb[,B.glb] transfer these files' clips onto the character first\n"
            "  --only NAME[,NAME]    only these clips (transfer and bake)\n"
@@ -205,6 +212,8 @@ int tb_cmd_fix(int argc, char **argv)
             no_bake = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
+        } else if (!strcmp(a, "--smooth-pieces")) {
+            d.smooth_pieces = 1;
         } else if ((o = tb_cli_appendage_options("fix", argc, argv, &i, &d)) >= 0) {
             if (o)
                 return o;

@@ -31,6 +31,8 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(min_bones, 3);                /* SPEC A9 */
     TB__DEF(max_bones, 8);                /* SPEC A9 */
     TB__DEF(blend_zone, 0.25f);           /* SPEC A9 weights */
+    TB__DEF(piece_span_max, 0.5f);        /* segmented tails (choice) */
+    TB__DEF(rigid_body_min, 0.9f);
     TB__DEF(weld_epsilon, 0.0f);          /* resolved against H at detection */
     TB__DEF(min_vertices, 12);            /* (choice) */
     TB__DEF(touch_fraction, 0.025f);       /* A6 (choice) */
@@ -97,6 +99,7 @@ void tb__detect_work_free(tb__detect_work *w)
     for (int i = 0; i < w->count; i++) {
         free(w->apps[i].rw_verts);
         free(w->apps[i].rw_g);
+        free(w->apps[i].rw_piece);
     }
     free(w->apps);
     memset(w, 0, sizeof *w);
@@ -1026,6 +1029,56 @@ static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work,
 }
 
 /* Everything about one merged appendage: tests, classification, geodesic. */
+/* Numbers the separate pieces of an appendage's skin: a welded shell all of
+ * whose vertices are in the appendage is one piece (a vertebra, a tuft, a
+ * ring of a segmented tail); vertices of a shell that also holds other skin
+ * (a tail welded into the body) get TB__NO_PIECE. O(n log n) in the
+ * appendage's vertices. */
+static int tb__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_error *err)
+{
+    size_t n = aw->rw_count;
+    aw->piece_count = 0;
+    uint64_t *key = malloc((n + 1) * sizeof *key); /* shell << 32 | welded id */
+    if (!key)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t w = st->wid[aw->rw_verts[k]];
+        key[k] = (uint64_t)st->shell[w] << 32 | w;
+    }
+    qsort(key, n, sizeof *key, tb__cmp_u64);
+    /* compact: one entry per whole shell, its piece number in the low bits */
+    size_t kept = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t s = (uint32_t)(key[i] >> 32);
+        size_t distinct = 0, j = i;
+        for (; j < n && (uint32_t)(key[j] >> 32) == s; j++)
+            distinct += j == i || key[j] != key[j - 1];
+        if (distinct == st->shell_total[s])
+            key[kept++] = (uint64_t)s << 32 | aw->piece_count++;
+        i = j;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t probe = (uint64_t)st->shell[st->wid[aw->rw_verts[k]]] << 32;
+        size_t lo = 0, hi = kept; /* first entry >= probe */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (key[mid] < probe)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        aw->rw_piece[k] = lo < kept && key[lo] >> 32 == probe >> 32 ? (uint32_t)key[lo] : TB__NO_PIECE;
+    }
+    free(key);
+    return TB_OK;
+}
+
 static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
                              float *g, uint8_t *allowed, tb_error *err)
 {
@@ -1242,8 +1295,17 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     } else if (cls == TB_CLASS_PELVIS) {
         ap->kind = TB_KIND_TAIL;
         aw->parent_joint = st->pelvis;
-        snprintf(why, wn, "elongation %.2f >= %.2f, centroid ratio %.2f >= %.2f, on the pelvis (%s): tail",
-                 ap->elongation, d->elongation_min, ap->centroid_ratio, d->centroid_ratio_min, ap->attach_name);
+        char off_bone[96]; /* which half of the A5 (1) test passed */
+        if (ap->centroid_ratio >= d->centroid_ratio_min)
+            snprintf(off_bone, sizeof off_bone, "centroid ratio %.2f >= %.2f", ap->centroid_ratio,
+                     d->centroid_ratio_min);
+        else if (ap->standoff_ratio >= d->centroid_ratio_min)
+            snprintf(off_bone, sizeof off_bone, "chain standoff %.2f >= %.2f", ap->standoff_ratio,
+                     d->centroid_ratio_min);
+        else
+            snprintf(off_bone, sizeof off_bone, "a separate shell (centroid ratio %.2f)", ap->centroid_ratio);
+        snprintf(why, wn, "elongation %.2f >= %.2f, %s, on the pelvis (%s): tail", ap->elongation, d->elongation_min,
+                 off_bone, ap->attach_name);
     } else {
         /* SPEC A7, beyond the article: a tail on the spine vs a carried object */
         const float *hp = tb__jpos(m, st->pelvis);
@@ -1305,7 +1367,8 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         ap->vertices = malloc((cnt + extra + 1) * sizeof *ap->vertices);
         aw->rw_verts = malloc((cnt + extra + 1) * sizeof *aw->rw_verts);
         aw->rw_g = malloc((cnt + extra + 1) * sizeof *aw->rw_g);
-        if (!ap->vertices || !aw->rw_verts || !aw->rw_g) {
+        aw->rw_piece = malloc((cnt + extra + 1) * sizeof *aw->rw_piece);
+        if (!ap->vertices || !aw->rw_verts || !aw->rw_g || !aw->rw_piece) {
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         } else {
             size_t q = 0;
@@ -1335,6 +1398,11 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
                 if (!isfinite(aw->rw_g[k]))
                     aw->rw_g[k] = 0;
             }
+            r = tb__number_pieces(st, aw, err);
+            ap->piece_count = aw->piece_count;
+            ap->pieces_cover = q > 0;
+            for (size_t k = 0; k < q; k++)
+                ap->pieces_cover &= aw->rw_piece[k] != TB__NO_PIECE;
             ap->distance_before = tb_weighted_bone_distance(m, ap->vertices, q, d->extension_fraction);
             ap->distance_after = ap->distance_before;
         }
@@ -1349,6 +1417,38 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     free(src);
     free(piece);
     return r;
+}
+
+/* How the rigger skinned the rest of the body: the fraction of the skin's
+ * vertices outside every appendage whose weight is all (>= 0.99) on one
+ * joint. Near 1 for characters built from rigid pieces. */
+static tb_result tb__body_style(tb_appendage_report *out, const tb_model *m, tb_error *err)
+{
+    uint8_t *in_app = calloc(m->vertex_count + 1, 1);
+    if (!in_app)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; i < out->appendage_count; i++)
+        for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
+            in_app[out->appendages[i].vertices[k]] = 1;
+    size_t body = 0, single = 0;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        if (in_app[v])
+            continue;
+        const float *w = m->weights + v * (size_t)m->influences;
+        double sum = 0, top = 0;
+        for (int k = 0; k < m->influences; k++)
+            if (w[k] > 0) {
+                sum += w[k];
+                top = w[k] > top ? w[k] : top;
+            }
+        if (!(sum > 0))
+            continue;
+        body++;
+        single += top >= 0.99 * sum;
+    }
+    out->body_single_bone = body ? (float)((double)single / (double)body) : 0;
+    free(in_app);
+    return TB_OK;
 }
 
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
@@ -1421,6 +1521,8 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
             r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
     }
     out->stage_ms[5] = tb__now_ms() - t;
+    if (r == TB_OK)
+        r = tb__body_style(out, m, err);
     free(gsize);
     free(g);
     free(allowed);
@@ -1464,6 +1566,7 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
     json_object_set_new(o, "welded_count", json_integer((json_int_t)rep->welded_count));
     json_object_set_new(o, "far_count", json_integer((json_int_t)rep->far_count));
     json_object_set_new(o, "ignored_islands", json_integer((json_int_t)rep->ignored_islands));
+    json_object_set_new(o, "body_single_bone", tb__jreal(rep->body_single_bone));
     json_object_set_new(o, "existing_chains", json_integer(rep->existing_chains));
     json_object_set_new(o, "changed", json_boolean(rep->changed));
     if (rep->message[0])
@@ -1479,6 +1582,13 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
         json_object_set_new(e, "welded_count", json_integer((json_int_t)a->welded_count));
         json_object_set_new(e, "shells", json_integer((json_int_t)a->shell_count));
         json_object_set_new(e, "separate_shell", json_boolean(a->separate_shell));
+        json_object_set_new(e, "pieces", json_integer((json_int_t)a->piece_count));
+        json_object_set_new(e, "pieces_cover", json_boolean(a->pieces_cover));
+        if (a->decision == TB_DECIDE_CHAIN && rep->changed) {
+            if (a->pieces_cover)
+                json_object_set_new(e, "piece_span", tb__jreal(a->piece_span));
+            json_object_set_new(e, "rigid_pieces", json_boolean(a->rigid_pieces));
+        }
         json_object_set_new(e, "attachment", json_string(a->attach_name));
         json_t *ap = json_array();
         for (int k = 0; k < 3; k++)

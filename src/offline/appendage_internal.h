@@ -36,11 +36,17 @@ typedef struct tb__seg {
 
 float tb__seg_dist(const tb__seg *s, const float p[3]);
 
+#define TB__NO_PIECE 0xffffffffu
+
 /* What the detector knows per appendage beyond the public report, for fix. */
 typedef struct tb__app_work {
     size_t rw_count;      /* model vertices to reweight */
     uint32_t *rw_verts;   /* ascending model vertex indices */
     float *rw_g;          /* geodesic coordinate per rw vertex (A9) */
+    uint32_t *rw_piece;   /* per rw vertex: its separate piece (a welded shell lying wholly
+                             in the appendage), numbered 0..piece_count-1, or
+                             TB__NO_PIECE when its shell also holds other skin */
+    uint32_t piece_count;
     int parent_joint;     /* skel joint Tail_1 (or the rigid weight) goes to */
 } tb__app_work;
 

@@ -270,6 +270,7 @@ static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, i
         kind = TB__CLOSED;
     int looping = kind != TB__NOT_LOOPING;
     rep->looping = looping;
+    rep->wraps = kind == TB__GAP;
     const float dt = 1.0f / d->fps;
     int frames = D > 0 ? (int)ceilf(D * d->fps - 1e-4f) : 0; /* steps from 0 to D */
     int keys = frames + 1;

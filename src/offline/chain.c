@@ -144,6 +144,8 @@ typedef struct tb__apply {
     int max_joint;
     int skipped;  /* reweighted vertices in primitives without JOINTS_n */
     float blend_zone; /* resolved tb_appendage_desc.blend_zone */
+    int smooth_pieces;
+    float piece_span_max, rigid_body_min, body_single;
 } tb__apply;
 
 static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
@@ -255,6 +257,82 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
 }
 
 /* Applies the decisions of `rep` to the document (no refresh). */
+/* Segmented tails (choice, beyond the article). Some characters are built
+ * from rigid pieces, every vertex on one bone, and their tail is a row of
+ * separate pieces too (vertebrae, rings, tufts: welded shells that touch
+ * nothing else). Smooth chain weights bend each piece like rubber; the
+ * rigger's own style — and what keeps every piece undeformed — is one bone
+ * per piece. When every vertex of the tail lies in such a piece and no piece
+ * spans more than piece_span_max of the chain, each piece is bound 1.0 to
+ * the bone holding most of its smooth weight (its joints still swing it).
+ * A tail with one continuous shell, or welded into the body, keeps the
+ * smooth weights. Fills a->piece_span; sets a->rigid_pieces. */
+static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_work *aw, const float *gcs, int skP,
+                                 int sk0, tb_error *err)
+{
+    size_t P = aw->piece_count;
+    a->piece_span = 0;
+    a->rigid_pieces = 0;
+    if (!a->pieces_cover || P < 1 || !(a->length > 0))
+        return TB_OK;
+    int K = a->bone_count, nb = K + 1; /* slot 0: the parent, 1..K: Tail_1..Tail_K */
+    float *lo = malloc(P * sizeof *lo), *hi = malloc(P * sizeof *hi);
+    double *mass = calloc(P * (size_t)nb, sizeof *mass);
+    if (!lo || !hi || !mass) {
+        free(lo);
+        free(hi);
+        free(mass);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t p = 0; p < P; p++)
+        lo[p] = INFINITY, hi[p] = -INFINITY;
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        size_t p = aw->rw_piece[q], v = aw->rw_verts[q];
+        lo[p] = gcs[q] < lo[p] ? gcs[q] : lo[p];
+        hi[p] = gcs[q] > hi[p] ? gcs[q] : hi[p];
+        for (int k = 0; k < 3; k++) {
+            int j = A->nj[v * 3 + (size_t)k];
+            int slot = j == skP ? 0 : j - sk0 + 1;
+            if (slot >= 0 && slot < nb)
+                mass[p * (size_t)nb + (size_t)slot] += A->nw[v * 3 + (size_t)k];
+        }
+    }
+    float span = 0;
+    for (size_t p = 0; p < P; p++)
+        span = hi[p] - lo[p] > span ? hi[p] - lo[p] : span;
+    a->piece_span = span / a->length;
+    size_t used = strlen(a->reason);
+    if (P < 2) {
+        /* one continuous shell: the smooth chain weights */
+    } else if (!A->smooth_pieces && a->piece_span <= A->piece_span_max && A->body_single >= A->rigid_body_min) {
+        a->rigid_pieces = 1;
+        snprintf(a->reason + used, sizeof a->reason - used,
+                 "; segmented: %zu separate pieces, longest %.2f L <= %.2f, body %.0f%% on one bone each: "
+                 "one bone per piece",
+                 P, (double)a->piece_span, (double)A->piece_span_max, 100.0 * (double)A->body_single);
+        for (size_t q = 0; q < aw->rw_count; q++) {
+            size_t p = aw->rw_piece[q], v = aw->rw_verts[q];
+            int best = 0;
+            for (int b = 1; b < nb; b++)
+                if (mass[p * (size_t)nb + (size_t)b] > mass[p * (size_t)nb + (size_t)best])
+                    best = b;
+            A->nj[v * 3] = (uint16_t)(best == 0 ? skP : sk0 + best - 1);
+            A->nw[v * 3] = 1;
+            A->nj[v * 3 + 1] = A->nj[v * 3 + 2] = 0;
+            A->nw[v * 3 + 1] = A->nw[v * 3 + 2] = 0;
+        }
+    } else {
+        snprintf(a->reason + used, sizeof a->reason - used,
+                 "; %zu separate pieces, longest %.2f L, body %.0f%% on one bone each%s: smooth weights", P,
+                 (double)a->piece_span, 100.0 * (double)A->body_single,
+                 A->smooth_pieces ? " (--smooth-pieces)" : "");
+    }
+    free(lo);
+    free(hi);
+    free(mass);
+    return TB_OK;
+}
+
 static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
                                tb_error *err)
 {
@@ -373,12 +451,18 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             json_object_set_new(pn, "children", pch);
         }
         json_array_append_new(pch, json_integer(n0));
+        float *gcs = malloc((aw->rw_count + 1) * sizeof *gcs);
+        if (!gcs) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            break;
+        }
         for (size_t q = 0; q < aw->rw_count; q++) {
             size_t v = aw->rw_verts[q];
             uint16_t jj[3];
             float ww[3];
             float gc = tb__chain_coordinate(aw->rw_g[q], a->length, K, (const float(*)[3])a->chain_joints,
                                             m->positions + (size_t)v * 3);
+            gcs[q] = gc;
             int n = tb__chain_weights(gc, a->length, K, A->blend_zone, skP, sk0, jj, ww);
             A->changed[v] = 1;
             for (int k = 0; k < 3; k++) {
@@ -386,6 +470,8 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
                 A->nw[v * 3 + (size_t)k] = k < n ? ww[k] : 0;
             }
         }
+        r = tb__bind_pieces(A, a, aw, gcs, skP, sk0, err);
+        free(gcs);
         a->reweighted_count = aw->rw_count;
     }
     /* primitives whose vertices changed; each (mesh, primitive) once */
@@ -524,6 +610,10 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     A.doc = doc;
     A.m = m;
     A.blend_zone = d.blend_zone;
+    A.smooth_pieces = d.smooth_pieces;
+    A.piece_span_max = d.piece_span_max;
+    A.rigid_body_min = d.rigid_body_min;
+    A.body_single = out->body_single_bone;
     A.root = tb_doc_json(doc);
     A.V = m->vertex_count;
     A.changed = calloc(A.V + 1, 1);

@@ -37,6 +37,8 @@ typedef struct tbs_variant {
     int fur;        /* a second, overlapping shell */
     tb_synth_units units;
     tb_synth_names names;
+    int pieces;     /* > 0: a low-poly segmented character: the body in rigid pieces (every
+                       vertex on one bone) and the tail this many separate pieces */
 } tbs_variant;
 
 /* Tail lengths sit in the upper part of their K bin, K = round(L / 0.1H)
@@ -49,33 +51,35 @@ typedef struct tbs_variant {
 #define MX TB_SYNTH_NAMES_MIXAMO
 #define BR TB_SYNTH_NAMES_BARE
 static const tbs_variant tbs__variants[] = {
-    {"plain", "no appendage; cm under a 0.01 armature, mixamorig: names", TBS_APP_NONE, 0, 0, 0, 0, CM, MX},
-    {"plain_metres", "no appendage; metres, armature unscaled", TBS_APP_NONE, 0, 0, 0, 0, MM, MX},
-    {"plain_bare_names", "no appendage; metres, bare names (Hips, LeftUpLeg…)", TBS_APP_NONE, 0, 0, 0, 0, MM, BR},
+    {"plain", "no appendage; cm under a 0.01 armature, mixamorig: names", TBS_APP_NONE, 0, 0, 0, 0, CM, MX, 0},
+    {"plain_metres", "no appendage; metres, armature unscaled", TBS_APP_NONE, 0, 0, 0, 0, MM, MX, 0},
+    {"plain_bare_names", "no appendage; metres, bare names (Hips, LeftUpLeg…)", TBS_APP_NONE, 0, 0, 0, 0, MM, BR, 0},
     {"tail_leg", "the seed's fox: 0.81 m drooping tail on the left shin + both thighs", TBS_APP_TAIL, TBS_DROOP,
-     TBS_W_FOX, 0.81f, 0, CM, MX},
-    {"tail_hips", "1.00 m drooping tail, 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX},
-    {"tail_spine2", "1.19 m drooping tail, 100% Spine2", TBS_APP_TAIL, TBS_DROOP, TBS_W_SPINE2, 1.19f, 0, CM, MX},
+     TBS_W_FOX, 0.81f, 0, CM, MX, 0},
+    {"tail_hips", "1.00 m drooping tail, 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX, 0},
+    {"tail_spine2", "1.19 m drooping tail, 100% Spine2", TBS_APP_TAIL, TBS_DROOP, TBS_W_SPINE2, 1.19f, 0, CM, MX, 0},
     {"tail_fur", "0.81 m tail as two overlapping shells (fur over skin, never welded), fox weights", TBS_APP_TAIL,
-     TBS_DROOP, TBS_W_FOX, 0.81f, 1, CM, MX},
+     TBS_DROOP, TBS_W_FOX, 0.81f, 1, CM, MX, 0},
     {"tail_hanging", "0.80 m tail hanging down behind/between the legs, nearest-bone weights", TBS_APP_TAIL,
-     TBS_HANGING, TBS_W_NEAREST, 0.80f, 0, CM, MX},
+     TBS_HANGING, TBS_W_NEAREST, 0.80f, 0, CM, MX, 0},
     {"tail_curled", "1.38 m tail curling to the character's left, nearest-bone weights", TBS_APP_TAIL, TBS_CURLED,
-     TBS_W_NEAREST, 1.38f, 0, CM, MX},
-    {"tail_short", "0.50 m stub (K = 3), 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 0.50f, 0, CM, MX},
-    {"tail_long", "1.60 m tail (K = 8), fox weights", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 1.60f, 0, CM, MX},
+     TBS_W_NEAREST, 1.38f, 0, CM, MX, 0},
+    {"tail_short", "0.50 m stub (K = 3), 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 0.50f, 0, CM, MX, 0},
+    {"tail_long", "1.60 m tail (K = 8), fox weights", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 1.60f, 0, CM, MX, 0},
     {"tail_back", "1.62 m bony tail leaving the back at Spine2 and reaching the ground, nearest-bone weights",
-     TBS_APP_TAIL, TBS_BACK, TBS_W_NEAREST, 1.62f, 0, CM, MX},
-    {"tail_metres_bare", "tail_leg in metres with bare names", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 0.81f, 0, MM, BR},
+     TBS_APP_TAIL, TBS_BACK, TBS_W_NEAREST, 1.62f, 0, CM, MX, 0},
+    {"tail_metres_bare", "tail_leg in metres with bare names", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 0.81f, 0, MM, BR, 0},
+    {"tail_segmented", "low-poly segmented character: body in rigid pieces, 1.00 m tail of 8 separate pieces, "
+     "100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX, 8},
     {"cape", "wide cape from the upper back, nearest-bone weights (spine, thighs, shins)", TBS_APP_CAPE, 0,
-     TBS_W_NEAREST, 0, 0, CM, MX},
+     TBS_W_NEAREST, 0, 0, CM, MX, 0},
     {"skirt", "skirt, wide at the waist, weights split between Hips and both thighs", TBS_APP_SKIRT, 0, TBS_W_NEAREST,
-     0, 0, CM, MX},
+     0, 0, CM, MX, 0},
     {"scabbard", "straight scabbard across the back, weights smeared over the spine", TBS_APP_SCABBARD, 0,
-     TBS_W_NEAREST, 0, 0, CM, MX},
-    {"ears", "two long pointed ears on the head", TBS_APP_EARS, 0, TBS_W_NEAREST, 0, 0, CM, MX},
+     TBS_W_NEAREST, 0, 0, CM, MX, 0},
+    {"ears", "two long pointed ears on the head", TBS_APP_EARS, 0, TBS_W_NEAREST, 0, 0, CM, MX, 0},
     {"hair", "long hair down the upper back, weights smeared over head, neck and spine", TBS_APP_HAIR, 0,
-     TBS_W_NEAREST, 0, 0, CM, MX},
+     TBS_W_NEAREST, 0, 0, CM, MX, 0},
 };
 #undef CM
 #undef MM
@@ -345,6 +349,7 @@ typedef struct tbs_part {
     int attach;             /* joint */
     size_t v0[2], v1[2];    /* vertex ranges per shell: [0] appendage primitive, [1] fur mesh */
     int shells;
+    int pieces;             /* separate pieces of a segmented tail (0: one loft) */
     float root[3];          /* metres */
     int ncl;
     float cl[TBS_MAX_RINGS + 2][3]; /* centre line, metres */
@@ -482,7 +487,21 @@ static int tbs__appendage(const tbs_variant *v, tbs_mesh *m, tbs_mesh *m2, tbs_r
         p->cls = "chain";
         p->attach = back ? TBS_SPINE2 : TBS_HIPS;
         double skin_len = v->fur ? 0.9 * v->length_m : v->length_m;
+        size_t nt0 = m->nt;
         p->v0[0] = tbs__tail_shell(m, &pl, skin_len, r0, tip, 0, rng, rings, &n);
+        if (v->pieces > 1) {
+            /* the same loft cut into pieces: ring groups with one ring
+             * interval (2 cm) left open between neighbours, flat caps */
+            m->n = p->v0[0];
+            m->nt = nt0;
+            int per = (n - (v->pieces - 1)) / v->pieces;
+            for (int i = 0, a = 0; i < v->pieces; i++) {
+                int cnt = i == v->pieces - 1 ? n - a : per + 1;
+                tbs_tube(m, rings + a, cnt, 12, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
+                a += cnt;
+            }
+            p->pieces = v->pieces;
+        }
         p->v1[0] = m->n;
         tbs__weigh(m, p->v0[0], p->v1[0], v->weights, all);
         float tipp[3];
@@ -762,7 +781,7 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
         json_object_set_new(o, "attachment", json_string(tb_role_name((tb_role)(p->attach + 1))));
         json_object_set_new(o, "attachment_node", json_string(b->joint_names[p->attach]));
         json_object_set_new(o, "weights", json_string(p->weights));
-        json_object_set_new(o, "shells", json_integer(p->shells));
+        json_object_set_new(o, "shells", json_integer(p->pieces ? p->pieces : p->shells));
         json_object_set_new(o, "root", tbs__vec(p->root, 3, unit, 1e5));
         json_object_set_new(o, "root_m", tbs__vec(p->root, 3, 1, 1e6));
         double len = 0;
@@ -986,6 +1005,8 @@ tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc 
     tbs_rng rng;
     tbs_rng_seed(&rng, b->seed);
     tbs__body(&b->body);
+    if (b->v->pieces)
+        tbs_mesh_rigidify(&b->body, 0, b->body.n);
     b->nparts = tbs__appendage(b->v, &b->app, &b->fur, &rng, b->parts);
     tbs_mesh_finish(&b->body);
     if (b->app.n)

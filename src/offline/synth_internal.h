@@ -74,6 +74,12 @@ void tbs_mesh_free(tbs_mesh *m);
  * emitted vertex index; the part ends at m->n. */
 size_t tbs_tube(tbs_mesh *m, const tbs_ring *rings, int count, int segs, tbs_cap cap0,
                 const float pole0[3], tbs_cap cap1, const float pole1[3], int loop);
+/* A body of rigid pieces, as low-poly characters are skinned: each
+ * triangle of [v0, v1) goes wholly to the joint with the most weight over
+ * its corners, and a vertex shared by triangles of different joints is
+ * split into one copy per joint (same position and logical vertex), each
+ * weighted 1.0. */
+void tbs_mesh_rigidify(tbs_mesh *m, size_t v0, size_t v1);
 /* Smooth normals over logical vertices (area-weighted), written per vertex. */
 void tbs_mesh_finish(tbs_mesh *m);
 /* Fills ring frames along a polyline of centres by parallel transport,

@@ -352,6 +352,90 @@ void tbs_frames(tbs_ring *rings, int count, const float a0[3])
     }
 }
 
+void tbs_mesh_rigidify(tbs_mesh *m, size_t v0, size_t v1)
+{
+    if (m->failed || v1 <= v0)
+        return;
+    size_t n0 = m->n;
+    size_t ncap = n0 * 2;
+    int32_t *bone = malloc(ncap * sizeof *bone);  /* the joint of each vertex, -1: unset */
+    uint32_t *next = malloc(ncap * sizeof *next); /* its next copy, UINT32_MAX: none */
+    if (!bone || !next) {
+        free(bone);
+        free(next);
+        m->failed = 1;
+        return;
+    }
+    for (size_t v = 0; v < n0; v++)
+        bone[v] = -1, next[v] = UINT32_MAX;
+    /* every triangle's joint from the smooth weights, before any is changed */
+    uint8_t *tb = malloc(m->nt + 1);
+    if (!tb) {
+        free(bone);
+        free(next);
+        m->failed = 1;
+        return;
+    }
+    for (size_t t = 0; t < m->nt; t++) {
+        const uint32_t *c = m->tri + t * 3;
+        float mass[TBS_JOINT_COUNT] = {0};
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 4; i++)
+                mass[m->joints[c[k] * 4 + i]] += m->weights[c[k] * 4 + i];
+        int b = 0;
+        for (int j = 1; j < TBS_JOINT_COUNT; j++)
+            if (mass[j] > mass[b])
+                b = j;
+        tb[t] = (uint8_t)b;
+    }
+    for (size_t t = 0; t < m->nt && !m->failed; t++) {
+        uint32_t *c = m->tri + t * 3;
+        if (c[0] < v0 || c[0] >= v1 || c[1] < v0 || c[1] >= v1 || c[2] < v0 || c[2] >= v1)
+            continue;
+        int b = tb[t];
+        for (int k = 0; k < 3; k++) {
+            uint32_t v = c[k], last = v;
+            while (v != UINT32_MAX && bone[v] != -1 && bone[v] != b)
+                last = v, v = next[v];
+            if (v == UINT32_MAX) { /* a new copy of the original vertex */
+                float p[3], uv[2];
+                memcpy(p, m->pos + (size_t)c[k] * 3, sizeof p);
+                memcpy(uv, m->uv + (size_t)c[k] * 2, sizeof uv);
+                v = (uint32_t)tbs__vertex(m, p, uv[0], uv[1], m->logical[c[k]]);
+                if (m->failed)
+                    break;
+                if (v >= ncap) {
+                    size_t nc = ncap * 2;
+                    int32_t *nb = realloc(bone, nc * sizeof *bone);
+                    if (nb)
+                        bone = nb;
+                    uint32_t *nn = realloc(next, nc * sizeof *nn);
+                    if (nn)
+                        next = nn;
+                    if (!nb || !nn) {
+                        m->failed = 1;
+                        break;
+                    }
+                    ncap = nc;
+                }
+                bone[v] = -1, next[v] = UINT32_MAX;
+                next[last] = v;
+            }
+            if (bone[v] == -1) {
+                bone[v] = b;
+                memset(m->joints + (size_t)v * 4, 0, 4);
+                memset(m->weights + (size_t)v * 4, 0, 4 * sizeof(float));
+                m->joints[(size_t)v * 4] = (uint8_t)b;
+                m->weights[(size_t)v * 4] = 1;
+            }
+            c[k] = v;
+        }
+    }
+    free(tb);
+    free(bone);
+    free(next);
+}
+
 /* ---- weights ----------------------------------------------------------- */
 
 /* Keeps the 4 largest, drops tiny ones and normalises so the sum is exactly

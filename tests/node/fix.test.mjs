@@ -112,7 +112,8 @@ async function checkFile(label, file, clips, { stretch = true, torn0 = false } =
     const tp = p99(tail), bp = p99(body);
     ok(swing > (5 * Math.PI) / 180, `${label} ${name}: tail bones swing ${(swing * 180 / Math.PI).toFixed(1)}°`);
     if (stretch) {
-      ok(tp <= bp, `${label} ${name}: tail p99 ${tp.toFixed(3)} <= body p99 ${bp.toFixed(3)}`);
+      // 1e-4: float32 skinning noise when both sides are rigid pieces (1.0000x)
+      ok(tp <= bp + 1e-4, `${label} ${name}: tail p99 ${tp.toFixed(4)} <= body p99 ${bp.toFixed(4)}`);
       ok(torn === 0, `${label} ${name}: ${torn} torn tail samples of ${tail.length}`);
     } else {
       console.log(`info ${label} ${name}: tail p99 ${tp.toFixed(3)}, body p99 ${bp.toFixed(3)} (body is rigid pieces; not asserted, see docs/fix.md)`);
@@ -148,27 +149,36 @@ run(['synth', '--variant', 'tail_leg', '-o', broken]);
 run(['fix', broken, '-o', fixed, '-q']);
 await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
 
+// A low-poly segmented character: body in rigid pieces (body stretch 1.00),
+// tail of 8 separate pieces on Hips. One bone per piece keeps every piece
+// undeformed while the chain swings them.
+const seg = path.join(tmp, 'tail_segmented.glb'), segFixed = path.join(tmp, 'tail_segmented.fixed.glb');
+run(['synth', '--variant', 'tail_segmented', '-o', seg]);
+run(['fix', seg, '-o', segFixed, '-q']);
+await checkFile('synthetic tail_segmented', segFixed, ['Walk', 'Sprint']);
+
 // Real characters with a library's clips transferred first (../shared only).
 const shared = process.env.TB_SHARED_DIR;
 const corpus = shared && path.join(shared, 'corpus');
 const lib = corpus && path.join(corpus, 'clips', 'Xbot_agree_run_walk.glb');
+const libClips = ['Armature|Armature|walk_Armature', 'Armature|Armature|run_Armature'];
 if (lib && fs.existsSync(lib)) {
+  // Both are built from rigid pieces, tail included: the default binds each
+  // tail piece to one bone, like the body.
   for (const name of ['banter_Wolf', 'banter_Bone_Demon']) {
     const src = path.join(corpus, 'characters', name + '.glb');
     if (!fs.existsSync(src)) continue;
     const out = path.join(tmp, name + '.fixed.glb');
     run(['fix', src, '-o', out, '--clips', lib, '--only', 'walk,run', '-q']);
-    // The body of these characters is rigid pieces (body stretch 1.00), so the
-    // tail-under-body criterion is reported, not asserted, here.
-    await checkFile(name, out, ['Armature|Armature|walk_Armature', 'Armature|Armature|run_Armature'], { stretch: false });
+    await checkFile(name, out, libClips);
   }
-  // The Wolf's coarse tail with weights blended across whole segments: no tear.
+  // The smooth-weight path on the Wolf's coarse tail: blended across whole
+  // segments it does not tear (its p99 is above the rigid body's: reported).
   const wolf = path.join(corpus, 'characters', 'banter_Wolf.glb');
   if (fs.existsSync(wolf)) {
-    const out = path.join(tmp, 'banter_Wolf.wide.glb');
-    run(['fix', wolf, '-o', out, '--clips', lib, '--only', 'walk,run', '--blend-zone', '0.5', '-q']);
-    await checkFile('banter_Wolf --blend-zone 0.5', out, ['Armature|Armature|walk_Armature', 'Armature|Armature|run_Armature'],
-                    { stretch: false, torn0: true });
+    const out = path.join(tmp, 'banter_Wolf.smooth.glb');
+    run(['fix', wolf, '-o', out, '--clips', lib, '--only', 'walk,run', '--smooth-pieces', '--blend-zone', '0.5', '-q']);
+    await checkFile('banter_Wolf --smooth-pieces --blend-zone 0.5', out, libClips, { stretch: false, torn0: true });
   }
 } else {
   console.log('skip corpus characters: ../shared/corpus is absent');
