@@ -123,6 +123,7 @@ typedef struct tb_appendage {
     int pieces_cover;          /* every vertex lies in such a piece */
     float piece_span;          /* longest piece along the chain, / L (chain decisions) */
     int rigid_pieces;          /* fix: each piece bound rigidly to one tail bone */
+    float blend_zone;          /* fix, chains with smooth weights: the blend half-width used */
     size_t reweighted_count;   /* model vertices whose weights were written (fix) */
     int attach_joint;          /* skeleton joint (tb_model.skel) */
     char attach_name[64];

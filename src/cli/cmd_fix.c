@@ -74,7 +74,7 @@ static json_t *tb__measure_result(tb_doc *doc, const tb_bake_report *bake, tb_er
     return rows;
 }
 
-static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
+static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searched)
 {
     if (b->chain_count == 0) {
         printf("bake: no Tail_* chain, nothing to bake\n");
@@ -117,10 +117,14 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch)
     size_t i;
     json_t *r;
     json_array_foreach(stretch, i, r) tearing += json_real_value(json_object_get(json_object_get(r, "tail"), "torn")) > 0;
-    if (tearing)
+    if (tearing && searched)
+        printf("hint: the tail skin still tears (ratio > 1.5 or < 0.67) in %d clip(s) with the widest blend\n"
+               "      zone; --bend-limit lowers the bend per joint (docs/fix.md).\n",
+               tearing);
+    else if (tearing)
         printf("hint: the tail skin tears (ratio > 1.5 or < 0.67) in %d clip(s). A thick or coarse tail\n"
-               "      folds at bent joints with the SPEC's half-segment blend; --blend-zone 0.5 blends\n"
-               "      across whole segments (docs/fix.md), --bend-limit lowers the bend per joint.\n",
+               "      folds at bent joints with a narrow blend; --blend-zone 0.5 blends across whole\n"
+               "      segments (docs/fix.md), --bend-limit lowers the bend per joint.\n",
                tearing);
 }
 
@@ -186,6 +190,109 @@ static void tb__help(void)
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
            "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n");
+}
+
+/* One run of the job on a fresh copy of IN: repair, transfer, bake, measure. */
+typedef struct tb__job {
+    const char *in, *clips_arg;
+    tb_doc **libs;
+    int lib_count;
+    const char **only;
+    int only_count, no_bake;
+    const tb_bake_desc *bd;
+} tb__job;
+
+typedef struct tb__result {
+    tb_doc *doc;
+    tb_appendage_report rep;
+    tb_bake_report brep;
+    json_t *retarget, *stretch;
+} tb__result;
+
+static void tb__result_free(tb__result *r)
+{
+    tb_doc_free(r->doc);
+    tb_appendage_report_free(&r->rep);
+    tb_bake_report_free(&r->brep);
+    json_decref(r->retarget);
+    json_decref(r->stretch);
+    memset(r, 0, sizeof *r);
+}
+
+static int tb__run(const tb__job *job, const tb_appendage_desc *d, tb__result *res)
+{
+    tb_error err = {0};
+    if (!(res->doc = tb_cli_load(job->in, 1)))
+        return TB_EXIT_FAIL;
+    /* 1. detect and repair */
+    if (tb_appendage_fix(&res->rep, res->doc, d, &err) != TB_OK)
+        return tb_cli_error(job->in, &err);
+    /* 2. transfer clips */
+    if (job->lib_count) {
+        tb_retarget_desc rd;
+        memset(&rd, 0, sizeof rd);
+        rd.only = job->only;
+        rd.only_count = job->only_count;
+        if (tb_retarget_docs(res->doc, job->libs, job->lib_count, &rd, &res->retarget, &err) != TB_OK)
+            return tb_cli_error(job->clips_arg, &err);
+    }
+    /* 3. bake, and measure the result */
+    if (!job->no_bake) {
+        tb_bake_desc bd = *job->bd;
+        bd.only = job->lib_count ? NULL : job->only; /* transferred clips are already filtered */
+        if (tb_bake(res->doc, &bd, &res->brep, &err) != TB_OK)
+            return tb_cli_error(job->in, &err);
+        res->stretch = tb__measure_result(res->doc, &res->brep, &err);
+    }
+    return TB_EXIT_OK;
+}
+
+/* Clips whose tail tears, and the largest torn fraction. */
+static void tb__tearing(json_t *stretch, int *clips, float *worst)
+{
+    size_t i;
+    json_t *r;
+    *clips = 0;
+    *worst = 0;
+    json_array_foreach(stretch, i, r) {
+        float torn = (float)json_real_value(json_object_get(json_object_get(r, "tail"), "torn"));
+        *clips += torn > 0;
+        *worst = torn > *worst ? torn : *worst;
+    }
+}
+
+/* Chains whose weights a blend zone shapes (not one bone per piece). */
+static int tb__smooth_chains(const tb_appendage_report *rep)
+{
+    int n = 0;
+    for (int i = 0; i < rep->appendage_count; i++)
+        n += rep->appendages[i].decision == TB_DECIDE_CHAIN && !rep->appendages[i].rigid_pieces;
+    return n;
+}
+
+static float tb__zone_of(const tb_appendage_report *rep)
+{
+    for (int i = 0; i < rep->appendage_count; i++)
+        if (rep->appendages[i].decision == TB_DECIDE_CHAIN && !rep->appendages[i].rigid_pieces)
+            return rep->appendages[i].blend_zone;
+    return 0;
+}
+
+static void tb__print_zones(json_t *zones, float used)
+{
+    size_t i;
+    json_t *z;
+    printf("blend zone:");
+    json_array_foreach(zones, i, z) {
+        int torn = (int)json_integer_value(json_object_get(z, "torn_clips"));
+        double zone = json_real_value(json_object_get(z, "blend_zone"));
+        if (torn)
+            printf("%s %.3g tore in %d clip(s) (worst %.1f%%)", i ? ";" : "", zone, torn,
+                   100 * json_real_value(json_object_get(z, "worst_torn")));
+        else
+            printf("%s %.3g no tear", i ? ";" : "", zone);
+    }
+    printf(" -> weights use %.3g (SPEC A9: 0.25; wider blends spread a bend over more skin)\n", used);
 }
 
 int tb_cmd_fix(int argc, char **argv)
@@ -291,51 +398,57 @@ int tb_cmd_fix(int argc, char **argv)
     const char **only = only_buf ? tb__split(only_buf, &only_count) : NULL;
     const char **lib_paths = clips_buf ? tb__split(clips_buf, &lib_count) : NULL;
     tb_doc **libs = calloc((size_t)lib_count + 1, sizeof *libs);
-    tb_doc *doc = tb_cli_load(in, 1);
     tb_error err = {0};
+    tb_doc *doc = NULL;
     tb_appendage_report rep;
     memset(&rep, 0, sizeof rep);
     tb_bake_report brep;
     memset(&brep, 0, sizeof brep);
-    json_t *j = NULL, *retarget_json = NULL, *stretch = NULL;
-    if (!doc) {
-        rc = TB_EXIT_FAIL;
-        goto done;
-    }
+    json_t *j = NULL, *retarget_json = NULL, *stretch = NULL, *zones_json = NULL;
     for (int k = 0; k < lib_count; k++)
         if (!(libs[k] = tb_cli_load(lib_paths[k], 1))) {
             rc = TB_EXIT_FAIL;
             goto done;
         }
-    /* 1. detect and repair */
-    if (tb_appendage_fix(&rep, doc, &d, &err) != TB_OK) {
-        rc = tb_cli_error(in, &err);
-        goto done;
-    }
-    int changed = rep.changed;
-    /* 2. transfer clips */
-    if (lib_count) {
-        tb_retarget_desc rd;
-        memset(&rd, 0, sizeof rd);
-        rd.only = only;
-        rd.only_count = only_count;
-        if (tb_retarget_docs(doc, libs, lib_count, &rd, &retarget_json, &err) != TB_OK) {
-            rc = tb_cli_error(clips_arg, &err);
+    tb__job job = {in, clips_arg, libs, lib_count, only, only_count, no_bake, &bd};
+    /* The SPEC's blend zone first; when the baked clips tear and the user
+     * did not choose a zone, the whole job again with wider zones (docs/fix.md). */
+    static const float widen[] = {0.375f, 0.5f};
+    int attempts = d.blend_zone > 0 || no_bake ? 1 : 3;
+    float best_worst = INFINITY;
+    for (int t = 0; t < attempts; t++) {
+        tb_appendage_desc dt = d;
+        if (t > 0)
+            dt.blend_zone = widen[t - 1];
+        tb__result res;
+        memset(&res, 0, sizeof res);
+        if ((rc = tb__run(&job, &dt, &res)) != TB_EXIT_OK) {
+            tb__result_free(&res);
             goto done;
         }
-        changed = 1;
-    }
-    /* 3. bake */
-    if (!no_bake) {
-        bd.only = lib_count ? NULL : only; /* transferred clips are already filtered */
-        if (tb_bake(doc, &bd, &brep, &err) != TB_OK) {
-            rc = tb_cli_error(in, &err);
-            goto done;
+        int torn_clips = 0;
+        float worst = 0;
+        tb__tearing(res.stretch, &torn_clips, &worst);
+        int smooth = tb__smooth_chains(&res.rep);
+        if (attempts > 1 && smooth && (torn_clips || zones_json)) {
+            if (!zones_json)
+                zones_json = json_array();
+            json_array_append_new(zones_json, json_pack("{s:f,s:i,s:f}", "blend_zone", (double)tb__zone_of(&res.rep),
+                                                        "torn_clips", torn_clips, "worst_torn", (double)worst));
         }
-        for (int c = 0; c < brep.clip_count; c++)
-            changed |= !brep.clips[c].skipped;
-        stretch = tb__measure_result(doc, &brep, &err);
+        if (t == 0 || worst < best_worst) { /* keep the best so far */
+            best_worst = worst;
+            tb__result_free(&(tb__result){doc, rep, brep, retarget_json, stretch});
+            doc = res.doc, rep = res.rep, brep = res.brep, retarget_json = res.retarget, stretch = res.stretch;
+        } else {
+            tb__result_free(&res);
+        }
+        if (!torn_clips || !smooth)
+            break; /* no tear, or nothing a blend zone changes */
     }
+    int changed = rep.changed || retarget_json;
+    for (int c = 0; c < brep.clip_count; c++)
+        changed |= !brep.clips[c].skipped;
     /* 4. report and write */
     j = tb_appendage_report_json(&rep);
     json_object_set_new(j, "file", json_string(in));
@@ -343,6 +456,8 @@ int tb_cmd_fix(int argc, char **argv)
     json_object_set_new(j, "changed", json_boolean(changed));
     if (retarget_json)
         json_object_set(j, "retarget", retarget_json);
+    if (zones_json)
+        json_object_set(j, "blend_zone_search", zones_json);
     if (!no_bake) {
         json_object_set_new(j, "bake", tb__bake_json(&brep));
         json_object_set_new(j, "stretch", stretch ? json_incref(stretch) : json_array());
@@ -367,13 +482,16 @@ int tb_cmd_fix(int argc, char **argv)
             printf("%s\n", rep.message);
             if (retarget_json)
                 printf("clips transferred from %s\n", clips_arg);
+            if (zones_json)
+                tb__print_zones(zones_json, tb__zone_of(&rep));
             if (!no_bake)
-                tb__print_bake(&brep, stretch);
+                tb__print_bake(&brep, stretch, zones_json != NULL);
             printf("%s %s\n", changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
         }
     }
 done:
     json_decref(j);
+    json_decref(zones_json);
     json_decref(retarget_json);
     json_decref(stretch);
     tb_bake_report_free(&brep);

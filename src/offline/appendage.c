@@ -1588,6 +1588,8 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
             if (a->pieces_cover)
                 json_object_set_new(e, "piece_span", tb__jreal(a->piece_span));
             json_object_set_new(e, "rigid_pieces", json_boolean(a->rigid_pieces));
+            if (!a->rigid_pieces)
+                json_object_set_new(e, "blend_zone", tb__jreal(a->blend_zone));
         }
         json_object_set_new(e, "attachment", json_string(a->attach_name));
         json_t *ap = json_array();

@@ -470,6 +470,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
                 A->nw[v * 3 + (size_t)k] = k < n ? ww[k] : 0;
             }
         }
+        a->blend_zone = A->blend_zone;
         r = tb__bind_pieces(A, a, aw, gcs, skP, sk0, err);
         free(gcs);
         a->reweighted_count = aw->rw_count;

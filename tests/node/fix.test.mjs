@@ -149,6 +149,29 @@ run(['synth', '--variant', 'tail_leg', '-o', broken]);
 run(['fix', broken, '-o', fixed, '-q']);
 await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
 
+// Blend-zone search: the SPEC's zone first; when a baked clip tears, the job
+// runs again with wider zones and keeps the least torn (docs/fix.md).
+{
+  const rep = path.join(tmp, 'tail_leg.report.json'), out = path.join(tmp, 'tail_leg.all.glb');
+  run(['fix', broken, '-o', out, '--report', rep, '-q']);
+  const r = JSON.parse(fs.readFileSync(rep, 'utf8'));
+  const chain = r.appendages.find((a) => a.decision === 'chain');
+  const search = r.blend_zone_search || [];
+  const tornClips = r.stretch.filter((s) => s.tail.torn > 0).length;
+  ok(search.length >= 2 && search[0].blend_zone === 0.25 && search[0].torn_clips > 0,
+     `tail_leg, all clips: the SPEC zone 0.25 is tried first and tears in ${search[0] && search[0].torn_clips} clip(s)`);
+  const last = search[search.length - 1] || {};
+  ok(chain.blend_zone === last.blend_zone && last.torn_clips === tornClips,
+     `tail_leg, all clips: weights use zone ${chain.blend_zone}, the last tried (${tornClips} torn clip(s) in the result)`);
+  ok(search.every((z, i) => i === 0 || z.worst_torn < search[i - 1].worst_torn),
+     `tail_leg, all clips: each wider zone tears less (${search.map((z) => (100 * z.worst_torn).toFixed(2) + '%').join(' > ')})`);
+  const pinned = path.join(tmp, 'tail_leg.pinned.json');
+  run(['fix', broken, '-o', path.join(tmp, 'tail_leg.pinned.glb'), '--blend-zone', '0.25', '--report', pinned, '-q']);
+  const p = JSON.parse(fs.readFileSync(pinned, 'utf8'));
+  ok(!p.blend_zone_search && p.appendages.find((a) => a.decision === 'chain').blend_zone === 0.25,
+     'tail_leg --blend-zone 0.25: the zone asked for, no search');
+}
+
 // A low-poly segmented character: body in rigid pieces (body stretch 1.00),
 // tail of 8 separate pieces on Hips. One bone per piece keeps every piece
 // undeformed while the chain swings them.
