@@ -13,7 +13,7 @@
  * Every variant is a ~1.9 m humanoid (feet at y = 0, facing +Z, +Y up, the
  * character's left at +X) in a T-pose, skinned to the 22 Mixamo body bones,
  * with the weights an auto-rigger would give it: the body smoothly on its
- * nearest bones, the appendage (tail, cape, skirt, scabbard, ears, hair)
+ * nearest bones (tail_segmented: in rigid pieces, one bone per vertex), the appendage (tail, cape, skirt, scabbard, ears, hair)
  * weighted wrongly in the ways real files show (SPEC 0). Six clips ride on
  * the skeleton: Walk, Sprint, Idle, Crouch, HipSweep, BackFlip.
  * docs/synth.md describes each variant and the truth JSON.
