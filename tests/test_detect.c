@@ -427,7 +427,16 @@ static void tailless_characters_get_no_chain(void **state)
 
 /* Moves every weight of joints named Tail<N> onto `to` (SPEC A's Fox
  * experiment: an auto-rigger without a tail bone). */
+static void strip_tail_weights_matching(tb_doc *doc, const char *prefix, const char *to);
+
+/* The artist's Tail1..Tail8 weights onto `to`. */
 static void strip_tail_weights(tb_doc *doc, const char *to)
+{
+    strip_tail_weights_matching(doc, NULL, to);
+}
+
+/* Weights of joints named prefix* (NULL: "Tail" + a digit) onto `to`. */
+static void strip_tail_weights_matching(tb_doc *doc, const char *prefix, const char *to)
 {
     tb_model *m = model_of(doc);
     const tb_gltf *g = tb_doc_gltf(doc);
@@ -437,7 +446,8 @@ static void strip_tail_weights(tb_doc *doc, const char *to)
         const char *n = m->skel.names[m->skin_joints[k]];
         if (n && !strcmp(n, to))
             target = k;
-        if (n && !strncmp(n, "Tail", 4) && n[4] >= '1' && n[4] <= '9')
+        if (n && (prefix ? !strncmp(n, prefix, strlen(prefix))
+                         : !strncmp(n, "Tail", 4) && n[4] >= '1' && n[4] <= '9'))
             is_tail[k] = 1;
     }
     assert_true(target >= 0);
@@ -848,12 +858,99 @@ static void segmented_tail_gets_one_bone_per_piece(void **state)
     }
 }
 
+/* A very low-poly quadruped whose trunk is thicker than 7% of its height all
+ * round: its far skin is most of the mesh. Once its tail bones' weights are
+ * put on the hips, nothing may rebind the trunk to a chain. */
+static void far_skin_that_is_most_of_the_body_is_never_rebound(void **state)
+{
+    (void)state;
+    const char *path = tbt_corpus_file("reference/khronos_Fox.glb");
+    if (!path)
+        skip();
+    tb_doc *doc = load(path);
+    strip_tail_weights_matching(doc, "b_Tail", "b_Hip_01");
+    tb_appendage_desc d;
+    memset(&d, 0, sizeof d);
+    d.pelvis_joint = "b_Hip_01";
+    tb_appendage_report rep;
+    tb_error err = {0};
+    assert_int_equal(tb_appendage_fix(&rep, doc, &d, &err), TB_OK);
+    assert_false(rep.changed);
+    assert_int_equal(count_decision(&rep, TB_DECIDE_CHAIN) + count_decision(&rep, TB_DECIDE_RIGID), 0);
+    int big = 0;
+    for (int i = 0; i < rep.appendage_count; i++)
+        if (rep.appendages[i].vertex_count * 2 > rep.vertex_count) {
+            assert_int_equal(rep.appendages[i].kind, TB_KIND_BODY);
+            big++;
+        }
+    assert_int_equal(big, 1);
+    tb_appendage_report_free(&rep);
+    tb_doc_free(doc);
+}
+
+/* A tail welded into the body: the collar keeps the body's weights (SPEC
+ * A9) and the tail's first half segment blends from them to the chain's;
+ * with collar_band < 0 the SPEC's weights as written. A separate shell has
+ * no welded collar. */
+static void welded_tail_blends_from_its_collar(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        tb_error err = {0};
+        tb_doc *doc;
+        tb_appendage_desc d;
+        memset(&d, 0, sizeof d);
+        if (variant == 1)
+            d.collar_band = -1;
+        assert_int_equal(tb_synth_build(&doc, variant == 2 ? "tail_leg" : "tail_welded", NULL, NULL, &err), TB_OK);
+        tb_appendage_report rep;
+        assert_int_equal(tb_appendage_fix(&rep, doc, &d, &err), TB_OK);
+        const tb_appendage *t = the_tail(&rep);
+        tb_model *m = model_of(doc);
+        float seg = t->length / (float)t->bone_count;
+        size_t blended = 0, blended_far = 0;
+        for (size_t k = 0; k < t->vertex_count; k++) {
+            size_t v = t->vertices[k];
+            int other = 0;
+            for (int q = 0; q < m->influences; q++) {
+                float w = m->weights[v * (size_t)m->influences + (size_t)q];
+                int j = m->skin_joints[m->joints[v * (size_t)m->influences + (size_t)q]];
+                other |= w > 0 && j != m->role_joint[TB_ROLE_HIPS] && !tb_tail_name_parse(m->skel.names[j], NULL, NULL);
+            }
+            const float *p = m->positions + v * 3;
+            float dx = p[0] - t->chain_joints[0][0], dy = p[1] - t->chain_joints[0][1], dz = p[2] - t->chain_joints[0][2];
+            blended += other;
+            blended_far += other && sqrtf(dx * dx + dy * dy + dz * dz) > 1.5f * seg;
+        }
+        print_message("%s collar_band %g: %zu welded collar vertices, %zu tail vertices with body weights (%zu beyond "
+                      "1.5 segments of J_0)\n",
+                      variant == 2 ? "tail_leg" : "tail_welded", (double)d.collar_band, t->welded_collar, blended,
+                      blended_far);
+        if (variant == 0) {
+            assert_true(t->welded_collar >= 8);
+            assert_true(blended >= 16);
+            assert_int_equal(blended_far, 0);
+        } else if (variant == 1) {
+            assert_true(t->welded_collar >= 8);
+            assert_int_equal(blended, 0);
+        } else {
+            assert_int_equal(t->welded_collar, 0);
+            assert_int_equal(blended, 0);
+        }
+        tb_model_free(m);
+        tb_appendage_report_free(&rep);
+        tb_doc_free(doc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_fill_the_spec_numbers),
         cmocka_unit_test(wider_blend_zone_blends_across_the_whole_segment),
         cmocka_unit_test(segmented_tail_gets_one_bone_per_piece),
+        cmocka_unit_test(welded_tail_blends_from_its_collar),
+        cmocka_unit_test(far_skin_that_is_most_of_the_body_is_never_rebound),
         cmocka_unit_test(one_skin_per_mesh_is_one_skeleton),
         cmocka_unit_test(weld_joins_coincident_positions_only),
         cmocka_unit_test(weld_is_linear_on_a_big_grid),

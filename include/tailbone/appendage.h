@@ -97,6 +97,10 @@ typedef struct tb_appendage_desc {
                                   piece 1.0 on the tail bone holding most of it, so no
                                   piece bends (choice) */
     float rigid_body_min;      /* 0 → 0.9 */
+    float collar_band;         /* 0 → 0.5 segment: on a tail welded into the body, the tail's
+                                  weights blend from its collar's own weights to the chain's
+                                  over this distance, so the seam skins alike on both sides
+                                  (choice); negative: no blend (SPEC A9 as written) */
     float weld_epsilon;        /* 0 → 1e-5 of H: positions closer are one vertex (A3) */
     int min_vertices;          /* 0 → 12 welded vertices: smaller appendages are ignored */
     float touch_fraction;      /* 0 → 0.025 of H: far pieces closer than about this (grid cells
@@ -124,6 +128,8 @@ typedef struct tb_appendage {
     float piece_span;          /* longest piece along the chain, / L (chain decisions) */
     int rigid_pieces;          /* fix: each piece bound rigidly to one tail bone */
     float blend_zone;          /* fix, chains with smooth weights: the blend half-width used */
+    size_t welded_collar;      /* fix: collar vertices left to the body (a welded tail), whose
+                                  weights the tail blends from (collar_band) */
     size_t reweighted_count;   /* model vertices whose weights were written (fix) */
     int attach_joint;          /* skeleton joint (tb_model.skel) */
     char attach_name[64];

@@ -109,6 +109,10 @@ typedef struct tb_measure_result {
     tb_tail_source tail_source;
     size_t tail_vertices;
     tb_stretch_stats tail, body;
+    /* Edges with exactly one vertex in the tail: where the tail meets the
+     * body's skin on a tail welded into the body (beyond SPEC C, which
+     * measures neither; empty for a tail that is its own shell). */
+    tb_stretch_stats seam;
     /* SPEC A9: per tail vertex sum_i w_i · distance(p, bone segment of its
      * joint i) in bind space, averaged over the tail; bind units; NaN when
      * there is no tail. */

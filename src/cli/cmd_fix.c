@@ -41,6 +41,12 @@ static int tb__float_arg(const char *opt, const char *v, float lo, float hi, flo
     return 0;
 }
 
+static json_t *tb__stats_row(const tb_stretch_stats *st)
+{
+    return json_pack("{s:f,s:f,s:f,s:f,s:I}", "p95", st->p95, "p99", st->p99, "max", st->max, "torn",
+                     isnan(st->torn_frac) ? 0.0 : st->torn_frac, "samples", (json_int_t)st->samples);
+}
+
 /* Stretch of every baked clip on the repaired file, tail from its Tail_* weights. */
 static json_t *tb__measure_result(tb_doc *doc, const tb_bake_report *bake, tb_error *err)
 {
@@ -59,19 +65,26 @@ static json_t *tb__measure_result(tb_doc *doc, const tb_bake_report *bake, tb_er
         d.loop = bc->looping;
         tb_measure_result r;
         if (tb_measure_clip(&r, m, clip, &d, err) == TB_OK) {
-            json_array_append_new(
-                rows, json_pack("{s:s,s:{s:f,s:f,s:f,s:f,s:I},s:{s:f,s:f,s:f,s:f,s:I},s:f,s:f,s:f}", "clip", bc->name,
-                                "tail", "p95", r.tail.p95, "p99", r.tail.p99, "max", r.tail.max, "torn",
-                                isnan(r.tail.torn_frac) ? 0.0 : r.tail.torn_frac, "samples", (json_int_t)r.tail.samples,
-                                "body", "p95", r.body.p95, "p99", r.body.p99, "max", r.body.max, "torn",
-                                isnan(r.body.torn_frac) ? 0.0 : r.body.torn_frac, "samples", (json_int_t)r.body.samples,
-                                "tip_travel_h", r.tip_travel_h, "max_tail_rotation_deg",
-                                r.max_bone_rotation_rad / TB__DEG, "bone_distance_h", r.bone_distance / r.height));
+            json_t *row = json_pack("{s:s,s:o,s:o,s:f,s:f,s:f}", "clip", bc->name, "tail", tb__stats_row(&r.tail),
+                                    "body", tb__stats_row(&r.body), "tip_travel_h", r.tip_travel_h,
+                                    "max_tail_rotation_deg", r.max_bone_rotation_rad / TB__DEG, "bone_distance_h",
+                                    r.bone_distance / r.height);
+            if (r.seam.edges)
+                json_object_set_new(row, "seam", tb__stats_row(&r.seam));
+            json_array_append_new(rows, row);
         }
         tb_clip_free(clip);
     }
     tb_model_free(m);
     return rows;
+}
+
+/* Torn fraction of a stretch row: the tail's, or its seam to the body's when larger. */
+static float tb__row_torn(json_t *row)
+{
+    double t = json_real_value(json_object_get(json_object_get(row, "tail"), "torn"));
+    double sm = json_real_value(json_object_get(json_object_get(row, "seam"), "torn"));
+    return (float)(sm > t ? sm : t);
 }
 
 static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searched)
@@ -105,6 +118,11 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searche
                    json_real_value(json_object_get(t, "max")), 100 * json_real_value(json_object_get(t, "torn")),
                    json_real_value(json_object_get(bd, "p99")), json_real_value(json_object_get(bd, "max")),
                    100 * json_real_value(json_object_get(row, "tip_travel_h")));
+            json_t *sm = json_object_get(row, "seam");
+            if (sm)
+                printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |",
+                       json_real_value(json_object_get(sm, "p95")), json_real_value(json_object_get(sm, "p99")),
+                       json_real_value(json_object_get(sm, "max")), 100 * json_real_value(json_object_get(sm, "torn")));
         } else {
             printf(" (not measured)\n");
         }
@@ -116,7 +134,7 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searche
     int tearing = 0;
     size_t i;
     json_t *r;
-    json_array_foreach(stretch, i, r) tearing += json_real_value(json_object_get(json_object_get(r, "tail"), "torn")) > 0;
+    json_array_foreach(stretch, i, r) tearing += tb__row_torn(r) > 0;
     if (tearing && searched)
         printf("hint: the tail skin still tears (ratio > 1.5 or < 0.67) in %d clip(s) with the widest blend\n"
                "      zone; --bend-limit lowers the bend per joint (docs/fix.md).\n",
@@ -177,6 +195,8 @@ static void tb__help(void)
            "  --blend-zone Z        blend half-width around each tail joint, in segments: 0.25\n"
            "                        (SPEC A9, default) to 0.5 (whole segment: for thick or coarse\n"
            "                        tails whose skin folds at bent joints)\n"
+           "  --collar-band S       a tail welded into the body blends from the body's weights at\n"
+           "                        its collar to the chain's over S segments (default 0.5; 0: none)\n"
            "  --smooth-pieces       smooth chain weights on a segmented tail too; by default a tail\n"
            "                        made of separate pieces on a body of rigid pieces gets one\n"
            "                        bone per piece, like the body (docs/fix.md)\n"
@@ -255,7 +275,7 @@ static void tb__tearing(json_t *stretch, int *clips, float *worst)
     *clips = 0;
     *worst = 0;
     json_array_foreach(stretch, i, r) {
-        float torn = (float)json_real_value(json_object_get(json_object_get(r, "tail"), "torn"));
+        float torn = tb__row_torn(r);
         *clips += torn > 0;
         *worst = torn > *worst ? torn : *worst;
     }
@@ -327,7 +347,7 @@ int tb_cmd_fix(int argc, char **argv)
         } else if (a[0] == '-' && a[1]) {
             static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
                                                  "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
-                                                 "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone",
+                                                 "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone", "--collar-band",
                                                  NULL};
             int known = 0;
             for (int k = 0; valued[k]; k++)
@@ -354,6 +374,9 @@ int tb_cmd_fix(int argc, char **argv)
                     d.mode = TB_FIX_RIGID;
                 else
                     return tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
+            } else if (!strcmp(a, "--collar-band")) {
+                e = tb__float_arg(a, v, 0, 2, &f);
+                d.collar_band = f > 0 ? f : -1;
             } else if (!strcmp(a, "--blend-zone"))
                 e = tb__float_arg(a, v, 0.05f, 0.5f, &d.blend_zone);
             else if (!strcmp(a, "--fps"))

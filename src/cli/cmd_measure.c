@@ -167,6 +167,7 @@ static json_t *tb__result_json(const tb_measure_result *r, int sprung, const cha
     json_object_set_new(o, "tail_vertices", json_integer((json_int_t)r->tail_vertices));
     json_object_set_new(o, "tail", tb__stats_json(&r->tail));
     json_object_set_new(o, "body", tb__stats_json(&r->body));
+    json_object_set_new(o, "seam", tb__stats_json(&r->seam));
     json_object_set_new(o, "bone_distance", tb__jnum(r->bone_distance));
     json_object_set_new(o, "bone_distance_h", tb__jnum(r->bone_distance / r->height));
     json_object_set_new(o, "tip_vertex", json_integer(r->tip_vertex));
@@ -360,6 +361,8 @@ static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc 
         printf("  %-16s no tail bones; run detection (or pass --tail-bones / --tail-mask)\n", "tail");
     else
         tb__row("tail", &r.tail, 1);
+    if (r.seam.edges)
+        tb__row("tail/body seam", &r.seam, 1);
     tb__row("body", &r.body, 1);
     tb__motion_text(&r, tb__source(c, &r));
     return rc;
@@ -460,9 +463,11 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
         tb__row(hips == m->role_joint[TB_ROLE_HIPS] ? "rigid on Hips" : "rigid on parent", &rigid.tail, 1);
     else
         printf("  %-16s (no Hips joint)\n", "rigid on Hips");
-    if (have_chain)
+    if (have_chain) {
         tb__row("tail chain", &chain.tail, 1);
-    else if (!c->o->spring)
+        if (chain.seam.edges)
+            tb__row("  seam to body", &chain.seam, 1);
+    } else if (!c->o->spring)
         printf("  %-16s (spring solver disabled)\n", "tail chain");
     else
         printf("  %-16s (the fix pass made no chain for this file)\n", "tail chain");

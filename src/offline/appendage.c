@@ -33,6 +33,7 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(blend_zone, 0.25f);           /* SPEC A9 weights */
     TB__DEF(piece_span_max, 0.5f);        /* segmented tails (choice) */
     TB__DEF(rigid_body_min, 0.9f);
+    TB__DEF(collar_band, 0.5f);
     TB__DEF(weld_epsilon, 0.0f);          /* resolved against H at detection */
     TB__DEF(min_vertices, 12);            /* (choice) */
     TB__DEF(touch_fraction, 0.025f);       /* A6 (choice) */
@@ -42,6 +43,8 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(tail_reach_min, 0.15f);
     TB__DEF(tail_lateral_max, 0.05f);
 #undef TB__DEF
+    if (desc && desc->collar_band < 0)
+        d.collar_band = 0; /* asked for: none */
     if (d.smoothing_passes == 0)
         d.smoothing_passes = 2;           /* SPEC A9 */
     else if (d.smoothing_passes < 0)
@@ -100,6 +103,7 @@ void tb__detect_work_free(tb__detect_work *w)
         free(w->apps[i].rw_verts);
         free(w->apps[i].rw_g);
         free(w->apps[i].rw_piece);
+        free(w->apps[i].collar);
     }
     free(w->apps);
     memset(w, 0, sizeof *w);
@@ -1187,8 +1191,8 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         if (c->group != group || !c->ncollar)
             continue;
         size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
-        if (nonfar >= nv)
-            continue;
+        if (nonfar >= nv || 2 * st->shell_total[c->shell] > st->nw)
+            continue; /* the body's own shell (choice: never more than half the skin) */
         int dup = 0; /* two pieces of one shell: its band once */
         for (size_t q = 0; q < i; q++)
             dup |= st->comps[q].group == group && st->comps[q].separate && st->comps[q].shell == c->shell;
@@ -1264,7 +1268,15 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     /* (choice) the test is about far skin of the body's own surface; a
      * separate shell that is mostly far (a garment, a strapped-on object)
      * is not body skin even when it wraps or crosses a bone */
-    if (ratio < d->centroid_ratio_min && !ap->separate_shell) {
+    if (2 * nv > st->nw) {
+        /* (choice) an appendage is never most of the skin: a body thicker than
+         * the far threshold all round (a quadruped's trunk against a height H
+         * meant for humanoids) must not be rebound to a chain */
+        ap->kind = TB_KIND_BODY;
+        snprintf(why, wn, "far skin is %.0f%% of the skin's welded vertices (more than half): the body itself, "
+                 "thicker than %.0f%% of H, not an appendage", 100.0 * (double)nv / (double)st->nw,
+                 100.0 * (double)d->far_fraction);
+    } else if (ratio < d->centroid_ratio_min && !ap->separate_shell) {
         ap->kind = TB_KIND_BODY;
         snprintf(why, wn, "centroid ratio %.2f and chain standoff %.2f < %.2f: far skin around a bone (body)",
                  ap->centroid_ratio, ap->standoff_ratio, d->centroid_ratio_min);
@@ -1399,6 +1411,11 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
                     aw->rw_g[k] = 0;
             }
             r = tb__number_pieces(st, aw, err);
+            aw->collar = malloc((nc + 1) * sizeof *aw->collar);
+            if (r == TB_OK && !aw->collar)
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            for (size_t k = 0; aw->collar && k < nc; k++)
+                aw->collar[aw->collar_count++] = st->model_list[st->model_off[wc[k]]];
             ap->piece_count = aw->piece_count;
             ap->pieces_cover = q > 0;
             for (size_t k = 0; k < q; k++)
@@ -1590,6 +1607,7 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
             json_object_set_new(e, "rigid_pieces", json_boolean(a->rigid_pieces));
             if (!a->rigid_pieces)
                 json_object_set_new(e, "blend_zone", tb__jreal(a->blend_zone));
+            json_object_set_new(e, "welded_collar", json_integer((json_int_t)a->welded_collar));
         }
         json_object_set_new(e, "attachment", json_string(a->attach_name));
         json_t *ap = json_array();

@@ -47,6 +47,8 @@ typedef struct tb__app_work {
                              in the appendage), numbered 0..piece_count-1, or
                              TB__NO_PIECE when its shell also holds other skin */
     uint32_t piece_count;
+    uint32_t *collar;     /* model vertices, one per welded collar vertex (A4) */
+    size_t collar_count;
     int parent_joint;     /* skel joint Tail_1 (or the rigid weight) goes to */
 } tb__app_work;
 

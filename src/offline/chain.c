@@ -10,6 +10,8 @@
 #include "offline/appendage_internal.h"
 #include "offline/doc_internal.h"
 
+#define TB__SLOTS 4 /* influences written per reweighted vertex (set 0) */
+
 /* SPEC A9: weights of a vertex at geodesic g on a chain of K bones of length
  * L. bones[] are skin joint indices; returns the influence count (<= 3).
  * zone: half-width of the blend around a joint in segments; the SPEC's
@@ -139,13 +141,14 @@ typedef struct tb__apply {
     json_t *root;
     size_t V;
     uint8_t *changed;
-    uint16_t *nj; /* 3 per vertex */
-    float *nw;    /* 3 per vertex */
+    uint16_t *nj; /* TB__SLOTS per vertex */
+    float *nw;    /* TB__SLOTS per vertex */
     int max_joint;
     int skipped;  /* reweighted vertices in primitives without JOINTS_n */
     float blend_zone; /* resolved tb_appendage_desc.blend_zone */
     int smooth_pieces;
     float piece_span_max, rigid_body_min, body_single;
+    float collar_band; /* segments; 0: no blend at a welded collar */
 } tb__apply;
 
 static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
@@ -183,9 +186,9 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
                 wr[v * 4 + (size_t)q] = 0;
             }
             if (s == 0)
-                for (int q = 0; q < 3; q++) {
-                    jr[v * 4 + (size_t)q] = A->nw[(vo + v) * 3 + (size_t)q] > 0 ? A->nj[(vo + v) * 3 + (size_t)q] : 0;
-                    wr[v * 4 + (size_t)q] = A->nw[(vo + v) * 3 + (size_t)q];
+                for (int q = 0; q < TB__SLOTS; q++) {
+                    jr[v * 4 + (size_t)q] = A->nw[(vo + v) * TB__SLOTS + (size_t)q] > 0 ? A->nj[(vo + v) * TB__SLOTS + (size_t)q] : 0;
+                    wr[v * 4 + (size_t)q] = A->nw[(vo + v) * TB__SLOTS + (size_t)q];
                 }
         }
         /* joints: keep the source type; u8 grows to u16 past 255 joints */
@@ -257,6 +260,100 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
 }
 
 /* Applies the decisions of `rep` to the document (no refresh). */
+static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
+{
+    for (int k = 0; k < TB__SLOTS; k++) {
+        A->nj[v * TB__SLOTS + (size_t)k] = k ? 0 : joint;
+        A->nw[v * TB__SLOTS + (size_t)k] = k ? 0 : 1;
+    }
+}
+
+/* A tail welded into the body (choice, beyond the article). SPEC A9 leaves
+ * the body's collar with the rigger's weights — often partly on a thigh —
+ * while the first ring beyond it goes 50/50 parent/Tail_1: the seam between
+ * them tears as soon as a leg or the tail moves (synthetic tail_welded,
+ * Sprint: seam p99 2.2, 20% of samples torn). So within a band of
+ * collar_band segments from the welded collar, the tail's weights blend from
+ * the nearest collar vertex's own weights to the chain's,
+ * w = (1 − t) w_collar + t w_chain with t = smoothstep(d / band), d the
+ * distance to that collar vertex: the seam skins alike on both sides and the
+ * change is spread over the band. A separate shell has no such seam (its
+ * collar is the tail's own root ring, reweighted at g = 0). */
+static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app_work *aw)
+{
+    const tb_model *m = A->m;
+    size_t n = 0;
+    for (size_t k = 0; k < aw->collar_count; k++)
+        n += !A->changed[aw->collar[k]];
+    a->welded_collar = n;
+    if (!n || !(A->collar_band > 0) || a->bone_count <= 0)
+        return;
+    float band = A->collar_band * a->length / (float)a->bone_count;
+    size_t used = strlen(a->reason);
+    snprintf(a->reason + used, sizeof a->reason - used,
+             "; welded into the body: weights blend from those of its %zu collar vertices to the chain's over "
+             "%.2g segment",
+             n,
+             (double)A->collar_band);
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        size_t v = aw->rw_verts[q];
+        const float *p = m->positions + v * 3;
+        float best = INFINITY;
+        size_t c = 0;
+        for (size_t k = 0; k < aw->collar_count; k++) {
+            size_t u = aw->collar[k];
+            if (A->changed[u])
+                continue;
+            const float *cp = m->positions + u * 3;
+            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 < best)
+                best = d2, c = u;
+        }
+        float d = sqrtf(best);
+        if (!(d < band))
+            continue;
+        float t = d / band;
+        t = t * t * (3 - 2 * t);
+        /* joint → weight, both sources; keep the TB__SLOTS largest */
+        uint16_t jj[TB__SLOTS + 16];
+        float ww[TB__SLOTS + 16];
+        int cnt = 0;
+        for (int src = 0; src < 2; src++) {
+            int nin = src ? (m->influences < 16 ? m->influences : 16) : TB__SLOTS;
+            for (int k = 0; k < nin; k++) {
+                uint16_t j = src ? m->joints[c * (size_t)m->influences + (size_t)k] : A->nj[v * TB__SLOTS + (size_t)k];
+                float w = src ? m->weights[c * (size_t)m->influences + (size_t)k] : A->nw[v * TB__SLOTS + (size_t)k];
+                if (!(w > 0))
+                    continue;
+                w *= src ? 1 - t : t;
+                int i = 0;
+                while (i < cnt && jj[i] != j)
+                    i++;
+                if (i == cnt)
+                    jj[cnt] = j, ww[cnt++] = 0;
+                ww[i] += w;
+            }
+        }
+        for (int i = 0; i < cnt; i++) /* sort by weight, largest first */
+            for (int k = i + 1; k < cnt; k++)
+                if (ww[k] > ww[i]) {
+                    float tw = ww[i];
+                    uint16_t tj = jj[i];
+                    ww[i] = ww[k], jj[i] = jj[k];
+                    ww[k] = tw, jj[k] = tj;
+                }
+        if (cnt > TB__SLOTS)
+            cnt = TB__SLOTS;
+        float sum = 0;
+        for (int i = 0; i < cnt; i++)
+            sum += ww[i];
+        for (int k = 0; k < TB__SLOTS; k++) {
+            A->nj[v * TB__SLOTS + (size_t)k] = k < cnt ? jj[k] : 0;
+            A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
+        }
+    }
+}
+
 /* Segmented tails (choice, beyond the article). Some characters are built
  * from rigid pieces, every vertex on one bone, and their tail is a row of
  * separate pieces too (vertebrae, rings, tufts: welded shells that touch
@@ -290,11 +387,11 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
         size_t p = aw->rw_piece[q], v = aw->rw_verts[q];
         lo[p] = gcs[q] < lo[p] ? gcs[q] : lo[p];
         hi[p] = gcs[q] > hi[p] ? gcs[q] : hi[p];
-        for (int k = 0; k < 3; k++) {
-            int j = A->nj[v * 3 + (size_t)k];
+        for (int k = 0; k < TB__SLOTS; k++) {
+            int j = A->nj[v * TB__SLOTS + (size_t)k];
             int slot = j == skP ? 0 : j - sk0 + 1;
             if (slot >= 0 && slot < nb)
-                mass[p * (size_t)nb + (size_t)slot] += A->nw[v * 3 + (size_t)k];
+                mass[p * (size_t)nb + (size_t)slot] += A->nw[v * TB__SLOTS + (size_t)k];
         }
     }
     float span = 0;
@@ -316,10 +413,7 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
             for (int b = 1; b < nb; b++)
                 if (mass[p * (size_t)nb + (size_t)b] > mass[p * (size_t)nb + (size_t)best])
                     best = b;
-            A->nj[v * 3] = (uint16_t)(best == 0 ? skP : sk0 + best - 1);
-            A->nw[v * 3] = 1;
-            A->nj[v * 3 + 1] = A->nj[v * 3 + 2] = 0;
-            A->nw[v * 3 + 1] = A->nw[v * 3 + 2] = 0;
+            tb__set_single(A, v, (uint16_t)(best == 0 ? skP : sk0 + best - 1));
         }
     } else {
         snprintf(a->reason + used, sizeof a->reason - used,
@@ -380,8 +474,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             for (size_t q = 0; q < aw->rw_count; q++) {
                 size_t v = aw->rw_verts[q];
                 A->changed[v] = 1;
-                A->nj[v * 3] = (uint16_t)skP, A->nw[v * 3] = 1;
-                A->nw[v * 3 + 1] = A->nw[v * 3 + 2] = 0;
+                tb__set_single(A, v, (uint16_t)skP);
             }
             a->reweighted_count = aw->rw_count;
             continue;
@@ -465,13 +558,15 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             gcs[q] = gc;
             int n = tb__chain_weights(gc, a->length, K, A->blend_zone, skP, sk0, jj, ww);
             A->changed[v] = 1;
-            for (int k = 0; k < 3; k++) {
-                A->nj[v * 3 + (size_t)k] = k < n ? jj[k] : 0;
-                A->nw[v * 3 + (size_t)k] = k < n ? ww[k] : 0;
+            for (int k = 0; k < TB__SLOTS; k++) {
+                A->nj[v * TB__SLOTS + (size_t)k] = k < n ? jj[k] : 0;
+                A->nw[v * TB__SLOTS + (size_t)k] = k < n ? ww[k] : 0;
             }
         }
         a->blend_zone = A->blend_zone;
         r = tb__bind_pieces(A, a, aw, gcs, skP, sk0, err);
+        if (r == TB_OK && !a->rigid_pieces)
+            tb__blend_welded_collar(A, a, aw);
         free(gcs);
         a->reweighted_count = aw->rw_count;
     }
@@ -614,12 +709,13 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     A.smooth_pieces = d.smooth_pieces;
     A.piece_span_max = d.piece_span_max;
     A.rigid_body_min = d.rigid_body_min;
+    A.collar_band = d.collar_band;
     A.body_single = out->body_single_bone;
     A.root = tb_doc_json(doc);
     A.V = m->vertex_count;
     A.changed = calloc(A.V + 1, 1);
-    A.nj = calloc(A.V * 3 + 1, sizeof *A.nj);
-    A.nw = calloc(A.V * 3 + 1, sizeof *A.nw);
+    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
     if (!A.changed || !A.nj || !A.nw)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r == TB_OK)

@@ -341,7 +341,7 @@ static tb_result tb__validate(const tb_measure_desc *d, tb_error *err)
 typedef struct tb__scratch {
     uint64_t *edges;
     float *bind_len;
-    uint8_t *group;      /* per edge: 0 skip, 1 tail, 2 body */
+    uint8_t *group;      /* per edge: 0 skip, 1 tail, 2 body, 3 seam (one vertex in the tail) */
     uint8_t *mask;
     uint8_t *is_tail_joint;
     uint8_t *motion;     /* per skeleton joint: a tail (motion) bone */
@@ -349,7 +349,7 @@ typedef struct tb__scratch {
     float (*world)[16];
     float (*skin_mats)[16];
     float *skinned;
-    float *tail_samples, *body_samples;
+    float *tail_samples, *body_samples, *seam_samples;
     float *scale_tmp;
     versor *rot0;
 } tb__scratch;
@@ -367,6 +367,7 @@ static void tb__scratch_free(tb__scratch *s)
     free(s->skin_mats);
     free(s->skinned);
     free(s->tail_samples);
+    free(s->seam_samples);
     free(s->body_samples);
     free(s->scale_tmp);
     free(s->rot0);
@@ -459,21 +460,23 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
 
     /* Groups and bind lengths; degenerate edges are skipped (group 0). */
     const float min_len = d.degenerate_h * m->height;
-    size_t n_tail = 0, n_body = 0;
+    size_t n_tail = 0, n_body = 0, n_seam = 0;
     for (size_t e = 0; e < ne; e++) {
         uint32_t a = (uint32_t)(s.edges[e] >> 32), b = (uint32_t)s.edges[e];
         float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
         s.bind_len[e] = len;
         uint8_t g = 0;
         if (len >= min_len && isfinite(len))
-            g = (s.mask[a] && s.mask[b]) ? 1 : (!s.mask[a] && !s.mask[b]) ? 2 : 0;
+            g = (s.mask[a] && s.mask[b]) ? 1 : (!s.mask[a] && !s.mask[b]) ? 2 : 3;
         s.group[e] = g;
         n_tail += g == 1;
         n_body += g == 2;
+        n_seam += g == 3;
     }
     s.tail_samples = malloc((n_tail * (size_t)n + 1) * sizeof(float));
     s.body_samples = malloc((n_body * (size_t)n + 1) * sizeof(float));
-    if (!s.tail_samples || !s.body_samples) {
+    s.seam_samples = malloc((n_seam * (size_t)n + 1) * sizeof(float));
+    if (!s.tail_samples || !s.body_samples || !s.seam_samples) {
         tb__scratch_free(&s);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
@@ -577,7 +580,7 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     }
 
     /* Measure. */
-    size_t ti = 0, bi = 0;
+    size_t ti = 0, bi = 0, si = 0;
     float prev_tip[3] = {0, 0, 0};
     double travel = 0;
     float max_rot = 0;
@@ -606,8 +609,10 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
             float ratio = tb__dist3(s.skinned + (size_t)a * 3, s.skinned + (size_t)b * 3) * inv_scale / s.bind_len[e];
             if (s.group[e] == 1)
                 s.tail_samples[ti++] = ratio;
-            else
+            else if (s.group[e] == 2)
                 s.body_samples[bi++] = ratio;
+            else
+                s.seam_samples[si++] = ratio;
         }
         if (out->tip_vertex >= 0) {
             const float *tip = s.skinned + (size_t)out->tip_vertex * 3;
@@ -637,6 +642,7 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         out->max_bone_rotation_rad = max_rot;
     tb__stats(&out->tail, s.tail_samples, ti, n_tail, &d);
     tb__stats(&out->body, s.body_samples, bi, n_body, &d);
+    tb__stats(&out->seam, s.seam_samples, si, n_seam, &d);
     tb__scratch_free(&s);
     return TB_OK;
 }

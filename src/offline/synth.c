@@ -39,6 +39,7 @@ typedef struct tbs_variant {
     tb_synth_names names;
     int pieces;     /* > 0: a low-poly segmented character: the body in rigid pieces (every
                        vertex on one bone) and the tail this many separate pieces */
+    int welded;     /* the tail's root ring welded into the body's skin (one surface) */
 } tbs_variant;
 
 /* Tail lengths sit in the upper part of their K bin, K = round(L / 0.1H)
@@ -51,35 +52,37 @@ typedef struct tbs_variant {
 #define MX TB_SYNTH_NAMES_MIXAMO
 #define BR TB_SYNTH_NAMES_BARE
 static const tbs_variant tbs__variants[] = {
-    {"plain", "no appendage; cm under a 0.01 armature, mixamorig: names", TBS_APP_NONE, 0, 0, 0, 0, CM, MX, 0},
-    {"plain_metres", "no appendage; metres, armature unscaled", TBS_APP_NONE, 0, 0, 0, 0, MM, MX, 0},
-    {"plain_bare_names", "no appendage; metres, bare names (Hips, LeftUpLeg…)", TBS_APP_NONE, 0, 0, 0, 0, MM, BR, 0},
+    {"plain", "no appendage; cm under a 0.01 armature, mixamorig: names", TBS_APP_NONE, 0, 0, 0, 0, CM, MX, 0, 0},
+    {"plain_metres", "no appendage; metres, armature unscaled", TBS_APP_NONE, 0, 0, 0, 0, MM, MX, 0, 0},
+    {"plain_bare_names", "no appendage; metres, bare names (Hips, LeftUpLeg…)", TBS_APP_NONE, 0, 0, 0, 0, MM, BR, 0, 0},
     {"tail_leg", "the seed's fox: 0.81 m drooping tail on the left shin + both thighs", TBS_APP_TAIL, TBS_DROOP,
-     TBS_W_FOX, 0.81f, 0, CM, MX, 0},
-    {"tail_hips", "1.00 m drooping tail, 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX, 0},
-    {"tail_spine2", "1.19 m drooping tail, 100% Spine2", TBS_APP_TAIL, TBS_DROOP, TBS_W_SPINE2, 1.19f, 0, CM, MX, 0},
+     TBS_W_FOX, 0.81f, 0, CM, MX, 0, 0},
+    {"tail_hips", "1.00 m drooping tail, 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX, 0, 0},
+    {"tail_spine2", "1.19 m drooping tail, 100% Spine2", TBS_APP_TAIL, TBS_DROOP, TBS_W_SPINE2, 1.19f, 0, CM, MX, 0, 0},
     {"tail_fur", "0.81 m tail as two overlapping shells (fur over skin, never welded), fox weights", TBS_APP_TAIL,
-     TBS_DROOP, TBS_W_FOX, 0.81f, 1, CM, MX, 0},
+     TBS_DROOP, TBS_W_FOX, 0.81f, 1, CM, MX, 0, 0},
     {"tail_hanging", "0.80 m tail hanging down behind/between the legs, nearest-bone weights", TBS_APP_TAIL,
-     TBS_HANGING, TBS_W_NEAREST, 0.80f, 0, CM, MX, 0},
+     TBS_HANGING, TBS_W_NEAREST, 0.80f, 0, CM, MX, 0, 0},
     {"tail_curled", "1.38 m tail curling to the character's left, nearest-bone weights", TBS_APP_TAIL, TBS_CURLED,
-     TBS_W_NEAREST, 1.38f, 0, CM, MX, 0},
-    {"tail_short", "0.50 m stub (K = 3), 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 0.50f, 0, CM, MX, 0},
-    {"tail_long", "1.60 m tail (K = 8), fox weights", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 1.60f, 0, CM, MX, 0},
+     TBS_W_NEAREST, 1.38f, 0, CM, MX, 0, 0},
+    {"tail_short", "0.50 m stub (K = 3), 100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 0.50f, 0, CM, MX, 0, 0},
+    {"tail_long", "1.60 m tail (K = 8), fox weights", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 1.60f, 0, CM, MX, 0, 0},
     {"tail_back", "1.62 m bony tail leaving the back at Spine2 and reaching the ground, nearest-bone weights",
-     TBS_APP_TAIL, TBS_BACK, TBS_W_NEAREST, 1.62f, 0, CM, MX, 0},
-    {"tail_metres_bare", "tail_leg in metres with bare names", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 0.81f, 0, MM, BR, 0},
+     TBS_APP_TAIL, TBS_BACK, TBS_W_NEAREST, 1.62f, 0, CM, MX, 0, 0},
+    {"tail_metres_bare", "tail_leg in metres with bare names", TBS_APP_TAIL, TBS_DROOP, TBS_W_FOX, 0.81f, 0, MM, BR, 0, 0},
     {"tail_segmented", "low-poly segmented character: body in rigid pieces, 1.00 m tail of 8 separate pieces, "
-     "100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX, 8},
+     "100% Hips", TBS_APP_TAIL, TBS_DROOP, TBS_W_HIPS, 1.00f, 0, CM, MX, 8, 0},
+    {"tail_welded", "0.90 m drooping tail welded into the lower back (one surface), nearest-bone weights",
+     TBS_APP_TAIL, TBS_DROOP, TBS_W_NEAREST, 0.90f, 0, CM, MX, 0, 1},
     {"cape", "wide cape from the upper back, nearest-bone weights (spine, thighs, shins)", TBS_APP_CAPE, 0,
-     TBS_W_NEAREST, 0, 0, CM, MX, 0},
+     TBS_W_NEAREST, 0, 0, CM, MX, 0, 0},
     {"skirt", "skirt, wide at the waist, weights split between Hips and both thighs", TBS_APP_SKIRT, 0, TBS_W_NEAREST,
-     0, 0, CM, MX, 0},
+     0, 0, CM, MX, 0, 0},
     {"scabbard", "straight scabbard across the back, weights smeared over the spine", TBS_APP_SCABBARD, 0,
-     TBS_W_NEAREST, 0, 0, CM, MX, 0},
-    {"ears", "two long pointed ears on the head", TBS_APP_EARS, 0, TBS_W_NEAREST, 0, 0, CM, MX, 0},
+     TBS_W_NEAREST, 0, 0, CM, MX, 0, 0},
+    {"ears", "two long pointed ears on the head", TBS_APP_EARS, 0, TBS_W_NEAREST, 0, 0, CM, MX, 0, 0},
     {"hair", "long hair down the upper back, weights smeared over head, neck and spine", TBS_APP_HAIR, 0,
-     TBS_W_NEAREST, 0, 0, CM, MX, 0},
+     TBS_W_NEAREST, 0, 0, CM, MX, 0, 0},
 };
 #undef CM
 #undef MM
@@ -740,6 +743,18 @@ typedef struct tbs_build {
     char joint_names[TBS_JOINT_COUNT][40];
 } tbs_build;
 
+static float tbs__skeleton_distance(const float p[3])
+{
+    float best = INFINITY;
+    for (int j = 0; j < TBS_JOINT_COUNT; j++) {
+        float a[3], bb[3];
+        tbs_bone_segment(j, a, bb);
+        float d = tbs_segment_distance(p, a, bb);
+        best = d < best ? d : best;
+    }
+    return best;
+}
+
 static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int nprims, double unit,
                           double height_m)
 {
@@ -782,6 +797,7 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
         json_object_set_new(o, "attachment_node", json_string(b->joint_names[p->attach]));
         json_object_set_new(o, "weights", json_string(p->weights));
         json_object_set_new(o, "shells", json_integer(p->pieces ? p->pieces : p->shells));
+        json_object_set_new(o, "welded", json_boolean(b->v->welded));
         json_object_set_new(o, "root", tbs__vec(p->root, 3, unit, 1e5));
         json_object_set_new(o, "root_m", tbs__vec(p->root, 3, 1, 1e6));
         double len = 0;
@@ -832,9 +848,15 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
         size_t count = 0;
         for (int sh = 0; sh < p->shells; sh++) {
             size_t off = sh ? off_fur : off_app;
-            for (size_t q = p->v0[sh]; q < p->v1[sh]; q++)
+            const tbs_mesh *pm = sh ? prims[2].mesh : prims[1].mesh;
+            for (size_t q = p->v0[sh]; q < p->v1[sh]; q++) {
+                /* a welded tail's root lies in the body's skin: only its far
+                 * part (beyond 7% H, SPEC A2) is the appendage */
+                if (b->v->welded && tbs__skeleton_distance(pm->pos + q * 3) <= 0.07 * height_m)
+                    continue;
                 json_array_append_new(vs, json_integer((json_int_t)(off + q)));
-            count += p->v1[sh] - p->v0[sh];
+                count++;
+            }
         }
         json_object_set_new(o, "vertex_count", json_integer((json_int_t)count));
         json_object_set_new(o, "vertices", vs);
@@ -974,6 +996,43 @@ static tb_result tbs__assemble(tbs_build *b, tb_doc **out, json_t **truth, tb_er
     return TB_OK;
 }
 
+/* A tail welded into the body: each vertex of the tail's root ring moves
+ * onto the nearest body vertex and takes its weights, so the two meshes
+ * share that ring by position (a welded surface, SPEC A3) and skin alike
+ * there, as an auto-rigger's weights would on one surface. */
+static void tbs__weld_root(tbs_mesh *tail, size_t ring0, const tbs_mesh *body)
+{
+    size_t used[17];
+    int nused = 0;
+    for (size_t v = ring0; v < ring0 + 16 && v < tail->n; v++) { /* 16 round; the u seam copies the first */
+        size_t best = 0;
+        float bd = INFINITY;
+        for (size_t q = 0; q < body->n; q++) {
+            int taken = 0;
+            for (int u = 0; u < nused; u++)
+                taken |= body->pos[used[u] * 3] == body->pos[q * 3] && body->pos[used[u] * 3 + 1] == body->pos[q * 3 + 1] &&
+                         body->pos[used[u] * 3 + 2] == body->pos[q * 3 + 2];
+            if (taken)
+                continue;
+            float d = 0;
+            for (int c = 0; c < 3; c++)
+                d += (tail->pos[v * 3 + c] - body->pos[q * 3 + c]) * (tail->pos[v * 3 + c] - body->pos[q * 3 + c]);
+            if (d < bd)
+                bd = d, best = q;
+        }
+        used[nused++] = best;
+        memcpy(tail->pos + v * 3, body->pos + best * 3, 3 * sizeof(float));
+        memcpy(tail->joints + v * 4, body->joints + best * 4, 4);
+        memcpy(tail->weights + v * 4, body->weights + best * 4, 4 * sizeof(float));
+    }
+    size_t seam = ring0 + 16; /* the u seam column repeats vertex 0 */
+    if (seam < tail->n) {
+        memcpy(tail->pos + seam * 3, tail->pos + ring0 * 3, 3 * sizeof(float));
+        memcpy(tail->joints + seam * 4, tail->joints + ring0 * 4, 4);
+        memcpy(tail->weights + seam * 4, tail->weights + ring0 * 4, 4 * sizeof(float));
+    }
+}
+
 tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc *desc, json_t **truth,
                          tb_error *err)
 {
@@ -1008,6 +1067,8 @@ tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc 
     if (b->v->pieces)
         tbs_mesh_rigidify(&b->body, 0, b->body.n);
     b->nparts = tbs__appendage(b->v, &b->app, &b->fur, &rng, b->parts);
+    if (b->v->welded && b->nparts)
+        tbs__weld_root(&b->app, b->parts[0].v0[0], &b->body);
     tbs_mesh_finish(&b->body);
     if (b->app.n)
         tbs_mesh_finish(&b->app);

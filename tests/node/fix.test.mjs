@@ -55,7 +55,7 @@ function tailMask(mesh) {
 
 function p99(values) { if (!values.length) return NaN; values.sort((a, b) => a - b); return values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)]; }
 
-async function checkFile(label, file, clips, { stretch = true, torn0 = false } = {}) {
+async function checkFile(label, file, clips, { stretch = true, torn0 = false, seam0 = false } = {}) {
   const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), { maxIssues: 0 });
   ok(report.issues.numErrors === 0, `${label}: validator reports ${report.issues.numErrors} errors`);
   const gltf = await loadGltf(Buffer.from(stripTextures(fs.readFileSync(file))));
@@ -85,7 +85,7 @@ async function checkFile(label, file, clips, { stretch = true, torn0 = false } =
     ok(tailTracks.length === tailBones.length, `${label} ${name}: ${tailTracks.length} baked tail tracks`);
     const mixer = new THREE.AnimationMixer(gltf.scene);
     mixer.clipAction(clip).play();
-    const tail = [], body = [];
+    const tail = [], body = [], seam = [];
     let swing = 0;
     const q0 = [];
     for (let k = 0; k < 24; k++) {
@@ -104,11 +104,14 @@ async function checkFile(label, file, clips, { stretch = true, torn0 = false } =
           if (l0 < 1e-9) continue;
           const l1 = Math.hypot(P[a * 3] - P[b * 3], P[a * 3 + 1] - P[b * 3 + 1], P[a * 3 + 2] - P[b * 3 + 2]);
           const r = l1 / (l0 * scale);
-          if (M[a] && M[b]) tail.push(r); else if (!M[a] && !M[b]) body.push(r);
+          if (M[a] && M[b]) tail.push(r); else if (!M[a] && !M[b]) body.push(r); else seam.push(r);
         }
       });
     }
     const torn = tail.filter((r) => r > 1.5 || r < 0.67).length;
+    const seamTorn = seam.filter((r) => r > 1.5 || r < 0.67).length;
+    if (seam0) ok(seamTorn === 0, `${label} ${name}: ${seamTorn} torn samples of ${seam.length} where the tail meets the body`);
+    else if (seam.length) console.log(`info ${label} ${name}: seam to the body p99 ${p99(seam.slice()).toFixed(3)}, ${seamTorn} torn of ${seam.length}`);
     const tp = p99(tail), bp = p99(body);
     ok(swing > (5 * Math.PI) / 180, `${label} ${name}: tail bones swing ${(swing * 180 / Math.PI).toFixed(1)}°`);
     if (stretch) {
@@ -170,6 +173,24 @@ await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
   const p = JSON.parse(fs.readFileSync(pinned, 'utf8'));
   ok(!p.blend_zone_search && p.appendages.find((a) => a.decision === 'chain').blend_zone === 0.25,
      'tail_leg --blend-zone 0.25: the zone asked for, no search');
+}
+
+// A tail welded into the body: the tail's first half segment blends from the
+// collar's weights, so the seam where it meets the body stops tearing on Walk.
+{
+  const tw = path.join(tmp, 'tail_welded.glb'), twFixed = path.join(tmp, 'tail_welded.fixed.glb');
+  run(['synth', '--variant', 'tail_welded', '-o', tw]);
+  const seamTorn = (extra) => {
+    const rep = path.join(tmp, 'tail_welded.report.json');
+    run(['fix', tw, '-o', twFixed, '--only', 'Walk,Sprint', '--report', rep, '-q', ...extra]);
+    const r = JSON.parse(fs.readFileSync(rep, 'utf8'));
+    return Object.fromEntries(r.stretch.map((s) => [s.clip, s.seam ? s.seam.torn : NaN]));
+  };
+  const none = seamTorn(['--collar-band', '0']), blended = seamTorn([]);
+  ok(none.Walk > 0 && blended.Walk === 0 && blended.Sprint < none.Sprint,
+     `tail_welded: seam torn Walk ${(100 * none.Walk).toFixed(1)}% -> ${(100 * blended.Walk).toFixed(1)}%, ` +
+     `Sprint ${(100 * none.Sprint).toFixed(1)}% -> ${(100 * blended.Sprint).toFixed(1)}% with the collar blend`);
+  await checkFile('synthetic tail_welded', twFixed, ['Walk'], { seam0: true });
 }
 
 // A low-poly segmented character: body in rigid pieces (body stretch 1.00),
