@@ -275,9 +275,9 @@ static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
  * Sprint: seam p99 2.2, 20% of samples torn). So within a band of
  * collar_band segments from the welded collar, the tail's weights blend from
  * the nearest collar vertex's own weights to the chain's,
- * w = (1 − t) w_collar + t w_chain with t = smoothstep(d / band), d the
- * distance to that collar vertex: the seam skins alike on both sides and the
- * change is spread over the band. A separate shell has no such seam (its
+ * w = (1 − t) w_collar + t w_chain with t = smoothstep(g / band), g the
+ * vertex's geodesic distance from the collar (SPEC A9's g): the seam skins
+ * alike on both sides and the change is spread over the band. A separate shell has no such seam (its
  * collar is the tail's own root ring, reweighted at g = 0). */
 static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app_work *aw)
 {
@@ -296,6 +296,10 @@ static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app
              n,
              (double)A->collar_band);
     for (size_t q = 0; q < aw->rw_count; q++) {
+        /* along the surface: a tail curling back past its root is not blended */
+        float g = aw->rw_g[q];
+        if (!(g < band))
+            continue;
         size_t v = aw->rw_verts[q];
         const float *p = m->positions + v * 3;
         float best = INFINITY;
@@ -309,10 +313,9 @@ static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app
             if (d2 < best)
                 best = d2, c = u;
         }
-        float d = sqrtf(best);
-        if (!(d < band))
+        if (!isfinite(best))
             continue;
-        float t = d / band;
+        float t = g / band;
         t = t * t * (3 - 2 * t);
         /* joint → weight, both sources; keep the TB__SLOTS largest */
         uint16_t jj[TB__SLOTS + 16];
