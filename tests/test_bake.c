@@ -10,6 +10,7 @@
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
+#include "tailbone/fix.h"
 #include "tailbone/model.h"
 #include "tailbone/synth.h"
 
@@ -441,6 +442,91 @@ static void ground_goes_to_the_soles_of_a_model_standing_below_the_origin(void *
     tb_doc_free(doc);
 }
 
+static void count_stage(void *user, const char *stage)
+{
+    (void)stage;
+    ++*(int *)user;
+}
+
+static uint8_t *doc_bytes(const tb_doc *doc, size_t *size)
+{
+    uint8_t *b = NULL;
+    tb_error err;
+    assert_int_equal(tb_doc_write_memory(doc, &b, size, &err), TB_OK);
+    return b;
+}
+
+/* The whole job from the library (tailbone/fix.h), as `tailbone fix` runs
+ * it: the input is untouched, every clip is baked and measured, and the
+ * blend-zone search starts at the SPEC's zone unless a zone is pinned. */
+static void fix_run_is_the_whole_job_and_leaves_its_input_alone(void **state)
+{
+    (void)state;
+    tb_doc *in;
+    tb_error err;
+    assert_int_equal(tb_synth_build(&in, "tail_leg", NULL, NULL, &err), TB_OK);
+    size_t n0, n1;
+    uint8_t *b0 = doc_bytes(in, &n0);
+    tb_doc *out = NULL;
+    tb_fix_report rep;
+    int stages = 0;
+    tb_fix_desc d;
+    memset(&d, 0, sizeof d);
+    d.progress = count_stage;
+    d.progress_user = &stages;
+    assert_int_equal(tb_fix_run(&out, in, &d, &rep, &err), TB_OK);
+    uint8_t *b1 = doc_bytes(in, &n1);
+    assert_true(n0 == n1 && !memcmp(b0, b1, n0));
+    assert_non_null(out);
+    assert_true(rep.changed && rep.baked);
+    assert_int_equal(rep.stretch_count, 6);
+    assert_int_equal(rep.bake.clip_count, 6);
+    assert_true(stages >= 4);
+    /* the SPEC's zone tears a stress clip of this character: the search ran */
+    assert_true(rep.zone_try_count >= 2);
+    assert_float_equal(rep.zone_tries[0].blend_zone, 0.25f, 1e-6f);
+    assert_true(rep.zone_tries[0].torn_clips > 0);
+    float kept = rep.zone_tries[rep.zone_try_count - 1].blend_zone;
+    assert_float_equal(rep.blend_zone, kept, 1e-6f);
+    int torn = 0;
+    for (int c = 0; c < rep.stretch_count; c++)
+        torn += tb_fix_torn(&rep.stretch[c]) > 0;
+    assert_int_equal(torn, rep.zone_tries[rep.zone_try_count - 1].torn_clips);
+    json_t *j = tb_fix_report_json(&rep);
+    assert_int_equal(json_array_size(json_object_get(j, "stretch")), 6);
+    assert_int_equal(json_array_size(json_object_get(j, "blend_zone_search")), (size_t)rep.zone_try_count);
+    json_decref(j);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out);
+
+    /* a pinned zone: one attempt, no search */
+    d.repair.blend_zone = 0.25f;
+    assert_int_equal(tb_fix_run(&out, in, &d, &rep, &err), TB_OK);
+    assert_int_equal(rep.zone_try_count, 0);
+    assert_float_equal(rep.blend_zone, 0.25f, 1e-6f);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out);
+
+    /* no tail: nothing changes, nothing is baked */
+    tb_doc *plain;
+    assert_int_equal(tb_synth_build(&plain, "plain", NULL, NULL, &err), TB_OK);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(tb_fix_run(&out, plain, &d, &rep, &err), TB_OK);
+    assert_false(rep.changed);
+    assert_int_equal(rep.bake.chain_count, 0);
+    assert_int_equal(rep.stretch_count, 0);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out);
+    tb_doc_free(plain);
+
+    assert_int_equal(tb_fix_run(&out, NULL, &d, &rep, &err), TB_ERR_ARG);
+    assert_null(out);
+    tb_fix_report_free(&rep);
+    free(b0);
+    free(b1);
+    tb_doc_free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +536,7 @@ int main(void)
         cmocka_unit_test(baked_keys_replay_what_was_simulated),
         cmocka_unit_test(baking_twice_changes_nothing),
         cmocka_unit_test(rig_without_tail_is_left_alone),
+        cmocka_unit_test(fix_run_is_the_whole_job_and_leaves_its_input_alone),
         cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
         cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
         cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),

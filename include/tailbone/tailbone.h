@@ -14,6 +14,7 @@
  *   measure.h   skin stretch during playback (SPEC C)
  *   retarget.h  clip transfer and grounding (SPEC D)
  *   bake.h      the spring tail baked into keyframes (SPEC D)
+ *   fix.h       the whole job: repair, transfer, bake, measure (SPEC A, D, C)
  *   synth.h     synthetic test characters with ground truth
  */
 #ifndef TAILBONE_TAILBONE_H
@@ -26,6 +27,7 @@
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
+#include "tailbone/fix.h"
 #include "tailbone/gltf.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/measure.h"

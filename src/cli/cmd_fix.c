@@ -4,10 +4,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
+#include "tailbone/fix.h"
 #include "tailbone/clip.h"
 #include "tailbone/measure.h"
 #include "tailbone/model.h"
@@ -41,54 +43,9 @@ static int tb__float_arg(const char *opt, const char *v, float lo, float hi, flo
     return 0;
 }
 
-static json_t *tb__stats_row(const tb_stretch_stats *st)
+static void tb__print_bake(const tb_fix_report *rep)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:I}", "p95", st->p95, "p99", st->p99, "max", st->max, "torn",
-                     isnan(st->torn_frac) ? 0.0 : st->torn_frac, "samples", (json_int_t)st->samples);
-}
-
-/* Stretch of every baked clip on the repaired file, tail from its Tail_* weights. */
-static json_t *tb__measure_result(tb_doc *doc, const tb_bake_report *bake, tb_error *err)
-{
-    tb_model *m = NULL;
-    if (tb_model_load(&m, doc, -1, err) != TB_OK)
-        return NULL;
-    json_t *rows = json_array();
-    for (int c = 0; c < bake->clip_count; c++) {
-        const tb_bake_clip *bc = &bake->clips[c];
-        if (bc->skipped)
-            continue;
-        tb_clip *clip = NULL;
-        if (tb_clip_load(&clip, doc, m, bc->animation, NULL, err) != TB_OK)
-            continue;
-        tb_measure_desc d = {0};
-        d.loop = bc->looping;
-        tb_measure_result r;
-        if (tb_measure_clip(&r, m, clip, &d, err) == TB_OK) {
-            json_t *row = json_pack("{s:s,s:o,s:o,s:f,s:f,s:f}", "clip", bc->name, "tail", tb__stats_row(&r.tail),
-                                    "body", tb__stats_row(&r.body), "tip_travel_h", r.tip_travel_h,
-                                    "max_tail_rotation_deg", r.max_bone_rotation_rad / TB__DEG, "bone_distance_h",
-                                    r.bone_distance / r.height);
-            if (r.seam.edges)
-                json_object_set_new(row, "seam", tb__stats_row(&r.seam));
-            json_array_append_new(rows, row);
-        }
-        tb_clip_free(clip);
-    }
-    tb_model_free(m);
-    return rows;
-}
-
-/* Torn fraction of a stretch row: the tail's, or its seam to the body's when larger. */
-static float tb__row_torn(json_t *row)
-{
-    double t = json_real_value(json_object_get(json_object_get(row, "tail"), "torn"));
-    double sm = json_real_value(json_object_get(json_object_get(row, "seam"), "torn"));
-    return (float)(sm > t ? sm : t);
-}
-
-static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searched)
-{
+    const tb_bake_report *b = &rep->bake;
     if (b->chain_count == 0) {
         printf("bake: no Tail_* chain, nothing to bake\n");
         return;
@@ -101,41 +58,36 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searche
     char label[32];
     for (int c = 0; c < b->clip_count; c++) {
         const tb_bake_clip *bc = &b->clips[c];
+        tb_cli_clip_label(bc->name, label, sizeof label, 18);
         if (bc->skipped) {
-            printf("  %-18s skipped: %s\n", tb_cli_clip_label(bc->name, label, sizeof label, 18), bc->reason);
+            printf("  %-18s skipped: %s\n", label, bc->reason);
             continue;
         }
-        json_t *row = NULL;
-        size_t i;
-        json_t *r;
-        json_array_foreach(stretch, i, r) if (!strcmp(json_string_value(json_object_get(r, "clip")), bc->name)) row = r;
-        printf("  %-18s %5d %4d%s %7.2f° %6.1f° |", tb_cli_clip_label(bc->name, label, sizeof label, 18), bc->keys, bc->passes, bc->wraps ? " W" : bc->looping ? " L" : "  ",
-               bc->closure_rad / TB__DEG, bc->swing_rad / TB__DEG);
-        if (row) {
-            json_t *t = json_object_get(row, "tail"), *bd = json_object_get(row, "body");
-            printf(" %5.2f / %4.2f / %4.2f / %4.1f%% | %5.2f / %5.2f    | %5.1f%% H\n",
-                   json_real_value(json_object_get(t, "p95")), json_real_value(json_object_get(t, "p99")),
-                   json_real_value(json_object_get(t, "max")), 100 * json_real_value(json_object_get(t, "torn")),
-                   json_real_value(json_object_get(bd, "p99")), json_real_value(json_object_get(bd, "max")),
-                   100 * json_real_value(json_object_get(row, "tip_travel_h")));
-            json_t *sm = json_object_get(row, "seam");
-            if (sm)
-                printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |",
-                       json_real_value(json_object_get(sm, "p95")), json_real_value(json_object_get(sm, "p99")),
-                       json_real_value(json_object_get(sm, "max")), 100 * json_real_value(json_object_get(sm, "torn")));
-        } else {
+        const tb_measure_result *r = NULL;
+        for (int k = 0; k < rep->stretch_count; k++)
+            if (rep->stretch[k].animation == bc->animation)
+                r = &rep->stretch[k].result;
+        printf("  %-18s %5d %4d%s %7.2f° %6.1f° |", label, bc->keys, bc->passes,
+               bc->wraps ? " W" : bc->looping ? " L" : "  ", bc->closure_rad / TB__DEG, bc->swing_rad / TB__DEG);
+        if (!r) {
             printf(" (not measured)\n");
+            continue;
         }
+        printf(" %5.2f / %4.2f / %4.2f / %4.1f%% | %5.2f / %5.2f    | %5.1f%% H\n", r->tail.p95, r->tail.p99, r->tail.max,
+               100 * (isnan(r->tail.torn_frac) ? 0 : r->tail.torn_frac), r->body.p99, r->body.max,
+               100 * r->tip_travel_h);
+        if (r->seam.edges)
+            printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |", r->seam.p95, r->seam.p99,
+                   r->seam.max, 100 * r->seam.torn_frac);
     }
     printf("  (L = looping clip, W = looping clip that stops one frame before its start (the player\n"
            "   wraps); both warmed up until the loop start repeats. closure = largest angle of any tail\n"
            "   bone between its first and last key (L) or its state after the wrap (W); swing = largest\n"
            "   angle from the first key)\n");
     int tearing = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(stretch, i, r) tearing += tb__row_torn(r) > 0;
-    if (tearing && searched)
+    for (int k = 0; k < rep->stretch_count; k++)
+        tearing += tb_fix_torn(&rep->stretch[k]) > 0;
+    if (tearing && rep->zone_try_count)
         printf("hint: the tail skin still tears (ratio > 1.5 or < 0.67) in %d clip(s) with the widest blend\n"
                "      zone; --bend-limit lowers the bend per joint (docs/fix.md).\n",
                tearing);
@@ -144,28 +96,6 @@ static void tb__print_bake(const tb_bake_report *b, json_t *stretch, int searche
                "      folds at bent joints with a narrow blend; --blend-zone 0.5 blends across whole\n"
                "      segments (docs/fix.md), --bend-limit lowers the bend per joint.\n",
                tearing);
-}
-
-static json_t *tb__bake_json(const tb_bake_report *b)
-{
-    json_t *clips = json_array();
-    for (int c = 0; c < b->clip_count; c++) {
-        const tb_bake_clip *bc = &b->clips[c];
-        json_t *o = json_pack("{s:s,s:i,s:b}", "clip", bc->name, "animation", bc->animation, "baked", !bc->skipped);
-        if (bc->skipped)
-            json_object_set_new(o, "reason", json_string(bc->reason));
-        else {
-            json_t *facts = json_pack("{s:b,s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "wraps", bc->wraps,
-                                      "passes", bc->passes, "keys",
-                                      bc->keys, "duration_s", bc->duration_s, "loop_closure_deg",
-                                      bc->closure_rad / TB__DEG, "swing_deg", bc->swing_rad / TB__DEG);
-            json_object_update(o, facts);
-            json_decref(facts);
-        }
-        json_array_append_new(clips, o);
-    }
-    return json_pack("{s:i,s:i,s:f,s:f,s:o}", "chains", b->chain_count, "bones", b->bone_count, "ground_y",
-                     b->ground_y_m, "units_per_metre", b->world_units_per_m, "clips", clips);
 }
 
 static void tb__help(void)
@@ -187,6 +117,7 @@ static void tb__help(void)
            "  --report FILE.json    write the whole report as JSON\n"
            "  --json                print the report as JSON instead of tables\n"
            "  -q, --quiet           print only errors\n"
+           "  --progress            name each stage on stderr (the default on a terminal)\n"
            "repair:\n"
            "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
@@ -212,107 +143,24 @@ static void tb__help(void)
            "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n");
 }
 
-/* One run of the job on a fresh copy of IN: repair, transfer, bake, measure. */
-typedef struct tb__job {
-    const char *in, *clips_arg;
-    tb_doc **libs;
-    int lib_count;
-    const char **only;
-    int only_count, no_bake;
-    const tb_bake_desc *bd;
-} tb__job;
-
-typedef struct tb__result {
-    tb_doc *doc;
-    tb_appendage_report rep;
-    tb_bake_report brep;
-    json_t *retarget, *stretch;
-} tb__result;
-
-static void tb__result_free(tb__result *r)
+static void tb__print_zones(const tb_fix_report *rep)
 {
-    tb_doc_free(r->doc);
-    tb_appendage_report_free(&r->rep);
-    tb_bake_report_free(&r->brep);
-    json_decref(r->retarget);
-    json_decref(r->stretch);
-    memset(r, 0, sizeof *r);
-}
-
-static int tb__run(const tb__job *job, const tb_appendage_desc *d, tb__result *res)
-{
-    tb_error err = {0};
-    if (!(res->doc = tb_cli_load(job->in, 1)))
-        return TB_EXIT_FAIL;
-    /* 1. detect and repair */
-    if (tb_appendage_fix(&res->rep, res->doc, d, &err) != TB_OK)
-        return tb_cli_error(job->in, &err);
-    /* 2. transfer clips */
-    if (job->lib_count) {
-        tb_retarget_desc rd;
-        memset(&rd, 0, sizeof rd);
-        rd.only = job->only;
-        rd.only_count = job->only_count;
-        if (tb_retarget_docs(res->doc, job->libs, job->lib_count, &rd, &res->retarget, &err) != TB_OK)
-            return tb_cli_error(job->clips_arg, &err);
-    }
-    /* 3. bake, and measure the result */
-    if (!job->no_bake) {
-        tb_bake_desc bd = *job->bd;
-        bd.only = job->lib_count ? NULL : job->only; /* transferred clips are already filtered */
-        if (tb_bake(res->doc, &bd, &res->brep, &err) != TB_OK)
-            return tb_cli_error(job->in, &err);
-        res->stretch = tb__measure_result(res->doc, &res->brep, &err);
-    }
-    return TB_EXIT_OK;
-}
-
-/* Clips whose tail tears, and the largest torn fraction. */
-static void tb__tearing(json_t *stretch, int *clips, float *worst)
-{
-    size_t i;
-    json_t *r;
-    *clips = 0;
-    *worst = 0;
-    json_array_foreach(stretch, i, r) {
-        float torn = tb__row_torn(r);
-        *clips += torn > 0;
-        *worst = torn > *worst ? torn : *worst;
-    }
-}
-
-/* Chains whose weights a blend zone shapes (not one bone per piece). */
-static int tb__smooth_chains(const tb_appendage_report *rep)
-{
-    int n = 0;
-    for (int i = 0; i < rep->appendage_count; i++)
-        n += rep->appendages[i].decision == TB_DECIDE_CHAIN && !rep->appendages[i].rigid_pieces;
-    return n;
-}
-
-static float tb__zone_of(const tb_appendage_report *rep)
-{
-    for (int i = 0; i < rep->appendage_count; i++)
-        if (rep->appendages[i].decision == TB_DECIDE_CHAIN && !rep->appendages[i].rigid_pieces)
-            return rep->appendages[i].blend_zone;
-    return 0;
-}
-
-static void tb__print_zones(json_t *zones, float used)
-{
-    size_t i;
-    json_t *z;
     printf("blend zone:");
-    json_array_foreach(zones, i, z) {
-        int torn = (int)json_integer_value(json_object_get(z, "torn_clips"));
-        double zone = json_real_value(json_object_get(z, "blend_zone"));
-        if (torn)
-            printf("%s %.3g tore in %d clip(s) (worst %.1f%%)", i ? ";" : "", zone, torn,
-                   100 * json_real_value(json_object_get(z, "worst_torn")));
+    for (int i = 0; i < rep->zone_try_count; i++) {
+        const tb_fix_zone_try *z = &rep->zone_tries[i];
+        if (z->torn_clips)
+            printf("%s %.3g tore in %d clip(s) (worst %.1f%%)", i ? ";" : "", z->blend_zone, z->torn_clips,
+                   100 * z->worst_torn);
         else
-            printf("%s %.3g no tear", i ? ";" : "", zone);
+            printf("%s %.3g no tear", i ? ";" : "", z->blend_zone);
     }
-    printf(" -> weights use %.3g (SPEC A9: 0.25; wider blends spread a bend over more skin)\n", used);
+    printf(" -> weights use %.3g (SPEC A9: 0.25; wider blends spread a bend over more skin)\n", rep->blend_zone);
+}
+
+/* Progress on stderr, for a person watching a terminal. */
+static void tb__progress(void *user, const char *stage)
+{
+    fprintf(stderr, "tailbone fix: %s: %s\n", (const char *)user, stage);
 }
 
 int tb_cmd_fix(int argc, char **argv)
@@ -320,6 +168,7 @@ int tb_cmd_fix(int argc, char **argv)
     const char *in = NULL, *out = NULL, *report = NULL;
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
+    int progress = isatty(2); /* stages on stderr when a person watches */
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
     tb_bake_desc bd;
@@ -335,6 +184,8 @@ int tb_cmd_fix(int argc, char **argv)
             as_json = 1;
         } else if (tb_cli_is(a, "-q", "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--progress")) {
+            progress = 1;
         } else if (!strcmp(a, "--no-bake")) {
             no_bake = 1;
         } else if (!strcmp(a, "--no-ground")) {
@@ -422,69 +273,40 @@ int tb_cmd_fix(int argc, char **argv)
     const char **lib_paths = clips_buf ? tb__split(clips_buf, &lib_count) : NULL;
     tb_doc **libs = calloc((size_t)lib_count + 1, sizeof *libs);
     tb_error err = {0};
-    tb_doc *doc = NULL;
-    tb_appendage_report rep;
+    tb_fix_report rep;
     memset(&rep, 0, sizeof rep);
-    tb_bake_report brep;
-    memset(&brep, 0, sizeof brep);
-    json_t *j = NULL, *retarget_json = NULL, *stretch = NULL, *zones_json = NULL;
+    tb_doc *in_doc = NULL, *doc = NULL;
+    json_t *j = NULL;
     for (int k = 0; k < lib_count; k++)
         if (!(libs[k] = tb_cli_load(lib_paths[k], 1))) {
             rc = TB_EXIT_FAIL;
             goto done;
         }
-    tb__job job = {in, clips_arg, libs, lib_count, only, only_count, no_bake, &bd};
-    /* The SPEC's blend zone first; when the baked clips tear and the user
-     * did not choose a zone, the whole job again with wider zones (docs/fix.md). */
-    static const float widen[] = {0.375f, 0.5f};
-    int attempts = d.blend_zone > 0 || no_bake ? 1 : 3;
-    float best_worst = INFINITY;
-    for (int t = 0; t < attempts; t++) {
-        tb_appendage_desc dt = d;
-        if (t > 0)
-            dt.blend_zone = widen[t - 1];
-        tb__result res;
-        memset(&res, 0, sizeof res);
-        if ((rc = tb__run(&job, &dt, &res)) != TB_EXIT_OK) {
-            tb__result_free(&res);
-            goto done;
-        }
-        int torn_clips = 0;
-        float worst = 0;
-        tb__tearing(res.stretch, &torn_clips, &worst);
-        int smooth = tb__smooth_chains(&res.rep);
-        if (attempts > 1 && smooth && (torn_clips || zones_json)) {
-            if (!zones_json)
-                zones_json = json_array();
-            json_array_append_new(zones_json, json_pack("{s:f,s:i,s:f}", "blend_zone", (double)tb__zone_of(&res.rep),
-                                                        "torn_clips", torn_clips, "worst_torn", (double)worst));
-        }
-        if (t == 0 || worst < best_worst) { /* keep the best so far */
-            best_worst = worst;
-            tb__result_free(&(tb__result){doc, rep, brep, retarget_json, stretch});
-            doc = res.doc, rep = res.rep, brep = res.brep, retarget_json = res.retarget, stretch = res.stretch;
-        } else {
-            tb__result_free(&res);
-        }
-        if (!torn_clips || !smooth)
-            break; /* no tear, or nothing a blend zone changes */
+    if (!(in_doc = tb_cli_load(in, 1))) {
+        rc = TB_EXIT_FAIL;
+        goto done;
     }
-    int changed = rep.changed || retarget_json;
-    for (int c = 0; c < brep.clip_count; c++)
-        changed |= !brep.clips[c].skipped;
-    /* 4. report and write */
-    j = tb_appendage_report_json(&rep);
+    tb_fix_desc fd;
+    memset(&fd, 0, sizeof fd);
+    fd.repair = d;
+    fd.bake = bd;
+    fd.no_bake = no_bake;
+    fd.libraries = libs;
+    fd.library_count = lib_count;
+    fd.only = only;
+    if (progress && !quiet) {
+        fd.progress = tb__progress;
+        fd.progress_user = (void *)in;
+    }
+    if (tb_fix_run(&doc, in_doc, &fd, &rep, &err) != TB_OK) {
+        /* a bad clip name is the library's or the user's, not IN's */
+        rc = tb_cli_error(err.code == TB_ERR_ARG && clips_arg ? clips_arg : in, &err);
+        goto done;
+    }
+    /* report and write */
+    j = tb_fix_report_json(&rep);
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
-    json_object_set_new(j, "changed", json_boolean(changed));
-    if (retarget_json)
-        json_object_set(j, "retarget", retarget_json);
-    if (zones_json)
-        json_object_set(j, "blend_zone_search", zones_json);
-    if (!no_bake) {
-        json_object_set_new(j, "bake", tb__bake_json(&brep));
-        json_object_set_new(j, "stretch", stretch ? json_incref(stretch) : json_array());
-    }
     if (report && json_dump_file(j, report, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0) {
         fprintf(stderr, "tailbone: %s: cannot write the report\n", report);
         rc = TB_EXIT_FAIL;
@@ -501,25 +323,22 @@ int tb_cmd_fix(int argc, char **argv)
             free(s);
         } else {
             printf("file: %s\n", in);
-            tb_cli_print_appendages(stdout, &rep, rep.changed);
-            printf("%s\n", rep.message);
-            if (retarget_json)
+            tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
+            printf("%s\n", rep.repair.message);
+            if (rep.retarget)
                 printf("clips transferred from %s\n", clips_arg);
-            if (zones_json)
-                tb__print_zones(zones_json, tb__zone_of(&rep));
-            if (!no_bake)
-                tb__print_bake(&brep, stretch, zones_json != NULL);
-            printf("%s %s\n", changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
+            if (rep.zone_try_count)
+                tb__print_zones(&rep);
+            if (rep.baked)
+                tb__print_bake(&rep);
+            printf("%s %s\n", rep.changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
         }
     }
 done:
     json_decref(j);
-    json_decref(zones_json);
-    json_decref(retarget_json);
-    json_decref(stretch);
-    tb_bake_report_free(&brep);
-    tb_appendage_report_free(&rep);
+    tb_fix_report_free(&rep);
     tb_doc_free(doc);
+    tb_doc_free(in_doc);
     for (int k = 0; k < lib_count; k++)
         tb_doc_free(libs[k]);
     free(libs);
