@@ -482,6 +482,9 @@ static void percentile_agrees_with_sorting_on_random_data_with_ties(void **state
         for (int i = 0; i < N; i++) {
             seed = seed * 1664525u + 1013904223u;
             v[i] = (float)((seed >> 8) % (trial + 2)) * 0.25f; /* many ties */
+            if (trial >= 16) /* orders that defeat a naive pivot: sorted, reversed, organ pipe, saw */
+                v[i] = trial == 16 ? (float)i : trial == 17 ? (float)(N - i) : trial == 18 ? (float)(i < N / 2 ? i : N - i)
+                                                                                          : (float)(i % 97);
             sorted[i] = v[i];
         }
         qsort(sorted, N, sizeof *sorted, cmp_float);

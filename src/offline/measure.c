@@ -82,40 +82,46 @@ static size_t tb__rank(size_t n, double q)
     return (size_t)r - 1;
 }
 
-float tb_measure_percentile(float *v, size_t n, double q)
+/* The k-th smallest of a[0..n) (0-based), partially reordering a so that
+ * a[0..k) <= a[k] <= a[k+1..n): introselect — median-of-three quickselect,
+ * falling back to a sort of the remaining range after too many rounds. */
+static float tb__select(float *a, size_t n, size_t k)
 {
-    if (n == 0)
-        return NAN;
-    size_t k = tb__rank(n, q);
-    /* Quickselect (Hoare partition, middle pivot): deterministic, O(n)
-     * expected, no allocation. */
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        float pivot = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
+    size_t lo = 0, hi = n; /* the answer lies in [lo, hi) */
+    int budget = 64;
+    while (hi - lo > 16 && budget-- > 0) {
+        size_t mid = lo + (hi - lo) / 2;
+        float x = a[lo], y = a[mid], z = a[hi - 1];
+        float pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        /* three-way partition: < pivot | == pivot | > pivot */
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (a[i] < pivot) {
+                float t = a[lt];
+                a[lt++] = a[i];
+                a[i++] = t;
+            } else if (a[i] > pivot) {
+                float t = a[--gt];
+                a[gt] = a[i];
+                a[i] = t;
+            } else {
                 i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                float t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
             }
         }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
         else
-            break; /* v[k] equals the pivot */
+            return pivot;
     }
-    return v[k];
+    qsort(a + lo, hi - lo, sizeof *a, tb__cmp_float);
+    return a[k];
+}
+
+float tb_measure_percentile(float *v, size_t n, double q)
+{
+    return n ? tb__select(v, n, tb__rank(n, q)) : NAN;
 }
 
 /* Skin joint index (into inverse_bind / JOINTS) of skeleton joint j, or -1. */
@@ -309,12 +315,16 @@ static void tb__stats(tb_stretch_stats *s, float *samples, size_t n, size_t edge
     }
     for (size_t i = 0; i < n; i++)
         s->torn += samples[i] > d->torn_above || samples[i] < d->torn_below;
-    /* Sorting once gives every figure with one rank definition. */
-    qsort(samples, n, sizeof *samples, tb__cmp_float);
-    s->min = samples[0];
-    s->max = samples[n - 1];
-    s->p95 = samples[tb__rank(n, 0.95)];
-    s->p99 = samples[tb__rank(n, 0.99)];
+    /* The values of the nearest ranks, as a full sort would give them, in
+     * O(n): select p99's rank, then p95's among the smaller ones. */
+    s->min = s->max = samples[0];
+    for (size_t i = 1; i < n; i++) {
+        s->min = samples[i] < s->min ? samples[i] : s->min;
+        s->max = samples[i] > s->max ? samples[i] : s->max;
+    }
+    size_t r99 = tb__rank(n, 0.99), r95 = tb__rank(n, 0.95);
+    s->p99 = tb__select(samples, n, r99);
+    s->p95 = tb__select(samples, r95 < r99 ? r99 : n, r95);
     s->torn_frac = (float)((double)s->torn / (double)n);
 }
 
