@@ -527,6 +527,112 @@ static void fix_run_is_the_whole_job_and_leaves_its_input_alone(void **state)
     tb_doc_free(in);
 }
 
+/* The whole scene turned half a turn about +Y in bind space: every position,
+ * normal, inverse bind matrix, node TRS and key. The character then faces
+ * -Z, as the three.js Soldier is authored. */
+static void turn_scene(tb_doc *doc)
+{
+    tb_error err;
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int acc_count = g->accessor_count;
+    uint8_t *edit = calloc((size_t)acc_count, 1); /* 1 vec3, 2 IBM, 4 quaternion */
+    for (int i = 0; i < g->mesh_count; i++)
+        for (int q = 0; q < g->meshes[i].primitive_count; q++) {
+            edit[g->meshes[i].primitives[q].position] = 1;
+            if (g->meshes[i].primitives[q].normal >= 0)
+                edit[g->meshes[i].primitives[q].normal] = 1;
+        }
+    edit[g->skins[0].inverse_bind_matrices] = 2;
+    for (int a = 0; a < g->animation_count; a++)
+        for (int c = 0; c < g->animations[a].channel_count; c++) {
+            int out = g->animations[a].samplers[g->animations[a].channels[c].sampler].output;
+            if (g->animations[a].channels[c].path == TB_GLTF_PATH_TRANSLATION)
+                edit[out] = 1;
+            else if (g->animations[a].channels[c].path == TB_GLTF_PATH_ROTATION)
+                edit[out] = 4;
+        }
+    for (int a = 0; a < acc_count; a++) {
+        if (!edit[a])
+            continue;
+        size_t n = tb_doc_gltf(doc)->accessors[a].count * (size_t)tb_doc_gltf(doc)->accessors[a].components;
+        float *v = malloc(n * sizeof *v);
+        assert_int_equal(tb_accessor_read_floats(doc, a, v, n, &err), TB_OK);
+        static const float s4[4] = {-1, 1, -1, 1};
+        if (edit[a] == 2) /* R M R, R = diag(-1, 1, -1, 1) */
+            for (size_t m = 0; m < n; m++)
+                v[m] *= s4[m % 4] * s4[(m % 16) / 4];
+        else
+            for (size_t q = 0; q < n; q++)
+                v[q] *= edit[a] == 1 ? s4[q % 3] : s4[q % 4]; /* (x, y, z) and quaternion (x, y, z, w) */
+        assert_int_equal(tb_doc_replace_accessor_data(doc, a, v, TB_COMPONENT_FLOAT, &err), TB_OK);
+        free(v);
+        assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    }
+    free(edit);
+    size_t i;
+    json_t *nd;
+    json_array_foreach(json_object_get(tb_doc_json(doc), "nodes"), i, nd) {
+        json_t *t = json_object_get(nd, "translation"), *r = json_object_get(nd, "rotation");
+        if (t)
+            json_object_set_new(nd, "translation", json_pack("[f,f,f]", -json_number_value(json_array_get(t, 0)),
+                                                             json_number_value(json_array_get(t, 1)),
+                                                             -json_number_value(json_array_get(t, 2))));
+        if (r)
+            json_object_set_new(nd, "rotation", json_pack("[f,f,f,f]", -json_number_value(json_array_get(r, 0)),
+                                                          json_number_value(json_array_get(r, 1)),
+                                                          -json_number_value(json_array_get(r, 2)),
+                                                          json_number_value(json_array_get(r, 3))));
+    }
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+}
+
+/* A character authored facing -Z: the spring's "back" and "forward" come
+ * from its joints, so its tail moves as the same character's facing +Z,
+ * turned (each key q becomes R q R^-1 for R half a turn about +Y). */
+static void tail_moves_the_same_when_the_character_faces_minus_z(void **state)
+{
+    (void)state;
+    tb_doc *doc[2];
+    tb_error err;
+    tb_synth_desc sd = {0};
+    sd.units = TB_SYNTH_UNITS_M;
+    const char *only[] = {"Walk", NULL};
+    tb_bake_desc bd = {0};
+    bd.only = only;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
+        if (i)
+            turn_scene(doc[i]);
+        tb_appendage_report ar;
+        assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
+        tb_appendage_report_free(&ar);
+        tb_bake_report rep;
+        assert_int_equal(tb_bake(doc[i], &bd, &rep, &err), TB_OK);
+        tb_bake_report_free(&rep);
+    }
+    size_t n0, n1;
+    float *k0 = tail_keys(doc[0], "Walk", &n0), *k1 = tail_keys(doc[1], "Walk", &n1);
+    assert_int_equal(n0, n1);
+    assert_true(n0 > 0);
+    float worst = 0, swing = 0;
+    for (size_t q = 0; q < n0; q += 4) {
+        float e[4] = {-k0[q], k0[q + 1], -k0[q + 2], k0[q + 3]};
+        float d = fabsf(e[0] * k1[q] + e[1] * k1[q + 1] + e[2] * k1[q + 2] + e[3] * k1[q + 3]);
+        float ang = 2 * acosf(d > 1 ? 1 : d);
+        worst = ang > worst ? ang : worst;
+        float w = fabsf(k0[q + 3]);
+        swing = 2 * acosf(w > 1 ? 1 : w) > swing ? 2 * acosf(w > 1 ? 1 : w) : swing;
+    }
+    print_message("facing -Z vs +Z: largest tail key difference %.4f deg (tail rotations up to %.1f deg)\n",
+                  worst * 180 / PI_F, swing * 180 / PI_F);
+    assert_true(swing > 10 * PI_F / 180);
+    assert_true(worst < 0.5f * PI_F / 180);
+    free(k0);
+    free(k1);
+    tb_doc_free(doc[0]);
+    tb_doc_free(doc[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +646,7 @@ int main(void)
         cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
         cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
         cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),
+        cmocka_unit_test(tail_moves_the_same_when_the_character_faces_minus_z),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,13 @@ int tb_model_uses_skin(const tb_model *m, int skin);
  * written to out (capacity doc skin count), `skin` first; returns the count. */
 int tb_skin_equivalents(const tb_doc *doc, int skin, int *out);
 
+/* The character's up and forward directions in bind space, unit vectors:
+ * up from the hips to the highest spine/neck/head joint, forward = left × up
+ * with left from the right thigh (or shoulder, or arm) to the left one. A
+ * model authored facing −Z (the three.js Soldier) gets its own. Returns 0 and
+ * glTF's convention (+Y up, +Z forward) when those roles are missing. */
+int tb_model_axes(const tb_model *m, float up[3], float forward[3]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,6 +134,14 @@ typedef struct tb_spring_desc {
     float teleport_m;        /* 0 → 1 m (world): an anchor jump beyond this in one
                                 step resets the chain; INFINITY disables */
     float teleport_rad;      /* 0 → 60°: same for the anchor's rotation */
+    /* The character's axes in bind space (skin space): all-zero → glTF's
+     * convention, +Y up and facing +Z. Carry lifts the tail back (against
+     * forward) and up; the hip plane faces forward. A model authored facing
+     * −Z, or Z-up under a rotated armature, names its own (the offline bake
+     * takes them from the leg and spine joints). forward is made
+     * perpendicular to up. */
+    float bind_up[3];
+    float bind_forward[3];
     /* tb_spring_create() only; NULL → malloc/free. */
     void *(*alloc_fn)(size_t size, void *user);
     void (*free_fn)(void *ptr, void *user);

@@ -433,6 +433,7 @@ typedef struct tb__state {
     uint32_t *model_off, *model_list; /* welded id → its model vertices (CSR) */
     uint32_t *shell_off, *shell_list; /* shell root → its welded ids (CSR) */
     double *ms;         /* stage times (tb_appendage_report.stage_ms) */
+    float up[3], fwd[3];/* the character's axes in bind space (tb_model_axes) */
 } tb__state;
 
 static void tb__state_free(tb__state *st)
@@ -1262,7 +1263,11 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     }
     {
         const float *hp = tb__jpos(m, st->pelvis);
-        ap->lateral = fabsf(cf[0] - hp[0]) / st->H;
+        /* the character's own axes (a model may face -Z) */
+        float d3[3] = {cf[0] - hp[0], cf[1] - hp[1], cf[2] - hp[2]}, side[3] = {
+            st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
+            st->up[0] * st->fwd[1] - st->up[1] * st->fwd[0]};
+        ap->lateral = fabsf(d3[0] * side[0] + d3[1] * side[1] + d3[2] * side[2]) / st->H;
     }
     float ratio = ap->centroid_ratio > ap->standoff_ratio ? ap->centroid_ratio : ap->standoff_ratio;
     /* (choice) the test is about far skin of the body's own surface; a
@@ -1335,7 +1340,9 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
                 bend = dev;
         }
         ap->bend = ap->length > 0 ? bend / ap->length : 0;
-        float below = hp[1] - Jc[K][1], behind = hp[2] - Jc[K][2];
+        float tip[3] = {hp[0] - Jc[K][0], hp[1] - Jc[K][1], hp[2] - Jc[K][2]};
+        float below = tip[0] * st->up[0] + tip[1] * st->up[1] + tip[2] * st->up[2];
+        float behind = tip[0] * st->fwd[0] + tip[1] * st->fwd[1] + tip[2] * st->fwd[2];
         ap->reach = (below > behind ? below : behind) / st->H;
         int votes = (ap->taper < d->tail_taper_max) + (ap->bend > d->tail_bend_min) + (ap->reach > d->tail_reach_min);
         int midline = ap->lateral <= d->tail_lateral_max; /* wings come off the side */
@@ -1500,6 +1507,7 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
             }
         }
     st.ms = out->stage_ms;
+    tb_model_axes(m, st.up, st.fwd);
     tb_result r = tb__prepare(&st, err);
     double t = tb__now_ms();
     if (r == TB_OK) {

@@ -643,8 +643,36 @@ static tb_result tb__check_params(const tb_spring_params *p, float substep, tb_e
     return TB_OK;
 }
 
+static const versor tb__identity_axes = {0.0f, 0.0f, 0.0f, 1.0f};
+
+/* The character's axes (lateral, up, forward) in bind space as a rotation
+ * of X, Y, Z; identity for glTF's +Y up, +Z forward (the all-zero desc). */
+static void tb__char_axes(const tb_spring_desc *d, versor q)
+{
+    float up[3], fwd[3], lat[3];
+    tb__v3_copy(d->bind_up, up);
+    tb__v3_copy(d->bind_forward, fwd);
+    if (!(tb__v3_len(up) > 1e-6f))
+        tb__v3_set(up, 0.0f, 1.0f, 0.0f);
+    tb__v3_normalize(up);
+    if (!(tb__v3_len(fwd) > 1e-6f))
+        tb__v3_set(fwd, 0.0f, 0.0f, 1.0f);
+    float k = tb__v3_dot(fwd, up);
+    for (int i = 0; i < 3; i++)
+        fwd[i] -= k * up[i];
+    if (!(tb__v3_len(fwd) > 1e-6f)) { /* forward along up: keep glTF's */
+        tb__q_copy(tb__identity_axes, q);
+        return;
+    }
+    tb__v3_normalize(fwd);
+    glm_vec3_cross(up, fwd, lat); /* X = Y × Z */
+    tb__q_from_axes(lat, up, fwd, q);
+}
+
 static tb_result tb__check_desc(const tb_spring_desc *d, tb_error *err)
 {
+    if (!tb__finite_n(d->bind_up, 3) || !tb__finite_n(d->bind_forward, 3))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.bind_up", "axes must be finite");
     if (!(d->substep_s > 0.0f) || !isfinite(d->substep_s))
         return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.substep_s", "must be finite and > 0");
     if (!(d->max_dt_s >= d->substep_s) || !isfinite(d->max_dt_s))
@@ -770,7 +798,7 @@ static tb_result tb__check_skeleton(const tb_skeleton *skel, tb_error *err)
 /* Finds the chains. With a == NULL only counts; otherwise fills a's arrays
  * (their sizes come from a previous counting pass). */
 static tb_result tb__discover(const tb_skeleton *skel, tb_spring_animator *a, tb__counts *n,
-                              tb_error *err)
+                              const versor axes, tb_error *err)
 {
     char nb[32];
     tb__chain scratch_chain;
@@ -821,6 +849,12 @@ static tb_result tb__discover(const tb_skeleton *skel, tb_spring_animator *a, tb
         if (!tb__decompose((const float *)wa, t, c->b_a, sc))
             return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, anchor, nb),
                             "degenerate bind matrix");
+        /* hips frame: the character's axes (lateral, up, forward) as X, Y, Z */
+        versor fq, b;
+        tb__q_conj(axes, fq);
+        tb__q_mul(fq, c->b_a, b);
+        tb__q_copy(b, c->b_a);
+        tb__q_normalize(c->b_a);
         if (end >= 0 && !tb__rest_local(skel, end, c->end_t, c->end_q, c->end_sc))
             return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, end, nb),
                             "degenerate bind matrix");
@@ -896,7 +930,7 @@ tb_result tb_spring_memory_size(const tb_skeleton *skel, size_t *size, int *chai
     tb__counts n;
     tb_result r = tb__check_skeleton(skel, err);
     if (r == TB_OK)
-        r = tb__discover(skel, NULL, &n, err);
+        r = tb__discover(skel, NULL, &n, tb__identity_axes, err);
     if (r != TB_OK)
         return r;
     if (size)
@@ -929,7 +963,7 @@ tb_result tb_spring_init(tb_spring_animator **out, void *memory, size_t size,
         r = tb__check_skeleton(skel, err);
     tb__counts n;
     if (r == TB_OK)
-        r = tb__discover(skel, NULL, &n, err);
+        r = tb__discover(skel, NULL, &n, tb__identity_axes, err);
     if (r != TB_OK)
         return r;
     if (size < tb__bytes(&n))
@@ -952,7 +986,9 @@ tb_result tb_spring_init(tb_spring_animator **out, void *memory, size_t size,
     a->teleport_m = d.teleport_m;
     a->teleport_rad = d.teleport_rad;
     tb__counts filled;
-    r = tb__discover(skel, a, &filled, err);
+    versor axes;
+    tb__char_axes(&d, axes);
+    r = tb__discover(skel, a, &filled, axes, err);
     if (r != TB_OK)
         return r;
     for (int c = 0; c < a->chain_count; c++) {
