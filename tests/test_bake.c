@@ -333,6 +333,20 @@ static void transform_scene(tb_doc *doc, float k, float dy)
 }
 
 /* Baked tail rotation keys of one clip, in channel order. */
+/* Angle between two unit quaternions, precise near zero. */
+static float quat_angle(const float *a, const float *b)
+{
+    double dot = 0, dm = 0, dp = 0;
+    for (int i = 0; i < 4; i++)
+        dot += (double)a[i] * b[i];
+    double sg = dot < 0 ? -1 : 1;
+    for (int i = 0; i < 4; i++) {
+        dm += (a[i] - sg * b[i]) * (a[i] - sg * b[i]);
+        dp += (a[i] + sg * b[i]) * (a[i] + sg * b[i]);
+    }
+    return (float)(4 * atan2(sqrt(dm), sqrt(dp)));
+}
+
 static float *tail_keys(tb_doc *doc, const char *clip, size_t *count)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
@@ -388,8 +402,7 @@ static void tail_moves_the_same_in_a_centimetre_scene(void **state)
     assert_true(n0 > 0);
     float worst = 0;
     for (size_t q = 0; q < n0; q += 4) {
-        float d = fabsf(k0[q] * k1[q] + k0[q + 1] * k1[q + 1] + k0[q + 2] * k1[q + 2] + k0[q + 3] * k1[q + 3]);
-        float ang = 2 * acosf(d > 1 ? 1 : d);
+        float ang = quat_angle(k0 + q, k1 + q);
         if (ang > worst)
             worst = ang;
     }
@@ -617,8 +630,7 @@ static void tail_moves_the_same_when_the_character_faces_minus_z(void **state)
     float worst = 0, swing = 0;
     for (size_t q = 0; q < n0; q += 4) {
         float e[4] = {-k0[q], k0[q + 1], -k0[q + 2], k0[q + 3]};
-        float d = fabsf(e[0] * k1[q] + e[1] * k1[q + 1] + e[2] * k1[q + 2] + e[3] * k1[q + 3]);
-        float ang = 2 * acosf(d > 1 ? 1 : d);
+        float ang = quat_angle(e, k1 + q);
         worst = ang > worst ? ang : worst;
         float w = fabsf(k0[q + 3]);
         swing = 2 * acosf(w > 1 ? 1 : w) > swing ? 2 * acosf(w > 1 ? 1 : w) : swing;

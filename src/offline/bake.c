@@ -78,10 +78,21 @@ void tb_bake_report_free(tb_bake_report *report)
     memset(report, 0, sizeof *report);
 }
 
+/* Angle of the rotation between two unit quaternions, precise near zero
+ * (4 atan2(|a − b|, |a + b|) with b on a's hemisphere; 2 acos(|a·b|) in
+ * float cannot tell 0 from 0.04°). */
 static float tb__quat_angle(const float a[4], const float b[4])
 {
-    float d = fabsf(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
-    return 2.0f * acosf(d > 1.0f ? 1.0f : d);
+    double dot = 0, dm = 0, dp = 0;
+    for (int i = 0; i < 4; i++)
+        dot += (double)a[i] * b[i];
+    double s = dot < 0 ? -1 : 1;
+    for (int i = 0; i < 4; i++) {
+        double m = a[i] - s * b[i], p = a[i] + s * b[i];
+        dm += m * m;
+        dp += p * p;
+    }
+    return (float)(4.0 * atan2(sqrt(dm), sqrt(dp)));
 }
 
 /* Everything one clip's simulation needs, allocated once per bake. */
