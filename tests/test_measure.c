@@ -670,9 +670,52 @@ static void synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one(void *
     tb_doc_free(doc);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* tb_measure_edges (radix sort) gives the set a plain sort gives: strictly
+ * ascending unique pairs lo < hi of the triangles' sides. */
+static void edges_are_the_unique_sorted_triangle_sides(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    tb_error err;
+    assert_int_equal(tb_synth_build(&doc, "tail_fur", NULL, NULL, &err), TB_OK);
+    tb_model *m;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    uint64_t *e = NULL;
+    size_t n = tb_measure_edges(m, &e);
+    assert_true(n > 1000 && n != SIZE_MAX);
+    uint64_t *want = malloc(m->triangle_count * 3 * sizeof *want);
+    size_t c = 0;
+    for (size_t t = 0; t < m->triangle_count; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = m->triangles[t * 3 + (size_t)k], b = m->triangles[t * 3 + (size_t)(k + 1) % 3];
+            if (a != b)
+                want[c++] = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+        }
+    qsort(want, c, sizeof *want, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < c; i++)
+        if (!u || want[i] != want[u - 1])
+            want[u++] = want[i];
+    assert_int_equal(n, u);
+    assert_memory_equal(e, want, n * sizeof *e);
+    for (size_t i = 1; i < n; i++)
+        assert_true(e[i - 1] < e[i] && (uint32_t)(e[i] >> 32) < (uint32_t)e[i]);
+    free(want);
+    free(e);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(edges_are_the_unique_sorted_triangle_sides),
         cmocka_unit_test(zero_desc_means_spec_defaults),
         cmocka_unit_test(invalid_desc_is_refused_with_the_field_named),
         cmocka_unit_test(clip_adapter_maps_channels_to_skeleton_joints),

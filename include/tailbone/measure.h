@@ -74,6 +74,10 @@ typedef struct tb_measure_desc {
      * entries each, same layout as tb_model.joints/weights. NULL → model's. */
     const uint16_t *joints;
     const float *weights;
+    /* The model's unique edges from tb_measure_edges (sorted lo << 32 | hi),
+     * to share one list across clips and variants; NULL → computed here. */
+    const uint64_t *edges;
+    size_t edge_count;
     tb_pose_hook pose_hook;    /* NULL → none */
     void *hook_user;
     float hook_rate_hz;        /* 0 → the hook runs at the instants only; > 0: also at
@@ -162,6 +166,12 @@ tb_result tb_measure_rigid_weights(uint16_t *joints_dst, float *weights_dst, con
  * its incoming bone (SPEC A1); a lone root is a point. O(n · influences). */
 float tb_measure_bone_distance(const tb_model *m, const uint8_t *mask, const uint16_t *joints,
                                const float *weights);
+
+/* The model's unique edges: every unordered pair of vertex indices sharing
+ * a triangle, as (lo << 32 | hi), sorted ascending (radix sort, O(n)).
+ * Returns the count and sets *out (malloc'd; free() it; NULL when there is
+ * no triangle), or SIZE_MAX when out of memory. */
+size_t tb_measure_edges(const tb_model *m, uint64_t **out);
 
 /* Nearest-rank percentile (q in [0, 1]): the value of rank ceil(q·n) in
  * ascending order (q = 0 gives the minimum). Reorders v partially (O(n)

@@ -221,6 +221,8 @@ typedef struct tb__ctx {
     int fixed_tried;
     tb_doc *fixed_doc;
     tb_model *fixed_m;
+    uint64_t *edges;            /* the mesh's edges, once for every clip and variant */
+    size_t edge_count;
 } tb__ctx;
 
 /* SPEC A1-A7 detection: the union of the vertices of every appendage
@@ -496,6 +498,8 @@ static int tb__one_clip(tb__ctx *c, int anim)
     d.loop = c->o->loop;
     d.tail_mask = c->mask;
     d.tail_joints = c->tail_joints;
+    d.edges = c->edges; /* the repaired variant has the same triangles */
+    d.edge_count = c->edge_count;
     d = tb_measure_desc_defaults(&d); /* the dump is sized from d.instants */
     int rc = c->o->compare ? tb__compare(c, anim, clip, d) : tb__plain(c, anim, clip, d);
     tb_clip_free(clip);
@@ -569,6 +573,13 @@ int tb_cmd_measure(int argc, char **argv)
         return tb_cli_error(o.in, &err);
     }
     tb__ctx c = {.o = &o, .doc = doc, .m = m};
+    c.edge_count = tb_measure_edges(m, &c.edges);
+    if (c.edge_count == SIZE_MAX) {
+        tb_model_free(m);
+        tb_doc_free(doc);
+        fprintf(stderr, "tailbone: %s: out of memory\n", o.in);
+        return TB_EXIT_FAIL;
+    }
     uint8_t *mask = NULL, *tail_joints = NULL;
     int rc = TB_EXIT_OK;
     if (o.tail_mask) {
@@ -633,6 +644,7 @@ int tb_cmd_measure(int argc, char **argv)
     }
     free(mask);
     free(tail_joints);
+    free(c.edges);
     tb_model_free(c.fixed_m);
     tb_doc_free(c.fixed_doc);
     tb_model_free(m);

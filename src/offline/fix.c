@@ -56,7 +56,9 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
     if (r != TB_OK)
         return r;
     rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
-    if (!rep->stretch) {
+    uint64_t *edges = NULL;
+    size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
+    if (!rep->stretch || ne == SIZE_MAX) {
         tb_model_free(m);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
@@ -71,6 +73,8 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
         tb_measure_desc md;
         memset(&md, 0, sizeof md);
         md.loop = bc->looping;
+        md.edges = edges;
+        md.edge_count = ne;
         tb_fix_stretch *s = &rep->stretch[rep->stretch_count];
         r = tb_measure_clip(&s->result, m, clip, &md, err);
         if (r == TB_OK) {
@@ -80,6 +84,7 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
         }
         tb_clip_free(clip);
     }
+    free(edges);
     tb_model_free(m);
     return r;
 }

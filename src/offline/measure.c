@@ -65,12 +65,6 @@ static int tb__cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int tb__cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Rank of the nearest-rank percentile q among n sorted values. */
 static size_t tb__rank(size_t n, double q)
 {
@@ -234,9 +228,44 @@ float tb_measure_bone_distance(const tb_model *m, const uint8_t *mask, const uin
 
 /* ---- measuring -------------------------------------------------------- */
 
-/* Unique unordered vertex pairs of the triangles, sorted (lo << 32 | hi).
- * Returns the count; *out is malloc'd (NULL when no triangle). */
-static size_t tb__unique_edges(const tb_model *m, uint64_t **out)
+/* LSD radix sort of 64-bit keys, 16 bits a pass over the bits in use. */
+static int tb__radix_sort_u64(uint64_t *a, size_t n)
+{
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++)
+        top |= a[i];
+    uint64_t *tmp = malloc((n + 1) * sizeof *tmp);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return 0;
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64 && (top >> shift); shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t k = 0; k < 65536; k++) {
+            size_t c = count[k];
+            count[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(tmp);
+    free(count);
+    return 1;
+}
+
+size_t tb_measure_edges(const tb_model *m, uint64_t **out)
 {
     *out = NULL;
     if (m->triangle_count == 0)
@@ -256,7 +285,10 @@ static size_t tb__unique_edges(const tb_model *m, uint64_t **out)
             e[c++] = (uint64_t)lo << 32 | hi;
         }
     }
-    qsort(e, c, sizeof *e, tb__cmp_u64);
+    if (!tb__radix_sort_u64(e, c)) {
+        free(e);
+        return SIZE_MAX;
+    }
     size_t u = 0;
     for (size_t i = 0; i < c; i++)
         if (u == 0 || e[i] != e[u - 1])
@@ -427,9 +459,17 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
 
     tb__scratch s;
     memset(&s, 0, sizeof s);
-    size_t ne = tb__unique_edges(m, &s.edges);
-    if (ne == SIZE_MAX)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    size_t ne;
+    const uint64_t *edges;
+    if (d.edges) { /* the caller's, from tb_measure_edges: shared across clips */
+        ne = d.edge_count;
+        edges = d.edges;
+    } else {
+        ne = tb_measure_edges(m, &s.edges);
+        if (ne == SIZE_MAX)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        edges = s.edges;
+    }
     s.bind_len = malloc((ne + 1) * sizeof *s.bind_len);
     s.group = malloc(ne + 1);
     s.mask = malloc(nv + 1);
@@ -472,7 +512,7 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     const float min_len = d.degenerate_h * m->height;
     size_t n_tail = 0, n_body = 0, n_seam = 0;
     for (size_t e = 0; e < ne; e++) {
-        uint32_t a = (uint32_t)(s.edges[e] >> 32), b = (uint32_t)s.edges[e];
+        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
         float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
         s.bind_len[e] = len;
         uint8_t g = 0;
@@ -508,7 +548,7 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
             double acc[3] = {0, 0, 0};
             size_t cnt = 0;
             for (size_t e = 0; e < ne; e++) {
-                uint32_t a = (uint32_t)(s.edges[e] >> 32), b = (uint32_t)s.edges[e];
+                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
                 if (s.mask[a] != s.mask[b]) {
                     uint32_t t = s.mask[a] ? a : b;
                     for (int c = 0; c < 3; c++)
@@ -615,7 +655,7 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         for (size_t e = 0; e < ne; e++) {
             if (!s.group[e])
                 continue;
-            uint32_t a = (uint32_t)(s.edges[e] >> 32), b = (uint32_t)s.edges[e];
+            uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
             float ratio = tb__dist3(s.skinned + (size_t)a * 3, s.skinned + (size_t)b * 3) * inv_scale / s.bind_len[e];
             if (s.group[e] == 1)
                 s.tail_samples[ti++] = ratio;
