@@ -647,6 +647,59 @@ static void soldierRunLimbsAgreeOnBoneDemon(void **state)
     limb_agreement("clips/threejs_Soldier_rexport.glb", "characters/banter_Bone_Demon.glb", "Run");
 }
 
+/* Limb reconciliation (opt-in): a foot whose skin dips below the floor is
+ * raised by a leg IK. On the Wolf the transferred Xbot walk and run dip
+ * ~10 cm (longer feet than the source's); with foot_contact the lowest foot
+ * skin stays within a centimetre of the floor. */
+static void footContactKeepsTheWolfsFeetOutOfTheFloor(void **state)
+{
+    (void)state;
+    const char *lp = tbt_corpus_file("clips/Xbot_agree_run_walk.glb");
+    if (!lp)
+        skip();
+    char lib_path[4096], char_path[4096];
+    snprintf(lib_path, sizeof lib_path, "%s", lp);
+    const char *cp = tbt_corpus_file("characters/banter_Wolf.glb");
+    if (!cp)
+        skip();
+    snprintf(char_path, sizeof char_path, "%s", cp);
+    double low[2];
+    int fixes[2];
+    for (int on = 0; on < 2; on++) {
+        tb_doc *lib = NULL, *ch = NULL;
+        tb_error err = {0};
+        assert_int_equal(tb_doc_load(&lib, lib_path, NULL, &err), TB_OK);
+        assert_int_equal(tb_doc_load(&ch, char_path, NULL, &err), TB_OK);
+        tb_retarget_desc d = {0};
+        d.foot_contact = on;
+        const char *only[2] = {"walk", "run"};
+        d.only = only;
+        d.only_count = 2;
+        json_t *rep = NULL;
+        assert_int_equal(tb_retarget_docs(ch, &lib, 1, &d, &rep, &err), TB_OK);
+        low[on] = INFINITY;
+        fixes[on] = 0;
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(rep, "clips"), i, c) {
+            json_t *g = json_object_get(c, "grounding");
+            double y = json_real_value(json_object_get(g, "foot_min_y_low"));
+            low[on] = y < low[on] ? y : low[on];
+            fixes[on] += (int)json_integer_value(json_object_get(g, "foot_contact_fixes"));
+        }
+        json_decref(rep);
+        tb_doc_free(lib);
+        tb_doc_free(ch);
+    }
+    print_message("Wolf, Xbot walk+run: lowest foot skin %.3f m as transferred, %.3f m with foot contact "
+                  "(%d leg-frames raised)\n",
+                  low[0], low[1], fixes[1]);
+    assert_true(low[0] < -0.05);
+    assert_int_equal(fixes[0], 0);
+    assert_true(fixes[1] > 0);
+    assert_true(low[1] > -0.01);
+}
+
 /* ---- CLI ------------------------------------------------------------------ */
 
 static void cliRetargetsAndReports(void **state)
@@ -724,6 +777,7 @@ int main(void)
         cmocka_unit_test(writtenAnimationRoundTrips),
         cmocka_unit_test(xbotWalkLimbsAgreeOnWolf),
         cmocka_unit_test(soldierRunLimbsAgreeOnBoneDemon),
+        cmocka_unit_test(footContactKeepsTheWolfsFeetOutOfTheFloor),
         cmocka_unit_test(cliRetargetsAndReports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

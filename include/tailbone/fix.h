@@ -49,6 +49,7 @@ typedef struct tb_fix_desc {
     tb_doc *const *libraries;   /* clip libraries to transfer first; NULL: none */
     int library_count;
     const char *const *only;    /* NULL-terminated clip names (transfer and bake); NULL: all */
+    int foot_contact;           /* transfer with tb_retarget_desc.foot_contact */
     /* Called before each stage ("repair", "transfer clips", "bake", "measure",
      * "blend zone 0.375: again", ...); may be NULL. */
     void (*progress)(void *user, const char *stage);

@@ -153,6 +153,10 @@ typedef struct tb_retarget_desc {
     const char *const *only; /* clip names to transfer (NULL = all); exact, or the
                                 part after the last '|', case-insensitive */
     int only_count;
+    int foot_contact;      /* 1: a leg whose foot skin dips below the floor gets a two-bone
+                              IK raising its ankle (limb reconciliation; the limbs then
+                              differ from the source's by the IK's turn). 0 (default):
+                              rotations as transferred */
     int no_detect;         /* tb_retarget_docs: 0: a character without Tail_* bones has
                               its tails found by tb_appendage_detect (SPEC A) and their
                               skin put in T; 1: don't */
@@ -200,6 +204,8 @@ typedef struct tb_retarget_bake {
                               (what foot_min_y should follow; inf if no foot) */
     float leg_ratio;       /* target leg length / source leg length */
     float facing_deg;      /* yaw of C, degrees */
+    int foot_fixes;        /* leg-frames whose foot was raised out of the floor (IK) */
+    float foot_raise_max;  /* largest such raise, target units */
 } tb_retarget_bake;
 
 /* Transfers one clip sampled on src's private skeleton (clip joints index

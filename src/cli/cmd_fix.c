@@ -136,6 +136,7 @@ static void tb__help(void)
            "clips:\n"
            "  --clips A.glb[,B.glb] transfer these files' clips onto the character first\n"
            "  --only NAME[,NAME]    only these clips (transfer and bake)\n"
+           "  --foot-contact        transfer with foot contact (as `tailbone retarget`)\n"
            "  --no-bake             repair only; leave the clips as they are\n"
            "  --fps N               key rate of the baked tail (default 30)\n"
            "spring (SPEC B; lengths in metres, scaled to the scene's unit — cm and mm scenes are\n"
@@ -171,6 +172,7 @@ int tb_cmd_fix(int argc, char **argv)
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
+    int foot_contact = 0;
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
     tb_bake_desc bd;
@@ -192,6 +194,8 @@ int tb_cmd_fix(int argc, char **argv)
             no_bake = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
+        } else if (!strcmp(a, "--foot-contact")) {
+            foot_contact = 1;
         } else if (!strcmp(a, "--smooth-pieces")) {
             d.smooth_pieces = 1;
         } else if ((o = tb_cli_appendage_options("fix", argc, argv, &i, &d)) >= 0) {
@@ -296,6 +300,7 @@ int tb_cmd_fix(int argc, char **argv)
     fd.libraries = libs;
     fd.library_count = lib_count;
     fd.only = only;
+    fd.foot_contact = foot_contact;
     if (progress && !quiet) {
         fd.progress = tb__progress;
         fd.progress_user = (void *)in;

@@ -79,6 +79,8 @@ int tb_cmd_retarget(int argc, char **argv)
                    "  --no-detect       don't look for tails (SPEC A) on a character without Tail_*\n"
                    "                    bones; their skin then counts as body for grounding\n"
                    "  --raw-delta       pure world-delta transfer (no limb bind-direction alignment)\n"
+                   "  --foot-contact    raise a foot whose skin dips below the floor with a two-bone\n"
+                   "                    leg IK (the legs then differ from the source's; docs/retarget.md)\n"
                    "  -q, --quiet       print nothing on success\n");
             return TB_EXIT_OK;
         } else if (!strcmp(a, "--clips")) {
@@ -107,6 +109,8 @@ int tb_cmd_retarget(int argc, char **argv)
             d.no_detect = 1;
         } else if (!strcmp(a, "--raw-delta")) {
             d.raw_delta = 1;
+        } else if (!strcmp(a, "--foot-contact")) {
+            d.foot_contact = 1;
         } else if (tb_cli_is(a, "-q", "--quiet")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {

@@ -109,6 +109,7 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
             n++;
         rd.only = d->only;
         rd.only_count = n;
+        rd.foot_contact = d->foot_contact;
         r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, &rep->retarget, err);
         rep->changed = 1;
     }

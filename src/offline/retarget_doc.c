@@ -157,6 +157,8 @@ static json_t *tb__clip_report(const tb_retarget_bake *b, const char *lib, int r
     json_object_set_new(gr, "foot_vs_source_mean", fn ? json_real(ferr / fn) : json_null());
     json_object_set_new(gr, "foot_vs_source_max", fn ? json_real(ferr_max) : json_null());
     json_object_set_new(gr, "tail_min_y", isfinite(tmin) ? json_real(tmin) : json_null());
+    json_object_set_new(gr, "foot_contact_fixes", json_integer(b->foot_fixes));
+    json_object_set_new(gr, "foot_contact_raise_max", json_real(b->foot_raise_max));
     json_object_set_new(o, "grounding", gr);
     return o;
 }
