@@ -13,6 +13,9 @@ void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
             rep->appendage_count, "");
     if (rep->ignored_islands)
         fprintf(f, "  (%zu far island(s) too small to be an appendage ignored)\n", rep->ignored_islands);
+    if (rep->body_single_bone >= 0.9f)
+        fprintf(f, "  body skinned in rigid pieces: %.0f%% of its vertices on one bone\n",
+                100.0 * (double)rep->body_single_bone);
     if (rep->existing_chains)
         fprintf(f, "  existing Tail_* chains: %d\n", rep->existing_chains);
     if (!rep->appendage_count)
