@@ -333,6 +333,13 @@ static void transform_scene(tb_doc *doc, float k, float dy)
 }
 
 /* Baked tail rotation keys of one clip, in channel order. */
+static void quat_mul(float d[4], const float a[4], const float b[4])
+{
+    float r[4] = {a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1], a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+                  a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3], a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+    memcpy(d, r, sizeof r);
+}
+
 /* Angle between two unit quaternions, precise near zero. */
 static float quat_angle(const float *a, const float *b)
 {
@@ -645,6 +652,149 @@ static void tail_moves_the_same_when_the_character_faces_minus_z(void **state)
     tb_doc_free(doc[1]);
 }
 
+/* The character's bind data turned to stand along +Z (a quarter turn about
+ * +X) under a new root node that turns it back, as Sketchfab's conversions
+ * and some FBX exports store a Z-up mesh. World poses are unchanged. */
+static void stand_on_z(tb_doc *doc)
+{
+    tb_error err;
+    const tb_gltf *g = tb_doc_gltf(doc);
+    const float h = 0.70710678f, qr[4] = {h, 0, 0, h}; /* R: (x, y, z) -> (x, -z, y) */
+    json_t *root = tb_doc_json(doc), *nodes = json_object_get(root, "nodes");
+    json_t *scene = json_array_get(json_object_get(root, "scenes"), 0), *roots = json_object_get(scene, "nodes");
+    uint8_t *is_root = calloc((size_t)g->node_count + 1, 1);
+    size_t i;
+    json_t *x;
+    json_array_foreach(roots, i, x) is_root[json_integer_value(x)] = 1;
+    uint8_t *edit = calloc((size_t)g->accessor_count, 1); /* 1 vec3, 2 IBM, 3 root translation keys, 4 root rotation keys */
+    for (int m = 0; m < g->mesh_count; m++)
+        for (int q = 0; q < g->meshes[m].primitive_count; q++) {
+            edit[g->meshes[m].primitives[q].position] = 1;
+            if (g->meshes[m].primitives[q].normal >= 0)
+                edit[g->meshes[m].primitives[q].normal] = 1;
+        }
+    edit[g->skins[0].inverse_bind_matrices] = 2;
+    for (int a = 0; a < g->animation_count; a++)
+        for (int c = 0; c < g->animations[a].channel_count; c++) {
+            const tb_gltf_channel *ch = &g->animations[a].channels[c];
+            if (!is_root[ch->node])
+                continue;
+            int out = g->animations[a].samplers[ch->sampler].output;
+            if (ch->path == TB_GLTF_PATH_TRANSLATION)
+                edit[out] = 3;
+            else if (ch->path == TB_GLTF_PATH_ROTATION)
+                edit[out] = 4;
+        }
+    for (int a = 0; a < tb_doc_gltf(doc)->accessor_count; a++) {
+        if (!edit[a])
+            continue;
+        size_t n = tb_doc_gltf(doc)->accessors[a].count * (size_t)tb_doc_gltf(doc)->accessors[a].components;
+        float *v = malloc(n * sizeof *v);
+        assert_int_equal(tb_accessor_read_floats(doc, a, v, n, &err), TB_OK);
+        if (edit[a] == 1 || edit[a] == 3) {
+            for (size_t k = 0; k < n; k += 3) {
+                float y = v[k + 1], z = v[k + 2];
+                v[k + 1] = -z, v[k + 2] = y;
+            }
+        } else if (edit[a] == 4) {
+            for (size_t k = 0; k < n; k += 4) {
+                float q[4];
+                for (int c = 0; c < 4; c++)
+                    q[c] = v[k + (size_t)c];
+                quat_mul(v + k, qr, q);
+            }
+        } else { /* IBM' = IBM R^-1: columns 1 and 2 of the 3x3 part */
+            for (size_t k = 0; k < n; k += 16)
+                for (int r = 0; r < 4; r++) {
+                    float c1 = v[k + 4 + (size_t)r], c2 = v[k + 8 + (size_t)r];
+                    v[k + 4 + (size_t)r] = -c2, v[k + 8 + (size_t)r] = c1;
+                }
+        }
+        assert_int_equal(tb_doc_replace_accessor_data(doc, a, v, TB_COMPONENT_FLOAT, &err), TB_OK);
+        free(v);
+        assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+        root = tb_doc_json(doc);
+        nodes = json_object_get(root, "nodes");
+    }
+    json_array_foreach(json_object_get(json_array_get(json_object_get(root, "scenes"), 0), "nodes"), i, x) {
+        json_t *nd = json_array_get(nodes, (size_t)json_integer_value(x));
+        json_t *t = json_object_get(nd, "translation"), *r = json_object_get(nd, "rotation");
+        float q0[4] = {0, 0, 0, 1}, q1[4];
+        if (r)
+            for (int c = 0; c < 4; c++)
+                q0[c] = (float)json_number_value(json_array_get(r, (size_t)c));
+        quat_mul(q1, qr, q0);
+        json_object_set_new(nd, "rotation", json_pack("[f,f,f,f]", q1[0], q1[1], q1[2], q1[3]));
+        if (t)
+            json_object_set_new(nd, "translation", json_pack("[f,f,f]", json_number_value(json_array_get(t, 0)),
+                                                             -json_number_value(json_array_get(t, 2)),
+                                                             json_number_value(json_array_get(t, 1))));
+    }
+    json_t *top = json_pack("{s:s,s:[f,f,f,f],s:O}", "name", "ZUpRoot", "rotation", -h, 0.0, 0.0, h, "children",
+                            json_object_get(json_array_get(json_object_get(root, "scenes"), 0), "nodes"));
+    json_array_append_new(nodes, top);
+    json_object_set_new(json_array_get(json_object_get(root, "scenes"), 0), "nodes",
+                        json_pack("[i]", (int)json_array_size(nodes) - 1));
+    free(edit);
+    free(is_root);
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+}
+
+/* A character stored Z-up under a rotated root: the same height, the same
+ * tail found and the same tail baked as when it is stored Y-up. */
+static void tail_moves_the_same_when_the_mesh_is_stored_z_up(void **state)
+{
+    (void)state;
+    tb_doc *doc[2];
+    tb_error err;
+    tb_synth_desc sd = {0};
+    sd.units = TB_SYNTH_UNITS_M;
+    const char *only[] = {"Walk", NULL};
+    tb_bake_desc bd = {0};
+    bd.only = only;
+    float height[2];
+    size_t tail_verts[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
+        if (i)
+            stand_on_z(doc[i]);
+        tb_model *m;
+        assert_int_equal(tb_model_load(&m, doc[i], -1, &err), TB_OK);
+        height[i] = m->height;
+        tb_model_free(m);
+        tb_appendage_report ar;
+        assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
+        tail_verts[i] = 0;
+        for (int k = 0; k < ar.appendage_count; k++)
+            if (ar.appendages[k].decision == TB_DECIDE_CHAIN)
+                tail_verts[i] = ar.appendages[k].vertex_count;
+        tb_appendage_report_free(&ar);
+        tb_bake_report rep;
+        assert_int_equal(tb_bake(doc[i], &bd, &rep, &err), TB_OK);
+        tb_bake_report_free(&rep);
+    }
+    print_message("Z-up vs Y-up storage: H %.4f vs %.4f, tail vertices %zu vs %zu\n", height[1], height[0],
+                  tail_verts[1], tail_verts[0]);
+    assert_float_equal(height[1], height[0], 1e-4f);
+    assert_true(tail_verts[0] > 0);
+    assert_int_equal(tail_verts[1], tail_verts[0]);
+    size_t n0, n1;
+    float *k0 = tail_keys(doc[0], "Walk", &n0), *k1 = tail_keys(doc[1], "Walk", &n1);
+    assert_int_equal(n0, n1);
+    float worst = 0;
+    for (size_t q = 0; q < n0; q += 4) {
+        float ang = quat_angle(k0 + q, k1 + q);
+        worst = ang > worst ? ang : worst;
+    }
+    print_message("Z-up vs Y-up storage: H %.4f vs %.4f, largest tail key difference %.4f deg\n", height[1], height[0],
+                  worst * 180 / PI_F);
+    assert_true(worst < 0.5f * PI_F / 180);
+    free(k0);
+    free(k1);
+    tb_doc_free(doc[0]);
+    tb_doc_free(doc[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -659,6 +809,7 @@ int main(void)
         cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
         cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),
         cmocka_unit_test(tail_moves_the_same_when_the_character_faces_minus_z),
+        cmocka_unit_test(tail_moves_the_same_when_the_mesh_is_stored_z_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

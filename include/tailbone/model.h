@@ -55,7 +55,10 @@ typedef struct tb_model {
     tb_model_prim *prims;
 
     float bbox_min[3], bbox_max[3];
-    float height;               /* H: Y extent of the bind-space vertices */
+    float height;               /* H: extent of the bind-space vertices along up_axis */
+    int up_axis;                /* the bind axis the character stands along (hips → head):
+                                   1 (Y) for almost every file; 2 for a Z-up mesh under a
+                                   rotated root node; 1 without humanoid roles */
     float armature_scale;       /* uniform scale of the nodes above the skeleton */
 
     /* owned storage behind skel */

@@ -102,6 +102,7 @@ static json_t *tb__gather(tb_doc *doc, const char *path)
     if (tb_model_load(&m, doc, -1, NULL) == TB_OK) {
         json_object_set_new(info, "main_skin", json_integer(m->skin));
         json_object_set_new(info, "height", json_real(m->height));
+        json_object_set_new(info, "up_axis", json_string(m->up_axis == 0 ? "x" : m->up_axis == 2 ? "z" : "y"));
         json_object_set_new(info, "armature_scale", json_real(m->armature_scale));
         tb_model_free(m);
     }
@@ -181,7 +182,9 @@ static void tb__print_text(json_t *info, int show_tree)
     json_t *h = json_object_get(info, "height");
     if (h) {
         double s = json_real_value(json_object_get(info, "armature_scale"));
-        printf("height H: %.4g (bind space)\nnode scale above the skeleton: %.4g%s\n", json_real_value(h), s,
+        const char *ax = tb__s(info, "up_axis", "y");
+        printf("height H: %.4g (bind space, along %s%s)\nnode scale above the skeleton: %.4g%s\n", json_real_value(h),
+               ax, strcmp(ax, "y") ? ": a mesh stored lying down under a rotated root" : "", s,
                fabs(s - 0.01) < 1e-4 ? " (Mixamo-style centimetre armature)" : "");
     }
     json_t *skins = json_object_get(info, "skins");

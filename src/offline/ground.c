@@ -199,7 +199,7 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
             kind = TB_SUPPORT_FOOT;
         }
         cand[n].group = (uint32_t)k * 4u + kind;
-        cand[n].y = m->positions[v * 3 + 1];
+        cand[n].y = y; /* world height at bind: the lowest of a group touch the floor first */
         cand[n].v = (uint32_t)v;
         n++;
     }

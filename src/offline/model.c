@@ -391,6 +391,23 @@ int tb_model_axes(const tb_model *m, float up[3], float fwd[3])
     return 1;
 }
 
+/* H is the character's height: the extent of the bind-space vertices along
+ * the bind axis a humanoid stands along (hips → head, tb_model_axes). That
+ * is Y for almost every file; a Z-up mesh under a rotated root node
+ * (Sketchfab's conversions, some FBX exports) stands along Z in bind space.
+ * Without humanoid roles (a quadruped named --pelvis) it stays the Y extent. */
+static void tb__vertical_extent(tb_model *m)
+{
+    float up[3], fwd[3];
+    int axis = 1;
+    if (tb_model_axes(m, up, fwd))
+        for (int a = 0; a < 3; a++)
+            if (fabsf(up[a]) > fabsf(up[axis]) * 1.5f)
+                axis = a;
+    m->up_axis = axis;
+    m->height = m->bbox_max[axis] - m->bbox_min[axis];
+}
+
 tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err)
 {
     *out = NULL;
@@ -434,6 +451,7 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
         tb_model_free(m);
         return r;
     }
+    tb__vertical_extent(m);
     *out = m;
     return TB_OK;
 }
