@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tailbone/appendage.h"
+#include "tailbone/fix.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 #include "tailbone/synth.h"
@@ -943,6 +944,56 @@ static void welded_tail_blends_from_its_collar(void **state)
     }
 }
 
+/* A real welded tail: the Quaternius fox is one surface, so once its tail
+ * weights are put on its back bone the repaired tail meets the body at a
+ * welded collar. The SPEC's weights as written tear that seam badly; the
+ * whole job (tb_fix_run) searches the collar band and keeps one that tears
+ * nowhere on Walk and Gallop. */
+static void welded_fox_seam_stops_tearing_with_the_collar_band_search(void **state)
+{
+    (void)state;
+    const char *path = tbt_corpus_file("reference/quaternius_Fox.glb");
+    if (!path)
+        skip();
+    tb_doc *doc = load(path);
+    strip_tail_weights(doc, "Back");
+    const char *only[] = {"Walk", "Gallop", NULL};
+    float seam_worst[2];
+    for (int pass = 0; pass < 2; pass++) {
+        tb_fix_desc d;
+        memset(&d, 0, sizeof d);
+        d.repair.pelvis_joint = "Back";
+        d.only = only;
+        if (pass == 0)
+            d.repair.collar_band = -1; /* SPEC A9 as written: no blend at the collar */
+        tb_doc *out = NULL;
+        tb_fix_report rep;
+        tb_error err = {0};
+        assert_int_equal(tb_fix_run(&out, doc, &d, &rep, &err), TB_OK);
+        assert_int_equal(rep.stretch_count, 2);
+        seam_worst[pass] = 0;
+        float tail_worst = 0;
+        for (int c = 0; c < rep.stretch_count; c++) {
+            float sm = rep.stretch[c].result.seam.torn_frac, tl = rep.stretch[c].result.tail.torn_frac;
+            assert_true(rep.stretch[c].result.seam.edges > 0); /* welded: there is a seam */
+            seam_worst[pass] = sm > seam_worst[pass] ? sm : seam_worst[pass];
+            tail_worst = tl > tail_worst ? tl : tail_worst;
+        }
+        print_message("welded fox, %s: collar band %.2g, zone %.3g, worst seam torn %.1f%%, tail %.1f%%\n",
+                      pass ? "search" : "no collar blend", (double)rep.collar_band, (double)rep.blend_zone,
+                      100.0 * seam_worst[pass], 100.0 * tail_worst);
+        if (pass == 1) {
+            assert_true(rep.collar_band >= 1.0f);
+            assert_float_equal(seam_worst[1], 0, 0);
+            assert_float_equal(tail_worst, 0, 0);
+        }
+        tb_fix_report_free(&rep);
+        tb_doc_free(out);
+    }
+    assert_true(seam_worst[0] > 0.1f);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -950,6 +1001,7 @@ int main(void)
         cmocka_unit_test(wider_blend_zone_blends_across_the_whole_segment),
         cmocka_unit_test(segmented_tail_gets_one_bone_per_piece),
         cmocka_unit_test(welded_tail_blends_from_its_collar),
+        cmocka_unit_test(welded_fox_seam_stops_tearing_with_the_collar_band_search),
         cmocka_unit_test(far_skin_that_is_most_of_the_body_is_never_rebound),
         cmocka_unit_test(one_skin_per_mesh_is_one_skeleton),
         cmocka_unit_test(weld_joins_coincident_positions_only),

@@ -130,6 +130,7 @@ typedef struct tb_appendage {
     float blend_zone;          /* fix, chains with smooth weights: the blend half-width used */
     size_t welded_collar;      /* fix: collar vertices left to the body (a welded tail), whose
                                   weights the tail blends from (collar_band) */
+    float collar_band;         /* fix: the band used for that blend, segments */
     size_t reweighted_count;   /* model vertices whose weights were written (fix) */
     int attach_joint;          /* skeleton joint (tb_model.skel) */
     char attach_name[64];

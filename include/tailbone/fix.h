@@ -20,8 +20,9 @@
  * Blend-zone search (docs/fix.md): unless repair.blend_zone pins a zone (or
  * there is nothing to bake), a job whose baked clips tear — tail or seam —
  * and whose chain has smooth weights is run again with zones 0.375 and 0.5;
- * the first that tears nowhere is kept, else the least torn. The tries are
- * in the report.
+ * a tail welded into the body that still tears is then run with collar
+ * bands 1 and 2 segments (unless repair.collar_band is set); the first that
+ * tears nowhere is kept, else the least torn. The tries are in the report.
  *
  * `in` is never modified: each attempt works on its own copy, made by
  * writing and re-reading it (lossless, docs/gltf.md). Reentrant: no global
@@ -68,9 +69,10 @@ typedef struct tb_fix_zone_try {
     float blend_zone;
     int torn_clips;             /* clips whose tail or tail/body seam tears */
     float worst_torn;           /* largest torn fraction (tail or seam) over the clips */
+    float collar_band;          /* welded tails: the collar band used (0: none welded) */
 } tb_fix_zone_try;
 
-#define TB_FIX_MAX_TRIES 4
+#define TB_FIX_MAX_TRIES 6
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */
@@ -82,6 +84,7 @@ typedef struct tb_fix_report {
     int zone_try_count;         /* 0: no search happened */
     tb_fix_zone_try zone_tries[TB_FIX_MAX_TRIES];
     float blend_zone;           /* zone of the kept weights (0: no smooth chain) */
+    float collar_band;          /* collar band of the kept weights (0: no welded tail) */
     int changed;                /* the output differs from the input */
 } tb_fix_report;
 

@@ -151,13 +151,18 @@ static void tb__print_zones(const tb_fix_report *rep)
     printf("blend zone:");
     for (int i = 0; i < rep->zone_try_count; i++) {
         const tb_fix_zone_try *z = &rep->zone_tries[i];
+        printf("%s %.3g", i ? ";" : "", z->blend_zone);
+        if (z->collar_band > 0)
+            printf(" (collar band %.3g)", z->collar_band);
         if (z->torn_clips)
-            printf("%s %.3g tore in %d clip(s) (worst %.1f%%)", i ? ";" : "", z->blend_zone, z->torn_clips,
-                   100 * z->worst_torn);
+            printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else
-            printf("%s %.3g no tear", i ? ";" : "", z->blend_zone);
+            printf(" no tear");
     }
-    printf(" -> weights use %.3g (SPEC A9: 0.25; wider blends spread a bend over more skin)\n", rep->blend_zone);
+    printf(" -> weights use %.3g", rep->blend_zone);
+    if (rep->collar_band > 0)
+        printf(", collar band %.3g", rep->collar_band);
+    printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin)\n");
 }
 
 /* Progress on stderr, for a person watching a terminal. */

@@ -1616,6 +1616,8 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
             if (!a->rigid_pieces)
                 json_object_set_new(e, "blend_zone", tb__jreal(a->blend_zone));
             json_object_set_new(e, "welded_collar", json_integer((json_int_t)a->welded_collar));
+            if (a->welded_collar)
+                json_object_set_new(e, "collar_band", tb__jreal(a->collar_band));
         }
         json_object_set_new(e, "attachment", json_string(a->attach_name));
         json_t *ap = json_array();

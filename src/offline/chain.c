@@ -286,6 +286,7 @@ static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app
     for (size_t k = 0; k < aw->collar_count; k++)
         n += !A->changed[aw->collar[k]];
     a->welded_collar = n;
+    a->collar_band = n ? A->collar_band : 0;
     if (!n || !(A->collar_band > 0) || a->bone_count <= 0)
         return;
     float band = A->collar_band * a->length / (float)a->bone_count;

@@ -129,8 +129,10 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
     rep->blend_zone = 0;
     for (int i = 0; i < rep->repair.appendage_count; i++) {
         const tb_appendage *a = &rep->repair.appendages[i];
-        if (a->decision == TB_DECIDE_CHAIN && !a->rigid_pieces && rep->blend_zone == 0)
+        if (a->decision == TB_DECIDE_CHAIN && !a->rigid_pieces && rep->blend_zone == 0) {
             rep->blend_zone = a->blend_zone;
+            rep->collar_band = a->welded_collar ? a->collar_band : 0;
+        }
     }
     if (r != TB_OK) {
         tb_doc_free(doc);
@@ -138,6 +140,29 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
     }
     *out = doc;
     return TB_OK;
+}
+
+/* Tail or seam tearing of an attempt: clips that tear, the worst torn
+ * fraction, and the sum over clips. */
+static void tb__tearing(const tb_fix_report *r, int *clips, float *worst, float *sum)
+{
+    *clips = 0;
+    *worst = *sum = 0;
+    for (int c = 0; c < r->stretch_count; c++) {
+        float f = tb_fix_torn(&r->stretch[c]);
+        *clips += f > 0;
+        *worst = f > *worst ? f : *worst;
+        *sum += f;
+    }
+}
+
+static size_t tb__welded_collar(const tb_fix_report *r)
+{
+    size_t n = 0;
+    for (int i = 0; i < r->repair.appendage_count; i++)
+        if (r->repair.appendages[i].decision == TB_DECIDE_CHAIN && !r->repair.appendages[i].rigid_pieces)
+            n += r->repair.appendages[i].welded_collar;
+    return n;
 }
 
 tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb_fix_report *rep, tb_error *err)
@@ -153,19 +178,36 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         d = *desc;
     else
         memset(&d, 0, sizeof d);
-    static const float zones[] = {0.25f, 0.375f, 0.5f};
-    int attempts = d.repair.blend_zone > 0 || d.no_bake ? 1 : 3;
+    /* The tries: the SPEC's blend zone, then wider zones, then — for a tail
+     * welded into the body that still tears — wider collar bands with the
+     * best zone. The user's own zone or band is never searched. */
+    static const float zones[] = {0.25f, 0.375f, 0.5f}, bands[] = {1.0f, 2.0f};
+    int search_zone = !(d.repair.blend_zone > 0) && !d.no_bake;
+    int search_band = search_zone && d.repair.collar_band == 0;
     tb_doc *best = NULL;
-    float best_worst = INFINITY;
+    float best_worst = INFINITY, best_sum = INFINITY, best_zone = 0;
+    int best_clips = 0;
     tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
-    int ntries = 0;
-    for (int t = 0; t < attempts; t++) {
+    int ntries = 0, searching = 0;
+    for (int t = 0; t < 5; t++) {
         tb_appendage_desc repair = d.repair;
-        if (attempts > 1)
-            repair.blend_zone = zones[t];
+        if (t < 3) {
+            if (t > 0 && !search_zone)
+                break;
+            if (search_zone)
+                repair.blend_zone = zones[t];
+        } else {
+            if (!search_band || !searching || !tb__welded_collar(rep) || !(best_worst > 0))
+                break;
+            repair.blend_zone = best_zone;
+            repair.collar_band = bands[t - 3];
+        }
         if (t > 0) {
             char stage[64];
-            snprintf(stage, sizeof stage, "blend zone %.3g: again", (double)zones[t]);
+            if (t < 3)
+                snprintf(stage, sizeof stage, "blend zone %.3g: again", (double)zones[t]);
+            else
+                snprintf(stage, sizeof stage, "collar band %.3g: again", (double)bands[t - 3]);
             tb__progress(&d, stage);
         }
         tb_fix_report cur;
@@ -178,18 +220,21 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
             *rep = cur;
             return r;
         }
-        int torn_clips = 0;
-        float worst = 0;
-        for (int c = 0; c < cur.stretch_count; c++) {
-            float f = tb_fix_torn(&cur.stretch[c]);
-            torn_clips += f > 0;
-            worst = f > worst ? f : worst;
-        }
+        int torn_clips;
+        float worst, sum;
+        tb__tearing(&cur, &torn_clips, &worst, &sum);
         int smooth = cur.blend_zone > 0;
-        if (attempts > 1 && smooth && (torn_clips || ntries))
-            tries[ntries++] = (tb_fix_zone_try){cur.blend_zone, torn_clips, worst};
-        if (t == 0 || worst < best_worst) { /* keep the best so far (ties: the narrower zone) */
+        if (search_zone && smooth && (torn_clips || ntries) && ntries < TB_FIX_MAX_TRIES) {
+            searching = 1;
+            tries[ntries++] = (tb_fix_zone_try){cur.blend_zone, torn_clips, worst, cur.collar_band};
+        }
+        /* keep the best so far: fewest clips torn, then least torn in all;
+         * ties keep the earlier, smaller change */
+        if (t == 0 || torn_clips < best_clips || (torn_clips == best_clips && sum < best_sum)) {
             best_worst = worst;
+            best_sum = sum;
+            best_clips = torn_clips;
+            best_zone = repair.blend_zone;
             tb_doc_free(best);
             tb__report_clear(rep);
             best = doc;
@@ -199,7 +244,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
             tb__report_clear(&cur);
         }
         if (!torn_clips || !smooth)
-            break; /* no tear, or nothing a blend zone changes */
+            break; /* no tear, or nothing the weights' blend changes */
     }
     memcpy(rep->zone_tries, tries, sizeof tries);
     rep->zone_try_count = ntries;
@@ -260,9 +305,13 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
     if (rep->zone_try_count) {
         json_t *z = json_array();
         for (int i = 0; i < rep->zone_try_count; i++)
-            json_array_append_new(z, json_pack("{s:f,s:i,s:f}", "blend_zone", (double)rep->zone_tries[i].blend_zone,
-                                               "torn_clips", rep->zone_tries[i].torn_clips, "worst_torn",
-                                               (double)rep->zone_tries[i].worst_torn));
+        {
+            json_t *o = json_pack("{s:f,s:i,s:f}", "blend_zone", (double)rep->zone_tries[i].blend_zone, "torn_clips",
+                                  rep->zone_tries[i].torn_clips, "worst_torn", (double)rep->zone_tries[i].worst_torn);
+            if (rep->zone_tries[i].collar_band > 0)
+                json_object_set_new(o, "collar_band", json_real(rep->zone_tries[i].collar_band));
+            json_array_append_new(z, o);
+        }
         json_object_set_new(j, "blend_zone_search", z);
     }
     if (rep->baked) {
