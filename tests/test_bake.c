@@ -378,9 +378,17 @@ static float *tail_keys(tb_doc *doc, const char *clip, size_t *count)
     return out;
 }
 
-static void tail_moves_the_same_in_a_centimetre_scene(void **state)
+/* What a scene change must not change: tail_hips (metres) baked on Walk as
+ * built and after `change`. Returns the largest angle between the two
+ * bakes' tail keys, each key of the changed bake first mapped by `map`
+ * (NULL: as is); reports the bake's scene unit, H and tail size of both. */
+typedef struct bake_facts {
+    float units, height;
+    size_t tail_vertices;
+} bake_facts;
+
+static float walk_keys_differ(void (*change)(tb_doc *), void (*map)(const float *q, float *out), bake_facts facts[2])
 {
-    (void)state;
     tb_doc *doc[2];
     tb_error err;
     tb_synth_desc sd = {0};
@@ -388,37 +396,65 @@ static void tail_moves_the_same_in_a_centimetre_scene(void **state)
     const char *only[] = {"Walk", NULL};
     tb_bake_desc bd = {0};
     bd.only = only;
-    float units[2];
     for (int i = 0; i < 2; i++) {
         assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
         if (i)
-            transform_scene(doc[i], 100, 0);
+            change(doc[i]);
+        tb_model *m;
+        assert_int_equal(tb_model_load(&m, doc[i], -1, &err), TB_OK);
+        facts[i].height = m->height;
+        tb_model_free(m);
         tb_appendage_report ar;
         assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
+        facts[i].tail_vertices = 0;
+        for (int k = 0; k < ar.appendage_count; k++)
+            if (ar.appendages[k].decision == TB_DECIDE_CHAIN)
+                facts[i].tail_vertices = ar.appendages[k].vertex_count;
         tb_appendage_report_free(&ar);
         tb_bake_report rep;
         assert_int_equal(tb_bake(doc[i], &bd, &rep, &err), TB_OK);
-        units[i] = rep.world_units_per_m;
+        facts[i].units = rep.world_units_per_m;
         tb_bake_report_free(&rep);
     }
-    assert_float_equal(units[0], 1.0f, 0);
-    assert_float_equal(units[1], 100.0f, 0);
     size_t n0, n1;
     float *k0 = tail_keys(doc[0], "Walk", &n0), *k1 = tail_keys(doc[1], "Walk", &n1);
     assert_int_equal(n0, n1);
     assert_true(n0 > 0);
-    float worst = 0;
+    float worst = 0, swing = 0;
+    const float id[4] = {0, 0, 0, 1};
     for (size_t q = 0; q < n0; q += 4) {
-        float ang = quat_angle(k0 + q, k1 + q);
-        if (ang > worst)
-            worst = ang;
+        float a = quat_angle(id, k0 + q);
+        swing = a > swing ? a : swing;
+        float e[4];
+        if (map)
+            map(k0 + q, e);
+        else
+            memcpy(e, k0 + q, sizeof e);
+        float ang = quat_angle(e, k1 + q);
+        worst = ang > worst ? ang : worst;
     }
-    print_message("largest tail key difference metres vs centimetres: %.4f deg\n", worst * 180 / PI_F);
-    assert_true(worst < 0.5f * PI_F / 180);
     free(k0);
     free(k1);
     tb_doc_free(doc[0]);
     tb_doc_free(doc[1]);
+    assert_true(swing > 10 * PI_F / 180); /* the tail does move: equal keys mean something */
+    return worst;
+}
+
+static void to_centimetres(tb_doc *doc)
+{
+    transform_scene(doc, 100, 0);
+}
+
+static void tail_moves_the_same_in_a_centimetre_scene(void **state)
+{
+    (void)state;
+    bake_facts f[2];
+    float worst = walk_keys_differ(to_centimetres, NULL, f);
+    assert_float_equal(f[0].units, 1.0f, 0);
+    assert_float_equal(f[1].units, 100.0f, 0);
+    print_message("largest tail key difference metres vs centimetres: %.4f deg\n", worst * 180 / PI_F);
+    assert_true(worst < 0.5f * PI_F / 180);
 }
 
 static void ground_goes_to_the_soles_of_a_model_standing_below_the_origin(void **state)
@@ -609,47 +645,19 @@ static void turn_scene(tb_doc *doc)
 /* A character authored facing -Z: the spring's "back" and "forward" come
  * from its joints, so its tail moves as the same character's facing +Z,
  * turned (each key q becomes R q R^-1 for R half a turn about +Y). */
+static void half_turn_key(const float *q, float *out)
+{
+    out[0] = -q[0], out[1] = q[1], out[2] = -q[2], out[3] = q[3];
+}
+
 static void tail_moves_the_same_when_the_character_faces_minus_z(void **state)
 {
     (void)state;
-    tb_doc *doc[2];
-    tb_error err;
-    tb_synth_desc sd = {0};
-    sd.units = TB_SYNTH_UNITS_M;
-    const char *only[] = {"Walk", NULL};
-    tb_bake_desc bd = {0};
-    bd.only = only;
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
-        if (i)
-            turn_scene(doc[i]);
-        tb_appendage_report ar;
-        assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
-        tb_appendage_report_free(&ar);
-        tb_bake_report rep;
-        assert_int_equal(tb_bake(doc[i], &bd, &rep, &err), TB_OK);
-        tb_bake_report_free(&rep);
-    }
-    size_t n0, n1;
-    float *k0 = tail_keys(doc[0], "Walk", &n0), *k1 = tail_keys(doc[1], "Walk", &n1);
-    assert_int_equal(n0, n1);
-    assert_true(n0 > 0);
-    float worst = 0, swing = 0;
-    for (size_t q = 0; q < n0; q += 4) {
-        float e[4] = {-k0[q], k0[q + 1], -k0[q + 2], k0[q + 3]};
-        float ang = quat_angle(e, k1 + q);
-        worst = ang > worst ? ang : worst;
-        float w = fabsf(k0[q + 3]);
-        swing = 2 * acosf(w > 1 ? 1 : w) > swing ? 2 * acosf(w > 1 ? 1 : w) : swing;
-    }
-    print_message("facing -Z vs +Z: largest tail key difference %.4f deg (tail rotations up to %.1f deg)\n",
-                  worst * 180 / PI_F, swing * 180 / PI_F);
-    assert_true(swing > 10 * PI_F / 180);
+    bake_facts f[2];
+    float worst = walk_keys_differ(turn_scene, half_turn_key, f);
+    print_message("facing -Z vs +Z: largest tail key difference %.4f deg\n", worst * 180 / PI_F);
+    assert_true(f[1].tail_vertices == f[0].tail_vertices && f[0].tail_vertices > 0);
     assert_true(worst < 0.5f * PI_F / 180);
-    free(k0);
-    free(k1);
-    tb_doc_free(doc[0]);
-    tb_doc_free(doc[1]);
 }
 
 /* The character's bind data turned to stand along +Z (a quarter turn about
@@ -745,54 +753,15 @@ static void stand_on_z(tb_doc *doc)
 static void tail_moves_the_same_when_the_mesh_is_stored_z_up(void **state)
 {
     (void)state;
-    tb_doc *doc[2];
-    tb_error err;
-    tb_synth_desc sd = {0};
-    sd.units = TB_SYNTH_UNITS_M;
-    const char *only[] = {"Walk", NULL};
-    tb_bake_desc bd = {0};
-    bd.only = only;
-    float height[2];
-    size_t tail_verts[2];
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(tb_synth_build(&doc[i], "tail_hips", &sd, NULL, &err), TB_OK);
-        if (i)
-            stand_on_z(doc[i]);
-        tb_model *m;
-        assert_int_equal(tb_model_load(&m, doc[i], -1, &err), TB_OK);
-        height[i] = m->height;
-        tb_model_free(m);
-        tb_appendage_report ar;
-        assert_int_equal(tb_appendage_fix(&ar, doc[i], NULL, &err), TB_OK);
-        tail_verts[i] = 0;
-        for (int k = 0; k < ar.appendage_count; k++)
-            if (ar.appendages[k].decision == TB_DECIDE_CHAIN)
-                tail_verts[i] = ar.appendages[k].vertex_count;
-        tb_appendage_report_free(&ar);
-        tb_bake_report rep;
-        assert_int_equal(tb_bake(doc[i], &bd, &rep, &err), TB_OK);
-        tb_bake_report_free(&rep);
-    }
-    print_message("Z-up vs Y-up storage: H %.4f vs %.4f, tail vertices %zu vs %zu\n", height[1], height[0],
-                  tail_verts[1], tail_verts[0]);
-    assert_float_equal(height[1], height[0], 1e-4f);
-    assert_true(tail_verts[0] > 0);
-    assert_int_equal(tail_verts[1], tail_verts[0]);
-    size_t n0, n1;
-    float *k0 = tail_keys(doc[0], "Walk", &n0), *k1 = tail_keys(doc[1], "Walk", &n1);
-    assert_int_equal(n0, n1);
-    float worst = 0;
-    for (size_t q = 0; q < n0; q += 4) {
-        float ang = quat_angle(k0 + q, k1 + q);
-        worst = ang > worst ? ang : worst;
-    }
-    print_message("Z-up vs Y-up storage: H %.4f vs %.4f, largest tail key difference %.4f deg\n", height[1], height[0],
-                  worst * 180 / PI_F);
+    bake_facts f[2];
+    float worst = walk_keys_differ(stand_on_z, NULL, f);
+    print_message("Z-up vs Y-up storage: H %.4f vs %.4f, tail vertices %zu vs %zu, largest tail key difference "
+                  "%.4f deg\n",
+                  f[1].height, f[0].height, f[1].tail_vertices, f[0].tail_vertices, worst * 180 / PI_F);
+    assert_float_equal(f[1].height, f[0].height, 1e-4f);
+    assert_true(f[0].tail_vertices > 0);
+    assert_int_equal(f[1].tail_vertices, f[0].tail_vertices);
     assert_true(worst < 0.5f * PI_F / 180);
-    free(k0);
-    free(k1);
-    tb_doc_free(doc[0]);
-    tb_doc_free(doc[1]);
 }
 
 int main(void)
