@@ -50,6 +50,12 @@ static void tb__print_bake(const tb_fix_report *rep)
         printf("bake: no Tail_* chain, nothing to bake\n");
         return;
     }
+    if (b->clip_count == 0) {
+        printf("bake: %d chain(s), %d bone(s); the file has no clip to bake (the chain is in place for\n"
+               "      clips added later: `tailbone fix OUT --clips LIB.glb`, or the runtime solver)\n",
+               b->chain_count, b->bone_count);
+        return;
+    }
     printf("bake: %d chain(s), %d bone(s), ground at y = %.3g, %g scene unit(s) per metre;\n"
            "      result measured at 24 instants per clip (SPEC C)\n",
            b->chain_count, b->bone_count, b->ground_y_m, b->world_units_per_m);
