@@ -994,6 +994,139 @@ static void welded_fox_seam_stops_tearing_with_the_collar_band_search(void **sta
     tb_doc_free(doc);
 }
 
+/* Gives the node named `node_name` a skin of its own that lists only the
+ * joints its vertices use (FBX converters write one skin per mesh so). */
+static void give_own_subset_skin(tb_doc *doc, const char *node_name)
+{
+    tb_error err = {0};
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int node = -1;
+    for (int i = 0; i < g->node_count; i++)
+        if (g->nodes[i].name && !strcmp(g->nodes[i].name, node_name) && g->nodes[i].mesh >= 0)
+            node = i;
+    assert_true(node >= 0);
+    int skin = g->nodes[node].skin;
+    const tb_gltf_skin *sk = &g->skins[skin];
+    const tb_gltf_primitive *p = &g->meshes[g->nodes[node].mesh].primitives[0];
+    size_t vc = g->accessors[p->position].count;
+    uint32_t *j = malloc(vc * 4 * sizeof *j);
+    float *w = malloc(vc * 4 * sizeof *w);
+    assert_int_equal(tb_accessor_read_uints(doc, p->joints[0], j, vc * 4, &err), TB_OK);
+    assert_int_equal(tb_accessor_read_floats(doc, p->weights[0], w, vc * 4, &err), TB_OK);
+    int *local = malloc((size_t)sk->joint_count * sizeof *local);
+    for (int k = 0; k < sk->joint_count; k++)
+        local[k] = -1;
+    for (size_t i = 0; i < vc * 4; i++)
+        if (w[i] > 0)
+            local[j[i]] = 0;
+    local[0] = 0; /* and the root joint, as exporters keep it */
+    float *all = malloc((size_t)sk->joint_count * 16 * sizeof *all), *mats = malloc((size_t)sk->joint_count * 16 * sizeof *mats);
+    assert_int_equal(tb_accessor_read_floats(doc, sk->inverse_bind_matrices, all, (size_t)sk->joint_count * 16, &err),
+                     TB_OK);
+    json_t *joints = json_array();
+    int n = 0;
+    for (int k = sk->joint_count - 1; k >= 0; k--) /* reversed: an order of its own */
+        if (local[k] >= 0) {
+            local[k] = n;
+            memcpy(mats + (size_t)n * 16, all + (size_t)k * 16, 16 * sizeof *mats);
+            json_array_append_new(joints, json_integer(sk->joints[k]));
+            n++;
+        }
+    assert_true(n > 2 && n < sk->joint_count);
+    for (size_t i = 0; i < vc * 4; i++)
+        j[i] = w[i] > 0 ? (uint32_t)local[j[i]] : 0;
+    int jct = g->accessors[p->joints[0]].component_type;
+    uint16_t *j16 = malloc(vc * 4 * sizeof *j16);
+    uint8_t *j8 = malloc(vc * 4);
+    for (size_t i = 0; i < vc * 4; i++)
+        j16[i] = (uint16_t)j[i], j8[i] = (uint8_t)j[i];
+    int ja = p->joints[0];
+    assert_int_equal(tb_doc_replace_accessor_data(doc, ja, jct == TB_COMPONENT_UNSIGNED_BYTE ? (void *)j8 : (void *)j16, jct,
+                                                  &err),
+                     TB_OK);
+    int acc = tb_doc_add_accessor(doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+    assert_true(acc >= 0);
+    json_t *root = tb_doc_json(doc), *skins = json_object_get(root, "skins");
+    json_array_append_new(skins, json_pack("{s:s,s:o,s:i}", "name", "own", "joints", joints, "inverseBindMatrices", acc));
+    json_object_set_new(json_array_get(json_object_get(root, "nodes"), (size_t)node), "skin",
+                        json_integer((json_int_t)json_array_size(skins) - 1));
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    free(j);
+    free(w);
+    free(local);
+    free(all);
+    free(mats);
+    free(j16);
+    free(j8);
+}
+
+/* Per model vertex, weight per joint node name (for comparing files whose
+ * skins list the joints differently). */
+static double weight_on(const tb_model *m, size_t v, const char *name)
+{
+    double s = 0;
+    for (int k = 0; k < m->influences; k++) {
+        float w = m->weights[v * (size_t)m->influences + (size_t)k];
+        const char *n = m->skel.names[m->skin_joints[m->joints[v * (size_t)m->influences + (size_t)k]]];
+        if (w > 0 && n && !strcmp(n, name))
+            s += w;
+    }
+    return s;
+}
+
+/* The fur of tail_fur in a skin of its own with only the joints it uses:
+ * it is still part of the character, found with the skin shell, and gets
+ * the same chain weights as when it shares the body's skin; its skin gains
+ * the tail joints (with their inverse bind matrices); a second fix changes
+ * nothing. */
+static void tail_in_its_own_subset_skin_is_repaired_like_the_rest(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *a, *b;
+    assert_int_equal(tb_synth_build(&a, "tail_fur", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_synth_build(&b, "tail_fur", NULL, NULL, &err), TB_OK);
+    give_own_subset_skin(b, "TailFur");
+    int subset = tb_doc_gltf(b)->skin_count - 1, before = tb_doc_gltf(b)->skins[subset].joint_count;
+    tb_model *mb = model_of(b);
+    assert_int_equal(mb->skin_count, 2);
+    assert_non_null(mb->joint_maps[1]);
+    tb_model_free(mb);
+    tb_appendage_report ra, rb;
+    assert_int_equal(tb_appendage_fix(&ra, a, NULL, &err), TB_OK);
+    fix_and_check(b, NULL, "own_skin.fixed.glb", &rb);
+    const tb_appendage *ta = the_tail(&ra), *tb = the_tail(&rb);
+    assert_int_equal(ta->vertex_count, tb->vertex_count);
+    assert_int_equal(ta->bone_count, tb->bone_count);
+    tb_doc *back = load(tbt_tmp_path("own_skin.fixed.glb"));
+    const tb_gltf *g = tb_doc_gltf(back);
+    assert_true(g->skins[subset].joint_count > before);
+    assert_true(g->accessors[g->skins[subset].inverse_bind_matrices].count >= (size_t)g->skins[subset].joint_count);
+    tb_model *m1 = model_of(a), *m2 = model_of(back);
+    assert_int_equal(m1->vertex_count, m2->vertex_count);
+    double worst = 0;
+    for (size_t k = 0; k < ta->vertex_count; k++) {
+        size_t v = ta->vertices[k];
+        for (int q = 0; q < m1->influences; q++) {
+            const char *n = m1->skel.names[m1->skin_joints[m1->joints[v * (size_t)m1->influences + (size_t)q]]];
+            if (!(m1->weights[v * (size_t)m1->influences + (size_t)q] > 0) || !n)
+                continue;
+            double d = fabs(weight_on(m1, v, n) - weight_on(m2, v, n));
+            worst = d > worst ? d : worst;
+        }
+    }
+    print_message("own-skin fur: %zu tail vertices, subset skin %d -> %d joints, largest weight difference %.2g\n",
+                  tb->vertex_count, before, g->skins[subset].joint_count, worst);
+    assert_true(worst < 1e-3);
+    tb_model_free(m1);
+    tb_model_free(m2);
+    tb_doc_free(back);
+    tb_appendage_report_free(&ra);
+    tb_appendage_report_free(&rb);
+    tb_doc_free(a);
+    tb_doc_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1004,6 +1137,7 @@ int main(void)
         cmocka_unit_test(welded_fox_seam_stops_tearing_with_the_collar_band_search),
         cmocka_unit_test(far_skin_that_is_most_of_the_body_is_never_rebound),
         cmocka_unit_test(one_skin_per_mesh_is_one_skeleton),
+        cmocka_unit_test(tail_in_its_own_subset_skin_is_repaired_like_the_rest),
         cmocka_unit_test(weld_joins_coincident_positions_only),
         cmocka_unit_test(weld_is_linear_on_a_big_grid),
         cmocka_unit_test(every_synthetic_variant_matches_its_truth),

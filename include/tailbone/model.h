@@ -31,9 +31,15 @@ typedef struct tb_model {
     int skin;                   /* skin index in the doc */
     /* Skins the model merges: every skin with the same joints and inverse
      * bind matrices as `skin` (exporters such as three.js write one skin
-     * per mesh over a shared skeleton). skins[0] == skin. */
+     * per mesh over a shared skeleton), then every skin whose joints are a
+     * subset of `skin`'s with the same inverse bind matrices (FBX converters
+     * write one skin per mesh with only the bones that mesh uses: a tail
+     * modelled as its own mesh comes that way). skins[0] == skin. */
     int skin_count;
     int *skins;
+    int **joint_maps;           /* per skins[k]: its joint index → this model's skin joint
+                                   index, or NULL when its list is `skin`'s own */
+    int *joint_map_counts;      /* per skins[k]: its joint count */
     tb_skeleton skel;           /* joints + their ancestors, parent-first */
     int *node_of_joint;         /* skel joint → doc node */
     int *joint_of_node;         /* doc node → skel joint, or -1 (node_count entries) */

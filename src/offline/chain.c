@@ -149,7 +149,36 @@ typedef struct tb__apply {
     int smooth_pieces;
     float piece_span_max, rigid_body_min, body_single;
     float collar_band; /* segments; 0: no blend at a welded collar */
+    /* subset skins (tb_model.joint_maps): per m->skins entry, our joint index
+     * → its index (-1: not in it yet), and the count after appending */
+    int **local_of_main;
+    int *local_count;
+    int main_total;    /* our skin joints, new tail joints included */
 } tb__apply;
+
+/* Index of our skin joint `j` in the joint list of m->skins[k]: as is for
+ * our own list, mapped for a subset skin, appended to it when absent (the
+ * new tail joints, or a joint the new weights use that its mesh did not).
+ * -1 when out of memory. */
+static int tb__local_joint(tb__apply *A, int k, int j)
+{
+    const tb_model *m = A->m;
+    if (!m->joint_maps[k])
+        return j;
+    if (!A->local_of_main[k]) {
+        A->local_of_main[k] = malloc(((size_t)A->main_total + 1) * sizeof(int));
+        if (!A->local_of_main[k])
+            return -1;
+        for (int i = 0; i < A->main_total; i++)
+            A->local_of_main[k][i] = -1;
+        for (int i = 0; i < m->joint_map_counts[k]; i++)
+            A->local_of_main[k][m->joint_maps[k][i]] = i;
+        A->local_count[k] = m->joint_map_counts[k];
+    }
+    if (A->local_of_main[k][j] < 0)
+        A->local_of_main[k][j] = A->local_count[k]++;
+    return A->local_of_main[k][j];
+}
 
 static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
                                      tb_error *err)
@@ -167,6 +196,10 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
             A->skipped += A->changed[vo + v];
         return TB_OK;
     }
+    int sk = 0; /* which of the model's skins this primitive's node uses */
+    for (int k = 0; k < A->m->skin_count; k++)
+        if (A->m->skins[k] == g->nodes[mp->node].skin)
+            sk = k;
     uint32_t *jr = malloc(vc * 4 * sizeof *jr);
     float *wr = malloc(vc * 4 * sizeof *wr);
     uint8_t *bytes = malloc(vc * 4 * 4 + 4);
@@ -187,7 +220,12 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
             }
             if (s == 0)
                 for (int q = 0; q < TB__SLOTS; q++) {
-                    jr[v * 4 + (size_t)q] = A->nw[(vo + v) * TB__SLOTS + (size_t)q] > 0 ? A->nj[(vo + v) * TB__SLOTS + (size_t)q] : 0;
+                    int lj = A->nw[(vo + v) * TB__SLOTS + (size_t)q] > 0
+                                 ? tb__local_joint(A, sk, A->nj[(vo + v) * TB__SLOTS + (size_t)q])
+                                 : 0;
+                    if (lj < 0)
+                        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    jr[v * 4 + (size_t)q] = lj < 0 ? 0 : (uint32_t)lj;
                     wr[v * 4 + (size_t)q] = A->nw[(vo + v) * TB__SLOTS + (size_t)q];
                 }
         }
@@ -575,6 +613,11 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
         a->reweighted_count = aw->rw_count;
     }
     /* primitives whose vertices changed; each (mesh, primitive) once */
+    A->main_total = (int)ibm_n;
+    A->local_of_main = calloc((size_t)m->skin_count + 1, sizeof *A->local_of_main);
+    A->local_count = calloc((size_t)m->skin_count + 1, sizeof *A->local_count);
+    if (r == TB_OK && (!A->local_of_main || !A->local_count))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     int nmesh = g->mesh_count;
     int *mesh_json = malloc(((size_t)nmesh + 1) * sizeof *mesh_json);
     uint8_t *done = calloc((size_t)m->prim_count + 1, 1);
@@ -626,11 +669,60 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
          * them) get the same joints and inverse bind matrices */
         json_t *skins = json_object_get(root, "skins");
         for (int k = 1; r == TB_OK && k < m->skin_count; k++) {
+            if (m->joint_maps[k])
+                continue; /* a subset skin: below */
             json_t *other = json_array_get(skins, (size_t)m->skins[k]);
             json_object_set_new(other, "joints", json_deep_copy(skin_joints));
             json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
         }
     }
+    /* subset skins that gained joints: the joints and their matrices appended */
+    for (int k = 1; r == TB_OK && A->local_of_main && k < m->skin_count; k++) {
+        if (!A->local_of_main[k] || A->local_count[k] == m->joint_map_counts[k])
+            continue;
+        json_t *other = json_array_get(json_object_get(root, "skins"), (size_t)m->skins[k]);
+        json_t *oj = json_object_get(other, "joints");
+        int n = A->local_count[k], n0 = m->joint_map_counts[k];
+        float(*mats)[16] = malloc((size_t)n * sizeof *mats);
+        if (!mats) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            break;
+        }
+        int own = tb_doc_gltf(A->doc)->skins[m->skins[k]].inverse_bind_matrices;
+        for (int i = 0; i < n0; i++) /* its own matrices, kept exactly (identities when absent) */
+            for (int e = 0; e < 16; e++)
+                mats[i][e] = e % 5 == 0 ? 1.0f : 0.0f;
+        if (own >= 0 && (r = tb_accessor_read_floats(A->doc, own, &mats[0][0], (size_t)n0 * 16, err)) != TB_OK) {
+            free(mats);
+            break;
+        }
+        for (int j = 0; j < A->main_total; j++) {
+            int l = A->local_of_main[k][j];
+            if (l < n0)
+                continue;
+            memcpy(mats[l], ibm[j], sizeof mats[l]);
+        }
+        json_t *added = json_array(); /* in local order */
+        for (int l = n0; l < n; l++)
+            for (int j = 0; j < A->main_total; j++)
+                if (A->local_of_main[k][j] == l)
+                    json_array_append(added, json_array_get(skin_joints, (size_t)j));
+        json_array_extend(oj, added);
+        json_decref(added);
+        int acc2 = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+        free(mats);
+        if (acc2 < 0)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            json_object_set_new(other, "inverseBindMatrices", json_integer(acc2));
+    }
+    if (A->local_of_main)
+        for (int k = 0; k < m->skin_count; k++)
+            free(A->local_of_main[k]);
+    free(A->local_of_main);
+    free(A->local_count);
+    A->local_of_main = NULL;
+    A->local_count = NULL;
     free(mesh_json);
     free(done);
     free(sk_of);

@@ -16,6 +16,10 @@ void tb_model_free(tb_model *m)
     free(m->node_of_joint);
     free(m->joint_of_node);
     free(m->skin_joints);
+    for (int k = 0; m->joint_maps && k < m->skin_count; k++)
+        free(m->joint_maps[k]);
+    free(m->joint_maps);
+    free(m->joint_map_counts);
     free(m->skins);
     free(m->inverse_bind);
     free(m->roles);
@@ -76,6 +80,49 @@ int tb_skin_equivalents(const tb_doc *doc, int skin, int *out)
         if (s != skin && tb__skins_equal(doc, skin, s))
             out[n++] = s;
     return n;
+}
+
+/* When every joint of skin s is a joint of skin `main` with the same inverse
+ * bind matrix (to 1e-4 of the largest entry), the map of s's joint indices
+ * to main's (malloc'd); else NULL. */
+static int *tb__subset_map(const tb_doc *doc, int main, int s)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    const tb_gltf_skin *x = &g->skins[main], *y = &g->skins[s];
+    if (y->joint_count == 0 || y->joint_count > x->joint_count)
+        return NULL;
+    int *map = malloc((size_t)y->joint_count * sizeof *map);
+    size_t nx = (size_t)x->joint_count * 16, ny = (size_t)y->joint_count * 16;
+    float *p = malloc(nx * sizeof *p), *q = malloc(ny * sizeof *q);
+    int ok = map && p && q;
+    for (size_t i = 0; ok && i < nx; i++)
+        p[i] = i % 5 == 0 ? 1.0f : 0.0f; /* absent matrices are identities */
+    for (size_t i = 0; ok && i < ny; i++)
+        q[i] = i % 5 == 0 ? 1.0f : 0.0f;
+    if (ok && x->inverse_bind_matrices >= 0)
+        ok = tb_accessor_read_floats(doc, x->inverse_bind_matrices, p, nx, NULL) == TB_OK;
+    if (ok && y->inverse_bind_matrices >= 0)
+        ok = tb_accessor_read_floats(doc, y->inverse_bind_matrices, q, ny, NULL) == TB_OK;
+    float scale = 0;
+    for (size_t i = 0; ok && i < nx; i++)
+        scale = fmaxf(scale, fabsf(p[i]));
+    for (int j = 0; ok && j < y->joint_count; j++) {
+        int k = 0;
+        while (k < x->joint_count && x->joints[k] != y->joints[j])
+            k++;
+        ok = k < x->joint_count;
+        for (int e = 0; ok && e < 16; e++)
+            ok = fabsf(p[(size_t)k * 16 + (size_t)e] - q[(size_t)j * 16 + (size_t)e]) <= 1e-4f * (scale > 0 ? scale : 1);
+        if (ok)
+            map[j] = k;
+    }
+    free(p);
+    free(q);
+    if (!ok) {
+        free(map);
+        return NULL;
+    }
+    return map;
 }
 
 /* Number of skinned vertices of a set of skins, to choose the main one. */
@@ -273,6 +320,11 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
             if (p->position < 0)
                 continue;
             size_t vc = g->accessors[p->position].count;
+            const int *map = NULL;
+            int map_count = 0;
+            for (int k = 0; k < m->skin_count; k++)
+                if (m->skins[k] == nd->skin)
+                    map = m->joint_maps[k], map_count = m->joint_map_counts[k];
             tb_model_prim *mp = &m->prims[pi++];
             mp->node = i;
             mp->mesh = nd->mesh;
@@ -292,6 +344,8 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
                         size_t dst = (vo + v) * (size_t)m->influences + (size_t)s * 4 + (size_t)q;
                         float w = tmpw[v * 4 + (size_t)q];
                         uint32_t j = tmpj[v * 4 + (size_t)q];
+                        if (map) /* a subset skin: its index into ours */
+                            j = j < (uint32_t)map_count ? (uint32_t)map[j] : UINT32_MAX;
                         if (w > 0 && j < (uint32_t)m->skin_joint_count) {
                             m->joints[dst] = (uint16_t)j;
                             m->weights[dst] = w;
@@ -444,6 +498,24 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
     m->skin = skin;
     m->skins = cls;
     m->skin_count = tb_skin_equivalents(doc, skin, cls);
+    m->joint_maps = calloc((size_t)g->skin_count, sizeof *m->joint_maps);
+    m->joint_map_counts = calloc((size_t)g->skin_count, sizeof *m->joint_map_counts);
+    if (!m->joint_maps || !m->joint_map_counts) {
+        tb_model_free(m);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int k = 0; k < m->skin_count; k++)
+        m->joint_map_counts[k] = g->skins[m->skins[k]].joint_count;
+    for (int s = 0; s < g->skin_count; s++) {
+        if (tb_model_uses_skin(m, s))
+            continue;
+        int *map = tb__subset_map(doc, skin, s);
+        if (!map)
+            continue;
+        m->joint_maps[m->skin_count] = map;
+        m->joint_map_counts[m->skin_count] = g->skins[s].joint_count;
+        m->skins[m->skin_count++] = s;
+    }
     tb_result r = tb__build_skeleton(m, doc, err);
     if (r == TB_OK)
         r = tb__load_geometry(m, doc, err);
