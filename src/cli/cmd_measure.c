@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
+#include "tailbone/humanoid.h"
 #include "tailbone/measure.h"
 #include "tailbone/model.h"
 #include "tailbone/bake.h"
@@ -113,7 +114,14 @@ static tb_result tb__measure(tb_measure_result *res, const tb_model *m, const tb
 {
     tb_spring_animator *anim = NULL;
     *sprung = 0;
-    if (o->spring) {
+    /* a clip that already keys the tail (a baked file) plays as keyed: what a
+     * viewer shows */
+    int keyed = 0;
+    for (int i = 0; i < clip->channel_count && !keyed; i++) {
+        int j = clip->channels[i].joint;
+        keyed = j >= 0 && j < m->skel.joint_count && tb_tail_name_parse(m->skel.names[j], NULL, NULL);
+    }
+    if (o->spring && !keyed) {
         int chains = 0;
         size_t bytes;
         if (tb_spring_memory_size(&m->skel, &bytes, &chains, NULL) == TB_OK && chains > 0) {
