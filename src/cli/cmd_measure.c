@@ -52,7 +52,8 @@ static void tb__help(void)
            "  --json             machine-readable output\n"
            "  --instants N       instants per clip (default 24)\n"
            "  --loop             looping clip: do not measure the end pose twice\n"
-           "  --no-spring        do not animate Tail_* chains with the spring solver (SPEC B)\n"
+           "  --no-spring        do not animate Tail_* chains with the spring solver (SPEC B);\n"
+           "                     a clip that already keys them (a baked file) always plays as keyed\n"
            "  --dump-positions F write the skinned world positions (needs one --clip): see\n"
            "                     docs/measure.md for the layout (used by the three.js check)\n");
 }
