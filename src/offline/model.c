@@ -424,25 +424,33 @@ int tb_model_axes(const tb_model *m, float up[3], float fwd[3])
     static const tb_role sides[][2] = {{TB_ROLE_LEFT_UPLEG, TB_ROLE_RIGHT_UPLEG},
                                        {TB_ROLE_LEFT_SHOULDER, TB_ROLE_RIGHT_SHOULDER},
                                        {TB_ROLE_LEFT_ARM, TB_ROLE_RIGHT_ARM}};
-    int hips = m->role_joint[TB_ROLE_HIPS], top = -1, l = -1, r = -1;
-    for (size_t i = 0; i < sizeof tops / sizeof tops[0] && top < 0; i++)
-        top = m->role_joint[tops[i]];
-    for (size_t i = 0; i < sizeof sides / sizeof sides[0] && (l < 0 || r < 0); i++)
-        l = m->role_joint[sides[i][0]], r = m->role_joint[sides[i][1]];
     up[0] = 0, up[1] = 1, up[2] = 0;
     fwd[0] = 0, fwd[1] = 0, fwd[2] = 1;
-    if (hips < 0 || top < 0 || l < 0 || r < 0)
+    int hips = m->role_joint[TB_ROLE_HIPS], top = -1;
+    for (size_t i = 0; i < sizeof tops / sizeof tops[0] && top < 0; i++)
+        top = m->role_joint[tops[i]];
+    if (hips < 0 || top < 0)
         return 0;
     const float *h = &m->skel.bind_world[hips][12], *t = &m->skel.bind_world[top][12];
-    const float *lp = &m->skel.bind_world[l][12], *rp = &m->skel.bind_world[r][12];
-    float u[3] = {t[0] - h[0], t[1] - h[1], t[2] - h[2]}, lat[3] = {lp[0] - rp[0], lp[1] - rp[1], lp[2] - rp[2]};
-    float f[3] = {lat[1] * u[2] - lat[2] * u[1], lat[2] * u[0] - lat[0] * u[2], lat[0] * u[1] - lat[1] * u[0]};
-    float lu = tb__len3(u), lf = tb__len3(f);
-    if (!(lu > 0) || !(lf > 0) || !isfinite(lu) || !isfinite(lf))
+    float u[3] = {t[0] - h[0], t[1] - h[1], t[2] - h[2]}, lu = tb__len3(u);
+    if (!(lu > 0) || !isfinite(lu))
         return 0;
-    for (int k = 0; k < 3; k++)
-        up[k] = u[k] / lu, fwd[k] = f[k] / lf;
-    return 1;
+    /* the first left/right pair that is really apart, square to up */
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        int l = m->role_joint[sides[i][0]], r = m->role_joint[sides[i][1]];
+        if (l < 0 || r < 0)
+            continue;
+        const float *lp = &m->skel.bind_world[l][12], *rp = &m->skel.bind_world[r][12];
+        float lat[3] = {lp[0] - rp[0], lp[1] - rp[1], lp[2] - rp[2]};
+        float f[3] = {lat[1] * u[2] - lat[2] * u[1], lat[2] * u[0] - lat[0] * u[2], lat[0] * u[1] - lat[1] * u[0]};
+        float lf = tb__len3(f);
+        if (!(lf > 0.05f * lu * tb__len3(lat)) || !(tb__len3(lat) > 1e-3f * lu) || !isfinite(lf))
+            continue;
+        for (int k = 0; k < 3; k++)
+            up[k] = u[k] / lu, fwd[k] = f[k] / lf;
+        return 1;
+    }
+    return 0;
 }
 
 /* H is the character's height: the extent of the bind-space vertices along
