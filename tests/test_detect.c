@@ -1127,6 +1127,28 @@ static void tail_in_its_own_subset_skin_is_repaired_like_the_rest(void **state)
     tb_doc_free(b);
 }
 
+/* A tail that already has the rigger's own bones (weighted, not named
+ * Tail_*) is left alone, and the message says why. */
+static void riggers_own_tail_bones_are_named_in_the_message(void **state)
+{
+    (void)state;
+    const char *path = tbt_corpus_file("reference/quaternius_Fox.glb");
+    if (!path)
+        skip();
+    tb_doc *doc = load(path);
+    tb_appendage_desc d;
+    memset(&d, 0, sizeof d);
+    d.pelvis_joint = "Back";
+    tb_appendage_report rep;
+    tb_error err = {0};
+    assert_int_equal(tb_appendage_fix(&rep, doc, &d, &err), TB_OK);
+    assert_false(rep.changed);
+    print_message("%s\n", rep.message);
+    assert_non_null(strstr(rep.message, "rigger's own bones (Tail"));
+    tb_appendage_report_free(&rep);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1148,6 +1170,7 @@ int main(void)
         cmocka_unit_test(bone_demon_tail_is_found_and_chained),
         cmocka_unit_test(tailless_characters_get_no_chain),
         cmocka_unit_test(fox_rebuilt_chain_follows_the_artists),
+        cmocka_unit_test(riggers_own_tail_bones_are_named_in_the_message),
         cmocka_unit_test(cli_detect_and_fix_report_and_refuse_bad_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -754,6 +754,31 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw)
     return 1;
 }
 
+/* A weighted joint whose name says tail ("tail", "Tail1", "DEF-tail.001",
+ * "b_Tail01") but not a Tail_* chain of ours: a rigger's own tail bones.
+ * Returns the skeleton joint, or -1. */
+static int tb__artist_tail_joint(const tb_model *m)
+{
+    uint8_t *weighted = calloc((size_t)m->skin_joint_count + 1, 1);
+    if (!weighted)
+        return -1;
+    for (size_t i = 0; i < m->vertex_count * (size_t)m->influences; i++)
+        if (m->weights[i] > 0.1f && m->joints[i] < m->skin_joint_count)
+            weighted[m->joints[i]] = 1;
+    int found = -1;
+    for (int k = 0; k < m->skin_joint_count && found < 0; k++) {
+        int j = m->skin_joints[k];
+        const char *n = m->skel.names[j];
+        if (!weighted[k] || !n || tb_tail_name_parse(n, NULL, NULL))
+            continue;
+        for (const char *c = n; *c && found < 0; c++)
+            if ((c[0] | 32) == 't' && (c[1] | 32) == 'a' && (c[2] | 32) == 'i' && (c[3] | 32) == 'l')
+                found = j;
+    }
+    free(weighted);
+    return found;
+}
+
 tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc, tb_error *err)
 {
     if (!out || !doc) {
@@ -784,12 +809,18 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
         }
         actions += a->decision != TB_DECIDE_UNTOUCHED;
     }
+    int artist;
     if (!actions) {
         if (out->existing_chains)
             snprintf(out->message, sizeof out->message,
                      "nothing to change: the skeleton already has %d Tail_* chain(s) and no unrigged appendage "
                      "needs one",
                      out->existing_chains);
+        else if ((artist = tb__artist_tail_joint(m)) >= 0)
+            snprintf(out->message, sizeof out->message,
+                     "nothing to change: the tail already has the rigger's own bones (%s, not named Tail_*: "
+                     "tailbone neither rebuilds nor animates them)",
+                     m->skel.names[artist]);
         else
             snprintf(out->message, sizeof out->message, "nothing to change: no tail (%d appendage(s) left as rigged)",
                      out->appendage_count);
