@@ -82,6 +82,11 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
 void tb_model_free(tb_model *m);
 /* 1 when doc skin `skin` is one of the skins the model merges. */
 int tb_model_uses_skin(const tb_model *m, int skin);
+/* Its index k in m->skins (and joint_maps), or -1. */
+int tb_model_skin_slot(const tb_model *m, int skin);
+/* The inverse bind matrices of doc skin `skin`, one per joint (identities
+ * when the skin has none). */
+tb_result tb_skin_inverse_binds(const tb_doc *doc, int skin, float (*out)[16], tb_error *err);
 /* Skins equivalent to `skin` (same joints, same inverse bind matrices),
  * written to out (capacity doc skin count), `skin` first; returns the count. */
 int tb_skin_equivalents(const tb_doc *doc, int skin, int *out);

@@ -7,13 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "tailbone/appendage.h"
-#include "tailbone/bake.h"
 #include "tailbone/fix.h"
-#include "tailbone/clip.h"
-#include "tailbone/measure.h"
-#include "tailbone/model.h"
-#include "tailbone/retarget.h"
 
 #define TB__DEG (3.14159265358979f / 180.0f)
 

@@ -1033,18 +1033,17 @@ static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work,
     return TB_OK;
 }
 
-/* Everything about one merged appendage: tests, classification, geodesic. */
-/* Numbers the separate pieces of an appendage's skin: a welded shell all of
- * whose vertices are in the appendage is one piece (a vertebra, a tuft, a
- * ring of a segmented tail); vertices of a shell that also holds other skin
- * (a tail welded into the body) get TB__NO_PIECE. O(n log n) in the
- * appendage's vertices. */
 static int tb__cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
+/* Numbers the separate pieces of an appendage's skin: a welded shell all of
+ * whose vertices are in the appendage is one piece (a vertebra, a tuft, a
+ * ring of a segmented tail); vertices of a shell that also holds other skin
+ * (a tail welded into the body) get TB__NO_PIECE. O(n log n) in the
+ * appendage's vertices. */
 static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_error *err)
 {
     size_t n = aw->rw_count;
@@ -1084,6 +1083,7 @@ static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_err
     return TB_OK;
 }
 
+/* Everything about one merged appendage: tests, classification, geodesic. */
 static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
                              float *g, uint8_t *allowed, tb_error *err)
 {

@@ -27,11 +27,6 @@ tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
     return r;
 }
 
-static float tb__len3(const float v[3])
-{
-    return sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-}
-
 tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *desc, float *units_out, float *ground_out)
 {
     tb_bake_desc d = tb_bake_desc_defaults(desc);
@@ -51,7 +46,10 @@ tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *desc, 
         p->clearance_m *= units;
     if (isfinite(sd.teleport_m))
         sd.teleport_m *= units;
-    if (tb__len3(sd.bind_up) == 0 && tb__len3(sd.bind_forward) == 0)
+    int given = 0;
+    for (int k = 0; k < 3; k++)
+        given |= sd.bind_up[k] != 0 || sd.bind_forward[k] != 0;
+    if (!given) /* the caller named no axes: the character's own */
         tb_model_axes(m, sd.bind_up, sd.bind_forward);
     int has_feet = m->role_joint[TB_ROLE_LEFT_FOOT] >= 0 || m->role_joint[TB_ROLE_RIGHT_FOOT] >= 0;
     if (!d.ground_as_given && has_feet && p->ground_y_m == 0 && !p->ground_off) {

@@ -196,10 +196,7 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
             A->skipped += A->changed[vo + v];
         return TB_OK;
     }
-    int sk = 0; /* which of the model's skins this primitive's node uses */
-    for (int k = 0; k < A->m->skin_count; k++)
-        if (A->m->skins[k] == g->nodes[mp->node].skin)
-            sk = k;
+    int sk = tb_model_skin_slot(A->m, g->nodes[mp->node].skin); /* which of the model's skins */
     uint32_t *jr = malloc(vc * 4 * sizeof *jr);
     float *wr = malloc(vc * 4 * sizeof *wr);
     uint8_t *bytes = malloc(vc * 4 * 4 + 4);
@@ -297,7 +294,6 @@ static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int 
     return r;
 }
 
-/* Applies the decisions of `rep` to the document (no refresh). */
 static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
 {
     for (int k = 0; k < TB__SLOTS; k++) {
@@ -315,18 +311,26 @@ static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
  * the nearest collar vertex's own weights to the chain's,
  * w = (1 − t) w_collar + t w_chain with t = smoothstep(g / band), g the
  * vertex's geodesic distance from the collar (SPEC A9's g): the seam skins
- * alike on both sides and the change is spread over the band. A separate shell has no such seam (its
- * collar is the tail's own root ring, reweighted at g = 0). */
-static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app_work *aw)
+ * alike on both sides and the change is spread over the band. A separate
+ * shell has no such seam (its collar is the tail's own root ring, reweighted
+ * at g = 0). */
+static tb_result tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app_work *aw)
 {
     const tb_model *m = A->m;
+    /* the collar vertices the repair leaves to the body (none on a separate shell) */
+    uint32_t *welded = malloc((aw->collar_count + 1) * sizeof *welded);
+    if (!welded)
+        return TB_ERR_OOM;
     size_t n = 0;
     for (size_t k = 0; k < aw->collar_count; k++)
-        n += !A->changed[aw->collar[k]];
+        if (!A->changed[aw->collar[k]])
+            welded[n++] = aw->collar[k];
     a->welded_collar = n;
     a->collar_band = n ? A->collar_band : 0;
-    if (!n || !(A->collar_band > 0) || a->bone_count <= 0)
-        return;
+    if (!n || !(A->collar_band > 0) || a->bone_count <= 0) {
+        free(welded);
+        return TB_OK;
+    }
     float band = A->collar_band * a->length / (float)a->bone_count;
     size_t used = strlen(a->reason);
     snprintf(a->reason + used, sizeof a->reason - used,
@@ -342,18 +346,13 @@ static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app
         size_t v = aw->rw_verts[q];
         const float *p = m->positions + v * 3;
         float best = INFINITY;
-        size_t c = 0;
-        for (size_t k = 0; k < aw->collar_count; k++) {
-            size_t u = aw->collar[k];
-            if (A->changed[u])
-                continue;
-            const float *cp = m->positions + u * 3;
+        size_t c = welded[0];
+        for (size_t k = 0; k < n; k++) {
+            const float *cp = m->positions + (size_t)welded[k] * 3;
             float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
             if (d2 < best)
-                best = d2, c = u;
+                best = d2, c = welded[k];
         }
-        if (!isfinite(best))
-            continue;
         float t = g / band;
         t = t * t * (3 - 2 * t);
         /* joint → weight, both sources; keep the TB__SLOTS largest */
@@ -394,6 +393,8 @@ static void tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app
             A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
         }
     }
+    free(welded);
+    return TB_OK;
 }
 
 /* Segmented tails (choice, beyond the article). Some characters are built
@@ -469,6 +470,7 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
     return TB_OK;
 }
 
+/* Applies the decisions of `rep` to the document (no refresh). */
 static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
                                tb_error *err)
 {
@@ -607,8 +609,8 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
         }
         a->blend_zone = A->blend_zone;
         r = tb__bind_pieces(A, a, aw, gcs, skP, sk0, err);
-        if (r == TB_OK && !a->rigid_pieces)
-            tb__blend_welded_collar(A, a, aw);
+        if (r == TB_OK && !a->rigid_pieces && tb__blend_welded_collar(A, a, aw) != TB_OK)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         free(gcs);
         a->reweighted_count = aw->rw_count;
     }
@@ -688,11 +690,8 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
             break;
         }
-        int own = tb_doc_gltf(A->doc)->skins[m->skins[k]].inverse_bind_matrices;
-        for (int i = 0; i < n0; i++) /* its own matrices, kept exactly (identities when absent) */
-            for (int e = 0; e < 16; e++)
-                mats[i][e] = e % 5 == 0 ? 1.0f : 0.0f;
-        if (own >= 0 && (r = tb_accessor_read_floats(A->doc, own, &mats[0][0], (size_t)n0 * 16, err)) != TB_OK) {
+        /* its own matrices, kept exactly, then those of the joints it gains */
+        if ((r = tb_skin_inverse_binds(A->doc, m->skins[k], mats, err)) != TB_OK) {
             free(mats);
             break;
         }

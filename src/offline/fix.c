@@ -59,6 +59,7 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
     uint64_t *edges = NULL;
     size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
     if (!rep->stretch || ne == SIZE_MAX) {
+        free(edges);
         tb_model_free(m);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }

@@ -37,12 +37,17 @@ void tb_model_free(tb_model *m)
     free(m);
 }
 
-int tb_model_uses_skin(const tb_model *m, int skin)
+int tb_model_skin_slot(const tb_model *m, int skin)
 {
     for (int i = 0; i < m->skin_count; i++)
         if (m->skins[i] == skin)
-            return 1;
-    return 0;
+            return i;
+    return -1;
+}
+
+int tb_model_uses_skin(const tb_model *m, int skin)
+{
+    return tb_model_skin_slot(m, skin) >= 0;
 }
 
 /* Two skins are one when they list the same joints with the same inverse
@@ -82,6 +87,16 @@ int tb_skin_equivalents(const tb_doc *doc, int skin, int *out)
     return n;
 }
 
+tb_result tb_skin_inverse_binds(const tb_doc *doc, int skin, float (*out)[16], tb_error *err)
+{
+    const tb_gltf_skin *sk = &tb_doc_gltf(doc)->skins[skin];
+    if (sk->inverse_bind_matrices >= 0)
+        return tb_accessor_read_floats(doc, sk->inverse_bind_matrices, &out[0][0], (size_t)sk->joint_count * 16, err);
+    for (int k = 0; k < sk->joint_count; k++)
+        glm_mat4_identity((vec4 *)out[k]);
+    return TB_OK;
+}
+
 /* When every joint of skin s is a joint of skin `main` with the same inverse
  * bind matrix (to 1e-4 of the largest entry), the map of s's joint indices
  * to main's (malloc'd); else NULL. */
@@ -92,27 +107,20 @@ static int *tb__subset_map(const tb_doc *doc, int main, int s)
     if (y->joint_count == 0 || y->joint_count > x->joint_count)
         return NULL;
     int *map = malloc((size_t)y->joint_count * sizeof *map);
-    size_t nx = (size_t)x->joint_count * 16, ny = (size_t)y->joint_count * 16;
-    float *p = malloc(nx * sizeof *p), *q = malloc(ny * sizeof *q);
-    int ok = map && p && q;
-    for (size_t i = 0; ok && i < nx; i++)
-        p[i] = i % 5 == 0 ? 1.0f : 0.0f; /* absent matrices are identities */
-    for (size_t i = 0; ok && i < ny; i++)
-        q[i] = i % 5 == 0 ? 1.0f : 0.0f;
-    if (ok && x->inverse_bind_matrices >= 0)
-        ok = tb_accessor_read_floats(doc, x->inverse_bind_matrices, p, nx, NULL) == TB_OK;
-    if (ok && y->inverse_bind_matrices >= 0)
-        ok = tb_accessor_read_floats(doc, y->inverse_bind_matrices, q, ny, NULL) == TB_OK;
+    float(*p)[16] = malloc((size_t)x->joint_count * sizeof *p), (*q)[16] = malloc((size_t)y->joint_count * sizeof *q);
+    int ok = map && p && q && tb_skin_inverse_binds(doc, main, p, NULL) == TB_OK &&
+             tb_skin_inverse_binds(doc, s, q, NULL) == TB_OK;
     float scale = 0;
-    for (size_t i = 0; ok && i < nx; i++)
-        scale = fmaxf(scale, fabsf(p[i]));
+    for (int k = 0; ok && k < x->joint_count; k++)
+        for (int e = 0; e < 16; e++)
+            scale = fmaxf(scale, fabsf(p[k][e]));
     for (int j = 0; ok && j < y->joint_count; j++) {
         int k = 0;
         while (k < x->joint_count && x->joints[k] != y->joints[j])
             k++;
         ok = k < x->joint_count;
         for (int e = 0; ok && e < 16; e++)
-            ok = fabsf(p[(size_t)k * 16 + (size_t)e] - q[(size_t)j * 16 + (size_t)e]) <= 1e-4f * (scale > 0 ? scale : 1);
+            ok = fabsf(p[k][e] - q[j][e]) <= 1e-4f * (scale > 0 ? scale : 1);
         if (ok)
             map[j] = k;
     }
@@ -218,15 +226,9 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
         m->rest_[j] = nd->local;
         memcpy(m->bind_world_[j], nd->world, sizeof nd->world);
     }
-    if (sk->inverse_bind_matrices >= 0) {
-        tb_result r = tb_accessor_read_floats(doc, sk->inverse_bind_matrices, &m->inverse_bind[0][0],
-                                              (size_t)sk->joint_count * 16, err);
-        if (r != TB_OK)
-            return r;
-    } else {
-        for (int k = 0; k < sk->joint_count; k++)
-            glm_mat4_identity((vec4 *)m->inverse_bind[k]);
-    }
+    tb_result r = tb_skin_inverse_binds(doc, m->skin, m->inverse_bind, err);
+    if (r != TB_OK)
+        return r;
     for (int k = 0; k < sk->joint_count; k++) {
         int j = m->joint_of_node[sk->joints[k]];
         m->skin_joints[k] = j;
@@ -320,11 +322,9 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
             if (p->position < 0)
                 continue;
             size_t vc = g->accessors[p->position].count;
-            const int *map = NULL;
-            int map_count = 0;
-            for (int k = 0; k < m->skin_count; k++)
-                if (m->skins[k] == nd->skin)
-                    map = m->joint_maps[k], map_count = m->joint_map_counts[k];
+            int slot = tb_model_skin_slot(m, nd->skin);
+            const int *map = m->joint_maps[slot];
+            int map_count = m->joint_map_counts[slot];
             tb_model_prim *mp = &m->prims[pi++];
             mp->node = i;
             mp->mesh = nd->mesh;

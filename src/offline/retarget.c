@@ -469,6 +469,7 @@ static void tb__world_pass(const tb_retarget_calib *c, const tb_transform *local
 /* The legs of a target, and which leg each foot support point is on. */
 typedef struct tb__legs {
     int count;                 /* legs with a thigh → shin → foot chain */
+    int ok[2];                 /* leg s has that chain */
     int upper[2], knee[2], foot[2];
     int8_t *leg_of_point;      /* per support point: 0, 1, or -1 */
 } tb__legs;
@@ -478,7 +479,7 @@ static tb_result tb__legs_init(tb__legs *L, const tb_retarget_calib *c)
     memset(L, 0, sizeof *L);
     static const tb_role roles[2][3] = {{TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT},
                                         {TB_ROLE_RIGHT_UPLEG, TB_ROLE_RIGHT_LEG, TB_ROLE_RIGHT_FOOT}};
-    int ok[2];
+    int *ok = L->ok;
     for (int s = 0; s < 2; s++) {
         L->upper[s] = c->role_joint[roles[s][0]];
         L->knee[s] = c->role_joint[roles[s][1]];
@@ -509,10 +510,14 @@ static tb_result tb__legs_init(tb__legs *L, const tb_retarget_calib *c)
     return TB_OK;
 }
 
-/* Lowest foot support point of each leg (world `up` coordinate). */
-static void tb__leg_lows(const tb_retarget_calib *c, const tb__legs *L, const float (*skin)[16], float *scratch,
-                         int up, float low[2])
+/* Lowest foot support point of each leg (world `up` coordinate) in the pose
+ * `loc`; leaves that pose's world and skin matrices in world and skin. */
+static void tb__leg_lows(const tb_retarget_calib *c, const tb__legs *L, const tb_transform *loc, float (*world)[16],
+                         float (*skin)[16], float *scratch, int up, float low[2])
 {
+    tb__world_pass(c, loc, world);
+    tb_skin_matrices(skin, (const float(*)[16])world, c->skin_joints, (const float(*)[16])c->inverse_bind,
+                     (size_t)c->skin_joint_count);
     low[0] = low[1] = INFINITY;
     for (int i = 0; i < c->sup.count; i++) {
         int s = L->leg_of_point[i];
@@ -520,9 +525,80 @@ static void tb__leg_lows(const tb_retarget_calib *c, const tb__legs *L, const fl
             continue;
         tb_skin_points(scratch, 3, c->sup.bind_pos + (size_t)i * 3, 3, 1,
                        c->sup.joints + (size_t)i * (size_t)c->sup.influences,
-                       c->sup.weights + (size_t)i * (size_t)c->sup.influences, c->sup.influences, skin, 0);
+                       c->sup.weights + (size_t)i * (size_t)c->sup.influences, c->sup.influences,
+                       (const float(*)[16])skin, 0);
         low[s] = scratch[up] < low[s] ? scratch[up] : low[s];
     }
+}
+
+/* Turns leg s so its ankle rises by `raise` along `up` (two-bone IK in the
+ * current bend plane, foot orientation kept). 0 when it cannot. */
+static int tb__raise_ankle(const tb_retarget_calib *dst, const tb__legs *L, tb_transform *loc, float (*world)[16],
+                           int s, float raise, int up)
+{
+    int U = L->upper[s], K = L->knee[s], F = L->foot[s];
+    float pU[3] = {world[U][12], world[U][13], world[U][14]}, pK[3] = {world[K][12], world[K][13], world[K][14]},
+          pF[3] = {world[F][12], world[F][13], world[F][14]};
+    float uk[3] = {pK[0] - pU[0], pK[1] - pU[1], pK[2] - pU[2]}, kf[3] = {pF[0] - pK[0], pF[1] - pK[1], pF[2] - pK[2]};
+    float a = tb__norm3(uk), bl = tb__norm3(kf);
+    float t[3] = {pF[0] - pU[0], pF[1] - pU[1], pF[2] - pU[2]};
+    t[up] += raise;
+    float c = tb__norm3(t);
+    float cmax = 0.9995f * (a + bl), cmin = fabsf(a - bl) * 1.0005f + 1e-6f;
+    if (!(a > 0) || !(bl > 0) || !(c > 0))
+        return 0;
+    c = c > cmax ? cmax : c < cmin ? cmin : c;
+    /* the bend plane: the knee's offset from the hip → ankle line */
+    float kp[3] = {pK[0] - pU[0], pK[1] - pU[1], pK[2] - pU[2]}, proj = tb__dot(kp, t);
+    for (int k = 0; k < 3; k++)
+        kp[k] -= proj * t[k];
+    if (tb__norm3(kp) < 1e-3f * a) { /* straight leg: bend the knee forward */
+        memcpy(kp, dst->frame[2], sizeof kp);
+        proj = tb__dot(kp, t);
+        for (int k = 0; k < 3; k++)
+            kp[k] -= proj * t[k];
+        if (tb__norm3(kp) < 1e-6f)
+            return 0;
+    }
+    float cosA = (a * a + c * c - bl * bl) / (2 * a * c);
+    cosA = cosA > 1 ? 1 : cosA < -1 ? -1 : cosA;
+    float sinA = sqrtf(1 - cosA * cosA);
+    float nk[3], nf[3], d0[3], d1[3];
+    for (int k = 0; k < 3; k++) {
+        nk[k] = pU[k] + a * (cosA * t[k] + sinA * kp[k]);
+        nf[k] = pU[k] + c * t[k];
+    }
+    float qP[4] = {0, 0, 0, 1}, qU[4], qK[4], qF[4], dU[4], dK[4], tmp[4], inv[4];
+    if (dst->parents[U] >= 0)
+        tb__mat_rot(qP, world[dst->parents[U]]);
+    tb__mat_rot(qU, world[U]);
+    tb__mat_rot(qK, world[K]);
+    tb__mat_rot(qF, world[F]);
+    for (int k = 0; k < 3; k++)
+        d0[k] = nk[k] - pU[k];
+    tb__norm3(d0);
+    tb__swing(dU, uk, d0); /* thigh: hip → new knee */
+    tb__qrot(d1, dU, kf);
+    for (int k = 0; k < 3; k++)
+        d0[k] = nf[k] - nk[k];
+    tb__norm3(d0);
+    tb__swing(dK, d1, d0); /* shin: new knee → new ankle */
+    float nU[4], nK[4];
+    tb__qmul(nU, dU, qU);
+    tb__qmul(tmp, dU, qK);
+    tb__qmul(nK, dK, tmp);
+    tb_quat_normalize(nU);
+    tb_quat_normalize(nK);
+    tb__qconj(inv, qP);
+    tb__qmul(loc[U].r, inv, nU);
+    tb__qconj(inv, nU);
+    tb__qmul(loc[K].r, inv, nK);
+    tb__qconj(inv, nK);
+    tb__qmul(loc[F].r, inv, qF); /* the foot keeps its world orientation */
+    tb_quat_normalize(loc[U].r);
+    tb_quat_normalize(loc[K].r);
+    tb_quat_normalize(loc[F].r);
+    return 1;
 }
 
 /* SPEC D "limb reconciliation" (choice): the lift keeps the body's skin out
@@ -532,78 +608,6 @@ static void tb__leg_lows(const tb_retarget_calib *c, const tb__legs *L, const fl
  * lower) gets a two-bone IK that raises its ankle by the difference: the
  * thigh and shin turn in their current bend plane, the foot keeps its world
  * orientation. Rotations only; the hips do not move. */
-/* Turns leg s so its ankle rises by `raise` along `up` (two-bone IK in the
- * current bend plane, foot orientation kept). 0 when it cannot. */
-static int tb__raise_ankle(const tb_retarget_calib *dst, const tb__legs *L, tb_transform *loc, float (*world)[16],
-                           int s, float raise, int up)
-{
-    {
-        int U = L->upper[s], K = L->knee[s], F = L->foot[s];
-        float pU[3] = {world[U][12], world[U][13], world[U][14]}, pK[3] = {world[K][12], world[K][13], world[K][14]},
-              pF[3] = {world[F][12], world[F][13], world[F][14]};
-        float uk[3] = {pK[0] - pU[0], pK[1] - pU[1], pK[2] - pU[2]}, kf[3] = {pF[0] - pK[0], pF[1] - pK[1], pF[2] - pK[2]};
-        float a = tb__norm3(uk), bl = tb__norm3(kf);
-        float t[3] = {pF[0] - pU[0], pF[1] - pU[1], pF[2] - pU[2]};
-        t[up] += raise;
-        float c = tb__norm3(t);
-        float cmax = 0.9995f * (a + bl), cmin = fabsf(a - bl) * 1.0005f + 1e-6f;
-        if (!(a > 0) || !(bl > 0) || !(c > 0))
-            return 0;
-        c = c > cmax ? cmax : c < cmin ? cmin : c;
-        /* the bend plane: the knee's offset from the hip → ankle line */
-        float kp[3] = {pK[0] - pU[0], pK[1] - pU[1], pK[2] - pU[2]}, proj = tb__dot(kp, t);
-        for (int k = 0; k < 3; k++)
-            kp[k] -= proj * t[k];
-        if (tb__norm3(kp) < 1e-3f * a) { /* straight leg: bend the knee forward */
-            memcpy(kp, dst->frame[2], sizeof kp);
-            proj = tb__dot(kp, t);
-            for (int k = 0; k < 3; k++)
-                kp[k] -= proj * t[k];
-            if (tb__norm3(kp) < 1e-6f)
-                return 0;
-        }
-        float cosA = (a * a + c * c - bl * bl) / (2 * a * c);
-        cosA = cosA > 1 ? 1 : cosA < -1 ? -1 : cosA;
-        float sinA = sqrtf(1 - cosA * cosA);
-        float nk[3], nf[3], d0[3], d1[3];
-        for (int k = 0; k < 3; k++) {
-            nk[k] = pU[k] + a * (cosA * t[k] + sinA * kp[k]);
-            nf[k] = pU[k] + c * t[k];
-        }
-        float qP[4] = {0, 0, 0, 1}, qU[4], qK[4], qF[4], dU[4], dK[4], tmp[4], inv[4];
-        if (dst->parents[U] >= 0)
-            tb__mat_rot(qP, world[dst->parents[U]]);
-        tb__mat_rot(qU, world[U]);
-        tb__mat_rot(qK, world[K]);
-        tb__mat_rot(qF, world[F]);
-        for (int k = 0; k < 3; k++)
-            d0[k] = nk[k] - pU[k];
-        tb__norm3(d0);
-        tb__swing(dU, uk, d0); /* thigh: hip → new knee */
-        tb__qrot(d1, dU, kf);
-        for (int k = 0; k < 3; k++)
-            d0[k] = nf[k] - nk[k];
-        tb__norm3(d0);
-        tb__swing(dK, d1, d0); /* shin: new knee → new ankle */
-        float nU[4], nK[4];
-        tb__qmul(nU, dU, qU);
-        tb__qmul(tmp, dU, qK);
-        tb__qmul(nK, dK, tmp);
-        tb_quat_normalize(nU);
-        tb_quat_normalize(nK);
-        tb__qconj(inv, qP);
-        tb__qmul(loc[U].r, inv, nU);
-        tb__qconj(inv, nU);
-        tb__qmul(loc[K].r, inv, nK);
-        tb__qconj(inv, nK);
-        tb__qmul(loc[F].r, inv, qF); /* the foot keeps its world orientation */
-        tb_quat_normalize(loc[U].r);
-        tb_quat_normalize(loc[K].r);
-        tb_quat_normalize(loc[F].r);
-    }
-    return 1;
-}
-
 static void tb__foot_contact(const tb_retarget_calib *dst, const tb__legs *L, tb_transform *loc, tb_retarget_bake *b,
                              int f, float (*world)[16], float (*skin)[16], float *scratch, int up)
 {
@@ -611,35 +615,30 @@ static void tb__foot_contact(const tb_retarget_calib *dst, const tb__legs *L, tb
     if (isfinite(b->source_foot_y[f]) && b->source_foot_y[f] < floor_y)
         floor_y = b->source_foot_y[f];
     const float tol = 0.002f * dst->leg_length;
+    float low[2]; /* the lowest foot skin of each leg in the pose as it stands */
+    tb__leg_lows(dst, L, loc, world, skin, scratch, up, low);
     int moved = 0;
     for (int s = 0; s < 2; s++) {
-        int U = L->upper[s], K = L->knee[s], F = L->foot[s];
-        if (U < 0 || K < 0 || F < 0 || dst->parents[K] != U || dst->parents[F] != K)
+        if (!L->ok[s])
             continue;
+        int U = L->upper[s], K = L->knee[s], F = L->foot[s];
         /* a few rounds: skin weighted to the shin does not rise 1:1 with the ankle */
         float total = 0;
         for (int round = 0; round < 3; round++) {
-            tb__world_pass(dst, loc, world);
-            tb_skin_matrices(skin, (const float(*)[16])world, dst->skin_joints,
-                             (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
-            float low[2];
-            tb__leg_lows(dst, L, (const float(*)[16])skin, scratch, up, low);
             if (!isfinite(low[s]) || !(low[s] < floor_y - tol))
                 break;
             tb_transform keep[3] = {loc[U], loc[K], loc[F]};
-            float raise = floor_y - low[s];
-            if (!tb__raise_ankle(dst, L, loc, world, s, raise, up))
+            if (!tb__raise_ankle(dst, L, loc, world, s, floor_y - low[s], up))
                 break;
-            tb__world_pass(dst, loc, world);
-            tb_skin_matrices(skin, (const float(*)[16])world, dst->skin_joints,
-                             (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
             float after[2];
-            tb__leg_lows(dst, L, (const float(*)[16])skin, scratch, up, after);
+            tb__leg_lows(dst, L, loc, world, skin, scratch, up, after);
             if (!(after[s] > low[s] + 0.1f * tol)) { /* no better: undo, stop */
                 loc[U] = keep[0], loc[K] = keep[1], loc[F] = keep[2];
+                tb__world_pass(dst, loc, world); /* world back to the pose (the next leg's IK reads it) */
                 break;
             }
             total += after[s] - low[s];
+            low[0] = after[0], low[1] = after[1];
             moved = 1;
         }
         if (total > 0) {
