@@ -3,6 +3,7 @@
  * fix is idempotent. Corpus tests skip when ../shared is absent. */
 #include "support.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -633,6 +634,27 @@ static void cli_detect_and_fix_report_and_refuse_bad_usage(void **state)
     assert_memory_equal(before, after, n0);
     free(before);
     free(after);
+
+    /* a report that cannot be written: one line naming it, exit 1, and neither
+     * the report nor the repaired file (nor a temporary) left behind */
+    char out2[4096], bad[4096];
+    snprintf(out2, sizeof out2, "%s", tbt_tmp_path("cli_tail_back.unwritten.glb"));
+    snprintf(bad, sizeof bad, "%s/no-such-dir/r.json", tbt_tmp_dir());
+    assert_int_equal(tbt_run_cli(&text, "fix '%s' -o '%s' --report '%s' -q", in, out2, bad), 1);
+    assert_non_null(strstr(text, bad));
+    int lines = 0;
+    for (const char *c = text; *c; c++)
+        lines += *c == '\n';
+    assert_int_equal(lines, 1);
+    free(text);
+    assert_false(tbt_file_exists(out2));
+    assert_false(tbt_file_exists(bad));
+    DIR *dir = opendir(tbt_tmp_dir());
+    assert_non_null(dir);
+    for (struct dirent *e = readdir(dir); e; e = readdir(dir))
+        if (strstr(e->d_name, ".tmp-"))
+            fail_msg("temporary file left behind: %s", e->d_name);
+    closedir(dir);
 
     assert_int_equal(tbt_run_cli(NULL, "fix '%s'", in), 2);
     assert_int_equal(tbt_run_cli(NULL, "fix '%s' -o '%s' --mode sideways", in, out), 2);

@@ -156,6 +156,9 @@ tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size,
 /* Writes a GLB to path.tmp-XXXX and renames it over path: a failure leaves
  * no partial output. */
 tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err);
+/* Writes size bytes to path the same way: a temporary file beside it, synced
+ * and renamed over it (reports, dumps). */
+tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error *err);
 
 const tb_gltf *tb_doc_gltf(const tb_doc *doc);
 json_t *tb_doc_json(tb_doc *doc);

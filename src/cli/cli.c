@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -62,4 +63,17 @@ const char *tb_cli_clip_label(const char *name, char *buf, size_t size, int widt
         buf[w] = 0;
     }
     return buf;
+}
+
+int tb_cli_save_json(const char *path, const json_t *j, size_t flags)
+{
+    char *text = json_dumps(j, flags);
+    if (!text) {
+        fprintf(stderr, "tailbone: %s: out of memory [oom]\n", path);
+        return TB_EXIT_FAIL;
+    }
+    tb_error err = {0};
+    tb_result r = tb_file_save(path, text, strlen(text), &err);
+    free(text);
+    return r == TB_OK ? TB_EXIT_OK : tb_cli_error(path, &err);
 }

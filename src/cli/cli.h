@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
 
@@ -20,6 +22,10 @@ tb_doc *tb_cli_load(const char *path, int quiet);
  * last '|' (Blender's "Armature|" prefixes) when there is one, shortened
  * with a trailing '~' when still too long. Returns buf. */
 const char *tb_cli_clip_label(const char *name, char *buf, size_t size, int width);
+/* Writes j as JSON text (json_dumps flags) through a temporary file renamed
+ * over path; on failure prints one line naming path and returns
+ * TB_EXIT_FAIL. */
+int tb_cli_save_json(const char *path, const json_t *j, size_t flags);
 /* 1 if argv[i] equals a or b. */
 int tb_cli_is(const char *arg, const char *a, const char *b);
 

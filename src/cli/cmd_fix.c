@@ -320,11 +320,8 @@ int tb_cmd_fix(int argc, char **argv)
     j = tb_fix_report_json(&rep);
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
-    if (report && json_dump_file(j, report, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0) {
-        fprintf(stderr, "tailbone: %s: cannot write the report\n", report);
-        rc = TB_EXIT_FAIL;
+    if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
         goto done;
-    }
     if (tb_doc_save(doc, out, &err) != TB_OK) {
         rc = tb_cli_error(out, &err);
         goto done;

@@ -304,36 +304,35 @@ static const char *tb__source(const tb__ctx *c, const tb_measure_result *r)
 static int tb__write_dump(const char *path, const tb_model *m, const tb_measure_desc *d, const float *pos,
                           float duration)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "tailbone measure: cannot write %s\n", path);
-        return TB_EXIT_FAIL;
-    }
     /* Layout (docs/measure.md): "TBPOS1\0\0", u32 instants, u32 vertices,
      * u32 prims, per prim u32 node, mesh, primitive, vertex_offset,
      * vertex_count; f32 times[instants]; f32 xyz[instants][vertices]. */
+    size_t n_pos = (size_t)d->instants * m->vertex_count * 3;
+    size_t size = 8 + 12 + (size_t)m->prim_count * 20 + (size_t)d->instants * 4 + n_pos * 4;
+    uint8_t *buf = malloc(size), *at = buf;
+    if (!buf) {
+        fprintf(stderr, "tailbone: %s: out of memory [oom]\n", path);
+        return TB_EXIT_FAIL;
+    }
     uint32_t head[3] = {(uint32_t)d->instants, (uint32_t)m->vertex_count, (uint32_t)m->prim_count};
-    fwrite("TBPOS1\0\0", 1, 8, f);
-    fwrite(head, sizeof head, 1, f);
+    memcpy(at, "TBPOS1\0\0", 8), at += 8;
+    memcpy(at, head, sizeof head), at += sizeof head;
     for (int p = 0; p < m->prim_count; p++) {
         const tb_model_prim *mp = &m->prims[p];
         uint32_t row[5] = {(uint32_t)mp->node, (uint32_t)mp->mesh, (uint32_t)mp->primitive,
                            (uint32_t)mp->vertex_offset, (uint32_t)mp->vertex_count};
-        fwrite(row, sizeof row, 1, f);
+        memcpy(at, row, sizeof row), at += sizeof row;
     }
     float step = d->loop ? duration / (float)d->instants : duration / (float)(d->instants - 1);
     for (int k = 0; k < d->instants; k++) {
         float t = (float)k * step;
-        fwrite(&t, sizeof t, 1, f);
+        memcpy(at, &t, sizeof t), at += sizeof t;
     }
-    fwrite(pos, sizeof(float), (size_t)d->instants * m->vertex_count * 3, f);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "tailbone measure: error writing %s\n", path);
-        return TB_EXIT_FAIL;
-    }
-    return TB_EXIT_OK;
+    memcpy(at, pos, n_pos * sizeof(float));
+    tb_error err = {0};
+    tb_result r = tb_file_save(path, buf, size, &err);
+    free(buf);
+    return r == TB_OK ? TB_EXIT_OK : tb_cli_error(path, &err);
 }
 
 static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)

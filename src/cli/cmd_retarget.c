@@ -160,10 +160,8 @@ int tb_cmd_retarget(int argc, char **argv)
         goto done;
     }
     if (report_path) {
-        if (json_dump_file(report, report_path, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0) {
-            fprintf(stderr, "tailbone: %s: cannot write the report\n", report_path);
+        if (tb_cli_save_json(report_path, report, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != TB_EXIT_OK)
             goto done;
-        }
     }
     if (!quiet)
         tb__print_report(report, out);

@@ -102,9 +102,8 @@ int tb_cmd_synth(int argc, char **argv)
     int rc = TB_EXIT_OK;
     if (tb_doc_save(doc, out, &err) != TB_OK) {
         rc = tb_cli_error(out, &err);
-    } else if (truth_path && json_dump_file(truth, truth_path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
-        fprintf(stderr, "tailbone: %s: cannot write the truth file\n", truth_path);
-        rc = TB_EXIT_FAIL;
+    } else if (truth_path) {
+        rc = tb_cli_save_json(truth_path, truth, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     }
     json_decref(truth);
     tb_doc_free(doc);

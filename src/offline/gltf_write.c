@@ -57,19 +57,13 @@ tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size, tb
     return TB_OK;
 }
 
-tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err)
+tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error *err)
 {
-    uint8_t *data;
-    size_t size;
-    tb_result r = tb_doc_write_memory(doc, &data, &size, err);
-    if (r != TB_OK)
-        return r;
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        free(data);
+    if (!tmp)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    tb_result r = TB_OK;
     snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
@@ -100,6 +94,17 @@ tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err)
     }
 done:
     free(tmp);
+    return r;
+}
+
+tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err)
+{
+    uint8_t *data;
+    size_t size;
+    tb_result r = tb_doc_write_memory(doc, &data, &size, err);
+    if (r != TB_OK)
+        return r;
+    r = tb_file_save(path, data, size, err);
     free(data);
     return r;
 }
