@@ -712,9 +712,54 @@ static void edges_are_the_unique_sorted_triangle_sides(void **state)
     tb_doc_free(doc);
 }
 
+/* A baked file plays as keyed: on a clip that already keys the Tail_* bones
+ * the command does not run the spring over them, so the default and
+ * --no-spring measure the same thing (the spring's own result on an
+ * unbaked copy differs, or the check would be empty). */
+static void cli_measures_a_baked_clip_as_keyed(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    tb_error err;
+    assert_int_equal(tb_synth_build(&doc, "tail_hips", NULL, NULL, &err), TB_OK);
+    char raw[4096], baked[4096];
+    snprintf(raw, sizeof raw, "%s", tbt_tmp_path("keyed_raw.glb"));
+    snprintf(baked, sizeof baked, "%s", tbt_tmp_path("keyed_baked.glb"));
+    assert_int_equal(tb_doc_save(doc, raw, &err), TB_OK);
+    tb_doc_free(doc);
+    assert_int_equal(tbt_run_cli(NULL, "fix '%s' -o '%s' --only Walk -q", raw, baked), 0);
+    double p99[3];
+    const char *args[3] = {"", "--no-spring", ""};
+    for (int i = 0; i < 3; i++) {
+        char *out = NULL;
+        char chained[4096];
+        snprintf(chained, sizeof chained, "%s", tbt_tmp_path("keyed_chain_only.glb"));
+        if (i == 2) /* the same chain without the baked keys: the spring runs */
+            assert_int_equal(tbt_run_cli(NULL, "fix '%s' -o '%s' --no-bake -q", raw, chained), 0);
+        assert_int_equal(tbt_run_cli(&out, "measure '%s' --clip Walk --json %s", i == 2 ? chained : baked, args[i]), 0);
+        json_error_t je;
+        json_t *j = json_loads(out, 0, &je);
+        assert_non_null(j);
+        json_t *row = json_array_get(json_object_get(j, "clips"), 0);
+        assert_non_null(row);
+        p99[i] = json_real_value(json_object_get(json_object_get(row, "tail"), "p99"));
+        if (i < 2)
+            assert_false(json_is_true(json_object_get(row, "spring")));
+        else
+            assert_true(json_is_true(json_object_get(row, "spring")));
+        json_decref(j);
+        free(out);
+    }
+    print_message("baked Walk tail p99: default %.6f, --no-spring %.6f; spring on the unbaked chain %.6f\n", p99[0],
+                  p99[1], p99[2]);
+    assert_float_equal(p99[0], p99[1], 0);
+    assert_true(p99[2] != p99[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cli_measures_a_baked_clip_as_keyed),
         cmocka_unit_test(edges_are_the_unique_sorted_triangle_sides),
         cmocka_unit_test(zero_desc_means_spec_defaults),
         cmocka_unit_test(invalid_desc_is_refused_with_the_field_named),
