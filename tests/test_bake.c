@@ -11,6 +11,7 @@
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
 #include "tailbone/fix.h"
+#include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 #include "tailbone/synth.h"
 
@@ -764,6 +765,48 @@ static void tail_moves_the_same_when_the_mesh_is_stored_z_up(void **state)
     assert_true(worst < 0.5f * PI_F / 180);
 }
 
+/* The character's axes come from the first left/right joint pair that is
+ * really apart: with both thigh joints at one point (as some rigs place
+ * them) the shoulders say which way a model turned to face -Z looks. */
+static void axes_fall_back_to_the_shoulders_when_the_thighs_coincide(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    tb_error err;
+    tb_synth_desc sd = {0};
+    sd.units = TB_SYNTH_UNITS_M;
+    assert_int_equal(tb_synth_build(&doc, "tail_hips", &sd, NULL, &err), TB_OK);
+    turn_scene(doc);
+    tb_model *m;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    int l = -1, r = -1;
+    for (int k = 0; k < m->skin_joint_count; k++) {
+        if (m->skin_joints[k] == m->role_joint[TB_ROLE_LEFT_UPLEG])
+            l = k;
+        if (m->skin_joints[k] == m->role_joint[TB_ROLE_RIGHT_UPLEG])
+            r = k;
+    }
+    assert_true(l >= 0 && r >= 0);
+    const tb_gltf_skin *sk = &tb_doc_gltf(doc)->skins[m->skin];
+    float(*ibm)[16] = malloc((size_t)sk->joint_count * sizeof *ibm);
+    assert_int_equal(tb_skin_inverse_binds(doc, m->skin, ibm, &err), TB_OK);
+    memcpy(ibm[r], ibm[l], sizeof ibm[r]); /* the right thigh joint where the left one is */
+    assert_int_equal(tb_doc_replace_accessor_data(doc, sk->inverse_bind_matrices, ibm, TB_COMPONENT_FLOAT, &err),
+                     TB_OK);
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    free(ibm);
+    tb_model_free(m);
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    float up[3], fwd[3];
+    assert_true(tb_model_axes(m, up, fwd));
+    print_message("coincident thighs, facing -Z: up (%.2f %.2f %.2f), forward (%.2f %.2f %.2f)\n", up[0], up[1], up[2],
+                  fwd[0], fwd[1], fwd[2]);
+    assert_true(up[1] > 0.99f);
+    assert_true(fwd[2] < -0.99f);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -779,6 +822,7 @@ int main(void)
         cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),
         cmocka_unit_test(tail_moves_the_same_when_the_character_faces_minus_z),
         cmocka_unit_test(tail_moves_the_same_when_the_mesh_is_stored_z_up),
+        cmocka_unit_test(axes_fall_back_to_the_shoulders_when_the_thighs_coincide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
