@@ -74,6 +74,19 @@ typedef struct tb_appendage_desc {
     tb_fix_mode mode;          /* 0: chain */
     int rigid_wide;            /* 1: bind wide garments rigidly to their bone (A7: only on request) */
     float far_fraction;        /* 0 → 0.07 of H (A2) */
+    float thin_margin;         /* 0 → 0.01 of H: a vertex is also far when its local
+                                  cross-section (inward ray to where it leaves its solid)
+                                  has no bone inside it by this margin (A10, choice) */
+    float envelope_margin;     /* 0 → 0.15: such a vertex is far when it also stands this
+                                  fraction beyond the body's own radius around its bone
+                                  (median of the skin facing away from that bone) */
+    float wrap_min_deg;        /* 0 → 270: far skin going further than this around a bone
+                                  (coat, belt, plate, limb) is body or clothing: never a
+                                  tail, never merged into one (A10, choice) */
+    float row_gap;             /* 0 → 0.6: separate pieces lined up end to end with gaps up
+                                  to this fraction of the shorter piece are one appendage */
+    float row_reach;           /* 0 → 0.05 of H: grid cell for the merge's neighbour search
+                                  (the largest gap looked at) */
     float extension_fraction;  /* 0 → 0.5 of the incoming bone (A1) */
     float attach_bias;         /* 0 → 1.5 (A4) */
     float centroid_ratio_min;  /* 0 → 0.40 of the component radius (A5) */

@@ -21,6 +21,11 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     if (!(d.field > 0))       \
     d.field = (value)
     TB__DEF(far_fraction, 0.07f);         /* SPEC A2 */
+    TB__DEF(thin_margin, 0.01f);          /* SPEC A10 (choice) */
+    TB__DEF(envelope_margin, 0.15f);      /* SPEC A10 (choice) */
+    TB__DEF(wrap_min_deg, 270.0f);        /* SPEC A10 (choice) */
+    TB__DEF(row_gap, 0.6f);
+    TB__DEF(row_reach, 0.05f);
     TB__DEF(extension_fraction, 0.5f);    /* SPEC A1 (choice) */
     TB__DEF(attach_bias, 1.5f);           /* SPEC A4 */
     TB__DEF(centroid_ratio_min, 0.40f);   /* SPEC A5 (1) */
@@ -408,6 +413,7 @@ typedef struct tb__comp {
     int attach;
     float bmin[3], bmax[3];
     int group;        /* merge root (A6) */
+    int wraps;        /* its skin goes around a bone (body, clothing) */
 } tb__comp;
 
 typedef struct tb__state {
@@ -434,6 +440,10 @@ typedef struct tb__state {
     uint32_t *shell_off, *shell_list; /* shell root → its welded ids (CSR) */
     double *ms;         /* stage times (tb_appendage_report.stage_ms) */
     float up[3], fwd[3];/* the character's axes in bind space (tb_model_axes) */
+    float *wdist;       /* per welded id: distance to the skeleton (A1) */
+    float *mpos;        /* per welded id: medial point (3), the vertex itself where none */
+    float *mrad;        /* per welded id: half the local thickness, 0 where none */
+    uint8_t *thin;      /* per welded id: far by thickness (its cross-section holds no bone) */
 } tb__state;
 
 static void tb__state_free(tb__state *st)
@@ -459,6 +469,10 @@ static void tb__state_free(tb__state *st)
     free(st->shell_list);
     free(st->model_off);
     free(st->model_list);
+    free(st->wdist);
+    free(st->mpos);
+    free(st->mrad);
+    free(st->thin);
 }
 
 static int tb__joint_by_name(const tb_model *m, const char *name)
@@ -521,6 +535,190 @@ static int tb__attach_joint(const tb__state *st, const float p[3])
     return best >= 0 ? best : st->pelvis;
 }
 
+/* SPEC A10: far against the body's own thickness. A vertex whose local
+ * cross-section (the inward ray to where it leaves its solid, tb__thickness)
+ * has no bone inside it — its medial point is further from the skeleton
+ * than half the thickness, with a margin — is skin of a part that hangs off
+ * the skeleton: a tail beside a thigh, a bead on the back. Vertices already
+ * far by A2 keep that; A2 stays for open surfaces (capes) that no ray can
+ * measure. Rays are cast only where a bone could be outside the section
+ * (2 × the distance to the skeleton), so their cost follows the skin's. */
+/* The body's own thickness around each bone (SPEC A10): per bone segment,
+ * the median distance of the skin that faces away from it (outward normal
+ * within 60° of the direction from the bone) and is not off-bone skin
+ * itself. A thin vertex (its cross-section holds no bone) is far when it
+ * also stands outside that envelope by envelope_margin; far regions then
+ * grow through the thin skin they touch, so the side of a tail that faces
+ * the thigh, inside the thigh's envelope, stays with the tail. Bones
+ * without such skin keep the A2 band. O(V × segments + V log V). */
+static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
+{
+    size_t nw = st->nw;
+    int ns = st->nseg;
+    int *near = malloc((nw ? nw : 1) * sizeof *near);
+    float *env = malloc(((size_t)ns + 1) * sizeof *env);
+    uint32_t *cnt = calloc((size_t)ns + 2, sizeof *cnt), *queue = malloc((nw ? nw : 1) * sizeof *queue);
+    float *samples = malloc((nw ? nw : 1) * sizeof *samples);
+    if (!near || !env || !cnt || !queue || !samples) {
+        free(near);
+        free(env);
+        free(cnt);
+        free(queue);
+        free(samples);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t w = 0; w < nw; w++) {
+        const float *p = st->wpos + w * 3, *n = normal + w * 3;
+        float best = INFINITY;
+        int bi = -1;
+        for (int i = 0; i < ns; i++) {
+            float d = tb__seg_dist(&st->segs[i], p);
+            if (d < best)
+                best = d, bi = i;
+        }
+        near[w] = -1;
+        if (bi < 0 || st->thin[w] || !(best > 0))
+            continue;
+        /* direction from the nearest bone point */
+        const tb__seg *sg = &st->segs[bi];
+        float ap[3] = {p[0] - sg->a[0], p[1] - sg->a[1], p[2] - sg->a[2]};
+        float t = (ap[0] * sg->ab[0] + ap[1] * sg->ab[1] + ap[2] * sg->ab[2]) * sg->inv_len2;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        float u[3] = {ap[0] - t * sg->ab[0], ap[1] - t * sg->ab[1], ap[2] - t * sg->ab[2]};
+        if ((u[0] * n[0] + u[1] * n[1] + u[2] * n[2]) > 0.5f * best) {
+            near[w] = bi;
+            cnt[bi + 1]++;
+        }
+    }
+    for (int i = 0; i < ns; i++)
+        cnt[i + 1] += cnt[i];
+    {
+        uint32_t *fill = malloc(((size_t)ns + 1) * sizeof *fill);
+        if (!fill) {
+            free(near);
+            free(env);
+            free(cnt);
+            free(queue);
+            free(samples);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        memcpy(fill, cnt, (size_t)ns * sizeof *fill);
+        for (size_t w = 0; w < nw; w++)
+            if (near[w] >= 0)
+                samples[fill[near[w]]++] = st->wdist[w];
+        free(fill);
+    }
+    float band = st->d.far_fraction * st->H;
+    for (int i = 0; i < ns; i++) {
+        uint32_t a = cnt[i], b = cnt[i + 1];
+        if (b - a < 8) {
+            env[i] = band;
+            continue;
+        }
+        qsort(samples + a, b - a, sizeof *samples, tb__cmp_float);
+        env[i] = samples[a + (b - a) / 2];
+    }
+    size_t qn = 0;
+    for (size_t w = 0; w < nw; w++) {
+        if (!st->thin[w] || st->far[w]) {
+            if (st->far[w])
+                queue[qn++] = (uint32_t)w;
+            continue;
+        }
+        const float *p = st->wpos + w * 3;
+        float best = INFINITY;
+        int bi = 0;
+        for (int i = 0; i < ns; i++) {
+            float d = tb__seg_dist(&st->segs[i], p);
+            if (d < best)
+                best = d, bi = i;
+        }
+        if (best > env[bi] * (1 + st->d.envelope_margin) + st->d.thin_margin * st->H) {
+            st->far[w] = 1;
+            queue[qn++] = (uint32_t)w;
+        }
+    }
+    /* grow through connected thin skin */
+    for (size_t h = 0; h < qn; h++) {
+        uint32_t w = queue[h];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (st->thin[o] && !st->far[o]) {
+                st->far[o] = 1;
+                queue[qn++] = o;
+            }
+        }
+    }
+    free(near);
+    free(env);
+    free(cnt);
+    free(queue);
+    free(samples);
+    return TB_OK;
+}
+
+static int tb__off_bone(void *user, size_t w, const float q[3], float h)
+{
+    const tb__state *st = user;
+    (void)w;
+    return tb__skeleton_dist(st->segs, st->nseg, q) > h + st->d.thin_margin * st->H;
+}
+
+static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t nw = st->nw, nt = 0;
+    uint32_t *wtri = malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
+    float *tmax = malloc((nw ? nw : 1) * sizeof *tmax), *normal = malloc((nw ? nw : 1) * 3 * sizeof *normal);
+    st->mpos = malloc((nw ? nw : 1) * 3 * sizeof *st->mpos);
+    st->mrad = malloc((nw ? nw : 1) * sizeof *st->mrad);
+    st->thin = calloc(nw ? nw : 1, 1);
+    if (!wtri || !tmax || !normal || !st->mpos || !st->mrad || !st->thin) {
+        free(wtri);
+        free(tmax);
+        free(normal);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
+                 c = st->wid[m->triangles[t * 3 + 2]];
+        if (a == b || b == c || a == c)
+            continue;
+        wtri[nt * 3] = a, wtri[nt * 3 + 1] = b, wtri[nt * 3 + 2] = c;
+        nt++;
+    }
+    float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
+    for (size_t w = 0; w < nw; w++) {
+        float d = st->wdist[w];
+        tmax[w] = d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
+    }
+    float *thick = st->mrad; /* reused: thickness, then half of it */
+    tb_result r = tb__thickness(thick, normal, st->wpos, nw, wtri, nt, st->shell, tmax, tb__off_bone, st, err);
+    if (r == TB_OK)
+        for (size_t w = 0; w < nw; w++) {
+            const float *p = st->wpos + w * 3, *n = normal + w * 3;
+            float *q = st->mpos + w * 3;
+            if (!isfinite(thick[w])) {
+                memcpy(q, p, 3 * sizeof *q);
+                st->mrad[w] = 0;
+                continue;
+            }
+            int enclosed = thick[w] < 0;
+            float h = 0.5f * fabsf(thick[w]);
+            for (int a = 0; a < 3; a++)
+                q[a] = p[a] - n[a] * h;
+            st->mrad[w] = h;
+            /* off the bone and in the open, not a strap or plate on a body part */
+            st->thin[w] = !enclosed && tb__off_bone(st, w, q, h);
+        }
+    if (r == TB_OK)
+        r = tb__envelope_far(st, normal, err);
+    free(wtri);
+    free(tmax);
+    free(normal);
+    return r;
+}
+
 static tb_result tb__prepare(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
@@ -569,12 +767,16 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     if (!st->wpos || !st->far || !st->model_off || !st->model_list)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
+    st->wdist = malloc((nw ? nw : 1) * sizeof *st->wdist);
+    if (!st->wdist)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t v = 0; v < V; v++) {
         uint32_t w = st->wid[v];
         st->model_off[w + 1]++;
         if (st->model_off[w + 1] == 1) {
             memcpy(st->wpos + (size_t)w * 3, m->positions + v * 3, 3 * sizeof(float));
             st->far[w] = st->dist[v] > thr;
+            st->wdist[w] = st->dist[v];
         }
     }
     for (size_t w = 0; w < nw; w++)
@@ -603,9 +805,18 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         st->shell[w] = st->comp_uf[w] = (uint32_t)w;
     for (size_t w = 0; w < nw; w++)
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+            tb__unite(st->shell, (uint32_t)w, st->g.adj[e]);
+    for (size_t w = 0; w < nw; w++)
+        st->shell[w] = tb__find(st->shell, (uint32_t)w);
+    st->ms[2] = tb__now_ms() - t2;
+    r = tb__far_by_thickness(st, err);
+    if (r != TB_OK)
+        return r;
+    t2 = tb__now_ms();
+    for (size_t w = 0; w < nw; w++)
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            tb__unite(st->shell, (uint32_t)w, o);
             if (st->far[w] && st->far[o])
                 tb__unite(st->comp_uf, (uint32_t)w, o);
         }
@@ -629,7 +840,7 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++) /* shell[] is fully compressed now: shell[w] is the root */
         st->shell_list[fill[st->shell[w]]++] = (uint32_t)w;
     free(fill);
-    st->ms[2] = tb__now_ms() - t2;
+    st->ms[2] += tb__now_ms() - t2;
     return TB_OK;
 }
 
@@ -794,12 +1005,158 @@ static void tb__key_cell(uint64_t key, uint32_t c[3])
     c[2] = (uint32_t)key & TB__CELL_MAX;
 }
 
-/* SPEC A6: merge. Same attachment joint and bounding boxes overlapping by
- * more than half of the smaller (the article's rule: fur over skin). Choice:
- * a floating piece (no collar: it never touches the body band) merges with
- * the pieces it touches (vertices in neighbouring grid cells of
- * touch_fraction H) — a low-poly or bony tail is often a row of separate
- * closed segments. Grid as a sorted array: O(F log F). */
+/* Shape of one far component for the merge: centroid, principal axis,
+ * extent along it, elongation, and whether it wraps a bone (its skin goes
+ * more than wrap_min_deg around the bone segment nearest to most of it: a
+ * coat, a belt, a plate around the pelvis, a limb's own skin). */
+typedef struct tb__shape {
+    float c[3], axis[3], extent, elong;
+    int wraps;
+} tb__shape;
+
+/* Whether skin goes around a bone: the welded vertices' angular coverage
+ * (12 sectors) about the bone segment nearest each, counting only vertices
+ * beside a bone (projection strictly inside it); more than wrap_min_deg
+ * around one bone is a coat, a belt, a plate round the pelvis, a limb's own
+ * skin — never a tail (SPEC A10). O(n × segments). */
+static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
+{
+    enum { SECT = 12 };
+    int wraps = 0;
+    int ns = st->nseg;
+    uint16_t *bins = calloc((size_t)ns * SECT + 1, sizeof *bins);
+    if (!bins)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        const float *p = st->wpos + (size_t)verts[k] * 3;
+        float best = INFINITY, bt = 0;
+        int bi = -1;
+        for (int i = 0; i < ns; i++) {
+            const tb__seg *g = &st->segs[i];
+            float ap[3] = {p[0] - g->a[0], p[1] - g->a[1], p[2] - g->a[2]};
+            float t = (ap[0] * g->ab[0] + ap[1] * g->ab[1] + ap[2] * g->ab[2]) * g->inv_len2;
+            float tc = t < 0 ? 0 : t > 1 ? 1 : t;
+            float dd[3] = {ap[0] - tc * g->ab[0], ap[1] - tc * g->ab[1], ap[2] - tc * g->ab[2]};
+            float d = dd[0] * dd[0] + dd[1] * dd[1] + dd[2] * dd[2];
+            if (d < best)
+                best = d, bi = i, bt = t;
+        }
+        if (bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0))
+            continue;
+        const tb__seg *g = &st->segs[bi];
+        /* a frame around the bone: e1 ⟂ bone, e2 = bone × e1 */
+        float L = 1.0f / sqrtf(g->inv_len2), ax[3] = {g->ab[0] / L, g->ab[1] / L, g->ab[2] / L};
+        float ref[3] = {st->up[0], st->up[1], st->up[2]};
+        if (fabsf(ax[0] * ref[0] + ax[1] * ref[1] + ax[2] * ref[2]) > 0.8f)
+            memcpy(ref, st->fwd, sizeof ref);
+        float dp = ax[0] * ref[0] + ax[1] * ref[1] + ax[2] * ref[2];
+        float e1[3] = {ref[0] - dp * ax[0], ref[1] - dp * ax[1], ref[2] - dp * ax[2]};
+        float l1 = sqrtf(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+        for (int a = 0; a < 3; a++)
+            e1[a] /= l1;
+        float e2[3] = {ax[1] * e1[2] - ax[2] * e1[1], ax[2] * e1[0] - ax[0] * e1[2], ax[0] * e1[1] - ax[1] * e1[0]};
+        float ap[3] = {p[0] - g->a[0], p[1] - g->a[1], p[2] - g->a[2]};
+        float x = ap[0] * e1[0] + ap[1] * e1[1] + ap[2] * e1[2], y = ap[0] * e2[0] + ap[1] * e2[1] + ap[2] * e2[2];
+        int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
+        sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
+        uint16_t *bb = &bins[(size_t)bi * SECT + (size_t)sct];
+        if (*bb < 60000)
+            (*bb)++;
+    }
+    /* around the body's own vertical axis (the line through the pelvis along
+     * up): a belt of pouches or a coat is near several torso bones at once */
+    {
+        uint16_t tb[SECT] = {0};
+        const float *hp = tb__jpos(st->m, st->pelvis);
+        float side[3] = {st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
+                         st->up[0] * st->fwd[1] - st->up[1] * st->fwd[0]};
+        for (size_t k = 0; k < n; k++) {
+            const float *p = st->wpos + (size_t)verts[k] * 3;
+            float dv[3] = {p[0] - hp[0], p[1] - hp[1], p[2] - hp[2]};
+            float h = dv[0] * st->up[0] + dv[1] * st->up[1] + dv[2] * st->up[2];
+            if (h < -0.1f * st->H || h > 0.4f * st->H)
+                continue; /* the trunk's height only (a quadruped's tail runs along up) */
+            float x = dv[0] * st->fwd[0] + dv[1] * st->fwd[1] + dv[2] * st->fwd[2];
+            float y = dv[0] * side[0] + dv[1] * side[1] + dv[2] * side[2];
+            int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
+            sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
+            if (tb[sct] < 60000)
+                tb[sct]++;
+        }
+        int covered = 0;
+        for (int k = 0; k < SECT; k++)
+            covered += tb[k] >= 2;
+        wraps = n >= 24 && covered * 360 >= (int)(st->d.wrap_min_deg * SECT);
+    }
+    for (int i = 0; i < ns && !wraps; i++) {
+        int covered = 0, total = 0;
+        for (int k = 0; k < SECT; k++) {
+            covered += bins[(size_t)i * SECT + (size_t)k] >= 2;
+            total += bins[(size_t)i * SECT + (size_t)k];
+        }
+        wraps = total >= 24 && covered * 360 >= (int)(st->d.wrap_min_deg * SECT);
+    }
+    free(bins);
+    return wraps;
+}
+
+static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh)
+{
+    double cen[3] = {0, 0, 0}, cov[3][3] = {{0}};
+    size_t n = c->nverts;
+    for (size_t k = 0; k < n; k++)
+        for (int a = 0; a < 3; a++)
+            cen[a] += st->wpos[(size_t)c->verts[k] * 3 + (size_t)a] / (double)n;
+    for (size_t k = 0; k < n; k++) {
+        const float *p = st->wpos + (size_t)c->verts[k] * 3;
+        double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                cov[a][b] += q[a] * q[b] / (double)n;
+    }
+    double v[3] = {1, 0.7, 0.4}; /* power iteration: the principal axis */
+    for (int it = 0; it < 40; it++) {
+        double w[3] = {0, 0, 0}, l = 0;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                w[a] += cov[a][b] * v[b];
+        for (int a = 0; a < 3; a++)
+            l += w[a] * w[a];
+        l = sqrt(l);
+        if (!(l > 0))
+            break;
+        for (int a = 0; a < 3; a++)
+            v[a] = w[a] / l;
+    }
+    double ev[3];
+    tb__eig3(cov, ev);
+    sh->elong = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        const float *p = st->wpos + (size_t)c->verts[k] * 3;
+        float t = (float)((p[0] - cen[0]) * v[0] + (p[1] - cen[1]) * v[1] + (p[2] - cen[2]) * v[2]);
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+    }
+    sh->extent = n ? hi - lo : 0;
+    for (int a = 0; a < 3; a++) {
+        sh->c[a] = (float)cen[a];
+        sh->axis[a] = (float)v[a];
+    }
+    sh->wraps = tb__wraps(st, c->verts, n);
+}
+
+/* SPEC A6/A10: which far components form one appendage. Never by bounding
+ * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
+ * rules, both about the tail's own shape:
+ *  - along: a component whose vertices lie (>= 90%) inside the other's
+ *    tube — within 1.5 × the local half-thickness of the medial point of a
+ *    nearby vertex of it — is part of it (fur over skin, a second shell);
+ *  - in a row: pieces whose gap is small against their own length
+ *    (row_gap × the shorter) and that line up (the gap runs along the
+ *    principal axis of each elongated piece, within ~45°) are one tail made
+ *    of pieces (vertebrae, scales, beads).
+ * Candidate pairs come from a grid of row_reach H cells: O(F log F). */
 static tb_result tb__merge(tb__state *st, tb_error *err)
 {
     size_t n = st->ncomp, F = 0;
@@ -807,36 +1164,20 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
         F += st->comps[i].nverts;
     uint32_t *uf = malloc((n ? n : 1) * sizeof *uf);
     tb__cell_entry *e = malloc((F ? F : 1) * sizeof *e);
-    if (!uf || !e) {
+    tb__shape *sh = malloc((n ? n : 1) * sizeof *sh);
+    /* per pair: along-count of b's vertices in a's tube, gap */
+    if (!uf || !e || !sh) {
         free(uf);
         free(e);
+        free(sh);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    for (size_t i = 0; i < n; i++)
-        uf[i] = (uint32_t)i;
-    float pad = 0.005f * st->H; /* flat shells have no volume without it */
     for (size_t i = 0; i < n; i++) {
-        tb__comp *a = &st->comps[i];
-        if (a->attach < 0 || a->nverts < (size_t)st->d.min_vertices)
-            continue;
-        for (size_t j = i + 1; j < n; j++) {
-            tb__comp *b = &st->comps[j];
-            if (b->attach != a->attach || b->nverts < (size_t)st->d.min_vertices)
-                continue;
-            double va = 1, vb = 1, vo = 1;
-            for (int k = 0; k < 3; k++) {
-                double la = a->bmax[k] - a->bmin[k] + pad, lb = b->bmax[k] - b->bmin[k] + pad;
-                double lo = fmin(a->bmax[k], b->bmax[k]) - fmax(a->bmin[k], b->bmin[k]) + pad;
-                va *= la;
-                vb *= lb;
-                vo *= lo > 0 ? lo : 0;
-            }
-            if (vo > st->d.merge_overlap * fmin(va, vb))
-                tb__unite(uf, (uint32_t)i, (uint32_t)j);
-        }
+        uf[i] = (uint32_t)i;
+        tb__comp_shape(st, &st->comps[i], &sh[i]);
+        st->comps[i].wraps = sh[i].wraps;
     }
-    /* touching pieces: unique (cell, component) entries, neighbours looked up */
-    float cell = st->d.touch_fraction * st->H;
+    float cell = st->d.row_reach * st->H;
     float inv = cell > 0 ? 1.0f / cell : 1.0f;
     size_t q = 0;
     for (size_t i = 0; i < n; i++)
@@ -845,33 +1186,125 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             tb__cell_of(st, st->wpos + (size_t)st->comps[i].verts[k] * 3, inv, c);
             e[q].key = tb__cell_key(c);
             e[q].comp = (uint32_t)i;
-            e[q].v = 0;
+            e[q].v = st->comps[i].verts[k];
             q++;
         }
     qsort(e, q, sizeof *e, tb__cmp_entry);
-    size_t u = 0;
-    for (size_t k = 0; k < q; k++)
-        if (!u || e[u - 1].key != e[k].key || e[u - 1].comp != e[k].comp)
-            e[u++] = e[k];
-    for (size_t k = 0; k < u; k++) {
+    /* candidate pairs (a < b) with their gap and b-in-a / a-in-b counts */
+    size_t pcap = 64, np = 0;
+    struct tb__pairstat {
+        uint32_t a, b;
+        float gap;
+        uint32_t b_in_a, a_in_b;
+    } *ps = malloc(pcap * sizeof *ps);
+    if (!ps) {
+        free(uf);
+        free(e);
+        free(sh);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    float tol = 0.01f * st->H;
+    /* each vertex against the other components' vertices in the 27 cells:
+     * nearest distance (gap) and whether it lies in their tube */
+    for (size_t k = 0; k < q; k++) {
         uint32_t c[3];
         size_t lo[27], hi[27];
         tb__key_cell(e[k].key, c);
-        const tb__comp *a = &st->comps[e[k].comp];
-        int nr = tb__neighbours(e, u, c, lo, hi);
+        const float *p = st->wpos + (size_t)e[k].v * 3;
+        int nr = tb__neighbours(e, q, c, lo, hi);
         for (int r = 0; r < nr; r++)
-            for (size_t t = lo[r]; t < hi[r]; t++) {
-                if (e[t].comp <= e[k].comp)
-                    continue;
-                const tb__comp *b = &st->comps[e[t].comp];
-                if (a->attach < 0 || b->attach < 0) /* a floating piece joins what it touches */
-                    tb__unite(uf, e[k].comp, e[t].comp);
+            for (size_t t = lo[r]; t < hi[r];) {
+                uint32_t other = e[t].comp;
+                size_t end = t;
+                while (end < hi[r] && e[end].comp == other)
+                    end++;
+                if (other != e[k].comp) {
+                    float gap = INFINITY;
+                    int in = 0;
+                    for (size_t u = t; u < end; u++) {
+                        const float *o = st->wpos + (size_t)e[u].v * 3, *m = st->mpos + (size_t)e[u].v * 3;
+                        float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                        (o[2] - p[2]) * (o[2] - p[2]));
+                        gap = d < gap ? d : gap;
+                        float rm = st->mrad[e[u].v];
+                        float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                         (m[2] - p[2]) * (m[2] - p[2]));
+                        if (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol)
+                            in = 1;
+                    }
+                    uint32_t a = e[k].comp < other ? e[k].comp : other, b = e[k].comp < other ? other : e[k].comp;
+                    /* find or add the pair (pairs are few: linear probe of the tail end) */
+                    size_t f = np;
+                    for (size_t z = np; z-- > 0 && np - z <= 64;)
+                        if (ps[z].a == a && ps[z].b == b) {
+                            f = z;
+                            break;
+                        }
+                    if (f == np) {
+                        if (np == pcap) {
+                            pcap *= 2;
+                            void *nps = realloc(ps, pcap * sizeof *ps);
+                            if (!nps) {
+                                free(ps);
+                                free(uf);
+                                free(e);
+                                free(sh);
+                                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                            }
+                            ps = nps;
+                        }
+                        ps[np].a = a, ps[np].b = b, ps[np].gap = INFINITY, ps[np].b_in_a = ps[np].a_in_b = 0;
+                        np++;
+                    }
+                    ps[f].gap = gap < ps[f].gap ? gap : ps[f].gap;
+                    if (in) {
+                        if (e[k].comp == b)
+                            ps[f].b_in_a++;
+                        else
+                            ps[f].a_in_b++;
+                    }
+                }
+                t = end;
             }
+    }
+    /* the probe above may have split a pair into several entries: fold them */
+    for (size_t i = 0; i < np; i++) {
+        const struct tb__pairstat *P = &ps[i];
+        const tb__comp *A = &st->comps[P->a], *B = &st->comps[P->b];
+        const tb__shape *sa = &sh[P->a], *sb = &sh[P->b];
+        if (sa->wraps || sb->wraps)
+            continue;
+        uint32_t bin = 0, ain = 0;
+        float gap = INFINITY;
+        for (size_t j = 0; j < np; j++)
+            if (ps[j].a == P->a && ps[j].b == P->b) {
+                bin += ps[j].b_in_a;
+                ain += ps[j].a_in_b;
+                gap = ps[j].gap < gap ? ps[j].gap : gap;
+            }
+        /* detached: a piece of its own shell, not far skin of a shell that is
+         * mostly body; only a detached piece joins another component */
+        int da = st->shell_total[A->shell] - st->shell_far[A->shell] < A->nverts,
+            db = st->shell_total[B->shell] - st->shell_far[B->shell] < B->nverts;
+        int along = (db && bin >= 0.9 * (double)B->nverts) || (da && ain >= 0.9 * (double)A->nverts);
+        int row = 0;
+        float shorter = sa->extent < sb->extent ? sa->extent : sb->extent;
+        if (!along && (da || db) && gap <= st->d.row_gap * shorter) {
+            float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
+            float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
+            float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
+            float cb = dl > 0 ? fabsf(dcv[0] * sb->axis[0] + dcv[1] * sb->axis[1] + dcv[2] * sb->axis[2]) / dl : 1;
+            row = (sa->elong < 1.4f || ca >= 0.7f) && (sb->elong < 1.4f || cb >= 0.7f);
+        }
+        if (along || row)
+            tb__unite(uf, P->a, P->b);
     }
     for (size_t i = 0; i < n; i++)
         st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
+    free(ps);
     free(uf);
     free(e);
+    free(sh);
     return TB_OK;
 }
 
@@ -1281,6 +1714,12 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         snprintf(why, wn, "far skin is %.0f%% of the skin's welded vertices (more than half): the body itself, "
                  "thicker than %.0f%% of H, not an appendage", 100.0 * (double)nv / (double)st->nw,
                  100.0 * (double)d->far_fraction);
+    } else if (tb__wraps(st, wv, nv)) {
+        /* SPEC A10: skin that goes around a bone is body or clothing, whatever
+         * its shell (a coat, a belt of pouches, a plate round the pelvis) */
+        ap->kind = TB_KIND_BODY;
+        snprintf(why, wn, "goes more than %.0f deg around a bone: body or clothing, not an appendage",
+                 (double)d->wrap_min_deg);
     } else if (ratio < d->centroid_ratio_min && !ap->separate_shell) {
         ap->kind = TB_KIND_BODY;
         snprintf(why, wn, "centroid ratio %.2f and chain standoff %.2f < %.2f: far skin around a bone (body)",
@@ -1546,6 +1985,21 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
             r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
     }
     out->stage_ms[5] = tb__now_ms() - t;
+    if (getenv("TB_DEBUG_DUMP") && r == TB_OK) { /* DEBUG: remove */
+        FILE *f = fopen(getenv("TB_DEBUG_DUMP"), "w");
+        int *grp = malloc(st.nw * sizeof *grp);
+        for (size_t w = 0; w < st.nw; w++)
+            grp[w] = -1;
+        for (size_t i = 0; i < st.ncomp; i++)
+            for (size_t k = 0; k < st.comps[i].nverts; k++)
+                grp[st.comps[i].verts[k]] = st.comps[i].group;
+        for (size_t w = 0; f && w < st.nw; w++)
+            fprintf(f, "%g %g %g %d %d %d %g %u\n", st.wpos[w * 3], st.wpos[w * 3 + 1], st.wpos[w * 3 + 2],
+                    st.far[w], st.thin[w], grp[w], st.mrad[w], st.shell[w]);
+        if (f)
+            fclose(f);
+        free(grp);
+    }
     if (r == TB_OK)
         r = tb__body_style(out, m, err);
     free(gsize);

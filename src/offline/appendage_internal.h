@@ -36,6 +36,18 @@ typedef struct tb__seg {
 
 float tb__seg_dist(const tb__seg *s, const float p[3]);
 
+/* Local thickness (medial.c): outward normals per welded vertex (area
+ * weighted, each shell turned outward by its enclosed volume) into normal[3 nw],
+ * and into thick[nw] the distance along the inward normal to where the ray
+ * leaves the solid the vertex's own shell bounds (other shells ignored),
+ * INFINITY past tmax[v] (0: not cast). Where keep(user, v, medial, half)
+ * returns 1, a second ray from the medial point outwards counts the other
+ * shells enclosing it; when one does, thick[v] is returned negated. wtri: nt welded
+ * triangles; shell: welded vertex → its shell's root. */
+typedef int (*tb__inside_fn)(void *user, size_t v, const float medial[3], float half_thickness);
+tb_result tb__thickness(float *thick, float *normal, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
+                        const uint32_t *shell, const float *tmax, tb__inside_fn keep, void *user, tb_error *err);
+
 #define TB__NO_PIECE 0xffffffffu
 
 /* What the detector knows per appendage beyond the public report, for fix. */
