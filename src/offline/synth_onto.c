@@ -759,7 +759,7 @@ static int fx__centre_line(fx_build *bd, int welded)
     }
     case FX_UP: {
         /* back, round and up behind the back, clear of it */
-        float top_u = 0.38f * H;
+        float top_u = 0.32f * H;
         float fb = INFINITY;
         for (int i = 0; i <= 8; i++) {
             float f = fx__back_f(b, 0, u_root + top_u * (float)i / 8.0f, 0.03f * H);
@@ -1124,7 +1124,7 @@ static void fx__band(fx_build *bd, tbs_mesh *me, float u_top, float drop, float 
 /* A slab swept sideways behind the body: plate (behind the pelvis) or cape
  * (from the shoulders down). */
 static void fx__slab(fx_build *bd, tbs_mesh *me, float u_top, float u_bot, float half_w, float clear, float thick,
-                     float bow)
+                     float bow, int segs)
 {
     const fx_body *b = &bd->b;
     const int N = 11;
@@ -1153,7 +1153,7 @@ static void fx__slab(fx_build *bd, tbs_mesh *me, float u_top, float u_bot, float
         r->bow = bow;
     }
     (void)fb;
-    tbs_tube(me, rings, N, 12, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
+    tbs_tube(me, rings, N, segs, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
 }
 
 static tb_result fx__clothing(fx_build *bd, unsigned which, tb_error *err)
@@ -1196,11 +1196,11 @@ static tb_result fx__clothing(fx_build *bd, unsigned which, tb_error *err)
         fx__at(b, 0, 0.04f * H, 0, p->root);
         break;
     case FX_PLATE:
-        fx__slab(bd, me, 0.09f * H, -0.03f * H, 0.09f * H, 0.02f * H, 0.008f * H, 0.0f);
+        fx__slab(bd, me, 0.09f * H, -0.03f * H, 0.09f * H, 0.02f * H, 0.008f * H, 0.0f, 16);
         fx__at(b, 0, 0.03f * H, 0, p->root);
         break;
     case FX_CAPE:
-        fx__slab(bd, me, u_sp2 + 0.07f * H, -0.25f * H, 0.14f * H, 0.03f * H, 0.004f * H, 0.0f);
+        fx__slab(bd, me, u_sp2 + 0.07f * H, -0.25f * H, 0.14f * H, 0.03f * H, 0.004f * H, 0.0f, 40);
         p->attach_role = fx__spine_role(b);
         fx__at(b, 0, u_sp2 + 0.07f * H, 0, p->root);
         break;
