@@ -77,6 +77,32 @@ int tb_synth_variant_find(const char *name);
 tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc *desc,
                          json_t **truth, tb_error *err);
 
+/* ---- fixtures on other bodies (docs/synth.md "Fixtures on real bodies") ----
+ *
+ *   tb_doc *body, *doc; json_t *truth;
+ *   tb_doc_load(&body, "Xbot.glb", NULL, &err);
+ *   tb_synth_onto(&doc, body, "hang_shell_leg", NULL, &truth, &err);
+ *
+ * Adds a tail and/or clothing to a rigged, tail-less humanoid in its bind
+ * space (sizes are fractions of its height H, placed from its own joints and
+ * skin) as new skinned mesh nodes appended after everything else, so the
+ * body's vertices keep their tb_model indices. `body` is only read. On
+ * success *out is a new validated doc (tb_doc_free) and *truth, when truth
+ * is non-NULL, the ground truth (json_decref). desc->seed varies the fur's
+ * irregularity only; units and names are ignored. Fails with TB_ERR_ARG for
+ * an unknown fixture (or a rigid-body fixture on a body that is not the
+ * synthetic one), TB_ERR_NO_SKIN / TB_ERR_NO_HIPS when the body has no skin
+ * or lacks hips, legs or a spine, TB_ERR_INVALID when a part cannot be laid
+ * on this body (the message says why). */
+int tb_synth_fixture_count(void);
+const char *tb_synth_fixture_name(int i);
+const char *tb_synth_fixture_summary(int i);
+int tb_synth_fixture_find(const char *name);
+/* 1 when fixture i works only on the synthetic body (it rebuilds it in rigid pieces). */
+int tb_synth_fixture_needs_synth_body(int i);
+tb_result tb_synth_onto(tb_doc **out, const tb_doc *body, const char *fixture, const tb_synth_desc *desc,
+                        json_t **truth, tb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

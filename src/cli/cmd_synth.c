@@ -10,7 +10,9 @@ static void tb__synth_help(void)
 {
     printf("usage: tailbone synth --variant NAME -o OUT.glb [--truth OUT.json] [--seed N]\n"
            "                      [--units m|cm] [--names mixamorig|bare]\n"
-           "       tailbone synth --list [-v]\n\n"
+           "       tailbone synth --onto BODY.glb|synth:VARIANT --fixture NAME -o OUT.glb\n"
+           "                      [--truth OUT.json] [--seed N]\n"
+           "       tailbone synth --list [-v] | --fixtures [-v]\n\n"
            "Writes a ~1.9 m humanoid rigged the way auto-riggers rig it: 22 Mixamo body\n"
            "bones, smooth body weights (tail_segmented: rigid pieces), an appendage (tail,\n"
            "cape, skirt, scabbard, ears, hair) weighted wrongly, and the clips Walk,\n"
@@ -23,14 +25,59 @@ static void tb__synth_help(void)
            "  --seed N         varies clip amplitudes and fur (default %u)\n"
            "  --units m|cm     override the variant's units (cm: armature scaled 0.01)\n"
            "  --names mixamorig|bare  override the variant's joint names\n"
-           "  --list           print the variant names, one a line (-v: with a summary)\n",
+           "  --list           print the variant names, one a line (-v: with a summary)\n"
+           "  --onto BODY      add a fixture (tail and/or clothing) to a rigged tail-less\n"
+           "                   humanoid: a GLB, or synth:VARIANT for a built-in body\n"
+           "  --fixture NAME   which fixture (see --fixtures); needs --onto\n"
+           "  --fixtures       print the fixture names, one a line (-v: with a summary)\n",
            TB_SYNTH_DEFAULT_SEED);
+}
+
+/* --onto BODY --fixture NAME: a fixture on a file or a built-in body. */
+static int tb__synth_onto(const char *onto, const char *fixture, const char *variant, const char *out,
+                          const char *truth_path, const tb_synth_desc *desc)
+{
+    if (!onto)
+        return tb_cli_usage_error("synth", "--fixture needs --onto BODY.glb (or synth:VARIANT)");
+    if (!fixture)
+        return tb_cli_usage_error("synth", "--onto needs --fixture NAME (tailbone synth --fixtures)");
+    if (variant)
+        return tb_cli_usage_error("synth", "--variant and --onto do not go together (use --onto synth:VARIANT)");
+    if (tb_synth_fixture_find(fixture) < 0)
+        return tb_cli_usage_error("synth", "unknown fixture '%s' (tailbone synth --fixtures)", fixture);
+    if (!out)
+        return tb_cli_usage_error("synth", "needs -o OUT.glb");
+    tb_error err = {0};
+    tb_doc *body = NULL;
+    if (!strncmp(onto, "synth:", 6)) {
+        if (tb_synth_variant_find(onto + 6) < 0)
+            return tb_cli_usage_error("synth", "unknown synthetic body '%s' (tailbone synth --list)", onto + 6);
+        tb_synth_desc bd = {0};
+        if (tb_synth_build(&body, onto + 6, &bd, NULL, &err) != TB_OK)
+            return tb_cli_error(onto, &err);
+    } else if (tb_doc_load(&body, onto, NULL, &err) != TB_OK) {
+        return tb_cli_error(onto, &err);
+    }
+    tb_doc *doc = NULL;
+    json_t *truth = NULL;
+    int rc = TB_EXIT_OK;
+    if (tb_synth_onto(&doc, body, fixture, desc, truth_path ? &truth : NULL, &err) != TB_OK) {
+        rc = tb_cli_error(onto, &err);
+    } else if (tb_doc_save(doc, out, &err) != TB_OK) {
+        rc = tb_cli_error(out, &err);
+    } else if (truth_path) {
+        rc = tb_cli_save_json(truth_path, truth, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    }
+    json_decref(truth);
+    tb_doc_free(doc);
+    tb_doc_free(body);
+    return rc;
 }
 
 int tb_cmd_synth(int argc, char **argv)
 {
-    const char *variant = NULL, *out = NULL, *truth_path = NULL;
-    int list = 0, verbose = 0;
+    const char *variant = NULL, *out = NULL, *truth_path = NULL, *onto = NULL, *fixture = NULL;
+    int list = 0, verbose = 0, fixtures = 0;
     tb_synth_desc desc = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -40,15 +87,22 @@ int tb_cmd_synth(int argc, char **argv)
             return TB_EXIT_OK;
         } else if (tb_cli_is(a, "--list", NULL)) {
             list = 1;
+        } else if (tb_cli_is(a, "--fixtures", NULL)) {
+            fixtures = 1;
         } else if (tb_cli_is(a, "-v", "--verbose")) {
             verbose = 1;
         } else if (tb_cli_is(a, "--variant", NULL) || tb_cli_is(a, "-o", "--output") || tb_cli_is(a, "--truth", NULL) ||
-                   tb_cli_is(a, "--seed", NULL) || tb_cli_is(a, "--units", NULL) || tb_cli_is(a, "--names", NULL)) {
+                   tb_cli_is(a, "--seed", NULL) || tb_cli_is(a, "--units", NULL) || tb_cli_is(a, "--names", NULL) ||
+                   tb_cli_is(a, "--onto", NULL) || tb_cli_is(a, "--fixture", NULL)) {
             if (!has_value)
                 return tb_cli_usage_error("synth", "%s needs a value", a);
             const char *val = argv[++i];
             if (!strcmp(a, "--variant")) {
                 variant = val;
+            } else if (!strcmp(a, "--onto")) {
+                onto = val;
+            } else if (!strcmp(a, "--fixture")) {
+                fixture = val;
             } else if (!strcmp(a, "--truth")) {
                 truth_path = val;
             } else if (!strcmp(a, "--seed")) {
@@ -88,6 +142,17 @@ int tb_cmd_synth(int argc, char **argv)
         }
         return TB_EXIT_OK;
     }
+    if (fixtures) {
+        for (int i = 0; i < tb_synth_fixture_count(); i++) {
+            if (verbose)
+                printf("%-26s %s\n", tb_synth_fixture_name(i), tb_synth_fixture_summary(i));
+            else
+                printf("%s\n", tb_synth_fixture_name(i));
+        }
+        return TB_EXIT_OK;
+    }
+    if (onto || fixture)
+        return tb__synth_onto(onto, fixture, variant, out, truth_path, &desc);
     if (!variant)
         return tb_cli_usage_error("synth", "needs --variant NAME (or --list)");
     if (tb_synth_variant_find(variant) < 0)

@@ -68,6 +68,11 @@ typedef struct tbs_mesh {
 } tbs_mesh;
 
 void tbs_mesh_free(tbs_mesh *m);
+/* One emitted vertex (zero weights) and one triangle, for parts built
+ * outside the loft (synth_onto.c copies body triangles). The caller keeps
+ * m->nl above every logical id it uses. */
+size_t tbs_mesh_vertex(tbs_mesh *m, const float p[3], float u, float v, uint32_t logical);
+void tbs_mesh_tri(tbs_mesh *m, size_t a, size_t b, size_t c);
 /* Lofts rings[0..count) with `segs` vertices round (+1 seam copy). Caps at
  * either end unless `loop` (then the last ring joins the first). Pole points
  * may be NULL for flat caps (the ring centre is used). Returns the first

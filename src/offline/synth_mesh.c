@@ -164,6 +164,16 @@ static void tbs__tri(tbs_mesh *m, size_t a, size_t b, size_t c)
     m->nt++;
 }
 
+size_t tbs_mesh_vertex(tbs_mesh *m, const float p[3], float u, float v, uint32_t logical)
+{
+    return tbs__vertex(m, p, u, v, logical);
+}
+
+void tbs_mesh_tri(tbs_mesh *m, size_t a, size_t b, size_t c)
+{
+    tbs__tri(m, a, b, c);
+}
+
 static void tbs__ring_point(const tbs_ring *r, int k, int segs, float out[3])
 {
     /* cos/sin in double so the seam copy (k == segs) lands exactly on k == 0 */
