@@ -161,7 +161,8 @@ static int tail_dominated(const tb_model *m, const uint8_t *is_tail_joint, size_
         else
             wo = w > wo ? w : wo;
     }
-    return wt > 0 && wt >= wo;
+    /* a 50/50 collar quantised to 128/127 of 255 is still a tie */
+    return wt > 0 && wt >= wo - 1.5f / 255.0f;
 }
 
 typedef struct score {

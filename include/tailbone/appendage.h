@@ -83,9 +83,17 @@ typedef struct tb_appendage_desc {
     float wrap_min_deg;        /* 0 → 270: far skin going further than this around a bone
                                   (coat, belt, plate, limb) is body or clothing: never a
                                   tail, never merged into one (A10, choice) */
-    float row_gap;             /* 0 → 0.6: separate pieces lined up end to end with gaps up
-                                  to this fraction of the shorter piece are one appendage */
-    float row_reach;           /* 0 → 0.05 of H: grid cell for the merge's neighbour search
+    float row_gap;             /* 0 → 1.0: separate off-bone pieces lined up end to end with
+                                  gaps up to this fraction of the shorter piece (and
+                                  within 3× of each other's size) are one appendage
+                                  (vertebrae, beads, scales) */
+    float slender_min;         /* 0 → 5: long also when L / (2 × mean section radius) reaches
+                                  this (a curled tail's covariance is round) (A10, choice) */
+    float leave_min;           /* 0 → 0.25: a tail's tip is at least this × L further from the
+                                  trunk than its root; less is worn along the body (A10) */
+    float flat_max;            /* 0 → 2.5: never long when the cross-section's principal
+                                  axes differ more than this (a cape is a sheet) */
+    float row_reach;           /* 0 → 0.08 of H: grid cell for the merge's neighbour search
                                   (the largest gap looked at) */
     float extension_fraction;  /* 0 → 0.5 of the incoming bone (A1) */
     float attach_bias;         /* 0 → 1.5 (A4) */
@@ -153,6 +161,10 @@ typedef struct tb_appendage {
     float standoff_ratio;      /* mean chain-joint-to-skeleton distance / radius (choice) */
     float lateral;             /* |centroid x - pelvis x| / H */
     float radius;              /* largest distance from the centroid */
+    float slenderness;         /* L / (2 × mean cross-section radius) (A10) */
+    float flatness;            /* median cross-section axis ratio (1 round, large: a sheet) */
+    float leave;               /* how far the chain's tip is further from the trunk than its
+                                  root, / L (A10) */
     float taper, bend, reach;  /* A7 spine-tail measures (0 when not measured) */
     float length;              /* L: 99th percentile of g (A9) */
     int bone_count;            /* K (0 unless a chain was made) */

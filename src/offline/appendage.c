@@ -24,8 +24,11 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(thin_margin, 0.01f);          /* SPEC A10 (choice) */
     TB__DEF(envelope_margin, 0.15f);      /* SPEC A10 (choice) */
     TB__DEF(wrap_min_deg, 270.0f);        /* SPEC A10 (choice) */
-    TB__DEF(row_gap, 0.6f);
-    TB__DEF(row_reach, 0.05f);
+    TB__DEF(slender_min, 5.0f);
+    TB__DEF(leave_min, 0.25f);
+    TB__DEF(flat_max, 2.5f);
+    TB__DEF(row_gap, 1.0f);
+    TB__DEF(row_reach, 0.08f);
     TB__DEF(extension_fraction, 0.5f);    /* SPEC A1 (choice) */
     TB__DEF(attach_bias, 1.5f);           /* SPEC A4 */
     TB__DEF(centroid_ratio_min, 0.40f);   /* SPEC A5 (1) */
@@ -444,6 +447,7 @@ typedef struct tb__state {
     float *mpos;        /* per welded id: medial point (3), the vertex itself where none */
     float *mrad;        /* per welded id: half the local thickness, 0 where none */
     uint8_t *thin;      /* per welded id: far by thickness (its cross-section holds no bone) */
+    uint32_t *shell_total_pre; /* per shell root: welded vertices (before far is known) */
 } tb__state;
 
 static void tb__state_free(tb__state *st)
@@ -473,6 +477,7 @@ static void tb__state_free(tb__state *st)
     free(st->mpos);
     free(st->mrad);
     free(st->thin);
+    free(st->shell_total_pre);
 }
 
 static int tb__joint_by_name(const tb_model *m, const char *name)
@@ -657,10 +662,8 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     return TB_OK;
 }
 
-static int tb__off_bone(void *user, size_t w, const float q[3], float h)
+static int tb__off_bone(const tb__state *st, const float q[3], float h)
 {
-    const tb__state *st = user;
-    (void)w;
     return tb__skeleton_dist(st->segs, st->nseg, q) > h + st->d.thin_margin * st->H;
 }
 
@@ -669,15 +672,17 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     const tb_model *m = st->m;
     size_t nw = st->nw, nt = 0;
     uint32_t *wtri = malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
-    float *tmax = malloc((nw ? nw : 1) * sizeof *tmax), *normal = malloc((nw ? nw : 1) * 3 * sizeof *normal);
+    float *tmax = malloc((nw ? nw : 1) * sizeof *tmax);
+    uint32_t *sh_thin = calloc(nw ? nw : 1, sizeof *sh_thin);
+    uint8_t *body_shell = calloc(nw ? nw : 1, 1);
     st->mpos = malloc((nw ? nw : 1) * 3 * sizeof *st->mpos);
     st->mrad = malloc((nw ? nw : 1) * sizeof *st->mrad);
     st->thin = calloc(nw ? nw : 1, 1);
-    if (!wtri || !tmax || !normal || !st->mpos || !st->mrad || !st->thin) {
-        free(wtri);
-        free(tmax);
-        free(normal);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb__medial *md = NULL;
+    tb_result r = TB_OK;
+    if (!wtri || !tmax || !sh_thin || !body_shell || !st->mpos || !st->mrad || !st->thin) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     for (size_t t = 0; t < m->triangle_count; t++) {
         uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
@@ -687,35 +692,49 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
         wtri[nt * 3] = a, wtri[nt * 3 + 1] = b, wtri[nt * 3 + 2] = c;
         nt++;
     }
+    r = tb__medial_create(&md, st->wpos, nw, wtri, nt, st->shell, err);
+    if (r != TB_OK)
+        goto done;
+    const float *normal = tb__medial_normals(md);
     float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
     for (size_t w = 0; w < nw; w++) {
         float d = st->wdist[w];
         tmax[w] = d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
     }
     float *thick = st->mrad; /* reused: thickness, then half of it */
-    tb_result r = tb__thickness(thick, normal, st->wpos, nw, wtri, nt, st->shell, tmax, tb__off_bone, st, err);
-    if (r == TB_OK)
-        for (size_t w = 0; w < nw; w++) {
-            const float *p = st->wpos + w * 3, *n = normal + w * 3;
-            float *q = st->mpos + w * 3;
-            if (!isfinite(thick[w])) {
-                memcpy(q, p, 3 * sizeof *q);
-                st->mrad[w] = 0;
-                continue;
-            }
-            int enclosed = thick[w] < 0;
-            float h = 0.5f * fabsf(thick[w]);
-            for (int a = 0; a < 3; a++)
-                q[a] = p[a] - n[a] * h;
-            st->mrad[w] = h;
-            /* off the bone and in the open, not a strap or plate on a body part */
-            st->thin[w] = !enclosed && tb__off_bone(st, w, q, h);
+    tb__medial_thickness(md, tmax, thick);
+    for (size_t w = 0; w < nw; w++) {
+        const float *p = st->wpos + w * 3, *n = normal + w * 3;
+        float *q = st->mpos + w * 3;
+        if (!isfinite(thick[w])) {
+            memcpy(q, p, 3 * sizeof *q);
+            st->mrad[w] = 0;
+            continue;
         }
-    if (r == TB_OK)
-        r = tb__envelope_far(st, normal, err);
+        float h = 0.5f * thick[w];
+        for (int a = 0; a < 3; a++)
+            q[a] = p[a] - n[a] * h;
+        st->mrad[w] = h;
+        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+        sh_thin[st->shell[w]] += st->thin[w];
+    }
+    /* body shells: those mostly around bones. Off-bone skin whose medial
+     * point lies inside one of them is a strap or plate on a body part, not
+     * a part of its own; inside a shell that is itself off the bone (a tail
+     * under its fur) it stays off-bone. */
+    for (size_t w = 0; w < nw; w++)
+        if (st->shell[w] == w)
+            body_shell[w] = 2 * sh_thin[w] < st->shell_total_pre[w];
+    for (size_t w = 0; w < nw; w++)
+        if (st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
+            st->thin[w] = 0;
+    r = tb__envelope_far(st, normal, err);
+done:
+    tb__medial_free(md);
     free(wtri);
     free(tmax);
-    free(normal);
+    free(sh_thin);
+    free(body_shell);
     return r;
 }
 
@@ -807,19 +826,67 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
             tb__unite(st->shell, (uint32_t)w, st->g.adj[e]);
-    for (size_t w = 0; w < nw; w++)
+    st->shell_total_pre = calloc(nw ? nw : 1, sizeof *st->shell_total_pre);
+    if (!st->shell_total_pre)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++) {
         st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        st->shell_total_pre[st->shell[w]]++;
+    }
     st->ms[2] = tb__now_ms() - t2;
     r = tb__far_by_thickness(st, err);
     if (r != TB_OK)
         return r;
     t2 = tb__now_ms();
+    /* holes: a patch of fewer than min_vertices non-far vertices wholly
+     * surrounded by far skin (the pole of a tail's tip, whose ray runs along
+     * the tail) is part of what surrounds it */
+    {
+        uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
+        if (!uf || !cnt) {
+            free(uf);
+            free(cnt);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        for (size_t w = 0; w < nw; w++)
+            uf[w] = (uint32_t)w;
+        for (size_t w = 0; w < nw; w++)
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+                if (!st->far[w] && !st->far[st->g.adj[e]])
+                    tb__unite(uf, (uint32_t)w, st->g.adj[e]);
+        for (size_t w = 0; w < nw; w++)
+            if (!st->far[w])
+                cnt[tb__find(uf, (uint32_t)w)]++;
+        for (size_t w = 0; w < nw; w++) /* roots first: far[] is read by the test below */
+            uf[w] = tb__find(uf, (uint32_t)w);
+        for (size_t w = 0; w < nw; w++) {
+            uint32_t root = uf[w];
+            /* a patch that is a whole shell of its own is no hole */
+            if (!st->far[w] && cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]])
+                cnt[w] |= 0x80000000u; /* mark, read below */
+        }
+        for (size_t w = 0; w < nw; w++)
+            if (cnt[w] & 0x80000000u)
+                st->far[w] = 1;
+        free(uf);
+        free(cnt);
+    }
+    /* on a body shell (mostly skin round bones), off-bone skin and far skin
+     * round a bone are different parts even where they touch: a tail welded
+     * into the buttocks is not the buttocks (SPEC A10) */
+    uint32_t *sthin = calloc(nw ? nw : 1, sizeof *sthin);
+    if (!sthin)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++)
+        sthin[st->shell[w]] += st->thin[w];
     for (size_t w = 0; w < nw; w++)
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            if (st->far[w] && st->far[o])
+            int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
+            if (st->far[w] && st->far[o] && (!body || st->thin[w] == st->thin[o]))
                 tb__unite(st->comp_uf, (uint32_t)w, o);
         }
+    free(sthin);
     st->shell_off = calloc(nw + 1, sizeof *st->shell_off);
     st->shell_list = malloc((nw ? nw : 1) * sizeof *st->shell_list);
     if (!st->shell_off || !st->shell_list)
@@ -1010,8 +1077,9 @@ static void tb__key_cell(uint64_t key, uint32_t c[3])
  * more than wrap_min_deg around the bone segment nearest to most of it: a
  * coat, a belt, a plate around the pelvis, a limb's own skin). */
 typedef struct tb__shape {
-    float c[3], axis[3], extent, elong;
+    float c[3], axis[3], extent, elong, flat, rad;
     int wraps;
+    size_t thin;      /* vertices whose cross-section holds no bone */
 } tb__shape;
 
 /* Whether skin goes around a bone: the welded vertices' angular coverage
@@ -1131,6 +1199,7 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
     double ev[3];
     tb__eig3(cov, ev);
     sh->elong = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+    sh->flat = ev[2] > 0 ? (float)sqrt(ev[1] / ev[2]) : 1e3f;
     float lo = INFINITY, hi = -INFINITY;
     for (size_t k = 0; k < n; k++) {
         const float *p = st->wpos + (size_t)c->verts[k] * 3;
@@ -1144,6 +1213,20 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
         sh->axis[a] = (float)v[a];
     }
     sh->wraps = tb__wraps(st, c->verts, n);
+    sh->thin = 0;
+    for (size_t k = 0; k < n; k++)
+        sh->thin += st->thin[c->verts[k]];
+    /* its typical half-thickness (median of the hits): the tube's radius is
+     * capped by it, as a cap's ray runs along the axis */
+    float *r = malloc((n ? n : 1) * sizeof *r);
+    size_t m = 0;
+    for (size_t k = 0; r && k < n; k++)
+        if (st->mrad[c->verts[k]] > 0)
+            r[m++] = st->mrad[c->verts[k]];
+    if (r && m)
+        qsort(r, m, sizeof *r, tb__cmp_float);
+    sh->rad = r && m ? r[m / 2] : 0;
+    free(r);
 }
 
 /* SPEC A6/A10: which far components form one appendage. Never by bounding
@@ -1153,7 +1236,7 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
  *    tube — within 1.5 × the local half-thickness of the medial point of a
  *    nearby vertex of it — is part of it (fur over skin, a second shell);
  *  - in a row: pieces whose gap is small against their own length
- *    (row_gap × the shorter) and that line up (the gap runs along the
+ *    (row_gap × the shorter), alike in size (within 3×), and that line up (the gap runs along the
  *    principal axis of each elongated piece, within ~45°) are one tail made
  *    of pieces (vertebrae, scales, beads).
  * Candidate pairs come from a grid of row_reach H cells: O(F log F). */
@@ -1226,7 +1309,8 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                         float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
                                         (o[2] - p[2]) * (o[2] - p[2]));
                         gap = d < gap ? d : gap;
-                        float rm = st->mrad[e[u].v];
+                        float rm = st->mrad[e[u].v], cap = 2 * sh[other].rad;
+                        rm = rm < cap ? rm : cap;
                         float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
                                          (m[2] - p[2]) * (m[2] - p[2]));
                         if (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol)
@@ -1286,15 +1370,27 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
          * mostly body; only a detached piece joins another component */
         int da = st->shell_total[A->shell] - st->shell_far[A->shell] < A->nverts,
             db = st->shell_total[B->shell] - st->shell_far[B->shell] < B->nverts;
-        int along = (db && bin >= 0.9 * (double)B->nverts) || (da && ain >= 0.9 * (double)A->nverts);
+        /* only skin off the bone can be part of a tail: a joint ball or an
+         * armour piece round a bone is body */
+        int ta = 2 * sh[P->a].thin >= A->nverts, tb = 2 * sh[P->b].thin >= B->nverts;
+        /* along: a detached layer over another off-bone part (fur on a tail) */
+        int along = (ta && tb) &&
+                    ((db && bin >= 0.9 * (double)B->nverts) || (da && ain >= 0.9 * (double)A->nverts));
+        da &= ta;
+        db &= tb;
         int row = 0;
-        float shorter = sa->extent < sb->extent ? sa->extent : sb->extent;
-        if (!along && (da || db) && gap <= st->d.row_gap * shorter) {
+        float shorter = sa->extent < sb->extent ? sa->extent : sb->extent,
+              longer = sa->extent < sb->extent ? sb->extent : sa->extent;
+        /* pieces of one row are alike in size: a pouch is no vertebra of a tail */
+        if (!along && da && db && gap <= st->d.row_gap * shorter && longer <= 3 * shorter) {
             float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
             float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
             float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
             float cb = dl > 0 ? fabsf(dcv[0] * sb->axis[0] + dcv[1] * sb->axis[1] + dcv[2] * sb->axis[2]) / dl : 1;
-            row = (sa->elong < 1.4f || ca >= 0.7f) && (sb->elong < 1.4f || cb >= 0.7f);
+            /* a round piece (a bead) has no direction of its own; a flat one
+             * (a plate) is no bead */
+            int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
+            row = (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
         }
         if (along || row)
             tb__unite(uf, P->a, P->b);
@@ -1385,7 +1481,7 @@ static tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint
 
 /* Chain joints from g (SPEC A9). wv: welded far vertices with geodesic g[]. */
 static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
-                            const float j0[3], float (*J)[3], float *radius)
+                            const float j0[3], float (*J)[3], float *radius, float *flatness)
 {
     double acc[TB_TAIL_MAX_BONES + 1][4];
     memset(acc, 0, sizeof acc);
@@ -1435,6 +1531,46 @@ static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, c
     }
     for (int i = 0; i <= K; i++)
         radius[i] = rc[i] > 0 ? (float)(rs[i] / rc[i]) : 0;
+    /* cross-section shape per station: the spread of its skin across the
+     * chain, largest over smallest principal axis (a tube's ring ~1, a
+     * cape's or a plate's section a line) */
+    {
+        double cs[TB_TAIL_MAX_BONES + 1][6];
+        memset(cs, 0, sizeof cs);
+        float tan_[TB_TAIL_MAX_BONES + 1][3];
+        for (int i = 1; i <= K; i++) {
+            const float *a = J[i - 1], *b = J[i < K ? i + 1 : K];
+            float t[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            float l = sqrtf(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+            for (int x = 0; x < 3; x++)
+                tan_[i][x] = l > 0 ? t[x] / l : 0;
+        }
+        for (size_t k = 0; k < n; k++) {
+            float gv = g[wv[k]];
+            if (!isfinite(gv))
+                continue;
+            int i = (int)floorf(gv / (L / (float)K) + 0.5f);
+            if (i < 1 || i > K || fabsf(gv - (float)i * L / (float)K) > half)
+                continue;
+            const float *p = st->wpos + (size_t)wv[k] * 3;
+            float q[3] = {p[0] - J[i][0], p[1] - J[i][1], p[2] - J[i][2]};
+            float dt = q[0] * tan_[i][0] + q[1] * tan_[i][1] + q[2] * tan_[i][2];
+            for (int x = 0; x < 3; x++)
+                q[x] -= dt * tan_[i][x];
+            cs[i][0] += q[0] * q[0], cs[i][1] += q[1] * q[1], cs[i][2] += q[2] * q[2];
+            cs[i][3] += q[0] * q[1], cs[i][4] += q[0] * q[2], cs[i][5] += q[1] * q[2];
+        }
+        float fl[TB_TAIL_MAX_BONES + 1];
+        int nf = 0;
+        for (int i = 1; i <= K; i++) {
+            double c3[3][3] = {{cs[i][0], cs[i][3], cs[i][4]}, {cs[i][3], cs[i][1], cs[i][5]}, {cs[i][4], cs[i][5], cs[i][2]}}, ev[3];
+            tb__eig3(c3, ev);
+            if (rc[i] >= 3 && ev[0] > 0)
+                fl[nf++] = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+        }
+        qsort(fl, (size_t)nf, sizeof *fl, tb__cmp_float);
+        *flatness = nf ? fl[nf / 2] : 1;
+    }
     /* two smoothing passes on the interior joints (SPEC A9) */
     for (int pass = 0; pass < st->d.smoothing_passes; pass++) {
         float prev[TB_TAIL_MAX_BONES + 1][3];
@@ -1516,6 +1652,26 @@ static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_err
     return TB_OK;
 }
 
+/* Distance to the trunk: the bones from the pelvis up the spine (a joint of
+ * the pelvis or spine class to its parent of the same), INFINITY without. */
+static float tb__trunk_dist(const tb__state *st, const float p[3])
+{
+    const tb_model *m = st->m;
+    float dd = INFINITY;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        int pj = m->skel.parents[j];
+        if (pj < 0 || !m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
+            (st->cls[j] != TB_CLASS_SPINE && st->cls[j] != TB_CLASS_PELVIS) ||
+            (st->cls[pj] != TB_CLASS_SPINE && st->cls[pj] != TB_CLASS_PELVIS))
+            continue;
+        tb__seg g;
+        tb__seg_set(&g, tb__jpos(m, pj), tb__jpos(m, j), pj);
+        float x = tb__seg_dist(&g, p);
+        dd = x < dd ? x : dd;
+    }
+    return dd;
+}
+
 /* Everything about one merged appendage: tests, classification, geodesic. */
 static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
                              float *g, uint8_t *allowed, tb_error *err)
@@ -1537,6 +1693,16 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
             if (st->comps[i].ncollar)
                 nx += st->shell_total[st->comps[i].shell];
         }
+    /* a group made only of detached, off-bone pieces (separate shells) is
+     * taken whole: each piece's shell, its part inside the body's band too
+     * (SPEC A10: a tail built as its own shell is all tail) */
+    int detached = 1;
+    for (size_t i = 0; i < st->ncomp; i++)
+        if (st->comps[i].group == group)
+            detached &= st->shell_total[st->comps[i].shell] - st->shell_far[st->comps[i].shell] <
+                        st->comps[i].nverts;
+    if (detached)
+        nv += nx;
     uint32_t *wv = malloc((nv ? nv : 1) * sizeof *wv), *wc = malloc((nc + nv + 1) * sizeof *wc);
     uint32_t *src = malloc((nc + nx + nv + 1) * sizeof *src), *piece = malloc((nv ? nv : 1) * sizeof *piece);
     if (!wv || !wc || !src || !piece) {
@@ -1558,7 +1724,21 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         if (c->ncollar)
             memcpy(wc + nc, c->collar, c->ncollar * sizeof *wc);
         nc += c->ncollar;
+        if (detached && c->ncollar)
+            for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++) {
+                uint32_t w = st->shell_list[e];
+                if (!st->far[w] && !allowed[w]) {
+                    allowed[w] = 3; /* once; cleared below */
+                    piece[nv] = (uint32_t)i;
+                    wv[nv++] = w;
+                }
+            }
     }
+    for (size_t k = 0; k < nv; k++)
+        if (allowed[wv[k]] == 3)
+            allowed[wv[k]] = 0;
+    if (detached)
+        nc = 0; /* its root: where it is nearest the trunk (below) */
     /* collars of merged parts may share vertices: count each once */
     qsort(wc, nc, sizeof *wc, tb__cmp_u32);
     {
@@ -1569,16 +1749,48 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         nc = u;
     }
     int floating = nc == 0;
+    if (0) {
+        /* a separate shell touches the body band where it is sunk into the
+         * body and wherever it passes close to a limb: its root is the patch
+         * nearest the trunk (SPEC A10) */
+        float *dt = malloc(nc * sizeof *dt), dmin = INFINITY;
+        if (dt) {
+            for (size_t k = 0; k < nc; k++) {
+                dt[k] = tb__trunk_dist(st, st->wpos + (size_t)wc[k] * 3);
+                dmin = dt[k] < dmin ? dt[k] : dmin;
+            }
+            size_t u = 0;
+            for (size_t k = 0; k < nc && isfinite(dmin); k++)
+                if (dt[k] <= dmin + 0.03f * st->H)
+                    wc[u++] = wc[k];
+            if (isfinite(dmin))
+                nc = u;
+            free(dt);
+        }
+    }
     if (floating) {
-        /* no piece touches the body: its vertices nearest the skeleton stand in */
+        /* no piece touches the body: its vertices nearest the trunk (the
+         * pelvis and spine bones) stand in — what hangs off the body hangs
+         * from the trunk, even when its tip passes closer to a knee (SPEC
+         * A10); without trunk bones, the vertices nearest the skeleton */
+        float *dt = malloc((nv ? nv : 1) * sizeof *dt);
+        if (!dt) {
+            free(wv);
+            free(wc);
+            free(src);
+            free(piece);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
         float dmin = INFINITY;
         for (size_t k = 0; k < nv; k++) {
-            float dd = st->dist[st->model_list[st->model_off[wv[k]]]];
-            dmin = dd < dmin ? dd : dmin;
+            float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
+            dt[k] = isfinite(dd) ? dd : st->dist[st->model_list[st->model_off[wv[k]]]];
+            dmin = dt[k] < dmin ? dt[k] : dmin;
         }
         for (size_t k = 0; k < nv; k++)
-            if (st->dist[st->model_list[st->model_off[wv[k]]]] <= dmin + 0.01f * st->H)
+            if (dt[k] <= dmin + 0.01f * st->H)
                 wc[nc++] = wv[k];
+        free(dt);
     }
     ap->welded_count = nv;
     for (size_t k = 0; k < nc; k++)
@@ -1619,6 +1831,9 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     size_t ns = 0;
     for (size_t k = 0; k < nc; k++)
         src[ns++] = wc[k];
+    /* a floating group is made of whole shells: separate by construction */
+    if (floating)
+        ap->separate_shell = 1;
     for (size_t i = 0; i < st->ncomp && !floating; i++) {
         tb__comp *c = &st->comps[i];
         c->separate = 0;
@@ -1676,13 +1891,28 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     }
     int K = (int)lroundf(ap->length / (d->segment_fraction * st->H));
     K = K < d->min_bones ? d->min_bones : K > d->max_bones ? d->max_bones : K;
-    float radius[TB_TAIL_MAX_BONES + 1];
+    float radius[TB_TAIL_MAX_BONES + 1] = {0}, flat = 1;
     if (r == TB_OK && ap->length > 0)
-        tb__chain_joints(st, wv, nv, g, ap->length, K, ap->attach_point, ap->chain_joints, radius);
+        tb__chain_joints(st, wv, nv, g, ap->length, K, ap->attach_point, ap->chain_joints, radius, &flat);
+    /* SPEC A10: long = a tube much longer than it is thick, however it curls
+     * (a curled tail's covariance is round); a sheet (cape) is never a tube */
+    {
+        double rsum = 0;
+        int rn = 0;
+        for (int i = 1; i <= K; i++)
+            if (radius[i] > 0)
+                rsum += radius[i], rn++;
+        ap->slenderness = rn && rsum > 0 ? (float)(ap->length / (2 * rsum / rn)) : 0;
+        ap->flatness = flat;
+        /* how far the chain leaves the trunk, root to tip, per unit length */
+        float d0 = tb__trunk_dist(st, ap->chain_joints[0]), dk = tb__trunk_dist(st, ap->chain_joints[K]);
+        ap->leave = ap->length > 0 && isfinite(d0) && isfinite(dk) ? (dk - d0) / ap->length : 0;
+    }
 
     /* SPEC A7: classify */
     tb_role_class cls = st->cls[attach];
-    int long_ = ap->elongation >= d->elongation_min;
+    int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) &&
+                ap->flatness < d->flat_max;
     char *why = ap->reason;
     size_t wn = sizeof ap->reason;
     /* (choice) a curved tail's centroid falls inside its curve, near the
@@ -1703,6 +1933,11 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         ap->lateral = fabsf(d3[0] * side[0] + d3[1] * side[1] + d3[2] * side[2]) / st->H;
     }
     float ratio = ap->centroid_ratio > ap->standoff_ratio ? ap->centroid_ratio : ap->standoff_ratio;
+    /* SPEC A10: skin whose cross-section holds no bone (a tube hanging beside a
+     * leg) is an appendage wherever its centroid falls */
+    size_t nthin = 0;
+    for (size_t k = 0; k < nv; k++)
+        nthin += st->thin[wv[k]];
     /* (choice) the test is about far skin of the body's own surface; a
      * separate shell that is mostly far (a garment, a strapped-on object)
      * is not body skin even when it wraps or crosses a bone */
@@ -1720,7 +1955,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         ap->kind = TB_KIND_BODY;
         snprintf(why, wn, "goes more than %.0f deg around a bone: body or clothing, not an appendage",
                  (double)d->wrap_min_deg);
-    } else if (ratio < d->centroid_ratio_min && !ap->separate_shell) {
+    } else if (ratio < d->centroid_ratio_min && !ap->separate_shell && 2 * nthin < nv) {
         ap->kind = TB_KIND_BODY;
         snprintf(why, wn, "centroid ratio %.2f and chain standoff %.2f < %.2f: far skin around a bone (body)",
                  ap->centroid_ratio, ap->standoff_ratio, d->centroid_ratio_min);
@@ -1748,6 +1983,13 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
             snprintf(why, wn, "elongation %.2f < %.2f on the %s (%s): wide (cape, skirt), untouched by default",
                      ap->elongation, d->elongation_min, tb_role_class_name(cls), ap->attach_name);
         }
+    } else if (ap->leave < d->leave_min) {
+        /* SPEC A10: a tail leaves the body; what runs along it at one
+         * distance (a belt of pouches, a strap) is worn */
+        ap->kind = TB_KIND_WIDE;
+        snprintf(why, wn, "long (elongation %.2f, slenderness %.1f) but its tip is only %.2f L further from the trunk "
+                 "than its root (< %.2f): worn along the body, untouched", ap->elongation, ap->slenderness, ap->leave,
+                 d->leave_min);
     } else if (cls == TB_CLASS_PELVIS) {
         ap->kind = TB_KIND_TAIL;
         aw->parent_joint = st->pelvis;
@@ -1993,9 +2235,18 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
         for (size_t i = 0; i < st.ncomp; i++)
             for (size_t k = 0; k < st.comps[i].nverts; k++)
                 grp[st.comps[i].verts[k]] = st.comps[i].group;
-        for (size_t w = 0; f && w < st.nw; w++)
-            fprintf(f, "%g %g %g %d %d %d %g %u\n", st.wpos[w * 3], st.wpos[w * 3 + 1], st.wpos[w * 3 + 2],
-                    st.far[w], st.thin[w], grp[w], st.mrad[w], st.shell[w]);
+        int *app = malloc(m->vertex_count * sizeof *app);
+        for (size_t v = 0; v < m->vertex_count; v++)
+            app[v] = -1;
+        for (int i = 0; i < out->appendage_count; i++)
+            for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
+                app[out->appendages[i].vertices[k]] = out->appendages[i].decision == TB_DECIDE_CHAIN ? 1000 + i : i;
+        for (size_t v = 0; f && v < m->vertex_count; v++) {
+            uint32_t w = st.wid[v];
+            fprintf(f, "%g %g %g %d %d %d %g %u %d\n", st.wpos[w * 3], st.wpos[w * 3 + 1], st.wpos[w * 3 + 2],
+                    st.far[w], st.thin[w], grp[w], st.mrad[w], st.shell[w], app[v]);
+        }
+        free(app);
         if (f)
             fclose(f);
         free(grp);
@@ -2083,6 +2334,9 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
         json_object_set_new(e, "standoff_ratio", tb__jreal(a->standoff_ratio));
         json_object_set_new(e, "lateral", tb__jreal(a->lateral));
         json_object_set_new(e, "radius", tb__jreal(a->radius));
+        json_object_set_new(e, "slenderness", tb__jreal(a->slenderness));
+        json_object_set_new(e, "flatness", tb__jreal(a->flatness));
+        json_object_set_new(e, "leave", tb__jreal(a->leave));
         if (a->kind == TB_KIND_TAIL || a->kind == TB_KIND_CARRIED) {
             json_object_set_new(e, "taper", tb__jreal(a->taper));
             json_object_set_new(e, "bend", tb__jreal(a->bend));

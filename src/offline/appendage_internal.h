@@ -36,17 +36,22 @@ typedef struct tb__seg {
 
 float tb__seg_dist(const tb__seg *s, const float p[3]);
 
-/* Local thickness (medial.c): outward normals per welded vertex (area
- * weighted, each shell turned outward by its enclosed volume) into normal[3 nw],
- * and into thick[nw] the distance along the inward normal to where the ray
- * leaves the solid the vertex's own shell bounds (other shells ignored),
- * INFINITY past tmax[v] (0: not cast). Where keep(user, v, medial, half)
- * returns 1, a second ray from the medial point outwards counts the other
- * shells enclosing it; when one does, thick[v] is returned negated. wtri: nt welded
- * triangles; shell: welded vertex → its shell's root. */
-typedef int (*tb__inside_fn)(void *user, size_t v, const float medial[3], float half_thickness);
-tb_result tb__thickness(float *thick, float *normal, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
-                        const uint32_t *shell, const float *tmax, tb__inside_fn keep, void *user, tb_error *err);
+/* Local thickness (medial.c). A context over the welded mesh: outward
+ * normals per welded vertex (area weighted, each shell turned outward by its
+ * enclosed volume) and a triangle grid. thickness: per vertex, the distance
+ * along the inward normal to where the ray leaves the solid the vertex's own
+ * shell bounds (other shells ignored), INFINITY past tmax[v] (0: not cast).
+ * enclosed: whether point q (a medial point of vertex v) lies inside another
+ * shell, counting only shells whose root has count_shell[root] set (all
+ * when NULL). wtri: nt welded triangles; shell: welded vertex → its shell's
+ * root. The arrays are borrowed for the context's life. */
+typedef struct tb__medial tb__medial;
+tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
+                            const uint32_t *shell, tb_error *err);
+void tb__medial_free(tb__medial *md);
+const float *tb__medial_normals(const tb__medial *md);
+void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick);
+int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell);
 
 #define TB__NO_PIECE 0xffffffffu
 

@@ -234,11 +234,13 @@ static float tb__ray_tri(const float o[3], const float d[3], const float *a, con
 /* Walks the ray from o along unit d up to tmax. others = 0: only triangles
  * of shell `own` count, and the distance where the ray leaves the solid it
  * starts in (depth 1) is returned, or INFINITY; triangles touching vertex
- * `self` are skipped. others = 1: only the other shells count, the walk goes
- * to the end, and *inside gets exits − entries: how many of them enclose o. */
+ * `self` are skipped. others = 1: only the other shells count (those with
+ * count_shell[root] set, all when NULL), the walk goes to the end, and
+ * *inside gets exits − entries: how many of them enclose o. */
 static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *tri, const uint8_t *tflip,
                           const uint32_t *shell, const float o[3], const float d[3], float tmax, uint32_t self,
-                          uint32_t own, int others, int *inside, float tmin, tb__hit *hits, int hcap)
+                          uint32_t own, int others, const uint8_t *count_shell, int *inside, float tmin,
+                          tb__hit *hits, int hcap)
 {
     int c[3], step[3];
     float tnext[3], tdelta[3];
@@ -268,7 +270,8 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
         for (int i = 0; i < n; i++) {
             uint32_t t = g->tris[s + (uint32_t)i];
             const uint32_t *tv = tri + (size_t)t * 3;
-            if (tv[0] == self || tv[1] == self || tv[2] == self || (shell[tv[0]] == own) == others)
+            if (tv[0] == self || tv[1] == self || tv[2] == self || (shell[tv[0]] == own) == others ||
+                (others && count_shell && !count_shell[shell[tv[0]]]))
                 continue;
             int ex = 0;
             float th = tb__ray_tri(o, d, pos + (size_t)tv[0] * 3, pos + (size_t)tv[1] * 3, pos + (size_t)tv[2] * 3,
@@ -300,19 +303,50 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
     return INFINITY;
 }
 
-tb_result tb__thickness(float *thick, float *normal, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
-                        const uint32_t *shell, const float *tmax, tb__inside_fn keep, void *user, tb_error *err)
+struct tb__medial {
+    const float *pos;
+    const uint32_t *tri, *shell;
+    size_t nw, nt;
+    float *normal;      /* 3 per welded vertex, outward */
+    uint8_t *tflip;     /* per triangle: its shell is wound inside out */
+    tb__tgrid g;
+    float tmin;
+};
+
+void tb__medial_free(tb__medial *md)
 {
-    /* area-weighted normals from the winding, each shell turned outward by the
-     * sign of its enclosed volume (a file wound inside out still works) */
-    memset(normal, 0, nw * 3 * sizeof *normal);
+    if (!md)
+        return;
+    tb__tgrid_free(&md->g);
+    free(md->normal);
+    free(md->tflip);
+    free(md);
+}
+
+const float *tb__medial_normals(const tb__medial *md)
+{
+    return md->normal;
+}
+
+tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
+                            const uint32_t *shell, tb_error *err)
+{
+    *out = NULL;
+    tb__medial *md = calloc(1, sizeof *md);
     double *vol = calloc(nw ? nw : 1, sizeof *vol);
-    uint8_t *tflip = malloc(nt ? nt : 1);
-    if (!vol || !tflip) {
+    if (md) {
+        md->normal = calloc((nw ? nw : 1) * 3, sizeof *md->normal);
+        md->tflip = malloc(nt ? nt : 1);
+    }
+    if (!md || !vol || !md->normal || !md->tflip) {
         free(vol);
-        free(tflip);
+        tb__medial_free(md);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
+    md->pos = pos, md->tri = wtri, md->shell = shell, md->nw = nw, md->nt = nt;
+    /* area-weighted normals from the winding, each shell turned outward by the
+     * sign of its enclosed volume (a file wound inside out still works) */
+    float *normal = md->normal;
     for (size_t t = 0; t < nt; t++) {
         const float *a = pos + (size_t)wtri[t * 3] * 3, *b = pos + (size_t)wtri[t * 3 + 1] * 3,
                     *c = pos + (size_t)wtri[t * 3 + 2] * 3;
@@ -329,7 +363,7 @@ tb_result tb__thickness(float *thick, float *normal, const float *pos, size_t nw
                                    pa[2] * (pb[0] * pc[1] - pb[1] * pc[0]);
     }
     for (size_t t = 0; t < nt; t++)
-        tflip[t] = vol[shell[wtri[t * 3]]] < 0;
+        md->tflip[t] = vol[shell[wtri[t * 3]]] < 0;
     for (size_t v = 0; v < nw; v++) {
         float *n = normal + v * 3, s = vol[shell[v]] < 0 ? -1.0f : 1.0f;
         float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -337,39 +371,37 @@ tb_result tb__thickness(float *thick, float *normal, const float *pos, size_t nw
             n[x] = l > 0 ? s * n[x] / l : 0;
     }
     free(vol);
-    tb__tgrid g;
-    tb_result r = tb__tgrid_build(&g, pos, nw, wtri, nt, err);
+    tb_result r = tb__tgrid_build(&md->g, pos, nw, wtri, nt, err);
     if (r != TB_OK) {
-        free(tflip);
+        tb__medial_free(md);
         return r;
     }
-    enum { HCAP = 256 };
-    tb__hit hits[HCAP];
-    float tmin = g.cell * 1e-4f;
-    for (size_t v = 0; v < nw; v++) {
+    md->tmin = md->g.cell * 1e-4f;
+    *out = md;
+    return TB_OK;
+}
+
+enum { TB__HCAP = 256 };
+
+void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick)
+{
+    tb__hit hits[TB__HCAP];
+    for (size_t v = 0; v < md->nw; v++) {
         thick[v] = INFINITY;
-        const float *n = normal + v * 3;
+        const float *n = md->normal + v * 3;
         if (!(tmax[v] > 0) || (n[0] == 0 && n[1] == 0 && n[2] == 0))
             continue;
         float d[3] = {-n[0], -n[1], -n[2]};
-        thick[v] = tb__ray_walk(&g, pos, wtri, tflip, shell, pos + v * 3, d, tmax[v], (uint32_t)v, shell[v], 0, NULL,
-                                tmin, hits, HCAP);
-        if (!isfinite(thick[v]) || !keep)
-            continue;
-        /* the caller asks whether the medial point lies inside another shell
-         * (a strap over an arm, a plate on the torso): walk on outwards */
-        float q[3], h = 0.5f * thick[v];
-        for (int a = 0; a < 3; a++)
-            q[a] = pos[v * 3 + (size_t)a] - n[a] * h;
-        if (keep(user, v, q, h)) {
-            int inside = 0;
-            tb__ray_walk(&g, pos, wtri, tflip, shell, q, n, INFINITY, UINT32_MAX, shell[v], 1, &inside, tmin, hits,
-                         HCAP);
-            if (inside > 0)
-                thick[v] = -thick[v]; /* enclosed: reported negative */
-        }
+        thick[v] = tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, md->shell, md->pos + v * 3, d, tmax[v],
+                                (uint32_t)v, md->shell[v], 0, NULL, NULL, md->tmin, hits, TB__HCAP);
     }
-    tb__tgrid_free(&g);
-    free(tflip);
-    return TB_OK;
+}
+
+int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell)
+{
+    tb__hit hits[TB__HCAP];
+    int inside = 0;
+    tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, md->shell, q, md->normal + v * 3, INFINITY, UINT32_MAX,
+                 md->shell[v], 1, count_shell, &inside, md->tmin, hits, TB__HCAP);
+    return inside > 0;
 }
