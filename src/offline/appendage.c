@@ -1229,6 +1229,14 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
     free(r);
 }
 
+static int tb__cmp_near(const void *x, const void *y)
+{
+    const uint32_t *a = x, *b = y; /* (a, b) leading fields */
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
 /* SPEC A6/A10: which far components form one appendage. Never by bounding
  * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
  * rules, both about the tail's own shape:
@@ -1273,106 +1281,105 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             q++;
         }
     qsort(e, q, sizeof *e, tb__cmp_entry);
-    /* candidate pairs (a < b) with their gap and b-in-a / a-in-b counts */
-    size_t pcap = 64, np = 0;
-    struct tb__pairstat {
-        uint32_t a, b;
+    /* one record per (vertex, other component) near it: the nearest
+     * distance (gap) and whether the vertex lies in the other's tube; sorted
+     * by pair and reduced, O(R log R) */
+    typedef struct tb__near {
+        uint32_t a, b;    /* a < b */
         float gap;
-        uint32_t b_in_a, a_in_b;
-    } *ps = malloc(pcap * sizeof *ps);
-    if (!ps) {
+        uint8_t b_in_a;   /* the vertex is b's and lies in a's tube */
+        uint8_t a_in_b;
+    } tb__near;
+    size_t rcap = 256, nrec = 0;
+    tb__near *rec = malloc(rcap * sizeof *rec);
+    if (!rec) {
         free(uf);
         free(e);
         free(sh);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     float tol = 0.01f * st->H;
-    /* each vertex against the other components' vertices in the 27 cells:
-     * nearest distance (gap) and whether it lies in their tube */
+    enum { LOCAL = 32 };
     for (size_t k = 0; k < q; k++) {
         uint32_t c[3];
         size_t lo[27], hi[27];
+        uint32_t lc[LOCAL];
+        float lg[LOCAL];
+        uint8_t lin[LOCAL];
+        int nl = 0;
         tb__key_cell(e[k].key, c);
         const float *p = st->wpos + (size_t)e[k].v * 3;
         int nr = tb__neighbours(e, q, c, lo, hi);
         for (int r = 0; r < nr; r++)
-            for (size_t t = lo[r]; t < hi[r];) {
+            for (size_t t = lo[r]; t < hi[r]; t++) {
                 uint32_t other = e[t].comp;
-                size_t end = t;
-                while (end < hi[r] && e[end].comp == other)
-                    end++;
-                if (other != e[k].comp) {
-                    float gap = INFINITY;
-                    int in = 0;
-                    for (size_t u = t; u < end; u++) {
-                        const float *o = st->wpos + (size_t)e[u].v * 3, *m = st->mpos + (size_t)e[u].v * 3;
-                        float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
-                                        (o[2] - p[2]) * (o[2] - p[2]));
-                        gap = d < gap ? d : gap;
-                        float rm = st->mrad[e[u].v], cap = 2 * sh[other].rad;
-                        rm = rm < cap ? rm : cap;
-                        float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
-                                         (m[2] - p[2]) * (m[2] - p[2]));
-                        if (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol)
-                            in = 1;
-                    }
-                    uint32_t a = e[k].comp < other ? e[k].comp : other, b = e[k].comp < other ? other : e[k].comp;
-                    /* find or add the pair (pairs are few: linear probe of the tail end) */
-                    size_t f = np;
-                    for (size_t z = np; z-- > 0 && np - z <= 64;)
-                        if (ps[z].a == a && ps[z].b == b) {
-                            f = z;
-                            break;
-                        }
-                    if (f == np) {
-                        if (np == pcap) {
-                            pcap *= 2;
-                            void *nps = realloc(ps, pcap * sizeof *ps);
-                            if (!nps) {
-                                free(ps);
-                                free(uf);
-                                free(e);
-                                free(sh);
-                                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                            }
-                            ps = nps;
-                        }
-                        ps[np].a = a, ps[np].b = b, ps[np].gap = INFINITY, ps[np].b_in_a = ps[np].a_in_b = 0;
-                        np++;
-                    }
-                    ps[f].gap = gap < ps[f].gap ? gap : ps[f].gap;
-                    if (in) {
-                        if (e[k].comp == b)
-                            ps[f].b_in_a++;
-                        else
-                            ps[f].a_in_b++;
-                    }
+                if (other == e[k].comp)
+                    continue;
+                const float *o = st->wpos + (size_t)e[t].v * 3, *m = st->mpos + (size_t)e[t].v * 3;
+                float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                (o[2] - p[2]) * (o[2] - p[2]));
+                float rm = st->mrad[e[t].v], cap = 2 * sh[other].rad;
+                rm = rm < cap ? rm : cap;
+                float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                 (m[2] - p[2]) * (m[2] - p[2]));
+                int in = rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol;
+                int f = 0;
+                while (f < nl && lc[f] != other)
+                    f++;
+                if (f == nl) {
+                    if (nl == LOCAL)
+                        continue;
+                    lc[nl] = other, lg[nl] = d, lin[nl] = 0;
+                    nl++;
                 }
-                t = end;
+                lg[f] = d < lg[f] ? d : lg[f];
+                lin[f] |= (uint8_t)in;
             }
+        for (int f = 0; f < nl; f++) {
+            if (nrec == rcap) {
+                rcap *= 2;
+                void *nr2 = realloc(rec, rcap * sizeof *rec);
+                if (!nr2) {
+                    free(rec);
+                    free(uf);
+                    free(e);
+                    free(sh);
+                    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                }
+                rec = nr2;
+            }
+            uint32_t me = e[k].comp;
+            tb__near *x = &rec[nrec++];
+            x->a = me < lc[f] ? me : lc[f];
+            x->b = me < lc[f] ? lc[f] : me;
+            x->gap = lg[f];
+            x->b_in_a = (uint8_t)(me == x->b && lin[f]);
+            x->a_in_b = (uint8_t)(me == x->a && lin[f]);
+        }
     }
-    /* the probe above may have split a pair into several entries: fold them */
-    for (size_t i = 0; i < np; i++) {
-        const struct tb__pairstat *P = &ps[i];
-        const tb__comp *A = &st->comps[P->a], *B = &st->comps[P->b];
-        const tb__shape *sa = &sh[P->a], *sb = &sh[P->b];
-        if (sa->wraps || sb->wraps)
-            continue;
+    qsort(rec, nrec, sizeof *rec, tb__cmp_near);
+    for (size_t i = 0; i < nrec;) {
+        size_t j = i;
         uint32_t bin = 0, ain = 0;
         float gap = INFINITY;
-        for (size_t j = 0; j < np; j++)
-            if (ps[j].a == P->a && ps[j].b == P->b) {
-                bin += ps[j].b_in_a;
-                ain += ps[j].a_in_b;
-                gap = ps[j].gap < gap ? ps[j].gap : gap;
-            }
+        for (; j < nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
+            bin += rec[j].b_in_a;
+            ain += rec[j].a_in_b;
+            gap = rec[j].gap < gap ? rec[j].gap : gap;
+        }
+        uint32_t pa = rec[i].a, pb = rec[i].b;
+        i = j;
+        const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
+        const tb__shape *sa = &sh[pa], *sb = &sh[pb];
+        if (sa->wraps || sb->wraps)
+            continue;
         /* detached: a piece of its own shell, not far skin of a shell that is
          * mostly body; only a detached piece joins another component */
         int da = st->shell_total[A->shell] - st->shell_far[A->shell] < A->nverts,
             db = st->shell_total[B->shell] - st->shell_far[B->shell] < B->nverts;
         /* only skin off the bone can be part of a tail: a joint ball or an
          * armour piece round a bone is body */
-        int ta = 2 * sh[P->a].thin >= A->nverts, tb = 2 * sh[P->b].thin >= B->nverts;
+        int ta = 2 * sh[pa].thin >= A->nverts, tb = 2 * sh[pb].thin >= B->nverts;
         /* along: a detached layer over another off-bone part (fur on a tail) */
         int along = (ta && tb) &&
                     ((db && bin >= 0.9 * (double)B->nverts) || (da && ain >= 0.9 * (double)A->nverts));
@@ -1392,12 +1399,16 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
             row = (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
         }
+        if ((along || row) && getenv("TB_DEBUG_MERGE")) /* DEBUG: remove */
+            fprintf(stderr, "merge %u(%zu) %u(%zu) along %d row %d gap %g ext %g %g el %g %g fl %g %g bin %u ain %u\n", pa,
+                    A->nverts, pb, B->nverts, along, row, gap, sa->extent, sb->extent, sa->elong, sb->elong, sa->flat,
+                    sb->flat, bin, ain);
         if (along || row)
-            tb__unite(uf, P->a, P->b);
+            tb__unite(uf, pa, pb);
     }
     for (size_t i = 0; i < n; i++)
         st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
-    free(ps);
+    free(rec);
     free(uf);
     free(e);
     free(sh);
