@@ -137,6 +137,7 @@ static void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint)
     float l2 = s->ab[0] * s->ab[0] + s->ab[1] * s->ab[1] + s->ab[2] * s->ab[2];
     s->inv_len2 = l2 > 0 ? 1.0f / l2 : 0.0f;
     s->joint = joint;
+    s->extension = 0;
 }
 
 static const float *tb__jpos(const tb_model *m, int j)
@@ -205,14 +206,16 @@ static int tb__segments(const tb_model *m, float ext, int filtered, tb__seg **ou
         if (incoming[c] >= 0) { /* terminal: extend the incoming bone */
             const float *a = tb__jpos(m, incoming[c]), *b = tb__jpos(m, c);
             float e[3] = {b[0] + ext * (b[0] - a[0]), b[1] + ext * (b[1] - a[1]), b[2] + ext * (b[2] - a[2])};
-            tb__seg_set(&s[n++], b, e, c);
+            tb__seg_set(&s[n], b, e, c);
+            s[n++].extension = 1;
         } else if (!filtered || wt[c]) {
             int p = m->skel.parents[c];
             const float *b = tb__jpos(m, c);
             if (p >= 0 && ibm[p]) {
                 const float *a = tb__jpos(m, p);
                 float e[3] = {b[0] + ext * (b[0] - a[0]), b[1] + ext * (b[1] - a[1]), b[2] + ext * (b[2] - a[2])};
-                tb__seg_set(&s[n++], b, e, c);
+                tb__seg_set(&s[n], b, e, c);
+                s[n++].extension = 1;
             } else {
                 tb__seg_set(&s[n++], b, b, c);
             }
@@ -1109,7 +1112,9 @@ static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
             if (d < best)
                 best = d, bi = i, bt = t;
         }
-        if (bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0))
+        /* beside a real bone only: an extension past a terminal joint (the
+         * pelvis of a rig whose tail bones were stripped) is no bone */
+        if (bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0) || st->segs[bi].extension)
             continue;
         const tb__seg *g = &st->segs[bi];
         /* a frame around the bone: e1 ⟂ bone, e2 = bone × e1 */
@@ -1133,7 +1138,7 @@ static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
     }
     /* around the body's own vertical axis (the line through the pelvis along
      * up): a belt of pouches or a coat is near several torso bones at once */
-    {
+    if (st->m->role_joint[TB_ROLE_SPINE] >= 0) { /* a humanoid trunk: up is meaningful */
         uint16_t tb[SECT] = {0};
         const float *hp = tb__jpos(st->m, st->pelvis);
         float side[3] = {st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
@@ -1146,6 +1151,8 @@ static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
                 continue; /* the trunk's height only (a quadruped's tail runs along up) */
             float x = dv[0] * st->fwd[0] + dv[1] * st->fwd[1] + dv[2] * st->fwd[2];
             float y = dv[0] * side[0] + dv[1] * side[1] + dv[2] * side[2];
+            if (x * x + y * y < 0.0025f * st->H * st->H)
+                continue; /* at the axis itself (a tail's root on the pelvis joint) */
             int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
             sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
             if (tb[sct] < 60000)
@@ -1322,7 +1329,9 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                 rm = rm < cap ? rm : cap;
                 float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
                                  (m[2] - p[2]) * (m[2] - p[2]));
-                int in = rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol;
+                /* the tube of the other's free part (its off-bone skin): a
+                 * root sunk into the body is no tube to lie along */
+                int in = st->thin[e[t].v] && (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol);
                 int f = 0;
                 while (f < nl && lc[f] != other)
                     f++;
@@ -1680,6 +1689,10 @@ static float tb__trunk_dist(const tb__state *st, const float p[3])
         float x = tb__seg_dist(&g, p);
         dd = x < dd ? x : dd;
     }
+    if (!isfinite(dd)) { /* no trunk bones known (an unknown layout): the pelvis */
+        const float *q = tb__jpos(m, st->pelvis);
+        dd = sqrtf((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+    }
     return dd;
 }
 
@@ -1792,14 +1805,21 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
             free(piece);
             return tb__fail(err, TB_ERR_OOM, NULL, NULL);
         }
+        /* a separate shell sunk into the body: its part inside the body's
+         * band (not far) nearest the trunk is its root */
+        int sunk = 0;
+        for (size_t k = 0; k < nv; k++)
+            sunk |= !st->far[wv[k]];
         float dmin = INFINITY;
         for (size_t k = 0; k < nv; k++) {
             float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
             dt[k] = isfinite(dd) ? dd : st->dist[st->model_list[st->model_off[wv[k]]]];
-            dmin = dt[k] < dmin ? dt[k] : dmin;
+            if (!sunk || !st->far[wv[k]])
+                dmin = dt[k] < dmin ? dt[k] : dmin;
         }
+        float band = sunk ? 0.03f * st->H : 0.01f * st->H;
         for (size_t k = 0; k < nv; k++)
-            if (dt[k] <= dmin + 0.01f * st->H)
+            if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
                 wc[nc++] = wv[k];
         free(dt);
     }
@@ -1922,8 +1942,10 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
 
     /* SPEC A7: classify */
     tb_role_class cls = st->cls[attach];
-    int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) &&
-                ap->flatness < d->flat_max;
+    /* a sheet (cape, plate): its section is flat and it is not much longer
+     * than that section is wide */
+    int sheet = ap->flatness >= d->flat_max && ap->slenderness < d->slender_min;
+    int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) && !sheet;
     char *why = ap->reason;
     size_t wn = sizeof ap->reason;
     /* (choice) a curved tail's centroid falls inside its curve, near the
@@ -1988,11 +2010,13 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         if (d->rigid_wide) {
             ap->decision = TB_DECIDE_RIGID;
             aw->parent_joint = attach;
-            snprintf(why, wn, "elongation %.2f < %.2f on the %s (%s): wide; bound rigidly on request",
-                     ap->elongation, d->elongation_min, tb_role_class_name(cls), ap->attach_name);
+            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f) on the %s (%s): wide; bound rigidly on request",
+                     sheet ? "a sheet" : "not long", ap->elongation, ap->slenderness, tb_role_class_name(cls),
+                     ap->attach_name);
         } else {
-            snprintf(why, wn, "elongation %.2f < %.2f on the %s (%s): wide (cape, skirt), untouched by default",
-                     ap->elongation, d->elongation_min, tb_role_class_name(cls), ap->attach_name);
+            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f, section flatness %.1f) on the %s (%s): wide (cape, "
+                     "skirt), untouched by default", sheet ? "a sheet" : "not long", ap->elongation, ap->slenderness,
+                     ap->flatness, tb_role_class_name(cls), ap->attach_name);
         }
     } else if (ap->leave < d->leave_min) {
         /* SPEC A10: a tail leaves the body; what runs along it at one

@@ -32,6 +32,7 @@ tb_result tb__graph_from_edges(tb__graph *g, size_t n, const uint32_t *edges, si
 typedef struct tb__seg {
     float a[3], ab[3], inv_len2; /* inv_len2 = 0 for a point */
     int joint;
+    int extension;               /* a terminal joint's extension, not a bone */
 } tb__seg;
 
 float tb__seg_dist(const tb__seg *s, const float p[3]);

@@ -730,11 +730,34 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
 }
 
 /* 1 when every vertex of a rigid decision already has all its weight on
- * the target bone: applying it would change nothing. */
-static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw)
+ * the target bone: applying it would change nothing. A carried object
+ * (scabbard, quiver) only has to move rigidly: when all of it already
+ * follows one bone, whichever, the rigger's choice stands (SPEC A10: the
+ * body is never touched on a guess). */
+static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carried)
 {
     if (aw->parent_joint < 0)
         return 1;
+    if (carried) {
+        int one = -1;
+        for (size_t q = 0; q < aw->rw_count; q++) {
+            size_t v = aw->rw_verts[q];
+            double top = 0, total = 0;
+            int tj = -1;
+            for (int k = 0; k < m->influences; k++) {
+                float w = m->weights[v * (size_t)m->influences + (size_t)k];
+                if (!(w > 0))
+                    continue;
+                total += w;
+                if (w > top)
+                    top = w, tj = m->joints[v * (size_t)m->influences + (size_t)k];
+            }
+            if (total <= 0 || top < total * (1 - 1e-6) || (one >= 0 && tj != one))
+                return 0;
+            one = tj;
+        }
+        return 1;
+    }
     for (size_t q = 0; q < aw->rw_count; q++) {
         size_t v = aw->rw_verts[q];
         double on = 0, total = 0;
@@ -800,7 +823,7 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     int actions = 0;
     for (int i = 0; i < out->appendage_count; i++) {
         tb_appendage *a = &out->appendages[i];
-        if (a->decision == TB_DECIDE_RIGID && tb__rigid_is_noop(m, &work.apps[i])) {
+        if (a->decision == TB_DECIDE_RIGID && tb__rigid_is_noop(m, &work.apps[i], a->kind == TB_KIND_CARRIED)) {
             /* already 1.0 on its bone (a second run, or the rigger did it) */
             a->decision = TB_DECIDE_UNTOUCHED;
             snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),

@@ -743,18 +743,6 @@ typedef struct tbs_build {
     char joint_names[TBS_JOINT_COUNT][40];
 } tbs_build;
 
-static float tbs__skeleton_distance(const float p[3])
-{
-    float best = INFINITY;
-    for (int j = 0; j < TBS_JOINT_COUNT; j++) {
-        float a[3], bb[3];
-        tbs_bone_segment(j, a, bb);
-        float d = tbs_segment_distance(p, a, bb);
-        best = d < best ? d : best;
-    }
-    return best;
-}
-
 static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int nprims, double unit,
                           double height_m)
 {
@@ -850,10 +838,17 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
             size_t off = sh ? off_fur : off_app;
             const tbs_mesh *pm = sh ? prims[2].mesh : prims[1].mesh;
             for (size_t q = p->v0[sh]; q < p->v1[sh]; q++) {
-                /* a welded tail's root lies in the body's skin: only its far
-                 * part (beyond 7% H, SPEC A2) is the appendage */
-                if (b->v->welded && tbs__skeleton_distance(pm->pos + q * 3) <= 0.07 * height_m)
-                    continue;
+                /* a welded tail's root ring is the body's own skin (its
+                 * positions are body vertices'); the rest of the tube is
+                 * the tail, however near the body (SPEC A10) */
+                if (b->v->welded && !sh) {
+                    int ring = 0;
+                    const tbs_mesh *bm = prims[0].mesh;
+                    for (size_t u = 0; u < bm->n && !ring; u++)
+                        ring = !memcmp(bm->pos + u * 3, pm->pos + q * 3, 3 * sizeof(float));
+                    if (ring)
+                        continue;
+                }
                 json_array_append_new(vs, json_integer((json_int_t)(off + q)));
                 count++;
             }
