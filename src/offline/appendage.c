@@ -626,6 +626,11 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
         qsort(samples + a, b - a, sizeof *samples, tb__cmp_float);
         env[i] = samples[a + (b - a) / 2];
     }
+    /* Only on a humanoid skeleton, whose bones run through every part of
+     * the body: on an unknown layout (a quadruped whose tail bones were
+     * stripped) the body goes on past the last bone, and its rump would be
+     * taken for off-bone skin (the quaternius fox) */
+    int humanoid = st->m->role_joint[TB_ROLE_SPINE] >= 0;
     size_t qn = 0;
     for (size_t w = 0; w < nw; w++) {
         if (!st->thin[w] || st->far[w]) {
@@ -641,7 +646,7 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
             if (d < best)
                 best = d, bi = i;
         }
-        if (best > env[bi] * (1 + st->d.envelope_margin) + st->d.thin_margin * st->H) {
+        if (humanoid && best > env[bi] * (1 + st->d.envelope_margin) + st->d.thin_margin * st->H) {
             st->far[w] = 1;
             queue[qn++] = (uint32_t)w;
         }
@@ -651,7 +656,7 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
         uint32_t w = queue[h];
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            if (st->thin[o] && !st->far[o]) {
+            if (st->thin[o] && !st->far[o] && humanoid) {
                 st->far[o] = 1;
                 queue[qn++] = o;
             }
@@ -731,6 +736,12 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         if (st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
             st->thin[w] = 0;
+    /* only a humanoid skeleton runs through every part of the body: on an
+     * unknown layout (a quadruped with its tail bones stripped) the body
+     * goes on past the last bone and its rump would read as off-bone skin
+     * (the quaternius fox); there A2 alone says what is far */
+    if (m->role_joint[TB_ROLE_SPINE] < 0)
+        memset(st->thin, 0, nw);
     r = tb__envelope_far(st, normal, err);
 done:
     tb__medial_free(md);
