@@ -739,6 +739,35 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carr
     if (aw->parent_joint < 0)
         return 1;
     if (carried) {
+        /* each separate piece already on one bone: the rigger built it from
+         * rigid pieces (an armour plate on the arm, another on the
+         * shoulder): it moves rigidly piece by piece as it is */
+        uint32_t np = aw->piece_count;
+        int *bone = np ? malloc(np * sizeof *bone) : NULL;
+        int pieces_rigid = bone != NULL;
+        for (uint32_t i = 0; bone && i < np; i++)
+            bone[i] = -1;
+        for (size_t q = 0; pieces_rigid && q < aw->rw_count; q++) {
+            size_t v = aw->rw_verts[q];
+            uint32_t pc = aw->rw_piece[q];
+            double top = 0, total = 0;
+            int tj = -1;
+            for (int k = 0; k < m->influences; k++) {
+                float w = m->weights[v * (size_t)m->influences + (size_t)k];
+                if (!(w > 0))
+                    continue;
+                total += w;
+                if (w > top)
+                    top = w, tj = m->joints[v * (size_t)m->influences + (size_t)k];
+            }
+            if (pc == TB__NO_PIECE || total <= 0 || top < total * (1 - 1e-6) || (bone[pc] >= 0 && bone[pc] != tj))
+                pieces_rigid = 0;
+            else
+                bone[pc] = tj;
+        }
+        free(bone);
+        if (pieces_rigid)
+            return 1;
         int one = -1;
         for (size_t q = 0; q < aw->rw_count; q++) {
             size_t v = aw->rw_verts[q];
