@@ -880,8 +880,12 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
                 cnt[w] |= 0x80000000u; /* mark, read below */
         }
         for (size_t w = 0; w < nw; w++)
-            if (cnt[w] & 0x80000000u)
+            if (cnt[w] & 0x80000000u) {
                 st->far[w] = 1;
+                /* and off the bone when what surrounds it is */
+                for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+                    st->thin[w] |= st->thin[st->g.adj[e]] && !(cnt[st->g.adj[e]] & 0x80000000u);
+            }
         free(uf);
         free(cnt);
     }
