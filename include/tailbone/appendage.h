@@ -80,6 +80,9 @@ typedef struct tb_appendage_desc {
     float envelope_margin;     /* 0 → 0.15: such a vertex is far when it also stands this
                                   fraction beyond the body's own radius around its bone
                                   (median of the skin facing away from that bone) */
+    float grow_fraction;       /* 0 → 0.8: far regions grow through connected off-bone skin
+                                  standing at least this fraction of the envelope off its
+                                  bone (a tail's side facing the thigh, A10, choice) */
     float wrap_min_deg;        /* 0 → 270: far skin going further than this around a bone
                                   (coat, belt, plate, limb) is body or clothing: never a
                                   tail, never merged into one (A10, choice) */

@@ -23,6 +23,7 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(far_fraction, 0.07f);         /* SPEC A2 */
     TB__DEF(thin_margin, 0.01f);          /* SPEC A10 (choice) */
     TB__DEF(envelope_margin, 0.15f);      /* SPEC A10 (choice) */
+    TB__DEF(grow_fraction, 0.8f);
     TB__DEF(wrap_min_deg, 270.0f);        /* SPEC A10 (choice) */
     TB__DEF(slender_min, 5.0f);
     TB__DEF(leave_min, 0.25f);
@@ -651,12 +652,24 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
             queue[qn++] = (uint32_t)w;
         }
     }
-    /* grow through connected thin skin */
+    /* grow through connected off-bone skin standing at least grow_fraction of
+     * the envelope off its bone: the side of a tail facing the thigh, not
+     * the body's own surface around a welded root */
     for (size_t h = 0; h < qn; h++) {
         uint32_t w = queue[h];
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            if (st->thin[o] && !st->far[o] && humanoid) {
+            if (!st->thin[o] || st->far[o] || !humanoid)
+                continue;
+            const float *p = st->wpos + (size_t)o * 3;
+            float best = INFINITY;
+            int bi = 0;
+            for (int i = 0; i < ns; i++) {
+                float d = tb__seg_dist(&st->segs[i], p);
+                if (d < best)
+                    best = d, bi = i;
+            }
+            if (best >= st->d.grow_fraction * env[bi]) {
                 st->far[o] = 1;
                 queue[qn++] = o;
             }

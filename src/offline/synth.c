@@ -831,7 +831,30 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
             json_object_set_new(o, "K", json_integer(k < 3 ? 3 : k > 8 ? 8 : k));
         }
         /* vertex lists: the primitive order is body, appendage[, fur] */
-        json_t *vs = json_array();
+        json_t *vs = json_array(), *band = json_array();
+        /* a welded tail's transition: the tube within 1.5 root radii of its
+         * weld ring, where body and tail are one surface (the collar band
+         * of SPEC A10); scored neither way */
+        double r_root = 0;
+        if (b->v->welded && p->ncl > 1) {
+            const tbs_mesh *pm = prims[1].mesh;
+            size_t nr = 0;
+            for (size_t q = p->v0[0]; q < p->v1[0]; q++) {
+                const tbs_mesh *bm = prims[0].mesh;
+                int ring = 0;
+                for (size_t u = 0; u < bm->n && !ring; u++)
+                    ring = !memcmp(bm->pos + u * 3, pm->pos + q * 3, 3 * sizeof(float));
+                if (!ring)
+                    continue;
+                double d2 = 0;
+                for (int c = 0; c < 3; c++)
+                    d2 += ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]) *
+                          ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]);
+                r_root += sqrt(d2);
+                nr++;
+            }
+            r_root = nr ? r_root / (double)nr : 0;
+        }
         size_t off_app = prims[0].mesh->n, off_fur = off_app + (nprims > 1 ? prims[1].mesh->n : 0);
         size_t count = 0;
         for (int sh = 0; sh < p->shells; sh++) {
@@ -848,6 +871,14 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
                         ring = !memcmp(bm->pos + u * 3, pm->pos + q * 3, 3 * sizeof(float));
                     if (ring)
                         continue;
+                    double d2 = 0;
+                    for (int c = 0; c < 3; c++)
+                        d2 += ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]) *
+                              ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]);
+                    if (sqrt(d2) <= 1.5 * r_root) {
+                        json_array_append_new(band, json_integer((json_int_t)(off + q)));
+                        continue;
+                    }
                 }
                 json_array_append_new(vs, json_integer((json_int_t)(off + q)));
                 count++;
@@ -855,6 +886,10 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
         }
         json_object_set_new(o, "vertex_count", json_integer((json_int_t)count));
         json_object_set_new(o, "vertices", vs);
+        if (json_array_size(band))
+            json_object_set_new(o, "collar_band", band);
+        else
+            json_decref(band);
         json_object_set_new(o, "centerline", cl);
         json_array_append_new(apps, o);
     }
