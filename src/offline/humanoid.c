@@ -663,7 +663,8 @@ static tb__pelvis tb__find_pelvis(const tb__shape *s, const int *depth)
     return best;
 }
 
-/* The subtree point of c farthest from joint j (positions and ends). */
+/* The subtree point of c farthest from joint j (positions; the skin's end
+ * too for a one-joint branch). */
 static float tb__far_point(const tb__shape *s, int j, int c, int *stack, float out[3])
 {
     float best = -1;
@@ -675,7 +676,9 @@ static float tb__far_point(const tb__shape *s, int j, int c, int *stack, float o
             stack[sp++] = k;
         if (!tb__usable(s, q))
             continue;
-        for (int e = 0; e < 2; e++) {
+        /* a leaf's skin end only for a one-joint branch: an appendage
+         * wrongly weighted to a hand must not bend the arm */
+        for (int e = 0; e < (s->count[c] == 1 ? 2 : 1); e++) {
             const float *p = e ? s->ext[q] : tb__pos(s, q);
             float d[3] = {p[0] - tb__pos(s, j)[0], p[1] - tb__pos(s, j)[1], p[2] - tb__pos(s, j)[2]};
             float l = tb__norm(d);
@@ -914,14 +917,14 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
     for (int i = 0; i < m - 1 && arm_at < 0; i++) {
         int pj = path[i];
         for (int a = s.first[pj]; a >= 0; a = s.next[a]) {
-            if (a == path[i + 1] || s.count[a] == 0)
+            if (s.count[a] == 0) /* the path's own child too: the top may be a hand */
                 continue;
             float fa[3], fb[3];
             float ra = tb__far_point(&s, pj, a, stack, fa);
             if (ra < 0.12f * s.S)
                 continue;
             for (int b = s.next[a]; b >= 0; b = s.next[b]) {
-                if (b == path[i + 1] || s.count[b] == 0)
+                if (s.count[b] == 0)
                     continue;
                 float rb = tb__far_point(&s, pj, b, stack, fb);
                 if (rb < 0.12f * s.S || tb__mirror(&s, pj, fa, fb, a, b) < 0)
