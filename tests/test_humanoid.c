@@ -334,6 +334,38 @@ static void misspelt_rig_suffixed_names_are_read_loosely(void **state)
     tb_doc_free(doc);
 }
 
+
+static void a_rigify_metarig_is_read_with_its_spine_numbered_from_the_hips(void **state)
+{
+    (void)state;
+    static const char *const rigify[TB_ROLE_COUNT] = {
+        "", "spine", "spine.001", "spine.002", "spine.003", "spine.004", "spine.006",
+        "shoulder.L", "upper_arm.L", "forearm.L", "hand.L", "shoulder.R", "upper_arm.R", "forearm.R", "hand.R",
+        "thigh.L", "shin.L", "foot.L", "toe.L", "thigh.R", "shin.R", "foot.R", "toe.R"};
+    tb_doc *named = synth("tail_hips"), *doc = synth("tail_hips");
+    json_t *nodes = json_object_get(tb_doc_json(doc), "nodes");
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n)
+    {
+        tb_role r = tb_role_from_name(json_string_value(json_object_get(n, "name")));
+        if (r)
+            json_object_set_new(n, "name", json_string(rigify[r]));
+    }
+    tb_error err = {0};
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    tb_model *a = load_model(named), *b = load_model(doc);
+    for (int r = 1; r < TB_ROLE_COUNT; r++) {
+        assert_true(b->role_joint[r] >= 0);
+        assert_int_equal(a->node_of_joint[a->role_joint[r]], b->node_of_joint[b->role_joint[r]]);
+    }
+    same_detection(a, b);
+    tb_model_free(a);
+    tb_model_free(b);
+    tb_doc_free(named);
+    tb_doc_free(doc);
+}
+
 static void a_vrm_map_gives_roles_and_overrides_come_last(void **state)
 {
     (void)state;
@@ -596,6 +628,7 @@ int main(void)
         cmocka_unit_test(opaque_names_get_the_mixamo_roles_back_from_the_shape),
         cmocka_unit_test(mirrored_names_yield_to_the_shape_and_say_so),
         cmocka_unit_test(misspelt_rig_suffixed_names_are_read_loosely),
+        cmocka_unit_test(a_rigify_metarig_is_read_with_its_spine_numbered_from_the_hips),
         cmocka_unit_test(a_vrm_map_gives_roles_and_overrides_come_last),
         cmocka_unit_test(reduced_skeletons_keep_the_roles_they_still_have),
         cmocka_unit_test(no_body_no_roles),

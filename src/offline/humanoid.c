@@ -397,7 +397,7 @@ tb_role tb_role_from_name_fuzzy(const char *name, int *loose)
         }
     /* Rigify's spine is numbered from the hips, with or without DEF-/ORG- */
     if (!strncmp(buf, "spine.", 6) && strlen(buf) == 9 && isdigit((unsigned char)buf[6])) {
-        char def[16];
+        char def[160];
         snprintf(def, sizeof def, "DEF-%s", buf);
         r = tb__rigify(def);
     }
