@@ -280,7 +280,9 @@ static void calibrateRejectsSkeletonWithoutHips(void **state)
     tb_model *m = NULL;
     tb_retarget_calib *c = NULL;
     tb_error err = {0};
-    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    /* names only: the shape would find the body (test_humanoid) */
+    tb_model_desc md = {0, NULL, 0, 1};
+    assert_int_equal(tb_model_load_desc(&m, doc, &md, &err), TB_OK);
     assert_int_equal(tb_retarget_calibrate(&c, m, NULL, NULL, &err), TB_ERR_NO_HIPS);
     assert_null(c);
     assert_string_equal(err.where, "/skins/0");
@@ -751,15 +753,15 @@ static void cliRetargetsAndReports(void **state)
     rc = tbt_run_cli(&text, "retarget '%s' --clips '%s'", d, s);
     assert_int_equal(rc, 2);
     free(text);
-    /* a character with no humanoid roles */
+    /* a character whose joint names say nothing (bone_N): its roles come
+     * from its shape, so the clips transfer all the same */
     tb_doc *bones = build_char(NO_ROLES, NULL, 0, NULL);
     char nr[4096];
     snprintf(nr, sizeof nr, "%s", tbt_tmp_path("cli_noroles.glb"));
     assert_int_equal(tb_doc_save(bones, nr, &err), TB_OK);
     tb_doc_free(bones);
     rc = tbt_run_cli(&text, "retarget '%s' --clips '%s' -o '%s'", nr, s, out);
-    assert_int_equal(rc, 1);
-    assert_non_null(strstr(text, "no-hips"));
+    assert_int_equal(rc, 0);
     free(text);
 }
 

@@ -136,6 +136,11 @@ typedef struct tb_appendage_desc {
     float tail_bend_min;       /* 0 → 0.08: largest chain deviation from the chord, / L */
     float tail_reach_min;      /* 0 → 0.15: tip beyond the pelvis (below or behind), / H */
     float tail_lateral_max;    /* 0 → 0.05: and its centroid within this of the midline, / H */
+    /* Role overrides "Role=Joint" ("Hips=Bone.003", tailbone's --role) for
+     * the model tb_appendage_fix loads (tb_model_desc.roles); NULL: none.
+     * tb_appendage_detect reads the model it is given. */
+    const char *const *roles;
+    int role_count;
 } tb_appendage_desc;
 
 /* One detected appendage (a far component after merging, SPEC A3–A7). */

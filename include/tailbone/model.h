@@ -48,6 +48,11 @@ typedef struct tb_model {
     float (*inverse_bind)[16];  /* per skin joint */
     tb_role *roles;             /* per skel joint */
     int role_joint[TB_ROLE_COUNT]; /* skel joint of each role, or -1 */
+    tb_role_source *role_source; /* per skel joint: where its role came from (name, VRM map,
+                                    shape, override; docs/detection.md "Roles") */
+    tb_role *name_roles;        /* per skel joint: what its name (or the VRM map) said, also
+                                   where the shape overruled it */
+    tb_body_shape body;         /* what the skeleton's shape says (tb_roles_from_shape) */
 
     size_t vertex_count;
     float *positions;           /* 3 per vertex, bind space */
@@ -75,10 +80,24 @@ typedef struct tb_model {
     uint8_t *has_ibm_;
 } tb_model;
 
+/* Options of tb_model_load_desc; all-zero is the default. */
+typedef struct tb_model_desc {
+    int skin;                  /* skin index + 1; 0: the skin with the most skinned vertices */
+    const char *const *roles;  /* role_count "Role=Joint" overrides ("Hips=Bone.003"); NULL: none */
+    int role_count;
+    int names_only;            /* 1: roles from names and a VRM map only, no shape (tests) */
+} tb_model_desc;
+
 /* skin = -1 picks the skin (with its equivalent skins) that has the most
  * skinned vertices. Fails with TB_ERR_NO_SKIN when the file has no skinned
  * mesh. */
 tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err);
+/* The same with options. Roles: joint names (any known layout, then loose
+ * readings), a VRM humanoid map over them, the skeleton's shape to check
+ * them or, where names give no hips, to find them; desc->roles last. Fails
+ * with TB_ERR_ARG naming "tb_model_desc.roles[i]" for an unknown role or
+ * joint. */
+tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err);
 void tb_model_free(tb_model *m);
 /* 1 when doc skin `skin` is one of the skins the model merges. */
 int tb_model_uses_skin(const tb_model *m, int skin);
@@ -95,7 +114,9 @@ int tb_skin_equivalents(const tb_doc *doc, int skin, int *out);
  * up from the hips to the highest spine/neck/head joint, forward = left × up
  * with left from the right thigh (or shoulder, or arm) to the left one. A
  * model authored facing −Z (the three.js Soldier) gets its own. Returns 0 and
- * glTF's convention (+Y up, +Z forward) when those roles are missing. */
+ * glTF's convention (+Y up, +Z forward) when those roles are missing, and for
+ * a quadruped (m->body.quadruped: hips → head runs along its body; the
+ * shape's own up and forward are in m->body). */
 int tb_model_axes(const tb_model *m, float up[3], float forward[3]);
 
 #ifdef __cplusplus

@@ -41,7 +41,9 @@ int tb_cmd_measure(int argc, char **argv);
 struct tb_appendage_report;
 struct tb_appendage_desc;
 void tb_cli_print_appendages(FILE *f, const struct tb_appendage_report *rep, int after);
-/* Parses --pelvis/--skin/--rigid-wide at argv[*i]: -1 not ours, 0 taken, else a usage exit code. */
+/* Parses --pelvis/--role/--skin/--rigid-wide at argv[*i]: -1 not ours, 0 taken, else a usage
+ * exit code. --role needs d->roles pointing at an array of TB_CLI_MAX_ROLES strings. */
+#define TB_CLI_MAX_ROLES 64
 int tb_cli_appendage_options(const char *cmd, int argc, char **argv, int *i, struct tb_appendage_desc *d);
 
 #endif

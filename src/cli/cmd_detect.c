@@ -55,6 +55,19 @@ int tb_cli_appendage_options(const char *cmd, int argc, char **argv, int *i, tb_
         }
         return 0;
     }
+    if (!strcmp(a, "--role")) {
+        /* the caller points d->roles at an array of TB_CLI_MAX_ROLES */
+        if (*i + 1 >= argc || !strchr(argv[*i + 1], '=') || argv[*i + 1][0] == '=')
+            return tb_cli_usage_error(cmd, "--role needs ROLE=JOINT (e.g. Hips=Bone.003)");
+        if (!d->roles || d->role_count >= TB_CLI_MAX_ROLES)
+            return tb_cli_usage_error(cmd, "too many --role options");
+        const char *v = argv[++*i];
+        ((const char **)d->roles)[d->role_count++] = v;
+        /* the pelvis by hand reaches every step, as --pelvis does */
+        if (!strncmp(v, "Hips=", 5) || !strncmp(v, "hips=", 5))
+            d->pelvis_joint = v + 5;
+        return 0;
+    }
     if (!strcmp(a, "--rigid-wide")) {
         d->rigid_wide = 1;
         return 0;
@@ -68,10 +81,13 @@ int tb_cmd_detect(int argc, char **argv)
     int as_json = 0;
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
+    const char *roles[TB_CLI_MAX_ROLES];
+    d.roles = roles;
     for (int i = 1; i < argc; i++) {
         int o;
         if (tb_cli_is(argv[i], "-h", "--help")) {
-            printf("usage: tailbone detect IN [--json] [--pelvis NAME] [--skin N] [--rigid-wide]\n\n"
+            printf("usage: tailbone detect IN [--json] [--pelvis NAME] [--role ROLE=JOINT]... [--skin N]\n"
+                   "                      [--rigid-wide]\n\n"
                    "Finds the appendages of a rigged character (SPEC A1-A7): vertices farther than 7%%\n"
                    "of the height from every bone, welded by position and grouped into components,\n"
                    "each with its collar, attachment joint, centroid ratio and elongation, then\n"
@@ -79,6 +95,8 @@ int tb_cmd_detect(int argc, char **argv)
                    "and hair (untouched). Prints what `tailbone fix` would do; changes nothing.\n"
                    "  --json          the report as JSON\n"
                    "  --pelvis NAME   the pelvis joint when no Hips role is recognised\n"
+                   "  --role ROLE=JOINT  give a role by hand (Hips=Bone.003, LeftUpLeg=thigh_1);\n"
+                   "                  repeatable; see `tailbone info` for the roles found\n"
                    "  --skin N        the skin to use (default: the one with most vertices)\n"
                    "  --rigid-wide    report wide garments as bound rigidly (as fix would)\n");
             return TB_EXIT_OK;
@@ -105,7 +123,12 @@ int tb_cmd_detect(int argc, char **argv)
     tb_appendage_report rep;
     memset(&rep, 0, sizeof rep);
     int rc = TB_EXIT_OK;
-    if (tb_model_load(&m, doc, d.skin > 0 ? d.skin - 1 : -1, &err) != TB_OK ||
+    tb_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.skin = d.skin;
+    md.roles = d.roles;
+    md.role_count = d.role_count;
+    if (tb_model_load_desc(&m, doc, &md, &err) != TB_OK ||
         tb_appendage_detect(&rep, m, &d, &err) != TB_OK) {
         rc = tb_cli_error(in, &err);
     } else if (as_json) {

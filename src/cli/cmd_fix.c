@@ -123,6 +123,7 @@ static void tb__help(void)
            "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
            "  --pelvis NAME         the pelvis joint when no Hips role is recognised\n"
+           "  --role ROLE=JOINT     give a role by hand (repeatable); Hips=NAME is --pelvis\n"
            "  --skin N              the skin to repair (default: the one with most vertices)\n"
            "  --blend-zone Z        blend half-width around each tail joint, in segments, from\n"
            "                        0.05 to 0.5 (whole segments). Default: the SPEC's 0.25, and\n"
@@ -181,6 +182,8 @@ int tb_cmd_fix(int argc, char **argv)
     int foot_contact = 0;
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
+    const char *roles[TB_CLI_MAX_ROLES];
+    d.roles = roles;
     tb_bake_desc bd;
     memset(&bd, 0, sizeof bd);
     tb_spring_params *sp = &bd.spring.params;

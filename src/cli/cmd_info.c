@@ -8,7 +8,30 @@
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 
-static json_t *tb__skin_info(const tb_doc *doc, int skin)
+typedef struct tb__info_opts {
+    const char *roles[64]; /* --role ROLE=JOINT */
+    int role_count;
+} tb__info_opts;
+
+static tb_model_desc tb__model_desc(const tb__info_opts *o, int skin)
+{
+    tb_model_desc d;
+    memset(&d, 0, sizeof d);
+    d.skin = skin + 1;
+    d.roles = o->roles;
+    d.role_count = o->role_count;
+    return d;
+}
+
+static json_t *tb__vec3(const float v[3])
+{
+    json_t *a = json_array();
+    for (int k = 0; k < 3; k++)
+        json_array_append_new(a, json_real(roundf(v[k] * 1e4f) / 1e4f));
+    return a;
+}
+
+static json_t *tb__skin_info(const tb_doc *doc, int skin, const tb__info_opts *opts)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
     json_t *o = json_object();
@@ -18,7 +41,8 @@ static json_t *tb__skin_info(const tb_doc *doc, int skin)
     json_object_set_new(o, "joint_count", json_integer(g->skins[skin].joint_count));
     tb_model *m = NULL;
     tb_error err = {0};
-    if (tb_model_load(&m, doc, skin, &err) != TB_OK) {
+    tb_model_desc md = tb__model_desc(opts, skin);
+    if (tb_model_load_desc(&m, doc, &md, &err) != TB_OK) {
         json_object_set_new(o, "error", json_string(err.message));
         return o;
     }
@@ -33,20 +57,39 @@ static json_t *tb__skin_info(const tb_doc *doc, int skin)
         json_object_set_new(e, "node", json_integer(m->node_of_joint[j]));
         json_object_set_new(e, "parent", json_integer(m->skel.parents[j]));
         json_object_set_new(e, "in_skin", json_boolean(m->skel.has_ibm[j]));
-        if (m->roles[j])
+        if (m->roles[j]) {
             json_object_set_new(e, "role", json_string(tb_role_name(m->roles[j])));
+            json_object_set_new(e, "role_source", json_string(tb_role_source_name(m->role_source[j])));
+        }
+        if (m->name_roles[j] && m->name_roles[j] != m->roles[j])
+            json_object_set_new(e, "name_says", json_string(tb_role_name(m->name_roles[j])));
         json_array_append_new(joints, e);
     }
     json_object_set_new(o, "joints", joints);
-    json_t *found = json_object(), *missing = json_array();
+    json_t *found = json_object(), *missing = json_array(), *sources = json_object();
     for (int r = 1; r < TB_ROLE_COUNT; r++) {
-        if (m->role_joint[r] >= 0)
-            json_object_set_new(found, tb_role_name((tb_role)r), json_string(m->skel.names[m->role_joint[r]]));
-        else
+        int j = m->role_joint[r];
+        if (j >= 0) {
+            json_object_set_new(found, tb_role_name((tb_role)r), json_string(m->skel.names[j] ? m->skel.names[j] : ""));
+            json_object_set_new(sources, tb_role_name((tb_role)r), json_string(tb_role_source_name(m->role_source[j])));
+        } else {
             json_array_append_new(missing, json_string(tb_role_name((tb_role)r)));
+        }
     }
     json_object_set_new(o, "roles", found);
+    json_object_set_new(o, "role_sources", sources);
     json_object_set_new(o, "roles_missing", missing);
+    json_t *body = json_object();
+    json_object_set_new(body, "found", json_boolean(m->body.found));
+    if (m->body.found) {
+        const char *pn = m->skel.names[m->body.pelvis];
+        json_object_set_new(body, "pelvis", pn ? json_string(pn) : json_null());
+        json_object_set_new(body, "quadruped", json_boolean(m->body.quadruped));
+        json_object_set_new(body, "up", tb__vec3(m->body.up));
+        json_object_set_new(body, "forward", tb__vec3(m->body.forward));
+        json_object_set_new(body, "forward_confidence", json_real(roundf(m->body.forward_confidence * 1e4f) / 1e4f));
+    }
+    json_object_set_new(o, "shape", body);
     /* existing tail chains */
     json_t *tails = json_array();
     for (int chain = 0; chain < 26; chain++) {
@@ -85,7 +128,7 @@ static json_t *tb__skin_info(const tb_doc *doc, int skin)
     return o;
 }
 
-static json_t *tb__gather(tb_doc *doc, const char *path)
+static json_t *tb__gather(tb_doc *doc, const char *path, const tb__info_opts *opts)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
     json_t *info = json_object();
@@ -95,11 +138,12 @@ static json_t *tb__gather(tb_doc *doc, const char *path)
         json_object_set_new(info, "generator", json_copy(gen));
     json_t *skins = json_array();
     for (int s = 0; s < g->skin_count; s++)
-        json_array_append_new(skins, tb__skin_info(doc, s));
+        json_array_append_new(skins, tb__skin_info(doc, s, opts));
     json_object_set_new(info, "skins", skins);
     /* main skin (most vertices) gives H */
     tb_model *m = NULL;
-    if (tb_model_load(&m, doc, -1, NULL) == TB_OK) {
+    tb_model_desc md = tb__model_desc(opts, -1);
+    if (tb_model_load_desc(&m, doc, &md, NULL) == TB_OK) {
         json_object_set_new(info, "main_skin", json_integer(m->skin));
         json_object_set_new(info, "height", json_real(m->height));
         json_object_set_new(info, "up_axis", json_string(m->up_axis == 0 ? "x" : m->up_axis == 2 ? "z" : "y"));
@@ -168,9 +212,13 @@ static void tb__print_tree(json_t *joints, int parent, int depth)
     json_array_foreach(joints, i, j) {
         if (json_integer_value(json_object_get(j, "parent")) != parent)
             continue;
-        const char *role = tb__s(j, "role", NULL);
-        printf("    %*s%s%s%s%s%s\n", depth * 2, "", tb__s(j, "name", "(unnamed)"),
-               role ? "  [" : "", role ? role : "", role ? "]" : "",
+        const char *role = tb__s(j, "role", NULL), *src = tb__s(j, "role_source", "");
+        const char *said = tb__s(j, "name_says", NULL);
+        char how[96] = "";
+        if (role && strcmp(src, "name"))
+            snprintf(how, sizeof how, " from %s%s%s", src, said ? ", name says " : "", said ? said : "");
+        printf("    %*s%s%s%s%s%s%s\n", depth * 2, "", tb__s(j, "name", "(unnamed)"),
+               role ? "  [" : "", role ? role : "", how, role ? "]" : "",
                json_is_true(json_object_get(j, "in_skin")) ? "" : "  (not a skin joint)");
         tb__print_tree(joints, (int)i, depth + 1);
     }
@@ -209,6 +257,23 @@ static void tb__print_text(json_t *info, int show_tree)
             printf(")");
         }
         printf("\n");
+        json_t *src = json_object_get(sk, "role_sources");
+        const char *kinds[] = {"name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override"};
+        printf("    roles from:");
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            int count = 0;
+            const char *key;
+            json_t *v;
+            json_object_foreach(src, key, v) count += !strcmp(json_string_value(v), kinds[k]);
+            if (count)
+                printf(" %s %d", kinds[k], count);
+        }
+        json_t *body = json_object_get(sk, "shape");
+        if (json_is_true(json_object_get(body, "found")))
+            printf("; shape: %s with pelvis %s\n", json_is_true(json_object_get(body, "quadruped")) ? "quadruped" : "biped",
+                   tb__s(body, "pelvis", "?"));
+        else
+            printf("; shape: no body found\n");
         json_t *tails = json_object_get(sk, "tails");
         if (json_array_size(tails) == 0)
             printf("    tail chains: none\n");
@@ -260,20 +325,31 @@ int tb_cmd_info(int argc, char **argv)
 {
     const char *in = NULL;
     int as_json = 0, tree = 1;
+    tb__info_opts opts;
+    memset(&opts, 0, sizeof opts);
     for (int i = 1; i < argc; i++) {
         if (tb_cli_is(argv[i], "-h", "--help")) {
-            printf("usage: tailbone info FILE [--json] [--no-tree]\n\n"
+            printf("usage: tailbone info FILE [--json] [--no-tree] [--role ROLE=JOINT]...\n\n"
                    "Describes a rigged glTF/GLB: skins and their joint hierarchy with humanoid roles\n"
-                   "(Mixamo names with any mixamorig*: prefix, plain names, common other layouts),\n"
+                   "(Mixamo names with any mixamorig*: prefix, plain names, common other layouts,\n"
+                   "loose or misspelt names, a VRM map, else the skeleton's shape; each says where\n"
+                   "it came from),\n"
                    "existing Tail_* chains, meshes and primitives, clips, the model height H in bind\n"
                    "space and the node scale above the skeleton.\n"
                    "  --json      machine-readable output\n"
-                   "  --no-tree   omit the joint hierarchy in the text view\n");
+                   "  --no-tree   omit the joint hierarchy in the text view\n"
+                   "  --role ROLE=JOINT  give a role by hand (e.g. Hips=Bone.003); repeatable\n");
             return TB_EXIT_OK;
         } else if (!strcmp(argv[i], "--json")) {
             as_json = 1;
         } else if (!strcmp(argv[i], "--no-tree")) {
             tree = 0;
+        } else if (!strcmp(argv[i], "--role")) {
+            if (i + 1 >= argc || !strchr(argv[i + 1], '='))
+                return tb_cli_usage_error("info", "--role needs ROLE=JOINT");
+            if (opts.role_count >= 64)
+                return tb_cli_usage_error("info", "too many --role options");
+            opts.roles[opts.role_count++] = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return tb_cli_usage_error("info", "unknown option '%s'", argv[i]);
         } else if (!in) {
@@ -287,7 +363,7 @@ int tb_cmd_info(int argc, char **argv)
     tb_doc *doc = tb_cli_load(in, 1);
     if (!doc)
         return TB_EXIT_FAIL;
-    json_t *info = tb__gather(doc, in);
+    json_t *info = tb__gather(doc, in, &opts);
     if (as_json) {
         char *s = json_dumps(info, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         puts(s);

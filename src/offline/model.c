@@ -23,6 +23,8 @@ void tb_model_free(tb_model *m)
     free(m->skins);
     free(m->inverse_bind);
     free(m->roles);
+    free(m->role_source);
+    free(m->name_roles);
     free(m->positions);
     free(m->normals);
     free(m->joints);
@@ -213,10 +215,12 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
     m->bind_world_ = malloc((size_t)count * sizeof *m->bind_world_);
     m->has_ibm_ = calloc((size_t)count, 1);
     m->roles = calloc((size_t)count, sizeof *m->roles);
+    m->role_source = calloc((size_t)count, sizeof *m->role_source);
+    m->name_roles = calloc((size_t)count, sizeof *m->name_roles);
     m->skin_joint_count = sk->joint_count;
     m->skin_joints = malloc((size_t)sk->joint_count * sizeof *m->skin_joints);
     m->inverse_bind = malloc((size_t)sk->joint_count * sizeof *m->inverse_bind);
-    if (!m->parents_ || !m->names_ || !m->rest_ || !m->bind_world_ || !m->has_ibm_ || !m->roles ||
+    if (!m->parents_ || !m->names_ || !m->rest_ || !m->bind_world_ || !m->has_ibm_ || !m->roles || !m->role_source || !m->name_roles ||
         !m->skin_joints || !m->inverse_bind)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (int j = 0; j < count; j++) {
@@ -237,11 +241,6 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
     }
     for (int r = 0; r < TB_ROLE_COUNT; r++)
         m->role_joint[r] = -1;
-    for (int j = 0; j < count; j++) {
-        m->roles[j] = tb_role_from_name(m->names_[j]);
-        if (m->roles[j] && m->role_joint[m->roles[j]] < 0)
-            m->role_joint[m->roles[j]] = j;
-    }
     m->skel.joint_count = count;
     m->skel.parents = m->parents_;
     m->skel.names = m->names_;
@@ -420,6 +419,13 @@ static float tb__len3(const float v[3])
  * (the three.js Soldier) gets its own axes. */
 int tb_model_axes(const tb_model *m, float up[3], float fwd[3])
 {
+    /* a quadruped: hips → head runs along the body, not up; it keeps glTF's
+     * convention as it did before it had roles (its own axes: m->body) */
+    if (m->body.found && m->body.quadruped && m->body.pelvis == m->role_joint[TB_ROLE_HIPS]) {
+        up[0] = 0, up[1] = 1, up[2] = 0;
+        fwd[0] = 0, fwd[1] = 0, fwd[2] = 1;
+        return 0;
+    }
     static const tb_role tops[] = {TB_ROLE_HEAD, TB_ROLE_NECK, TB_ROLE_SPINE2, TB_ROLE_SPINE1, TB_ROLE_SPINE};
     static const tb_role sides[][2] = {{TB_ROLE_LEFT_UPLEG, TB_ROLE_RIGHT_UPLEG},
                                        {TB_ROLE_LEFT_SHOULDER, TB_ROLE_RIGHT_SHOULDER},
@@ -457,7 +463,7 @@ int tb_model_axes(const tb_model *m, float up[3], float fwd[3])
  * the bind axis a humanoid stands along (hips → head, tb_model_axes). That
  * is Y for almost every file; a Z-up mesh under a rotated root node
  * (Sketchfab's conversions, some FBX exports) stands along Z in bind space.
- * Without humanoid roles (a quadruped named --pelvis) it stays the Y extent. */
+ * A quadruped (or a skeleton without humanoid roles) keeps the Y extent. */
 static void tb__vertical_extent(tb_model *m)
 {
     float up[3], fwd[3];
@@ -470,8 +476,184 @@ static void tb__vertical_extent(tb_model *m)
     m->height = m->bbox_max[axis] - m->bbox_min[axis];
 }
 
+
+/* ---- roles (docs/detection.md, "Roles") -------------------------------- */
+
+/* The file's VRM humanoid map, if any: VRM 0.x
+ * (extensions.VRM.humanoid.humanBones[{bone, node}]) or VRM 1.0
+ * (extensions.VRMC_vrm.humanoid.humanBones{bone: {node}}). VRM's bone names
+ * ("leftUpperLeg", "chest") are names tb_role_from_name knows. */
+static void tb__vrm_roles(const tb_model *m, const tb_doc *doc, tb_role *roles)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    json_t *ext = json_object_get(tb_doc_json((tb_doc *)doc), "extensions");
+    json_t *v0 = json_object_get(json_object_get(json_object_get(ext, "VRM"), "humanoid"), "humanBones");
+    json_t *v1 = json_object_get(json_object_get(json_object_get(ext, "VRMC_vrm"), "humanoid"), "humanBones");
+    size_t i;
+    json_t *e;
+    const char *key;
+    json_array_foreach(v0, i, e)
+    {
+        json_t *node = json_object_get(e, "node");
+        const char *bone = json_string_value(json_object_get(e, "bone"));
+        json_int_t nd = json_is_integer(node) ? json_integer_value(node) : -1;
+        if (bone && nd >= 0 && nd < g->node_count && m->joint_of_node[nd] >= 0)
+            roles[m->joint_of_node[nd]] = tb_role_from_name(bone);
+    }
+    json_object_foreach(v1, key, e)
+    {
+        json_t *node = json_object_get(e, "node");
+        json_int_t nd = json_is_integer(node) ? json_integer_value(node) : -1;
+        if (nd >= 0 && nd < g->node_count && m->joint_of_node[nd] >= 0)
+            roles[m->joint_of_node[nd]] = tb_role_from_name(key);
+    }
+}
+
+/* Rigify's metarig names its hips bare "spine" (then "spine.001"…): with a
+ * "spine.001" child, a bare "spine" is the hips. */
+static int tb__rigify_hips(const tb_model *m, int j)
+{
+    const char *n = m->names_[j];
+    if (!n)
+        return 0;
+    const char *c = strrchr(n, ':');
+    n = c ? c + 1 : n;
+    if (!strncmp(n, "ORG-", 4))
+        n += 4;
+    if (strcmp(n, "spine") != 0)
+        return 0;
+    for (int k = j + 1; k < m->skel.joint_count; k++) {
+        const char *q = m->names_[k];
+        if (m->parents_[k] == j && q && strstr(q, "spine.001"))
+            return 1;
+    }
+    return 0;
+}
+
+/* Each joint's skin: weight sum and weighted centroid, per skeleton joint. */
+static tb_result tb__skin_mass(const tb_model *m, float *mass, float (*centroid)[3], tb_error *err)
+{
+    (void)err;
+    int n = m->skel.joint_count;
+    for (int j = 0; j < n; j++)
+        mass[j] = 0, centroid[j][0] = centroid[j][1] = centroid[j][2] = 0;
+    for (size_t v = 0; v < m->vertex_count; v++)
+        for (int q = 0; q < m->influences; q++) {
+            size_t k = v * (size_t)m->influences + (size_t)q;
+            float w = m->weights[k];
+            if (!(w > 0))
+                continue;
+            int j = m->skin_joints[m->joints[k]];
+            mass[j] += w;
+            for (int a = 0; a < 3; a++)
+                centroid[j][a] += w * m->positions[v * 3 + (size_t)a];
+        }
+    for (int j = 0; j < n; j++)
+        if (mass[j] > 0)
+            for (int a = 0; a < 3; a++)
+                centroid[j][a] /= mass[j];
+    return TB_OK;
+}
+
+/* desc->roles: "Role=Joint" entries, applied last. */
+static tb_result tb__apply_overrides(tb_model *m, const tb_model_desc *desc, tb_error *err)
+{
+    for (int i = 0; desc && desc->roles && i < desc->role_count; i++) {
+        const char *e = desc->roles[i];
+        const char *eq = e ? strchr(e, '=') : NULL;
+        char where[48], role_s[64];
+        snprintf(where, sizeof where, "tb_model_desc.roles[%d]", i);
+        if (!eq || eq == e || !eq[1] || (size_t)(eq - e) >= sizeof role_s)
+            return tb__fail(err, TB_ERR_ARG, where, "'%s' is not ROLE=JOINT", e ? e : "(null)");
+        memcpy(role_s, e, (size_t)(eq - e));
+        role_s[eq - e] = 0;
+        tb_role r = tb_role_parse(role_s);
+        if (!r)
+            return tb__fail(err, TB_ERR_ARG, where, "unknown role '%s' (Hips, Spine, LeftUpLeg, … as in tailbone info)",
+                            role_s);
+        int j = -1;
+        for (int k = 0; k < m->skel.joint_count && j < 0; k++)
+            if (m->names_[k] && !strcmp(m->names_[k], eq + 1))
+                j = k;
+        if (j < 0)
+            return tb__fail(err, TB_ERR_ARG, where, "no joint named '%s'", eq + 1);
+        for (int k = 0; k < m->skel.joint_count; k++)
+            if (m->roles[k] == r) {
+                m->roles[k] = TB_ROLE_NONE;
+                m->role_source[k] = TB_ROLE_SRC_NONE;
+            }
+        m->roles[j] = r;
+        m->role_source[j] = TB_ROLE_SRC_OVERRIDE;
+    }
+    return TB_OK;
+}
+
+/* Names (exact, then loose), a VRM map over them, the shape to check or
+ * replace them, the caller's overrides last. */
+static tb_result tb__assign_roles(tb_model *m, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
+{
+    int n = m->skel.joint_count;
+    tb_role_source *nsrc = calloc((size_t)n, sizeof *nsrc);
+    tb_role *vrm = calloc((size_t)n, sizeof *vrm), *shape = calloc((size_t)n, sizeof *shape);
+    float *mass = malloc((size_t)n * sizeof *mass);
+    float(*centroid)[3] = malloc((size_t)n * sizeof *centroid);
+    float(*pos)[3] = malloc((size_t)n * sizeof *pos);
+    tb_result r = TB_OK;
+    if (!nsrc || !vrm || !shape || !mass || !centroid || !pos) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (int j = 0; j < n; j++) {
+        int loose = 0;
+        tb_role role = tb__rigify_hips(m, j) ? TB_ROLE_HIPS : tb_role_from_name_fuzzy(m->names_[j], &loose);
+        m->name_roles[j] = role;
+        nsrc[j] = role ? (loose || tb__rigify_hips(m, j) ? TB_ROLE_SRC_FUZZY : TB_ROLE_SRC_NAME) : TB_ROLE_SRC_NONE;
+    }
+    tb__vrm_roles(m, doc, vrm);
+    for (int j = 0; j < n; j++)
+        if (vrm[j]) {
+            for (int k = 0; k < n; k++) /* the map's joint wins the role */
+                if (m->name_roles[k] == vrm[j] && nsrc[k] != TB_ROLE_SRC_VRM)
+                    m->name_roles[k] = TB_ROLE_NONE, nsrc[k] = TB_ROLE_SRC_NONE;
+            m->name_roles[j] = vrm[j];
+            nsrc[j] = TB_ROLE_SRC_VRM;
+        }
+    if (!(desc && desc->names_only)) {
+        tb__skin_mass(m, mass, centroid, err);
+        for (int j = 0; j < n; j++)
+            memcpy(pos[j], &m->bind_world_[j][12], sizeof pos[j]);
+        tb_shape_skeleton sk = {n, m->parents_, (const float(*)[3])pos, m->has_ibm_, mass,
+                                (const float(*)[3])centroid};
+        tb_roles_from_shape(shape, &m->body, &sk);
+    }
+    tb_roles_resolve(m->roles, m->role_source, n, m->name_roles, nsrc, shape, &m->body);
+    r = tb__apply_overrides(m, desc, err);
+    for (int q = 0; q < TB_ROLE_COUNT; q++)
+        m->role_joint[q] = -1;
+    for (int j = 0; j < n && r == TB_OK; j++)
+        if (m->roles[j] && m->role_joint[m->roles[j]] < 0)
+            m->role_joint[m->roles[j]] = j;
+done:
+    free(nsrc);
+    free(vrm);
+    free(shape);
+    free(mass);
+    free(centroid);
+    free(pos);
+    return r;
+}
+
 tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err)
 {
+    tb_model_desc d;
+    memset(&d, 0, sizeof d);
+    d.skin = skin < 0 ? 0 : skin + 1;
+    return tb_model_load_desc(out, doc, &d, err);
+}
+
+tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
+{
+    int skin = desc ? desc->skin - 1 : -1;
     *out = NULL;
     const tb_gltf *g = tb_doc_gltf(doc);
     if (g->skin_count == 0)
@@ -527,6 +709,11 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
     tb_result r = tb__build_skeleton(m, doc, err);
     if (r == TB_OK)
         r = tb__load_geometry(m, doc, err);
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    r = tb__assign_roles(m, doc, desc, err);
     if (r != TB_OK) {
         tb_model_free(m);
         return r;
