@@ -329,10 +329,9 @@ static int tb__write_dump(const char *path, const tb_model *m, const tb_measure_
         memcpy(at, &t, sizeof t), at += sizeof t;
     }
     memcpy(at, pos, n_pos * sizeof(float));
-    tb_error err = {0};
-    tb_result r = tb_file_save(path, buf, size, &err);
+    int rc = tb_cli_save_file(path, buf, size);
     free(buf);
-    return r == TB_OK ? TB_EXIT_OK : tb_cli_error(path, &err);
+    return rc;
 }
 
 static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)
