@@ -4,6 +4,7 @@
  * output, or a bounded amount of work. */
 #define _XOPEN_SOURCE 700 /* mkfifo, symlink */
 #include <dirent.h>
+#include <stdarg.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -375,6 +376,211 @@ static void inverse_bind_matrices_are_written_with_an_exact_last_row(void **s)
     tb_doc_free(doc);
 }
 
+
+/* ---- 3. bounded work ----------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (b->p && (size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = b->cap ? b->cap * 2 + (size_t)k : 4096 + (size_t)k;
+        b->p = realloc(b->p, b->cap);
+        assert_non_null(b->p);
+    }
+}
+
+/* The skinned quad of test_gltf (4 vertices, 2 joints, one clip) with
+ * `prims` primitives sharing its accessors, `skins` identical skins each on
+ * its own node, `extra` more root nodes, a `chain`-deep node chain (in the
+ * skin's joints when chain_in_skin), and key times {0, t1}. */
+static const char *patho_glb(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
+                             float t1)
+{
+    uint8_t bin[312];
+    float pos[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+    uint8_t joints[16] = {0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+    float w[16] = {1, 0, 0, 0, 0.5f, 0.5f, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+    uint16_t idx[8] = {0, 1, 2, 0, 2, 3, 0, 0};
+    float ibm[32] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1};
+    float times[2] = {0, t1}, rot[8] = {0, 0, 0, 1, 0, 0, 0.38268343f, 0.92387953f};
+    memcpy(bin, pos, 48), memcpy(bin + 48, joints, 16), memcpy(bin + 64, w, 64), memcpy(bin + 128, idx, 16);
+    memcpy(bin + 144, ibm, 128), memcpy(bin + 272, times, 8), memcpy(bin + 280, rot, 32);
+    sbuf j = {0};
+    int first_chain = 3 + skins + extra;
+    sb_printf(&j, "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0");
+    for (int i = 0; i < skins + extra; i++)
+        sb_printf(&j, ",%d", 3 + i);
+    if (chain)
+        sb_printf(&j, ",%d", first_chain);
+    sb_printf(&j, "]}],\"nodes\":[{\"name\":\"Root\",\"children\":[1]},{\"name\":\"Hips\",\"children\":[2]},"
+                  "{\"name\":\"Spine\",\"translation\":[0,1,0]}");
+    for (int i = 0; i < skins; i++)
+        sb_printf(&j, ",{\"name\":\"Body%d\",\"mesh\":0,\"skin\":%d}", i, i);
+    for (int i = 0; i < extra; i++)
+        sb_printf(&j, ",{\"name\":\"n%d\"}", i);
+    for (int i = 0; i < chain; i++) {
+        if (i + 1 < chain)
+            sb_printf(&j, ",{\"name\":\"c%d\",\"children\":[%d]}", i, first_chain + i + 1);
+        else
+            sb_printf(&j, ",{\"name\":\"c%d\"}", i);
+    }
+    sb_printf(&j, "],\"skins\":[");
+    for (int i = 0; i < skins; i++) {
+        sb_printf(&j, "%s{\"joints\":[1,2", i ? "," : "");
+        if (i == 0 && chain_in_skin)
+            for (int k = 0; k < chain; k++)
+                sb_printf(&j, ",%d", first_chain + k);
+        sb_printf(&j, "]%s}", i == 0 && chain_in_skin ? "" : ",\"inverseBindMatrices\":4");
+    }
+    sb_printf(&j, "],\"meshes\":[{\"primitives\":[");
+    for (int i = 0; i < prims; i++)
+        sb_printf(&j, "%s{\"attributes\":{\"POSITION\":0,\"JOINTS_0\":1,\"WEIGHTS_0\":2},\"indices\":3}", i ? "," : "");
+    sb_printf(&j, "]}],\"animations\":[{\"name\":\"Bend\",\"samplers\":[{\"input\":5,\"output\":6}],"
+                  "\"channels\":[{\"sampler\":0,\"target\":{\"node\":2,\"path\":\"rotation\"}}]}],"
+                  "\"accessors\":["
+                  "{\"bufferView\":0,\"componentType\":5126,\"count\":4,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[1,1,0]},"
+                  "{\"bufferView\":1,\"componentType\":5121,\"count\":4,\"type\":\"VEC4\"},"
+                  "{\"bufferView\":2,\"componentType\":5126,\"count\":4,\"type\":\"VEC4\"},"
+                  "{\"bufferView\":3,\"componentType\":5123,\"count\":6,\"type\":\"SCALAR\"},"
+                  "{\"bufferView\":4,\"componentType\":5126,\"count\":2,\"type\":\"MAT4\"},"
+                  "{\"bufferView\":5,\"componentType\":5126,\"count\":2,\"type\":\"SCALAR\",\"min\":[0],\"max\":[%.9g]},"
+                  "{\"bufferView\":6,\"componentType\":5126,\"count\":2,\"type\":\"VEC4\"}],"
+                  "\"bufferViews\":[{\"buffer\":0,\"byteLength\":48},{\"buffer\":0,\"byteOffset\":48,\"byteLength\":16},"
+                  "{\"buffer\":0,\"byteOffset\":64,\"byteLength\":64},{\"buffer\":0,\"byteOffset\":128,\"byteLength\":12},"
+                  "{\"buffer\":0,\"byteOffset\":144,\"byteLength\":128},{\"buffer\":0,\"byteOffset\":272,\"byteLength\":8},"
+                  "{\"buffer\":0,\"byteOffset\":280,\"byteLength\":32}],\"buffers\":[{\"byteLength\":312}]}",
+              (double)t1);
+    while (j.n % 4)
+        sb_printf(&j, " ");
+    size_t total = 12 + 8 + j.n + 8 + sizeof bin;
+    uint8_t *b = malloc(total);
+    memcpy(b, "glTF", 4);
+    uint32_t h[2] = {2, (uint32_t)total}, c0[2] = {(uint32_t)j.n, 0x4E4F534Au}, c1[2] = {sizeof bin, 0x004E4942u};
+    memcpy(b + 4, h, 8), memcpy(b + 12, c0, 8), memcpy(b + 20, j.p, j.n), memcpy(b + 20 + j.n, c1, 8);
+    memcpy(b + 28 + j.n, bin, sizeof bin);
+    const char *p = tbt_tmp_path(name);
+    assert_int_equal(tbt_write_file(p, b, total), 0);
+    free(b);
+    free(j.p);
+    return p;
+}
+
+/* Runs a CLI command on file and returns the seconds it took; rc wanted. */
+static double timed_cli(int want_rc, const char *cmd, const char *file)
+{
+    double t0 = now_s();
+    char *text = NULL;
+    int rc = tbt_run_cli(&text, "%s '%s' -o '%s.out.glb' 2>&1", cmd, file, file);
+    if (strncmp(cmd, "fix", 3) != 0) {
+        free(text);
+        text = NULL;
+        rc = tbt_run_cli(&text, "%s '%s'", cmd, file);
+    }
+    double dt = now_s() - t0;
+    if (rc != want_rc)
+        print_error("%s %s: rc %d\n%s\n", cmd, file, rc, text ? text : "");
+    assert_int_equal(rc, want_rc);
+    free(text);
+    return dt;
+}
+
+/* Budgets are generous (a 2-core CI box, sanitizers): they only catch a
+ * quadratic blowup, which takes minutes at these sizes. */
+static void many_primitives_sharing_accessors_are_cheap(void **s)
+{
+    (void)s;
+    const char *f = patho_glb("prims.glb", 20000, 1, 0, 0, 0, 1);
+    assert_true(timed_cli(0, "info", f) < 60);
+    assert_true(timed_cli(0, "measure", f) < 60);
+}
+
+static void identical_skins_are_recognised_once(void **s)
+{
+    (void)s;
+    const char *f = patho_glb("skins.glb", 1, 5000, 0, 0, 0, 1);
+    assert_true(timed_cli(0, "info", f) < 60);
+    assert_true(timed_cli(0, "fix", f) < 60);
+    tb_doc *doc = NULL;
+    tb_error err;
+    assert_int_equal(tb_doc_load(&doc, f, NULL, &err), TB_OK);
+    tb_model *m = NULL;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    assert_int_equal(m->skin_count, 5000); /* all merged into one model */
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
+static void instancing_that_multiplies_into_gigabytes_is_refused(void **s)
+{
+    (void)s;
+    /* 2,000 skinned nodes x 3,000 primitives x 4 vertices: 24M vertices
+     * from a file of a few hundred kB */
+    const char *f = patho_glb("instances.glb", 3000, 2000, 0, 0, 0, 1);
+    char *text = NULL;
+    double t0 = now_s();
+    assert_int_equal(tbt_run_cli(&text, "measure '%s'", f), 1);
+    assert_true(now_s() - t0 < 60);
+    assert_non_null(strstr(text, "/skins/0"));
+    free(text);
+}
+
+static void many_nodes_and_a_deep_node_chain_are_handled_iteratively(void **s)
+{
+    (void)s;
+    const char *f = patho_glb("nodes.glb", 1, 1, 200000, 0, 0, 1);
+    assert_true(timed_cli(0, "info", f) < 120);
+    f = patho_glb("chain.glb", 1, 1, 0, 200000, 0, 1); /* recursion would overflow the stack */
+    assert_true(timed_cli(0, "info", f) < 120);
+    assert_true(timed_cli(0, "fix", f) < 120);
+    /* a skin on a 20,000-deep chain: refused in one line, quickly */
+    f = patho_glb("deepskin.glb", 1, 1, 0, 20000, 1, 1);
+    char *text = NULL;
+    assert_int_equal(tbt_run_cli(&text, "measure '%s'", f), 1);
+    assert_non_null(strstr(text, "/skins/0/joints"));
+    free(text);
+}
+
+static void absurd_clip_durations_are_refused_naming_the_accessor(void **s)
+{
+    (void)s;
+    const float t[3] = {1e5f, 1e7f, 1e30f};
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "long%d.glb", i);
+        const char *f = patho_glb(name, 1, 1, 0, 0, 0, t[i]);
+        char *text = NULL;
+        double t0 = now_s();
+        assert_int_equal(tbt_run_cli(&text, "measure '%s'", f), 1);
+        assert_true(now_s() - t0 < 60);
+        assert_non_null(strstr(text, "/accessors/5"));
+        free(text);
+        assert_int_equal(tbt_run_cli(NULL, "copy '%s' '%s.copy.glb'", f, f), 0); /* copying is fine */
+    }
+}
+
+static void measure_instants_are_bounded(void **s)
+{
+    (void)s;
+    const char *f = patho_glb("inst.glb", 1, 1, 0, 0, 0, 1);
+    char *text = NULL;
+    assert_int_equal(tbt_run_cli(&text, "measure '%s' --instants 100000", f), 2);
+    assert_non_null(strstr(text, "10000"));
+    free(text);
+    assert_int_equal(tbt_run_cli(NULL, "measure '%s' --instants 10000", f), 0);
+}
+
 /* ---- 5. decoders --------------------------------------------------------- */
 
 static tb_result data_uri(const char *payload)
@@ -430,6 +636,12 @@ int main(void)
         cmocka_unit_test(output_onto_a_fifo_is_refused),
         cmocka_unit_test(killed_write_leaves_no_temporary_file),
         cmocka_unit_test(inverse_bind_matrices_are_written_with_an_exact_last_row),
+        cmocka_unit_test(many_primitives_sharing_accessors_are_cheap),
+        cmocka_unit_test(identical_skins_are_recognised_once),
+        cmocka_unit_test(instancing_that_multiplies_into_gigabytes_is_refused),
+        cmocka_unit_test(many_nodes_and_a_deep_node_chain_are_handled_iteratively),
+        cmocka_unit_test(absurd_clip_durations_are_refused_naming_the_accessor),
+        cmocka_unit_test(measure_instants_are_bounded),
         cmocka_unit_test(base64_is_strict_rfc4648),
         cmocka_unit_test(percent_decoding_refuses_nul_and_bad_escapes),
     };

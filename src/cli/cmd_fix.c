@@ -331,7 +331,15 @@ int tb_cmd_fix(int argc, char **argv)
     }
     if (tb_fix_run(&doc, in_doc, &fd, &rep, &err) != TB_OK) {
         /* a bad clip name is the library's or the user's, not IN's */
-        rc = tb_cli_error(err.code == TB_ERR_ARG && clips_arg ? clips_arg : in, &err);
+        const char *whose = err.code == TB_ERR_ARG && clips_arg ? clips_arg : in;
+        if (!strcmp(err.where, "--clips") && clips_arg)
+            whose = clips_arg;
+        for (int k = 0; k < lib_count; k++) {
+            size_t n = strlen(lib_paths[k]);
+            if (!strncmp(err.where, lib_paths[k], n) && (err.where[n] == 0 || err.where[n] == ':'))
+                whose = err.where; /* a clip library's fault: printed as its file */
+        }
+        rc = tb_cli_error(whose, &err);
         goto done;
     }
     /* report and write */

@@ -160,7 +160,7 @@ int tb_cmd_retarget(int argc, char **argv)
     d.only_count = only_count;
     tb_error err = {0};
     if (tb_retarget_docs(doc, libs, lib_count, &d, &report, &err) != TB_OK) {
-        tb_cli_error(err.where[0] == '/' || !err.where[0] ? in : err.where, &err);
+        tb_cli_error(!strcmp(err.where, "--clips") ? clips_arg : err.where[0] == '/' || !err.where[0] ? in : err.where, &err);
         goto done;
     }
     if (tb_cli_save_doc(doc, out) != TB_EXIT_OK)
