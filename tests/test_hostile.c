@@ -2,7 +2,7 @@
  * files, hang, exhaust memory, overwrite what they should not, or pass
  * nonsense off as a result. Each must get one clear line, exit 1 and no
  * output, or a bounded amount of work. */
-#define _XOPEN_SOURCE 700 /* mkfifo, symlink */
+#define _GNU_SOURCE /* memmem; mkfifo, symlink */
 #include <dirent.h>
 #include <stdarg.h>
 #include <math.h>
@@ -581,6 +581,72 @@ static void measure_instants_are_bounded(void **s)
     assert_int_equal(tbt_run_cli(NULL, "measure '%s' --instants 10000", f), 0);
 }
 
+/* ---- 4. saying what is wrong ---------------------------------------------- */
+
+/* patho_glb's file with BIN bytes [from, to) zeroed and/or one JSON
+ * substring replaced by another of the same length. */
+static const char *patched_glb(const char *name, size_t from, size_t to, const char *a, const char *b)
+{
+    const char *p = patho_glb(name, 1, 1, 0, 0, 0, 1);
+    size_t n;
+    uint8_t *d = tbt_read_file(p, &n);
+    uint32_t jl;
+    memcpy(&jl, d + 12, 4);
+    memset(d + 28 + jl + from, 0, to - from);
+    if (a) {
+        char *at = memmem(d + 20, jl, a, strlen(a));
+        assert_non_null(at);
+        memcpy(at, b, strlen(b));
+    }
+    assert_int_equal(tbt_write_file(p, d, n), 0);
+    free(d);
+    return p;
+}
+
+static void duplicate_joints_in_a_skin_are_refused(void **s)
+{
+    (void)s;
+    const char *f = patched_glb("dupjoints.glb", 0, 0, "\"joints\":[1,2]", "\"joints\":[2,2]");
+    tb_doc *doc = NULL;
+    tb_error err;
+    assert_int_equal(tb_doc_load(&doc, f, NULL, &err), TB_ERR_INVALID);
+    assert_string_equal(err.where, "/skins/0/joints/1");
+}
+
+static void zero_inverse_bind_matrices_and_zero_weights_are_warned_by_fix(void **s)
+{
+    (void)s;
+    const char *f = patched_glb("zeroibm.glb", 144, 272, NULL, NULL);
+    char *text = NULL;
+    tbt_run_cli(&text, "fix '%s' -o '%s.out.glb'", f, f);
+    assert_non_null(strstr(text, "warning: /accessors/4: 2 of 2 inverse bind matrices of skin 0 are zero"));
+    free(text);
+    f = patched_glb("zeroweights.glb", 64, 128, NULL, NULL);
+    tbt_run_cli(&text, "fix '%s' -o '%s.out.glb'", f, f);
+    assert_non_null(strstr(text, "warning: /meshes/0/primitives/0: 4 of 4 vertices have all-zero weights"));
+    free(text);
+    /* -q keeps it quiet */
+    tbt_run_cli(&text, "fix -q '%s' -o '%s.out.glb'", f, f);
+    assert_null(strstr(text, "warning"));
+    free(text);
+}
+
+static void a_clip_library_without_clips_is_an_error_naming_it(void **s)
+{
+    (void)s;
+    const char *character = patho_glb("character.glb", 1, 1, 0, 0, 0, 1);
+    char lib[4400];
+    snprintf(lib, sizeof lib, "%s", patched_glb("noclips.glb", 0, 0, "\"animations\"", "\"animationz\""));
+    char *text = NULL;
+    assert_int_equal(tbt_run_cli(&text, "retarget '%s' --clips '%s' -o '%s.out.glb'", character, lib, character), 1);
+    assert_non_null(strstr(text, "noclips.glb"));
+    assert_non_null(strstr(text, "no clips"));
+    free(text);
+    assert_int_equal(tbt_run_cli(&text, "fix '%s' --clips '%s' -o '%s.out.glb'", character, lib, character), 1);
+    assert_non_null(strstr(text, "noclips.glb: the clip library has no clips"));
+    free(text);
+}
+
 /* ---- 5. decoders --------------------------------------------------------- */
 
 static tb_result data_uri(const char *payload)
@@ -642,6 +708,9 @@ int main(void)
         cmocka_unit_test(many_nodes_and_a_deep_node_chain_are_handled_iteratively),
         cmocka_unit_test(absurd_clip_durations_are_refused_naming_the_accessor),
         cmocka_unit_test(measure_instants_are_bounded),
+        cmocka_unit_test(duplicate_joints_in_a_skin_are_refused),
+        cmocka_unit_test(zero_inverse_bind_matrices_and_zero_weights_are_warned_by_fix),
+        cmocka_unit_test(a_clip_library_without_clips_is_an_error_naming_it),
         cmocka_unit_test(base64_is_strict_rfc4648),
         cmocka_unit_test(percent_decoding_refuses_nul_and_bad_escapes),
     };

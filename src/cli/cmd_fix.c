@@ -308,11 +308,11 @@ int tb_cmd_fix(int argc, char **argv)
             goto done;
     }
     for (int k = 0; k < lib_count; k++)
-        if (!(libs[k] = tb_cli_load(lib_paths[k], 1))) {
+        if (!(libs[k] = tb_cli_load(lib_paths[k], quiet))) {
             rc = TB_EXIT_FAIL;
             goto done;
         }
-    if (!(in_doc = tb_cli_load(in, 1))) {
+    if (!(in_doc = tb_cli_load(in, quiet))) { /* its warnings matter: shown unless -q */
         rc = TB_EXIT_FAIL;
         goto done;
     }

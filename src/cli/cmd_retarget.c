@@ -154,7 +154,7 @@ int tb_cmd_retarget(int argc, char **argv)
     if (!(doc = tb_cli_load(in, quiet)))
         goto done;
     for (int l = 0; l < lib_count; l++)
-        if (!(libs[l] = tb_cli_load(lib_paths[l], 1)))
+        if (!(libs[l] = tb_cli_load(lib_paths[l], quiet)))
             goto done;
     d.only = only_buf ? (const char *const *)only : NULL;
     d.only_count = only_count;
