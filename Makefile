@@ -3,9 +3,10 @@
 #   make test   — set up, build, run every test: unit + CLI + Node checks,
 #                 the same suite under ASan+UBSan, and a short fuzz run
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
+FUZZ_LONG_SECONDS ?= 3600
 
-.PHONY: all setup build demo test test-unit test-sanitize fuzz bench clean
+.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean
 
 all: build
 
@@ -28,10 +29,15 @@ test-sanitize: setup
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) -E '^node_'
 
-fuzz: setup
+# Each target FUZZ_SECONDS (30 s: a minute for both in CI); fuzz-long an hour each.
+fuzz: setup build
 	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DTB_FUZZ=ON -DTB_TESTS=OFF >/dev/null
-	@cmake --build build-fuzz -j$(JOBS) --target fuzz_load
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_load fuzz_fix
 	@scripts/fuzz.sh build-fuzz/fuzz/fuzz_load $(FUZZ_SECONDS)
+	@scripts/fuzz.sh build-fuzz/fuzz/fuzz_fix $(FUZZ_SECONDS)
+
+fuzz-long:
+	@$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
 test: test-unit test-sanitize fuzz
 	@echo "make test: all suites passed"

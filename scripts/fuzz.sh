@@ -16,10 +16,14 @@ if [ -x "$root/build/tailbone" ]; then
     "$root/build/tailbone" synth --variant "$("$root/build/tailbone" synth --list | head -1)" -o "$work/seeds/synth.glb" >/dev/null 2>&1 || true
   fi
   "$root/build/tailbone" copy -q "$work/seeds/point.gltf" "$work/seeds/point.glb" >/dev/null 2>&1 || true
+  # fuzz_fix: small characters with a tail (the fix pass has work to do)
+  for v in tail_short tail_hips; do
+    "$root/build/tailbone" synth --variant "$v" -o "$work/seeds/$v.glb" >/dev/null 2>&1 || true
+  done
 fi
 echo "fuzz: running $(basename "$fuzzer") for ${seconds}s"
 # -rss_limit_mb keeps a pathological allocation from looking like a hang.
-"$fuzzer" "$work/corpus" "$work/seeds" -max_total_time="$seconds" -max_len=262144 \
+"$fuzzer" "$work/corpus" "$work/seeds" -max_total_time="$seconds" -max_len=$(( $(wc -c <"$(ls -S "$work"/seeds/* | head -1)") + 4096 )) \
   -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$work/artifacts/" -print_final_stats=1 2>"$work/log" || {
   tail -50 "$work/log"
   echo "fuzz: FAILED (artifacts in $work/artifacts)"

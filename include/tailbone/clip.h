@@ -29,6 +29,10 @@
 extern "C" {
 #endif
 
+/* Longest clip tb_clip_load accepts, in seconds (1 hour): baking and
+ * simulating cost time in proportion to a clip's length. */
+#define TB_MAX_CLIP_S 3600.0f
+
 typedef struct tb_clip_info {
     int kept_channels;
     int ignored_channels;  /* outside the skeleton, `weights`, extension paths */

@@ -22,6 +22,8 @@
 #ifndef TAILBONE_GLTF_H
 #define TAILBONE_GLTF_H
 
+#include <signal.h>
+
 #include <jansson.h>
 
 #include "tailbone/common.h"
@@ -135,6 +137,10 @@ typedef struct tb_doc tb_doc;
 
 typedef struct tb_load_desc {
     int allow_unsupported; /* 0: refuse Draco/meshopt/unknown required extensions */
+    int allow_uri_outside; /* 0: an external uri must name a regular file inside
+                              the input's folder (after "..", symlinks);
+                              1: absolute paths and escapes allowed too (still
+                              regular files only, still size-checked) */
 } tb_load_desc;
 
 /* Loads a .glb or .gltf (sniffed from content, not the name). External
@@ -153,12 +159,30 @@ void tb_doc_free(tb_doc *doc);
 /* Serialises as GLB into a malloc'd block (free() it). */
 tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size,
                               tb_error *err);
-/* Writes a GLB to path.tmp-XXXX and renames it over path: a failure leaves
- * no partial output. */
+/* Writes a GLB to path.tmp-XXXXXX and renames it over path: a failure leaves
+ * no partial output. An existing path that is not a regular file (a
+ * device, FIFO, directory) is refused, never replaced. */
 tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err);
 /* Writes size bytes to path the same way: a temporary file beside it, synced
  * and renamed over it (reports, dumps). */
 tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error *err);
+
+/* For a program that removes the temporary file when a signal ends it: the
+ * library keeps no state of its own, so the caller lends the storage. All
+ * zero: the plain save. */
+typedef struct tb_save_desc {
+    /* When set, the temporary file's name is built here (mkstemp fills it
+     * in place), so a signal handler can unlink(temp_path). Needs
+     * temp_path_size >= strlen(path) + 16. */
+    char *temp_path;
+    size_t temp_path_size;
+    /* When set: 1 while the temporary file may exist, 0 once it is renamed
+     * or removed (a handler unlinks temp_path only while it is 1). */
+    volatile sig_atomic_t *temp_live;
+} tb_save_desc;
+tb_result tb_file_save_ex(const char *path, const void *data, size_t size, const tb_save_desc *desc,
+                          tb_error *err);
+tb_result tb_doc_save_ex(const tb_doc *doc, const char *path, const tb_save_desc *desc, tb_error *err);
 
 const tb_gltf *tb_doc_gltf(const tb_doc *doc);
 json_t *tb_doc_json(tb_doc *doc);

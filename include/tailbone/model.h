@@ -21,6 +21,14 @@
 extern "C" {
 #endif
 
+/* Deepest skeleton a model accepts (root to deepest joint, in levels): real
+ * rigs stay under 100; a deeper one is refused (TB_ERR_UNSUPPORTED). */
+#define TB_MAX_SKELETON_DEPTH 1024
+/* Most vertices a model decodes (every primitive of every node drawn with
+ * the skin, instances counted; triangles up to twice that): larger is
+ * refused (TB_ERR_UNSUPPORTED) before anything is allocated. */
+#define TB_MAX_MODEL_VERTICES (1 << 24)
+
 typedef struct tb_model_prim {
     int node, mesh, primitive;  /* where it came from */
     size_t vertex_offset, vertex_count;
@@ -109,6 +117,9 @@ tb_result tb_skin_inverse_binds(const tb_doc *doc, int skin, float (*out)[16], t
 /* Skins equivalent to `skin` (same joints, same inverse bind matrices),
  * written to out (capacity doc skin count), `skin` first; returns the count. */
 int tb_skin_equivalents(const tb_doc *doc, int skin, int *out);
+/* All skins' classes at once (near-linear in the skin count): class_of[s]
+ * (capacity doc skin count) is the lowest index of a skin equivalent to s. */
+tb_result tb_skin_classes(const tb_doc *doc, int *class_of, tb_error *err);
 
 /* The character's up and forward directions in bind space, unit vectors:
  * up from the hips to the highest spine/neck/head joint, forward = left × up

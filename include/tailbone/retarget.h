@@ -143,6 +143,11 @@ tb_result tb_ground_placement(tb_placement *out, const tb_model *m,
 
 /* ---- transfer ----------------------------------------------------------- */
 
+/* Most keys tb_retarget_docs adds in one call (estimated from the selected
+ * clips' durations, the key rate and the character's joints, 40 bytes a
+ * joint a frame) before it refuses with TB_ERR_UNSUPPORTED at "--clips". */
+#define TB_RETARGET_MAX_BYTES (128.0 * 1048576.0)
+
 typedef struct tb_retarget_desc {
     float fps;             /* 0 → 30: keys are resampled at this rate, plus the last
                               key at the clip's end (LINEAR) */

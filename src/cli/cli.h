@@ -26,6 +26,20 @@ const char *tb_cli_clip_label(const char *name, char *buf, size_t size, int widt
  * over path; on failure prints one line naming path and returns
  * TB_EXIT_FAIL. */
 int tb_cli_save_json(const char *path, const json_t *j, size_t flags);
+/* --allow-uri-outside and --in-place, taken by every command (main.c):
+ * returns 1 and records it when arg is one of them. */
+int tb_cli_global_option(const char *arg);
+/* Installs SIGINT/SIGTERM/SIGHUP/SIGXFSZ handlers that remove the temporary
+ * file of a save in progress, then die of the signal. */
+void tb_cli_install_signals(void);
+/* Saves through a temporary file the signal handlers know about; on failure
+ * prints one line naming path and returns TB_EXIT_FAIL. */
+int tb_cli_save_doc(const tb_doc *doc, const char *path);
+int tb_cli_save_file(const char *path, const void *data, size_t size);
+/* Before any work: refuses (one line, TB_EXIT_FAIL) an output that exists
+ * and is not a regular file, or that is one of the inputs (same device and
+ * inode; inputs[0], the main input, is allowed with --in-place). */
+int tb_cli_check_output(const char *out, const char *const *inputs, int input_count);
 /* 1 if argv[i] equals a or b. */
 int tb_cli_is(const char *arg, const char *a, const char *b);
 

@@ -13,7 +13,8 @@ int tb_cmd_copy(int argc, char **argv)
                    "Reads IN (.glb or .gltf with external/data: buffers) and writes it to OUT as a\n"
                    "GLB, touching nothing: every JSON field and every accessor value is kept.\n"
                    "External buffers and images are merged into the BIN chunk.\n"
-                   "  -q, --quiet   do not print the input's warnings\n");
+                   "  -q, --quiet   do not print the input's warnings\n"
+                   "OUT may not be IN (--in-place allows it) nor an existing non-regular file.\n");
             return TB_EXIT_OK;
         } else if (tb_cli_is(argv[i], "-q", "--quiet")) {
             quiet = 1;
@@ -29,13 +30,13 @@ int tb_cmd_copy(int argc, char **argv)
     }
     if (!in || !out)
         return tb_cli_usage_error("copy", "needs IN and OUT");
+    const char *inputs[1] = {in};
+    if (tb_cli_check_output(out, inputs, 1) != TB_EXIT_OK)
+        return TB_EXIT_FAIL;
     tb_doc *doc = tb_cli_load(in, quiet);
     if (!doc)
         return TB_EXIT_FAIL;
-    tb_error err = {0};
-    int rc = TB_EXIT_OK;
-    if (tb_doc_save(doc, out, &err) != TB_OK)
-        rc = tb_cli_error(out, &err);
+    int rc = tb_cli_save_doc(doc, out);
     tb_doc_free(doc);
     return rc;
 }

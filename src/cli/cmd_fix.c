@@ -292,12 +292,30 @@ int tb_cmd_fix(int argc, char **argv)
     memset(&rep, 0, sizeof rep);
     tb_doc *in_doc = NULL, *doc = NULL;
     json_t *j = NULL;
-    for (int k = 0; k < lib_count; k++)
-        if (!(libs[k] = tb_cli_load(lib_paths[k], 1))) {
+    {
+        const char **inputs = calloc((size_t)lib_count + 1, sizeof *inputs);
+        if (!inputs || !libs) {
+            free(inputs);
+            fprintf(stderr, "tailbone: out of memory [oom]\n");
             rc = TB_EXIT_FAIL;
             goto done;
         }
-    if (!(in_doc = tb_cli_load(in, 1))) {
+        inputs[0] = in;
+        for (int k = 0; k < lib_count; k++)
+            inputs[k + 1] = lib_paths[k];
+        rc = tb_cli_check_output(out, inputs, lib_count + 1);
+        if (rc == TB_EXIT_OK && report)
+            rc = tb_cli_check_output(report, inputs, lib_count + 1);
+        free(inputs);
+        if (rc != TB_EXIT_OK)
+            goto done;
+    }
+    for (int k = 0; k < lib_count; k++)
+        if (!(libs[k] = tb_cli_load(lib_paths[k], quiet))) {
+            rc = TB_EXIT_FAIL;
+            goto done;
+        }
+    if (!(in_doc = tb_cli_load(in, quiet))) { /* its warnings matter: shown unless -q */
         rc = TB_EXIT_FAIL;
         goto done;
     }
@@ -316,7 +334,15 @@ int tb_cmd_fix(int argc, char **argv)
     }
     if (tb_fix_run(&doc, in_doc, &fd, &rep, &err) != TB_OK) {
         /* a bad clip name is the library's or the user's, not IN's */
-        rc = tb_cli_error(err.code == TB_ERR_ARG && clips_arg ? clips_arg : in, &err);
+        const char *whose = err.code == TB_ERR_ARG && clips_arg ? clips_arg : in;
+        if (!strcmp(err.where, "--clips") && clips_arg)
+            whose = clips_arg;
+        for (int k = 0; k < lib_count; k++) {
+            size_t n = strlen(lib_paths[k]);
+            if (!strncmp(err.where, lib_paths[k], n) && (err.where[n] == 0 || err.where[n] == ':'))
+                whose = err.where; /* a clip library's fault: printed as its file */
+        }
+        rc = tb_cli_error(whose, &err);
         goto done;
     }
     /* report and write */
@@ -325,10 +351,8 @@ int tb_cmd_fix(int argc, char **argv)
     json_object_set_new(j, "output", json_string(out));
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
         goto done;
-    if (tb_doc_save(doc, out, &err) != TB_OK) {
-        rc = tb_cli_error(out, &err);
+    if ((rc = tb_cli_save_doc(doc, out)) != TB_EXIT_OK)
         goto done;
-    }
     if (!quiet) {
         if (as_json) {
             char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(6));

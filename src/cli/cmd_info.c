@@ -137,8 +137,25 @@ static json_t *tb__gather(tb_doc *doc, const char *path, const tb__info_opts *op
     if (json_is_string(gen))
         json_object_set_new(info, "generator", json_copy(gen));
     json_t *skins = json_array();
-    for (int s = 0; s < g->skin_count; s++)
+    int *class_of = malloc(((size_t)g->skin_count + 1) * sizeof *class_of);
+    if (!class_of || tb_skin_classes(doc, class_of, NULL) != TB_OK) {
+        for (int s = 0; class_of && s < g->skin_count; s++)
+            class_of[s] = s;
+    }
+    for (int s = 0; s < g->skin_count; s++) {
+        if (class_of && class_of[s] != s) {
+            /* a copy of an earlier skin (one per mesh, as some exporters
+             * write them): described once */
+            json_t *o = json_object();
+            json_object_set_new(o, "index", json_integer(s));
+            json_object_set_new(o, "joint_count", json_integer(g->skins[s].joint_count));
+            json_object_set_new(o, "same_as", json_integer(class_of[s]));
+            json_array_append_new(skins, o);
+            continue;
+        }
         json_array_append_new(skins, tb__skin_info(doc, s, opts));
+    }
+    free(class_of);
     json_object_set_new(info, "skins", skins);
     /* main skin (most vertices) gives H */
     tb_model *m = NULL;
@@ -205,23 +222,30 @@ static const char *tb__s(json_t *o, const char *k, const char *def)
     return json_is_string(v) ? json_string_value(v) : def;
 }
 
-static void tb__print_tree(json_t *joints, int parent, int depth)
+/* The joints are in depth-first order, every parent before its children
+ * (tb_model's skeleton), so the tree prints in array order, no recursion:
+ * a million-deep chain costs a million lines, not a million stack frames. */
+static void tb__print_tree(json_t *joints)
 {
-    size_t i;
+    size_t n = json_array_size(joints), i;
+    int *depth = malloc((n ? n : 1) * sizeof *depth);
+    if (!depth)
+        return;
     json_t *j;
     json_array_foreach(joints, i, j) {
-        if (json_integer_value(json_object_get(j, "parent")) != parent)
-            continue;
+        json_int_t parent = json_integer_value(json_object_get(j, "parent"));
+        depth[i] = parent >= 0 && (size_t)parent < i ? depth[parent] + 1 : 0;
         const char *role = tb__s(j, "role", NULL), *src = tb__s(j, "role_source", "");
         const char *said = tb__s(j, "name_says", NULL);
         char how[96] = "";
         if (role && strcmp(src, "name"))
             snprintf(how, sizeof how, " from %s%s%s", src, said ? ", name says " : "", said ? said : "");
-        printf("    %*s%s%s%s%s%s%s\n", depth * 2, "", tb__s(j, "name", "(unnamed)"),
-               role ? "  [" : "", role ? role : "", how, role ? "]" : "",
+        int d = depth[i] < 40 ? depth[i] : 40; /* deeper chains print flush at 40 levels */
+        printf("    %*s%s%s%s%s%s%s\n", d * 2, "", tb__s(j, "name", "(unnamed)"), role ? "  [" : "",
+               role ? role : "", how, role ? "]" : "",
                json_is_true(json_object_get(j, "in_skin")) ? "" : "  (not a skin joint)");
-        tb__print_tree(joints, (int)i, depth + 1);
     }
+    free(depth);
 }
 
 static void tb__print_text(json_t *info, int show_tree)
@@ -239,7 +263,16 @@ static void tb__print_text(json_t *info, int show_tree)
     printf("skins: %zu\n", json_array_size(skins));
     size_t i;
     json_t *sk;
+    size_t same = 0;
     json_array_foreach(skins, i, sk) {
+        if (json_object_get(sk, "same_as")) {
+            if (same++ < 8)
+                printf("  skin %zu: same joints and inverse bind matrices as skin %lld\n", i,
+                       json_integer_value(json_object_get(sk, "same_as")));
+            else if (same == 9)
+                printf("  (more skins that repeat an earlier one not listed)\n");
+            continue;
+        }
         printf("  skin %zu%s%s: %lld joints, %lld skinned vertices\n", i, json_object_get(sk, "name") ? " " : "",
                tb__s(sk, "name", ""), json_integer_value(json_object_get(sk, "joint_count")),
                json_integer_value(json_object_get(sk, "vertex_count")));
@@ -288,7 +321,7 @@ static void tb__print_text(json_t *info, int show_tree)
         }
         if (show_tree) {
             printf("    joints:\n");
-            tb__print_tree(json_object_get(sk, "joints"), -1, 0);
+            tb__print_tree(json_object_get(sk, "joints"));
         }
     }
     json_t *meshes = json_object_get(info, "meshes");

@@ -50,7 +50,7 @@ static void tb__help(void)
            "  --compare          the SPEC C table: original rig, rigid on Hips (SPEC A8),\n"
            "                     tail chain (spring-animated Tail_* bones), body reference\n"
            "  --json             machine-readable output\n"
-           "  --instants N       instants per clip (default 24)\n"
+           "  --instants N       instants per clip (default 24, at most 10000)\n"
            "  --loop             looping clip: do not measure the end pose twice\n"
            "  --no-spring        do not animate Tail_* chains with the spring solver (SPEC B);\n"
            "                     a clip that already keys them (a baked file) always plays as keyed\n"
@@ -329,10 +329,9 @@ static int tb__write_dump(const char *path, const tb_model *m, const tb_measure_
         memcpy(at, &t, sizeof t), at += sizeof t;
     }
     memcpy(at, pos, n_pos * sizeof(float));
-    tb_error err = {0};
-    tb_result r = tb_file_save(path, buf, size, &err);
+    int rc = tb_cli_save_file(path, buf, size);
     free(buf);
-    return r == TB_OK ? TB_EXIT_OK : tb_cli_error(path, &err);
+    return rc;
 }
 
 static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)
@@ -550,8 +549,10 @@ int tb_cmd_measure(int argc, char **argv)
             else {
                 char *end;
                 long n = strtol(v, &end, 10);
-                if (*end || n < 2 || n > 100000)
-                    return tb_cli_usage_error("measure", "--instants must be an integer >= 2");
+                /* each instant skins every vertex (and --dump-positions keeps
+                 * them all): bounded so the work stays proportional */
+                if (*end || n < 2 || n > 10000)
+                    return tb_cli_usage_error("measure", "--instants must be an integer from 2 to 10000, not '%s'", v);
                 o.instants = (int)n;
             }
         } else if (a[0] == '-' && a[1]) {

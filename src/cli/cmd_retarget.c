@@ -143,22 +143,28 @@ int tb_cmd_retarget(int argc, char **argv)
         rc = tb_cli_usage_error("retarget", "--only lists no name");
         goto done;
     }
+    {
+        const char *inputs[TB__MAX_LIST + 1] = {in};
+        for (int l = 0; l < lib_count; l++)
+            inputs[l + 1] = lib_paths[l];
+        if (tb_cli_check_output(out, inputs, lib_count + 1) != TB_EXIT_OK ||
+            (report_path && tb_cli_check_output(report_path, inputs, lib_count + 1) != TB_EXIT_OK))
+            goto done;
+    }
     if (!(doc = tb_cli_load(in, quiet)))
         goto done;
     for (int l = 0; l < lib_count; l++)
-        if (!(libs[l] = tb_cli_load(lib_paths[l], 1)))
+        if (!(libs[l] = tb_cli_load(lib_paths[l], quiet)))
             goto done;
     d.only = only_buf ? (const char *const *)only : NULL;
     d.only_count = only_count;
     tb_error err = {0};
     if (tb_retarget_docs(doc, libs, lib_count, &d, &report, &err) != TB_OK) {
-        tb_cli_error(err.where[0] == '/' || !err.where[0] ? in : err.where, &err);
+        tb_cli_error(!strcmp(err.where, "--clips") ? clips_arg : err.where[0] == '/' || !err.where[0] ? in : err.where, &err);
         goto done;
     }
-    if (tb_doc_save(doc, out, &err) != TB_OK) {
-        tb_cli_error(out, &err);
+    if (tb_cli_save_doc(doc, out) != TB_EXIT_OK)
         goto done;
-    }
     if (report_path) {
         if (tb_cli_save_json(report_path, report, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != TB_EXIT_OK)
             goto done;

@@ -165,8 +165,8 @@ int tb_cmd_synth(int argc, char **argv)
     if (tb_synth_build(&doc, variant, &desc, truth_path ? &truth : NULL, &err) != TB_OK)
         return tb_cli_error(variant, &err);
     int rc = TB_EXIT_OK;
-    if (tb_doc_save(doc, out, &err) != TB_OK) {
-        rc = tb_cli_error(out, &err);
+    if ((rc = tb_cli_save_doc(doc, out)) != TB_EXIT_OK) {
+        /* the save printed why */
     } else if (truth_path) {
         rc = tb_cli_save_json(truth_path, truth, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     }

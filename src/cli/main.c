@@ -28,11 +28,23 @@ static void tb__usage(FILE *f)
     for (size_t i = 0; i < sizeof tb__commands / sizeof tb__commands[0]; i++)
         fprintf(f, "  %-10s %s\n", tb__commands[i].name, tb__commands[i].summary);
     fprintf(f, "\nRun 'tailbone COMMAND --help' for a command's options.\n"
-               "Exit status: 0 success, 1 bad input or failed work, 2 usage error.\n");
+               "Exit status: 0 success, 1 bad input or failed work, 2 usage error.\n\n"
+               "Every command also takes:\n"
+               "  --allow-uri-outside   let a .gltf's external uri name a file outside its folder\n"
+               "                        (absolute paths, ..); by default refused (docs/gltf.md)\n"
+               "  --in-place            let -o OUT be the input file itself (refused by default)\n");
 }
 
 int main(int argc, char **argv)
 {
+    /* options every command takes */
+    int kept = 1;
+    for (int i = 1; i < argc; i++)
+        if (!tb_cli_global_option(argv[i]))
+            argv[kept++] = argv[i];
+    argc = kept;
+    argv[argc] = NULL;
+    tb_cli_install_signals();
     if (argc < 2) {
         tb__usage(stderr);
         return TB_EXIT_USAGE;

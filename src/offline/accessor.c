@@ -195,6 +195,22 @@ int tb_doc_add_accessor(tb_doc *doc, const void *data, size_t count, int compone
     if (!comps || !cs || !count || (comps == 9 && cs < 4) || (comps == 4 && !strcmp(type, "MAT2") && cs == 1))
         return -1; /* padded small matrices: not produced by tailbone */
     size_t elem = cs * (size_t)comps;
+    float *exact = NULL;
+    if (comps == 16 && component_type == TB_COMPONENT_FLOAT) {
+        /* MAT4 accessors are inverse bind matrices: a general 4x4 inverse
+         * leaves their last row at 1.0000001 or -1e-9, which the Khronos
+         * validator rejects (ACCESSOR_INVALID_IBM); an affine matrix's last
+         * row is exactly 0 0 0 1, so write it so. */
+        if (!(exact = malloc(count * elem)))
+            return -1;
+        memcpy(exact, data, count * elem);
+        for (size_t i = 0; i < count; i++) {
+            float *m = exact + 16 * i;
+            if (fabsf(m[3]) < 1e-3f && fabsf(m[7]) < 1e-3f && fabsf(m[11]) < 1e-3f && fabsf(m[15] - 1) < 1e-3f)
+                m[3] = m[7] = m[11] = 0, m[15] = 1;
+        }
+        data = exact;
+    }
     /* vertex attributes need 4-byte aligned strides */
     size_t stride = (target == 34962 && elem % 4) ? (elem + 3) & ~(size_t)3 : 0;
     int view;
@@ -209,8 +225,10 @@ int tb_doc_add_accessor(tb_doc *doc, const void *data, size_t count, int compone
     } else {
         view = tb_doc_add_buffer_view(doc, data, count * elem, 0, target);
     }
-    if (view < 0)
+    if (view < 0) {
+        free(exact);
         return -1;
+    }
     json_t *a = json_object();
     json_object_set_new(a, "bufferView", json_integer(view));
     json_object_set_new(a, "componentType", json_integer(component_type));
@@ -222,6 +240,7 @@ int tb_doc_add_accessor(tb_doc *doc, const void *data, size_t count, int compone
         json_object_set_new(a, "min", tb__minmax(data, count, component_type, comps, normalized, 0));
         json_object_set_new(a, "max", tb__minmax(data, count, component_type, comps, normalized, 1));
     }
+    free(exact);
     json_t *accs = tb__ensure_array(doc->root, "accessors");
     json_array_append_new(accs, a);
     return (int)json_array_size(accs) - 1;

@@ -552,6 +552,13 @@ static int tb__attach_joint(const tb__state *st, const float p[3])
  * far by A2 keep that; A2 stays for open surfaces (capes) that no ray can
  * measure. Rays are cast only where a bone could be outside the section
  * (2 × the distance to the skeleton), so their cost follows the skin's. */
+/* A standing humanoid whose skeleton runs through its whole body: spine
+ * roles known and not a quadruped (whose body runs on past its pelvis). */
+static int tb__upright(const tb_model *m)
+{
+    return m->role_joint[TB_ROLE_SPINE] >= 0 && !m->body.quadruped;
+}
+
 /* The body's own thickness around each bone (SPEC A10): per bone segment,
  * the median distance of the skin that faces away from it (outward normal
  * within 60° of the direction from the bone) and is not off-bone skin
@@ -631,7 +638,7 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
      * the body: on an unknown layout (a quadruped whose tail bones were
      * stripped) the body goes on past the last bone, and its rump would be
      * taken for off-bone skin (the quaternius fox) */
-    int humanoid = st->m->role_joint[TB_ROLE_SPINE] >= 0;
+    int humanoid = tb__upright(st->m);
     size_t qn = 0;
     for (size_t w = 0; w < nw; w++) {
         if (!st->thin[w] || st->far[w]) {
@@ -753,7 +760,7 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
      * unknown layout (a quadruped with its tail bones stripped) the body
      * goes on past the last bone and its rump would read as off-bone skin
      * (the quaternius fox); there A2 alone says what is far */
-    if (m->role_joint[TB_ROLE_SPINE] < 0)
+    if (!tb__upright(m))
         memset(st->thin, 0, nw);
     r = tb__envelope_far(st, normal, err);
 done:
@@ -1166,7 +1173,7 @@ static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
     }
     /* around the body's own vertical axis (the line through the pelvis along
      * up): a belt of pouches or a coat is near several torso bones at once */
-    if (st->m->role_joint[TB_ROLE_SPINE] >= 0) { /* a humanoid trunk: up is meaningful */
+    if (tb__upright(st->m)) { /* a humanoid trunk: up is meaningful */
         uint16_t tb[SECT] = {0};
         const float *hp = tb__jpos(st->m, st->pelvis);
         float side[3] = {st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
@@ -1708,9 +1715,14 @@ static float tb__trunk_dist(const tb__state *st, const float p[3])
     float dd = INFINITY;
     for (int j = 0; j < m->skel.joint_count; j++) {
         int pj = m->skel.parents[j];
-        if (pj < 0 || !m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
-            (st->cls[j] != TB_CLASS_SPINE && st->cls[j] != TB_CLASS_PELVIS) ||
-            (st->cls[pj] != TB_CLASS_SPINE && st->cls[pj] != TB_CLASS_PELVIS))
+        /* joints with a trunk role of their own (not a role-less child that
+         * inherits the class, such as a stripped tail bone under the pelvis) */
+        if (pj < 0)
+            continue;
+        tb_role_class cj = j == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[j]),
+                      cp = pj == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[pj]);
+        if (!m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
+            (cj != TB_CLASS_SPINE && cj != TB_CLASS_PELVIS) || (cp != TB_CLASS_SPINE && cp != TB_CLASS_PELVIS))
             continue;
         tb__seg g;
         tb__seg_set(&g, tb__jpos(m, pj), tb__jpos(m, j), pj);

@@ -43,6 +43,34 @@ tb_result tb_clip_load(tb_clip **out, const tb_doc *doc, const tb_model *m, int 
         return tb__fail(err, TB_ERR_ARG, NULL, "animation %d out of range (the file has %d)", animation,
                         g->animation_count);
     const tb_gltf_animation *an = &g->animations[animation];
+    /* Work scales with a clip's length (baked keys, simulated steps): a
+     * clip lasting longer than TB_MAX_CLIP_S, or a non-finite key time, is
+     * refused naming the input accessor that holds it. */
+    if (!(an->duration_s <= TB_MAX_CLIP_S)) {
+        for (int q = 0; q < an->sampler_count; q++) {
+            int in = an->samplers[q].input;
+            size_t n = g->accessors[in].count;
+            float *t = malloc((n ? n : 1) * sizeof *t);
+            if (!t)
+                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            tb_result r = tb_accessor_read_floats(doc, in, t, n, err);
+            for (size_t i = 0; r == TB_OK && i < n; i++)
+                if (!(t[i] <= TB_MAX_CLIP_S) || !(t[i] >= -TB_MAX_CLIP_S)) {
+                    char where[64];
+                    snprintf(where, sizeof where, "/accessors/%d", in);
+                    r = tb__fail(err, TB_ERR_UNSUPPORTED, where,
+                                 "key %zu of clip %s is at %g s (input of /animations/%d/samplers/%d); clips "
+                                 "longer than %g s are refused",
+                                 i, an->name ? an->name : "(unnamed)", (double)t[i], animation, q,
+                                 (double)TB_MAX_CLIP_S);
+                }
+            free(t);
+            if (r != TB_OK)
+                return r;
+        }
+        return tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "clip %s lasts %g s; clips longer than %g s are refused",
+                        an->name ? an->name : "(unnamed)", (double)an->duration_s, (double)TB_MAX_CLIP_S);
+    }
 
     /* Pass 1: size one block for the clip, its channels and every kept
      * channel's times and values (each channel gets its own copy: samplers

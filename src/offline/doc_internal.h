@@ -16,6 +16,7 @@ struct tb_doc {
     size_t bin_size, bin_cap;
     char *name;     /* for messages */
     char *base_dir; /* for external URIs; may be NULL */
+    int allow_uri_outside; /* tb_load_desc.allow_uri_outside */
     char **warnings;
     int warning_count, warning_cap;
     int container_warnings; /* warnings from the container, before parsing */

@@ -26,7 +26,7 @@ static tb_doc *tb__copy(const tb_doc *in, tb_error *err)
     if (tb_doc_write_memory(in, &bytes, &size, err) != TB_OK)
         return NULL;
     tb_doc *doc = NULL;
-    tb_load_desc ld = {1}; /* the input was accepted once already */
+    tb_load_desc ld = {.allow_unsupported = 1}; /* the input was accepted once already */
     tb_result r = tb_doc_load_memory(&doc, bytes, size, tb_doc_name(in), NULL, &ld, err);
     free(bytes);
     return r == TB_OK ? doc : NULL;

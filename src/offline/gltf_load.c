@@ -1,16 +1,23 @@
 /* Loading: GLB container or JSON text, buffers and external files.
  * All buffers end up merged into doc->bin (see tailbone/gltf.h). */
+/* realpath() */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "offline/doc_internal.h"
 
 #define TB__GLB_MAGIC 0x46546C67u /* "glTF" */
 #define TB__CHUNK_JSON 0x4E4F534Au
 #define TB__CHUNK_BIN 0x004E4942u
+/* a GLB holds at most 4 GiB: no external file can be larger */
+#define TB__MAX_EXTERNAL ((size_t)0xFFFFFFFFu)
 
 tb_result tb__fail(tb_error *err, tb_result code, const char *where,
                    const char *fmt, ...)
@@ -78,51 +85,139 @@ size_t tb__bin_append(tb_doc *doc, const void *data, size_t size)
     return start;
 }
 
-static tb_result tb__read_whole(const char *path, uint8_t **out, size_t *size,
-                                tb_error *err, const char *where)
+/* Opens path for reading without blocking (a FIFO would hang a plain open)
+ * and refuses anything but a regular file: devices, FIFOs and sockets have no
+ * size to check and may never end. Returns the fd and the file's size. */
+static tb_result tb__open_regular(const char *path, int *fd_out, size_t *size, tb_error *err,
+                                  const char *where, const char *what)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tb__fail(err, errno == ENOENT ? TB_ERR_MISSING_FILE : TB_ERR_IO,
-                        where ? where : path, "cannot open %s: %s", path, strerror(errno));
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (cap - len < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            uint8_t *b = realloc(buf, cap);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return tb__fail(err, TB_ERR_OOM, path, NULL);
-            }
-            buf = b;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
-            break;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return tb__fail(err, errno == ENOENT ? TB_ERR_MISSING_FILE : TB_ERR_IO, where,
+                        "cannot open %s %.200s: %s", what, path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return tb__fail(err, TB_ERR_IO, where, "cannot stat %s %.200s: %s", what, path, strerror(e));
     }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return tb__fail(err, TB_ERR_IO, where ? where : path, "read error on %s", path);
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return tb__fail(err, TB_ERR_IO, where, "%s %.200s is not a regular file (%s); refusing to read it",
+                        what, path,
+                        S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                        : S_ISSOCK(st.st_mode) ? "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+                        ? "a device" : "not a plain file");
     }
-    *out = buf;
-    *size = len;
+    /* back to blocking reads: a regular file never blocks anyway */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *fd_out = fd;
+    *size = (size_t)st.st_size;
     return TB_OK;
 }
 
-/* data:[<mediatype>][;base64],<data> */
+/* Reads exactly `want` bytes (never more) from fd into a malloc'd block. */
+static tb_result tb__read_fd(int fd, size_t want, uint8_t **out, tb_error *err, const char *where,
+                             const char *path)
+{
+    uint8_t *buf = malloc(want ? want : 1);
+    if (!buf)
+        return tb__fail(err, TB_ERR_OOM, where, "cannot allocate %zu bytes for %.200s", want, path);
+    size_t len = 0;
+    while (len < want) {
+        ssize_t n = read(fd, buf + len, want - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : 0;
+            free(buf);
+            if (e)
+                return tb__fail(err, TB_ERR_IO, where, "read error on %.200s: %s", path, strerror(e));
+            return tb__fail(err, TB_ERR_TRUNCATED, where, "%.200s shrank while being read", path);
+        }
+        len += (size_t)n;
+    }
+    *out = buf;
+    return TB_OK;
+}
+
+/* The input file itself: a regular file, read whole. */
+static tb_result tb__read_input(const char *path, uint8_t **out, size_t *size, tb_error *err)
+{
+    int fd;
+    size_t n;
+    tb_result r = tb__open_regular(path, &fd, &n, err, path, "input");
+    if (r != TB_OK)
+        return r;
+    r = tb__read_fd(fd, n, out, err, path, path);
+    close(fd);
+    if (r == TB_OK)
+        *size = n;
+    return r;
+}
+
+/* data:[<mediatype>][;base64],<data> — RFC 4648 base64 (standard alphabet,
+ * '=' padding only at the end) or percent-encoded bytes (RFC 2397). */
 static int tb__b64(int c)
 {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
     if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
     return -1;
+}
+
+static int tb__hex(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static tb_result tb__decode_base64(const char *p, size_t n, uint8_t *buf, size_t *len_out,
+                                   tb_error *err, const char *where)
+{
+    uint32_t acc = 0;
+    int bits = 0, pad = 0;
+    size_t len = 0, symbols = 0;
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)p[i];
+        if (c == '=') {
+            pad++;
+            symbols++;
+            if (pad > 2)
+                return tb__fail(err, TB_ERR_URI, where,
+                                "base64 data: URI has more than two '=' at offset %zu", i);
+            continue;
+        }
+        int v = tb__b64(c);
+        if (v < 0)
+            return tb__fail(err, TB_ERR_URI, where,
+                            "invalid base64 character 0x%02X at offset %zu of the data: URI "
+                            "(RFC 4648 standard alphabet only)", (unsigned)c, i);
+        if (pad)
+            return tb__fail(err, TB_ERR_URI, where,
+                            "base64 data: URI has data after '=' padding at offset %zu", i);
+        symbols++;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[len++] = (uint8_t)(acc >> bits);
+        }
+    }
+    /* a final quantum of 2 or 3 symbols is allowed unpadded; 1 never is;
+     * padding must complete the quantum exactly */
+    if (symbols % 4 == 1 || (pad && symbols % 4 != 0))
+        return tb__fail(err, TB_ERR_URI, where, "base64 data: URI ends in an incomplete quantum");
+    if (bits && (acc & ((1u << bits) - 1u)))
+        return tb__fail(err, TB_ERR_URI, where, "base64 data: URI has non-zero padding bits");
+    *len_out = len;
+    return TB_OK;
 }
 
 static tb_result tb__decode_data_uri(const char *uri, uint8_t **out, size_t *size,
@@ -139,32 +234,22 @@ static tb_result tb__decode_data_uri(const char *uri, uint8_t **out, size_t *siz
         return tb__fail(err, TB_ERR_OOM, where, NULL);
     size_t len = 0;
     if (is_b64) {
-        uint32_t acc = 0;
-        int bits = 0;
-        for (size_t i = 0; i < n; i++) {
-            int c = (unsigned char)p[i];
-            if (c == '=')
-                break;
-            if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-                continue;
-            int v = tb__b64(c);
-            if (v < 0) {
-                free(buf);
-                return tb__fail(err, TB_ERR_URI, where,
-                                "invalid base64 character at offset %zu of the data: URI", i);
-            }
-            acc = (acc << 6) | (uint32_t)v;
-            bits += 6;
-            if (bits >= 8) {
-                bits -= 8;
-                buf[len++] = (uint8_t)(acc >> bits);
-            }
+        tb_result r = tb__decode_base64(p, n, buf, &len, err, where);
+        if (r != TB_OK) {
+            free(buf);
+            return r;
         }
     } else {
         for (size_t i = 0; i < n; i++) {
-            if (p[i] == '%' && i + 2 < n + 1 && p[i + 1] && p[i + 2]) {
-                char hex[3] = {p[i + 1], p[i + 2], 0};
-                buf[len++] = (uint8_t)strtol(hex, NULL, 16);
+            if (p[i] == '%') {
+                int hi = i + 2 < n + 1 ? tb__hex((unsigned char)p[i + 1]) : -1;
+                int lo = hi >= 0 ? tb__hex((unsigned char)p[i + 2]) : -1;
+                if (lo < 0) {
+                    free(buf);
+                    return tb__fail(err, TB_ERR_URI, where,
+                                    "'%%' not followed by two hex digits at offset %zu of the data: URI", i);
+                }
+                buf[len++] = (uint8_t)(hi << 4 | lo);
                 i += 2;
             } else {
                 buf[len++] = (uint8_t)p[i];
@@ -176,35 +261,99 @@ static tb_result tb__decode_data_uri(const char *uri, uint8_t **out, size_t *siz
     return TB_OK;
 }
 
-/* Relative URI → path beside the file, with %XX decoded. */
+/* 1 when a relative path never climbs above its start ("a/../b" stays,
+ * "a/../../b" does not), read by its names alone. */
+static int tb__stays_inside(const char *rel)
+{
+    int depth = 0;
+    for (const char *p = rel; *p;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (--depth < 0)
+                return 0;
+        } else if (n && !(n == 1 && p[0] == '.')) {
+            depth++;
+        }
+        p += n + (e != NULL);
+    }
+    return 1;
+}
+
+/* Relative URI → path beside the file, %XX decoded (RFC 3986). %00 is
+ * refused: it would cut the path short. */
 static tb_result tb__external_path(const tb_doc *doc, const char *uri, char *path,
                                    size_t cap, tb_error *err, const char *where)
 {
-    if (strstr(uri, "://"))
+    if (strstr(uri, "://") || !strncmp(uri, "file:", 5))
         return tb__fail(err, TB_ERR_URI, where, "URI scheme not supported: %.80s", uri);
     if (!doc->base_dir)
         return tb__fail(err, TB_ERR_MISSING_FILE, where,
                         "external file %.120s cannot be resolved (no base directory)", uri);
     char dec[4096];
     size_t j = 0;
-    for (size_t i = 0; uri[i] && j + 1 < sizeof dec; i++) {
-        if (uri[i] == '%' && uri[i + 1] && uri[i + 2]) {
-            char hex[3] = {uri[i + 1], uri[i + 2], 0};
-            dec[j++] = (char)strtol(hex, NULL, 16);
+    for (size_t i = 0; uri[i]; i++) {
+        if (j + 1 >= sizeof dec)
+            return tb__fail(err, TB_ERR_URI, where, "URI longer than %zu bytes", sizeof dec - 1);
+        if (uri[i] == '%') {
+            int hi = tb__hex((unsigned char)uri[i + 1]);
+            int lo = hi >= 0 ? tb__hex((unsigned char)uri[i + 2]) : -1;
+            if (lo < 0)
+                return tb__fail(err, TB_ERR_URI, where, "'%%' not followed by two hex digits in %.80s", uri);
+            if (hi == 0 && lo == 0)
+                return tb__fail(err, TB_ERR_URI, where, "URI contains %%00 (a NUL byte): %.80s", uri);
+            dec[j++] = (char)(hi << 4 | lo);
             i += 2;
         } else {
             dec[j++] = uri[i];
         }
     }
     dec[j] = 0;
-    if (dec[0] == '/')
+    if (!j)
+        return tb__fail(err, TB_ERR_URI, where, "empty URI");
+    if (dec[0] == '/') {
+        if (!doc->allow_uri_outside)
+            return tb__fail(err, TB_ERR_URI, where,
+                            "absolute path %.120s refused: external files must lie in the input's folder "
+                            "(--allow-uri-outside to permit)", uri);
         snprintf(path, cap, "%s", dec);
-    else
-        snprintf(path, cap, "%s/%s", doc->base_dir, dec);
-    return TB_OK;
+    } else if ((size_t)snprintf(path, cap, "%s/%s", doc->base_dir, dec) >= cap) {
+        return tb__fail(err, TB_ERR_URI, where, "URI too long: %.80s", uri);
+    }
+    if (doc->allow_uri_outside)
+        return TB_OK;
+    /* Containment: after resolving "..", "." and symlinks, the file must lie
+     * inside the input's folder. Nothing about a file outside is revealed. */
+    char *base = realpath(doc->base_dir, NULL);
+    char *real = realpath(path, NULL);
+    tb_result r = TB_OK;
+    if (!base) {
+        r = tb__fail(err, TB_ERR_IO, where, "cannot resolve the input's folder: %s", strerror(errno));
+    } else if (!real) {
+        /* absent: say so only if the name itself stays inside */
+        r = !tb__stays_inside(dec) ? tb__fail(err, TB_ERR_URI, where,
+                               "%.120s refused: external files must lie in the input's folder "
+                               "(--allow-uri-outside to permit)", uri)
+                    : tb__fail(err, TB_ERR_MISSING_FILE, where, "external file not found: %.200s", uri);
+    } else {
+        size_t bl = strlen(base);
+        int inside = !strncmp(real, base, bl) && (real[bl] == '/' || (bl == 1 && base[0] == '/'));
+        if (!inside)
+            r = tb__fail(err, TB_ERR_URI, where,
+                         "%.120s refused: it resolves outside the input's folder "
+                         "(--allow-uri-outside to permit)", uri);
+        else
+            snprintf(path, cap, "%s", real);
+    }
+    free(base);
+    free(real);
+    return r;
 }
 
-static tb_result tb__load_uri(const tb_doc *doc, const char *uri, uint8_t **out,
+/* Reads the file a URI names: a regular file, checked against `declared`
+ * (a buffer's byteLength; 0 for an image) before any byte is read, and
+ * never more than that. */
+static tb_result tb__load_uri(const tb_doc *doc, const char *uri, size_t declared, uint8_t **out,
                               size_t *size, tb_error *err, const char *where)
 {
     if (strncmp(uri, "data:", 5) == 0)
@@ -213,9 +362,27 @@ static tb_result tb__load_uri(const tb_doc *doc, const char *uri, uint8_t **out,
     tb_result r = tb__external_path(doc, uri, path, sizeof path, err, where);
     if (r != TB_OK)
         return r;
-    r = tb__read_whole(path, out, size, err, where);
+    int fd;
+    size_t n;
+    r = tb__open_regular(path, &fd, &n, err, where, "external file");
     if (r == TB_ERR_MISSING_FILE && err)
-        snprintf(err->message, sizeof err->message, "external file not found: %.200s", path);
+        snprintf(err->message, sizeof err->message, "external file not found: %.200s", uri);
+    if (r != TB_OK)
+        return r;
+    if (declared && n < declared) {
+        close(fd);
+        return tb__fail(err, TB_ERR_BOUNDS, where, "external file %.120s is shorter than the buffer's byteLength %zu",
+                        uri, declared);
+    }
+    if (!declared && n > TB__MAX_EXTERNAL) {
+        close(fd);
+        return tb__fail(err, TB_ERR_BOUNDS, where, "external file %.120s is larger than a GLB can hold (4 GiB)", uri);
+    }
+    size_t want = declared ? declared : n;
+    r = tb__read_fd(fd, want, out, err, where, uri);
+    close(fd);
+    if (r == TB_OK)
+        *size = want;
     return r;
 }
 
@@ -284,7 +451,7 @@ static tb_result tb__merge_buffers(tb_doc *doc, const uint8_t *glb_bin, size_t g
                 r = tb__fail(err, TB_ERR_JSON_TYPE, where, "uri must be a string");
                 break;
             }
-            r = tb__load_uri(doc, json_string_value(uri), &owned, &src_size, err, where);
+            r = tb__load_uri(doc, json_string_value(uri), len, &owned, &src_size, err, where);
             if (r != TB_OK)
                 break;
             src = owned;
@@ -370,7 +537,7 @@ static tb_result tb__embed_images(tb_doc *doc, tb_error *err)
         snprintf(where, sizeof where, "/images/%zu/uri", i);
         uint8_t *data = NULL;
         size_t size = 0;
-        tb_result r = tb__load_uri(doc, json_string_value(uri), &data, &size, err, where);
+        tb_result r = tb__load_uri(doc, json_string_value(uri), 0, &data, &size, err, where);
         if (r != TB_OK)
             return r;
         const char *mime = tb__mime_for(json_string_value(uri), data, size);
@@ -558,6 +725,7 @@ tb_result tb_doc_load_memory(tb_doc **out, const void *data, size_t size, const 
     tb_doc *doc = tb__doc_new(name, base_dir);
     if (!doc)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    doc->allow_uri_outside = desc && desc->allow_uri_outside;
     const uint8_t *d = data;
     tb_result r;
     const uint8_t *bin = NULL;
@@ -607,7 +775,7 @@ tb_result tb_doc_load(tb_doc **out, const char *path, const tb_load_desc *desc, 
     *out = NULL;
     uint8_t *data = NULL;
     size_t size = 0;
-    tb_result r = tb__read_whole(path, &data, &size, err, path);
+    tb_result r = tb__read_input(path, &data, &size, err);
     if (r != TB_OK)
         return r;
     char *dir = tb__dirname(path);

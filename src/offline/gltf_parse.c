@@ -617,7 +617,35 @@ static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
             if (!doc->nodes[ji].in_scene)
                 return tb__fail(c->err, TB_ERR_HIERARCHY, c->where, "joint node %lld (%s) is not in any scene",
                                 (long long)ji, doc->nodes[ji].name ? doc->nodes[ji].name : "unnamed");
+            /* glTF: joints are unique (two matrices for one node make
+             * no sense); O(1) per joint with a stamp per node */
+            for (int q = 0; q < k; q++) {
+                if (k > 64)
+                    break; /* long lists: checked below by stamps */
+                if (sk->joints[q] == (int)ji)
+                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %lld is listed twice (also at %d)",
+                                    (long long)ji, q);
+            }
             doc->joints[used++] = (int)ji;
+        }
+        if (sk->joint_count > 64) {
+            int *stamp = malloc((size_t)doc->g.node_count * sizeof *stamp);
+            if (!stamp)
+                return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+            for (int q = 0; q < doc->g.node_count; q++)
+                stamp[q] = -1;
+            for (int k = 0; k < sk->joint_count; k++) {
+                int q = sk->joints[k];
+                if (stamp[q] >= 0) {
+                    snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
+                    int first = stamp[q];
+                    free(stamp);
+                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %d is listed twice (also at %d)", q,
+                                    first);
+                }
+                stamp[q] = k;
+            }
+            free(stamp);
         }
         sk->inverse_bind_matrices = tb__index(c, o, "inverseBindMatrices", doc->g.accessor_count, path, &r, 0);
         sk->skeleton = tb__index(c, o, "skeleton", doc->g.node_count, path, &r, 0);
@@ -631,6 +659,27 @@ static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
             if (ac->count < (size_t)sk->joint_count)
                 return tb__fail(c->err, TB_ERR_INVALID, c->where, "%zu inverse bind matrices for %d joints", ac->count, sk->joint_count);
             r = tb__check_finite(c, sk->inverse_bind_matrices, "inverse bind matrix");
+            /* a zero or singular matrix collapses every vertex on its joint */
+            float *mats = r == TB_OK ? malloc((size_t)sk->joint_count * 16 * sizeof *mats) : NULL;
+            if (mats && tb_accessor_read_floats(doc, sk->inverse_bind_matrices, mats, (size_t)sk->joint_count * 16,
+                                                NULL) == TB_OK) {
+                int bad = 0, first = -1;
+                for (int k = 0; k < sk->joint_count; k++) {
+                    const float *a = mats + 16 * k;
+                    double det = (double)a[0] * ((double)a[5] * a[10] - (double)a[9] * a[6]) -
+                                 (double)a[4] * ((double)a[1] * a[10] - (double)a[9] * a[2]) +
+                                 (double)a[8] * ((double)a[1] * a[6] - (double)a[5] * a[2]);
+                    if (!(fabs(det) > 1e-18)) {
+                        bad++;
+                        first = first < 0 ? k : first;
+                    }
+                }
+                if (bad)
+                    tb__warn(doc, "/accessors/%d: %d of %d inverse bind matrices of skin %d are zero or singular "
+                                  "(first: joint %d); vertices on those joints collapse",
+                             sk->inverse_bind_matrices, bad, sk->joint_count, i, first);
+            }
+            free(mats);
         }
         if (sk->skeleton >= 0 && r == TB_OK) {
             /* glTF: skeleton must be a common root of the joints. Accept, warn. */
@@ -938,20 +987,56 @@ static tb_result tb__parse_animations(tb__ctx *c, json_t *root)
     return r;
 }
 
-/* Skinned nodes: joint indices must address the skin; weights should sum to 1. */
+static tb_result tb__check_skinned_prim(tb__ctx *c, const tb_gltf_node *nd, int k, const tb_gltf_primitive *p,
+                                        int jc);
+
+/* Skinned nodes: joint indices must address the skin; weights should sum to
+ * 1 and never all be zero. Each (JOINTS_0, WEIGHTS_0, joint count) is
+ * checked once: 20,000 primitives or 5,000 instances sharing one set of
+ * accessors cost one decode, not 20,000. */
 static tb_result tb__check_skinned(tb__ctx *c)
 {
     tb_doc *doc = c->doc;
-    for (int i = 0; i < doc->g.node_count; i++) {
+    int na = doc->g.accessor_count;
+    int *seen_w = malloc(((size_t)na + 1) * sizeof *seen_w), *seen_jc = malloc(((size_t)na + 1) * sizeof *seen_jc);
+    if (!seen_w || !seen_jc) {
+        free(seen_w);
+        free(seen_jc);
+        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int a = 0; a < na; a++)
+        seen_w[a] = seen_jc[a] = -1;
+    tb_result rr = TB_OK;
+    for (int i = 0; i < doc->g.node_count && rr == TB_OK; i++) {
         const tb_gltf_node *nd = &doc->nodes[i];
         if (nd->mesh < 0)
             continue;
         const tb_gltf_mesh *m = &doc->meshes[nd->mesh];
-        for (int k = 0; k < m->primitive_count; k++) {
+        for (int k = 0; k < m->primitive_count && rr == TB_OK; k++) {
             const tb_gltf_primitive *p = &m->primitives[k];
             if (nd->skin < 0 || p->set_count == 0)
                 continue;
             int jc = doc->skins[nd->skin].joint_count;
+            int done = 1;
+            for (int s = 0; s < p->set_count; s++)
+                done &= seen_w[p->joints[s]] == p->weights[s] && seen_jc[p->joints[s]] == jc;
+            if (done)
+                continue;
+            for (int s = 0; s < p->set_count; s++)
+                seen_w[p->joints[s]] = p->weights[s], seen_jc[p->joints[s]] = jc;
+            rr = tb__check_skinned_prim(c, nd, k, p, jc);
+        }
+    }
+    free(seen_w);
+    free(seen_jc);
+    return rr;
+}
+
+static tb_result tb__check_skinned_prim(tb__ctx *c, const tb_gltf_node *nd, int k, const tb_gltf_primitive *p, int jc)
+{
+    tb_doc *doc = c->doc;
+    {
+        {
             size_t vc = doc->accessors[p->joints[0]].count;
             uint32_t *j = malloc(vc * 4 * sizeof *j);
             float *w = malloc(vc * 4 * sizeof *w);
@@ -979,13 +1064,19 @@ static tb_result tb__check_skinned(tb__ctx *c)
                     sum[q / 4] += w[q];
                 }
             }
-            size_t off = 0;
-            for (size_t q = 0; r == TB_OK && q < vc; q++)
+            size_t off = 0, zero = 0;
+            for (size_t q = 0; r == TB_OK && q < vc; q++) {
                 if (fabsf(sum[q] - 1.0f) > 2e-3f)
                     off++;
-            if (r == TB_OK && off)
+                zero += sum[q] == 0;
+            }
+            if (r == TB_OK && zero)
+                tb__warn(doc, "/meshes/%d/primitives/%d: %zu of %zu vertices have all-zero weights (no joint moves "
+                              "them: they stay at the origin or vanish when skinned)",
+                         nd->mesh, k, zero, vc);
+            if (r == TB_OK && off > zero)
                 tb__warn(doc, "/meshes/%d/primitives/%d: %zu of %zu vertices have weights that do not sum to 1",
-                         nd->mesh, k, off, vc);
+                         nd->mesh, k, off - zero, vc);
             free(j);
             free(w);
             free(sum);

@@ -57,14 +57,33 @@ tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size, tb
     return TB_OK;
 }
 
-tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error *err)
+tb_result tb_file_save_ex(const char *path, const void *data, size_t size, const tb_save_desc *desc,
+                          tb_error *err)
 {
+    if (!path || (!data && size))
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_file_save: path and data are required");
+    /* rename() would replace a device, FIFO or directory entry with a
+     * regular file (as root, -o /dev/null): refuse anything but a file */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return tb__fail(err, TB_ERR_IO, path, "%s exists and is not a regular file; refusing to replace it", path);
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp)
+    char own[4096];
+    char *tmp = own;
+    size_t cap = plen + 16;
+    if (desc && desc->temp_path) {
+        if (desc->temp_path_size < cap)
+            return tb__fail(err, TB_ERR_ARG, path, "tb_save_desc.temp_path_size must be >= strlen(path) + 16");
+        tmp = desc->temp_path;
+    } else if (cap > sizeof own && !(tmp = malloc(cap))) {
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     tb_result r = TB_OK;
-    snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
+    snprintf(tmp, cap, "%s.tmp-XXXXXX", path);
+    /* live before mkstemp fills the name in place: a handler that unlinks a
+     * name not yet created fails harmlessly */
+    if (desc && desc->temp_live)
+        *desc->temp_live = 1;
     int fd = mkstemp(tmp);
     if (fd < 0) {
         r = tb__fail(err, TB_ERR_IO, path, "cannot create a temporary file next to %s: %s", path, strerror(errno));
@@ -93,18 +112,31 @@ tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error
         r = tb__fail(err, TB_ERR_IO, path, "cannot rename the temporary file to %s: %s", path, strerror(errno));
     }
 done:
-    free(tmp);
+    if (desc && desc->temp_live)
+        *desc->temp_live = 0;
+    if (tmp != own && !(desc && tmp == desc->temp_path))
+        free(tmp);
     return r;
 }
 
-tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err)
+tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error *err)
+{
+    return tb_file_save_ex(path, data, size, NULL, err);
+}
+
+tb_result tb_doc_save_ex(const tb_doc *doc, const char *path, const tb_save_desc *desc, tb_error *err)
 {
     uint8_t *data;
     size_t size;
     tb_result r = tb_doc_write_memory(doc, &data, &size, err);
     if (r != TB_OK)
         return r;
-    r = tb_file_save(path, data, size, err);
+    r = tb_file_save_ex(path, data, size, desc, err);
     free(data);
     return r;
+}
+
+tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err)
+{
+    return tb_doc_save_ex(doc, path, NULL, err);
 }

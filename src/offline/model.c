@@ -135,22 +135,72 @@ static int *tb__subset_map(const tb_doc *doc, int main, int s)
     return map;
 }
 
-/* Number of skinned vertices of a set of skins, to choose the main one. */
-static size_t tb__skin_vertices(const tb_gltf *g, const int *skins, int skin_count)
+/* Equivalence classes of skins (tb__skins_equal) in one pass: class_of[s]
+ * is the lowest index of a skin equal to s. Each skin is compared only with
+ * the first skin of each class having the same joint list (a hash narrows
+ * them), and each skin's matrices are decoded once: 5,000 identical skins
+ * cost 5,000 comparisons, not 12.5 million. */
+typedef struct tb__skin_key {
+    uint64_t hash;
+    int skin;
+} tb__skin_key;
+
+static int tb__cmp_skin_key(const void *a, const void *b)
 {
-    size_t n = 0;
-    for (int i = 0; i < g->node_count; i++) {
-        int used = 0;
-        for (int k = 0; k < skin_count; k++)
-            used |= g->nodes[i].skin == skins[k];
-        if (!used || g->nodes[i].mesh < 0)
-            continue;
-        const tb_gltf_mesh *m = &g->meshes[g->nodes[i].mesh];
-        for (int k = 0; k < m->primitive_count; k++)
-            if (m->primitives[k].position >= 0 && m->primitives[k].set_count > 0)
-                n += g->accessors[m->primitives[k].position].count;
+    const tb__skin_key *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return (x->skin > y->skin) - (x->skin < y->skin);
+}
+
+tb_result tb_skin_classes(const tb_doc *doc, int *class_of, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int S = g->skin_count;
+    tb__skin_key *keys = malloc((size_t)S * sizeof *keys);
+    if (!keys)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int s = 0; s < S; s++) {
+        uint64_t h = 1469598103934665603ull ^ (uint64_t)g->skins[s].joint_count;
+        for (int k = 0; k < g->skins[s].joint_count; k++)
+            h = (h ^ (uint64_t)(uint32_t)g->skins[s].joints[k]) * 1099511628211ull;
+        keys[s].hash = h;
+        keys[s].skin = s;
+        class_of[s] = s;
     }
-    return n;
+    qsort(keys, (size_t)S, sizeof *keys, tb__cmp_skin_key);
+    /* within a run of equal hashes (ascending skin index), compare each skin
+     * with the run's class leaders only */
+    int *leaders = malloc((size_t)S * sizeof *leaders);
+    if (!leaders) {
+        free(keys);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int a = 0, b; a < S; a = b) {
+        for (b = a; b < S && keys[b].hash == keys[a].hash; b++) {
+        }
+        int nl = 0;
+        for (int i = a; i < b; i++) {
+            int s = keys[i].skin, found = -1;
+            for (int l = 0; l < nl && found < 0; l++)
+                if (tb__skins_equal(doc, leaders[l], s))
+                    found = leaders[l];
+            if (found >= 0)
+                class_of[s] = found;
+            else
+                leaders[nl++] = s;
+            /* many distinct skins sharing one joint list: stop comparing
+             * (each its own class) rather than go quadratic */
+            if (nl > 64) {
+                for (int k = i + 1; k < b; k++)
+                    class_of[keys[k].skin] = keys[k].skin;
+                break;
+            }
+        }
+    }
+    free(leaders);
+    free(keys);
+    return TB_OK;
 }
 
 static size_t tb__prim_triangles(const tb_gltf *g, const tb_gltf_primitive *p, size_t vcount)
@@ -230,6 +280,27 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
         m->rest_[j] = nd->local;
         memcpy(m->bind_world_[j], nd->world, sizeof nd->world);
     }
+    /* Passes walk from a joint up to the root (the spring finds what hangs
+     * below a chain so): bound the depth, which real rigs keep under 100,
+     * so a hostile million-deep chain is refused, not walked quadratically. */
+    {
+        int *depth = malloc(((size_t)count + 1) * sizeof *depth);
+        if (!depth)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        int deepest = 0;
+        for (int j = 0; j < count; j++) {
+            depth[j] = m->parents_[j] >= 0 ? depth[m->parents_[j]] + 1 : 0;
+            deepest = depth[j] > deepest ? depth[j] : deepest;
+        }
+        free(depth);
+        if (deepest >= TB_MAX_SKELETON_DEPTH) {
+            char where[64];
+            snprintf(where, sizeof where, "/skins/%d/joints", m->skin);
+            return tb__fail(err, TB_ERR_UNSUPPORTED, where,
+                            "the skeleton is %d levels deep; tailbone handles at most %d", deepest + 1,
+                            TB_MAX_SKELETON_DEPTH);
+        }
+    }
     tb_result r = tb_skin_inverse_binds(doc, m->skin, m->inverse_bind, err);
     if (r != TB_OK)
         return r;
@@ -290,6 +361,16 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
         char where[32];
         snprintf(where, sizeof where, "/skins/%d", m->skin);
         return tb__fail(err, TB_ERR_NO_SKIN, where, "no mesh with positions is bound to this skin");
+    }
+    if (vcount > TB_MAX_MODEL_VERTICES || tcount > 2 * (size_t)TB_MAX_MODEL_VERTICES) {
+        /* instancing multiplies: a small file drawing one mesh from
+         * thousands of skinned nodes would decode into gigabytes */
+        char where[32];
+        snprintf(where, sizeof where, "/skins/%d", m->skin);
+        return tb__fail(err, TB_ERR_UNSUPPORTED, where,
+                        "the skin draws %zu vertices and %zu triangles in %d primitives (instances counted); "
+                        "tailbone handles at most %d vertices",
+                        vcount, tcount, prims, TB_MAX_MODEL_VERTICES);
     }
     m->influences = 4 * sets;
     m->vertex_count = vcount;
@@ -658,46 +739,68 @@ tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_d
     const tb_gltf *g = tb_doc_gltf(doc);
     if (g->skin_count == 0)
         return tb__fail(err, TB_ERR_NO_SKIN, "/skins", "the file has no skin (no rigged mesh)");
-    int *cls = malloc((size_t)g->skin_count * sizeof *cls);
-    if (!cls)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (skin < 0) {
+    int S = g->skin_count;
+    int *cls = malloc((size_t)S * sizeof *cls), *class_of = malloc((size_t)S * sizeof *class_of);
+    size_t *verts = calloc((size_t)S, sizeof *verts);
+    uint8_t *in_model = calloc((size_t)S, 1);
+    tb_result r = cls && class_of && verts && in_model ? tb_skin_classes(doc, class_of, err)
+                                                       : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK && skin < 0) {
+        /* skinned vertices per class, one pass over the nodes */
+        for (int i = 0; i < g->node_count; i++) {
+            const tb_gltf_node *nd = &g->nodes[i];
+            if (nd->skin < 0 || nd->mesh < 0)
+                continue;
+            const tb_gltf_mesh *me = &g->meshes[nd->mesh];
+            for (int k = 0; k < me->primitive_count; k++)
+                if (me->primitives[k].position >= 0 && me->primitives[k].set_count > 0)
+                    verts[class_of[nd->skin]] += g->accessors[me->primitives[k].position].count;
+        }
         size_t best = 0;
         skin = 0;
-        for (int s = 0; s < g->skin_count; s++) {
-            int n = tb_skin_equivalents(doc, s, cls);
-            size_t v = tb__skin_vertices(g, cls, n);
-            if (v > best) {
-                best = v;
+        for (int s = 0; s < S; s++) {
+            if (verts[class_of[s]] > best) {
+                best = verts[class_of[s]];
                 skin = s;
             }
         }
-        if (best == 0) {
-            free(cls);
-            return tb__fail(err, TB_ERR_NO_SKIN, "/nodes", "no mesh node uses a skin with JOINTS_0/WEIGHTS_0");
-        }
-    } else if (skin >= g->skin_count) {
-        free(cls);
-        return tb__fail(err, TB_ERR_ARG, NULL, "skin %d out of range", skin);
+        if (best == 0)
+            r = tb__fail(err, TB_ERR_NO_SKIN, "/nodes", "no mesh node uses a skin with JOINTS_0/WEIGHTS_0");
+    } else if (r == TB_OK && skin >= S) {
+        r = tb__fail(err, TB_ERR_ARG, NULL, "skin %d out of range", skin);
     }
-    tb_model *m = calloc(1, sizeof *m);
+    tb_model *m = r == TB_OK ? calloc(1, sizeof *m) : NULL;
     if (!m) {
         free(cls);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        free(class_of);
+        free(verts);
+        free(in_model);
+        return r != TB_OK ? r : tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
+    free(verts);
     m->skin = skin;
     m->skins = cls;
-    m->skin_count = tb_skin_equivalents(doc, skin, cls);
-    m->joint_maps = calloc((size_t)g->skin_count, sizeof *m->joint_maps);
-    m->joint_map_counts = calloc((size_t)g->skin_count, sizeof *m->joint_map_counts);
+    /* the chosen skin first, then the others of its class */
+    m->skins[0] = skin;
+    m->skin_count = 1;
+    in_model[skin] = 1;
+    for (int s = 0; s < S; s++)
+        if (s != skin && class_of[s] == class_of[skin]) {
+            m->skins[m->skin_count++] = s;
+            in_model[s] = 1;
+        }
+    free(class_of);
+    m->joint_maps = calloc((size_t)S, sizeof *m->joint_maps);
+    m->joint_map_counts = calloc((size_t)S, sizeof *m->joint_map_counts);
     if (!m->joint_maps || !m->joint_map_counts) {
+        free(in_model);
         tb_model_free(m);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     for (int k = 0; k < m->skin_count; k++)
         m->joint_map_counts[k] = g->skins[m->skins[k]].joint_count;
-    for (int s = 0; s < g->skin_count; s++) {
-        if (tb_model_uses_skin(m, s))
+    for (int s = 0; s < S; s++) {
+        if (in_model[s])
             continue;
         int *map = tb__subset_map(doc, skin, s);
         if (!map)
@@ -706,7 +809,8 @@ tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_d
         m->joint_map_counts[m->skin_count] = g->skins[s].joint_count;
         m->skins[m->skin_count++] = s;
     }
-    tb_result r = tb__build_skeleton(m, doc, err);
+    free(in_model);
+    r = tb__build_skeleton(m, doc, err);
     if (r == TB_OK)
         r = tb__load_geometry(m, doc, err);
     if (r != TB_OK) {

@@ -200,10 +200,40 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
                             d.only[i], have[0] ? have : "no clips");
         }
     }
+    /* a library with no clip is a mistake, not an empty success */
+    for (int l = 0; l < lib_count; l++)
+        if (tb_doc_gltf(libs[l])->animation_count == 0)
+            return tb__fail(err, TB_ERR_INVALID, tb_doc_name(libs[l]), "the clip library has no clips (animations)");
     tb_model *tm = NULL;
     tb_result r = tb_model_load(&tm, character, -1, err);
     if (r != TB_OK)
         return r;
+    /* Bounded work: the keys every selected clip adds to the character
+     * (frames x joints, a rotation, translation and scale each), estimated
+     * before any is made. */
+    {
+        double fps = d.fps > 0 ? d.fps : 30, bytes = 0;
+        int count = 0;
+        for (int l = 0; l < lib_count; l++) {
+            const tb_gltf *g = tb_doc_gltf(libs[l]);
+            for (int a = 0; a < g->animation_count; a++) {
+                if (!tb__selected(&d, libs[l], a))
+                    continue;
+                double dur = g->animations[a].duration_s;
+                dur = dur > 0 && dur <= TB_MAX_CLIP_S ? dur : 0; /* longer ones are refused by name below */
+                bytes += (ceil(dur * fps) + 1) * (double)tm->skel.joint_count * 40.0;
+                count++;
+            }
+        }
+        if (bytes > TB_RETARGET_MAX_BYTES) {
+            int joints = tm->skel.joint_count;
+            tb_model_free(tm);
+            return tb__fail(err, TB_ERR_UNSUPPORTED, "--clips",
+                            "transferring %d clip(s) onto %d joints would add about %.0f MiB of keys; tailbone "
+                            "transfers at most %.0f MiB at once: pick clips with --only",
+                            count, joints, bytes / 1048576.0, TB_RETARGET_MAX_BYTES / 1048576.0);
+        }
+    }
     /* SPEC D: T = skin mostly on tail bones. A character that has not been
      * through the tail pass has none: find its tails (SPEC A) for the mask. */
     uint8_t *mask = NULL;
@@ -303,6 +333,13 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         }
         tb_retarget_calib_free(src);
         tb_model_free(sm);
+        if (r != TB_OK && err && strncmp(err->where, tb_doc_name(libs[l]), strlen(tb_doc_name(libs[l])))) {
+            /* the library's fault: name it, then the place inside it */
+            char inner[sizeof err->where];
+            snprintf(inner, sizeof inner, "%s", err->where);
+            snprintf(err->where, sizeof err->where, "%.120s%s%.64s", tb_doc_name(libs[l]), inner[0] ? ": " : "",
+                     inner);
+        }
     }
     tb_retarget_calib_free(dst);
     json_object_set_new(rep, "clips", clips);
