@@ -2,15 +2,15 @@
  * every fixture on every body is generated, its own invariants checked
  * (valid doc, truth indices in range, the tail where the truth says, the
  * body untouched, reloads), then repaired with tb_appendage_fix and scored
- * against the truth: tail recall and precision (a vertex is the tail's when
- * its largest weight after fix is on a Tail_* joint, ties counting), the
- * decision on each clothing part, the chain count, and how many vertices
- * outside the truth tail had their weights changed.
+ * against the truth: tail recall (truth tail vertices bound to a Tail_*
+ * joint) and precision (Tail_*-dominated vertices that are tail, ties
+ * counting), the decision on each clothing part, the chain count, and how
+ * many vertices outside the truth tail had their weights changed.
  *
- * The score is printed as a table. It is asserted (recall and precision >=
- * 0.98, right decisions, no chain on tail-less fixtures, nothing outside the
- * tail changed) only when TB_FIXTURE_STRICT is set: SPEC A10's segmentation
- * is being redesigned against these numbers. Real bodies skip cleanly when
+ * The score is printed as a table and asserted (recall and precision >=
+ * 0.98, right decisions, no chain on tail-less fixtures, nothing outside
+ * the tail changed) for every fixture but those listed in known_short;
+ * TB_FIXTURE_STRICT=1 asserts those too. Real bodies skip cleanly when
  * ../shared is absent; the synth:plain ones always run. */
 #include "support.h"
 
@@ -208,6 +208,9 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
     tb_error err = {0};
     if (tb_appendage_fix(&rep, doc, NULL, &err) != TB_OK)
         fail_msg("%s: fix failed: %s", what, err.message);
+    /* the report's own do-no-harm count: nothing outside what it acted on */
+    if (rep.changed && rep.changed_outside != 0)
+        fail_msg("%s: fix reports %zu vertices changed outside its appendages", what, rep.changed_outside);
     tb_model *after = model_of(doc);
     assert_int_equal(after->vertex_count, V);
     uint8_t *is_tail = calloc((size_t)after->skin_joint_count + 1, 1);
@@ -288,6 +291,45 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
     tb_model_free(before);
 }
 
+/* Fixtures the segmentation does not yet get right (issue #12's note and
+ * docs/detection.md say why, case by case). Every other fixture must meet
+ * the bar: a regression fails the suite. A listed fixture that starts
+ * passing is reported, so the list only shrinks; TB_FIXTURE_STRICT=1
+ * asserts every fixture. */
+static const char *const known_short[][2] = {
+    {"synth:plain", "beside_welded_leg"},
+    {"synth:plain", "back_lowpoly_nearest"},
+    {"synth:plain", "up_welded_hips+vest"},
+    {"synth:plain", "bead_shell_spine"},
+    {"synth:plain", "scabbard_only"},
+    {"Xbot", "hang_welded_nearest"},
+    {"Xbot", "beside_welded_leg"},
+    {"Xbot", "back_lowpoly_nearest"},
+    {"Xbot", "up_welded_hips+vest"},
+    {"Xbot", "bead_shell_spine"},
+    {"Xbot", "scabbard_only"},
+    {"Soldier", "hang_welded_nearest"},
+    {"Soldier", "hang_fur_hips"},
+    {"Soldier", "beside_welded_leg"},
+    {"Soldier", "back_pieces_hips"},
+    {"Soldier", "back_pieces_hips+coat"},
+    {"Soldier", "back_shell_nearest+coat"},
+    {"Soldier", "back_lowpoly_nearest"},
+    {"Soldier", "curl_fur_hips+belt"},
+    {"Soldier", "up_welded_hips+vest"},
+    {"Soldier", "bead_shell_spine"},
+    {"Soldier", "bead_pieces_nearest"},
+    {"Soldier", "scabbard_only"},
+};
+
+static int is_known_short(const char *body, const char *fixture)
+{
+    for (size_t i = 0; i < sizeof known_short / sizeof known_short[0]; i++)
+        if (!strcmp(known_short[i][0], body) && !strcmp(known_short[i][1], fixture))
+            return 1;
+    return 0;
+}
+
 static void every_fixture_on_every_body_is_scored(void **state)
 {
     (void)state;
@@ -320,7 +362,10 @@ static void every_fixture_on_every_body_is_scored(void **state)
             rows++;
             print_message("%-14s %-28s %7.3f %9.3f %3d/%-2d %7zu  %s%s\n", bodies[bi].label, name, s.recall,
                           s.precision, s.chains, s.expected_chains, s.changed_outside, s.decision, ok ? "" : "  FAIL");
-            if (strict() && !ok)
+            int known = is_known_short(bodies[bi].label, name);
+            if (ok && known)
+                print_message("%s: listed as short of the bar but meets it now: take it off the list\n", what);
+            if (!ok && (strict() || !known))
                 fail_msg("%s: recall %.3f precision %.3f chains %d/%d changed outside %zu decisions %s", what,
                          s.recall, s.precision, s.chains, s.expected_chains, s.changed_outside, s.decision);
             json_decref(truth);
@@ -328,7 +373,8 @@ static void every_fixture_on_every_body_is_scored(void **state)
         }
         tb_doc_free(body);
     }
-    print_message("%d fixtures, %d short of SPEC A10 (TB_FIXTURE_STRICT=1 makes them fail)\n", rows, failing);
+    print_message("%d fixtures, %d short of SPEC A10, all of them listed (TB_FIXTURE_STRICT=1 makes them fail)\n",
+                  rows, failing);
 }
 
 static void same_seed_same_bytes_and_truth(void **state)

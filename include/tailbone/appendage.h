@@ -196,6 +196,9 @@ typedef struct tb_appendage_report {
                                   from rigid pieces (segmented tails, choice) */
     int existing_chains;       /* Tail_* chains already in the skeleton */
     int changed;               /* fix: the document was edited */
+    size_t changed_outside;    /* fix: vertices outside every acted-on appendage whose
+                                  influences changed (read back from the edited document;
+                                  0 on a correct pass: the body is never touched, A10) */
     char message[256];         /* fix: one-line summary (e.g. "nothing to change") */
     int appendage_count;
     tb_appendage *appendages;

@@ -362,6 +362,9 @@ int tb_cmd_fix(int argc, char **argv)
             printf("file: %s\n", in);
             tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
             printf("%s\n", rep.repair.message);
+            if (rep.repair.changed)
+                printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep.repair.changed_outside,
+                       rep.repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
             if (rep.retarget)
                 printf("clips transferred from %s\n", clips_arg);
             if (rep.zone_try_count)

@@ -1443,10 +1443,6 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
             row = (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
         }
-        if ((along || row) && getenv("TB_DEBUG_MERGE")) /* DEBUG: remove */
-            fprintf(stderr, "merge %u(%zu) %u(%zu) along %d row %d gap %g ext %g %g el %g %g fl %g %g bin %u ain %u\n", pa,
-                    A->nverts, pb, B->nverts, along, row, gap, sa->extent, sb->extent, sa->elong, sb->elong, sa->flat,
-                    sb->flat, bin, ain);
         if (along || row)
             tb__unite(uf, pa, pb);
     }
@@ -2302,30 +2298,6 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
             r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
     }
     out->stage_ms[5] = tb__now_ms() - t;
-    if (getenv("TB_DEBUG_DUMP") && r == TB_OK) { /* DEBUG: remove */
-        FILE *f = fopen(getenv("TB_DEBUG_DUMP"), "w");
-        int *grp = malloc(st.nw * sizeof *grp);
-        for (size_t w = 0; w < st.nw; w++)
-            grp[w] = -1;
-        for (size_t i = 0; i < st.ncomp; i++)
-            for (size_t k = 0; k < st.comps[i].nverts; k++)
-                grp[st.comps[i].verts[k]] = st.comps[i].group;
-        int *app = malloc(m->vertex_count * sizeof *app);
-        for (size_t v = 0; v < m->vertex_count; v++)
-            app[v] = -1;
-        for (int i = 0; i < out->appendage_count; i++)
-            for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
-                app[out->appendages[i].vertices[k]] = out->appendages[i].decision == TB_DECIDE_CHAIN ? 1000 + i : i;
-        for (size_t v = 0; f && v < m->vertex_count; v++) {
-            uint32_t w = st.wid[v];
-            fprintf(f, "%g %g %g %d %d %d %g %u %d\n", st.wpos[w * 3], st.wpos[w * 3 + 1], st.wpos[w * 3 + 2],
-                    st.far[w], st.thin[w], grp[w], st.mrad[w], st.shell[w], app[v]);
-        }
-        free(app);
-        if (f)
-            fclose(f);
-        free(grp);
-    }
     if (r == TB_OK)
         r = tb__body_style(out, m, err);
     free(gsize);
@@ -2372,6 +2344,8 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
     json_object_set_new(o, "far_count", json_integer((json_int_t)rep->far_count));
     json_object_set_new(o, "ignored_islands", json_integer((json_int_t)rep->ignored_islands));
     json_object_set_new(o, "body_single_bone", tb__jreal(rep->body_single_bone));
+    if (rep->changed)
+        json_object_set_new(o, "changed_outside", json_integer((json_int_t)rep->changed_outside));
     json_object_set_new(o, "existing_chains", json_integer(rep->existing_chains));
     json_object_set_new(o, "changed", json_boolean(rep->changed));
     if (rep->message[0])

@@ -805,6 +805,64 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carr
     return 1;
 }
 
+/* Do no harm (SPEC A10): the vertices whose influences changed — compared
+ * by skeleton joint between the model read before the edit and the one
+ * decoded from the edited document, not from what the pass says it wrote —
+ * that lie outside every appendage it acted on. A welded tail's collar is
+ * left alone, so on a correct pass this is 0. */
+static tb_result tb__count_changed_outside(tb_appendage_report *out, const tb_model *a, const tb_model *b,
+                                           tb_error *err)
+{
+    out->changed_outside = 0;
+    if (a->vertex_count != b->vertex_count)
+        return tb__fail(err, TB_ERR_INVALID, NULL, "the edit changed the vertex count");
+    uint8_t *in = calloc(a->vertex_count + 1, 1);
+    if (!in)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; i < out->appendage_count; i++)
+        if (out->appendages[i].decision != TB_DECIDE_UNTOUCHED)
+            for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
+                in[out->appendages[i].vertices[k]] = 1;
+    for (size_t v = 0; v < a->vertex_count; v++) {
+        if (in[v])
+            continue;
+        /* joint names identify joints across the two skeletons (the edit
+         * appends joints, never renames) */
+        int changed = 0;
+        for (int k = 0; k < a->influences && !changed; k++) {
+            float w = a->weights[v * (size_t)a->influences + (size_t)k];
+            if (!(w > 0))
+                continue;
+            uint16_t sj = a->joints[v * (size_t)a->influences + (size_t)k];
+            const char *name = sj < a->skin_joint_count ? a->skel.names[a->skin_joints[sj]] : NULL;
+            float wb = 0;
+            for (int q = 0; q < b->influences; q++) {
+                float x = b->weights[v * (size_t)b->influences + (size_t)q];
+                uint16_t tj = b->joints[v * (size_t)b->influences + (size_t)q];
+                const char *nb = tj < b->skin_joint_count ? b->skel.names[b->skin_joints[tj]] : NULL;
+                if (x > 0 && name && nb && !strcmp(name, nb))
+                    wb += x;
+            }
+            changed = fabsf(wb - w) > 1.0f / 255.0f;
+        }
+        for (int q = 0; q < b->influences && !changed; q++) { /* a joint it did not have */
+            float x = b->weights[v * (size_t)b->influences + (size_t)q];
+            uint16_t tj = b->joints[v * (size_t)b->influences + (size_t)q];
+            const char *nb = tj < b->skin_joint_count ? b->skel.names[b->skin_joints[tj]] : NULL;
+            int had = 0;
+            for (int k = 0; k < a->influences && !had && nb; k++) {
+                uint16_t sj = a->joints[v * (size_t)a->influences + (size_t)k];
+                had = a->weights[v * (size_t)a->influences + (size_t)k] > 0 && sj < a->skin_joint_count &&
+                      a->skel.names[a->skin_joints[sj]] && !strcmp(a->skel.names[a->skin_joints[sj]], nb);
+            }
+            changed = x > 1.0f / 255.0f && !had;
+        }
+        out->changed_outside += (size_t)changed;
+    }
+    free(in);
+    return TB_OK;
+}
+
 /* A weighted joint whose name says tail ("tail", "Tail1", "DEF-tail.001",
  * "b_Tail01") but not a Tail_* chain of ours: a rigger's own tail bones.
  * Returns the skeleton joint, or -1. */
@@ -840,7 +898,9 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     memset(out, 0, sizeof *out);
     tb_appendage_desc d = tb_appendage_defaults(desc);
     tb_model *m = NULL;
-    tb_result r = tb_model_load(&m, doc, d.skin > 0 ? d.skin - 1 : -1, err);
+    /* the caller's role overrides (--role) reach the model detection reads */
+    tb_model_desc md = {d.skin > 0 ? d.skin : 0, d.roles, d.role_count, 0};
+    tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
     tb__detect_work work;
@@ -899,7 +959,9 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     if (r == TB_OK)
         r = tb__apply_all(&A, out, &work, err);
     int skin = m->skin;
-    tb_model_free(m);
+    /* kept for the do-no-harm count below: every vertex's influences by
+     * skeleton joint before the edit */
+    tb_model *before = m;
     m = NULL;
     free(A.changed);
     free(A.nj);
@@ -908,8 +970,12 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
     if (r == TB_OK)
-        r = tb_model_load(&m, doc, skin, err);
+        r = tb_model_load_desc(&m, doc, &(tb_model_desc){skin + 1, d.roles, d.role_count, 0}, err);
+    if (r == TB_OK)
+        r = tb__count_changed_outside(out, before, m, err);
+    tb_model_free(before);
     if (r != TB_OK) {
+        tb_model_free(m);
         tb_appendage_report_free(out);
         return r;
     }
