@@ -333,7 +333,7 @@ static int is_known_short(const char *body, const char *fixture)
 static void every_fixture_on_every_body_is_scored(void **state)
 {
     (void)state;
-    int rows = 0, failing = 0;
+    int rows = 0, failing = 0, regressions = 0;
     print_message("%-14s %-28s %7s %9s %6s %7s  %s\n", "body", "fixture", "recall", "precision", "chains",
                   "changed", "decisions");
     for (size_t bi = 0; bi < sizeof bodies / sizeof bodies[0]; bi++) {
@@ -365,16 +365,20 @@ static void every_fixture_on_every_body_is_scored(void **state)
             int known = is_known_short(bodies[bi].label, name);
             if (ok && known)
                 print_message("%s: listed as short of the bar but meets it now: take it off the list\n", what);
-            if (!ok && (strict() || !known))
-                fail_msg("%s: recall %.3f precision %.3f chains %d/%d changed outside %zu decisions %s", what,
-                         s.recall, s.precision, s.chains, s.expected_chains, s.changed_outside, s.decision);
+            if (!ok && (strict() || !known)) {
+                print_message("ERROR: %s: recall %.3f precision %.3f chains %d/%d changed outside %zu decisions %s\n",
+                              what, s.recall, s.precision, s.chains, s.expected_chains, s.changed_outside,
+                              s.decision);
+                regressions++;
+            }
             json_decref(truth);
             tb_doc_free(doc);
         }
         tb_doc_free(body);
     }
-    print_message("%d fixtures, %d short of SPEC A10, all of them listed (TB_FIXTURE_STRICT=1 makes them fail)\n",
-                  rows, failing);
+    print_message("%d fixtures, %d short of SPEC A10, %d of them not listed (TB_FIXTURE_STRICT=1: all count)\n",
+                  rows, failing, regressions);
+    assert_int_equal(regressions, 0);
 }
 
 static void same_seed_same_bytes_and_truth(void **state)

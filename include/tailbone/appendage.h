@@ -80,6 +80,9 @@ typedef struct tb_appendage_desc {
     float envelope_margin;     /* 0 → 0.15: such a vertex is far when it also stands this
                                   fraction beyond the body's own radius around its bone
                                   (median of the skin facing away from that bone) */
+    float sample_fraction;     /* 0 → 0.0025 of H: thickness rays are cast from one vertex per
+                                  shell and grid cell of this size (the others take the
+                                  nearest sample's), so dense meshes stay fast */
     float grow_fraction;       /* 0 → 0.8: far regions grow through connected off-bone skin
                                   standing at least this fraction of the envelope off its
                                   bone (a tail's side facing the thigh, A10, choice) */
@@ -204,8 +207,9 @@ typedef struct tb_appendage_report {
     tb_appendage *appendages;
     /* wall time per stage of detection, ms (not in the JSON: reports stay
      * deterministic): distance field, weld, graph + shells, components,
-     * merge, analysis (tests, geodesic, chain joints, distances) */
-    double stage_ms[6];
+     * merge, analysis (tests, geodesic, chain joints, distances), thickness
+     * (rays, envelope, A10) */
+    double stage_ms[7];
 } tb_appendage_report;
 
 /* Names of the stage_ms entries ("distance", "weld", …); NULL past the end. */

@@ -24,6 +24,7 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
     TB__DEF(thin_margin, 0.01f);          /* SPEC A10 (choice) */
     TB__DEF(envelope_margin, 0.15f);      /* SPEC A10 (choice) */
     TB__DEF(grow_fraction, 0.8f);
+    TB__DEF(sample_fraction, 0.0025f);
     TB__DEF(wrap_min_deg, 270.0f);        /* SPEC A10 (choice) */
     TB__DEF(slender_min, 5.0f);
     TB__DEF(leave_min, 0.25f);
@@ -71,8 +72,8 @@ tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
 
 const char *tb_appendage_stage_name(int i)
 {
-    static const char *const n[] = {"distance", "weld", "graph", "components", "merge", "analysis"};
-    return (i >= 0 && i < 6) ? n[i] : NULL;
+    static const char *const n[] = {"distance", "weld", "graph", "components", "merge", "analysis", "thickness"};
+    return (i >= 0 && i < 7) ? n[i] : NULL;
 }
 
 static double tb__now_ms(void)
@@ -695,6 +696,143 @@ static int tb__off_bone(const tb__state *st, const float q[3], float h)
     return tb__skeleton_dist(st->segs, st->nseg, q) > h + st->d.thin_margin * st->H;
 }
 
+/* ---- a uniform grid over welded vertices, as a sorted array ------------- */
+
+typedef struct tb__cell_entry {
+    uint64_t key;
+    uint32_t comp, v;
+} tb__cell_entry;
+
+#define TB__CELL_BITS 21
+#define TB__CELL_MAX ((1u << TB__CELL_BITS) - 1)
+
+static void tb__cell_of(const tb__state *st, const float *p, float inv, uint32_t c[3])
+{
+    for (int a = 0; a < 3; a++) {
+        double x = floor(((double)p[a] - (double)st->m->bbox_min[a]) * inv);
+        c[a] = x < 0 ? 0 : x > TB__CELL_MAX ? TB__CELL_MAX : (uint32_t)x;
+    }
+}
+
+static uint64_t tb__cell_key(const uint32_t c[3])
+{
+    return ((uint64_t)c[0] << (2 * TB__CELL_BITS)) | ((uint64_t)c[1] << TB__CELL_BITS) | c[2];
+}
+
+static int tb__cmp_entry(const void *a, const void *b)
+{
+    const tb__cell_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->comp != y->comp)
+        return x->comp < y->comp ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Index ranges [lo, hi) of the entries in the 27 cells around cell c. */
+static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+{
+    int k = 0;
+    for (int dx = -1; dx <= 1; dx++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dz = -1; dz <= 1; dz++) {
+                uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] + (uint32_t)dz};
+                if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX || q[2] > TB__CELL_MAX)
+                    continue; /* wrapped below 0 */
+                uint64_t key = tb__cell_key(q);
+                size_t a = tb__lower(e, n, key), b = a;
+                while (b < n && e[b].key == key)
+                    b++;
+                if (b > a) {
+                    lo[k] = a;
+                    hi[k++] = b;
+                }
+            }
+    return k;
+}
+
+static void tb__key_cell(uint64_t key, uint32_t c[3])
+{
+    c[0] = (uint32_t)(key >> (2 * TB__CELL_BITS)) & TB__CELL_MAX;
+    c[1] = (uint32_t)(key >> TB__CELL_BITS) & TB__CELL_MAX;
+    c[2] = (uint32_t)key & TB__CELL_MAX;
+}
+
+static int tb__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* (key, index) pairs: by key, then index (a deterministic order) */
+static int tb__cmp_u64x2(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* src[w] = the sample vertex w takes its thickness from: one per shell and
+ * grid cell of sample_fraction H (the cell's first vertex), the others the
+ * nearest sample in hops over the mesh graph (multi-source BFS, O(V)). */
+static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err)
+{
+    size_t nw = st->nw;
+    uint64_t *key = malloc((nw ? nw : 1) * 2 * sizeof *key);
+    uint32_t *queue = malloc((nw ? nw : 1) * sizeof *queue);
+    if (!key || !queue) {
+        free(key);
+        free(queue);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    float cell = st->d.sample_fraction * st->H, inv = cell > 0 ? 1.0f / cell : 1.0f;
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t c[3];
+        tb__cell_of(st, st->wpos + w * 3, inv, c);
+        key[w * 2] = tb__cell_key(c) ^ ((uint64_t)st->shell[w] * 0x9E3779B97F4A7C15ull);
+        key[w * 2 + 1] = w;
+        src[w] = UINT32_MAX;
+    }
+    qsort(key, nw, 2 * sizeof *key, tb__cmp_u64x2);
+    size_t qn = 0;
+    for (size_t i = 0; i < nw; i++)
+        if (!i || key[i * 2] != key[(i - 1) * 2]) {
+            uint32_t w = (uint32_t)key[i * 2 + 1];
+            src[w] = w;
+            queue[qn++] = w;
+        }
+    for (size_t h = 0; h < qn; h++) {
+        uint32_t w = queue[h];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (src[o] == UINT32_MAX) {
+                src[o] = src[w];
+                queue[qn++] = o;
+            }
+        }
+    }
+    for (size_t w = 0; w < nw; w++) /* isolated vertices: their own sample */
+        if (src[w] == UINT32_MAX)
+            src[w] = (uint32_t)w;
+    free(key);
+    free(queue);
+    return TB_OK;
+}
+
 static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
@@ -707,6 +845,7 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     st->mrad = malloc((nw ? nw : 1) * sizeof *st->mrad);
     st->thin = calloc(nw ? nw : 1, 1);
     tb__medial *md = NULL;
+    uint32_t *src = NULL;
     tb_result r = TB_OK;
     if (!wtri || !tmax || !sh_thin || !body_shell || !st->mpos || !st->mrad || !st->thin) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -725,12 +864,23 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
         goto done;
     const float *normal = tb__medial_normals(md);
     float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
+    /* rays from one vertex per shell and grid cell of sample_fraction H:
+     * thickness varies over a tail's radius, not over a dense mesh's edge,
+     * so a million-vertex mesh casts tens of thousands of rays; the other
+     * vertices take the nearest sample's over the mesh graph */
+    src = malloc((nw ? nw : 1) * sizeof *src);
+    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r != TB_OK)
+        goto done;
     for (size_t w = 0; w < nw; w++) {
         float d = st->wdist[w];
-        tmax[w] = d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
+        tmax[w] = src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
     }
     float *thick = st->mrad; /* reused: thickness, then half of it */
     tb__medial_thickness(md, tmax, thick);
+    for (size_t w = 0; w < nw; w++)
+        if (src[w] != w)
+            thick[w] = thick[src[w]];
     for (size_t w = 0; w < nw; w++) {
         const float *p = st->wpos + w * 3, *n = normal + w * 3;
         float *q = st->mpos + w * 3;
@@ -753,8 +903,12 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         if (st->shell[w] == w)
             body_shell[w] = 2 * sh_thin[w] < st->shell_total_pre[w];
+    /* the enclosure test on the samples; the rest follow their sample */
     for (size_t w = 0; w < nw; w++)
-        if (st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
+        if (src[w] == w && st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
+            tmax[w] = -1; /* mark */
+    for (size_t w = 0; w < nw; w++)
+        if (tmax[src[w]] < 0)
             st->thin[w] = 0;
     /* only a humanoid skeleton runs through every part of the body: on an
      * unknown layout (a quadruped with its tail bones stripped) the body
@@ -765,6 +919,7 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     r = tb__envelope_far(st, normal, err);
 done:
     tb__medial_free(md);
+    free(src);
     free(wtri);
     free(tmax);
     free(sh_thin);
@@ -868,7 +1023,9 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
         st->shell_total_pre[st->shell[w]]++;
     }
     st->ms[2] = tb__now_ms() - t2;
+    t2 = tb__now_ms();
     r = tb__far_by_thickness(st, err);
+    st->ms[6] = tb__now_ms() - t2;
     if (r != TB_OK)
         return r;
     t2 = tb__now_ms();
@@ -1035,80 +1192,6 @@ oom:
     return tb__fail(err, TB_ERR_OOM, NULL, NULL);
 }
 
-/* ---- a uniform grid over welded vertices, as a sorted array ------------- */
-
-typedef struct tb__cell_entry {
-    uint64_t key;
-    uint32_t comp, v;
-} tb__cell_entry;
-
-#define TB__CELL_BITS 21
-#define TB__CELL_MAX ((1u << TB__CELL_BITS) - 1)
-
-static void tb__cell_of(const tb__state *st, const float *p, float inv, uint32_t c[3])
-{
-    for (int a = 0; a < 3; a++) {
-        double x = floor(((double)p[a] - (double)st->m->bbox_min[a]) * inv);
-        c[a] = x < 0 ? 0 : x > TB__CELL_MAX ? TB__CELL_MAX : (uint32_t)x;
-    }
-}
-
-static uint64_t tb__cell_key(const uint32_t c[3])
-{
-    return ((uint64_t)c[0] << (2 * TB__CELL_BITS)) | ((uint64_t)c[1] << TB__CELL_BITS) | c[2];
-}
-
-static int tb__cmp_entry(const void *a, const void *b)
-{
-    const tb__cell_entry *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    if (x->comp != y->comp)
-        return x->comp < y->comp ? -1 : 1;
-    return (x->v > y->v) - (x->v < y->v);
-}
-
-static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Index ranges [lo, hi) of the entries in the 27 cells around cell c. */
-static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
-{
-    int k = 0;
-    for (int dx = -1; dx <= 1; dx++)
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dz = -1; dz <= 1; dz++) {
-                uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] + (uint32_t)dz};
-                if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX || q[2] > TB__CELL_MAX)
-                    continue; /* wrapped below 0 */
-                uint64_t key = tb__cell_key(q);
-                size_t a = tb__lower(e, n, key), b = a;
-                while (b < n && e[b].key == key)
-                    b++;
-                if (b > a) {
-                    lo[k] = a;
-                    hi[k++] = b;
-                }
-            }
-    return k;
-}
-
-static void tb__key_cell(uint64_t key, uint32_t c[3])
-{
-    c[0] = (uint32_t)(key >> (2 * TB__CELL_BITS)) & TB__CELL_MAX;
-    c[1] = (uint32_t)(key >> TB__CELL_BITS) & TB__CELL_MAX;
-    c[2] = (uint32_t)key & TB__CELL_MAX;
-}
 
 /* Shape of one far component for the merge: centroid, principal axis,
  * extent along it, elongation, and whether it wraps a bone (its skin goes
@@ -1271,6 +1354,7 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
     free(r);
 }
 
+
 static int tb__cmp_near(const void *x, const void *y)
 {
     const uint32_t *a = x, *b = y; /* (a, b) leading fields */
@@ -1323,68 +1407,128 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             q++;
         }
     qsort(e, q, sizeof *e, tb__cmp_entry);
-    /* one record per (vertex, other component) near it: the nearest
-     * distance (gap) and whether the vertex lies in the other's tube; sorted
-     * by pair and reduced, O(R log R) */
+    /* runs of one component in one cell, each with up to SAMPLES of its
+     * vertices spread over the run: the pair tests look at samples, so a
+     * dense mesh costs (cells × neighbours × SAMPLES²), not (vertices ×
+     * vertices in the 27 cells around) */
+    enum { SAMPLES = 16 };
+    size_t nrun = 0;
+    for (size_t k = 0; k < q; k++)
+        nrun += !k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp;
+    size_t *run = malloc((nrun + 1) * sizeof *run); /* start index of each run, then q */
+    /* run keys for the neighbour search: one entry per run */
+    tb__cell_entry *re = malloc((nrun ? nrun : 1) * sizeof *re);
+    /* one record per (run, other component) near it: the nearest distance
+     * (gap) and the run's vertices estimated in the other's tube; sorted by
+     * pair and reduced, O(R log R) */
     typedef struct tb__near {
         uint32_t a, b;    /* a < b */
         float gap;
-        uint8_t b_in_a;   /* the vertex is b's and lies in a's tube */
-        uint8_t a_in_b;
+        float b_in_a;     /* b's vertices (estimated) lying in a's tube */
+        float a_in_b;
     } tb__near;
     size_t rcap = 256, nrec = 0;
     tb__near *rec = malloc(rcap * sizeof *rec);
-    if (!rec) {
+    if (!rec || !run || !re) {
+        free(rec);
+        free(run);
+        free(re);
         free(uf);
         free(e);
         free(sh);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
+    nrun = 0;
+    for (size_t k = 0; k < q; k++)
+        if (!k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp) {
+            re[nrun] = e[k];
+            re[nrun].v = (uint32_t)nrun; /* the run's index */
+            run[nrun++] = k;
+        }
+    run[nrun] = q;
     float tol = 0.01f * st->H;
-    enum { LOCAL = 32 };
-    for (size_t k = 0; k < q; k++) {
+    size_t ncap = 64;
+    uint64_t *nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
+    if (!nb) {
+        free(rec);
+        free(run);
+        free(re);
+        free(uf);
+        free(e);
+        free(sh);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t x = 0; x < nrun; x++) {
         uint32_t c[3];
-        size_t lo[27], hi[27];
-        uint32_t lc[LOCAL];
-        float lg[LOCAL];
-        uint8_t lin[LOCAL];
-        int nl = 0;
-        tb__key_cell(e[k].key, c);
-        const float *p = st->wpos + (size_t)e[k].v * 3;
-        int nr = tb__neighbours(e, q, c, lo, hi);
+        size_t lo[27], hi[27], nn = 0;
+        tb__key_cell(re[x].key, c);
+        uint32_t me = re[x].comp;
+        size_t xs = run[x], xn = run[x + 1] - run[x];
+        size_t xstep = xn > SAMPLES ? xn / SAMPLES : 1;
+        int nr = tb__neighbours(re, nrun, c, lo, hi);
         for (int r = 0; r < nr; r++)
             for (size_t t = lo[r]; t < hi[r]; t++) {
-                uint32_t other = e[t].comp;
-                if (other == e[k].comp)
+                if (re[t].comp == me)
                     continue;
-                const float *o = st->wpos + (size_t)e[t].v * 3, *m = st->mpos + (size_t)e[t].v * 3;
-                float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
-                                (o[2] - p[2]) * (o[2] - p[2]));
-                float rm = st->mrad[e[t].v], cap = 2 * sh[other].rad;
-                rm = rm < cap ? rm : cap;
-                float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
-                                 (m[2] - p[2]) * (m[2] - p[2]));
-                /* the tube of the other's free part (its off-bone skin): a
-                 * root sunk into the body is no tube to lie along */
-                int in = st->thin[e[t].v] && (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol);
-                int f = 0;
-                while (f < nl && lc[f] != other)
-                    f++;
-                if (f == nl) {
-                    if (nl == LOCAL)
-                        continue;
-                    lc[nl] = other, lg[nl] = d, lin[nl] = 0;
-                    nl++;
+                if (nn == ncap) {
+                    ncap *= 2;
+                    void *n2 = realloc(nb, ncap * sizeof *nb);
+                    if (!n2) {
+                        free(nb);
+                        free(rec);
+                        free(run);
+                        free(re);
+                        free(uf);
+                        free(e);
+                        free(sh);
+                        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    }
+                    nb = n2;
                 }
-                lg[f] = d < lg[f] ? d : lg[f];
-                lin[f] |= (uint8_t)in;
+                nb[nn++] = (uint64_t)re[t].comp << 32 | re[t].v;
             }
-        for (int f = 0; f < nl; f++) {
+        qsort(nb, nn, sizeof *nb, tb__cmp_u64);
+        /* per other component: x's samples against its runs around */
+        for (size_t g0 = 0; g0 < nn;) {
+            uint32_t other = (uint32_t)(nb[g0] >> 32);
+            size_t g1 = g0;
+            while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
+                g1++;
+            float gap = INFINITY;
+            size_t tried = 0, in = 0;
+            for (size_t i = 0; i < xn; i += xstep) {
+                const float *p = st->wpos + (size_t)e[xs + i].v * 3;
+                int inside = 0;
+                for (size_t gi = g0; gi < g1; gi++) {
+                    size_t y = (size_t)(uint32_t)nb[gi], ys = run[y], yn = run[y + 1] - run[y];
+                    size_t ystep = yn > SAMPLES ? yn / SAMPLES : 1;
+                    for (size_t j = 0; j < yn; j += ystep) {
+                        uint32_t ov = e[ys + j].v;
+                        const float *o = st->wpos + (size_t)ov * 3, *m = st->mpos + (size_t)ov * 3;
+                        float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                        (o[2] - p[2]) * (o[2] - p[2]));
+                        gap = d < gap ? d : gap;
+                        float rm = st->mrad[ov], cap = 2 * sh[other].rad;
+                        rm = rm < cap ? rm : cap;
+                        float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                         (m[2] - p[2]) * (m[2] - p[2]));
+                        /* the tube of the other's free part (its off-bone skin):
+                         * a root sunk into the body is no tube to lie along */
+                        inside |= st->thin[ov] && (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol);
+                    }
+                }
+                tried++;
+                in += (size_t)inside;
+            }
+            g0 = g1;
             if (nrec == rcap) {
                 rcap *= 2;
                 void *nr2 = realloc(rec, rcap * sizeof *rec);
                 if (!nr2) {
+                    free(nb);
                     free(rec);
+                    free(run);
+                    free(re);
                     free(uf);
                     free(e);
                     free(sh);
@@ -1392,19 +1536,20 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                 }
                 rec = nr2;
             }
-            uint32_t me = e[k].comp;
-            tb__near *x = &rec[nrec++];
-            x->a = me < lc[f] ? me : lc[f];
-            x->b = me < lc[f] ? lc[f] : me;
-            x->gap = lg[f];
-            x->b_in_a = (uint8_t)(me == x->b && lin[f]);
-            x->a_in_b = (uint8_t)(me == x->a && lin[f]);
+            float est = tried ? (float)xn * (float)in / (float)tried : 0;
+            tb__near *z = &rec[nrec++];
+            z->a = me < other ? me : other;
+            z->b = me < other ? other : me;
+            z->gap = gap;
+            z->b_in_a = me == z->b ? est : 0;
+            z->a_in_b = me == z->a ? est : 0;
         }
     }
+    free(nb);
     qsort(rec, nrec, sizeof *rec, tb__cmp_near);
     for (size_t i = 0; i < nrec;) {
         size_t j = i;
-        uint32_t bin = 0, ain = 0;
+        float bin = 0, ain = 0;
         float gap = INFINITY;
         for (; j < nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
             bin += rec[j].b_in_a;
@@ -1449,6 +1594,8 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     for (size_t i = 0; i < n; i++)
         st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
     free(rec);
+    free(run);
+    free(re);
     free(uf);
     free(e);
     free(sh);
@@ -1653,11 +1800,6 @@ static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work,
     return TB_OK;
 }
 
-static int tb__cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Numbers the separate pieces of an appendage's skin: a welded shell all of
  * whose vertices are in the appendage is one piece (a vertebra, a tuft, a

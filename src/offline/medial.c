@@ -32,22 +32,39 @@ typedef struct tb__tgrid {
     uint32_t *tris;     /* triangle ids grouped by cell */
 } tb__tgrid;
 
-typedef struct tb__pair {
-    uint64_t key;
-    uint32_t tri;
-} tb__pair;
-
-static int tb__cmp_pair(const void *a, const void *b)
-{
-    const tb__pair *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->tri > y->tri) - (x->tri < y->tri);
-}
+#define TB__GRID_MAX 1024 /* cells per axis: a cell key fits 30 bits */
 
 static uint64_t tb__ckey(int x, int y, int z)
 {
-    return ((uint64_t)(uint32_t)x << 42) | ((uint64_t)(uint32_t)y << 21) | (uint64_t)(uint32_t)z;
+    return (uint64_t)(uint32_t)x | ((uint64_t)(uint32_t)y << 10) | ((uint64_t)(uint32_t)z << 20);
+}
+
+/* Sorts (cell key << 32 | triangle) pairs by key, stably (triangles stay in
+ * ascending order within a cell): LSD radix on the key's two 16-bit halves,
+ * O(n). */
+static int tb__radix_pairs(uint64_t *a, size_t n)
+{
+    uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    size_t *cnt = malloc(65537 * sizeof *cnt);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return 0;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int shift = 32 + 16 * pass;
+        memset(cnt, 0, 65537 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[((a[i] >> shift) & 0xffff) + 1]++;
+        for (size_t d = 0; d < 65536; d++)
+            cnt[d + 1] += cnt[d];
+        for (size_t i = 0; i < n; i++)
+            tmp[cnt[(a[i] >> shift) & 0xffff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
+    }
+    free(tmp);
+    free(cnt);
+    return 1;
 }
 
 static size_t tb__hash(uint64_t k, size_t mask)
@@ -98,11 +115,14 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         diag = 1;
     float cell = nt ? (float)(2.0 * edge / (double)nt) : diag;
     cell = cell < diag / 1000.0f ? diag / 1000.0f : cell > diag / 8.0f ? diag / 8.0f : cell;
+    for (int a = 0; a < 3; a++) /* at most TB__GRID_MAX cells along any axis */
+        if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
+            cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
     g->cell = cell;
     g->inv = 1.0f / cell;
     for (int a = 0; a < 3; a++) {
         double d = ceil((double)(hi[a] - g->lo[a]) * g->inv) + 1;
-        g->dim[a] = d > 2000000 ? 2000000 : (int)d;
+        g->dim[a] = d > TB__GRID_MAX ? TB__GRID_MAX : (int)d;
     }
     /* count, then fill the (cell, triangle) pairs of each triangle's box */
     size_t np = 0;
@@ -122,7 +142,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     }
     if (np >= UINT32_MAX)
         return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
-    tb__pair *pr = malloc((np ? np : 1) * sizeof *pr);
+    uint64_t *pr = malloc((np ? np : 1) * sizeof *pr);
     if (!pr)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t q = 0;
@@ -140,15 +160,16 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         }
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
-                for (int z = c0[2]; z <= c1[2]; z++) {
-                    pr[q].key = tb__ckey(x, y, z);
-                    pr[q++].tri = (uint32_t)t;
-                }
+                for (int z = c0[2]; z <= c1[2]; z++)
+                    pr[q++] = tb__ckey(x, y, z) << 32 | (uint32_t)t;
     }
-    qsort(pr, np, sizeof *pr, tb__cmp_pair);
+    if (!tb__radix_pairs(pr, np)) {
+        free(pr);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     size_t cells = 0;
     for (size_t i = 0; i < np; i++)
-        cells += !i || pr[i].key != pr[i - 1].key;
+        cells += !i || pr[i] >> 32 != pr[i - 1] >> 32;
     g->slots = 16;
     while (g->slots < cells * 2)
         g->slots *= 2;
@@ -164,14 +185,15 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     size_t mask = g->slots - 1;
     for (size_t i = 0; i < np;) {
         size_t j = i;
-        while (j < np && pr[j].key == pr[i].key) {
-            g->tris[j] = pr[j].tri;
+        uint64_t key = pr[i] >> 32;
+        while (j < np && pr[j] >> 32 == key) {
+            g->tris[j] = (uint32_t)pr[j];
             j++;
         }
-        size_t h = tb__hash(pr[i].key, mask);
+        size_t h = tb__hash(key, mask);
         while (g->keys[h])
             h = (h + 1) & mask;
-        g->keys[h] = pr[i].key + 1;
+        g->keys[h] = key + 1;
         g->start[h] = (uint32_t)i;
         g->count[h] = (uint32_t)(j - i);
         i = j;
