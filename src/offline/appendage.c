@@ -777,14 +777,6 @@ static int tb__cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* (key, index) pairs: by key, then index (a deterministic order) */
-static int tb__cmp_u64x2(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    if (x[0] != y[0])
-        return x[0] < y[0] ? -1 : 1;
-    return (x[1] > y[1]) - (x[1] < y[1]);
-}
 
 /* src[w] = the sample vertex w takes its thickness from: one per shell and
  * grid cell of sample_fraction H (the cell's first vertex), the others the
@@ -807,7 +799,34 @@ static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_er
         key[w * 2 + 1] = w;
         src[w] = UINT32_MAX;
     }
-    qsort(key, nw, 2 * sizeof *key, tb__cmp_u64x2);
+    /* (key, index) pairs by key then index: the pairs go in by index, and a
+     * stable LSD radix on the key (4 × 16 bits) keeps that order, O(n) */
+    {
+        uint64_t *tmp = malloc((nw ? nw : 1) * 2 * sizeof *tmp);
+        size_t *cnt = malloc(65537 * sizeof *cnt);
+        if (!tmp || !cnt) {
+            free(tmp);
+            free(cnt);
+            free(key);
+            free(queue);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        for (int shift = 0; shift < 64; shift += 16) {
+            memset(cnt, 0, 65537 * sizeof *cnt);
+            for (size_t i = 0; i < nw; i++)
+                cnt[((key[i * 2] >> shift) & 0xffff) + 1]++;
+            for (size_t d = 0; d < 65536; d++)
+                cnt[d + 1] += cnt[d];
+            for (size_t i = 0; i < nw; i++) {
+                size_t at = cnt[(key[i * 2] >> shift) & 0xffff]++;
+                tmp[at * 2] = key[i * 2];
+                tmp[at * 2 + 1] = key[i * 2 + 1];
+            }
+            memcpy(key, tmp, nw * 2 * sizeof *key);
+        }
+        free(tmp);
+        free(cnt);
+    }
     size_t qn = 0;
     for (size_t i = 0; i < nw; i++)
         if (!i || key[i * 2] != key[(i - 1) * 2]) {
