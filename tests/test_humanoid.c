@@ -243,6 +243,18 @@ static void same_detection(const tb_model *a, const tb_model *b)
                 assert_float_equal(x->chain_joints[k][c], y->chain_joints[k][c], 1e-5);
     }
     assert_true(chains >= 1);
+    /* the detection report says how each role was found, as the model has it */
+    assert_int_equal(ra.role_count, rb.role_count);
+    for (int i = 0; i < ra.role_count; i++) {
+        assert_int_equal(ra.roles[i].role, rb.roles[i].role);
+        assert_int_equal(ra.roles[i].source, a->role_source[a->role_joint[ra.roles[i].role]]);
+        assert_int_equal(rb.roles[i].source, b->role_source[b->role_joint[rb.roles[i].role]]);
+    }
+    json_t *j = tb_appendage_report_json(&rb);
+    json_t *r0 = json_array_get(json_object_get(j, "roles"), 0);
+    assert_string_equal(json_string_value(json_object_get(r0, "source")),
+                        tb_role_source_name(rb.roles[0].source));
+    json_decref(j);
     tb_appendage_report_free(&ra);
     tb_appendage_report_free(&rb);
 }
@@ -267,6 +279,16 @@ static void opaque_names_get_the_mixamo_roles_back_from_the_shape(void **state)
             for (int j = 0; j < b->skel.joint_count; j++)
                 if (b->roles[j])
                     assert_int_equal(b->role_source[j], TB_ROLE_SRC_SHAPE);
+            {
+                /* and the detection report says "shape" for every role */
+                tb_appendage_report rep;
+                tb_error e2 = {0};
+                assert_int_equal(tb_appendage_detect(&rep, b, NULL, &e2), TB_OK);
+                assert_true(rep.role_count >= 20);
+                for (int i = 0; i < rep.role_count; i++)
+                    assert_int_equal(rep.roles[i].source, TB_ROLE_SRC_SHAPE);
+                tb_appendage_report_free(&rep);
+            }
             assert_true(b->body.found);
             assert_false(b->body.quadruped);
             assert_float_equal(b->body.up[1], 1.0, 1e-6);          /* +Y up */

@@ -37,6 +37,7 @@
 
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
+#include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 
 #ifdef __cplusplus
@@ -198,6 +199,12 @@ typedef struct tb_appendage_report {
                                   wholly (>= 0.99) to one joint: near 1 on characters built
                                   from rigid pieces (segmented tails, choice) */
     int existing_chains;       /* Tail_* chains already in the skeleton */
+    int role_count;            /* humanoid roles the detection worked with */
+    struct {
+        tb_role role;
+        char joint[64];
+        tb_role_source source; /* how the role was found: name, VRM map, shape, override */
+    } roles[TB_ROLE_COUNT];
     int changed;               /* fix: the document was edited */
     size_t changed_outside;    /* fix: vertices outside every acted-on appendage whose
                                   influences changed (read back from the edited document;

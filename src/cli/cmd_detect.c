@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "tailbone/appendage.h"
+#include "tailbone/humanoid.h"
 
 void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
 {
@@ -18,6 +19,21 @@ void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
                 100.0 * (double)rep->body_single_bone);
     if (rep->existing_chains)
         fprintf(f, "  existing Tail_* chains: %d\n", rep->existing_chains);
+    {
+        /* how the roles were found, counted by source */
+        int by[8] = {0};
+        for (int i = 0; i < rep->role_count; i++)
+            if ((int)rep->roles[i].source >= 0 && (int)rep->roles[i].source < 8)
+                by[rep->roles[i].source]++;
+        fprintf(f, "  roles: %d", rep->role_count);
+        const char *sep = " (";
+        for (int k = 1; k < 8; k++)
+            if (by[k]) {
+                fprintf(f, "%sfrom %s %d", sep, tb_role_source_name((tb_role_source)k), by[k]);
+                sep = ", ";
+            }
+        fprintf(f, "%s\n", rep->role_count ? ")" : "");
+    }
     if (!rep->appendage_count)
         return;
     fprintf(f, "  %-2s %-8s %-9s %6s %-14s %5s %5s %7s %2s %9s %9s\n", "#", "kind", "decision", "verts", "attachment",

@@ -2410,6 +2410,15 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
                         "no joint is recognised as the hips: name the pelvis joint (--pelvis NAME)");
     }
     out->pelvis_joint = st.pelvis;
+    for (int ro = 1; ro < TB_ROLE_COUNT; ro++) {
+        int j = m->role_joint[ro];
+        if (j < 0)
+            continue;
+        out->roles[out->role_count].role = (tb_role)ro;
+        tb__copy_name(out->roles[out->role_count].joint, sizeof out->roles[0].joint, m->skel.names[j]);
+        out->roles[out->role_count].source = m->role_source ? m->role_source[j] : TB_ROLE_SRC_NAME;
+        out->role_count++;
+    }
     tb__copy_name(out->pelvis_name, sizeof out->pelvis_name, m->skel.names[st.pelvis]);
     for (int chain = 0; chain < 26; chain++)
         for (int j = 0; j < m->skel.joint_count; j++) {
@@ -2505,6 +2514,12 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
     json_object_set_new(o, "far_count", json_integer((json_int_t)rep->far_count));
     json_object_set_new(o, "ignored_islands", json_integer((json_int_t)rep->ignored_islands));
     json_object_set_new(o, "body_single_bone", tb__jreal(rep->body_single_bone));
+    json_t *roles = json_array();
+    for (int i = 0; i < rep->role_count; i++)
+        json_array_append_new(roles, json_pack("{s:s,s:s,s:s}", "role", tb_role_name(rep->roles[i].role), "joint",
+                                               rep->roles[i].joint, "source",
+                                               tb_role_source_name(rep->roles[i].source)));
+    json_object_set_new(o, "roles", roles);
     if (rep->changed)
         json_object_set_new(o, "changed_outside", json_integer((json_int_t)rep->changed_outside));
     json_object_set_new(o, "existing_chains", json_integer(rep->existing_chains));
