@@ -2217,7 +2217,9 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         }
     } else if (ap->leave < d->leave_min) {
         /* SPEC A10: a tail leaves the body; what runs along it at one
-         * distance (a belt of pouches, a strap) is worn */
+         * distance (a belt of pouches, a strap, a scabbard at the hip) is
+         * worn: binding it is a change to the character on a guess (as a
+         * cape's, SPEC A7), so it is left as rigged */
         ap->kind = TB_KIND_WIDE;
         snprintf(why, wn, "long (elongation %.2f, slenderness %.1f) but its tip is only %.2f L further from the trunk "
                  "than its root (< %.2f): worn along the body, untouched", ap->elongation, ap->slenderness, ap->leave,
@@ -2257,22 +2259,27 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         float below = tip[0] * st->up[0] + tip[1] * st->up[1] + tip[2] * st->up[2];
         float behind = tip[0] * st->fwd[0] + tip[1] * st->fwd[1] + tip[2] * st->fwd[2];
         ap->reach = (below > behind ? below : behind) / st->H;
-        int votes = (ap->taper < d->tail_taper_max) + (ap->bend > d->tail_bend_min) + (ap->reach > d->tail_reach_min);
+        /* (A10) a fourth sign: it hangs free, its tip well away from the
+         * trunk (a bead chain leaving the back), where a carried object
+         * lies along the body */
+        int votes = (ap->taper < d->tail_taper_max) + (ap->bend > d->tail_bend_min) +
+                    (ap->reach > d->tail_reach_min) + (ap->leave > 2 * d->leave_min);
         int midline = ap->lateral <= d->tail_lateral_max; /* wings come off the side */
         if (votes >= 2 && midline) {
             ap->kind = TB_KIND_TAIL;
             aw->parent_joint = attach;
             snprintf(why, wn,
-                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f: %d of 3 tail signs: tail",
-                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, votes);
+                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
+                     "signs: tail",
+                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, ap->leave, votes);
         } else {
             ap->kind = TB_KIND_CARRIED;
             ap->decision = TB_DECIDE_RIGID;
             aw->parent_joint = attach;
             snprintf(why, wn,
-                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f: %d of 3 tail signs%s: "
-                     "carried, rigid on %s",
-                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, votes,
+                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
+                     "signs%s: carried, rigid on %s",
+                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, ap->leave, votes,
                      midline ? "" : ", off the midline", ap->attach_name);
         }
     }
