@@ -304,7 +304,6 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
 static const char *const known_short[][2] = {
     {"synth:plain", "beside_welded_leg"},
     {"synth:plain", "back_lowpoly_nearest"},
-    {"synth:plain", "up_welded_hips+vest"},
     {"synth:plain", "scabbard_only"},
     {"Xbot", "hang_welded_nearest"},
     {"Xbot", "beside_welded_leg"},
@@ -316,7 +315,6 @@ static const char *const known_short[][2] = {
     {"Soldier", "beside_welded_leg"},
     {"Soldier", "back_pieces_hips"},
     {"Soldier", "back_pieces_hips+coat"},
-    {"Soldier", "back_shell_nearest+coat"},
     {"Soldier", "back_lowpoly_nearest"},
     {"Soldier", "curl_fur_hips+belt"},
     {"Soldier", "up_welded_hips+vest"},

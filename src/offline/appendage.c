@@ -1101,6 +1101,35 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
                 tb__unite(st->comp_uf, (uint32_t)w, o);
         }
     free(sthin);
+    /* a scrap of far skin split off that way (the pole of a tail's tip,
+     * whose ray runs along the tail: not off-bone by itself) goes with the
+     * far part it touches rather than being dropped as too small */
+    {
+        uint32_t *size = calloc(nw ? nw : 1, sizeof *size);
+        if (!size)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        for (size_t w = 0; w < nw; w++)
+            if (st->far[w])
+                size[tb__find(st->comp_uf, (uint32_t)w)]++;
+        for (size_t w = 0; w < nw; w++) {
+            if (!st->far[w])
+                continue;
+            uint32_t rw = tb__find(st->comp_uf, (uint32_t)w);
+            if (size[rw] >= (uint32_t)st->d.min_vertices)
+                continue;
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+                uint32_t o = st->g.adj[e], ro;
+                if (st->far[o] && (ro = tb__find(st->comp_uf, o)) != rw) {
+                    uint32_t total = size[rw] + size[ro];
+                    tb__unite(st->comp_uf, rw, ro);
+                    rw = tb__find(st->comp_uf, (uint32_t)w);
+                    size[rw] = total;
+                    break;
+                }
+            }
+        }
+        free(size);
+    }
     st->shell_off = calloc(nw + 1, sizeof *st->shell_off);
     st->shell_list = malloc((nw ? nw : 1) * sizeof *st->shell_list);
     if (!st->shell_off || !st->shell_list)
