@@ -1403,6 +1403,15 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
 }
 
 
+/* One (run, other component) record of the merge: the nearest distance and
+ * the run's vertices estimated in the other's tube. */
+struct tb__near {
+    uint32_t a, b;    /* a < b */
+    float gap;
+    float b_in_a;     /* b's vertices (estimated) lying in a's tube */
+    float a_in_b;
+};
+
 static int tb__cmp_near(const void *x, const void *y)
 {
     const uint32_t *a = x, *b = y; /* (a, b) leading fields */
@@ -1427,16 +1436,18 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     size_t n = st->ncomp, F = 0;
     for (size_t i = 0; i < n; i++)
         F += st->comps[i].nverts;
-    uint32_t *uf = malloc((n ? n : 1) * sizeof *uf);
-    tb__cell_entry *e = malloc((F ? F : 1) * sizeof *e);
-    tb__shape *sh = malloc((n ? n : 1) * sizeof *sh);
+    uint32_t *uf = NULL;
+    tb__cell_entry *e = NULL, *re = NULL;
+    tb__shape *sh = NULL;
+    size_t *run = NULL;
+    uint64_t *nb = NULL;
+    struct tb__near *rec = NULL;
+    uf = malloc((n ? n : 1) * sizeof *uf);
+    e = malloc((F ? F : 1) * sizeof *e);
+    sh = malloc((n ? n : 1) * sizeof *sh);
     /* per pair: along-count of b's vertices in a's tube, gap */
-    if (!uf || !e || !sh) {
-        free(uf);
-        free(e);
-        free(sh);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    if (!uf || !e || !sh)
+        goto oom;
     for (size_t i = 0; i < n; i++) {
         uf[i] = (uint32_t)i;
         tb__comp_shape(st, &st->comps[i], &sh[i]);
@@ -1463,29 +1474,16 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     size_t nrun = 0;
     for (size_t k = 0; k < q; k++)
         nrun += !k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp;
-    size_t *run = malloc((nrun + 1) * sizeof *run); /* start index of each run, then q */
+    run = malloc((nrun + 1) * sizeof *run); /* start index of each run, then q */
     /* run keys for the neighbour search: one entry per run */
-    tb__cell_entry *re = malloc((nrun ? nrun : 1) * sizeof *re);
+    re = malloc((nrun ? nrun : 1) * sizeof *re);
     /* one record per (run, other component) near it: the nearest distance
      * (gap) and the run's vertices estimated in the other's tube; sorted by
      * pair and reduced, O(R log R) */
-    typedef struct tb__near {
-        uint32_t a, b;    /* a < b */
-        float gap;
-        float b_in_a;     /* b's vertices (estimated) lying in a's tube */
-        float a_in_b;
-    } tb__near;
     size_t rcap = 256, nrec = 0;
-    tb__near *rec = malloc(rcap * sizeof *rec);
-    if (!rec || !run || !re) {
-        free(rec);
-        free(run);
-        free(re);
-        free(uf);
-        free(e);
-        free(sh);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    rec = malloc(rcap * sizeof *rec);
+    if (!rec || !run || !re)
+        goto oom;
     nrun = 0;
     for (size_t k = 0; k < q; k++)
         if (!k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp) {
@@ -1496,16 +1494,9 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     run[nrun] = q;
     float tol = 0.01f * st->H;
     size_t ncap = 64;
-    uint64_t *nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
-    if (!nb) {
-        free(rec);
-        free(run);
-        free(re);
-        free(uf);
-        free(e);
-        free(sh);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
+    if (!nb)
+        goto oom;
     for (size_t x = 0; x < nrun; x++) {
         uint32_t c[3];
         size_t lo[27], hi[27], nn = 0;
@@ -1521,16 +1512,8 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                 if (nn == ncap) {
                     ncap *= 2;
                     void *n2 = realloc(nb, ncap * sizeof *nb);
-                    if (!n2) {
-                        free(nb);
-                        free(rec);
-                        free(run);
-                        free(re);
-                        free(uf);
-                        free(e);
-                        free(sh);
-                        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                    }
+                    if (!n2)
+                        goto oom;
                     nb = n2;
                 }
                 nb[nn++] = (uint64_t)re[t].comp << 32 | re[t].v;
@@ -1572,20 +1555,12 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             if (nrec == rcap) {
                 rcap *= 2;
                 void *nr2 = realloc(rec, rcap * sizeof *rec);
-                if (!nr2) {
-                    free(nb);
-                    free(rec);
-                    free(run);
-                    free(re);
-                    free(uf);
-                    free(e);
-                    free(sh);
-                    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                }
+                if (!nr2)
+                    goto oom;
                 rec = nr2;
             }
             float est = tried ? (float)xn * (float)in / (float)tried : 0;
-            tb__near *z = &rec[nrec++];
+            struct tb__near *z = &rec[nrec++];
             z->a = me < other ? me : other;
             z->b = me < other ? other : me;
             z->gap = gap;
@@ -1594,6 +1569,7 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
         }
     }
     free(nb);
+    nb = NULL;
     qsort(rec, nrec, sizeof *rec, tb__cmp_near);
     for (size_t i = 0; i < nrec;) {
         size_t j = i;
@@ -1648,6 +1624,15 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     free(e);
     free(sh);
     return TB_OK;
+oom:
+    free(nb);
+    free(rec);
+    free(run);
+    free(re);
+    free(uf);
+    free(e);
+    free(sh);
+    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
 }
 
 /* Bridges between the pieces of a merged group (A6 choice), so the

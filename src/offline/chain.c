@@ -805,6 +805,20 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carr
     return 1;
 }
 
+/* The weight vertex v puts on the joint named `name` (0 when none). */
+static float tb__weight_on(const tb_model *m, size_t v, const char *name)
+{
+    float w = 0;
+    for (int k = 0; name && k < m->influences; k++) {
+        float x = m->weights[v * (size_t)m->influences + (size_t)k];
+        uint16_t j = m->joints[v * (size_t)m->influences + (size_t)k];
+        const char *n = j < m->skin_joint_count ? m->skel.names[m->skin_joints[j]] : NULL;
+        if (x > 0 && n && !strcmp(n, name))
+            w += x;
+    }
+    return w;
+}
+
 /* Do no harm (SPEC A10): the vertices whose influences changed — compared
  * by skeleton joint between the model read before the edit and the one
  * decoded from the edited document, not from what the pass says it wrote —
@@ -827,35 +841,18 @@ static tb_result tb__count_changed_outside(tb_appendage_report *out, const tb_mo
         if (in[v])
             continue;
         /* joint names identify joints across the two skeletons (the edit
-         * appends joints, never renames) */
+         * appends joints, never renames): every joint either model puts
+         * weight on must carry the same weight in both */
         int changed = 0;
-        for (int k = 0; k < a->influences && !changed; k++) {
-            float w = a->weights[v * (size_t)a->influences + (size_t)k];
-            if (!(w > 0))
-                continue;
-            uint16_t sj = a->joints[v * (size_t)a->influences + (size_t)k];
-            const char *name = sj < a->skin_joint_count ? a->skel.names[a->skin_joints[sj]] : NULL;
-            float wb = 0;
-            for (int q = 0; q < b->influences; q++) {
-                float x = b->weights[v * (size_t)b->influences + (size_t)q];
-                uint16_t tj = b->joints[v * (size_t)b->influences + (size_t)q];
-                const char *nb = tj < b->skin_joint_count ? b->skel.names[b->skin_joints[tj]] : NULL;
-                if (x > 0 && name && nb && !strcmp(name, nb))
-                    wb += x;
+        for (int side = 0; side < 2 && !changed; side++) {
+            const tb_model *x = side ? b : a;
+            for (int k = 0; k < x->influences && !changed; k++) {
+                uint16_t sj = x->joints[v * (size_t)x->influences + (size_t)k];
+                if (!(x->weights[v * (size_t)x->influences + (size_t)k] > 0) || sj >= x->skin_joint_count)
+                    continue;
+                const char *name = x->skel.names[x->skin_joints[sj]];
+                changed = fabsf(tb__weight_on(a, v, name) - tb__weight_on(b, v, name)) > 1.0f / 255.0f;
             }
-            changed = fabsf(wb - w) > 1.0f / 255.0f;
-        }
-        for (int q = 0; q < b->influences && !changed; q++) { /* a joint it did not have */
-            float x = b->weights[v * (size_t)b->influences + (size_t)q];
-            uint16_t tj = b->joints[v * (size_t)b->influences + (size_t)q];
-            const char *nb = tj < b->skin_joint_count ? b->skel.names[b->skin_joints[tj]] : NULL;
-            int had = 0;
-            for (int k = 0; k < a->influences && !had && nb; k++) {
-                uint16_t sj = a->joints[v * (size_t)a->influences + (size_t)k];
-                had = a->weights[v * (size_t)a->influences + (size_t)k] > 0 && sj < a->skin_joint_count &&
-                      a->skel.names[a->skin_joints[sj]] && !strcmp(a->skel.names[a->skin_joints[sj]], nb);
-            }
-            changed = x > 1.0f / 255.0f && !had;
         }
         out->changed_outside += (size_t)changed;
     }

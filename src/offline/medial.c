@@ -90,6 +90,21 @@ static int tb__cell_clamp(float x, int dim)
     return c < 0 ? 0 : c >= dim ? dim - 1 : c;
 }
 
+/* The cells [c0, c1] the bounding box of triangle tv covers. */
+static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *tv, int c0[3], int c1[3])
+{
+    for (int a = 0; a < 3; a++) {
+        float mn = INFINITY, mx = -INFINITY;
+        for (int k = 0; k < 3; k++) {
+            float x = pos[(size_t)tv[k] * 3 + (size_t)a];
+            mn = x < mn ? x : mn;
+            mx = x > mx ? x : mx;
+        }
+        c0[a] = tb__cell_clamp((mn - g->lo[a]) * g->inv, g->dim[a]);
+        c1[a] = tb__cell_clamp((mx - g->lo[a]) * g->inv, g->dim[a]);
+    }
+}
+
 static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt,
                                  tb_error *err)
 {
@@ -128,16 +143,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     size_t np = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
-        for (int a = 0; a < 3; a++) {
-            float mn = INFINITY, mx = -INFINITY;
-            for (int k = 0; k < 3; k++) {
-                float x = pos[(size_t)tri[t * 3 + (size_t)k] * 3 + (size_t)a];
-                mn = x < mn ? x : mn;
-                mx = x > mx ? x : mx;
-            }
-            c0[a] = tb__cell_clamp((mn - g->lo[a]) * g->inv, g->dim[a]);
-            c1[a] = tb__cell_clamp((mx - g->lo[a]) * g->inv, g->dim[a]);
-        }
+        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
         np += (size_t)(c1[0] - c0[0] + 1) * (size_t)(c1[1] - c0[1] + 1) * (size_t)(c1[2] - c0[2] + 1);
     }
     if (np >= UINT32_MAX)
@@ -148,16 +154,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     size_t q = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
-        for (int a = 0; a < 3; a++) {
-            float mn = INFINITY, mx = -INFINITY;
-            for (int k = 0; k < 3; k++) {
-                float x = pos[(size_t)tri[t * 3 + (size_t)k] * 3 + (size_t)a];
-                mn = x < mn ? x : mn;
-                mx = x > mx ? x : mx;
-            }
-            c0[a] = tb__cell_clamp((mn - g->lo[a]) * g->inv, g->dim[a]);
-            c1[a] = tb__cell_clamp((mx - g->lo[a]) * g->inv, g->dim[a]);
-        }
+        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++)
