@@ -311,12 +311,10 @@ static const char *const known_short[][2] = {
     {"Xbot", "up_welded_hips+vest"},
     {"Xbot", "scabbard_only"},
     {"Soldier", "hang_welded_nearest"},
-    {"Soldier", "hang_fur_hips"},
     {"Soldier", "beside_welded_leg"},
     {"Soldier", "back_pieces_hips"},
     {"Soldier", "back_pieces_hips+coat"},
     {"Soldier", "back_lowpoly_nearest"},
-    {"Soldier", "curl_fur_hips+belt"},
     {"Soldier", "up_welded_hips+vest"},
     {"Soldier", "scabbard_only"},
 };

@@ -1545,7 +1545,11 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                                          (m[2] - p[2]) * (m[2] - p[2]));
                         /* the tube of the other's free part (its off-bone skin):
                          * a root sunk into the body is no tube to lie along */
-                        inside |= st->thin[ov] && (rm > 0 ? dm <= 1.5f * rm + tol : d <= 2 * tol);
+                        /* a layer lies over the other's surface (fur over
+                         * skin), between 0.8 and 1.6 times its local radius,
+                         * not through its inside (an accessory the root of a
+                         * tail is sunk through) */
+                        inside |= st->thin[ov] && (rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * tol);
                     }
                 }
                 tried++;
