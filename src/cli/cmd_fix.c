@@ -119,6 +119,8 @@ static void tb__help(void)
            "  --json                print the report as JSON instead of tables\n"
            "  -q, --quiet           print only errors\n"
            "  --progress            name each stage on stderr (the default on a terminal)\n"
+           "  --in-place            allow -o to be IN itself (refused by default)\n"
+           "  --allow-uri-outside   let a .gltf's external uri name a file outside its folder\n"
            "repair:\n"
            "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"

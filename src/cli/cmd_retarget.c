@@ -81,7 +81,9 @@ int tb_cmd_retarget(int argc, char **argv)
                    "  --raw-delta       pure world-delta transfer (no limb bind-direction alignment)\n"
                    "  --foot-contact    raise a foot whose skin dips below the floor with a two-bone\n"
                    "                    leg IK (the legs then differ from the source's; docs/retarget.md)\n"
-                   "  -q, --quiet       print nothing on success\n");
+                   "  -q, --quiet       print nothing on success\n"
+                   "  --in-place        allow -o to be CHARACTER itself (refused by default)\n"
+                   "  --allow-uri-outside  let a .gltf's external uri name a file outside its folder\n");
             return TB_EXIT_OK;
         } else if (!strcmp(a, "--clips")) {
             if (!has_next)
