@@ -128,7 +128,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
                        (hi[2] - g->lo[2]) * (hi[2] - g->lo[2]));
     if (!(diag > 0))
         diag = 1;
-    float cell = nt ? (float)(2.0 * edge / (double)nt) : diag;
+    float cell = nt ? (float)(4.0 * edge / (double)nt) : diag;
     cell = cell < diag / 1000.0f ? diag / 1000.0f : cell > diag / 8.0f ? diag / 8.0f : cell;
     for (int a = 0; a < 3; a++) /* at most TB__GRID_MAX cells along any axis */
         if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
