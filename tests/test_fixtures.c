@@ -469,6 +469,22 @@ static void cli_synth_onto(void **state)
     char *nl = strchr(out, '\n');
     assert_true(nl && nl[1] == '\0');
     free(out);
+    /* the body is an input: never overwritten, nor the output by the truth */
+    size_t n0 = 0, n1 = 0;
+    uint8_t *before = tbt_read_file(glb, &n0);
+    assert_non_null(before);
+    assert_int_equal(tbt_run_cli(&out, "synth --onto '%s' --fixture coat_only -o '%s'", glb, glb), 1);
+    assert_non_null(strstr(out, "refusing to overwrite"));
+    free(out);
+    assert_int_equal(tbt_run_cli(&out, "synth --onto synth:plain --fixture coat_only -o '%s' --truth '%s'", json, json),
+                     2);
+    assert_non_null(strstr(out, "same file"));
+    free(out);
+    uint8_t *after = tbt_read_file(glb, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(before);
+    free(after);
 }
 
 int main(void)

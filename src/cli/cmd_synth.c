@@ -47,24 +47,32 @@ static int tb__synth_onto(const char *onto, const char *fixture, const char *var
         return tb_cli_usage_error("synth", "unknown fixture '%s' (tailbone synth --fixtures)", fixture);
     if (!out)
         return tb_cli_usage_error("synth", "needs -o OUT.glb");
+    if (truth_path && !strcmp(truth_path, out))
+        return tb_cli_usage_error("synth", "--truth and -o name the same file");
     tb_error err = {0};
     tb_doc *body = NULL;
-    if (!strncmp(onto, "synth:", 6)) {
+    int from_file = strncmp(onto, "synth:", 6) != 0;
+    /* like every command: never over the body, nor the truth over the output */
+    const char *inputs[] = {from_file ? onto : NULL, out};
+    if (tb_cli_check_output(out, inputs, 1) != TB_EXIT_OK ||
+        (truth_path && tb_cli_check_output(truth_path, inputs, 2) != TB_EXIT_OK))
+        return TB_EXIT_FAIL;
+    if (!from_file) {
         if (tb_synth_variant_find(onto + 6) < 0)
             return tb_cli_usage_error("synth", "unknown synthetic body '%s' (tailbone synth --list)", onto + 6);
         tb_synth_desc bd = {0};
         if (tb_synth_build(&body, onto + 6, &bd, NULL, &err) != TB_OK)
             return tb_cli_error(onto, &err);
-    } else if (tb_doc_load(&body, onto, NULL, &err) != TB_OK) {
-        return tb_cli_error(onto, &err);
+    } else if (!(body = tb_cli_load(onto, 1))) {
+        return TB_EXIT_FAIL; /* tb_cli_load said why, in one line */
     }
     tb_doc *doc = NULL;
     json_t *truth = NULL;
     int rc = TB_EXIT_OK;
     if (tb_synth_onto(&doc, body, fixture, desc, truth_path ? &truth : NULL, &err) != TB_OK) {
         rc = tb_cli_error(onto, &err);
-    } else if (tb_doc_save(doc, out, &err) != TB_OK) {
-        rc = tb_cli_error(out, &err);
+    } else if ((rc = tb_cli_save_doc(doc, out)) != TB_EXIT_OK) {
+        /* tb_cli_save_doc said why */
     } else if (truth_path) {
         rc = tb_cli_save_json(truth_path, truth, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     }
