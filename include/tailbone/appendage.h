@@ -106,7 +106,9 @@ typedef struct tb_appendage_desc {
     float attach_bias;         /* 0 → 1.5 (A4) */
     float centroid_ratio_min;  /* 0 → 0.40 of the component radius (A5) */
     float elongation_min;      /* 0 → 1.8 (A5) */
-    float merge_overlap;       /* 0 → 0.5 of the smaller bbox (A6) */
+    float merge_overlap;       /* unused: kept for source compatibility. SPEC A6's merge by
+                                  bounding-box overlap is gone (a coat's box holds a tail's);
+                                  A10 merges by tube and row (row_gap, row_reach) */
     float length_percentile;   /* 0 → 0.99 (A9) */
     float segment_fraction;    /* 0 → 0.1: K = round(L / (0.1 H)) (A9) */
     int min_bones, max_bones;  /* 0 → 3, 8 (A9) */
@@ -131,8 +133,8 @@ typedef struct tb_appendage_desc {
                                   (choice); negative: no blend (SPEC A9 as written) */
     float weld_epsilon;        /* 0 → 1e-5 of H: positions closer are one vertex (A3) */
     int min_vertices;          /* 0 → 12 welded vertices: smaller appendages are ignored */
-    float touch_fraction;      /* 0 → 0.025 of H: far pieces closer than about this (grid cells
-                                  of this size) are one appendage (A6, choice: segmented tails) */
+    float touch_fraction;      /* 0 → 0.025 of H: grid cells of the bridges the geodesic takes
+                                  between the pieces of a merged appendage (A9) */
     float tail_length_min;     /* 0 → 0.15 of H: a shorter long appendage is left alone */
     /* Spine-rooted tail vs carried object (A7, beyond the article): a long
      * appendage on the spine is a tail when at least two of these hold. */

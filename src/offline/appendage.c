@@ -421,7 +421,6 @@ typedef struct tb__comp {
     int attach;
     float bmin[3], bmax[3];
     int group;        /* merge root (A6) */
-    int wraps;        /* its skin goes around a bone (body, clothing) */
 } tb__comp;
 
 typedef struct tb__state {
@@ -1423,9 +1422,9 @@ static int tb__cmp_near(const void *x, const void *y)
 /* SPEC A6/A10: which far components form one appendage. Never by bounding
  * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
  * rules, both about the tail's own shape:
- *  - along: a component whose vertices lie (>= 90%) inside the other's
- *    tube — within 1.5 × the local half-thickness of the medial point of a
- *    nearby vertex of it — is part of it (fur over skin, a second shell);
+ *  - along: a detached, off-bone component whose vertices lie (>= 90%)
+ *    over the other's off-bone surface — 0.8 to 1.6 local radii from the
+ *    medial point of a nearby vertex of it — is part of it (fur over skin);
  *  - in a row: pieces whose gap is small against their own length
  *    (row_gap × the shorter), alike in size (within 3×), and that line up (the gap runs along the
  *    principal axis of each elongated piece, within ~45°) are one tail made
@@ -1451,7 +1450,6 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     for (size_t i = 0; i < n; i++) {
         uf[i] = (uint32_t)i;
         tb__comp_shape(st, &st->comps[i], &sh[i]);
-        st->comps[i].wraps = sh[i].wraps;
     }
     float cell = st->d.row_reach * st->H;
     float inv = cell > 0 ? 1.0f / cell : 1.0f;
@@ -1715,18 +1713,24 @@ static tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint
 }
 
 /* Chain joints from g (SPEC A9). wv: welded far vertices with geodesic g[]. */
+/* The chain station (1..K) whose half-segment band geodesic coordinate g
+ * falls in: |g - iL/K| <= L/2K; -1 outside every band or for no g (A9). */
+static int tb__station(float g, float L, int K)
+{
+    if (!isfinite(g))
+        return -1;
+    int i = (int)floorf(g / (L / (float)K) + 0.5f);
+    return i < 1 || i > K || fabsf(g - (float)i * L / (float)K) > L / (2.0f * (float)K) ? -1 : i;
+}
+
 static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
                             const float j0[3], float (*J)[3], float *radius, float *flatness)
 {
     double acc[TB_TAIL_MAX_BONES + 1][4];
     memset(acc, 0, sizeof acc);
-    float half = L / (2.0f * (float)K);
     for (size_t k = 0; k < n; k++) {
-        float gv = g[wv[k]];
-        if (!isfinite(gv))
-            continue;
-        int i = (int)floorf(gv / (L / (float)K) + 0.5f); /* nearest station */
-        if (i < 1 || i > K || fabsf(gv - (float)i * L / (float)K) > half)
+        int i = tb__station(g[wv[k]], L, K);
+        if (i < 0)
             continue;
         const float *p = st->wpos + (size_t)wv[k] * 3;
         acc[i][0] += p[0], acc[i][1] += p[1], acc[i][2] += p[2], acc[i][3] += 1;
@@ -1753,11 +1757,8 @@ static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, c
     /* cross-section radius per station (for the A7 taper measure) */
     double rs[TB_TAIL_MAX_BONES + 1] = {0}, rc[TB_TAIL_MAX_BONES + 1] = {0};
     for (size_t k = 0; k < n; k++) {
-        float gv = g[wv[k]];
-        if (!isfinite(gv))
-            continue;
-        int i = (int)floorf(gv / (L / (float)K) + 0.5f);
-        if (i < 1 || i > K || fabsf(gv - (float)i * L / (float)K) > half)
+        int i = tb__station(g[wv[k]], L, K);
+        if (i < 0)
             continue;
         const float *p = st->wpos + (size_t)wv[k] * 3;
         float dx = p[0] - J[i][0], dy = p[1] - J[i][1], dz = p[2] - J[i][2];
@@ -1781,11 +1782,8 @@ static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, c
                 tan_[i][x] = l > 0 ? t[x] / l : 0;
         }
         for (size_t k = 0; k < n; k++) {
-            float gv = g[wv[k]];
-            if (!isfinite(gv))
-                continue;
-            int i = (int)floorf(gv / (L / (float)K) + 0.5f);
-            if (i < 1 || i > K || fabsf(gv - (float)i * L / (float)K) > half)
+            int i = tb__station(g[wv[k]], L, K);
+            if (i < 0)
                 continue;
             const float *p = st->wpos + (size_t)wv[k] * 3;
             float q[3] = {p[0] - J[i][0], p[1] - J[i][1], p[2] - J[i][2]};
