@@ -729,6 +729,23 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
     return r;
 }
 
+/* The skin joint holding all of vertex v's weight, or -1 when it has
+ * none or shares it. */
+static int tb__single_joint(const tb_model *m, size_t v)
+{
+    double top = 0, total = 0;
+    int tj = -1;
+    for (int k = 0; k < m->influences; k++) {
+        float w = m->weights[v * (size_t)m->influences + (size_t)k];
+        if (!(w > 0))
+            continue;
+        total += w;
+        if (w > top)
+            top = w, tj = m->joints[v * (size_t)m->influences + (size_t)k];
+    }
+    return total > 0 && top >= total * (1 - 1e-6) ? tj : -1;
+}
+
 /* 1 when every vertex of a rigid decision already has all its weight on
  * the target bone: applying it would change nothing. A carried object
  * (scabbard, quiver) only has to move rigidly: when all of it already
@@ -750,17 +767,8 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carr
         for (size_t q = 0; pieces_rigid && q < aw->rw_count; q++) {
             size_t v = aw->rw_verts[q];
             uint32_t pc = aw->rw_piece[q];
-            double top = 0, total = 0;
-            int tj = -1;
-            for (int k = 0; k < m->influences; k++) {
-                float w = m->weights[v * (size_t)m->influences + (size_t)k];
-                if (!(w > 0))
-                    continue;
-                total += w;
-                if (w > top)
-                    top = w, tj = m->joints[v * (size_t)m->influences + (size_t)k];
-            }
-            if (pc == TB__NO_PIECE || total <= 0 || top < total * (1 - 1e-6) || (bone[pc] >= 0 && bone[pc] != tj))
+            int tj = tb__single_joint(m, v);
+            if (pc == TB__NO_PIECE || tj < 0 || (bone[pc] >= 0 && bone[pc] != tj))
                 pieces_rigid = 0;
             else
                 bone[pc] = tj;
@@ -771,17 +779,8 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carr
         int one = -1;
         for (size_t q = 0; q < aw->rw_count; q++) {
             size_t v = aw->rw_verts[q];
-            double top = 0, total = 0;
-            int tj = -1;
-            for (int k = 0; k < m->influences; k++) {
-                float w = m->weights[v * (size_t)m->influences + (size_t)k];
-                if (!(w > 0))
-                    continue;
-                total += w;
-                if (w > top)
-                    top = w, tj = m->joints[v * (size_t)m->influences + (size_t)k];
-            }
-            if (total <= 0 || top < total * (1 - 1e-6) || (one >= 0 && tj != one))
+            int tj = tb__single_joint(m, v);
+            if (tj < 0 || (one >= 0 && tj != one))
                 return 0;
             one = tj;
         }
