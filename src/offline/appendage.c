@@ -571,12 +571,13 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
 {
     size_t nw = st->nw;
     int ns = st->nseg;
-    int *near = malloc((nw ? nw : 1) * sizeof *near);
+    int *near = malloc((nw ? nw : 1) * sizeof *near), *seg = malloc((nw ? nw : 1) * sizeof *seg);
     float *env = malloc(((size_t)ns + 1) * sizeof *env);
     uint32_t *cnt = calloc((size_t)ns + 2, sizeof *cnt), *queue = malloc((nw ? nw : 1) * sizeof *queue);
     float *samples = malloc((nw ? nw : 1) * sizeof *samples);
-    if (!near || !env || !cnt || !queue || !samples) {
+    if (!near || !seg || !env || !cnt || !queue || !samples) {
         free(near);
+        free(seg);
         free(env);
         free(cnt);
         free(queue);
@@ -593,6 +594,7 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
                 best = d, bi = i;
         }
         near[w] = -1;
+        seg[w] = bi; /* the bone segment nearest w, for the far tests below */
         if (bi < 0 || st->thin[w] || !(best > 0))
             continue;
         /* direction from the nearest bone point */
@@ -612,6 +614,7 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
         uint32_t *fill = malloc(((size_t)ns + 1) * sizeof *fill);
         if (!fill) {
             free(near);
+            free(seg);
             free(env);
             free(cnt);
             free(queue);
@@ -646,14 +649,8 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
                 queue[qn++] = (uint32_t)w;
             continue;
         }
-        const float *p = st->wpos + w * 3;
-        float best = INFINITY;
-        int bi = 0;
-        for (int i = 0; i < ns; i++) {
-            float d = tb__seg_dist(&st->segs[i], p);
-            if (d < best)
-                best = d, bi = i;
-        }
+        int bi = seg[w];
+        float best = tb__seg_dist(&st->segs[bi], st->wpos + w * 3);
         if (humanoid && best > env[bi] * (1 + st->d.envelope_margin) + st->d.thin_margin * st->H) {
             st->far[w] = 1;
             queue[qn++] = (uint32_t)w;
@@ -668,21 +665,15 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
             uint32_t o = st->g.adj[e];
             if (!st->thin[o] || st->far[o] || !humanoid)
                 continue;
-            const float *p = st->wpos + (size_t)o * 3;
-            float best = INFINITY;
-            int bi = 0;
-            for (int i = 0; i < ns; i++) {
-                float d = tb__seg_dist(&st->segs[i], p);
-                if (d < best)
-                    best = d, bi = i;
-            }
-            if (best >= st->d.grow_fraction * env[bi]) {
+            int bi = seg[o];
+            if (tb__seg_dist(&st->segs[bi], st->wpos + (size_t)o * 3) >= st->d.grow_fraction * env[bi]) {
                 st->far[o] = 1;
                 queue[qn++] = o;
             }
         }
     }
     free(near);
+    free(seg);
     free(env);
     free(cnt);
     free(queue);
