@@ -302,7 +302,6 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * passing is reported, so the list only shrinks; TB_FIXTURE_STRICT=1
  * asserts every fixture. */
 static const char *const known_short[][2] = {
-    {"synth:plain", "beside_welded_leg"},
     {"synth:plain", "back_lowpoly_nearest"},
     {"synth:plain", "scabbard_only"},
     {"Xbot", "hang_welded_nearest"},

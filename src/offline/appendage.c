@@ -919,6 +919,32 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         if (tmax[src[w]] < 0)
             st->thin[w] = 0;
+    /* on a body shell, off-bone skin is a part's surface, never a strand one
+     * vertex wide (a seam whose rays slip through a crack of the mesh): an
+     * opening of the off-bone set over the mesh graph keeps what has a core
+     * of off-bone vertices all of whose neighbours are off-bone, and the
+     * skin touching that core */
+    {
+        uint8_t *core = calloc(nw ? nw : 1, 1);
+        if (!core) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
+        }
+        for (size_t w = 0; w < nw; w++) {
+            core[w] = st->thin[w];
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && core[w]; e++)
+                core[w] = st->thin[st->g.adj[e]];
+        }
+        for (size_t w = 0; w < nw; w++) {
+            if (!st->thin[w] || core[w] || !body_shell[st->shell[w]])
+                continue;
+            int touches = 0;
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
+                touches = core[st->g.adj[e]];
+            st->thin[w] = (uint8_t)touches;
+        }
+        free(core);
+    }
     /* only a humanoid skeleton runs through every part of the body: on an
      * unknown layout (a quadruped with its tail bones stripped) the body
      * goes on past the last bone and its rump would read as off-bone skin
@@ -935,6 +961,8 @@ done:
     free(body_shell);
     return r;
 }
+
+static tb_result tb__tube_cut(tb__state *st, tb_error *err);
 
 static tb_result tb__prepare(tb__state *st, tb_error *err)
 {
@@ -1120,6 +1148,14 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
         }
         free(size);
     }
+    for (size_t w = 0; w < nw; w++) /* roots first: the cut lists parts by root */
+        if (st->far[w])
+            st->comp_uf[w] = tb__find(st->comp_uf, (uint32_t)w);
+    {
+        tb_result rc = tb__tube_cut(st, err);
+        if (rc != TB_OK)
+            return rc;
+    }
     st->shell_off = calloc(nw + 1, sizeof *st->shell_off);
     st->shell_list = malloc((nw ? nw : 1) * sizeof *st->shell_list);
     if (!st->shell_off || !st->shell_list)
@@ -1142,6 +1178,184 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     free(fill);
     st->ms[2] += tb__now_ms() - t2;
     return TB_OK;
+}
+
+/* A tail is a tube that leaves the body. Walked from its far end, the
+ * geodesic rings of a tube keep about the tube's radius (a tail tapers
+ * slowly); where it is welded into skin that reads off-bone as well (the
+ * buttocks, the crotch between two thigh bones), the rings open out over
+ * that skin and their radius grows about as fast as the walk. A far part
+ * that begins as a tube is cut where its rings open: what lies beyond is
+ * the body the tube leaves, not the appendage (SPEC A10). Parts that never
+ * form a tube (coats, capes, patches) or never open are left whole.
+ * One Dijkstra pair per far part: O(n log n) in all. */
+static tb_result tb__tube_cut(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
+    uint32_t *off = calloc(nw + 1, sizeof *off), *list = malloc((nw ? nw : 1) * sizeof *list);
+    float *dist = malloc((nw ? nw : 1) * sizeof *dist);
+    uint8_t *in = calloc(nw ? nw : 1, 1);
+    uint32_t *src = malloc((nw ? nw : 1) * sizeof *src);
+    enum { NB = 512 };
+    double *acc = malloc(NB * 5 * sizeof *acc);
+    tb_result r = TB_OK;
+    if (!off || !list || !dist || !in || !src || !acc) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w])
+            off[tb__find(st->comp_uf, (uint32_t)w) + 1]++;
+    for (size_t w = 0; w < nw; w++)
+        off[w + 1] += off[w];
+    {
+        uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
+        if (!fill) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
+        }
+        memcpy(fill, off, nw * sizeof *fill);
+        for (size_t w = 0; w < nw; w++)
+            if (st->far[w])
+                list[fill[st->comp_uf[w]]++] = (uint32_t)w; /* roots: compressed by the caller's find */
+        free(fill);
+    }
+    for (size_t root = 0; root < nw && r == TB_OK; root++) {
+        uint32_t n = off[root + 1] - off[root];
+        const uint32_t *mv = list + off[root];
+        if (n < 4u * (uint32_t)st->d.min_vertices || n >= st->shell_total_pre[tb__find(st->shell, (uint32_t)root)])
+            continue; /* small, or a shell of its own: nothing to leave */
+        size_t ns = 0;
+        double edge = 0;
+        size_t ne = 0;
+        for (uint32_t k = 0; k < n; k++)
+            in[mv[k]] = 1;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t w = mv[k];
+            int edge_of = 0;
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+                uint32_t o = st->g.adj[e];
+                if (!in[o]) {
+                    edge_of = 1;
+                    continue;
+                }
+                const float *a = st->wpos + (size_t)w * 3, *b = st->wpos + (size_t)o * 3;
+                edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
+                             (double)(a[2] - b[2]) * (a[2] - b[2]));
+                ne++;
+            }
+            dist[w] = INFINITY;
+            if (edge_of) {
+                src[ns++] = w;
+                dist[w] = 0;
+            }
+        }
+        uint32_t tip = UINT32_MAX;
+        if (ns && ne)
+            r = tb__dijkstra(dist, &st->g, NULL, st->wpos, src, ns, in, err);
+        float far_g = 0;
+        for (uint32_t k = 0; r == TB_OK && ns && ne && k < n; k++)
+            if (isfinite(dist[mv[k]]) && dist[mv[k]] > far_g) {
+                far_g = dist[mv[k]];
+                tip = mv[k];
+            }
+        if (tip != UINT32_MAX) {
+            for (uint32_t k = 0; k < n; k++)
+                dist[mv[k]] = INFINITY;
+            dist[tip] = 0;
+            r = tb__dijkstra(dist, &st->g, NULL, st->wpos, &tip, 1, in, err);
+        }
+        float gmax = 0;
+        for (uint32_t k = 0; r == TB_OK && tip != UINT32_MAX && k < n; k++)
+            if (isfinite(dist[mv[k]]) && dist[mv[k]] > gmax)
+                gmax = dist[mv[k]];
+        double h = edge / (double)(ne ? ne : 1);
+        if (gmax / h > NB - 1)
+            h = gmax / (NB - 1);
+        if (r != TB_OK || tip == UINT32_MAX || !(h > 0)) {
+            for (uint32_t k = 0; k < n; k++)
+                in[mv[k]] = 0;
+            continue;
+        }
+        /* rings: centroid, then mean distance to it, per band of one edge */
+        int nb = (int)(gmax / h) + 1;
+        memset(acc, 0, (size_t)nb * 5 * sizeof *acc);
+        for (uint32_t k = 0; k < n; k++) {
+            float gv = dist[mv[k]];
+            if (!isfinite(gv))
+                continue;
+            double *b = acc + (size_t)(int)(gv / h) * 5;
+            for (int a = 0; a < 3; a++)
+                b[a] += st->wpos[(size_t)mv[k] * 3 + (size_t)a];
+            b[3] += 1;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            float gv = dist[mv[k]];
+            if (!isfinite(gv))
+                continue;
+            double *b = acc + (size_t)(int)(gv / h) * 5;
+            double dd = 0;
+            for (int a = 0; a < 3; a++) {
+                double x = st->wpos[(size_t)mv[k] * 3 + (size_t)a] - b[a] / b[3];
+                dd += x * x;
+            }
+            b[4] += sqrt(dd) / b[3];
+        }
+        /* walk from the tip: a tube once the walk is 2.5 radii long; it
+         * opens where, one radius further on, the ring has grown by half
+         * the walk or more, and keeps opening to twice its radius */
+        int cut = -1, tube = 0;
+        for (int b = 0; b < nb && cut < 0; b++) {
+            if (acc[(size_t)b * 5 + 3] == 0)
+                continue;
+            double gb = (b + 0.5) * h, rb = acc[(size_t)b * 5 + 4];
+            if (!tube) {
+                tube = gb >= 2.5 * rb && rb > 0;
+                continue;
+            }
+            double reach = rb > 2 * h ? rb : 2 * h, rmax = rb;
+            int opens = 0;
+            for (int c = b + 1; c < nb; c++) {
+                if (acc[(size_t)c * 5 + 3] == 0)
+                    continue;
+                double gc = (c + 0.5) * h, rc = acc[(size_t)c * 5 + 4];
+                rmax = rc > rmax ? rc : rmax;
+                if (!opens && gc - gb >= reach) {
+                    if (rc - rb < 0.5 * (gc - gb))
+                        break;
+                    opens = 1;
+                }
+            }
+            if (opens && rmax >= 2 * rb)
+                cut = b;
+        }
+        if (cut >= 0) {
+            float gcut = (float)((cut + 1) * h);
+            size_t keep = 0;
+            for (uint32_t k = 0; k < n; k++)
+                keep += dist[mv[k]] < gcut;
+            if (keep >= (size_t)st->d.min_vertices)
+                for (uint32_t k = 0; k < n; k++) {
+                    uint32_t w = mv[k];
+                    st->comp_uf[w] = tip;
+                    if (!(dist[w] < gcut)) {
+                        st->far[w] = 0;
+                        st->thin[w] = 0;
+                        st->comp_uf[w] = w;
+                    }
+                }
+        }
+        for (uint32_t k = 0; k < n; k++)
+            in[mv[k]] = 0;
+    }
+done:
+    free(off);
+    free(list);
+    free(dist);
+    free(in);
+    free(src);
+    free(acc);
+    return r;
 }
 
 /* SPEC A3/A4: far components (every island, however small: a small one may
