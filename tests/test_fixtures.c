@@ -183,6 +183,7 @@ typedef struct score {
     int decisions_right, decisions;
     char decision[96];
     size_t changed_outside;
+    size_t collar_changed; /* in a welded tail's collar band: allowed, shown */
 } score;
 
 static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, score *s)
@@ -195,6 +196,7 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
     size_t k;
     size_t n_truth = 0;
     uint8_t *may_change = calloc(V, 1); /* parts the truth wants rebound (a scabbard: rigid) */
+    uint8_t *collar = calloc(V, 1);
     json_array_foreach(apps, k, a) {
         json_t *x;
         size_t q;
@@ -206,6 +208,23 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
         json_array_foreach(json_object_get(a, "vertices"), q, x) {
             truth_tail[json_integer_value(x)] = 1;
             n_truth++;
+        }
+        /* a welded tail's collar band (the issue's "documented collar
+         * band", docs/detection.md): the body skin within 1.5 root radii of
+         * the weld ring's centre, where the tail's first segment blends into
+         * the body. Weights may change there; everywhere else they may not.
+         * It is not tail: precision still counts it against the detection. */
+        if (json_is_true(json_object_get(a, "welded"))) {
+            const json_t *root = json_object_get(a, "root");
+            float c[3], rr = 1.5f * (float)json_real_value(json_object_get(a, "radius_root"));
+            for (int ax = 0; ax < 3; ax++)
+                c[ax] = (float)json_real_value(json_array_get(root, (size_t)ax));
+            for (size_t v = 0; v < V; v++) {
+                const float *p = before->positions + v * 3;
+                float dx = p[0] - c[0], dy = p[1] - c[1], dz = p[2] - c[2];
+                if (dx * dx + dy * dy + dz * dz <= rr * rr)
+                    collar[v] = 1;
+            }
         }
     }
     tb_appendage_report rep;
@@ -250,7 +269,10 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
         for (int r = 0; r < after->influences && !changed; r++) /* a new joint appeared */
             changed = after->weights[v * (size_t)after->influences + (size_t)r] > 1e-5f &&
                       is_tail[after->joints[v * (size_t)after->influences + (size_t)r]];
-        s->changed_outside += (size_t)changed;
+        if (collar[v])
+            s->collar_changed += (size_t)changed;
+        else
+            s->changed_outside += (size_t)changed;
     }
     s->recall = n_truth ? (double)hit / (double)n_truth : 1.0;
     s->precision = n_dom ? (double)dom_hit / (double)n_dom : (n_truth ? 0.0 : 1.0);
@@ -290,6 +312,7 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
     free(is_tail);
     free(truth_tail);
     free(may_change);
+    free(collar);
     free(dom);
     tb_appendage_report_free(&rep);
     tb_model_free(after);
@@ -302,7 +325,6 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * passing is reported, so the list only shrinks; TB_FIXTURE_STRICT=1
  * asserts every fixture. */
 static const char *const known_short[][2] = {
-    {"synth:plain", "back_lowpoly_nearest"},
     {"synth:plain", "scabbard_only"},
     {"Xbot", "hang_welded_nearest"},
     {"Xbot", "beside_welded_leg"},
@@ -330,8 +352,8 @@ static void every_fixture_on_every_body_is_scored(void **state)
 {
     (void)state;
     int rows = 0, failing = 0, regressions = 0;
-    print_message("%-14s %-28s %7s %9s %6s %7s  %s\n", "body", "fixture", "recall", "precision", "chains",
-                  "changed", "decisions");
+    print_message("%-14s %-28s %7s %9s %6s %7s %6s  %s\n", "body", "fixture", "recall", "precision", "chains",
+                  "changed", "collar", "decisions");
     for (size_t bi = 0; bi < sizeof bodies / sizeof bodies[0]; bi++) {
         tb_doc *body = body_doc(&bodies[bi]);
         if (!body) {
@@ -356,8 +378,9 @@ static void every_fixture_on_every_body_is_scored(void **state)
                      s.chains == s.expected_chains && s.changed_outside == 0;
             failing += !ok;
             rows++;
-            print_message("%-14s %-28s %7.3f %9.3f %3d/%-2d %7zu  %s%s\n", bodies[bi].label, name, s.recall,
-                          s.precision, s.chains, s.expected_chains, s.changed_outside, s.decision, ok ? "" : "  FAIL");
+            print_message("%-14s %-28s %7.3f %9.3f %3d/%-2d %7zu %6zu  %s%s\n", bodies[bi].label, name, s.recall,
+                          s.precision, s.chains, s.expected_chains, s.changed_outside, s.collar_changed, s.decision,
+                          ok ? "" : "  FAIL");
             int known = is_known_short(bodies[bi].label, name);
             if (ok && known)
                 print_message("%s: listed as short of the bar but meets it now: take it off the list\n", what);

@@ -1328,6 +1328,22 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
             }
             if (opens && rmax >= 2 * rb)
                 cut = b;
+            /* or it narrows for good past half the walk: the tube has ended
+             * and a strip of skin goes on from its root (a belt it touches) */
+            int prev = 0, narrow = 1, ahead = 0;
+            double rref = 0;
+            for (int c = b - 1; c >= 0 && prev < 4; c--)
+                if (acc[(size_t)c * 5 + 3] != 0) {
+                    rref = acc[(size_t)c * 5 + 4] > rref ? acc[(size_t)c * 5 + 4] : rref;
+                    prev++;
+                }
+            for (int c = b; c < nb && ahead < 3 && narrow; c++)
+                if (acc[(size_t)c * 5 + 3] != 0) {
+                    narrow = acc[(size_t)c * 5 + 4] < 0.5 * rref;
+                    ahead++;
+                }
+            if (cut < 0 && narrow && ahead == 3 && gb >= 0.5 * gmax)
+                cut = b - 1;
         }
         if (cut >= 0) {
             float gcut = (float)((cut + 1) * h);
