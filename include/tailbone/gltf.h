@@ -135,8 +135,14 @@ typedef struct tb_gltf {
 
 typedef struct tb_doc tb_doc;
 
+/* 1 when this build decodes the compression extension named (by its glTF
+ * name): "KHR_draco_mesh_compression" needs libdraco at build time,
+ * "EXT_meshopt_compression" libmeshoptimizer. A loaded document then holds
+ * the decoded data and no longer names the extension (docs/gltf.md). */
+int tb_can_decode(const char *extension);
+
 typedef struct tb_load_desc {
-    int allow_unsupported; /* 0: refuse Draco/meshopt/unknown required extensions */
+    int allow_unsupported; /* 0: refuse undecodable compression and unknown required extensions */
     int allow_uri_outside; /* 0: an external uri must name a regular file inside
                               the input's folder (after "..", symlinks);
                               1: absolute paths and escapes allowed too (still

@@ -1,8 +1,10 @@
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -10,6 +12,8 @@
 /* Options every command takes; main() strips them from argv. The library
  * keeps no state; the program may. */
 static int tb__allow_uri_outside, tb__in_place;
+/* The real stdout once tb_cli_stdout_reserve() moved stdout to stderr; -1 before. */
+static int tb__stdout_fd = -1;
 
 /* The temporary file of the save in progress, for the signal handler: the
  * library builds its name in this buffer (tb_save_desc). */
@@ -49,6 +53,108 @@ int tb_cli_global_option(const char *arg)
     return 0;
 }
 
+int tb_cli_global_args(const char **out)
+{
+    int n = 0;
+    if (tb__allow_uri_outside)
+        out[n++] = "--allow-uri-outside";
+    if (tb__in_place)
+        out[n++] = "--in-place";
+    return n;
+}
+
+int tb_cli_is_stdio(const char *path)
+{
+    return path && path[0] == '-' && path[1] == 0;
+}
+
+int tb_cli_is_dir(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void tb_cli_stdout_reserve(void)
+{
+    if (tb__stdout_fd >= 0)
+        return;
+    fflush(stdout);
+    tb__stdout_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    dup2(2, 1); /* reports and tables now go to stderr */
+}
+
+/* The GLB goes to the real stdout: never onto a terminal (binary). */
+static int tb__save_stdout(const tb_doc *doc)
+{
+    int fd = tb__stdout_fd >= 0 ? tb__stdout_fd : 1;
+    if (isatty(fd)) {
+        fprintf(stderr, "tailbone: -: refusing to write a binary GLB to a terminal; redirect stdout [arg]\n");
+        return TB_EXIT_FAIL;
+    }
+    uint8_t *bytes = NULL;
+    size_t size = 0, off = 0;
+    tb_error err = {0};
+    if (tb_doc_write_memory(doc, &bytes, &size, &err) != TB_OK)
+        return tb_cli_error("-", &err);
+    while (off < size) {
+        ssize_t n = write(fd, bytes + off, size - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fprintf(stderr, "tailbone: -: cannot write to stdout: %s [io]\n", strerror(n < 0 ? errno : EIO));
+            free(bytes);
+            return TB_EXIT_FAIL;
+        }
+        off += (size_t)n;
+    }
+    free(bytes);
+    return TB_EXIT_OK;
+}
+
+/* The whole of stdin (a pipe or a file), at most the 4 GiB a GLB can hold. */
+static tb_doc *tb__load_stdin(const tb_load_desc *d, tb_error *err)
+{
+    size_t size = 0, cap = 1 << 16;
+    uint8_t *buf = malloc(cap);
+    tb_doc *doc = NULL;
+    for (;;) {
+        if (!buf) {
+            snprintf(err->message, sizeof err->message, "out of memory reading stdin");
+            err->code = TB_ERR_OOM;
+            return NULL;
+        }
+        ssize_t n = read(0, buf + size, cap - size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err->message, sizeof err->message, "cannot read stdin: %s", strerror(errno));
+            err->code = TB_ERR_IO;
+            free(buf);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        size += (size_t)n;
+        if (size == cap) {
+            if (cap > 0xFFFFFFFFu) {
+                snprintf(err->message, sizeof err->message, "stdin holds more than a GLB can (4 GiB)");
+                err->code = TB_ERR_BOUNDS;
+                free(buf);
+                return NULL;
+            }
+            cap *= 2;
+            uint8_t *b = realloc(buf, cap);
+            if (!b)
+                free(buf);
+            buf = b;
+        }
+    }
+    /* no folder: a .gltf on stdin may use data: URIs, not external files */
+    tb_doc_load_memory(&doc, buf, size, "-", NULL, d, err);
+    free(buf);
+    return doc;
+}
+
 static tb_save_desc tb__save_desc(void)
 {
     tb_save_desc d = {tb__temp_path, sizeof tb__temp_path, &tb__temp_live};
@@ -57,6 +163,8 @@ static tb_save_desc tb__save_desc(void)
 
 int tb_cli_save_doc(const tb_doc *doc, const char *path)
 {
+    if (tb_cli_is_stdio(path))
+        return tb__save_stdout(doc);
     tb_error err = {0};
     tb_save_desc d = tb__save_desc();
     return tb_doc_save_ex(doc, path, &d, &err) == TB_OK ? TB_EXIT_OK : tb_cli_error(path, &err);
@@ -72,6 +180,8 @@ int tb_cli_save_file(const char *path, const void *data, size_t size)
 int tb_cli_check_output(const char *out, const char *const *inputs, int input_count)
 {
     struct stat so, si;
+    if (tb_cli_is_stdio(out))
+        return TB_EXIT_OK; /* stdout */
     if (stat(out, &so) != 0)
         return TB_EXIT_OK; /* absent (or unreachable: the save says why) */
     if (!S_ISREG(so.st_mode)) {
@@ -116,7 +226,12 @@ tb_doc *tb_cli_load(const char *path, int quiet)
     tb_error err = {0};
     tb_load_desc d = {0};
     d.allow_uri_outside = tb__allow_uri_outside;
-    if (tb_doc_load(&doc, path, &d, &err) != TB_OK) {
+    if (tb_cli_is_stdio(path)) {
+        if (!(doc = tb__load_stdin(&d, &err))) {
+            tb_cli_error("-", &err);
+            return NULL;
+        }
+    } else if (tb_doc_load(&doc, path, &d, &err) != TB_OK) {
         tb_cli_error(path, &err);
         return NULL;
     }

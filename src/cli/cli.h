@@ -40,6 +40,25 @@ int tb_cli_save_file(const char *path, const void *data, size_t size);
  * and is not a regular file, or that is one of the inputs (same device and
  * inode; inputs[0], the main input, is allowed with --in-place). */
 int tb_cli_check_output(const char *out, const char *const *inputs, int input_count);
+/* Writes the global options in effect (as given on the command line) into
+ * out (room for 2); returns how many: for a child run of the same program. */
+int tb_cli_global_args(const char **out);
+/* "-" as a file name: stdin for an input, stdout for an output (cli.c).
+ * Before any other output, a command writing a file to stdout calls
+ * tb_cli_stdout_reserve(): stdout then goes to stderr (reports, tables),
+ * and tb_cli_save_doc(doc, "-") writes to the real stdout. */
+int tb_cli_is_stdio(const char *path);
+void tb_cli_stdout_reserve(void);
+/* 1 if path names an existing directory. */
+int tb_cli_is_dir(const char *path);
+
+/* fix in batch mode (batch.c): several inputs or folders, -o OUTDIR. mark[i]
+ * says what argv[i] is to the batch: an input, an option for every file's
+ * fix (passed as given), or one the batch itself takes (-o, -j, --force…). */
+enum { TB_CLI_ARG_PASS = 0, TB_CLI_ARG_INPUT, TB_CLI_ARG_BATCH };
+int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const char *outdir, int jobs, int force,
+                     int quiet);
+
 /* 1 if argv[i] equals a or b. */
 int tb_cli_is(const char *arg, const char *a, const char *b);
 

@@ -14,7 +14,8 @@ int tb_cmd_copy(int argc, char **argv)
                    "GLB, touching nothing: every JSON field and every accessor value is kept.\n"
                    "External buffers and images are merged into the BIN chunk.\n"
                    "  -q, --quiet   do not print the input's warnings\n"
-                   "OUT may not be IN (--in-place allows it) nor an existing non-regular file.\n");
+                   "OUT may not be IN (--in-place allows it) nor an existing non-regular file.\n"
+                   "IN may be - (stdin: a GLB, or a .gltf whose buffers are data: URIs) and OUT - (stdout).\n");
             return TB_EXIT_OK;
         } else if (tb_cli_is(argv[i], "-q", "--quiet")) {
             quiet = 1;
@@ -30,6 +31,8 @@ int tb_cmd_copy(int argc, char **argv)
     }
     if (!in || !out)
         return tb_cli_usage_error("copy", "needs IN and OUT");
+    if (tb_cli_is_stdio(out))
+        tb_cli_stdout_reserve();
     const char *inputs[1] = {in};
     if (tb_cli_check_output(out, inputs, 1) != TB_EXIT_OK)
         return TB_EXIT_FAIL;

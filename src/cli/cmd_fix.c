@@ -100,7 +100,8 @@ static void tb__print_bake(const tb_fix_report *rep)
 
 static void tb__help(void)
 {
-    printf("usage: tailbone fix IN -o OUT [options]\n\n"
+    printf("usage: tailbone fix IN -o OUT [options]\n"
+           "       tailbone fix DIR_OR_FILE... -o OUTDIR [-j N] [--force] [options]   (batch)\n\n"
            "The whole job, from a broken rig to a file that plays right everywhere:\n"
            "  1. detect the appendages (as `tailbone detect`) and repair them (SPEC A8/A9):\n"
            "     a tail gets a bone chain Tail_1..Tail_K + Tail_End (a second tail TailB_*, ...)\n"
@@ -114,6 +115,7 @@ static void tb__help(void)
            "     tail, body, and the seam where a welded tail meets the body).\n"
            "Everything else in the file is kept; IN is never modified. When nothing needs\n"
            "changing, OUT is a lossless copy identical to `tailbone copy IN OUT`.\n\n"
+           "IN may be - (stdin) and OUT - (stdout; the report then goes to stderr).\n\n"
            "  -o, --output OUT      the repaired GLB (required)\n"
            "  --report FILE.json    write the whole report as JSON\n"
            "  --json                print the report as JSON instead of tables\n"
@@ -121,6 +123,16 @@ static void tb__help(void)
            "  --progress            name each stage on stderr (the default on a terminal)\n"
            "  --in-place            allow -o to be IN itself (refused by default)\n"
            "  --allow-uri-outside   let a .gltf's external uri name a file outside its folder\n"
+           "batch (several inputs or a folder; docs/batch.md):\n"
+           "  -o OUTDIR             each IN is written to OUTDIR under its own name (a folder's\n"
+           "                        files, .glb/.gltf/.vrm at any depth, keep their relative path)\n"
+           "  -j, --jobs N          files fixed at once, each in its own process (default 1; 0:\n"
+           "                        one per CPU)\n"
+           "  --force               redo files whose output is already newer than the input\n"
+           "                        (skipped by default, so an interrupted batch resumes)\n"
+           "  One line of JSON per file on stdout (status, tail found, figures, time), progress\n"
+           "  and a summary table on stderr; a failing file never stops the others; exit status\n"
+           "  0 only when every file succeeded or was already done.\n"
            "repair:\n"
            "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
@@ -182,6 +194,10 @@ int tb_cmd_fix(int argc, char **argv)
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
     int foot_contact = 0;
+    int jobs = 1, force = 0, inputs_given = 0; /* batch mode */
+    unsigned char *mark = calloc((size_t)argc + 1, 1);
+    if (!mark)
+        return TB_EXIT_FAIL;
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
     const char *roles[TB_CLI_MAX_ROLES];
@@ -194,13 +210,19 @@ int tb_cmd_fix(int argc, char **argv)
         int o;
         if (tb_cli_is(a, "-h", "--help")) {
             tb__help();
+            free(mark);
             return TB_EXIT_OK;
         } else if (!strcmp(a, "--json")) {
             as_json = 1;
         } else if (tb_cli_is(a, "-q", "--quiet")) {
             quiet = 1;
+            mark[i] = TB_CLI_ARG_BATCH;
+        } else if (!strcmp(a, "--force")) {
+            force = 1;
+            mark[i] = TB_CLI_ARG_BATCH;
         } else if (!strcmp(a, "--progress")) {
             progress = 1;
+            mark[i] = TB_CLI_ARG_BATCH;
         } else if (!strcmp(a, "--no-bake")) {
             no_bake = 1;
         } else if (!strcmp(a, "--no-ground")) {
@@ -210,25 +232,34 @@ int tb_cmd_fix(int argc, char **argv)
         } else if (!strcmp(a, "--smooth-pieces")) {
             d.smooth_pieces = 1;
         } else if ((o = tb_cli_appendage_options("fix", argc, argv, &i, &d)) >= 0) {
-            if (o)
+            if (o) {
+                free(mark);
                 return o;
+            }
         } else if (a[0] == '-' && a[1]) {
             static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
                                                  "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
                                                  "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone", "--collar-band",
-                                                 NULL};
+                                                 "-j", "--jobs", NULL};
             int known = 0;
             for (int k = 0; valued[k]; k++)
                 known |= !strcmp(a, valued[k]);
-            if (!known)
-                return tb_cli_usage_error("fix", "unknown option '%s'", a);
-            if (i + 1 >= argc)
-                return tb_cli_usage_error("fix", "%s needs a value", a);
+            if (!known || i + 1 >= argc) {
+                free(mark);
+                return !known ? tb_cli_usage_error("fix", "unknown option '%s'", a)
+                              : tb_cli_usage_error("fix", "%s needs a value", a);
+            }
             const char *v = argv[++i];
             float f = 0;
             int e = 0;
+            if (tb_cli_is(a, "-o", "--output") || tb_cli_is(a, "-j", "--jobs"))
+                mark[i] = mark[i - 1] = TB_CLI_ARG_BATCH;
             if (tb_cli_is(a, "-o", "--output"))
                 out = v;
+            else if (tb_cli_is(a, "-j", "--jobs")) {
+                e = tb__float_arg(a, v, 0, 4096, &f);
+                jobs = (int)f;
+            }
             else if (!strcmp(a, "--report"))
                 report = v;
             else if (!strcmp(a, "--clips"))
@@ -274,16 +305,34 @@ int tb_cmd_fix(int argc, char **argv)
                 e = tb__float_arg(a, v, -1e6f, 1e6f, &sp->ground_y_m);
                 bd.ground_as_given = 1;
             }
-            if (e)
+            if (e) {
+                free(mark);
                 return e;
-        } else if (!in) {
-            in = a;
+            }
         } else {
-            return tb_cli_usage_error("fix", "too many arguments");
+            mark[i] = TB_CLI_ARG_INPUT;
+            inputs_given++;
+            if (!in)
+                in = a;
         }
     }
-    if (!in || !out)
+    if (!in || !out) {
+        free(mark);
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
+    }
+    if (inputs_given > 1 || tb_cli_is_dir(in) || tb_cli_is_dir(out)) { /* batch mode (batch.c) */
+        if (report || tb_cli_is_stdio(out) || tb_cli_is_stdio(in)) {
+            free(mark);
+            return tb_cli_usage_error("fix", "batch mode (several inputs or a folder) takes no --report and no -: "
+                                             "each file's report is its JSON line");
+        }
+        rc = tb_cli_fix_batch(argc, argv, mark, out, jobs, force, quiet);
+        free(mark);
+        return rc;
+    }
+    free(mark);
+    if (tb_cli_is_stdio(out))
+        tb_cli_stdout_reserve();
     char *only_buf = only_arg ? strdup(only_arg) : NULL, *clips_buf = clips_arg ? strdup(clips_arg) : NULL;
     int only_count = 0, lib_count = 0;
     const char **only = only_buf ? tb__split(only_buf, &only_count) : NULL;

@@ -369,6 +369,7 @@ int tb_cmd_info(int argc, char **argv)
                    "it came from),\n"
                    "existing Tail_* chains, meshes and primitives, clips, the model height H in bind\n"
                    "space and the node scale above the skeleton.\n"
+                   "FILE may be - (stdin).\n"
                    "  --json      machine-readable output\n"
                    "  --no-tree   omit the joint hierarchy in the text view\n"
                    "  --role ROLE=JOINT  give a role by hand (e.g. Hips=Bone.003); repeatable\n");

@@ -72,7 +72,8 @@ int tb_cmd_retarget(int argc, char **argv)
                    "appended to the character's animations.\n"
                    "  --clips LIST      comma-separated GLB/glTF files holding the clips\n"
                    "  --only LIST       clip names to take (exact, or the part after the last '|')\n"
-                   "  -o, --out FILE    output GLB (required)\n"
+                   "  -o, --out FILE    output GLB (required; - for stdout, the report then on stderr)\n"
+                   "  CHARACTER may be - (stdin)\n"
                    "  --report FILE     JSON report: placement, per-clip lift and foot heights\n"
                    "  --fps N           key rate (default 30)\n"
                    "  --no-ground       skip the grounding pass\n"
@@ -129,6 +130,8 @@ int tb_cmd_retarget(int argc, char **argv)
         return tb_cli_usage_error("retarget", "needs --clips LIB.glb[,LIB2.glb]");
     if (!out)
         return tb_cli_usage_error("retarget", "needs -o OUT.glb");
+    if (tb_cli_is_stdio(out))
+        tb_cli_stdout_reserve(); /* the GLB on stdout, the report on stderr */
     char *clips_buf = strdup(clips_arg), *only_buf = only_arg ? strdup(only_arg) : NULL;
     char *lib_paths[TB__MAX_LIST], *only[TB__MAX_LIST];
     int lib_count = clips_buf ? tb__split(clips_buf, lib_paths, TB__MAX_LIST) : 0;

@@ -54,7 +54,9 @@ int main(int argc, char **argv)
         return TB_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("tailbone 0.1.0\n");
+        int draco = tb_can_decode("KHR_draco_mesh_compression"), meshopt = tb_can_decode("EXT_meshopt_compression");
+        printf("tailbone 0.1.0\ncompressed glTF decoders:%s%s%s\n", draco ? " draco" : "", meshopt ? " meshopt" : "",
+               draco || meshopt ? "" : " none");
         return TB_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof tb__commands / sizeof tb__commands[0]; i++)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "offline/decompress_internal.h"
 #include "offline/doc_internal.h"
 
 #define TB__GLB_MAGIC 0x46546C67u /* "glTF" */
@@ -430,7 +431,17 @@ static tb_result tb__merge_buffers(tb_doc *doc, const uint8_t *glb_bin, size_t g
         const uint8_t *src = NULL;
         size_t src_size = 0;
         uint8_t *owned = NULL;
-        if (!uri) {
+        if (!uri && tb__meshopt_fallback(b)) {
+            /* EXT_meshopt_compression: zeroed bytes the decoder fills */
+            owned = calloc(len, 1);
+            if (!owned) {
+                r = tb__fail(err, TB_ERR_OOM, where, NULL);
+                break;
+            }
+            src = owned;
+            src_size = len;
+            changed = 1;
+        } else if (!uri) {
             if (!(is_glb && i == 0)) {
                 snprintf(where, sizeof where, "/buffers/%zu", i);
                 r = tb__fail(err, TB_ERR_MISSING_FIELD, where,
@@ -493,6 +504,13 @@ static tb_result tb__merge_buffers(tb_doc *doc, const uint8_t *glb_bin, size_t g
             if (bi != 0 || base[bi] != 0) {
                 json_object_set_new(v, "buffer", json_integer(0));
                 json_object_set_new(v, "byteOffset", json_integer(off + (json_int_t)base[bi]));
+            }
+            /* EXT_meshopt_compression's compressed bytes live in another buffer */
+            json_t *mo = json_object_get(json_object_get(v, "extensions"), "EXT_meshopt_compression");
+            json_int_t mb = tb__geti(mo, "buffer", -1);
+            if (mb >= 0 && (size_t)mb < n) {
+                json_object_set_new(mo, "buffer", json_integer(0));
+                json_object_set_new(mo, "byteOffset", json_integer(tb__geti(mo, "byteOffset", 0) + (json_int_t)base[mb]));
             }
         }
         json_t *b0 = json_deep_copy(json_array_get(buffers, 0));
@@ -589,10 +607,12 @@ static tb_result tb__check_extensions(tb_doc *doc, const tb_load_desc *desc, tb_
         const char *name = json_string_value(e);
         if (desc && desc->allow_unsupported)
             continue;
+        if (tb_can_decode(name))
+            continue; /* decoded after the buffers are merged (decompress.c) */
         if (tb__in_list(name, tb__refused_ext))
             return tb__fail(err, TB_ERR_UNSUPPORTED, where,
-                            "%s: compressed data cannot be decoded by tailbone; decompress it first "
-                            "(e.g. gltf-transform copy --decompress)", name);
+                            "%s: compressed data cannot be decoded by this tailbone (built without its "
+                            "library); decompress it first", name);
         if (!tb__in_list(name, tb__known_ext))
             return tb__fail(err, TB_ERR_UNSUPPORTED, where,
                             "required extension %s is unknown to tailbone; refusing rather than "
@@ -753,6 +773,8 @@ tb_result tb_doc_load_memory(tb_doc **out, const void *data, size_t size, const 
         r = tb__check_extensions(doc, desc, err);
     if (r == TB_OK)
         r = tb__merge_buffers(doc, bin, bin_size, is_glb, err);
+    if (r == TB_OK)
+        r = tb__decompress(doc, err); /* Draco, meshopt: when built with their libraries */
     if (r == TB_OK && is_glb && bin && !json_object_get(doc->root, "buffers"))
         tb__warn(doc, "GLB has a BIN chunk that no buffer uses (dropped on write)");
     if (r == TB_OK)

@@ -1,0 +1,141 @@
+// Compressed input (KHR_draco_mesh_compression, EXT_meshopt_compression): a
+// corpus character is compressed here with the pinned gltf-transform CLI
+// (package-lock.json; nothing compressed is committed), then
+//  - `tailbone copy` decodes it: the output names neither extension, the
+//    Khronos validator finds no error in it, and every vertex attribute and
+//    index of every primitive equals what gltf-transform's own decoders
+//    (draco3dgltf, meshoptimizer from npm) read from the compressed file;
+//  - `tailbone fix` runs on it and finds the tail.
+// A tailbone built without a decoder must refuse that extension in one line.
+// Skips (77) when the corpus or gltf-transform is absent.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import validator from 'gltf-validator';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const cli = process.env.TB_CLI;
+const shared = process.env.TB_SHARED_DIR || path.join(root, '../shared');
+const character = path.join(shared, 'corpus/characters/banter_Wolf.glb');
+const gt = path.join(root, 'node_modules/@gltf-transform/cli/bin/cli.js');
+if (!fs.existsSync(character) || !fs.existsSync(gt)) {
+  console.log('skip: corpus character or @gltf-transform/cli absent');
+  process.exit(77);
+}
+const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'compressed-'));
+const decoders = execFileSync(cli, ['--version']).toString();
+let passed = 0, failed = 0;
+
+const { NodeIO } = await import(require.resolve('@gltf-transform/core'));
+const { ALL_EXTENSIONS } = await import(require.resolve('@gltf-transform/extensions'));
+const draco3d = require(require.resolve('draco3dgltf'));
+const { MeshoptDecoder } = await import(require.resolve('meshoptimizer'));
+
+function jsonChunk(file) {
+  const b = fs.readFileSync(file);
+  const len = b.readUInt32LE(12);
+  return JSON.parse(b.subarray(20, 20 + len).toString());
+}
+
+// Every primitive's attributes and indices, in document order.
+async function primitives(io, file) {
+  const doc = await io.read(file);
+  const out = [];
+  for (const mesh of doc.getRoot().listMeshes())
+    for (const prim of mesh.listPrimitives()) {
+      const p = { attrs: {}, indices: prim.getIndices()?.getArray() ?? null };
+      for (const sem of prim.listSemantics()) p.attrs[sem] = prim.getAttribute(sem);
+      out.push(p);
+    }
+  return out;
+}
+
+// Equal values (floats to 1e-6 relative). `units` allows that many units of
+// difference (integer data); returns how many values differed at all.
+function sameArrays(a, b, what, units = 0) {
+  if (a.length !== b.length) throw new Error(`${what}: ${b.length} values, expected ${a.length}`);
+  let differ = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i], y = b[i];
+    if (x === y) continue;
+    differ++;
+    if (Math.abs(x - y) <= Math.max(units, 1e-6 * Math.max(1, Math.abs(x)))) continue;
+    throw new Error(`${what}[${i}]: ${y}, expected ${x}`);
+  }
+  return differ;
+}
+
+async function check(kind, ext) {
+  const name = `${kind}: ${path.basename(character)}`;
+  const packed = path.join(tmp, `wolf_${kind}.glb`), plain = path.join(tmp, `wolf_${kind}.plain.glb`);
+  try {
+    execFileSync(process.execPath, [gt, kind, character, packed], { stdio: 'pipe' });
+    const packedJson = jsonChunk(packed);
+    if (!(packedJson.extensionsRequired || []).includes(ext)) throw new Error(`gltf-transform did not use ${ext}`);
+    const run = spawnSync(cli, ['copy', packed, plain]);
+    const err = run.stderr.toString();
+    if (!decoders.includes(kind)) {
+      // built without the library: the clear refusal, one line, no output
+      if (run.status !== 1 || !err.includes(ext) || fs.existsSync(plain))
+        throw new Error(`expected a refusal naming ${ext}, got ${run.status}: ${err}`);
+      console.log(`ok   ${name}: refused without the library (${err.trim()})`);
+      passed++;
+      return;
+    }
+    if (run.status !== 0) throw new Error(`tailbone copy failed: ${err}`);
+    if (!err.includes(`decoded ${ext}`) || !err.includes('written uncompressed')) throw new Error(`no note: ${err}`);
+    const j = jsonChunk(plain);
+    const text = JSON.stringify(j);
+    if (text.includes(ext)) throw new Error(`output still names ${ext}`);
+    const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(plain)), { maxIssues: 0 });
+    if (report.issues.numErrors)
+      throw new Error('validator errors: ' + report.issues.messages.filter((m) => m.severity === 0)
+        .slice(0, 5).map((m) => `${m.code} ${m.pointer}`).join('; '));
+    // the oracle: gltf-transform's decoders on the compressed file
+    const io = new NodeIO().registerExtensions(ALL_EXTENSIONS).registerDependencies({
+      'draco3d.decoder': await draco3d.createDecoderModule(),
+      'meshopt.decoder': MeshoptDecoder,
+    });
+    await MeshoptDecoder.ready;
+    const want = await primitives(io, packed), got = await primitives(new NodeIO().registerExtensions(ALL_EXTENSIONS), plain);
+    if (want.length !== got.length) throw new Error(`${got.length} primitives, expected ${want.length}`);
+    // Meshopt's octahedral filter (normals, tangents) rounds differently by one
+    // unit in the Debian libmeshoptimizer (0.18) and npm's (1.x); every other
+    // value, and everything Draco decodes, must be equal.
+    let values = 0, rounded = 0;
+    for (let p = 0; p < want.length; p++) {
+      const semantics = Object.keys(want[p].attrs).sort();
+      if (semantics.join() !== Object.keys(got[p].attrs).sort().join())
+        throw new Error(`primitive ${p}: attributes ${Object.keys(got[p].attrs)} vs ${semantics}`);
+      for (const s of semantics) {
+        const a = want[p].attrs[s], b = got[p].attrs[s];
+        if (a.getComponentType() !== b.getComponentType() || a.getNormalized() !== b.getNormalized())
+          throw new Error(`primitive ${p} ${s}: component type changed`);
+        const filtered = kind === 'meshopt' && /^(NORMAL|TANGENT)$/.test(s) && a.getNormalized();
+        rounded += sameArrays(a.getArray(), b.getArray(), `primitive ${p} ${s}`, filtered ? 1 : 0);
+        values += a.getArray().length;
+      }
+      if (want[p].indices) sameArrays(want[p].indices, got[p].indices, `primitive ${p} indices`);
+    }
+    // the job itself on the compressed file
+    const fixed = path.join(tmp, `wolf_${kind}.fixed.glb`), rep = path.join(tmp, `wolf_${kind}.json`);
+    execFileSync(cli, ['fix', '-q', packed, '-o', fixed, '--report', rep]);
+    const kinds = JSON.parse(fs.readFileSync(rep)).appendages.map((a) => a.kind);
+    if (!kinds.includes('tail')) throw new Error(`fix found no tail (${kinds})`);
+    const sizes = `${fs.statSync(packed).size} -> ${fs.statSync(plain).size} bytes`;
+    console.log(`ok   ${name}: ${want.length} primitives, ${values} values equal to gltf-transform's decoding` +
+      (rounded ? ` (${rounded} filtered normal/tangent components one unit apart)` : '') + '; ' +
+      `validator ${report.issues.numErrors}E/${report.issues.numWarnings}W; ${sizes}; fix found the tail`);
+    passed++;
+  } catch (e) {
+    console.log(`FAIL ${name}: ${e.message}`);
+    failed++;
+  }
+}
+
+await check('draco', 'KHR_draco_mesh_compression');
+await check('meshopt', 'EXT_meshopt_compression');
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
