@@ -36,6 +36,8 @@ if(TB_DRACO AND NOT TB_FUZZ)
       target_compile_definitions(${t} PRIVATE TB_HAVE_DRACO)
       target_link_libraries(${t} PRIVATE draco::draco)
     endforeach()
+    # a C program linking the installed static library needs the C++ runtime
+    target_link_libraries(tailbone_static INTERFACE $<INSTALL_INTERFACE:stdc++>)
     list(APPEND TB_DECODERS draco)
     string(APPEND TB_PC_LIBS_PRIVATE " -ldraco -lstdc++")
     string(APPEND TB_CONFIG_EXTRA_DEPS "find_dependency(draco CONFIG)\n")

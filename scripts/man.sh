@@ -54,9 +54,13 @@ for c in $cmds; do
 done
 cat <<'TAIL'
 .SH FILES
-Inputs are glTF 2.0 files: .glb, .gltf (with external or data: buffers) and
-.vrm. Outputs are always GLB, written to a temporary file beside the output
-and renamed; inputs are never modified.
+Inputs are glTF 2.0 files (.glb, .gltf with external or data: buffers,
+\&.vrm), or \- for stdin. Outputs are always GLB, written to a temporary file
+beside the output and renamed, or \- for stdout; inputs are never modified.
+Draco and meshopt compressed files are decoded when tailbone was built with
+libdraco and libmeshoptimizer
+.RB ( "tailbone \-\-version"
+lists the decoders).
 .SH "EXIT STATUS"
 0 success, 1 bad input or failed work, 2 usage error.
 .SH "SEE ALSO"

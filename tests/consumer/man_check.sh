@@ -6,9 +6,10 @@ set -eu
 page=$1
 tb=$2
 command -v groff >/dev/null || { echo "groff absent: skipped"; exit 77; }
-warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1 || true)
+# -k: preconv, as man(1) runs it (the help texts hold UTF-8: →, °, ², …)
+warn=$(groff -k -man -Tutf8 -ww -z "$page" 2>&1 || true)
 [ -z "$warn" ] || { echo "FAIL: groff warnings: $warn"; exit 1; }
-text=$(groff -man -Tutf8 -P-c "$page" 2>/dev/null | sed 's/.\x08//g')
+text=$(groff -k -man -Tutf8 -P-c "$page" 2>/dev/null | sed 's/.\x08//g')
 n=0
 for c in $("$tb" --help | awk '/^commands:/{on=1; next} on && /^$/{exit} on && NF {print $1}'); do
   printf '%s\n' "$text" | grep -q "tailbone $c" || { echo "FAIL: no section for $c"; exit 1; }
