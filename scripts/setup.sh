@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# libdraco-dev, libmeshoptimizer-dev: compressed glTF input (optional at build
+# time; installed here so the tests cover it). groff-base: the man page check.
 for p in build-essential cmake pkg-config libjansson-dev libcglm-dev libcmocka-dev \
-         clang libclang-rt-14-dev nodejs npm; do
+         clang libclang-rt-14-dev nodejs npm libdraco-dev libmeshoptimizer-dev groff-base; do
   have_pkg "$p" || need+=("$p")
 done
 # nodejs from another source may provide node/npm without the Debian package.
@@ -25,8 +27,8 @@ if [ ${#pkgs[@]} -gt 0 ]; then
 fi
 
 # npm tools used by tests, pinned by package-lock.json.
-if [ ! -d node_modules/gltf-validator ] || [ ! -d node_modules/three ] \
+if [ ! -d node_modules/gltf-validator ] || [ ! -d node_modules/three ] || [ ! -d node_modules/@gltf-transform/cli ] \
    || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm tools (gltf-validator, three)"
+  echo "setup: installing npm tools (gltf-validator, three, @gltf-transform/cli)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
