@@ -42,6 +42,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tailboneConfig.cmake
 # pkg-config: prefix found from the .pc file's own folder (lib/pkgconfig).
 file(RELATIVE_PATH TB_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" TB_PC_TO_PREFIX "${TB_PC_TO_PREFIX}")
+string(STRIP "${TB_PC_LIBS_PRIVATE}" TB_PC_LIBS_PRIVATE)
 configure_file(cmake/tailbone.pc.in ${CMAKE_CURRENT_BINARY_DIR}/tailbone.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tailbone.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

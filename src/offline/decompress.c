@@ -123,6 +123,10 @@ static int tb__meshopt(tb_doc *doc, tb_error *err)
                      (long long)count, (long long)stride, (long long)dst_len);
             return -1;
         }
+        if (src_off < dst_off + count * stride && dst_off < src_off + src_len) {
+            tb__fail(err, TB_ERR_INVALID, where, "the compressed bytes overlap the bufferView they decode into");
+            return -1;
+        }
         const unsigned char *src = doc->bin + src_off;
         uint8_t *dst = doc->bin + dst_off;
         size_t n = (size_t)count, s = (size_t)stride;
