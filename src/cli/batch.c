@@ -136,7 +136,8 @@ static int tb__walk(tb__batch *b, const char *dir, const char *rel, int depth)
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, tb__cmp_str);
+    if (n)
+        qsort(names, n, sizeof *names, tb__cmp_str);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         size_t pl = strlen(dir) + strlen(names[i]) + 2, rl = strlen(rel) + strlen(names[i]) + 2;
