@@ -192,6 +192,14 @@ static void batch_all_good_files_exit_zero(void **s)
     char p[4300];
     snprintf(p, sizeof p, "%s/b.glb", out); /* a file argument keeps only its name */
     assert_true(tbt_file_exists(p));
+    /* one file and -o NEWDIR/ (a name ending in '/'): batch mode, folder created */
+    snprintf(args, sizeof args, "fix '%s/a.glb' -o '%s.new/' -q", in, out);
+    assert_int_equal(run_split(lines_path, err_path, args), 0);
+    snprintf(p, sizeof p, "%s.new/a.glb", out);
+    assert_true(tbt_file_exists(p));
+    arr = load_lines(lines_path);
+    assert_int_equal(json_array_size(arr), 1);
+    json_decref(arr);
     /* the outputs inside the input folder are never taken as inputs */
     snprintf(args, sizeof args, "fix '%s/sub' -o '%s/sub/fixed'", in, in);
     assert_int_equal(run_split(lines_path, err_path, args), 0);

@@ -320,7 +320,9 @@ int tb_cmd_fix(int argc, char **argv)
         free(mark);
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
     }
-    if (inputs_given > 1 || tb_cli_is_dir(in) || tb_cli_is_dir(out)) { /* batch mode (batch.c) */
+    /* batch mode (batch.c): several inputs, a folder in, or a folder out (one
+     * that exists, or a name ending in '/') */
+    if (inputs_given > 1 || tb_cli_is_dir(in) || tb_cli_is_dir(out) || (out[0] && out[strlen(out) - 1] == '/')) {
         if (report || tb_cli_is_stdio(out) || tb_cli_is_stdio(in)) {
             free(mark);
             return tb_cli_usage_error("fix", "batch mode (several inputs or a folder) takes no --report and no -: "

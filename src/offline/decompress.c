@@ -249,8 +249,8 @@ static tb_result tb__draco_primitive(tb_doc *doc, json_t *prim, json_t *e, const
     json_int_t bv = tb__int(e, "bufferView", -1);
     json_t *view = json_array_get(views, (size_t)bv);
     char w[160];
-    if (bv < 0 || !json_is_object(view))
-        return tb__fail(err, TB_ERR_INVALID, where, "bufferView must name an existing bufferView");
+    if (bv < 0 || !json_is_object(view) || tb__int(view, "buffer", -1) != 0)
+        return tb__fail(err, TB_ERR_INVALID, where, "bufferView must name an existing bufferView of an existing buffer");
     json_int_t off = tb__int(view, "byteOffset", 0), len = tb__int(view, "byteLength", -1);
     if (!tb__in_bin(doc, off, len))
         return tb__fail(err, TB_ERR_BOUNDS, where, "bufferView %lld lies outside the buffer", (long long)bv);
