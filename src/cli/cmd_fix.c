@@ -79,6 +79,15 @@ static void tb__print_bake(const tb_fix_report *rep)
         if (r->seam.edges)
             printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |", r->seam.p95, r->seam.p99,
                    r->seam.max, 100 * r->seam.torn_frac);
+        for (int k = 0; k < rep->stretch_count; k++) {
+            const tb_fix_stretch *s = &rep->stretch[k];
+            if (s->animation != bc->animation || !s->bend_count)
+                continue;
+            printf("  %-18s largest bend per joint:", "");
+            for (int q = 0; q < s->bend_count; q++)
+                printf(" %.0f°", s->bend_rad[q] / TB__DEG);
+            printf("\n");
+        }
     }
     printf("  (L = looping clip, W = looping clip that stops one frame before its start (the player\n"
            "   wraps); both warmed up until the loop start repeats. closure = largest angle of any tail\n"
@@ -162,11 +171,25 @@ static void tb__print_zones(const tb_fix_report *rep)
             printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else
             printf(" no tear");
+        printf(", tail max %.2f", z->worst_max);
     }
     printf(" -> weights use %.3g", rep->blend_zone);
     if (rep->collar_band > 0)
         printf(", collar band %.3g", rep->collar_band);
-    printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin)\n");
+    printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin; each try re-weights the same\n"
+           "  baked file: detection, transfer and bake ran once)\n");
+}
+
+static void tb__print_weights(const tb_fix_report *rep)
+{
+    for (int i = 0; i < rep->weight_count; i++) {
+        const tb_fix_weights *w = &rep->weights[i];
+        if (!w->smooth)
+            continue;
+        printf("weights of appendage %d: rings every %.2f segment, radius %.2f segment -> blend zone %.3g, "
+               "carries a %.0f° bend per joint within the chain row (inner side -18%%)\n",
+               w->appendage, w->ring_seg, w->radius_seg, w->zone, w->carry_rad / TB__DEG);
+    }
 }
 
 /* Progress on stderr, for a person watching a terminal. */
@@ -369,6 +392,7 @@ int tb_cmd_fix(int argc, char **argv)
                        rep.repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
             if (rep.retarget)
                 printf("clips transferred from %s\n", clips_arg);
+            tb__print_weights(&rep);
             if (rep.zone_try_count)
                 tb__print_zones(&rep);
             if (rep.baked)
