@@ -1257,15 +1257,16 @@ void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *
 }
 
 /* The smooth chains' weights for (zone, band) into A->nj/nw/changed. */
-static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, float *zone_used,
-                              float *band_used)
+static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, int as_given,
+                              float *zone_used, float *band_used)
 {
     int first = 1;
     for (int i = 0; i < p->count; i++) {
         const tb__chain_plan *c = &p->c[i];
         if (!c->smooth)
             continue;
-        float z = tb__zone_for(c, zone, p->auto_zone), b = tb__band_for(c, band, p->auto_band);
+        float z = tb__zone_for(c, zone, p->auto_zone && !as_given),
+              b = tb__band_for(c, band, p->auto_band && !as_given);
         tb__chain_plan_fill(A, c, z, c->nwelded ? b : 0);
         if (first) {
             if (zone_used)
@@ -1277,7 +1278,7 @@ static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone
     }
 }
 
-tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band,
+tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band, int as_given,
                                   uint16_t *joints, float *weights, float *zone_used, float *band_used,
                                   tb_error *err)
 {
@@ -1300,7 +1301,7 @@ tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, f
                     r = tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another model");
     }
     if (r == TB_OK) {
-        tb__plan_fill_all(&A, p, zone, band, zone_used, band_used);
+        tb__plan_fill_all(&A, p, zone, band, as_given, zone_used, band_used);
         size_t I = (size_t)M->influences;
         memcpy(joints, M->joints, A.V * I * sizeof *joints);
         memcpy(weights, M->weights, A.V * I * sizeof *weights);
@@ -1320,7 +1321,7 @@ tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, f
 }
 
 tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
-                                tb_appendage_report *rep, tb_error *err)
+                                int as_given, tb_appendage_report *rep, tb_error *err)
 {
     if (!p || !M || !doc || M->skin != p->skin)
         return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
@@ -1342,7 +1343,7 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     float zu = 0, bu = 0;
     if (r == TB_OK)
-        tb__plan_fill_all(&A, p, zone, band, &zu, &bu);
+        tb__plan_fill_all(&A, p, zone, band, as_given, &zu, &bu);
     for (int pi = 0; r == TB_OK && pi < M->prim_count; pi++) {
         const tb_model_prim *mp = &M->prims[pi];
         int any = 0;
@@ -1374,8 +1375,8 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
         const tb__chain_plan *c = &p->c[i];
         if (!c->smooth || c->app >= rep->appendage_count)
             continue;
-        rep->appendages[c->app].blend_zone = tb__zone_for(c, zone, p->auto_zone);
-        rep->appendages[c->app].collar_band = c->nwelded ? tb__band_for(c, band, p->auto_band) : 0;
+        rep->appendages[c->app].blend_zone = tb__zone_for(c, zone, p->auto_zone && !as_given);
+        rep->appendages[c->app].collar_band = c->nwelded ? tb__band_for(c, band, p->auto_band && !as_given) : 0;
     }
     return r;
 }

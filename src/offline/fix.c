@@ -293,16 +293,19 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     }
     tb__score best = first;
     float best_zone = 0.25f, best_band = b0, best_zu = rep->blend_zone, best_bu = rep->collar_band;
-    int best_is_first = 1;
+    int best_is_first = 1, best_given = 0;
     float tried[TB_FIX_MAX_TRIES][2] = {{rep->blend_zone, rep->collar_band}};
     int ntried = 1;
-    static const float zones[] = {0.375f, 0.5f}, bands[] = {1.0f, 2.0f};
-    for (int t = 0; r == TB_OK && t < 4 && !tb__clean(&best); t++) {
-        float zone = t < 2 ? zones[t] : best_zone, band = t < 2 ? b0 : bands[t - 2];
-        if (t >= 2 && (!search_band || !tb__weight_plan_welded(plan)))
+    /* wider zones, then the SPEC's own weights (the geometry's raise can
+     * cost a welded seam in a stress clip), then wider collar bands */
+    static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
+    for (int t = 0; r == TB_OK && t < 5 && !tb__clean(&best); t++) {
+        float zone = t < 3 ? zones[t] : best_zone, band = t < 3 ? b0 : bands[t - 3];
+        int given = t == 2 || (t >= 3 && best_given);
+        if (t >= 3 && (!search_band || !tb__weight_plan_welded(plan)))
             break;
         float zu = 0, bu = 0;
-        r = tb__weight_plan_weights(plan, M, zone, band, jo, wo, &zu, &bu, err);
+        r = tb__weight_plan_weights(plan, M, zone, band, given, jo, wo, &zu, &bu, err);
         if (r != TB_OK)
             break;
         int seen = 0; /* the geometry may already have raised the zone this far */
@@ -336,6 +339,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             best = sc;
             best_zone = zone, best_band = band, best_zu = zu, best_bu = bu;
             best_is_first = 0;
+            best_given = given;
         }
     }
     for (int c = 0; clips && c < n; c++)
@@ -347,7 +351,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     free(cur);
     free(edges);
     if (r == TB_OK && !best_is_first) {
-        r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, &rep->repair, err);
+        r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
         if (r == TB_ERR_UNSUPPORTED) {
             /* a subset skin lacks a joint: the whole job again with the
              * chosen blend pinned */

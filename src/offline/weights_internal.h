@@ -29,9 +29,10 @@ void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *
  * the repaired document): M's own, with every smooth chain's vertices
  * weighted for blend zone `zone` and collar band `band` (segments; the
  * tail's geometry raises them unless the repair pinned them). *zone_used and
- * *band_used (may be NULL) receive the first smooth chain's. Fails with
+ * *band_used (may be NULL) receive the first smooth chain's. as_given: no
+ * raise (the SPEC's weights as written, one of the search's tries). Fails with
  * TB_ERR_ARG when M is not the repaired skin. */
-tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band,
+tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band, int as_given,
                                   uint16_t *joints, float *weights, float *zone_used, float *band_used,
                                   tb_error *err);
 
@@ -40,6 +41,6 @@ tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, f
  * subset skin lacks a joint the weights need (the caller redoes the repair
  * instead); doc is then partly written and must be dropped. */
 tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
-                                tb_appendage_report *rep, tb_error *err);
+                                int as_given, tb_appendage_report *rep, tb_error *err);
 
 #endif

@@ -152,8 +152,9 @@ run(['synth', '--variant', 'tail_leg', '-o', broken]);
 run(['fix', broken, '-o', fixed, '-q']);
 await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
 
-// Blend-zone search: the SPEC's zone first; when a baked clip tears, the job
-// runs again with wider zones and keeps the least torn (docs/fix.md).
+// Blend-zone search: the SPEC's zone (raised by the tail's geometry) first;
+// when a baked clip tears, the same baked file is re-weighted with wider
+// zones and the least torn kept (docs/fix.md).
 {
   const rep = path.join(tmp, 'tail_leg.report.json'), out = path.join(tmp, 'tail_leg.all.glb');
   run(['fix', broken, '-o', out, '--report', rep, '-q']);
@@ -161,8 +162,9 @@ await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
   const chain = r.appendages.find((a) => a.decision === 'chain');
   const search = r.blend_zone_search || [];
   const tornClips = r.stretch.filter((s) => s.tail.torn > 0).length;
-  ok(search.length >= 2 && search[0].blend_zone === 0.25 && search[0].torn_clips > 0,
-     `tail_leg, all clips: the SPEC zone 0.25 is tried first and tears in ${search[0] && search[0].torn_clips} clip(s)`);
+  ok(search.length >= 2 && search[0].blend_zone >= 0.25 && search[0].torn_clips > 0 && r.full_reruns === 0,
+     `tail_leg, all clips: the SPEC zone raised by the geometry (${search[0] && search[0].blend_zone}) is tried first ` +
+     `and tears in ${search[0] && search[0].torn_clips} clip(s); no attempt reruns the job`);
   const last = search[search.length - 1] || {};
   ok(chain.blend_zone === last.blend_zone && last.torn_clips === tornClips,
      `tail_leg, all clips: weights use zone ${chain.blend_zone}, the last tried (${tornClips} torn clip(s) in the result)`);
