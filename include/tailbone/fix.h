@@ -27,7 +27,10 @@
  * same baked document with only the weights changed (detection, transfer
  * and bake run once); the first that meets the bar is kept, else the
  * best (fewest clips torn, least torn, fewest clips past the row). The
- * tries are in the report.
+ * tries are in the report. Solver fit: when that best still tears, the job
+ * runs once more with the bend limit (and, for a tail curled in its bind
+ * pose, the rest curve) fitted to what the weights carry, unless the
+ * caller set them or no_solver_fit; the better result is kept.
  *
  * `in` is never modified: each attempt works on its own copy, made by
  * writing and re-reading it (lossless, docs/gltf.md). Reentrant: no global
@@ -56,6 +59,9 @@ typedef struct tb_fix_desc {
     int library_count;
     const char *const *only;    /* NULL-terminated clip names (transfer and bake); NULL: all */
     int foot_contact;           /* transfer with tb_retarget_desc.foot_contact */
+    int rest_curve_given;       /* 1: bake.spring.params.rest_curve is the caller's, even 0
+                                   (the solver fit below never changes it) */
+    int no_solver_fit;          /* 1: never refit the solver to the weights (below) */
     /* Called before each stage ("repair", "transfer clips", "bake", "measure",
      * "blend zone 0.375: again", ...); may be NULL. */
     void (*progress)(void *user, const char *stage);
@@ -118,7 +124,16 @@ typedef struct tb_fix_report {
     int weight_count;           /* chains below (at most TB_FIX_MAX_CHAINS) */
     tb_fix_weights weights[TB_FIX_MAX_CHAINS];
     int full_reruns;            /* attempts that redid repair, transfer and bake (0 unless
-                                   the weights could not be rewritten in place) */
+                                   the weights could not be rewritten in place, or the
+                                   solver fit was tried) */
+    /* Solver fit (docs/fix.md): when the best weights still tear, the job
+     * is baked once more with the bend limit lowered to what the weights
+     * carry (less each joint's share of the carry) and, where the bind pose
+     * curls more per joint than that, the authored curve kept (restCurve
+     * 1); the better of the two is kept. */
+    int solver_fit_tried, solver_fit_kept;
+    float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
+    float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
 } tb_fix_report;
 
 /* Runs the job on a copy of `in`; *out receives the result (free with

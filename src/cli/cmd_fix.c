@@ -156,7 +156,10 @@ static void tb__help(void)
            "recognised from the character's height; --ground-y is in scene units):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
-           "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n");
+           "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n"
+           "  --no-solver-fit       never refit the bend limit / rest curve to what the weights carry\n"
+           "                        (by default, when the best weights still tear, the job is baked\n"
+           "                        once more with them fitted, and the better result kept)\n");
 }
 
 static void tb__print_zones(const tb_fix_report *rep)
@@ -182,6 +185,14 @@ static void tb__print_zones(const tb_fix_report *rep)
 
 static void tb__print_weights(const tb_fix_report *rep)
 {
+    if (rep->solver_fit_tried) {
+        printf("solver fitted to the weights (the best weights still tore):");
+        if (rep->fit_bend_limit_rad > 0)
+            printf(" bend limit %.0f°", rep->fit_bend_limit_rad / TB__DEG);
+        if (rep->fit_rest_curve >= 0)
+            printf(" rest curve %.3g (the authored curve)", rep->fit_rest_curve);
+        printf(" -> %s\n", rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
+    }
     for (int i = 0; i < rep->weight_count; i++) {
         const tb_fix_weights *w = &rep->weights[i];
         if (!w->smooth)
@@ -204,7 +215,7 @@ int tb_cmd_fix(int argc, char **argv)
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
-    int foot_contact = 0;
+    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0;
     tb_appendage_desc d;
     memset(&d, 0, sizeof d);
     const char *roles[TB_CLI_MAX_ROLES];
@@ -226,6 +237,8 @@ int tb_cmd_fix(int argc, char **argv)
             progress = 1;
         } else if (!strcmp(a, "--no-bake")) {
             no_bake = 1;
+        } else if (!strcmp(a, "--no-solver-fit")) {
+            no_solver_fit = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
         } else if (!strcmp(a, "--foot-contact")) {
@@ -287,6 +300,7 @@ int tb_cmd_fix(int argc, char **argv)
                 sp->carry_rad = f > 0 ? f * TB__DEG : TB_SPRING_ZERO;
             } else if (!strcmp(a, "--rest-curve")) {
                 e = tb__float_arg(a, v, 0, 1, &sp->rest_curve);
+                rest_curve_given = 1;
             } else if (!strcmp(a, "--coupling")) {
                 e = tb__float_arg(a, v, 0, 1000, &f);
                 sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
@@ -353,6 +367,8 @@ int tb_cmd_fix(int argc, char **argv)
     fd.library_count = lib_count;
     fd.only = only;
     fd.foot_contact = foot_contact;
+    fd.rest_curve_given = rest_curve_given;
+    fd.no_solver_fit = no_solver_fit;
     if (progress && !quiet) {
         fd.progress = tb__progress;
         fd.progress_user = (void *)in;

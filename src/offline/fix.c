@@ -404,6 +404,62 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
     }
 }
 
+/* The solver fitted to what the weights carry (issue 13, "bend where the
+ * tail can bend"): the bend limit becomes, for the weakest chain, the bend
+ * its blend carries within the chain row less that joint's share of the
+ * carry (the carry bends the skin from its bind pose too), never below
+ * 10°, when that is below the current limit; and when the bind pose turns
+ * more per joint than the blend carries, the authored curve is kept
+ * (restCurve 1) instead of straightening it into the centred arc. Returns
+ * 0 when nothing would change. */
+static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bake_desc *fb)
+{
+    tb_spring_params *sp = &fb->spring.params;
+    float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB__DEG;
+    float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB__DEG;
+    float fit_limit = INFINITY, min_carry = INFINITY, max_turn = 0;
+    for (int i = 0; i < rep->weight_count; i++) {
+        const tb_fix_weights *w = &rep->weights[i];
+        if (!w->smooth || !(w->carry_rad > 0))
+            continue;
+        const tb_appendage *a = &rep->repair.appendages[w->appendage];
+        int K = a->bone_count;
+        if (K < 1)
+            continue;
+        float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB__DEG;
+        l = l < lo ? lo : l;
+        fit_limit = l < fit_limit ? l : fit_limit;
+        min_carry = w->carry_rad < min_carry ? w->carry_rad : min_carry;
+        for (int k = 1; k < K; k++) {
+            const float *p0 = a->chain_joints[k - 1], *p1 = a->chain_joints[k], *p2 = a->chain_joints[k + 1];
+            float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]}, v[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+            float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), nv = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            if (!(nu > 0) || !(nv > 0))
+                continue;
+            float c = (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]) / (nu * nv);
+            float t = acosf(c > 1 ? 1 : c < -1 ? -1 : c);
+            max_turn = t > max_turn ? t : max_turn;
+        }
+    }
+    int changed = 0;
+    if (!(d->bake.spring.params.bend_limit_rad > 0) && fit_limit < limit - 1e-4f) {
+        sp->bend_limit_rad = fit_limit;
+        changed = 1;
+    }
+    if (!d->rest_curve_given && !(sp->rest_curve > 0) && max_turn > min_carry) {
+        sp->rest_curve = 1;
+        changed = 1;
+    }
+    return changed;
+}
+
+static void tb__score_report(const tb_fix_report *rep, tb__score *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int c = 0; c < rep->stretch_count; c++)
+        tb__score_add(s, &rep->stretch[c].result);
+}
+
 tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb_fix_report *rep, tb_error *err)
 {
     if (rep)
@@ -430,6 +486,53 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     if (r == TB_OK)
         tb__weights_report(rep, plan);
     tb__weight_plan_free(plan);
+    plan = NULL;
+    tb__score best;
+    tb__score_report(rep, &best);
+    tb_fix_desc fd = d;
+    rep->fit_rest_curve = -1;
+    if (r == TB_OK && search_zone && !d.no_solver_fit && rep->baked && best.torn_clips &&
+        tb__solver_fit(&d, rep, &fd.bake)) {
+        /* the solver fitted to the weights: one more whole job (its bake
+         * differs), with its own blend search */
+        tb__progress(&d, "solver fitted to the weights: again");
+        tb_fix_report fit;
+        memset(&fit, 0, sizeof fit);
+        tb_doc *fdoc = NULL;
+        tb_result fr = tb__attempt(&fdoc, in, &fd, &d.repair, &fit, &plan, err);
+        if (fr == TB_OK && plan && tb__weight_plan_smooth(plan))
+            fr = tb__search(&fdoc, in, &fd, plan, &fit, search_band, err);
+        if (fr == TB_OK)
+            tb__weights_report(&fit, plan);
+        tb__weight_plan_free(plan);
+        if (fr != TB_OK) {
+            tb_doc_free(fdoc);
+            tb__report_clear(&fit);
+            tb_doc_free(doc);
+            return fr;
+        }
+        tb__score sc;
+        tb__score_report(&fit, &sc);
+        float lim = fd.bake.spring.params.bend_limit_rad != d.bake.spring.params.bend_limit_rad
+                        ? fd.bake.spring.params.bend_limit_rad
+                        : 0;
+        float rc = fd.bake.spring.params.rest_curve != d.bake.spring.params.rest_curve ? fd.bake.spring.params.rest_curve
+                                                                                       : -1;
+        if (tb__better(&sc, &best)) {
+            tb_doc_free(doc);
+            doc = fdoc;
+            tb__report_clear(rep);
+            *rep = fit;
+            rep->solver_fit_kept = 1;
+        } else {
+            tb_doc_free(fdoc);
+            tb__report_clear(&fit);
+        }
+        rep->solver_fit_tried = 1;
+        rep->fit_bend_limit_rad = lim;
+        rep->fit_rest_curve = rc;
+        rep->full_reruns++;
+    }
     if (r != TB_OK) {
         tb_doc_free(doc);
         return r;
@@ -517,6 +620,14 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
         }
         json_object_set_new(j, "weights", w);
         json_object_set_new(j, "full_reruns", json_integer(rep->full_reruns));
+        if (rep->solver_fit_tried) {
+            json_t *f = json_pack("{s:b}", "kept", rep->solver_fit_kept);
+            if (rep->fit_bend_limit_rad > 0)
+                json_object_set_new(f, "bend_limit_deg", tb__num(rep->fit_bend_limit_rad / TB__DEG));
+            if (rep->fit_rest_curve >= 0)
+                json_object_set_new(f, "rest_curve", tb__num(rep->fit_rest_curve));
+            json_object_set_new(j, "solver_fit", f);
+        }
     }
     if (rep->baked) {
         json_object_set_new(j, "bake", tb__bake_json(&rep->bake));
