@@ -894,6 +894,62 @@ static void fixture_tails_meet_the_chain_row(void **state)
     }
 }
 
+
+/* K from the mesh (issue 13): no more bones than the rings can follow. The
+ * low-poly tail (6-sided rings every 0.05 H, 0.7 H long) asked for bones of
+ * 0.05 H (segment_fraction 0.05: K = 14, one ring per segment) gets fewer,
+ * longer bones, two rings or more each; with the SPEC's 0.1 H it keeps K. */
+static void low_poly_tail_gets_no_more_bones_than_its_rings_follow(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *body = NULL;
+    assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        tb_doc *doc = NULL;
+        assert_int_equal(tb_synth_onto(&doc, body, "back_lowpoly_nearest", NULL, NULL, &err), TB_OK);
+        tb_appendage_desc d;
+        memset(&d, 0, sizeof d);
+        if (pass) {
+            d.segment_fraction = 0.05f;
+            d.max_bones = 16;
+        }
+        tb_appendage_report rep;
+        assert_int_equal(tb_appendage_fix(&rep, doc, &d, &err), TB_OK);
+        const tb_appendage *a = NULL;
+        for (int i = 0; i < rep.appendage_count; i++)
+            if (rep.appendages[i].decision == TB_DECIDE_CHAIN)
+                a = &rep.appendages[i];
+        assert_non_null(a);
+        float H = rep.height, ring = 0.05f * H; /* the fixture's ring spacing */
+        int capped = strstr(a->reason, "rings can follow") != NULL;
+        print_message("segment %.2f H: K = %d, L = %.2f H, %.1f rings per segment%s\n", pass ? 0.05 : 0.1,
+                      a->bone_count, (double)(a->length / H), (double)(a->length / (float)a->bone_count / ring),
+                      capped ? " (capped by the rings)" : "");
+        if (pass) {
+            assert_true(capped);
+            assert_true(a->bone_count >= 2 && a->bone_count < 14);
+            /* two rings per segment, within a ring's measuring slack */
+            assert_true(a->length / (float)a->bone_count >= 1.8f * ring);
+            /* the joints still run along the tail: each next one farther from the root */
+            for (int k = 1; k <= a->bone_count; k++) {
+                float d0 = 0, d1 = 0;
+                for (int x = 0; x < 3; x++) {
+                    float e0 = a->chain_joints[k - 1][x] - a->chain_joints[0][x];
+                    float e1 = a->chain_joints[k][x] - a->chain_joints[0][x];
+                    d0 += e0 * e0, d1 += e1 * e1;
+                }
+                assert_true(d1 > d0);
+            }
+        } else {
+            assert_false(capped);
+        }
+        tb_appendage_report_free(&rep);
+        tb_doc_free(doc);
+    }
+    tb_doc_free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -905,6 +961,7 @@ int main(void)
         cmocka_unit_test(rig_without_tail_is_left_alone),
         cmocka_unit_test(fix_run_is_the_whole_job_and_leaves_its_input_alone),
         cmocka_unit_test(fixture_tails_meet_the_chain_row),
+        cmocka_unit_test(low_poly_tail_gets_no_more_bones_than_its_rings_follow),
         cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
         cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
         cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),

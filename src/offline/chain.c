@@ -503,6 +503,55 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
     return TB_OK;
 }
 
+/* The 75th percentile of |x[a] − x[b]| over the mesh edges with both ends
+ * among verts (ascending model vertices, x per vert): along a tube, the
+ * spacing of its rings (an edge round a ring barely moves along it, one
+ * along the tail or across a quad moves one ring spacing: two edges in three
+ * on a triangulated tube). 0 when no edge. */
+static float tb__edge_spread(const uint32_t *verts, const float *x, size_t n, const uint64_t *edges, size_t ne)
+{
+    size_t cap = 0, cnt = 0;
+    float *dg = NULL;
+    for (size_t e = 0; e < ne; e++) {
+        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
+        size_t lo = 0, hi = n, ia = SIZE_MAX, ib = SIZE_MAX;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (verts[mid] < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && verts[lo] == a)
+            ia = lo;
+        if (ia == SIZE_MAX)
+            continue;
+        lo = ia, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (verts[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && verts[lo] == b)
+            ib = lo;
+        if (ib == SIZE_MAX || !isfinite(x[ia]) || !isfinite(x[ib]))
+            continue;
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 1024;
+            float *nd = realloc(dg, cap * sizeof *nd);
+            if (!nd)
+                break;
+            dg = nd;
+        }
+        dg[cnt++] = fabsf(x[ia] - x[ib]);
+    }
+    float r = dg && cnt ? tb_measure_percentile(dg, cnt, 0.75) : 0;
+    free(dg);
+    return r;
+}
+
 /* The tail's geometry its blend is sized from (choice, issue 13). ring:
  * how far apart the tail's rings lie along the chain, the 75th percentile
  * of |change of chain coordinate| over the tail's own edges (an edge round
@@ -537,47 +586,77 @@ static void tb__chain_geometry(tb__chain_plan *c, const tb_model *m, const uint6
         c->radius = tb_measure_percentile(d, c->n, 0.75);
         free(d);
     }
-    size_t cap = 0, cnt = 0;
-    float *dg = NULL;
-    for (size_t e = 0; e < ne; e++) {
-        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
-        /* both ends in the chain (verts ascending: binary search) */
-        size_t lo = 0, hi = c->n, ia = SIZE_MAX, ib = SIZE_MAX;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (c->verts[mid] < a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < c->n && c->verts[lo] == a)
-            ia = lo;
-        if (ia == SIZE_MAX)
+    c->ring = tb__edge_spread(c->verts, c->gc, c->n, edges, ne);
+}
+
+/* K from the mesh (choice, issue 13): no more bones than the rings can
+ * follow. A segment needs two rings, one inside each half of its blend; a
+ * tail with fewer (a low-poly tail, rings far apart for its length) gets
+ * fewer, longer bones — at least 2 — placed as SPEC A9 places joints
+ * (centroid of the skin within half a segment of i·L/K, empty stations
+ * interpolated, two smoothing passes). Ring spacing here is measured on the
+ * geodesic g (the chain coordinate needs the joints). */
+static void tb__fit_bones_to_rings(tb_appendage *a, const tb__app_work *aw, const tb_model *m, const uint64_t *edges,
+                                   size_t ne)
+{
+    int K = a->bone_count;
+    float L = a->length;
+    if (K <= 2 || !(L > 0))
+        return;
+    float ring = tb__edge_spread(aw->rw_verts, aw->rw_g, aw->rw_count, edges, ne);
+    if (!(ring > 0))
+        return;
+    float fit = floorf(L / (2 * ring));
+    int K2 = fit < 2 ? 2 : fit >= (float)K ? K : (int)fit;
+    if (K2 >= K)
+        return;
+    float seg = L / (float)K2;
+    double acc[TB_TAIL_MAX_BONES + 1][4];
+    memset(acc, 0, sizeof acc);
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        float g = aw->rw_g[q];
+        if (!isfinite(g))
             continue;
-        lo = ia, hi = c->n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (c->verts[mid] < b)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < c->n && c->verts[lo] == b)
-            ib = lo;
-        if (ib == SIZE_MAX)
+        int i = (int)floorf(g / seg + 0.5f);
+        if (i < 1 || i > K2 || fabsf(g - (float)i * seg) > seg / 2)
             continue;
-        if (cnt == cap) {
-            cap = cap ? cap * 2 : 1024;
-            float *nd = realloc(dg, cap * sizeof *nd);
-            if (!nd)
-                break;
-            dg = nd;
-        }
-        dg[cnt++] = fabsf(c->gc[ia] - c->gc[ib]);
+        const float *p = m->positions + (size_t)aw->rw_verts[q] * 3;
+        acc[i][0] += p[0], acc[i][1] += p[1], acc[i][2] += p[2], acc[i][3] += 1;
     }
-    if (dg && cnt)
-        c->ring = tb_measure_percentile(dg, cnt, 0.75);
-    free(dg);
+    float J[TB_TAIL_MAX_BONES + 1][3];
+    int have[TB_TAIL_MAX_BONES + 1] = {1};
+    memcpy(J[0], a->chain_joints[0], sizeof J[0]);
+    for (int i = 1; i <= K2; i++)
+        if (acc[i][3] > 0) {
+            for (int x = 0; x < 3; x++)
+                J[i][x] = (float)(acc[i][x] / acc[i][3]);
+            have[i] = 1;
+        }
+    for (int i = 1; i <= K2; i++) {
+        if (have[i])
+            continue;
+        int lo = i - 1, hi = i + 1;
+        while (hi <= K2 && !have[hi])
+            hi++;
+        for (int x = 0; x < 3; x++)
+            J[i][x] = hi <= K2 ? J[lo][x] + (J[hi][x] - J[lo][x]) / (float)(hi - lo) : J[lo][x];
+        have[i] = 1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        float P[TB_TAIL_MAX_BONES + 1][3];
+        memcpy(P, J, sizeof P);
+        for (int i = 1; i < K2; i++)
+            for (int x = 0; x < 3; x++)
+                J[i][x] = 0.5f * P[i][x] + 0.25f * (P[i - 1][x] + P[i + 1][x]);
+    }
+    memset(a->chain_joints, 0, sizeof a->chain_joints);
+    memcpy(a->chain_joints, J, (size_t)(K2 + 1) * sizeof J[0]);
+    a->bone_count = K2;
+    size_t used = strlen(a->reason);
+    snprintf(a->reason + used, sizeof a->reason - used,
+             "; %d bones, not %d: its rings lie %.2f L apart, and a segment needs two (no more bones than the "
+             "rings can follow)",
+             K2, K, (double)(ring / L));
 }
 
 #define TB__BEND_LIMIT_RAD 0.5235988f /* SPEC B's bend limit, 30 degrees */
@@ -698,6 +777,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
         }
         used[letter] = 1;
         a->chain = letter;
+        tb__fit_bones_to_rings(a, aw, m, A->edges, A->edge_count);
         int K = a->bone_count;
         int n0 = (int)json_array_size(nodes);
         int sk0 = (int)ibm_n;
