@@ -1304,6 +1304,14 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     return TB_OK;
 }
 
+void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V)
+{
+    for (int i = 0; p && i < p->count; i++)
+        for (size_t q = 0; q < p->c[i].n; q++)
+            if (p->c[i].verts[q] < V)
+                mark[p->c[i].verts[q]] = 1;
+}
+
 int tb__weight_plan_count(const tb__weight_plan *p)
 {
     return p ? p->count : 0;

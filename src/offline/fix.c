@@ -278,6 +278,19 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     size_t VI = M->vertex_count * (size_t)M->influences;
     uint64_t *edges = NULL;
     size_t ne = tb_measure_edges(M, &edges);
+    /* A try changes only the chains' weights: only edges touching a
+     * reweighted vertex can be tail or seam under any try, so the tries
+     * measure those (the body's figures are not scored, and do not change) */
+    uint8_t *mark = calloc(M->vertex_count + 1, 1);
+    if (mark && ne != SIZE_MAX) {
+        tb__weight_plan_mark(plan, mark, M->vertex_count);
+        size_t k = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (mark[edges[e] >> 32] || mark[edges[e] & 0xffffffffu])
+                edges[k++] = edges[e];
+        ne = k;
+    }
+    free(mark);
     tb_clip **clips = calloc((size_t)n, sizeof *clips);
     int *loops = calloc((size_t)n, sizeof *loops);
     uint16_t *jo = malloc(VI * sizeof *jo + 1);

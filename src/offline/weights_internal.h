@@ -25,6 +25,9 @@ int tb__weight_plan_count(const tb__weight_plan *p);
 void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *ring_seg, float *radius_seg,
                               int *smooth);
 
+/* mark[v] = 1 for every vertex the plan reweights (v < V). */
+void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V);
+
 /* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
  * the repaired document): M's own, with every smooth chain's vertices
  * weighted for blend zone `zone` and collar band `band` (segments; the
