@@ -539,10 +539,17 @@ static void fix_run_is_the_whole_job_and_leaves_its_input_alone(void **state)
     assert_int_equal(rep.stretch_count, 6);
     assert_int_equal(rep.bake.clip_count, 6);
     assert_true(stages >= 4);
-    /* the SPEC's zone tears a stress clip of this character: the search ran */
+    /* the first zone (the SPEC's, raised by the tail's geometry: never
+     * below it) tears a stress clip of this character: the search ran,
+     * re-weighting the baked file only (no second detection or bake) */
     assert_true(rep.zone_try_count >= 2);
-    assert_float_equal(rep.zone_tries[0].blend_zone, 0.25f, 1e-6f);
+    assert_true(rep.zone_tries[0].blend_zone >= 0.25f - 1e-6f);
     assert_true(rep.zone_tries[0].torn_clips > 0);
+    assert_int_equal(rep.full_reruns, 0);
+    assert_int_equal(rep.weight_count, 1);
+    assert_true(rep.weights[0].smooth && rep.weights[0].ring_seg > 0 && rep.weights[0].radius_seg > 0);
+    for (int c = 0; c < rep.stretch_count; c++) /* largest bend per joint: K = 4 joints, some bend */
+        assert_true(rep.stretch[c].bend_count == 4 && rep.stretch[c].bend_rad[3] > 0);
     float kept = rep.zone_tries[rep.zone_try_count - 1].blend_zone;
     assert_float_equal(rep.blend_zone, kept, 1e-6f);
     int torn = 0;
@@ -807,6 +814,142 @@ static void axes_fall_back_to_the_shoulders_when_the_thighs_coincide(void **stat
     tb_doc_free(doc);
 }
 
+
+/* Issue 13's bar on a representative subset of the fixtures (the full
+ * matrix, every fixture whose detection is right on the three bodies, is
+ * measured in docs/fix.md, with the fixtures that miss the bar and why; it
+ * takes minutes): tails added to real bodies
+ * and to the synthetic one, baked with the body's own clips (the Xbot's
+ * walk and run, the synthetic Walk, Sprint and Crouch), measured by
+ * tb_fix_run: tail p99 <= 1.18, max <= 1.30, nothing torn in the tail or at
+ * its seam, the body's weights untouched, the tail swinging >= 10 degrees
+ * and every loop closing within 0.5 degrees. */
+static void fixture_tails_meet_the_chain_row(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *fixture, *only[4];
+    } cases[] = {
+        {NULL, "back_shell_hips", {"Walk", "Sprint", "Crouch", NULL}},
+        {NULL, "back_shell_nearest+coat", {"Walk", "Sprint", "Crouch", NULL}},
+        {NULL, "bead_shell_spine", {"Walk", "Sprint", "Crouch", NULL}},
+        /* curled 200 degrees in its bind pose: only with the solver fitted */
+        {NULL, "curl_shell_nearest", {"Walk", "Sprint", "Crouch", NULL}},
+        {"clips/Xbot_agree_run_walk.glb", "hang_shell_leg", {"walk", "run", NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tb_error err = {0};
+        tb_doc *body = NULL;
+        if (!cases[i].body) {
+            assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+        } else {
+            const char *path = tbt_corpus_file(cases[i].body);
+            if (!path) {
+                print_message("%s: ../shared/corpus absent, skipped\n", cases[i].body);
+                continue;
+            }
+            assert_int_equal(tb_doc_load(&body, path, NULL, &err), TB_OK);
+        }
+        tb_doc *doc = NULL, *out = NULL;
+        assert_int_equal(tb_synth_onto(&doc, body, cases[i].fixture, NULL, NULL, &err), TB_OK);
+        tb_fix_desc d;
+        memset(&d, 0, sizeof d);
+        d.only = cases[i].only;
+        tb_fix_report rep;
+        if (tb_fix_run(&out, doc, &d, &rep, &err) != TB_OK)
+            fail_msg("%s: %s", cases[i].fixture, err.message);
+        /* one whole job, plus one when the solver fit was tried */
+        assert_int_equal(rep.full_reruns, rep.solver_fit_tried);
+        assert_int_equal(rep.repair.changed_outside, 0);
+        if (!strcmp(cases[i].fixture, "curl_shell_nearest"))
+            assert_true(rep.solver_fit_tried && rep.solver_fit_kept && rep.fit_rest_curve == 1.0f &&
+                        rep.fit_bend_limit_rad > 0 && rep.fit_bend_limit_rad < 30 * 0.0174533f);
+        assert_true(rep.stretch_count >= 2);
+        for (int c = 0; c < rep.stretch_count; c++) {
+            const tb_measure_result *m = &rep.stretch[c].result;
+            const tb_bake_clip *bc = NULL;
+            for (int k = 0; k < rep.bake.clip_count; k++)
+                if (rep.bake.clips[k].animation == rep.stretch[c].animation)
+                    bc = &rep.bake.clips[k];
+            assert_non_null(bc);
+            float bend = 0;
+            for (int k = 0; k < rep.stretch[c].bend_count; k++)
+                bend = rep.stretch[c].bend_rad[k] > bend ? rep.stretch[c].bend_rad[k] : bend;
+            print_message("%-14s %-24s %-8s tail p99 %.3f max %.3f torn %zu, seam torn %zu, swing %.1f, closure %.2f, "
+                          "largest bend %.0f deg, zone %.3g\n",
+                          cases[i].body ? "Xbot" : "synth:plain", cases[i].fixture, rep.stretch[c].clip, m->tail.p99,
+                          m->tail.max, m->tail.torn, m->seam.torn, bc->swing_rad / 0.0174533, bc->closure_rad / 0.0174533,
+                          bend / 0.0174533, rep.blend_zone);
+            assert_true(m->tail.samples > 0);
+            assert_true(m->tail.p99 <= 1.18f && m->tail.max <= 1.30f);
+            assert_int_equal(m->tail.torn, 0);
+            assert_int_equal(m->seam.torn, 0);
+            assert_true(bc->swing_rad >= 10 * 0.0174533f);
+            assert_true(!bc->looping || bc->closure_rad <= 0.5f * 0.0174533f);
+        }
+        tb_fix_report_free(&rep);
+        tb_doc_free(out);
+        tb_doc_free(doc);
+        tb_doc_free(body);
+    }
+}
+
+
+/* K from the mesh (issue 13): no more bones than the rings can follow. The
+ * low-poly tail (6-sided rings every 0.05 H, 0.7 H long) asked for bones of
+ * 0.05 H (segment_fraction 0.05: K = 14, one ring per segment) gets fewer,
+ * longer bones, two rings or more each; with the SPEC's 0.1 H it keeps K. */
+static void low_poly_tail_gets_no_more_bones_than_its_rings_follow(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *body = NULL;
+    assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        tb_doc *doc = NULL;
+        assert_int_equal(tb_synth_onto(&doc, body, "back_lowpoly_nearest", NULL, NULL, &err), TB_OK);
+        tb_appendage_desc d;
+        memset(&d, 0, sizeof d);
+        if (pass) {
+            d.segment_fraction = 0.05f;
+            d.max_bones = 16;
+        }
+        tb_appendage_report rep;
+        assert_int_equal(tb_appendage_fix(&rep, doc, &d, &err), TB_OK);
+        const tb_appendage *a = NULL;
+        for (int i = 0; i < rep.appendage_count; i++)
+            if (rep.appendages[i].decision == TB_DECIDE_CHAIN)
+                a = &rep.appendages[i];
+        assert_non_null(a);
+        float H = rep.height, ring = 0.05f * H; /* the fixture's ring spacing */
+        int capped = strstr(a->reason, "rings can follow") != NULL;
+        print_message("segment %.2f H: K = %d, L = %.2f H, %.1f rings per segment%s\n", pass ? 0.05 : 0.1,
+                      a->bone_count, (double)(a->length / H), (double)(a->length / (float)a->bone_count / ring),
+                      capped ? " (capped by the rings)" : "");
+        if (pass) {
+            assert_true(capped);
+            assert_true(a->bone_count >= 2 && a->bone_count < 14);
+            /* two rings per segment, within a ring's measuring slack */
+            assert_true(a->length / (float)a->bone_count >= 1.8f * ring);
+            /* the joints still run along the tail: each next one farther from the root */
+            for (int k = 1; k <= a->bone_count; k++) {
+                float d0 = 0, d1 = 0;
+                for (int x = 0; x < 3; x++) {
+                    float e0 = a->chain_joints[k - 1][x] - a->chain_joints[0][x];
+                    float e1 = a->chain_joints[k][x] - a->chain_joints[0][x];
+                    d0 += e0 * e0, d1 += e1 * e1;
+                }
+                assert_true(d1 > d0);
+            }
+        } else {
+            assert_false(capped);
+        }
+        tb_appendage_report_free(&rep);
+        tb_doc_free(doc);
+    }
+    tb_doc_free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +960,8 @@ int main(void)
         cmocka_unit_test(baking_twice_changes_nothing),
         cmocka_unit_test(rig_without_tail_is_left_alone),
         cmocka_unit_test(fix_run_is_the_whole_job_and_leaves_its_input_alone),
+        cmocka_unit_test(fixture_tails_meet_the_chain_row),
+        cmocka_unit_test(low_poly_tail_gets_no_more_bones_than_its_rings_follow),
         cmocka_unit_test(only_selects_clips_and_rejects_unknown_names),
         cmocka_unit_test(ground_goes_to_the_soles_of_a_model_standing_below_the_origin),
         cmocka_unit_test(tail_moves_the_same_in_a_centimetre_scene),

@@ -17,12 +17,20 @@
  * no_bake, tb_bake (tailbone/bake.h); (4) every baked clip measured with
  * tb_measure_clip (tailbone/measure.h: tail, body and the tail/body seam).
  *
- * Blend-zone search (docs/fix.md): unless repair.blend_zone pins a zone (or
- * there is nothing to bake), a job whose baked clips tear — tail or seam —
- * and whose chain has smooth weights is run again with zones 0.375 and 0.5;
- * a tail welded into the body that still tears is then run with collar
- * bands 1 and 2 segments (unless repair.collar_band is set); the first that
- * tears nowhere is kept, else the least torn. The tries are in the report.
+ * Weights (docs/fix.md): the blend zone and, on a welded tail, the collar
+ * band are sized from the tail's geometry (ring spacing, radius) unless
+ * repair.blend_zone / repair.collar_band pin them. Blend search: unless a
+ * zone is pinned (or there is nothing to bake), when a baked clip tears —
+ * tail or seam — or its tail goes past SPEC C's chain row (p99 1.18, max
+ * 1.30), the smooth chains are weighted again with zones 0.375 and 0.5,
+ * then (welded tails) collar bands 1 and 2 segments, each measured on the
+ * same baked document with only the weights changed (detection, transfer
+ * and bake run once); the first that meets the bar is kept, else the
+ * best (fewest clips torn, least torn, fewest clips past the row). The
+ * tries are in the report. Solver fit: when that best still tears, the job
+ * runs once more with the bend limit (and, for a tail curled in its bind
+ * pose, the rest curve) fitted to what the weights carry, unless the
+ * caller set them or no_solver_fit; the better result is kept.
  *
  * `in` is never modified: each attempt works on its own copy, made by
  * writing and re-reading it (lossless, docs/gltf.md). Reentrant: no global
@@ -51,17 +59,28 @@ typedef struct tb_fix_desc {
     int library_count;
     const char *const *only;    /* NULL-terminated clip names (transfer and bake); NULL: all */
     int foot_contact;           /* transfer with tb_retarget_desc.foot_contact */
+    int rest_curve_given;       /* 1: bake.spring.params.rest_curve is the caller's, even 0
+                                   (the solver fit below never changes it) */
+    int no_solver_fit;          /* 1: never refit the solver to the weights (below) */
     /* Called before each stage ("repair", "transfer clips", "bake", "measure",
      * "blend zone 0.375: again", ...); may be NULL. */
     void (*progress)(void *user, const char *stage);
     void *progress_user;
 } tb_fix_desc;
 
+#define TB_FIX_MAX_BENDS 32
+
 /* SPEC C figures of one baked clip on the result. */
 typedef struct tb_fix_stretch {
     int animation;
     char clip[128];
     tb_measure_result result;
+    /* Largest bend of each tail joint over the clip (SPEC B's bend at that
+     * joint: the angle of the joint's rotation from its rest, sampled at
+     * the key rate), Tail_1 … Tail_K of every chain in skeleton order. */
+    int bend_count;
+    char bend_joint[TB_FIX_MAX_BENDS][32];
+    float bend_rad[TB_FIX_MAX_BENDS];
 } tb_fix_stretch;
 
 /* One try of the blend-zone search. */
@@ -70,7 +89,23 @@ typedef struct tb_fix_zone_try {
     int torn_clips;             /* clips whose tail or tail/body seam tears */
     float worst_torn;           /* largest torn fraction (tail or seam) over the clips */
     float collar_band;          /* welded tails: the collar band used (0: none welded) */
+    float worst_max;            /* largest tail stretch over the clips */
+    float worst_p99;            /* largest tail p99 over the clips */
 } tb_fix_zone_try;
+
+/* The geometry one chain's blend was sized from (docs/fix.md). */
+typedef struct tb_fix_weights {
+    int appendage;              /* index in repair.appendages */
+    int smooth;                 /* smooth weights (0: one bone per piece) */
+    float ring_seg;             /* ring spacing along the chain, in segments */
+    float radius_seg;           /* 75th-percentile skin radius, in segments */
+    float zone;                 /* blend zone used, segments */
+    float carry_rad;            /* bend the blend carries within the chain row: the
+                                   inner side shortens by radius·θ over 2·zone segments,
+                                   18% at θ = 0.36 zone / radius_seg */
+} tb_fix_weights;
+
+#define TB_FIX_MAX_CHAINS 8
 
 #define TB_FIX_MAX_TRIES 6
 
@@ -86,6 +121,19 @@ typedef struct tb_fix_report {
     float blend_zone;           /* zone of the kept weights (0: no smooth chain) */
     float collar_band;          /* collar band of the kept weights (0: no welded tail) */
     int changed;                /* the output differs from the input */
+    int weight_count;           /* chains below (at most TB_FIX_MAX_CHAINS) */
+    tb_fix_weights weights[TB_FIX_MAX_CHAINS];
+    int full_reruns;            /* attempts that redid repair, transfer and bake (0 unless
+                                   the weights could not be rewritten in place, or the
+                                   solver fit was tried) */
+    /* Solver fit (docs/fix.md): when the best weights still tear, the job
+     * is baked once more with the bend limit lowered to what the weights
+     * carry (less each joint's share of the carry) and, where the bind pose
+     * curls more per joint than that, the authored curve kept (restCurve
+     * 1); the better of the two is kept. */
+    int solver_fit_tried, solver_fit_kept;
+    float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
+    float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
 } tb_fix_report;
 
 /* Runs the job on a copy of `in`; *out receives the result (free with

@@ -79,6 +79,15 @@ static void tb__print_bake(const tb_fix_report *rep)
         if (r->seam.edges)
             printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |", r->seam.p95, r->seam.p99,
                    r->seam.max, 100 * r->seam.torn_frac);
+        for (int k = 0; k < rep->stretch_count; k++) {
+            const tb_fix_stretch *s = &rep->stretch[k];
+            if (s->animation != bc->animation || !s->bend_count)
+                continue;
+            printf("  %-18s largest bend per joint:", "");
+            for (int q = 0; q < s->bend_count; q++)
+                printf(" %.0f°", s->bend_rad[q] / TB__DEG);
+            printf("\n");
+        }
     }
     printf("  (L = looping clip, W = looping clip that stops one frame before its start (the player\n"
            "   wraps); both warmed up until the loop start repeats. closure = largest angle of any tail\n"
@@ -140,12 +149,15 @@ static void tb__help(void)
            "  --role ROLE=JOINT     give a role by hand (repeatable); Hips=NAME is --pelvis\n"
            "  --skin N              the skin to repair (default: the one with most vertices)\n"
            "  --blend-zone Z        blend half-width around each tail joint, in segments, from\n"
-           "                        0.05 to 0.5 (whole segments). Default: the SPEC's 0.25, and\n"
-           "                        when a baked clip tears, the job again with 0.375 and 0.5,\n"
-           "                        keeping the least torn (reported); a value pins it\n"
+           "                        0.05 to 0.5 (whole segments). Default: the SPEC's 0.25, raised\n"
+           "                        where the tail's ring spacing and radius need it; when a baked\n"
+           "                        clip tears or passes p99 1.18 / max 1.30, 0.375, 0.5 and the\n"
+           "                        SPEC's own weights are tried on the same baked file (weights\n"
+           "                        only) and the best kept (reported); a value pins it\n"
            "  --collar-band S       a tail welded into the body blends from the body's weights at\n"
-           "                        its collar to the chain's over S segments. Default 0.5, and 1\n"
-           "                        then 2 when the seam still tears; a value pins it (0: none)\n"
+           "                        its collar to the chain's over S segments. Default 0.5 (at least\n"
+           "                        two rings), and 1 then 2 when the seam still tears; a value\n"
+           "                        pins it (0: none)\n"
            "  --smooth-pieces       smooth chain weights on a segmented tail too; by default a tail\n"
            "                        made of separate pieces on a body of rigid pieces gets one\n"
            "                        bone per piece, like the body (docs/fix.md)\n"
@@ -159,7 +171,10 @@ static void tb__help(void)
            "recognised from the character's height; --ground-y is in scene units):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
-           "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n");
+           "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n"
+           "  --no-solver-fit       never refit the bend limit / rest curve to what the weights carry\n"
+           "                        (by default, when the best weights still tear, the job is baked\n"
+           "                        once more with them fitted, and the better result kept)\n");
 }
 
 static void tb__print_zones(const tb_fix_report *rep)
@@ -174,11 +189,33 @@ static void tb__print_zones(const tb_fix_report *rep)
             printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else
             printf(" no tear");
+        printf(", tail max %.2f", z->worst_max);
     }
     printf(" -> weights use %.3g", rep->blend_zone);
     if (rep->collar_band > 0)
         printf(", collar band %.3g", rep->collar_band);
-    printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin)\n");
+    printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin; each try re-weights the same\n"
+           "  baked file: detection, transfer and bake ran once)\n");
+}
+
+static void tb__print_weights(const tb_fix_report *rep)
+{
+    if (rep->solver_fit_tried) {
+        printf("solver fitted to the weights (the best weights still tore):");
+        if (rep->fit_bend_limit_rad > 0)
+            printf(" bend limit %.0f°", rep->fit_bend_limit_rad / TB__DEG);
+        if (rep->fit_rest_curve >= 0)
+            printf(" rest curve %.3g (the authored curve)", rep->fit_rest_curve);
+        printf(" -> %s\n", rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
+    }
+    for (int i = 0; i < rep->weight_count; i++) {
+        const tb_fix_weights *w = &rep->weights[i];
+        if (!w->smooth)
+            continue;
+        printf("weights of appendage %d: rings every %.2f segment, radius %.2f segment -> blend zone %.3g, "
+               "carries a %.0f° bend per joint within the chain row (inner side -18%%)\n",
+               w->appendage, w->ring_seg, w->radius_seg, w->zone, w->carry_rad / TB__DEG);
+    }
 }
 
 /* Progress on stderr, for a person watching a terminal. */
@@ -193,7 +230,7 @@ int tb_cmd_fix(int argc, char **argv)
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
-    int foot_contact = 0;
+    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0;
     int jobs = 1, force = 0, inputs_given = 0; /* batch mode */
     unsigned char *mark = calloc((size_t)argc + 1, 1);
     if (!mark)
@@ -225,6 +262,8 @@ int tb_cmd_fix(int argc, char **argv)
             mark[i] = TB_CLI_ARG_BATCH;
         } else if (!strcmp(a, "--no-bake")) {
             no_bake = 1;
+        } else if (!strcmp(a, "--no-solver-fit")) {
+            no_solver_fit = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
         } else if (!strcmp(a, "--foot-contact")) {
@@ -295,6 +334,7 @@ int tb_cmd_fix(int argc, char **argv)
                 sp->carry_rad = f > 0 ? f * TB__DEG : TB_SPRING_ZERO;
             } else if (!strcmp(a, "--rest-curve")) {
                 e = tb__float_arg(a, v, 0, 1, &sp->rest_curve);
+                rest_curve_given = 1;
             } else if (!strcmp(a, "--coupling")) {
                 e = tb__float_arg(a, v, 0, 1000, &f);
                 sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
@@ -381,6 +421,8 @@ int tb_cmd_fix(int argc, char **argv)
     fd.library_count = lib_count;
     fd.only = only;
     fd.foot_contact = foot_contact;
+    fd.rest_curve_given = rest_curve_given;
+    fd.no_solver_fit = no_solver_fit;
     if (progress && !quiet) {
         fd.progress = tb__progress;
         fd.progress_user = (void *)in;
@@ -420,6 +462,7 @@ int tb_cmd_fix(int argc, char **argv)
                        rep.repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
             if (rep.retarget)
                 printf("clips transferred from %s\n", clips_arg);
+            tb__print_weights(&rep);
             if (rep.zone_try_count)
                 tb__print_zones(&rep);
             if (rep.baked)

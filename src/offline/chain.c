@@ -9,6 +9,8 @@
 
 #include "offline/appendage_internal.h"
 #include "offline/doc_internal.h"
+#include "offline/weights_internal.h"
+#include "tailbone/measure.h"
 
 #define TB__SLOTS 4 /* influences written per reweighted vertex (set 0) */
 
@@ -135,6 +137,51 @@ static int tb__accessor_refs(json_t *root, int accessor)
     return n;
 }
 
+/* What one chain's weights are computed from, kept after the repair so
+ * fix's search can weight the chain again for another blend without
+ * detecting, transferring or baking again (weights_internal.h). */
+typedef struct tb__chain_plan {
+    int app;          /* report index */
+    size_t n;
+    uint32_t *verts;  /* model vertices reweighted (ascending) */
+    float *g;         /* geodesic distance from the collar (SPEC A9's g) */
+    float *gc;        /* chain coordinate (tb__chain_coordinate) */
+    uint32_t *welded; /* welded collar vertices the repair leaves to the body */
+    size_t nwelded;
+    int K;
+    float L;
+    int skP, sk0;     /* skin joints: the chain's parent, Tail_1 */
+    float ring;       /* spacing of the tail's rings along the chain (bind units) */
+    float radius;     /* 75th percentile of the skin's distance from the chain polyline */
+    int smooth;       /* smooth weights (not one bone per piece) */
+} tb__chain_plan;
+
+struct tb__weight_plan {
+    int skin;         /* the repaired skin (document index) */
+    int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
+    int count;
+    tb__chain_plan *c;
+};
+
+static void tb__chain_plan_clear(tb__chain_plan *c)
+{
+    free(c->verts);
+    free(c->g);
+    free(c->gc);
+    free(c->welded);
+    memset(c, 0, sizeof *c);
+}
+
+void tb__weight_plan_free(tb__weight_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->count; i++)
+        tb__chain_plan_clear(&p->c[i]);
+    free(p->c);
+    free(p);
+}
+
 typedef struct tb__apply {
     tb_doc *doc;
     const tb_model *m;
@@ -154,6 +201,10 @@ typedef struct tb__apply {
     int **local_of_main;
     int *local_count;
     int main_total;    /* our skin joints, new tail joints included */
+    int auto_zone, auto_band; /* blend zone / collar band raised by the tail's geometry */
+    const uint64_t *edges;    /* the model's edges (tb_measure_edges) */
+    size_t edge_count;
+    tb__weight_plan *plan;    /* NULL: the chains' plans are dropped after use */
 } tb__apply;
 
 /* Index of our skin joint `j` in the joint list of m->skins[k]: as is for
@@ -314,36 +365,20 @@ static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
  * alike on both sides and the change is spread over the band. A separate
  * shell has no such seam (its collar is the tail's own root ring, reweighted
  * at g = 0). */
-static tb_result tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb__app_work *aw)
+static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg)
 {
     const tb_model *m = A->m;
-    /* the collar vertices the repair leaves to the body (none on a separate shell) */
-    uint32_t *welded = malloc((aw->collar_count + 1) * sizeof *welded);
-    if (!welded)
-        return TB_ERR_OOM;
-    size_t n = 0;
-    for (size_t k = 0; k < aw->collar_count; k++)
-        if (!A->changed[aw->collar[k]])
-            welded[n++] = aw->collar[k];
-    a->welded_collar = n;
-    a->collar_band = n ? A->collar_band : 0;
-    if (!n || !(A->collar_band > 0) || a->bone_count <= 0) {
-        free(welded);
-        return TB_OK;
-    }
-    float band = A->collar_band * a->length / (float)a->bone_count;
-    size_t used = strlen(a->reason);
-    snprintf(a->reason + used, sizeof a->reason - used,
-             "; welded into the body: weights blend from those of its %zu collar vertices to the chain's over "
-             "%.2g segment",
-             n,
-             (double)A->collar_band);
-    for (size_t q = 0; q < aw->rw_count; q++) {
+    size_t n = c->nwelded;
+    const uint32_t *welded = c->welded;
+    if (!n || !(band_seg > 0) || c->K <= 0)
+        return;
+    float band = band_seg * c->L / (float)c->K;
+    for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
-        float g = aw->rw_g[q];
+        float g = c->g[q];
         if (!(g < band))
             continue;
-        size_t v = aw->rw_verts[q];
+        size_t v = c->verts[q];
         const float *p = m->positions + v * 3;
         float best = INFINITY;
         size_t c = welded[0];
@@ -393,8 +428,6 @@ static tb_result tb__blend_welded_collar(tb__apply *A, tb_appendage *a, const tb
             A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
         }
     }
-    free(welded);
-    return TB_OK;
 }
 
 /* Segmented tails (choice, beyond the article). Some characters are built
@@ -470,6 +503,217 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
     return TB_OK;
 }
 
+/* The 75th percentile of |x[a] − x[b]| over the mesh edges with both ends
+ * among verts (ascending model vertices, x per vert): along a tube, the
+ * spacing of its rings (an edge round a ring barely moves along it, one
+ * along the tail or across a quad moves one ring spacing: two edges in three
+ * on a triangulated tube). 0 when no edge. */
+static float tb__edge_spread(const uint32_t *verts, const float *x, size_t n, const uint64_t *edges, size_t ne)
+{
+    size_t cap = 0, cnt = 0;
+    float *dg = NULL;
+    for (size_t e = 0; e < ne; e++) {
+        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
+        size_t lo = 0, hi = n, ia = SIZE_MAX, ib = SIZE_MAX;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (verts[mid] < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && verts[lo] == a)
+            ia = lo;
+        if (ia == SIZE_MAX)
+            continue;
+        lo = ia, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (verts[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && verts[lo] == b)
+            ib = lo;
+        if (ib == SIZE_MAX || !isfinite(x[ia]) || !isfinite(x[ib]))
+            continue;
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 1024;
+            float *nd = realloc(dg, cap * sizeof *nd);
+            if (!nd)
+                break;
+            dg = nd;
+        }
+        dg[cnt++] = fabsf(x[ia] - x[ib]);
+    }
+    float r = dg && cnt ? tb_measure_percentile(dg, cnt, 0.75) : 0;
+    free(dg);
+    return r;
+}
+
+/* The tail's geometry its blend is sized from (choice, issue 13). ring:
+ * how far apart the tail's rings lie along the chain, the 75th percentile
+ * of |change of chain coordinate| over the tail's own edges (an edge round
+ * a ring barely moves along the chain, one along the tail or across a quad
+ * moves one ring spacing: on a triangulated tube two edges in three do).
+ * radius: the 75th percentile of the skin's distance from the joint
+ * polyline J_0..J_K (the thick part near the root counts most). */
+static void tb__chain_geometry(tb__chain_plan *c, const tb_model *m, const uint64_t *edges, size_t ne,
+                               const float (*J)[3])
+{
+    c->ring = 0;
+    c->radius = 0;
+    if (c->n == 0)
+        return;
+    float *d = malloc((c->n + 1) * sizeof *d);
+    if (d) {
+        for (size_t q = 0; q < c->n; q++) {
+            const float *p = m->positions + (size_t)c->verts[q] * 3;
+            float best = INFINITY;
+            for (int k = 0; k < c->K; k++) {
+                const float *a = J[k], *b = J[k + 1];
+                float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+                float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+                float t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
+                t = t < 0 ? 0 : t > 1 ? 1 : t;
+                float e[3] = {ap[0] - t * ab[0], ap[1] - t * ab[1], ap[2] - t * ab[2]};
+                float dd = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+                best = dd < best ? dd : best;
+            }
+            d[q] = sqrtf(best);
+        }
+        c->radius = tb_measure_percentile(d, c->n, 0.75);
+        free(d);
+    }
+    c->ring = tb__edge_spread(c->verts, c->gc, c->n, edges, ne);
+}
+
+/* K from the mesh (choice, issue 13): no more bones than the rings can
+ * follow. A segment needs two rings, one inside each half of its blend; a
+ * tail with fewer (a low-poly tail, rings far apart for its length) gets
+ * fewer, longer bones — at least 2 — placed as SPEC A9 places joints
+ * (centroid of the skin within half a segment of i·L/K, empty stations
+ * interpolated, two smoothing passes). Ring spacing here is measured on the
+ * geodesic g (the chain coordinate needs the joints). */
+static void tb__fit_bones_to_rings(tb_appendage *a, const tb__app_work *aw, const tb_model *m, const uint64_t *edges,
+                                   size_t ne)
+{
+    int K = a->bone_count;
+    float L = a->length;
+    if (K <= 2 || !(L > 0))
+        return;
+    float ring = tb__edge_spread(aw->rw_verts, aw->rw_g, aw->rw_count, edges, ne);
+    if (!(ring > 0))
+        return;
+    float fit = floorf(L / (2 * ring));
+    int K2 = fit < 2 ? 2 : fit >= (float)K ? K : (int)fit;
+    if (K2 >= K)
+        return;
+    float seg = L / (float)K2;
+    double acc[TB_TAIL_MAX_BONES + 1][4];
+    memset(acc, 0, sizeof acc);
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        float g = aw->rw_g[q];
+        if (!isfinite(g))
+            continue;
+        int i = (int)floorf(g / seg + 0.5f);
+        if (i < 1 || i > K2 || fabsf(g - (float)i * seg) > seg / 2)
+            continue;
+        const float *p = m->positions + (size_t)aw->rw_verts[q] * 3;
+        acc[i][0] += p[0], acc[i][1] += p[1], acc[i][2] += p[2], acc[i][3] += 1;
+    }
+    float J[TB_TAIL_MAX_BONES + 1][3];
+    int have[TB_TAIL_MAX_BONES + 1] = {1};
+    memcpy(J[0], a->chain_joints[0], sizeof J[0]);
+    for (int i = 1; i <= K2; i++)
+        if (acc[i][3] > 0) {
+            for (int x = 0; x < 3; x++)
+                J[i][x] = (float)(acc[i][x] / acc[i][3]);
+            have[i] = 1;
+        }
+    for (int i = 1; i <= K2; i++) {
+        if (have[i])
+            continue;
+        int lo = i - 1, hi = i + 1;
+        while (hi <= K2 && !have[hi])
+            hi++;
+        for (int x = 0; x < 3; x++)
+            J[i][x] = hi <= K2 ? J[lo][x] + (J[hi][x] - J[lo][x]) / (float)(hi - lo) : J[lo][x];
+        have[i] = 1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        float P[TB_TAIL_MAX_BONES + 1][3];
+        memcpy(P, J, sizeof P);
+        for (int i = 1; i < K2; i++)
+            for (int x = 0; x < 3; x++)
+                J[i][x] = 0.5f * P[i][x] + 0.25f * (P[i - 1][x] + P[i + 1][x]);
+    }
+    memset(a->chain_joints, 0, sizeof a->chain_joints);
+    memcpy(a->chain_joints, J, (size_t)(K2 + 1) * sizeof J[0]);
+    a->bone_count = K2;
+    size_t used = strlen(a->reason);
+    snprintf(a->reason + used, sizeof a->reason - used,
+             "; %d bones, not %d: its rings lie %.2f L apart, and a segment needs two (no more bones than the "
+             "rings can follow)",
+             K2, K, (double)(ring / L));
+}
+
+#define TB__BEND_LIMIT_RAD 0.5235988f /* SPEC B's bend limit, 30 degrees */
+#define TB__CHAIN_STRAIN 0.18f        /* SPEC C's chain row: p99 1.18 */
+
+/* The blend zone (half-width around a joint, segments) for a chain: the
+ * requested one, raised by the tail's geometry unless pinned (issue 13):
+ * - rings: at least 1.25 ring spacings either side of a joint, so a ring
+ *   sits inside each ramp (a low-poly tail with two rings per segment has
+ *   none inside the SPEC's quarter segment: its joints crease);
+ * - thickness: a joint bent by θ shortens its inner side by about r·θ over
+ *   the blend's 2h, so h >= r·θ / (2·0.18) keeps the inner side within the
+ *   chain row's 18% at SPEC B's bend limit (30°).
+ * At most 0.5 (linear across whole segments). */
+static float tb__zone_for(const tb__chain_plan *c, float zone, int autoz)
+{
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    if (!autoz || !(seg > 0))
+        return zone;
+    float z = zone, zr = 1.25f * c->ring / seg, zt = c->radius * TB__BEND_LIMIT_RAD / (2 * TB__CHAIN_STRAIN) / seg;
+    z = zr > z ? zr : z;
+    z = zt > z ? zt : z;
+    return z > 0.5f ? 0.5f : z;
+}
+
+/* The collar band (segments) on a welded tail: the requested one, at least
+ * two ring spacings unless pinned (a band shorter than a ring holds no
+ * vertex, and the seam goes from the body's weights to the chain's in one
+ * edge), at most 2 segments. */
+static float tb__band_for(const tb__chain_plan *c, float band, int autob)
+{
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    if (!autob || !(band > 0) || !(seg > 0))
+        return band;
+    float b = 2 * c->ring / seg;
+    b = b > band ? b : band;
+    return b > 2 ? 2 : b;
+}
+
+/* SPEC A9 weights of a chain's vertices for blend zone `zone`, then the
+ * welded collar's blend over `band` (0: none). */
+static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zone, float band)
+{
+    for (size_t q = 0; q < c->n; q++) {
+        size_t v = c->verts[q];
+        uint16_t jj[3];
+        float ww[3];
+        int n = tb__chain_weights(c->gc[q], c->L, c->K, zone, c->skP, c->sk0, jj, ww);
+        A->changed[v] = 1;
+        for (int k = 0; k < TB__SLOTS; k++) {
+            A->nj[v * TB__SLOTS + (size_t)k] = k < n ? jj[k] : 0;
+            A->nw[v * TB__SLOTS + (size_t)k] = k < n ? ww[k] : 0;
+        }
+    }
+    tb__blend_welded_collar(A, c, band);
+}
+
 /* Applies the decisions of `rep` to the document (no refresh). */
 static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
                                tb_error *err)
@@ -533,6 +777,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
         }
         used[letter] = 1;
         a->chain = letter;
+        tb__fit_bones_to_rings(a, aw, m, A->edges, A->edge_count);
         int K = a->bone_count;
         int n0 = (int)json_array_size(nodes);
         int sk0 = (int)ibm_n;
@@ -588,30 +833,70 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             json_object_set_new(pn, "children", pch);
         }
         json_array_append_new(pch, json_integer(n0));
-        float *gcs = malloc((aw->rw_count + 1) * sizeof *gcs);
-        if (!gcs) {
+        tb__chain_plan c;
+        memset(&c, 0, sizeof c);
+        c.app = ai;
+        c.n = aw->rw_count;
+        c.K = K;
+        c.L = a->length;
+        c.skP = skP;
+        c.sk0 = sk0;
+        c.verts = malloc((c.n + 1) * sizeof *c.verts);
+        c.g = malloc((c.n + 1) * sizeof *c.g);
+        c.gc = malloc((c.n + 1) * sizeof *c.gc);
+        c.welded = malloc((aw->collar_count + 1) * sizeof *c.welded);
+        if (!c.verts || !c.g || !c.gc || !c.welded) {
+            tb__chain_plan_clear(&c);
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
             break;
         }
-        for (size_t q = 0; q < aw->rw_count; q++) {
-            size_t v = aw->rw_verts[q];
-            uint16_t jj[3];
-            float ww[3];
-            float gc = tb__chain_coordinate(aw->rw_g[q], a->length, K, (const float(*)[3])a->chain_joints,
-                                            m->positions + (size_t)v * 3);
-            gcs[q] = gc;
-            int n = tb__chain_weights(gc, a->length, K, A->blend_zone, skP, sk0, jj, ww);
-            A->changed[v] = 1;
-            for (int k = 0; k < TB__SLOTS; k++) {
-                A->nj[v * TB__SLOTS + (size_t)k] = k < n ? jj[k] : 0;
-                A->nw[v * TB__SLOTS + (size_t)k] = k < n ? ww[k] : 0;
+        memcpy(c.verts, aw->rw_verts, c.n * sizeof *c.verts);
+        memcpy(c.g, aw->rw_g, c.n * sizeof *c.g);
+        for (size_t q = 0; q < c.n; q++)
+            c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
+                                           m->positions + (size_t)c.verts[q] * 3);
+        tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
+        float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
+        tb__chain_plan_fill(A, &c, zone, 0);
+        a->blend_zone = zone;
+        r = tb__bind_pieces(A, a, aw, c.gc, skP, sk0, err);
+        c.smooth = !a->rigid_pieces;
+        a->welded_collar = 0;
+        a->collar_band = 0;
+        if (r == TB_OK && c.smooth) {
+            float seg = a->length / (float)K;
+            size_t used = strlen(a->reason);
+            snprintf(a->reason + used, sizeof a->reason - used,
+                     "; blend sized from the tail: rings every %.2f segment, radius %.2f segment%s",
+                     seg > 0 ? (double)(c.ring / seg) : 0.0, seg > 0 ? (double)(c.radius / seg) : 0.0,
+                     A->auto_zone ? "" : " (zone pinned)");
+            for (size_t k = 0; k < aw->collar_count; k++)
+                if (!A->changed[aw->collar[k]])
+                    c.welded[c.nwelded++] = aw->collar[k];
+            float band = tb__band_for(&c, A->collar_band, A->auto_band);
+            a->welded_collar = c.nwelded;
+            a->collar_band = c.nwelded ? band : 0;
+            if (c.nwelded && band > 0) {
+                used = strlen(a->reason);
+                snprintf(a->reason + used, sizeof a->reason - used,
+                         "; welded into the body: weights blend from those of its %zu collar vertices to the "
+                         "chain's over the collar band",
+                         c.nwelded);
+                tb__blend_welded_collar(A, &c, band);
             }
         }
-        a->blend_zone = A->blend_zone;
-        r = tb__bind_pieces(A, a, aw, gcs, skP, sk0, err);
-        if (r == TB_OK && !a->rigid_pieces && tb__blend_welded_collar(A, a, aw) != TB_OK)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        free(gcs);
+        if (r == TB_OK && A->plan) {
+            tb__chain_plan *nc = realloc(A->plan->c, ((size_t)A->plan->count + 1) * sizeof *nc);
+            if (!nc) {
+                tb__chain_plan_clear(&c);
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
+            A->plan->c = nc;
+            nc[A->plan->count++] = c;
+        } else {
+            tb__chain_plan_clear(&c);
+        }
         a->reweighted_count = aw->rw_count;
     }
     /* primitives whose vertices changed; each (mesh, primitive) once */
@@ -886,6 +1171,14 @@ static int tb__artist_tail_joint(const tb_model *m)
 
 tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc, tb_error *err)
 {
+    return tb__appendage_fix_plan(out, doc, desc, NULL, err);
+}
+
+tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc,
+                                 tb__weight_plan **plan, tb_error *err)
+{
+    if (plan)
+        *plan = NULL;
     if (!out || !doc) {
         if (out)
             memset(out, 0, sizeof *out);
@@ -944,16 +1237,32 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     A.piece_span_max = d.piece_span_max;
     A.rigid_body_min = d.rigid_body_min;
     A.collar_band = d.collar_band;
+    /* a zone or band the caller gave is kept as given; the defaults are
+     * raised where the tail's geometry needs more (tb__zone_for) */
+    A.auto_zone = !(desc && desc->blend_zone > 0);
+    A.auto_band = !(desc && desc->collar_band != 0);
     A.body_single = out->body_single_bone;
     A.root = tb_doc_json(doc);
     A.V = m->vertex_count;
     A.changed = calloc(A.V + 1, 1);
     A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
     A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
-    if (!A.changed || !A.nj || !A.nw)
+    uint64_t *edges = NULL;
+    A.edge_count = tb_measure_edges(m, &edges);
+    A.edges = edges;
+    if (plan) {
+        A.plan = calloc(1, sizeof *A.plan);
+        if (A.plan) {
+            A.plan->skin = m->skin;
+            A.plan->auto_zone = A.auto_zone;
+            A.plan->auto_band = A.auto_band;
+        }
+    }
+    if (!A.changed || !A.nj || !A.nw || A.edge_count == SIZE_MAX || (plan && !A.plan))
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r == TB_OK)
         r = tb__apply_all(&A, out, &work, err);
+    free(edges);
     int skin = m->skin;
     /* kept for the do-no-harm count below: every vertex's influences by
      * skeleton joint before the edit */
@@ -971,10 +1280,15 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
         r = tb__count_changed_outside(out, before, m, err);
     tb_model_free(before);
     if (r != TB_OK) {
+        tb__weight_plan_free(A.plan);
         tb_model_free(m);
         tb_appendage_report_free(out);
         return r;
     }
+    if (plan && A.plan && A.plan->count)
+        *plan = A.plan;
+    else
+        tb__weight_plan_free(A.plan);
     out->changed = 1;
     int chains = 0, rigid = 0;
     for (int i = 0; i < out->appendage_count; i++) {
@@ -988,4 +1302,169 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
              rigid, A.skipped ? "; some vertices had no JOINTS_0 and kept no weights" : "");
     tb_model_free(m);
     return TB_OK;
+}
+
+void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V)
+{
+    for (int i = 0; p && i < p->count; i++)
+        for (size_t q = 0; q < p->c[i].n; q++)
+            if (p->c[i].verts[q] < V)
+                mark[p->c[i].verts[q]] = 1;
+}
+
+int tb__weight_plan_count(const tb__weight_plan *p)
+{
+    return p ? p->count : 0;
+}
+
+int tb__weight_plan_smooth(const tb__weight_plan *p)
+{
+    int n = 0;
+    for (int i = 0; p && i < p->count; i++)
+        n += p->c[i].smooth;
+    return n;
+}
+
+int tb__weight_plan_welded(const tb__weight_plan *p)
+{
+    int n = 0;
+    for (int i = 0; p && i < p->count; i++)
+        n += p->c[i].smooth && p->c[i].nwelded > 0;
+    return n;
+}
+
+void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *ring_seg, float *radius_seg,
+                              int *smooth)
+{
+    const tb__chain_plan *c = &p->c[i];
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    *app = c->app;
+    *ring_seg = seg > 0 ? c->ring / seg : 0;
+    *radius_seg = seg > 0 ? c->radius / seg : 0;
+    *smooth = c->smooth;
+}
+
+/* The smooth chains' weights for (zone, band) into A->nj/nw/changed. */
+static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, int as_given,
+                              float *zone_used, float *band_used)
+{
+    int first = 1;
+    for (int i = 0; i < p->count; i++) {
+        const tb__chain_plan *c = &p->c[i];
+        if (!c->smooth)
+            continue;
+        float z = tb__zone_for(c, zone, p->auto_zone && !as_given),
+              b = tb__band_for(c, band, p->auto_band && !as_given);
+        tb__chain_plan_fill(A, c, z, c->nwelded ? b : 0);
+        if (first) {
+            if (zone_used)
+                *zone_used = z;
+            if (band_used)
+                *band_used = c->nwelded ? b : 0;
+            first = 0;
+        }
+    }
+}
+
+tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band, int as_given,
+                                  uint16_t *joints, float *weights, float *zone_used, float *band_used,
+                                  tb_error *err)
+{
+    if (!p || !M || M->skin != p->skin || M->influences < TB__SLOTS)
+        return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.m = M;
+    A.V = M->vertex_count;
+    A.changed = calloc(A.V + 1, 1);
+    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
+    tb_result r = TB_OK;
+    if (!A.changed || !A.nj || !A.nw) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    } else {
+        for (int i = 0; i < p->count; i++)
+            for (size_t q = 0; q < p->c[i].n; q++)
+                if (p->c[i].verts[q] >= A.V)
+                    r = tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another model");
+    }
+    if (r == TB_OK) {
+        tb__plan_fill_all(&A, p, zone, band, as_given, zone_used, band_used);
+        size_t I = (size_t)M->influences;
+        memcpy(joints, M->joints, A.V * I * sizeof *joints);
+        memcpy(weights, M->weights, A.V * I * sizeof *weights);
+        for (size_t v = 0; v < A.V; v++) {
+            if (!A.changed[v])
+                continue;
+            for (size_t k = 0; k < I; k++) {
+                joints[v * I + k] = k < TB__SLOTS ? A.nj[v * TB__SLOTS + k] : 0;
+                weights[v * I + k] = k < TB__SLOTS ? A.nw[v * TB__SLOTS + k] : 0;
+            }
+        }
+    }
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    return r;
+}
+
+tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
+                                int as_given, tb_appendage_report *rep, tb_error *err)
+{
+    if (!p || !M || !doc || M->skin != p->skin)
+        return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.doc = doc;
+    A.m = M;
+    A.root = tb_doc_json(doc);
+    A.V = M->vertex_count;
+    A.main_total = M->skin_joint_count;
+    A.changed = calloc(A.V + 1, 1);
+    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
+    A.local_of_main = calloc((size_t)M->skin_count + 1, sizeof *A.local_of_main);
+    A.local_count = calloc((size_t)M->skin_count + 1, sizeof *A.local_count);
+    uint8_t *done = calloc((size_t)M->prim_count + 1, 1);
+    tb_result r = TB_OK;
+    if (!A.changed || !A.nj || !A.nw || !A.local_of_main || !A.local_count || !done)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    float zu = 0, bu = 0;
+    if (r == TB_OK)
+        tb__plan_fill_all(&A, p, zone, band, as_given, &zu, &bu);
+    for (int pi = 0; r == TB_OK && pi < M->prim_count; pi++) {
+        const tb_model_prim *mp = &M->prims[pi];
+        int any = 0;
+        for (size_t v = 0; v < mp->vertex_count && !any; v++)
+            any = A.changed[mp->vertex_offset + v];
+        int dup = 0;
+        for (int q = 0; q < pi; q++)
+            dup |= done[q] && M->prims[q].mesh == mp->mesh && M->prims[q].primitive == mp->primitive;
+        if (!any || dup)
+            continue;
+        done[pi] = 1;
+        r = tb__write_primitive(&A, mp, mp->mesh, 0, err);
+    }
+    /* a subset skin would need a joint it lacks: the repair has to add it */
+    for (int k = 0; r == TB_OK && k < M->skin_count; k++)
+        if (A.local_of_main[k] && A.local_count[k] != M->joint_map_counts[k])
+            r = tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "the new weights need a joint a subset skin lacks");
+    for (int k = 0; A.local_of_main && k < M->skin_count; k++)
+        free(A.local_of_main[k]);
+    free(A.local_of_main);
+    free(A.local_count);
+    free(done);
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, err);
+    for (int i = 0; r == TB_OK && rep && i < p->count; i++) {
+        const tb__chain_plan *c = &p->c[i];
+        if (!c->smooth || c->app >= rep->appendage_count)
+            continue;
+        rep->appendages[c->app].blend_zone = tb__zone_for(c, zone, p->auto_zone && !as_given);
+        rep->appendages[c->app].collar_band = c->nwelded ? tb__band_for(c, band, p->auto_band && !as_given) : 0;
+    }
+    return r;
 }

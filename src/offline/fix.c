@@ -6,12 +6,16 @@
 #include <string.h>
 
 #include "offline/doc_internal.h"
+#include "offline/weights_internal.h"
+#include "tailbone/humanoid.h"
+#include "tailbone/runtime.h"
 #include "tailbone/clip.h"
 #include "tailbone/fix.h"
 #include "tailbone/model.h"
 #include "tailbone/retarget.h"
 
 #define TB__DEG (3.14159265358979 / 180.0)
+#define TB__STRAIN_ROW 0.18f /* SPEC C chain row: p99 1.18 */
 
 static void tb__progress(const tb_fix_desc *d, const char *stage)
 {
@@ -48,6 +52,56 @@ float tb_fix_torn(const tb_fix_stretch *s)
     return sm > t ? sm : t;
 }
 
+/* Largest bend of each tail joint over a clip: the angle of its sampled
+ * local rotation from its rest (SPEC B's bend), at 30 samples a second. */
+static tb_result tb__bends(tb_fix_stretch *s, const tb_model *m, const tb_clip *clip, float duration, tb_error *err)
+{
+    const tb_skeleton *sk = &m->skel;
+    int J = sk->joint_count;
+    s->bend_count = 0;
+    int *which = malloc(((size_t)J + 1) * sizeof *which);
+    tb_transform *loc = malloc(((size_t)J + 1) * sizeof *loc);
+    if (!which || !loc) {
+        free(which);
+        free(loc);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int j = 0; j < J; j++) {
+        int c, i;
+        which[j] = -1;
+        if (sk->names && sk->names[j] && tb_tail_name_parse(sk->names[j], &c, &i) && i > 0 &&
+            s->bend_count < TB_FIX_MAX_BENDS) {
+            which[j] = s->bend_count;
+            snprintf(s->bend_joint[s->bend_count], sizeof s->bend_joint[0], "%s", sk->names[j]);
+            s->bend_rad[s->bend_count++] = 0;
+        }
+    }
+    int n = (int)ceilf(duration * 30.0f) + 1;
+    for (int f = 0; s->bend_count && f < n; f++) {
+        float t = n > 1 ? duration * (float)f / (float)(n - 1) : 0;
+        tb_clip_sample(clip, sk, t, loc);
+        for (int j = 0; j < J; j++) {
+            if (which[j] < 0)
+                continue;
+            const float *a = sk->rest_local[j].r, *b = loc[j].r;
+            double dot = (double)a[0] * b[0] + (double)a[1] * b[1] + (double)a[2] * b[2] + (double)a[3] * b[3];
+            double d2 = 0, s2 = 0;
+            for (int k = 0; k < 4; k++) {
+                double dk = (double)b[k] - (dot < 0 ? -1 : 1) * (double)a[k];
+                double sk2 = (double)b[k] + (dot < 0 ? -1 : 1) * (double)a[k];
+                d2 += dk * dk;
+                s2 += sk2 * sk2;
+            }
+            float ang = (float)(4 * atan2(sqrt(d2), sqrt(s2)));
+            if (ang > s->bend_rad[which[j]])
+                s->bend_rad[which[j]] = ang;
+        }
+    }
+    free(which);
+    free(loc);
+    return TB_OK;
+}
+
 /* Every baked clip measured on the repaired document (SPEC C). */
 static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
 {
@@ -78,6 +132,8 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
         md.edge_count = ne;
         tb_fix_stretch *s = &rep->stretch[rep->stretch_count];
         r = tb_measure_clip(&s->result, m, clip, &md, err);
+        if (r == TB_OK)
+            r = tb__bends(s, m, clip, s->result.duration_s, err);
         if (r == TB_OK) {
             s->animation = bc->animation;
             snprintf(s->clip, sizeof s->clip, "%s", bc->name);
@@ -92,14 +148,14 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
 
 /* One attempt: a fresh copy of `in` through every step. */
 static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
-                             tb_fix_report *rep, tb_error *err)
+                             tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
 {
     *out = NULL;
     tb_doc *doc = tb__copy(in, err);
     if (!doc)
         return err ? err->code : TB_ERR_OOM;
     tb__progress(d, "repair");
-    tb_result r = tb_appendage_fix(&rep->repair, doc, repair, err);
+    tb_result r = tb__appendage_fix_plan(&rep->repair, doc, repair, plan, err);
     rep->changed = rep->repair.changed;
     if (r == TB_OK && d->library_count > 0) {
         tb__progress(d, "transfer clips");
@@ -143,27 +199,278 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
     return TB_OK;
 }
 
-/* Tail or seam tearing of an attempt: clips that tear, the worst torn
- * fraction, and the sum over clips. */
-static void tb__tearing(const tb_fix_report *r, int *clips, float *worst, float *sum)
+/* How an attempt's clips meet the bar: tears (tail or seam) first, then
+ * the tail past SPEC C's chain row (p99 1.18, max 1.30). */
+typedef struct tb__score {
+    int torn_clips;
+    float worst, sum;     /* torn fractions */
+    int over_clips;
+    float over_sum;       /* how far past the row, summed */
+    float worst_max, worst_p99;
+} tb__score;
+
+#define TB__ROW_P99 1.18f
+#define TB__ROW_MAX 1.30f
+
+static void tb__score_add(tb__score *s, const tb_measure_result *r)
 {
-    *clips = 0;
-    *worst = *sum = 0;
-    for (int c = 0; c < r->stretch_count; c++) {
-        float f = tb_fix_torn(&r->stretch[c]);
-        *clips += f > 0;
-        *worst = f > *worst ? f : *worst;
-        *sum += f;
+    float t = isnan(r->tail.torn_frac) ? 0 : r->tail.torn_frac;
+    float sm = isnan(r->seam.torn_frac) ? 0 : r->seam.torn_frac;
+    float f = sm > t ? sm : t;
+    s->torn_clips += f > 0;
+    s->worst = f > s->worst ? f : s->worst;
+    s->sum += f;
+    if (r->tail.samples && !isnan(r->tail.p99)) {
+        float op = r->tail.p99 - TB__ROW_P99, om = r->tail.max - TB__ROW_MAX;
+        s->over_clips += op > 0 || om > 0;
+        s->over_sum += (op > 0 ? op : 0) + (om > 0 ? om : 0);
+        s->worst_max = r->tail.max > s->worst_max ? r->tail.max : s->worst_max;
+        s->worst_p99 = r->tail.p99 > s->worst_p99 ? r->tail.p99 : s->worst_p99;
     }
 }
 
-static size_t tb__welded_collar(const tb_fix_report *r)
+/* a strictly better than b: fewer clips torn, less torn in all, fewer clips
+ * past the row, less past it (ties keep the earlier, smaller change) */
+static int tb__better(const tb__score *a, const tb__score *b)
 {
-    size_t n = 0;
-    for (int i = 0; i < r->repair.appendage_count; i++)
-        if (r->repair.appendages[i].decision == TB_DECIDE_CHAIN && !r->repair.appendages[i].rigid_pieces)
-            n += r->repair.appendages[i].welded_collar;
-    return n;
+    if (a->torn_clips != b->torn_clips)
+        return a->torn_clips < b->torn_clips;
+    if (fabsf(a->sum - b->sum) > 1e-6f)
+        return a->sum < b->sum;
+    if (a->over_clips != b->over_clips)
+        return a->over_clips < b->over_clips;
+    return a->over_sum < b->over_sum - 1e-4f;
+}
+
+static int tb__clean(const tb__score *s)
+{
+    return !s->torn_clips && !s->over_clips;
+}
+
+static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb__score *s)
+{
+    if (rep->zone_try_count < TB_FIX_MAX_TRIES)
+        rep->zone_tries[rep->zone_try_count++] =
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99};
+}
+
+/* The blend search (fix.h): the smooth chains weighted again for wider
+ * zones, then (welded tails) wider collar bands, each measured on the same
+ * baked document with only the weights changed; the best is written into
+ * *doc and measured again from the file's own (quantised) weights. */
+static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, const tb__weight_plan *plan,
+                            tb_fix_report *rep, int search_band, tb_error *err)
+{
+    tb__score first;
+    memset(&first, 0, sizeof first);
+    for (int c = 0; c < rep->stretch_count; c++)
+        tb__score_add(&first, &rep->stretch[c].result);
+    if (tb__clean(&first) || !rep->stretch_count)
+        return TB_OK;
+    tb__progress(d, "blend search");
+    float b0 = d->repair.collar_band > 0 ? d->repair.collar_band : d->repair.collar_band < 0 ? 0 : 0.5f;
+    tb__try_record(rep, rep->blend_zone, rep->collar_band, &first);
+    tb_model *M = NULL;
+    tb_result r = tb_model_load(&M, *doc, -1, err);
+    if (r != TB_OK)
+        return r;
+    int n = rep->stretch_count;
+    size_t VI = M->vertex_count * (size_t)M->influences;
+    uint64_t *edges = NULL;
+    size_t ne = tb_measure_edges(M, &edges);
+    /* A try changes only the chains' weights: only edges touching a
+     * reweighted vertex can be tail or seam under any try, so the tries
+     * measure those (the body's figures are not scored, and do not change) */
+    uint8_t *mark = calloc(M->vertex_count + 1, 1);
+    if (mark && ne != SIZE_MAX) {
+        tb__weight_plan_mark(plan, mark, M->vertex_count);
+        size_t k = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (mark[edges[e] >> 32] || mark[edges[e] & 0xffffffffu])
+                edges[k++] = edges[e];
+        ne = k;
+    }
+    free(mark);
+    tb_clip **clips = calloc((size_t)n, sizeof *clips);
+    int *loops = calloc((size_t)n, sizeof *loops);
+    uint16_t *jo = malloc(VI * sizeof *jo + 1);
+    float *wo = malloc(VI * sizeof *wo + 1);
+    tb_measure_result *cur = calloc((size_t)n, sizeof *cur);
+    if (ne == SIZE_MAX || !clips || !loops || !jo || !wo || !cur)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int c = 0; r == TB_OK && c < n; c++) {
+        r = tb_clip_load(&clips[c], *doc, M, rep->stretch[c].animation, NULL, err);
+        for (int k = 0; k < rep->bake.clip_count; k++)
+            if (rep->bake.clips[k].animation == rep->stretch[c].animation)
+                loops[c] = rep->bake.clips[k].looping;
+    }
+    tb__score best = first;
+    float best_zone = 0.25f, best_band = b0, best_zu = rep->blend_zone, best_bu = rep->collar_band;
+    int best_is_first = 1, best_given = 0;
+    float tried[TB_FIX_MAX_TRIES][2] = {{rep->blend_zone, rep->collar_band}};
+    int ntried = 1;
+    /* wider zones, then the SPEC's own weights (the geometry's raise can
+     * cost a welded seam in a stress clip), then wider collar bands */
+    static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
+    for (int t = 0; r == TB_OK && t < 5 && !tb__clean(&best); t++) {
+        float zone = t < 3 ? zones[t] : best_zone, band = t < 3 ? b0 : bands[t - 3];
+        int given = t == 2 || (t >= 3 && best_given);
+        if (t >= 3 && (!search_band || !tb__weight_plan_welded(plan)))
+            break;
+        float zu = 0, bu = 0;
+        r = tb__weight_plan_weights(plan, M, zone, band, given, jo, wo, &zu, &bu, err);
+        if (r != TB_OK)
+            break;
+        int seen = 0; /* the geometry may already have raised the zone this far */
+        for (int i = 0; i < ntried; i++)
+            seen |= fabsf(tried[i][0] - zu) < 1e-4f && fabsf(tried[i][1] - bu) < 1e-4f;
+        if (seen)
+            continue;
+        if (ntried < TB_FIX_MAX_TRIES)
+            tried[ntried][0] = zu, tried[ntried][1] = bu, ntried++;
+        char stage[64];
+        snprintf(stage, sizeof stage, "blend zone %.3g, collar band %.3g: weights only", (double)zu, (double)bu);
+        tb__progress(d, stage);
+        tb__score sc;
+        memset(&sc, 0, sizeof sc);
+        for (int c = 0; r == TB_OK && c < n; c++) {
+            tb_measure_desc md;
+            memset(&md, 0, sizeof md);
+            md.loop = loops[c];
+            md.edges = edges;
+            md.edge_count = ne;
+            md.joints = jo;
+            md.weights = wo;
+            r = tb_measure_clip(&cur[c], M, clips[c], &md, err);
+            if (r == TB_OK)
+                tb__score_add(&sc, &cur[c]);
+        }
+        if (r != TB_OK)
+            break;
+        tb__try_record(rep, zu, bu, &sc);
+        if (tb__better(&sc, &best)) {
+            best = sc;
+            best_zone = zone, best_band = band, best_zu = zu, best_bu = bu;
+            best_is_first = 0;
+            best_given = given;
+        }
+    }
+    for (int c = 0; clips && c < n; c++)
+        tb_clip_free(clips[c]);
+    free(clips);
+    free(loops);
+    free(jo);
+    free(wo);
+    free(cur);
+    free(edges);
+    if (r == TB_OK && !best_is_first) {
+        r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
+        if (r == TB_ERR_UNSUPPORTED) {
+            /* a subset skin lacks a joint: the whole job again with the
+             * chosen blend pinned */
+            tb_appendage_desc repair = d->repair;
+            repair.blend_zone = best_zu;
+            repair.collar_band = best_bu > 0 ? best_bu : -1;
+            tb_fix_report again;
+            memset(&again, 0, sizeof again);
+            tb_doc *nd = NULL;
+            r = tb__attempt(&nd, in, d, &repair, &again, NULL, err);
+            if (r == TB_OK) {
+                tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
+                int nt = rep->zone_try_count;
+                memcpy(tries, rep->zone_tries, sizeof tries);
+                tb__report_clear(rep);
+                *rep = again;
+                memcpy(rep->zone_tries, tries, sizeof tries);
+                rep->zone_try_count = nt;
+                rep->full_reruns = 1;
+                tb_doc_free(*doc);
+                *doc = nd;
+            } else {
+                tb__report_clear(&again);
+            }
+        } else if (r == TB_OK) {
+            free(rep->stretch);
+            rep->stretch = NULL;
+            rep->stretch_count = 0;
+            r = tb__measure(*doc, rep, err);
+        }
+        rep->blend_zone = best_zu;
+        rep->collar_band = best_bu;
+    }
+    tb_model_free(M);
+    return r;
+}
+
+/* The geometry each chain's blend was sized from, for the report. */
+static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
+{
+    rep->weight_count = 0;
+    for (int i = 0; i < tb__weight_plan_count(plan) && rep->weight_count < TB_FIX_MAX_CHAINS; i++) {
+        tb_fix_weights *w = &rep->weights[rep->weight_count];
+        tb__weight_plan_geometry(plan, i, &w->appendage, &w->ring_seg, &w->radius_seg, &w->smooth);
+        if (w->appendage < 0 || w->appendage >= rep->repair.appendage_count)
+            continue;
+        w->zone = w->smooth ? rep->repair.appendages[w->appendage].blend_zone : 0;
+        w->carry_rad = w->smooth && w->radius_seg > 0 ? 2 * w->zone * TB__STRAIN_ROW / w->radius_seg : 0;
+        rep->weight_count++;
+    }
+}
+
+/* The solver fitted to what the weights carry (issue 13, "bend where the
+ * tail can bend"): the bend limit becomes, for the weakest chain, the bend
+ * its blend carries within the chain row less that joint's share of the
+ * carry (the carry bends the skin from its bind pose too), never below
+ * 10°, when that is below the current limit; and when the bind pose turns
+ * more per joint than the blend carries, the authored curve is kept
+ * (restCurve 1) instead of straightening it into the centred arc. Returns
+ * 0 when nothing would change. */
+static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bake_desc *fb)
+{
+    tb_spring_params *sp = &fb->spring.params;
+    float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB__DEG;
+    float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB__DEG;
+    float fit_limit = INFINITY, min_carry = INFINITY, max_turn = 0;
+    for (int i = 0; i < rep->weight_count; i++) {
+        const tb_fix_weights *w = &rep->weights[i];
+        if (!w->smooth || !(w->carry_rad > 0))
+            continue;
+        const tb_appendage *a = &rep->repair.appendages[w->appendage];
+        int K = a->bone_count;
+        if (K < 1)
+            continue;
+        float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB__DEG;
+        l = l < lo ? lo : l;
+        fit_limit = l < fit_limit ? l : fit_limit;
+        min_carry = w->carry_rad < min_carry ? w->carry_rad : min_carry;
+        for (int k = 1; k < K; k++) {
+            const float *p0 = a->chain_joints[k - 1], *p1 = a->chain_joints[k], *p2 = a->chain_joints[k + 1];
+            float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]}, v[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+            float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), nv = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            if (!(nu > 0) || !(nv > 0))
+                continue;
+            float c = (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]) / (nu * nv);
+            float t = acosf(c > 1 ? 1 : c < -1 ? -1 : c);
+            max_turn = t > max_turn ? t : max_turn;
+        }
+    }
+    int changed = 0;
+    if (!(d->bake.spring.params.bend_limit_rad > 0) && fit_limit < limit - 1e-4f) {
+        sp->bend_limit_rad = fit_limit;
+        changed = 1;
+    }
+    if (!d->rest_curve_given && !(sp->rest_curve > 0) && max_turn > min_carry) {
+        sp->rest_curve = 1;
+        changed = 1;
+    }
+    return changed;
+}
+
+static void tb__score_report(const tb_fix_report *rep, tb__score *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int c = 0; c < rep->stretch_count; c++)
+        tb__score_add(s, &rep->stretch[c].result);
 }
 
 tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb_fix_report *rep, tb_error *err)
@@ -179,77 +486,71 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         d = *desc;
     else
         memset(&d, 0, sizeof d);
-    /* The tries: the SPEC's blend zone, then wider zones, then — for a tail
-     * welded into the body that still tears — wider collar bands with the
-     * best zone. The user's own zone or band is never searched. */
-    static const float zones[] = {0.25f, 0.375f, 0.5f}, bands[] = {1.0f, 2.0f};
+    /* Detection, transfer and bake run once; the blend search re-applies
+     * only the weights. The user's own zone is never searched, nor a band
+     * given with it. */
     int search_zone = !(d.repair.blend_zone > 0) && !d.no_bake;
     int search_band = search_zone && d.repair.collar_band == 0;
-    tb_doc *best = NULL;
-    float best_worst = INFINITY, best_sum = INFINITY, best_zone = 0;
-    int best_clips = 0;
-    tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
-    int ntries = 0, searching = 0;
-    for (int t = 0; t < 5; t++) {
-        tb_appendage_desc repair = d.repair;
-        if (t < 3) {
-            if (t > 0 && !search_zone)
-                break;
-            if (search_zone)
-                repair.blend_zone = zones[t];
-        } else {
-            if (!search_band || !searching || !tb__welded_collar(rep) || !(best_worst > 0))
-                break;
-            repair.blend_zone = best_zone;
-            repair.collar_band = bands[t - 3];
-        }
-        if (t > 0) {
-            char stage[64];
-            if (t < 3)
-                snprintf(stage, sizeof stage, "blend zone %.3g: again", (double)zones[t]);
-            else
-                snprintf(stage, sizeof stage, "collar band %.3g: again", (double)bands[t - 3]);
-            tb__progress(&d, stage);
-        }
-        tb_fix_report cur;
-        memset(&cur, 0, sizeof cur);
-        tb_doc *doc = NULL;
-        tb_result r = tb__attempt(&doc, in, &d, &repair, &cur, err);
-        if (r != TB_OK) {
-            tb_doc_free(best);
-            tb__report_clear(rep);
-            *rep = cur;
-            return r;
-        }
-        int torn_clips;
-        float worst, sum;
-        tb__tearing(&cur, &torn_clips, &worst, &sum);
-        int smooth = cur.blend_zone > 0;
-        if (search_zone && smooth && (torn_clips || ntries) && ntries < TB_FIX_MAX_TRIES) {
-            searching = 1;
-            tries[ntries++] = (tb_fix_zone_try){cur.blend_zone, torn_clips, worst, cur.collar_band};
-        }
-        /* keep the best so far: fewest clips torn, then least torn in all;
-         * ties keep the earlier, smaller change */
-        if (t == 0 || torn_clips < best_clips || (torn_clips == best_clips && sum < best_sum)) {
-            best_worst = worst;
-            best_sum = sum;
-            best_clips = torn_clips;
-            best_zone = repair.blend_zone;
-            tb_doc_free(best);
-            tb__report_clear(rep);
-            best = doc;
-            *rep = cur;
-        } else {
+    tb__weight_plan *plan = NULL;
+    tb_doc *doc = NULL;
+    tb_result r = tb__attempt(&doc, in, &d, &d.repair, rep, &plan, err);
+    if (r == TB_OK && search_zone && plan && rep->baked && tb__weight_plan_smooth(plan))
+        r = tb__search(&doc, in, &d, plan, rep, search_band, err);
+    if (r == TB_OK)
+        tb__weights_report(rep, plan);
+    tb__weight_plan_free(plan);
+    plan = NULL;
+    tb__score best;
+    tb__score_report(rep, &best);
+    tb_fix_desc fd = d;
+    rep->fit_rest_curve = -1;
+    if (r == TB_OK && search_zone && !d.no_solver_fit && rep->baked && best.torn_clips &&
+        tb__solver_fit(&d, rep, &fd.bake)) {
+        /* the solver fitted to the weights: one more whole job (its bake
+         * differs), with its own blend search */
+        tb__progress(&d, "solver fitted to the weights: again");
+        tb_fix_report fit;
+        memset(&fit, 0, sizeof fit);
+        tb_doc *fdoc = NULL;
+        tb_result fr = tb__attempt(&fdoc, in, &fd, &d.repair, &fit, &plan, err);
+        if (fr == TB_OK && plan && tb__weight_plan_smooth(plan))
+            fr = tb__search(&fdoc, in, &fd, plan, &fit, search_band, err);
+        if (fr == TB_OK)
+            tb__weights_report(&fit, plan);
+        tb__weight_plan_free(plan);
+        if (fr != TB_OK) {
+            tb_doc_free(fdoc);
+            tb__report_clear(&fit);
             tb_doc_free(doc);
-            tb__report_clear(&cur);
+            return fr;
         }
-        if (!torn_clips || !smooth)
-            break; /* no tear, or nothing the weights' blend changes */
+        tb__score sc;
+        tb__score_report(&fit, &sc);
+        float lim = fd.bake.spring.params.bend_limit_rad != d.bake.spring.params.bend_limit_rad
+                        ? fd.bake.spring.params.bend_limit_rad
+                        : 0;
+        float rc = fd.bake.spring.params.rest_curve != d.bake.spring.params.rest_curve ? fd.bake.spring.params.rest_curve
+                                                                                       : -1;
+        if (tb__better(&sc, &best)) {
+            tb_doc_free(doc);
+            doc = fdoc;
+            tb__report_clear(rep);
+            *rep = fit;
+            rep->solver_fit_kept = 1;
+        } else {
+            tb_doc_free(fdoc);
+            tb__report_clear(&fit);
+        }
+        rep->solver_fit_tried = 1;
+        rep->fit_bend_limit_rad = lim;
+        rep->fit_rest_curve = rc;
+        rep->full_reruns++;
     }
-    memcpy(rep->zone_tries, tries, sizeof tries);
-    rep->zone_try_count = ntries;
-    *out = best;
+    if (r != TB_OK) {
+        tb_doc_free(doc);
+        return r;
+    }
+    *out = doc;
     return TB_OK;
 }
 
@@ -311,9 +612,35 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                                   rep->zone_tries[i].torn_clips, "worst_torn", (double)rep->zone_tries[i].worst_torn);
             if (rep->zone_tries[i].collar_band > 0)
                 json_object_set_new(o, "collar_band", json_real(rep->zone_tries[i].collar_band));
+            json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
+            json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);
         }
         json_object_set_new(j, "blend_zone_search", z);
+    }
+    if (rep->weight_count) {
+        json_t *w = json_array();
+        for (int i = 0; i < rep->weight_count; i++) {
+            const tb_fix_weights *x = &rep->weights[i];
+            json_t *o = json_pack("{s:i,s:b}", "appendage", x->appendage, "smooth", x->smooth);
+            json_object_set_new(o, "ring_spacing_segments", tb__num(x->ring_seg));
+            json_object_set_new(o, "radius_segments", tb__num(x->radius_seg));
+            if (x->smooth) {
+                json_object_set_new(o, "blend_zone", tb__num(x->zone));
+                json_object_set_new(o, "carried_bend_deg", tb__num(x->carry_rad / TB__DEG));
+            }
+            json_array_append_new(w, o);
+        }
+        json_object_set_new(j, "weights", w);
+        json_object_set_new(j, "full_reruns", json_integer(rep->full_reruns));
+        if (rep->solver_fit_tried) {
+            json_t *f = json_pack("{s:b}", "kept", rep->solver_fit_kept);
+            if (rep->fit_bend_limit_rad > 0)
+                json_object_set_new(f, "bend_limit_deg", tb__num(rep->fit_bend_limit_rad / TB__DEG));
+            if (rep->fit_rest_curve >= 0)
+                json_object_set_new(f, "rest_curve", tb__num(rep->fit_rest_curve));
+            json_object_set_new(j, "solver_fit", f);
+        }
     }
     if (rep->baked) {
         json_object_set_new(j, "bake", tb__bake_json(&rep->bake));
@@ -330,6 +657,10 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
             json_object_set_new(row, "bone_distance_h", tb__num(r->bone_distance / r->height));
             if (r->seam.edges)
                 json_object_set_new(row, "seam", tb__stats_row(&r->seam));
+            json_t *bends = json_object();
+            for (int k = 0; k < s->bend_count; k++)
+                json_object_set_new(bends, s->bend_joint[k], tb__num(s->bend_rad[k] / TB__DEG));
+            json_object_set_new(row, "max_bend_deg", bends);
             json_array_append_new(rows, row);
         }
         json_object_set_new(j, "stretch", rows);

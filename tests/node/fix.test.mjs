@@ -152,8 +152,9 @@ run(['synth', '--variant', 'tail_leg', '-o', broken]);
 run(['fix', broken, '-o', fixed, '-q']);
 await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
 
-// Blend-zone search: the SPEC's zone first; when a baked clip tears, the job
-// runs again with wider zones and keeps the least torn (docs/fix.md).
+// Blend-zone search: the SPEC's zone (raised by the tail's geometry) first;
+// when a baked clip tears, the same baked file is re-weighted with wider
+// zones and the least torn kept (docs/fix.md).
 {
   const rep = path.join(tmp, 'tail_leg.report.json'), out = path.join(tmp, 'tail_leg.all.glb');
   run(['fix', broken, '-o', out, '--report', rep, '-q']);
@@ -161,8 +162,9 @@ await checkFile('synthetic tail_leg', fixed, ['Walk', 'Sprint']);
   const chain = r.appendages.find((a) => a.decision === 'chain');
   const search = r.blend_zone_search || [];
   const tornClips = r.stretch.filter((s) => s.tail.torn > 0).length;
-  ok(search.length >= 2 && search[0].blend_zone === 0.25 && search[0].torn_clips > 0,
-     `tail_leg, all clips: the SPEC zone 0.25 is tried first and tears in ${search[0] && search[0].torn_clips} clip(s)`);
+  ok(search.length >= 2 && search[0].blend_zone >= 0.25 && search[0].torn_clips > 0 && r.full_reruns === 0,
+     `tail_leg, all clips: the SPEC zone raised by the geometry (${search[0] && search[0].blend_zone}) is tried first ` +
+     `and tears in ${search[0] && search[0].torn_clips} clip(s); no attempt reruns the job`);
   const last = search[search.length - 1] || {};
   ok(chain.blend_zone === last.blend_zone && last.torn_clips === tornClips,
      `tail_leg, all clips: weights use zone ${chain.blend_zone}, the last tried (${tornClips} torn clip(s) in the result)`);
@@ -201,12 +203,29 @@ run(['synth', '--variant', 'tail_segmented', '-o', seg]);
 run(['fix', seg, '-o', segFixed, '-q']);
 await checkFile('synthetic tail_segmented', segFixed, ['Walk', 'Sprint']);
 
+// Issue 13 in three.js: a tail curled 200° in its bind pose (the solver is
+// fitted to what its weights carry) and, on the Xbot, a low-poly tail welded
+// into the body (two rings per bone: the blend and collar band sized from
+// its rings) — nothing torn in the tail or where it meets the body.
+{
+  const curl = path.join(tmp, 'curl.glb'), curlFixed = path.join(tmp, 'curl.fixed.glb');
+  run(['synth', '--onto', 'synth:plain', '--fixture', 'curl_shell_nearest', '-o', curl]);
+  run(['fix', curl, '-o', curlFixed, '--only', 'Walk,Sprint,Crouch', '-q']);
+  await checkFile('synth:plain curl_shell_nearest', curlFixed, ['Walk', 'Sprint', 'Crouch'], { seam0: true });
+}
+
 // Real characters with a library's clips transferred first (../shared only).
 const shared = process.env.TB_SHARED_DIR;
 const corpus = shared && path.join(shared, 'corpus');
 const lib = corpus && path.join(corpus, 'clips', 'Xbot_agree_run_walk.glb');
 const libClips = ['Armature|Armature|walk_Armature', 'Armature|Armature|run_Armature'];
 if (lib && fs.existsSync(lib)) {
+  const low = path.join(tmp, 'xbot_lowpoly.glb'), lowFixed = path.join(tmp, 'xbot_lowpoly.fixed.glb');
+  run(['synth', '--onto', lib, '--fixture', 'back_lowpoly_nearest', '-o', low]);
+  run(['fix', low, '-o', lowFixed, '--only', 'walk,run', '-q']);
+  // (the Xbot's body barely stretches, p99 1.04: the tail's p99, 1.05, is
+  // held to SPEC C's chain row in the C suite, not to the body's here)
+  await checkFile('Xbot back_lowpoly_nearest', lowFixed, libClips, { stretch: false, torn0: true, seam0: true });
   // Both are built from rigid pieces, tail included: the default binds each
   // tail piece to one bone, like the body.
   for (const name of ['banter_Wolf', 'banter_Bone_Demon']) {

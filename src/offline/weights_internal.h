@@ -1,0 +1,49 @@
+/* Private: a tail chain's weights kept as a plan after the repair, so fix's
+ * search over blends re-applies only the weights (no detection, transfer or
+ * bake again). Made by chain.c, used by fix.c. Not installed. */
+#ifndef TB_WEIGHTS_INTERNAL_H
+#define TB_WEIGHTS_INTERNAL_H
+
+#include "tailbone/appendage.h"
+#include "tailbone/model.h"
+
+typedef struct tb__weight_plan tb__weight_plan;
+
+/* tb_appendage_fix, also handing back the plan of its chains' weights
+ * (*plan NULL when no chain was made; free with tb__weight_plan_free). */
+tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc,
+                                 tb__weight_plan **plan, tb_error *err);
+void tb__weight_plan_free(tb__weight_plan *p);
+
+/* Chains with smooth weights (a blend to choose); of them, welded ones. */
+int tb__weight_plan_smooth(const tb__weight_plan *p);
+int tb__weight_plan_welded(const tb__weight_plan *p);
+
+/* The tail geometry the weights were chosen from, for chain i (< count):
+ * report index, ring spacing and 75th-percentile radius in segments. */
+int tb__weight_plan_count(const tb__weight_plan *p);
+void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *ring_seg, float *radius_seg,
+                              int *smooth);
+
+/* mark[v] = 1 for every vertex the plan reweights (v < V). */
+void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V);
+
+/* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
+ * the repaired document): M's own, with every smooth chain's vertices
+ * weighted for blend zone `zone` and collar band `band` (segments; the
+ * tail's geometry raises them unless the repair pinned them). *zone_used and
+ * *band_used (may be NULL) receive the first smooth chain's. as_given: no
+ * raise (the SPEC's weights as written, one of the search's tries). Fails with
+ * TB_ERR_ARG when M is not the repaired skin. */
+tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band, int as_given,
+                                  uint16_t *joints, float *weights, float *zone_used, float *band_used,
+                                  tb_error *err);
+
+/* Writes those weights into `doc` (M loaded from it) and refreshes it;
+ * rep's chains get the zone and band used. TB_ERR_UNSUPPORTED when a
+ * subset skin lacks a joint the weights need (the caller redoes the repair
+ * instead); doc is then partly written and must be dropped. */
+tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
+                                int as_given, tb_appendage_report *rep, tb_error *err);
+
+#endif
