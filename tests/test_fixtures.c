@@ -336,7 +336,6 @@ static const char *const known_short[][2] = {
     {"Soldier", "beside_welded_leg"},
     {"Soldier", "back_pieces_hips"},
     {"Soldier", "back_pieces_hips+coat"},
-    {"Soldier", "back_lowpoly_nearest"},
     {"Soldier", "up_welded_hips+vest"},
     {"Soldier", "scabbard_only"},
 };
