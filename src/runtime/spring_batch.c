@@ -40,10 +40,6 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi" /* 32-byte vectors in a baseline build */
-#endif
-
 #define TB__LANES 8
 #define TB__LANE_MAX_LINKS 16
 /* Coupling: nlerp when the two rotations' dot (cos of half the angle between
@@ -206,8 +202,10 @@ TB__VI tb__qv tb__swing(tb__v3v a, tb__v3v b)
  * within 2.6° (dot above 0.9995), which is where the solver spends its
  * time; libm's acos and sin only in the lanes beyond that, so the result is
  * the reference's bit for bit. */
-TB__VI tb__qv tb__slerp(tb__qv a, tb__qv b, tb__vf t)
+TB__VI tb__qv tb__slerp(const tb__qv *pa, const tb__qv *pb, const tb__vf *pt)
 {
+    const tb__qv a = *pa, b = *pb;
+    const tb__vf t = *pt;
     tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
     const tb__vi neg = c < tb__vs(0.0f);
     const tb__vf sg = tb__vsel(neg, tb__vs(-1.0f), tb__vs(1.0f));
@@ -320,7 +318,7 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
                 bar = L[n - 2].bend_old;
             else
                 bar = tb__midpoint(L[i - 1].bend_old, L[i + 1].bend_old);
-            q = tb__qsel(changed, tb__slerp(q, bar, C->alpha), q);
+            q = tb__qsel(changed, tb__slerp(&q, &bar, &C->alpha), q);
         }
         tb__vi limited = tb__vabs(q.w) < C->cos_half;
         if (tb__any(limited)) {
@@ -538,7 +536,7 @@ TB__VI void tb__block_body(const tb__bucket *b, int n)
             const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
                                C.o0.z + t * (C.o1.z - C.o0.z)};
             const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
-            const tb__qv r = tb__slerp(C.r0, C.r1, t);
+            const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
             tb__lanes_pass(L, n, &C, o, r, sc, h);
         }
     }
