@@ -1345,6 +1345,7 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
     tb_spring_destroy(s.a);
 }
 
+#ifndef TBT_STEP_VIA_BATCH /* test_rt_spring_batch.c: this one runs both steps itself */
 /* The batch step against the scalar reference: three characters (an 8-bone
  * tail and a 3-bone second tail each) on their own random hip motion, with
  * hitches, zero/negative/NaN frames, teleports and the tails dragging on the
@@ -1456,6 +1457,7 @@ static void spring_batch_step_agrees_with_scalar_reference_on_random_motion(void
     if (strcmp(tb_spring_batch_path(), "avx2") == 0)
         batch_against_reference(1);
 }
+#endif
 
 /* ======================================================================
  * Parameters, read-out, memory
@@ -1670,7 +1672,9 @@ int main(void)
         cmocka_unit_test(spring_no_particle_crosses_the_hip_plane),
         cmocka_unit_test(spring_head_deep_below_ground_points_up_without_stretching),
         cmocka_unit_test(spring_survives_1e7_link_steps_of_random_motion),
+#ifndef TBT_STEP_VIA_BATCH /* it runs both steps itself */
         cmocka_unit_test(spring_batch_step_agrees_with_scalar_reference_on_random_motion),
+#endif
         cmocka_unit_test(spring_per_chain_params_change_at_runtime),
         cmocka_unit_test(spring_one_link_tail_skips_coupling),
         cmocka_unit_test(spring_centimetre_rig_under_armature_scale_matches_metre_rig),
