@@ -17,6 +17,19 @@
 #include <string.h>
 
 #include "tailbone/spring.h"
+#include "runtime/spring_internal.h" /* the batch step on a chosen path */
+
+/* test_rt_spring_batch.c includes this file with TBT_STEP_VIA_BATCH: every
+ * test below then steps through tb_spring_step_batch() (a batch of one). */
+#ifdef TBT_STEP_VIA_BATCH
+static void tbt_step_via_batch(tb_spring_animator *a, float dt, const float (*world)[16],
+                               tb_transform *locals, float (*world_out)[16])
+{
+    tb_spring_batch_item it = {a, world, locals, world_out};
+    tb_spring_step_batch(&it, 1, dt);
+}
+#define tb_spring_step(a, dt, w, l, wo) tbt_step_via_batch(a, dt, w, l, wo)
+#endif
 
 #define TBT_MAXJ 40
 #define DEG (3.14159265358979f / 180.0f)
@@ -1243,6 +1256,13 @@ static void spring_head_deep_below_ground_points_up_without_stretching(void **st
 #ifndef TBT_RANDOM_LINK_STEPS
 #define TBT_RANDOM_LINK_STEPS 10000000LL
 #endif
+/* Likewise the batch-vs-reference run: 10^5 sub-steps per chain in the plain
+ * build, 10^4 under the sanitizers. */
+#if TBT_RANDOM_LINK_STEPS < 10000000LL
+#define TBT_BATCH_SUBSTEPS 10000LL
+#else
+#define TBT_BATCH_SUBSTEPS 100000LL
+#endif
 
 static uint32_t rng_state = 12345u;
 static float rnd(void) /* [0, 1) */
@@ -1331,6 +1351,121 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
     assert_true(min_y > 0.025f - 1e-3f);
     tb_spring_destroy(s.a);
 }
+
+#ifndef TBT_STEP_VIA_BATCH /* test_rt_spring_batch.c: this one runs both steps itself */
+/* The batch step against the scalar reference: three characters (an 8-bone
+ * tail and a 3-bone second tail each) on their own random hip motion, with
+ * hitches, zero/negative/NaN frames, teleports and the tails dragging on the
+ * ground, stepped one by one with tb_spring_step() and together with
+ * tb_spring_step_batch(), for 10^5 sub-steps of every chain (10^4 under the
+ * sanitizers): every tip of every frame agrees within 1e-4 of its tail's
+ * length. */
+#define TBT_BATCH_CHARS 3
+static void batch_against_reference(int avx2)
+{
+    rig r;
+    rig_opts o = {.links = 8, .second_tail = 1, .unit = 0.01f, .hips_y_m = 1.0f};
+    rig_build(&r, &o);
+    sim ref[TBT_BATCH_CHARS], bat[TBT_BATCH_CHARS];
+    tb_spring_batch_item items[TBT_BATCH_CHARS];
+    float pos[TBT_BATCH_CHARS][3], vel[TBT_BATCH_CHARS][3], yaw[TBT_BATCH_CHARS],
+        yaw_v[TBT_BATCH_CHARS];
+    for (int c = 0; c < TBT_BATCH_CHARS; c++) {
+        sim_init(&ref[c], &r, NULL);
+        sim_init(&bat[c], &r, NULL);
+        items[c] = (tb_spring_batch_item){bat[c].a, (const float (*)[16])bat[c].world,
+                                          bat[c].locals, NULL};
+        v3set(pos[c], 0.3f * (float)c, 1.1f, 0.0f);
+        v3set(vel[c], 0, 0, 0);
+        yaw[c] = yaw_v[c] = 0.0f;
+    }
+    const float len[2] = {0.8f, 0.3f * sqrtf(2.0f)}; /* the two tails' lengths (m) */
+    rng_state = 4242u;
+    long long substeps = 0;
+    long frames = 0;
+    float worst = 0.0f; /* largest tip gap over the tail's length */
+    long contacts = 0, limited = 0;
+    while (substeps < TBT_BATCH_SUBSTEPS) {
+        float u = rnd(), dt;
+        if (u < 0.002f)
+            dt = 1e6f;
+        else if (u < 0.004f)
+            dt = 0.0f;
+        else if (u < 0.005f)
+            dt = -0.5f;
+        else if (u < 0.006f)
+            dt = NAN;
+        else
+            dt = 0.004f + 0.06f * rnd();
+        float h = isfinite(dt) && dt > 0 ? fminf(dt, 0.1f) : 0.0f;
+        for (int c = 0; c < TBT_BATCH_CHARS; c++) {
+            for (int k = 0; k < 3; k++) {
+                vel[c][k] += (rnd() - 0.5f) * 40.0f * h - 0.5f * vel[c][k] * h;
+                vel[c][k] = fmaxf(-4.0f, fminf(4.0f, vel[c][k]));
+                pos[c][k] += vel[c][k] * h;
+            }
+            pos[c][1] = fmaxf(0.55f, fminf(1.5f, pos[c][1])); /* low: the tail drags */
+            pos[c][2] = fmaxf(-5.0f, fminf(5.0f, pos[c][2]));
+            yaw_v[c] += (rnd() - 0.5f) * 60.0f * h;
+            yaw_v[c] = fmaxf(-8.0f, fminf(8.0f, yaw_v[c]));
+            yaw[c] += yaw_v[c] * h;
+            if (rnd() < 0.001f)
+                pos[c][0] += pos[c][0] > 0.0f ? -3.0f : 3.0f;
+            versor qy, qp, q;
+            quat_axis(qy, yaw[c], 0, 1, 0);
+            quat_axis(qp, 0.6f * sinf(yaw[c] * 0.7f), 1, 0, 0);
+            glm_quat_mul(qy, qp, q);
+            /* The same anchor for both copies; the reference steps now
+             * (parenthesised: never the batch redirect), the batch below. */
+            sim *both[2] = {&ref[c], &bat[c]};
+            for (int b = 0; b < 2; b++) {
+                tb_transform *hp = &both[b]->locals[r.hips];
+                for (int k = 0; k < 3; k++)
+                    hp->t[k] = pos[c][k] / r.unit;
+                memcpy(hp->r, q, sizeof(versor));
+                float m[16];
+                trs_matrix(&both[b]->locals[r.armature], both[b]->world[r.armature]);
+                trs_matrix(hp, m);
+                mat_mul(both[b]->world[r.armature], m, both[b]->world[r.hips]);
+            }
+            (tb_spring_step)(ref[c].a, dt, (const float (*)[16])ref[c].world, ref[c].locals, NULL);
+        }
+        tb__spring_step_batch_on(items, TBT_BATCH_CHARS, dt, avx2);
+        frames++;
+        if (h >= 1e-6f)
+            substeps += (long long)ceilf(h * 240.0f - 1e-4f);
+        for (int c = 0; c < TBT_BATCH_CHARS; c++)
+            for (int ch = 0; ch < 2; ch++)
+                for (int i = 0; i < (ch ? 3 : 8); i++) {
+                    tb_spring_link_state a, b;
+                    tb_spring_get_link_state(ref[c].a, ch, i, &a);
+                    tb_spring_get_link_state(bat[c].a, ch, i, &b);
+                    worst = fmaxf(worst, dist3(a.tip, b.tip) / len[ch]);
+                    contacts += a.contact;
+                    limited += a.bend_rad > 0.5235f;
+                }
+    }
+    print_message("batch vs reference: %ld frames, %lld sub-steps per chain, %s path, "
+                  "%ld link-frames in contact, %ld at the bend limit, worst tip gap %.2e of "
+                  "the tail length\n",
+                  frames, substeps, avx2 ? tb_spring_batch_path() : "baseline", contacts,
+                  limited, worst);
+    assert_true(contacts > 0 && limited > 0); /* both constraints were exercised */
+    assert_true(worst < 1e-4f);
+    for (int c = 0; c < TBT_BATCH_CHARS; c++) {
+        tb_spring_destroy(ref[c].a);
+        tb_spring_destroy(bat[c].a);
+    }
+}
+
+static void spring_batch_step_agrees_with_scalar_reference_on_random_motion(void **state)
+{
+    (void)state;
+    batch_against_reference(0); /* the compiler's baseline vectors */
+    if (strcmp(tb_spring_batch_path(), "avx2") == 0)
+        batch_against_reference(1);
+}
+#endif
 
 /* ======================================================================
  * Parameters, read-out, memory
@@ -1545,6 +1680,9 @@ int main(void)
         cmocka_unit_test(spring_no_particle_crosses_the_hip_plane),
         cmocka_unit_test(spring_head_deep_below_ground_points_up_without_stretching),
         cmocka_unit_test(spring_survives_1e7_link_steps_of_random_motion),
+#ifndef TBT_STEP_VIA_BATCH /* it runs both steps itself */
+        cmocka_unit_test(spring_batch_step_agrees_with_scalar_reference_on_random_motion),
+#endif
         cmocka_unit_test(spring_per_chain_params_change_at_runtime),
         cmocka_unit_test(spring_one_link_tail_skips_coupling),
         cmocka_unit_test(spring_centimetre_rig_under_armature_scale_matches_metre_rig),

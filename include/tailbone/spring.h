@@ -209,6 +209,32 @@ void tb_spring_destroy(tb_spring_animator *anim);
 void tb_spring_step(tb_spring_animator *anim, float dt_s, const float (*world)[16],
                     tb_transform *locals, float (*world_out)[16]);
 
+/* One animator of a batch and the arrays its step reads and writes, as
+ * tb_spring_step() takes them. */
+typedef struct tb_spring_batch_item {
+    tb_spring_animator *anim;
+    const float (*world)[16];
+    tb_transform *locals;
+    float (*world_out)[16]; /* may be NULL, or the same array as world */
+} tb_spring_batch_item;
+
+/* Advances every animator of a batch (the chains of one character, or a
+ * crowd) by dt_s, as tb_spring_step() would advance each, in one call: the
+ * chains of all items are solved together, tb_spring_batch_vector_width()
+ * of them at a time in SIMD lanes (AVX2 when the CPU has it). The results
+ * are tb_spring_step()'s, bit for bit (same operations in the same order;
+ * tests/test_rt_spring.c); the animators keep the same state, so the two
+ * steps may be mixed. Items must not share an
+ * animator or output arrays. Never allocates (about 30 KB of stack), no I/O,
+ * no global state. Without GCC/Clang vector extensions it is a loop over
+ * tb_spring_step(). */
+void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt_s);
+/* Chains solved at once by tb_spring_step_batch() (1: the scalar loop), and
+ * which code it runs: "avx2", "vector" (the compiler's baseline vectors) or
+ * "scalar". */
+int tb_spring_batch_vector_width(void);
+const char *tb_spring_batch_path(void);
+
 /* Forgets the motion: the next step() puts every chain at its rest pose. */
 void tb_spring_reset(tb_spring_animator *anim);
 

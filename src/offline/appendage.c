@@ -171,7 +171,11 @@ static int tb__segments(const tb_model *m, float ext, int filtered, tb__seg **ou
 {
     int J = m->skel.joint_count;
     const uint8_t *ibm = m->skel.has_ibm;
-    uint8_t *wt = tb__weighted_joints(m);
+    /* Which joints carry weight is read only by the filter and the node
+     * flags: measurement (once per appendage) skips that scan of every
+     * vertex's weights, which made it O(vertices x appendages). */
+    uint8_t *wt = filtered || is_node_out ? tb__weighted_joints(m)
+                                          : calloc((size_t)J + 1, 1);
     uint8_t *sub = calloc((size_t)J + 1, 1), *started = calloc((size_t)J + 1, 1);
     int *incoming = malloc(((size_t)J + 1) * sizeof *incoming);
     uint8_t *wchild = calloc((size_t)J + 1, 1);

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "tailbone/spring.h"
+#include "runtime/spring_internal.h"
 
 /* SPEC B defaults. */
 #define TB__ROOT_HZ 0.9f
@@ -50,73 +51,8 @@
 #define TB__MAX_DT_S 0.1f
 #define TB__TELEPORT_M 1.0f
 #define TB__TELEPORT_RAD 1.047197551f /* 60° */
-/* Frames shorter than this hold the pose: nothing meaningful to integrate. */
-#define TB__MIN_DT_S 1e-6f
 /* Longest chain accepted (SPEC A9 makes 3..8). */
 #define TB__MAX_LINKS 64
-
-typedef struct tb__frame {
-    float o[3];  /* origin, world */
-    versor r;    /* rotation, local → world */
-    float s;     /* uniform scale */
-} tb__frame;
-
-typedef struct tb__link {
-    int joint;
-    /* Rest local from the bind pose (SPEC B: L_i^0 = (W_parent^0)^-1 W_i^0). */
-    float t[3];
-    versor q0;
-    float sc[3];
-    float sigma;         /* mean of sc: the bone's uniform scale */
-    float lambda;        /* bone length in parent units */
-    float e_hat[3];      /* unit direction head→tip in the bone's own frame */
-    float bind_dir[3];   /* q0 * e_hat: the mesh's rest direction, parent frame */
-    float authored[3];   /* a_i: bind direction in hips space (SPEC B rest arc) */
-    /* Spring rest pose, from the chain's parameters (tb__chain_prepare). */
-    float r[3];          /* r_i: rest direction in the corrected parent frame */
-    versor A;            /* A_i: corrected parent rest frame → hips */
-    versor qhat;         /* corrected rest local rotation */
-    float omega2;        /* ω² with ω = 2π f_i */
-    float damp;          /* 2ζω */
-    /* State. */
-    float p[3], v[3];
-    versor q;            /* solved local rotation (what step writes) */
-    versor bend, bend_old; /* hips-frame bend; bend_old = last sub-step's snapshot */
-    float head[3], target[3];
-    float length;        /* world length at the last sub-step */
-    int contact;
-} tb__link;
-
-typedef struct tb__chain {
-    int anchor, first_joint, end_joint;
-    int first_link, link_count;
-    float end_t[3], end_sc[3];
-    versor end_q;
-    versor b_a;               /* anchor's bind rotation: anchor-local → hips */
-    tb_spring_params params;  /* resolved */
-    /* Parameters as the solver uses them (TB_SPRING_ZERO → 0). */
-    float zeta, gravity, coupling, ground_y, clearance, gamma;
-    float cos_half_max, sin_half_max; /* of the bend limit; cos = -1: none */
-    int ground_on;
-    /* State. */
-    int warm;                 /* 0: the next step snaps to rest */
-    tb__frame prev;           /* anchor at the previous step */
-} tb__chain;
-
-typedef struct tb__affected {
-    int joint, parent;
-    int parent_affected; /* the parent's world comes from world_out */
-} tb__affected;
-
-struct tb_spring_animator {
-    int chain_count, link_count, affected_count;
-    float substep, max_dt, teleport_m, teleport_rad;
-    void (*free_fn)(void *ptr, void *user);
-    void *user;
-    tb__chain *chains;
-    tb__link *links;
-    tb__affected *affected;
-};
 
 /* The small vector helpers are forced inline, as cglm's own are: they run
  * a dozen times per link-step and a Debug build must stay usable in tests. */
@@ -357,7 +293,7 @@ static int tb__finite_n(const float *v, int n)
 /* Similarity frame of a matrix: origin, rotation (Gram-Schmidt on the
  * columns), uniform scale (cube root of the determinant). Returns 0 for a
  * non-finite, degenerate or mirrored matrix. */
-static int tb__frame_from_matrix(const float m[16], tb__frame *f)
+int tb__frame_from_matrix(const float m[16], tb__frame *f)
 {
     if (!tb__finite_n(m, 16))
         return 0;
@@ -1074,7 +1010,7 @@ static int tb__horizontal(const float v[3], float d[3])
 
 /* One sub-step of one chain with the anchor at `anchor`. h: sub-step length
  * (0 with snap). snap: put every particle on its rest target, at rest. */
-static void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor, float h,
+void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor, float h,
                            int snap)
 {
     tb__link *L = a->links + c->first_link;
@@ -1336,7 +1272,7 @@ static void tb__frame_lerp(const tb__frame *a, const tb__frame *b, float t, tb__
     tb__slerp(a->r, b->r, t, d->r);
 }
 
-static int tb__teleported(const tb_spring_animator *a, const tb__frame *from, const tb__frame *to)
+int tb__teleported(const tb_spring_animator *a, const tb__frame *from, const tb__frame *to)
 {
     float dd[3];
     for (int k = 0; k < 3; k++)
@@ -1347,7 +1283,7 @@ static int tb__teleported(const tb_spring_animator *a, const tb__frame *from, co
     return tb__v3_len(dd) > a->teleport_m || ang > a->teleport_rad;
 }
 
-static void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
+void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
                               tb_transform *locals, float (*world_out)[16])
 {
     for (int ci = 0; ci < a->chain_count; ci++) {
@@ -1385,6 +1321,27 @@ static void tb__write_outputs(const tb_spring_animator *a, const float (*world)[
     }
 }
 
+void tb__chain_frame(tb_spring_animator *a, tb__chain *c, const tb__frame *cur, int steps,
+                     float h)
+{
+    if (!c->warm || tb__teleported(a, &c->prev, cur)) {
+        /* Cold start or teleport: rest pose, no whip. */
+        tb__chain_pass(a, c, cur, 0.0f, 1);
+        c->warm = 1;
+    } else {
+        /* Fixed sub-steps, the anchor moving between the two frames. */
+        for (int k = 1; k <= steps; k++) {
+            tb__frame f;
+            if (k == steps)
+                f = *cur;
+            else
+                tb__frame_lerp(&c->prev, cur, (float)k / (float)steps, &f);
+            tb__chain_pass(a, c, &f, h, 0);
+        }
+    }
+    c->prev = *cur;
+}
+
 void tb_spring_step(tb_spring_animator *a, float dt_s, const float (*world)[16],
                     tb_transform *locals, float (*world_out)[16])
 {
@@ -1409,22 +1366,7 @@ void tb_spring_step(tb_spring_animator *a, float dt_s, const float (*world)[16],
             c->warm = 0; /* hold; restart from rest once the anchor is sane */
             continue;
         }
-        if (!c->warm || tb__teleported(a, &c->prev, &cur)) {
-            /* Cold start or teleport: rest pose, no whip. */
-            tb__chain_pass(a, c, &cur, 0.0f, 1);
-            c->warm = 1;
-        } else {
-            /* Fixed sub-steps, the anchor moving between the two frames. */
-            for (int k = 1; k <= steps; k++) {
-                tb__frame f;
-                if (k == steps)
-                    f = cur;
-                else
-                    tb__frame_lerp(&c->prev, &cur, (float)k / (float)steps, &f);
-                tb__chain_pass(a, c, &f, h, 0);
-            }
-        }
-        c->prev = cur;
+        tb__chain_frame(a, c, &cur, steps, h);
     }
     tb__write_outputs(a, world, locals, world_out);
 }
