@@ -32,7 +32,7 @@ test-sanitize: setup
 # Each target FUZZ_SECONDS (30 s: a minute for both in CI); fuzz-long an hour each.
 fuzz: setup build
 	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DTB_FUZZ=ON -DTB_TESTS=OFF >/dev/null
-	@cmake --build build-fuzz -j$(JOBS) --target fuzz_load fuzz_fix
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_load fuzz_fix fuzz_seeds
 	@scripts/fuzz.sh build-fuzz/fuzz/fuzz_load $(FUZZ_SECONDS)
 	@scripts/fuzz.sh build-fuzz/fuzz/fuzz_fix $(FUZZ_SECONDS)
 

@@ -18,6 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tb_fix_desc d;
     memset(&d, 0, sizeof d);
     d.bake.fps = 5; /* few keys: the fuzzer's time goes to inputs, not solving */
+    d.bake.max_passes = 3; /* a few warm-up passes and a short settle: the same code, less time */
+    d.bake.settle_s = 0.5f;
     d.repair.blend_zone = 0.25f; /* pinned: one pass, no search */
     tb_fix_report rep;
     memset(&rep, 0, sizeof rep);
