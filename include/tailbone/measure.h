@@ -61,8 +61,13 @@ extern "C" {
 typedef void (*tb_pose_hook)(void *user, float t_s, float dt_s, tb_transform *locals,
                              float (*world)[16]);
 
+/* The most instants a clip is measured at: the samples grow as edges ×
+ * instants (a 100k-edge character at 10,000 instants: 4 GB), so more is
+ * refused (TB_ERR_ARG), never attempted. */
+#define TB_MEASURE_MAX_INSTANTS 10000
+
 typedef struct tb_measure_desc {
-    int instants;              /* 0 → 24 (SPEC C); at least 2 otherwise */
+    int instants;              /* 0 → 24 (SPEC C); 2 … TB_MEASURE_MAX_INSTANTS otherwise */
     int loop;                  /* 0: t_k = k·D/(n-1); 1: t_k = k·D/n (looping clip) */
     float torn_above;          /* 0 → 1.5: ratio above this is torn */
     float torn_below;          /* 0 → 0.67: ratio below this is torn */

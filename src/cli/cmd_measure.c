@@ -551,8 +551,9 @@ int tb_cmd_measure(int argc, char **argv)
                 long n = strtol(v, &end, 10);
                 /* each instant skins every vertex (and --dump-positions keeps
                  * them all): bounded so the work stays proportional */
-                if (*end || n < 2 || n > 10000)
-                    return tb_cli_usage_error("measure", "--instants must be an integer from 2 to 10000, not '%s'", v);
+                if (*end || n < 2 || n > TB_MEASURE_MAX_INSTANTS)
+                    return tb_cli_usage_error("measure", "--instants must be an integer from 2 to %d, not '%s'",
+                                              TB_MEASURE_MAX_INSTANTS, v);
                 o.instants = (int)n;
             }
         } else if (a[0] == '-' && a[1]) {

@@ -570,7 +570,16 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     return r;
 }
 
-static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
+/* Three ints per node, all -1: tb__parse_skins' stamps. */
+static int *tb__node_marks(int node_count)
+{
+    int *m = malloc((size_t)(node_count ? node_count : 1) * 3 * sizeof *m);
+    if (m)
+        memset(m, 0xff, (size_t)(node_count ? node_count : 1) * 3 * sizeof *m);
+    return m;
+}
+
+static tb_result tb__parse_skins_with(tb__ctx *c, json_t *root, int **mk)
 {
     tb_doc *doc = c->doc;
     tb_result r = TB_OK;
@@ -629,23 +638,20 @@ static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
             doc->joints[used++] = (int)ji;
         }
         if (sk->joint_count > 64) {
-            int *stamp = malloc((size_t)doc->g.node_count * sizeof *stamp);
-            if (!stamp)
+            /* one stamp per node for every skin (never a per-skin pass
+             * over all nodes: 5,000 skins on 10^6 nodes stay linear) */
+            if (!*mk && !(*mk = tb__node_marks(doc->g.node_count)))
                 return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
-            for (int q = 0; q < doc->g.node_count; q++)
-                stamp[q] = -1;
             for (int k = 0; k < sk->joint_count; k++) {
                 int q = sk->joints[k];
-                if (stamp[q] >= 0) {
+                if ((*mk)[3 * q] == i) {
                     snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
-                    int first = stamp[q];
-                    free(stamp);
+                    int first = (*mk)[3 * q + 1];
                     return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %d is listed twice (also at %d)", q,
                                     first);
                 }
-                stamp[q] = k;
+                (*mk)[3 * q] = i, (*mk)[3 * q + 1] = k;
             }
-            free(stamp);
         }
         sk->inverse_bind_matrices = tb__index(c, o, "inverseBindMatrices", doc->g.accessor_count, path, &r, 0);
         sk->skeleton = tb__index(c, o, "skeleton", doc->g.node_count, path, &r, 0);
@@ -682,18 +688,39 @@ static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
             free(mats);
         }
         if (sk->skeleton >= 0 && r == TB_OK) {
-            /* glTF: skeleton must be a common root of the joints. Accept, warn. */
-            for (int k = 0; k < sk->joint_count; k++) {
+            /* glTF: skeleton must be a common root of the joints. Accept,
+             * warn. Each node's answer for this skeleton is kept (2 *
+             * skeleton + 1: reaches it, 2 * skeleton: does not), so every
+             * node is walked once per skeleton, not once per joint below
+             * it: linear on a 10^5-deep skin, and skins sharing a skeleton
+             * reuse the answers. */
+            if (!*mk && !(*mk = tb__node_marks(doc->g.node_count)))
+                return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+            const int yes = 2 * sk->skeleton + 1, no = 2 * sk->skeleton;
+            int all = 1;
+            for (int k = 0; k < sk->joint_count && all; k++) {
                 int q = sk->joints[k];
-                while (q >= 0 && q != sk->skeleton)
+                while (q >= 0 && q != sk->skeleton && (*mk)[3 * q + 2] != yes && (*mk)[3 * q + 2] != no)
                     q = doc->nodes[q].parent;
-                if (q < 0) {
-                    tb__warn(doc, "%s/skeleton: node %d is not an ancestor of every joint", path, sk->skeleton);
-                    break;
-                }
+                int reaches = q >= 0 && (q == sk->skeleton || (*mk)[3 * q + 2] == yes);
+                for (int p = sk->joints[k]; p != q; p = doc->nodes[p].parent)
+                    (*mk)[3 * p + 2] = reaches ? yes : no;
+                all = reaches;
             }
+            if (!all)
+                tb__warn(doc, "%s/skeleton: node %d is not an ancestor of every joint", path, sk->skeleton);
         }
     }
+    return r;
+}
+
+/* *mk: per node, the skin stamp, joint position and skeleton answer of
+ * tb__parse_skins_with (tb__node_marks), made when first needed. */
+static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
+{
+    int *mk = NULL;
+    tb_result r = tb__parse_skins_with(c, root, &mk);
+    free(mk);
     return r;
 }
 

@@ -364,6 +364,9 @@ static tb_result tb__validate(const tb_measure_desc *d, tb_error *err)
 {
     if (d->instants < 2)
         return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.instants", "must be >= 2 (0 means 24)");
+    if (d->instants > TB_MEASURE_MAX_INSTANTS) /* samples grow as edges x instants */
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.instants", "must be at most %d, not %d",
+                        TB_MEASURE_MAX_INSTANTS, d->instants);
     if (!(d->torn_above > 1))
         return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.torn_above", "must be > 1");
     if (!(d->torn_below > 0 && d->torn_below < 1))
