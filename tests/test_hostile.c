@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,6 +21,8 @@
 
 #include "support.h"
 #include "tailbone/gltf.h"
+#include "tailbone/clip.h"
+#include "tailbone/measure.h"
 #include "tailbone/model.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -401,12 +405,28 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     }
 }
 
+/* What patho_glb builds beyond its arguments. */
+typedef struct patho_more {
+    int instances;      /* more skinned nodes sharing mesh 0 and skin 0 */
+    int skeleton_chain; /* skin 0's "skeleton" is the chain's first node (chain_in_skin) */
+    int under_chain;    /* the armature (Root) hangs below the chain's last node */
+} patho_more;
+
+static const char *patho_glb_more(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
+                                  float t1, patho_more more);
+
 /* The skinned quad of test_gltf (4 vertices, 2 joints, one clip) with
  * `prims` primitives sharing its accessors, `skins` identical skins each on
  * its own node, `extra` more root nodes, a `chain`-deep node chain (in the
  * skin's joints when chain_in_skin), and key times {0, t1}. */
 static const char *patho_glb(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
                              float t1)
+{
+    return patho_glb_more(name, prims, skins, extra, chain, chain_in_skin, t1, (patho_more){0, 0, 0});
+}
+
+static const char *patho_glb_more(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
+                                  float t1, patho_more more)
 {
     uint8_t bin[312];
     float pos[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
@@ -418,21 +438,28 @@ static const char *patho_glb(const char *name, int prims, int skins, int extra, 
     memcpy(bin, pos, 48), memcpy(bin + 48, joints, 16), memcpy(bin + 64, w, 64), memcpy(bin + 128, idx, 16);
     memcpy(bin + 144, ibm, 128), memcpy(bin + 272, times, 8), memcpy(bin + 280, rot, 32);
     sbuf j = {0};
-    int first_chain = 3 + skins + extra;
-    sb_printf(&j, "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0");
-    for (int i = 0; i < skins + extra; i++)
-        sb_printf(&j, ",%d", 3 + i);
+    int first_chain = 3 + skins + more.instances + extra;
+    sb_printf(&j, "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[");
+    if (!(chain && more.under_chain))
+        sb_printf(&j, "0,");
+    for (int i = 0; i < skins + more.instances + extra; i++)
+        sb_printf(&j, "%d,", 3 + i);
     if (chain)
-        sb_printf(&j, ",%d", first_chain);
+        sb_printf(&j, "%d,", first_chain);
+    j.n--; /* the last comma */
     sb_printf(&j, "]}],\"nodes\":[{\"name\":\"Root\",\"children\":[1]},{\"name\":\"Hips\",\"children\":[2]},"
                   "{\"name\":\"Spine\",\"translation\":[0,1,0]}");
     for (int i = 0; i < skins; i++)
         sb_printf(&j, ",{\"name\":\"Body%d\",\"mesh\":0,\"skin\":%d}", i, i);
+    for (int i = 0; i < more.instances; i++)
+        sb_printf(&j, ",{\"name\":\"Instance%d\",\"mesh\":0,\"skin\":0}", i);
     for (int i = 0; i < extra; i++)
         sb_printf(&j, ",{\"name\":\"n%d\"}", i);
     for (int i = 0; i < chain; i++) {
         if (i + 1 < chain)
             sb_printf(&j, ",{\"name\":\"c%d\",\"children\":[%d]}", i, first_chain + i + 1);
+        else if (more.under_chain)
+            sb_printf(&j, ",{\"name\":\"c%d\",\"children\":[0]}", i);
         else
             sb_printf(&j, ",{\"name\":\"c%d\"}", i);
     }
@@ -442,7 +469,10 @@ static const char *patho_glb(const char *name, int prims, int skins, int extra, 
         if (i == 0 && chain_in_skin)
             for (int k = 0; k < chain; k++)
                 sb_printf(&j, ",%d", first_chain + k);
-        sb_printf(&j, "]%s}", i == 0 && chain_in_skin ? "" : ",\"inverseBindMatrices\":4");
+        sb_printf(&j, "]%s", i == 0 && chain_in_skin ? "" : ",\"inverseBindMatrices\":4");
+        if (i == 0 && more.skeleton_chain)
+            sb_printf(&j, ",\"skeleton\":%d", first_chain);
+        sb_printf(&j, "}");
     }
     sb_printf(&j, "],\"meshes\":[{\"primitives\":[");
     for (int i = 0; i < prims; i++)
@@ -552,6 +582,147 @@ static void many_nodes_and_a_deep_node_chain_are_handled_iteratively(void **s)
     free(text);
 }
 
+/* Under ASan/UBSan the big cases are run smaller (memory x2-3, time x3). */
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_NODES 200000
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BIG_NODES 200000
+#endif
+#endif
+#ifndef BIG_NODES
+#define BIG_NODES 1000000
+#endif
+
+/* Runs fn(file) in a child process; returns its peak RSS in MiB and stores
+ * the CPU seconds it used (user + system: the test box is shared, wall time
+ * says little). The test process's own memory is not counted. */
+static double child_peak_mib(int (*fn)(const char *), const char *file, double *cpu_s)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fn(file));
+    int st = 0;
+    struct rusage ru;
+    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+    *cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+             ru.ru_stime.tv_usec * 1e-6;
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+static int load_and_model(const char *file)
+{
+    tb_doc *doc = NULL;
+    tb_error err;
+    if (tb_doc_load(&doc, file, NULL, &err) != TB_OK)
+        return 1;
+    tb_model *m = NULL;
+    tb_result r = tb_model_load(&m, doc, -1, &err);
+    tb_model_free(m);
+    tb_doc_free(doc);
+    return r == TB_OK ? 0 : 2;
+}
+
+/* 10^6 nodes (flat, then one 10^6-deep chain): loaded in linear time and
+ * memory. Budgets: 60 CPU seconds (a quadratic pass over 10^6 nodes takes
+ * hours; measured ~4 s) and 1.5 KiB a node (measured ~600 B; jansson's
+ * objects are most of it: docs/gltf.md). */
+static void a_million_nodes_load_in_bounded_time_and_memory(void **s)
+{
+    (void)s;
+    double dt, mib;
+    const char *f = patho_glb("million.glb", 1, 1, BIG_NODES, 0, 0, 1);
+    mib = child_peak_mib(load_and_model, f, &dt);
+    print_message("%d flat nodes: %.1f CPU s, peak %.0f MiB\n", BIG_NODES, dt, mib);
+    assert_true(dt < 60);
+    assert_true(mib < BIG_NODES * 1.5 / 1024 + 64);
+    f = patho_glb("millionchain.glb", 1, 1, 0, BIG_NODES, 0, 1);
+    mib = child_peak_mib(load_and_model, f, &dt);
+    print_message("a %d-deep chain: %.1f CPU s, peak %.0f MiB\n", BIG_NODES, dt, mib);
+    assert_true(dt < 60);
+    assert_true(mib < BIG_NODES * 1.5 / 1024 + 64);
+    assert_true(timed_cli(0, "info", f) < 120);
+}
+
+/* An armature hanging below a 10^5-deep chain of plain nodes: the chain
+ * is part of the skeleton (its nodes can be animated), so the jobs that
+ * walk joint-to-root refuse it in one line at /skins/0/joints, quickly;
+ * `info` describes it. */
+static void an_armature_under_a_deep_chain_is_refused_quickly(void **s)
+{
+    (void)s;
+    const char *f = patho_glb_more("underchain.glb", 1, 1, 0, 100000, 0, 1, (patho_more){0, 0, 1});
+    assert_true(timed_cli(0, "info", f) < 60);
+    const char *cmds[] = {"measure", "fix", "detect"};
+    for (int i = 0; i < 3; i++) {
+        char *text = NULL;
+        double t0 = now_s();
+        if (i == 1)
+            assert_int_equal(tbt_run_cli(&text, "fix '%s' -o '%s.out.glb'", f, f), 1);
+        else
+            assert_int_equal(tbt_run_cli(&text, "%s '%s'", cmds[i], f), 1);
+        assert_true(now_s() - t0 < 60);
+        assert_non_null(strstr(text, "/skins/0/joints"));
+        assert_non_null(strstr(text, "levels deep"));
+        free(text);
+    }
+}
+
+/* tb_doc_load, then 0 when a /skins/0/skeleton warning is there as
+ * `want` says (TBT_WANT_SKEL_WARNING: 1). */
+static int load_skeleton_warned(const char *file)
+{
+    tb_doc *doc = NULL;
+    tb_error err;
+    if (tb_doc_load(&doc, file, NULL, &err) != TB_OK)
+        return 1;
+    int warned = 0;
+    for (int i = 0; i < tb_doc_warning_count(doc); i++)
+        warned |= strstr(tb_doc_warning(doc, i), "/skins/0/skeleton") != NULL;
+    tb_doc_free(doc);
+    return warned == atoi(getenv("TBT_WANT_SKEL_WARNING")) ? 0 : 2;
+}
+
+/* A skin over a BIG_NODES/5-deep chain (200,000) with `skeleton` at its
+ * top: the check that the skeleton is a common root walks each node once
+ * (per joint it was 2 x 10^10 steps: minutes). A skeleton that is not a
+ * common root is still warned about. */
+static void skeleton_ancestor_check_is_linear_on_a_deep_skin(void **s)
+{
+    (void)s;
+    for (int under = 1; under >= 0; under--) {
+        const char *f = patho_glb_more(under ? "deepskel.glb" : "badskel.glb", 1, 1, 0, BIG_NODES / 5, 1, 1,
+                                       (patho_more){0, 1, under});
+        setenv("TBT_WANT_SKEL_WARNING", under ? "0" : "1", 1);
+        double cpu, mib = child_peak_mib(load_skeleton_warned, f, &cpu);
+        print_message("skeleton %s: loaded in %.1f CPU s, peak %.0f MiB\n",
+                      under ? "above every joint" : "not a common root", cpu, mib);
+        assert_true(cpu < 30);
+    }
+}
+
+/* 1,000 skinned nodes drawing one 3,000-primitive mesh with one skin: the
+ * model decodes the mesh once (12,000 vertices), never 12 million. */
+static void instanced_skinned_nodes_are_decoded_once(void **s)
+{
+    (void)s;
+    const char *f = patho_glb_more("instanced.glb", 3000, 1, 0, 0, 0, 1, (patho_more){999, 0, 0});
+    tb_doc *doc = NULL;
+    tb_error err;
+    assert_int_equal(tb_doc_load(&doc, f, NULL, &err), TB_OK);
+    tb_model *m = NULL;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    assert_int_equal(m->vertex_count, 3000 * 4);
+    assert_int_equal(m->prim_count, 3000);
+    tb_model_free(m);
+    tb_doc_free(doc);
+    assert_true(timed_cli(0, "info", f) < 60);
+    assert_true(timed_cli(0, "measure", f) < 60);
+}
+
 static void absurd_clip_durations_are_refused_naming_the_accessor(void **s)
 {
     (void)s;
@@ -574,6 +745,29 @@ static void measure_instants_are_bounded(void **s)
 {
     (void)s;
     const char *f = patho_glb("inst.glb", 1, 1, 0, 0, 0, 1);
+    /* in the library: tb_measure_desc.instants is validated, not allocated */
+    tb_doc *doc = NULL;
+    tb_error err;
+    assert_int_equal(tb_doc_load(&doc, f, NULL, &err), TB_OK);
+    tb_model *m = NULL;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    tb_clip *clip = NULL;
+    tb_clip_info info;
+    assert_int_equal(tb_clip_load(&clip, doc, m, 0, &info, &err), TB_OK);
+    tb_measure_desc d = {0};
+    tb_measure_result r;
+    d.instants = TB_MEASURE_MAX_INSTANTS + 1;
+    assert_int_equal(tb_measure_clip(&r, m, clip, &d, &err), TB_ERR_ARG);
+    assert_string_equal(err.where, "tb_measure_desc.instants");
+    assert_non_null(strstr(err.message, "10000"));
+    d.instants = INT_MAX;
+    assert_int_equal(tb_measure_clip(&r, m, clip, &d, &err), TB_ERR_ARG);
+    d.instants = TB_MEASURE_MAX_INSTANTS;
+    assert_int_equal(tb_measure_clip(&r, m, clip, &d, &err), TB_OK);
+    assert_int_equal(r.instants, TB_MEASURE_MAX_INSTANTS);
+    tb_clip_free(clip);
+    tb_model_free(m);
+    tb_doc_free(doc);
     char *text = NULL;
     assert_int_equal(tbt_run_cli(&text, "measure '%s' --instants 100000", f), 2);
     assert_non_null(strstr(text, "10000"));
@@ -708,6 +902,10 @@ int main(void)
         cmocka_unit_test(many_nodes_and_a_deep_node_chain_are_handled_iteratively),
         cmocka_unit_test(absurd_clip_durations_are_refused_naming_the_accessor),
         cmocka_unit_test(measure_instants_are_bounded),
+        cmocka_unit_test(a_million_nodes_load_in_bounded_time_and_memory),
+        cmocka_unit_test(an_armature_under_a_deep_chain_is_refused_quickly),
+        cmocka_unit_test(skeleton_ancestor_check_is_linear_on_a_deep_skin),
+        cmocka_unit_test(instanced_skinned_nodes_are_decoded_once),
         cmocka_unit_test(duplicate_joints_in_a_skin_are_refused),
         cmocka_unit_test(zero_inverse_bind_matrices_and_zero_weights_are_warned_by_fix),
         cmocka_unit_test(a_clip_library_without_clips_is_an_error_naming_it),

@@ -66,7 +66,6 @@ typedef struct tb_gltf_node {
     const int *children;
     int has_matrix;        /* the file stores `matrix` instead of TRS */
     tb_transform local;    /* decomposed when has_matrix */
-    float local_matrix[16];
     float world[16];       /* of the stored pose */
     int in_scene;          /* reachable from some scene's roots */
 } tb_gltf_node;

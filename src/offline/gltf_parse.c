@@ -360,13 +360,16 @@ static tb_result tb__parse_accessors(tb__ctx *c, json_t *root)
     return r;
 }
 
+/* world holds the node's local matrix until this runs, parent first (no
+ * second 64-byte matrix per node: 10^6 nodes are 64 MB less). */
 static void tb__compose_world(tb_gltf_node *nodes, int i)
 {
     tb_gltf_node *n = &nodes[i];
-    if (n->parent < 0)
-        memcpy(n->world, n->local_matrix, sizeof n->world);
-    else
-        glm_mat4_mul((vec4 *)nodes[n->parent].world, (vec4 *)n->local_matrix, (vec4 *)n->world);
+    if (n->parent >= 0) {
+        mat4 local;
+        memcpy(local, n->world, sizeof local);
+        glm_mat4_mul((vec4 *)nodes[n->parent].world, local, (vec4 *)n->world);
+    }
 }
 
 static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int skin_count)
@@ -406,7 +409,7 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
         float m[16];
         if (tb__floats(c, o, "matrix", m, 16, path, &r)) {
             nd->has_matrix = 1;
-            memcpy(nd->local_matrix, m, sizeof m);
+            memcpy(nd->world, m, sizeof m); /* the local matrix until tb__compose_world */
             vec4 t;
             mat4 rot;
             vec3 s;
@@ -430,7 +433,7 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
             }
             if (fabsf(len - 1) > 1e-3f)
                 tb__warn(doc, "%s/rotation: quaternion not unit (length %.4f)", path, len);
-            tb_transform_to_matrix(&nd->local, nd->local_matrix);
+            tb_transform_to_matrix(&nd->local, nd->world); /* local until tb__compose_world */
         }
         if (r != TB_OK)
             break;

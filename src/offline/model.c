@@ -335,14 +335,44 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
     return TB_OK;
 }
 
+/* The skinned mesh nodes the model decodes: per node 1 or 0. glTF ignores
+ * a skinned node's own transform, so nodes drawing one mesh with one skin
+ * (instancing) draw the same vertices: only the first is decoded, never a
+ * copy per instance. NULL on allocation failure. */
+static uint8_t *tb__skinned_nodes_once(const tb_model *m, const tb_gltf *g)
+{
+    uint8_t *take = calloc((size_t)g->node_count + 1, 1);
+    int *skin_of_mesh = malloc(((size_t)g->mesh_count + 1) * sizeof *skin_of_mesh);
+    if (!take || !skin_of_mesh) {
+        free(take);
+        free(skin_of_mesh);
+        return NULL;
+    }
+    for (int i = 0; i < g->mesh_count; i++)
+        skin_of_mesh[i] = -1;
+    for (int i = 0; i < g->node_count; i++) {
+        const tb_gltf_node *nd = &g->nodes[i];
+        if (!tb_model_uses_skin(m, nd->skin) || nd->mesh < 0 || skin_of_mesh[nd->mesh] == nd->skin)
+            continue;
+        take[i] = 1;
+        if (skin_of_mesh[nd->mesh] < 0)
+            skin_of_mesh[nd->mesh] = nd->skin;
+    }
+    free(skin_of_mesh);
+    return take;
+}
+
 static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
     size_t vcount = 0, tcount = 0;
     int prims = 0, sets = 1;
+    uint8_t *take = tb__skinned_nodes_once(m, g);
+    if (!take)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (int i = 0; i < g->node_count; i++) {
         const tb_gltf_node *nd = &g->nodes[i];
-        if (!tb_model_uses_skin(m, nd->skin) || nd->mesh < 0)
+        if (!take[i])
             continue;
         const tb_gltf_mesh *me = &g->meshes[nd->mesh];
         for (int k = 0; k < me->primitive_count; k++) {
@@ -357,6 +387,8 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
                 sets = p->set_count;
         }
     }
+    if (vcount == 0 || vcount > TB_MAX_MODEL_VERTICES || tcount > 2 * (size_t)TB_MAX_MODEL_VERTICES)
+        free(take);
     if (vcount == 0) {
         char where[32];
         snprintf(where, sizeof where, "/skins/%d", m->skin);
@@ -385,6 +417,7 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
     uint32_t *tmpj = malloc(vcount * 4 * sizeof *tmpj);
     float *tmpw = malloc(vcount * 4 * sizeof *tmpw);
     if (!m->positions || !m->normals || !m->joints || !m->weights || !m->triangles || !m->prims || !tmpj || !tmpw) {
+        free(take);
         free(tmpj);
         free(tmpw);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -394,7 +427,7 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
     tb_result r = TB_OK;
     for (int i = 0; i < g->node_count && r == TB_OK; i++) {
         const tb_gltf_node *nd = &g->nodes[i];
-        if (!tb_model_uses_skin(m, nd->skin) || nd->mesh < 0)
+        if (!take[i])
             continue;
         const tb_gltf_mesh *me = &g->meshes[nd->mesh];
         for (int k = 0; k < me->primitive_count && r == TB_OK; k++) {
@@ -469,6 +502,7 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
             to += tc;
         }
     }
+    free(take);
     free(tmpj);
     free(tmpw);
     if (r != TB_OK)
