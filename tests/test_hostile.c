@@ -410,6 +410,7 @@ typedef struct patho_more {
     int instances;      /* more skinned nodes sharing mesh 0 and skin 0 */
     int skeleton_chain; /* skin 0's "skeleton" is the chain's first node (chain_in_skin) */
     int under_chain;    /* the armature (Root) hangs below the chain's last node */
+    int clips;          /* more animations, copies of the first (0: one) */
 } patho_more;
 
 static const char *patho_glb_more(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
@@ -422,7 +423,7 @@ static const char *patho_glb_more(const char *name, int prims, int skins, int ex
 static const char *patho_glb(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
                              float t1)
 {
-    return patho_glb_more(name, prims, skins, extra, chain, chain_in_skin, t1, (patho_more){0, 0, 0});
+    return patho_glb_more(name, prims, skins, extra, chain, chain_in_skin, t1, (patho_more){0, 0, 0, 0});
 }
 
 static const char *patho_glb_more(const char *name, int prims, int skins, int extra, int chain, int chain_in_skin,
@@ -477,9 +478,12 @@ static const char *patho_glb_more(const char *name, int prims, int skins, int ex
     sb_printf(&j, "],\"meshes\":[{\"primitives\":[");
     for (int i = 0; i < prims; i++)
         sb_printf(&j, "%s{\"attributes\":{\"POSITION\":0,\"JOINTS_0\":1,\"WEIGHTS_0\":2},\"indices\":3}", i ? "," : "");
-    sb_printf(&j, "]}],\"animations\":[{\"name\":\"Bend\",\"samplers\":[{\"input\":5,\"output\":6}],"
-                  "\"channels\":[{\"sampler\":0,\"target\":{\"node\":2,\"path\":\"rotation\"}}]}],"
-                  "\"accessors\":["
+    sb_printf(&j, "]}],\"animations\":[");
+    for (int i = 0; i <= more.clips; i++)
+        sb_printf(&j, "%s{\"name\":\"Bend%d\",\"samplers\":[{\"input\":5,\"output\":6}],"
+                      "\"channels\":[{\"sampler\":0,\"target\":{\"node\":2,\"path\":\"rotation\"}}]}",
+                  i ? "," : "", i);
+    sb_printf(&j, "],\"accessors\":["
                   "{\"bufferView\":0,\"componentType\":5126,\"count\":4,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[1,1,0]},"
                   "{\"bufferView\":1,\"componentType\":5121,\"count\":4,\"type\":\"VEC4\"},"
                   "{\"bufferView\":2,\"componentType\":5126,\"count\":4,\"type\":\"VEC4\"},"
@@ -654,7 +658,7 @@ static void a_million_nodes_load_in_bounded_time_and_memory(void **s)
 static void an_armature_under_a_deep_chain_is_refused_quickly(void **s)
 {
     (void)s;
-    const char *f = patho_glb_more("underchain.glb", 1, 1, 0, 100000, 0, 1, (patho_more){0, 0, 1});
+    const char *f = patho_glb_more("underchain.glb", 1, 1, 0, 100000, 0, 1, (patho_more){0, 0, 1, 0});
     assert_true(timed_cli(0, "info", f) < 60);
     const char *cmds[] = {"measure", "fix", "detect"};
     for (int i = 0; i < 3; i++) {
@@ -695,7 +699,7 @@ static void skeleton_ancestor_check_is_linear_on_a_deep_skin(void **s)
     (void)s;
     for (int under = 1; under >= 0; under--) {
         const char *f = patho_glb_more(under ? "deepskel.glb" : "badskel.glb", 1, 1, 0, BIG_NODES / 5, 1, 1,
-                                       (patho_more){0, 1, under});
+                                       (patho_more){0, 1, under, 0});
         setenv("TBT_WANT_SKEL_WARNING", under ? "0" : "1", 1);
         double cpu, mib = child_peak_mib(load_skeleton_warned, f, &cpu);
         print_message("skeleton %s: loaded in %.1f CPU s, peak %.0f MiB\n",
@@ -704,12 +708,28 @@ static void skeleton_ancestor_check_is_linear_on_a_deep_skin(void **s)
     }
 }
 
+/* A library of 5,000 one-minute clips: the keys the transfer would add
+ * are estimated first and refused at --clips in one line, quickly. */
+static void thousands_of_clips_as_a_library_are_refused_quickly(void **s)
+{
+    (void)s;
+    const char *character = patho_glb("clipchar.glb", 1, 1, 0, 0, 0, 1);
+    const char *lib = patho_glb_more("cliplib.glb", 1, 1, 0, 0, 0, 60, (patho_more){0, 0, 0, 4999});
+    char *text = NULL;
+    double t0 = now_s();
+    assert_int_equal(tbt_run_cli(&text, "retarget '%s' --clips '%s' -o '%s.out.glb'", character, lib, character), 1);
+    assert_true(now_s() - t0 < 60);
+    assert_non_null(strstr(text, "--clips"));
+    assert_non_null(strstr(text, "5000 clip(s)"));
+    free(text);
+}
+
 /* 1,000 skinned nodes drawing one 3,000-primitive mesh with one skin: the
  * model decodes the mesh once (12,000 vertices), never 12 million. */
 static void instanced_skinned_nodes_are_decoded_once(void **s)
 {
     (void)s;
-    const char *f = patho_glb_more("instanced.glb", 3000, 1, 0, 0, 0, 1, (patho_more){999, 0, 0});
+    const char *f = patho_glb_more("instanced.glb", 3000, 1, 0, 0, 0, 1, (patho_more){999, 0, 0, 0});
     tb_doc *doc = NULL;
     tb_error err;
     assert_int_equal(tb_doc_load(&doc, f, NULL, &err), TB_OK);
@@ -906,6 +926,7 @@ int main(void)
         cmocka_unit_test(an_armature_under_a_deep_chain_is_refused_quickly),
         cmocka_unit_test(skeleton_ancestor_check_is_linear_on_a_deep_skin),
         cmocka_unit_test(instanced_skinned_nodes_are_decoded_once),
+        cmocka_unit_test(thousands_of_clips_as_a_library_are_refused_quickly),
         cmocka_unit_test(duplicate_joints_in_a_skin_are_refused),
         cmocka_unit_test(zero_inverse_bind_matrices_and_zero_weights_are_warned_by_fix),
         cmocka_unit_test(a_clip_library_without_clips_is_an_error_naming_it),
