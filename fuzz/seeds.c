@@ -147,16 +147,20 @@ static void limb(mesh *m, const float *a, const float *b, float r0, float r1, in
  * all to `tail_bone`, the tail in the body's primitive or its own. */
 static tb_doc *character(double unit, int prefixed, int tail_bone, int tail_prim)
 {
-    static mesh body, tail; /* single-threaded tool */
-    memset(&body, 0, sizeof body), memset(&tail, 0, sizeof tail);
-    limb(&body, (float[]){0, 0.88f, 0}, (float[]){0, 1.52f, 0}, 0.15f, 0.13f, 8); /* torso */
-    limb(&body, (float[]){0, 1.52f, 0}, (float[]){0, 1.82f, 0}, 0.08f, 0.06f, 4); /* neck, head */
-    for (int s = -1; s <= 1; s += 2) {
-        limb(&body, (float[]){0.1f * s, 0.97f, 0}, (float[]){0.1f * s, 0.05f, 0}, 0.075f, 0.045f, 10);
-        limb(&body, (float[]){0.12f * s, 1.45f, 0}, (float[]){0.78f * s, 1.45f, 0}, 0.05f, 0.03f, 8);
+    mesh *ms[2] = {calloc(1, sizeof(mesh)), calloc(1, sizeof(mesh))};
+    if (!ms[0] || !ms[1]) {
+        fprintf(stderr, "fuzz_seeds: out of memory\n");
+        exit(1);
     }
-    weigh(&body, 0, -1);
-    mesh *t = tail_prim ? &tail : &body;
+    mesh *body = ms[0], *tail = ms[1];
+    limb(body, (float[]){0, 0.88f, 0}, (float[]){0, 1.52f, 0}, 0.15f, 0.13f, 8); /* torso */
+    limb(body, (float[]){0, 1.52f, 0}, (float[]){0, 1.82f, 0}, 0.08f, 0.06f, 4); /* neck, head */
+    for (int s = -1; s <= 1; s += 2) {
+        limb(body, (float[]){0.1f * s, 0.97f, 0}, (float[]){0.1f * s, 0.05f, 0}, 0.075f, 0.045f, 10);
+        limb(body, (float[]){0.12f * s, 1.45f, 0}, (float[]){0.78f * s, 1.45f, 0}, 0.05f, 0.03f, 8);
+    }
+    weigh(body, 0, -1);
+    mesh *t = tail_prim ? tail : body;
     int from = t->nv;
     float c[8][3], r[8];
     for (int i = 0; i < 8; i++) { /* from the lower back, out and down */
@@ -170,7 +174,6 @@ static tb_doc *character(double unit, int prefixed, int tail_bone, int tail_prim
     tb_doc *doc = tb_doc_create("tailbone fuzz seeds");
     json_t *root = tb_doc_json(doc);
     json_t *prims = json_array();
-    mesh *ms[2] = {&body, &tail};
     for (int i = 0; i < 1 + tail_prim; i++) {
         mesh *m = ms[i];
         float p[MAXV][3];
@@ -184,6 +187,8 @@ static tb_doc *character(double unit, int prefixed, int tail_bone, int tail_prim
         json_array_append_new(prims, json_pack("{s:{s:i,s:i,s:i},s:i}", "attributes", "POSITION", a_p, "JOINTS_0", a_j,
                                                "WEIGHTS_0", a_w, "indices", a_i));
     }
+    free(ms[0]);
+    free(ms[1]);
     json_object_set_new(root, "meshes", json_pack("[{s:s,s:o}]", "name", "Body", "primitives", prims));
     json_t *nodes = json_array();
     json_array_append_new(nodes, json_pack("{s:s,s:i,s:i}", "name", "Body", "mesh", 0, "skin", 0));
