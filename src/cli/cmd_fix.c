@@ -41,7 +41,8 @@ static void tb__print_bake(const tb_fix_report *rep)
 {
     const tb_bake_report *b = &rep->bake;
     if (b->chain_count == 0) {
-        printf("bake: no Tail_* chain, nothing to bake\n");
+        printf(rep->bake_existing ? "bake: the skeleton has no tail chain of its own (tailbone info lists them)\n"
+                                  : "bake: no Tail_* chain, nothing to bake\n");
         return;
     }
     if (b->clip_count == 0) {
@@ -167,6 +168,12 @@ static void tb__help(void)
            "  --foot-contact        transfer with foot contact (as `tailbone retarget`)\n"
            "  --no-bake             repair only; leave the clips as they are\n"
            "  --fps N               key rate of the baked tail (default 30)\n"
+           "existing tail bones (an artist's Tail1…, b_Tail01…, *_tail_*; `tailbone info` lists them):\n"
+           "  --bake-existing       no repair: drive the skeleton's own tail chains with the spring\n"
+           "                        and bake them into every clip, the artist's weights kept; their\n"
+           "                        rest pose is the artist's (carry 0, rest curve 1 unless given)\n"
+           "  --keep-artist-keys W  blend: each key keeps share W (0..1) of the artist's keyed\n"
+           "                        rotation; default 0 replaces the artist's tail keys\n"
            "spring (SPEC B; lengths in metres, scaled to the scene's unit — cm and mm scenes are\n"
            "recognised from the character's height; --ground-y is in scene units):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
@@ -264,6 +271,8 @@ int tb_cmd_fix(int argc, char **argv)
             no_bake = 1;
         } else if (!strcmp(a, "--no-solver-fit")) {
             no_solver_fit = 1;
+        } else if (!strcmp(a, "--bake-existing")) {
+            bd.existing = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
         } else if (!strcmp(a, "--foot-contact")) {
@@ -279,7 +288,7 @@ int tb_cmd_fix(int argc, char **argv)
             static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
                                                  "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
                                                  "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone", "--collar-band",
-                                                 "-j", "--jobs", NULL};
+                                                 "-j", "--jobs", "--keep-artist-keys", NULL};
             int known = 0;
             for (int k = 0; valued[k]; k++)
                 known |= !strcmp(a, valued[k]);
@@ -341,6 +350,8 @@ int tb_cmd_fix(int argc, char **argv)
             } else if (!strcmp(a, "--bend-limit")) {
                 e = tb__float_arg(a, v, 1, 180, &f);
                 sp->bend_limit_rad = f * TB__DEG;
+            } else if (!strcmp(a, "--keep-artist-keys")) {
+                e = tb__float_arg(a, v, 0, 1, &bd.existing_keep);
             } else if (!strcmp(a, "--ground-y")) {
                 e = tb__float_arg(a, v, -1e6f, 1e6f, &sp->ground_y_m);
                 bd.ground_as_given = 1;
@@ -359,6 +370,14 @@ int tb_cmd_fix(int argc, char **argv)
     if (!in || !out) {
         free(mark);
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
+    }
+    if (bd.existing_keep > 0 && !bd.existing) {
+        free(mark);
+        return tb_cli_usage_error("fix", "--keep-artist-keys goes with --bake-existing");
+    }
+    if (bd.existing && no_bake) {
+        free(mark);
+        return tb_cli_usage_error("fix", "--bake-existing and --no-bake exclude each other");
     }
     /* batch mode (batch.c): several inputs, a folder in, or a folder out (one
      * that exists, or a name ending in '/') */
@@ -455,7 +474,8 @@ int tb_cmd_fix(int argc, char **argv)
             free(s);
         } else {
             printf("file: %s\n", in);
-            tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
+            if (!rep.bake_existing)
+                tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
             printf("%s\n", rep.repair.message);
             if (rep.repair.changed)
                 printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep.repair.changed_outside,

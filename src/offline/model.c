@@ -8,6 +8,7 @@
 
 #include "offline/doc_internal.h"
 #include "tailbone/model.h"
+#include "tailbone/tailchain.h"
 
 void tb_model_free(tb_model *m)
 {
@@ -714,6 +715,15 @@ static tb_result tb__assign_roles(tb_model *m, const tb_doc *doc, const tb_model
     for (int j = 0; j < n && r == TB_OK; j++)
         if (m->roles[j] && m->role_joint[m->roles[j]] < 0)
             m->role_joint[m->roles[j]] = j;
+    if (r == TB_OK && m->role_joint[TB_ROLE_HIPS] < 0) {
+        /* a creature no name or shape reads: its own tail chain's root */
+        int j = tb_tail_chains_pelvis(m);
+        if (j >= 0 && !m->roles[j]) {
+            m->roles[j] = TB_ROLE_HIPS;
+            m->role_source[j] = TB_ROLE_SRC_TAIL_ROOT;
+            m->role_joint[TB_ROLE_HIPS] = j;
+        }
+    }
 done:
     free(nsrc);
     free(vrm);
