@@ -1,5 +1,6 @@
 /* Tail chains a skeleton already has (tailbone/tailchain.h). */
 #include <ctype.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,17 @@ static int tb__taken(const tb_tail_chain *out, int found, int cap, int j)
     return 0;
 }
 
+/* A quadruped's axes from its shape (m->body: up and forward in bind
+ * space; tb_model_axes gives none for a quadruped). 0 without a body. */
+static int tb__quad_axes(const tb_model *m, float up[3], float fwd[3])
+{
+    if (!m->body.found || !m->body.quadruped)
+        return 0;
+    memcpy(up, m->body.up, 3 * sizeof *up);
+    memcpy(fwd, m->body.forward, 3 * sizeof *fwd);
+    return 1;
+}
+
 /* The structural test: j starts a run of joints with one child each,
  * leaving the trunk backwards near the midline, with a skin behind it. */
 static int tb__structural(const tb_model *m, const int *top, const int *first, const int *nchild, int j,
@@ -156,20 +168,8 @@ static int tb__structural(const tb_model *m, const int *top, const int *first, c
     if (c->count < 2)
         return 0;
     float up[3], fwd[3];
-    if (!tb_model_axes(m, up, fwd)) {
-        if (!m->body.found || !m->body.quadruped)
-            return 0; /* no sure front and back: names only */
-        /* a quadruped's shape runs from the pelvis to the head: forward */
-        for (int k = 0; k < 3; k++)
-            up[k] = k == m->up_axis ? 1.0f : 0.0f;
-        float h = m->body.up[0] * up[0] + m->body.up[1] * up[1] + m->body.up[2] * up[2], l = 0;
-        for (int k = 0; k < 3; k++)
-            fwd[k] = m->body.up[k] - h * up[k], l += fwd[k] * fwd[k];
-        if (!(l > 1e-4f))
-            return 0;
-        for (int k = 0; k < 3; k++)
-            fwd[k] /= sqrtf(l);
-    }
+    if (!tb_model_axes(m, up, fwd) && !tb__quad_axes(m, up, fwd))
+        return 0; /* no sure front and back: names only */
     float lat[3] = {up[1] * fwd[2] - up[2] * fwd[1], up[2] * fwd[0] - up[0] * fwd[2], up[0] * fwd[1] - up[1] * fwd[0]};
     const float *a = tb__pos(m, p), *b = tb__pos(m, c->joints[c->count - 1]);
     float d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
@@ -281,7 +281,7 @@ int tb_tail_chains_pelvis(const tb_model *m)
 
 void tb_tail_chain_axes(const tb_model *m, const tb_tail_chain *c, float up[3], float forward[3])
 {
-    if (tb_model_axes(m, up, forward))
+    if (tb_model_axes(m, up, forward) || tb__quad_axes(m, up, forward))
         return;
     for (int k = 0; k < 3; k++)
         up[k] = k == m->up_axis ? 1.0f : 0.0f;
