@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "tailbone/fix.h"
+#include "tailbone/vrm.h"
 
 #define TB__DEG (3.14159265358979f / 180.0f)
 
@@ -168,6 +169,11 @@ static void tb__help(void)
            "  --foot-contact        transfer with foot contact (as `tailbone retarget`)\n"
            "  --no-bake             repair only; leave the clips as they are\n"
            "  --fps N               key rate of the baked tail (default 30)\n"
+           "vrm (docs/vrm.md):\n"
+           "  --vrm-springs         write the tail as VRM spring bones (VRMC_springBone for VRM 1.0 or\n"
+           "                        a file without VRM, secondaryAnimation for VRM 0.x) that a VRM\n"
+           "                        runtime animates, parameters mapped from the spring's, instead\n"
+           "                        of baking it; every other extension is kept\n"
            "existing tail bones (an artist's Tail1…, b_Tail01…, *_tail_*; `tailbone info` lists them):\n"
            "  --bake-existing       no repair: drive the skeleton's own tail chains with the spring\n"
            "                        and bake them into every clip, the artist's weights kept; their\n"
@@ -237,7 +243,7 @@ int tb_cmd_fix(int argc, char **argv)
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
-    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0;
+    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0, vrm_springs = 0;
     int jobs = 1, force = 0, inputs_given = 0; /* batch mode */
     unsigned char *mark = calloc((size_t)argc + 1, 1);
     if (!mark)
@@ -271,6 +277,8 @@ int tb_cmd_fix(int argc, char **argv)
             no_bake = 1;
         } else if (!strcmp(a, "--no-solver-fit")) {
             no_solver_fit = 1;
+        } else if (!strcmp(a, "--vrm-springs")) {
+            vrm_springs = 1;
         } else if (!strcmp(a, "--bake-existing")) {
             bd.existing = 1;
         } else if (!strcmp(a, "--no-ground")) {
@@ -375,6 +383,10 @@ int tb_cmd_fix(int argc, char **argv)
         free(mark);
         return tb_cli_usage_error("fix", "--keep-artist-keys goes with --bake-existing");
     }
+    if (vrm_springs && (no_bake || bd.existing)) {
+        free(mark);
+        return tb_cli_usage_error("fix", "--vrm-springs excludes --no-bake and --bake-existing");
+    }
     if (bd.existing && no_bake) {
         free(mark);
         return tb_cli_usage_error("fix", "--bake-existing and --no-bake exclude each other");
@@ -435,7 +447,7 @@ int tb_cmd_fix(int argc, char **argv)
     memset(&fd, 0, sizeof fd);
     fd.repair = d;
     fd.bake = bd;
-    fd.no_bake = no_bake;
+    fd.no_bake = no_bake || vrm_springs; /* a VRM runtime moves the tail itself */
     fd.libraries = libs;
     fd.library_count = lib_count;
     fd.only = only;
@@ -459,8 +471,17 @@ int tb_cmd_fix(int argc, char **argv)
         rc = tb_cli_error(whose, &err);
         goto done;
     }
+    tb_vrm_report vrep;
+    memset(&vrep, 0, sizeof vrep);
+    if (vrm_springs && tb_vrm_springs(doc, &bd, 60.0f, &vrep, &err) != TB_OK) {
+        rc = tb_cli_error(in, &err);
+        goto done;
+    }
     /* report and write */
     j = tb_fix_report_json(&rep);
+    if (vrm_springs)
+        json_object_set_new(j, "vrm_springs", json_pack("{s:i,s:i,s:i,s:f}", "version", vrep.version, "chains",
+                                                        vrep.chains, "joints", vrep.joints, "runtime_hz", (double)vrep.hz));
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
@@ -487,6 +508,10 @@ int tb_cmd_fix(int argc, char **argv)
                 tb__print_zones(&rep);
             if (rep.baked)
                 tb__print_bake(&rep);
+            if (vrm_springs)
+                printf("vrm: %d tail chain(s), %d bone(s) written as %s (a runtime at %g Hz; not baked)\n",
+                       vrep.chains, vrep.joints,
+                       vrep.version ? "VRMC_springBone springs" : "VRM 0.x secondaryAnimation bone groups", vrep.hz);
             printf("%s %s\n", rep.changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
         }
     }
