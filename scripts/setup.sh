@@ -28,7 +28,7 @@ fi
 
 # npm tools used by tests, pinned by package-lock.json.
 if [ ! -d node_modules/gltf-validator ] || [ ! -d node_modules/three ] || [ ! -d node_modules/@gltf-transform/cli ] \
-   || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm tools (gltf-validator, three, @gltf-transform/cli)"
+   || [ ! -d node_modules/@pixiv/three-vrm ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm tools (gltf-validator, three, @gltf-transform/cli, @pixiv/three-vrm)"
   npm ci --no-audit --no-fund --loglevel=error
 fi

@@ -12,7 +12,8 @@
  * the tail's state at the loop start repeats within desc.loop_tolerance_rad
  * (at most desc.max_passes passes; the tip settles last), a non-looping clip
  * first settles on its first frame. Clips that already carry keys on the
- * tail bones are left alone (reported as "already baked").
+ * tail bones are left alone (reported as "already baked"), except with
+ * desc.existing (the skeleton's own chains, below).
  *
  * The doc is edited in place (tb_doc_refresh is called); on failure it may be
  * partly edited — work on a copy you can drop. Offline layer: allocates.
@@ -53,6 +54,18 @@ typedef struct tb_bake_desc {
                                   (world units), if that is more than 2% of H away from
                                   y = 0 (a model whose origin is at its hips); 1: use
                                   spring.params as given */
+    /* The skeleton's own tail chains (tailbone/tailchain.h: an artist's Tail1…,
+     * b_Tail01…, found by name or structure) instead of Tail_* chains; the
+     * artist's weights stay. Their rest pose is the artist's: carry and
+     * rest_curve left 0 in spring.params mean no carry and the authored
+     * curve (β = 1) here. Clips with keys on those bones are baked too. */
+    int existing;
+    /* existing: 0 replaces the artist's rotation keys on the chain bones by
+     * the spring's (the default); in (0, 1] each written key is
+     * slerp(spring, artist, existing_keep): the artist's motion kept in
+     * that share. Either way the old rotation channels of those bones are
+     * removed (their samplers and accessors stay, unused). */
+    float existing_keep;
 } tb_bake_desc;
 
 typedef struct tb_bake_clip {

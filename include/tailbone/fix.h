@@ -12,7 +12,9 @@
  *   }
  *   tb_fix_report_free(&rep);                 // also safe after a failure
  *
- * Steps: (1) tb_appendage_fix on a copy of `in` (tailbone/appendage.h);
+ * Steps: (1) tb_appendage_fix on a copy of `in` (tailbone/appendage.h),
+ * skipped with bake.existing (the skeleton's own tail chains are baked as
+ * they are weighted, tailbone/tailchain.h);
  * (2) with libraries, tb_retarget_docs (tailbone/retarget.h); (3) unless
  * no_bake, tb_bake (tailbone/bake.h); (4) every baked clip measured with
  * tb_measure_clip (tailbone/measure.h: tail, body and the tail/body seam).
@@ -134,6 +136,7 @@ typedef struct tb_fix_report {
     int solver_fit_tried, solver_fit_kept;
     float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
     float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
+    int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
 } tb_fix_report;
 
 /* Runs the job on a copy of `in`; *out receives the result (free with

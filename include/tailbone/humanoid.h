@@ -63,10 +63,12 @@ typedef enum tb_role_source {
     TB_ROLE_SRC_VRM,             /* the file's VRM humanoid map */
     TB_ROLE_SRC_SHAPE,           /* the skeleton's shape; no name said otherwise */
     TB_ROLE_SRC_SHAPE_OVER_NAME, /* the shape, overruling its name (e.g. left/right swapped) */
-    TB_ROLE_SRC_OVERRIDE         /* the caller (--role ROLE=JOINT) */
+    TB_ROLE_SRC_OVERRIDE,        /* the caller (--role ROLE=JOINT) */
+    TB_ROLE_SRC_TAIL_ROOT        /* Hips only: no name or shape found it; the parent of the
+                                    skeleton's own tail chain (tailbone/tailchain.h) */
 } tb_role_source;
 
-/* "name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override"; "" for NONE. */
+/* "name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override", "tail-root"; "" for NONE. */
 const char *tb_role_source_name(tb_role_source s);
 
 /* A role by its canonical name ("LeftUpLeg", any case) or any name

@@ -106,6 +106,13 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
  * with TB_ERR_ARG naming "tb_model_desc.roles[i]" for an unknown role or
  * joint. */
 tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err);
+/* The same, accepting a file with no skinned mesh (a clip library, a Mixamo
+ * "without skin" download): the skin with most joints, or with no skin at
+ * all every node a clip moves (and what hangs below them), bound in the
+ * stored node pose (m->skin -1, m->skin_count 0). The model then has no
+ * vertices; its box and H are the joints'. A file with a skinned mesh loads
+ * as with tb_model_load_desc. */
+tb_result tb_model_load_skeleton(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err);
 void tb_model_free(tb_model *m);
 /* 1 when doc skin `skin` is one of the skins the model merges. */
 int tb_model_uses_skin(const tb_model *m, int skin);

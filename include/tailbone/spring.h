@@ -142,6 +142,20 @@ typedef struct tb_spring_desc {
      * perpendicular to up. */
     float bind_up[3];
     float bind_forward[3];
+    /* Chains given by joint index instead of by name: artist tail bones
+     * under any names (Tail1…Tail8, b_Tail01_012…; tailbone/tailchain.h finds
+     * them offline). chain_count chains; chain i is chain_lengths[i]
+     * consecutive entries of chain_joints, root first, each the child of the
+     * one before; its anchor is the root's parent. chain_ends (may be NULL)
+     * gives each chain's weightless end helper, or -1 for none (the last
+     * bone's length is then inferred as for a chain without Tail_End). NULL
+     * chain_joints: chains by name (the default). Only tb_spring_init and
+     * tb_spring_create read them: size such an animator with
+     * tb_spring_memory_size_desc. The arrays are copied at creation. */
+    const int *chain_joints;
+    const int *chain_lengths;
+    const int *chain_ends;
+    int chain_count;
     /* tb_spring_create() only; NULL → malloc/free. */
     void *(*alloc_fn)(size_t size, void *user);
     void (*free_fn)(void *ptr, void *user);
@@ -187,6 +201,14 @@ tb_spring_desc tb_spring_desc_defaults(const tb_spring_desc *d);
  * bone, a chain anchored on another chain); err->where names the joint. */
 tb_result tb_spring_memory_size(const tb_skeleton *skel, size_t *size, int *chain_count,
                                 tb_error *err);
+
+/* The same for an animator whose chains desc names (desc->chain_joints);
+ * with desc NULL or without chain_joints it is tb_spring_memory_size.
+ * TB_ERR_ARG (err->where "tb_spring_desc.chain_joints[i]") for an index out
+ * of range, a joint that is not the child of the one before, or a chain
+ * longer than 64 bones. */
+tb_result tb_spring_memory_size_desc(const tb_skeleton *skel, const tb_spring_desc *desc,
+                                     size_t *size, int *chain_count, tb_error *err);
 
 /* Builds an animator inside `memory` (size bytes from tb_spring_memory_size,
  * aligned to TB_SPRING_ALIGN). desc may be NULL (defaults); its allocator

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "tailbone/fix.h"
+#include "tailbone/vrm.h"
 
 #define TB__DEG (3.14159265358979f / 180.0f)
 
@@ -41,7 +42,8 @@ static void tb__print_bake(const tb_fix_report *rep)
 {
     const tb_bake_report *b = &rep->bake;
     if (b->chain_count == 0) {
-        printf("bake: no Tail_* chain, nothing to bake\n");
+        printf(rep->bake_existing ? "bake: the skeleton has no tail chain of its own (tailbone info lists them)\n"
+                                  : "bake: no Tail_* chain, nothing to bake\n");
         return;
     }
     if (b->clip_count == 0) {
@@ -167,6 +169,17 @@ static void tb__help(void)
            "  --foot-contact        transfer with foot contact (as `tailbone retarget`)\n"
            "  --no-bake             repair only; leave the clips as they are\n"
            "  --fps N               key rate of the baked tail (default 30)\n"
+           "vrm (docs/vrm.md):\n"
+           "  --vrm-springs         write the tail as VRM spring bones (VRMC_springBone for VRM 1.0 or\n"
+           "                        a file without VRM, secondaryAnimation for VRM 0.x) that a VRM\n"
+           "                        runtime animates, parameters mapped from the spring's, instead\n"
+           "                        of baking it; every other extension is kept\n"
+           "existing tail bones (an artist's Tail1…, b_Tail01…, *_tail_*; `tailbone info` lists them):\n"
+           "  --bake-existing       no repair: drive the skeleton's own tail chains with the spring\n"
+           "                        and bake them into every clip, the artist's weights kept; their\n"
+           "                        rest pose is the artist's (carry 0, rest curve 1 unless given)\n"
+           "  --keep-artist-keys W  blend: each key keeps share W (0..1) of the artist's keyed\n"
+           "                        rotation; default 0 replaces the artist's tail keys\n"
            "spring (SPEC B; lengths in metres, scaled to the scene's unit — cm and mm scenes are\n"
            "recognised from the character's height; --ground-y is in scene units):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
@@ -230,7 +243,7 @@ int tb_cmd_fix(int argc, char **argv)
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
-    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0;
+    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0, vrm_springs = 0;
     int jobs = 1, force = 0, inputs_given = 0; /* batch mode */
     unsigned char *mark = calloc((size_t)argc + 1, 1);
     if (!mark)
@@ -264,6 +277,10 @@ int tb_cmd_fix(int argc, char **argv)
             no_bake = 1;
         } else if (!strcmp(a, "--no-solver-fit")) {
             no_solver_fit = 1;
+        } else if (!strcmp(a, "--vrm-springs")) {
+            vrm_springs = 1;
+        } else if (!strcmp(a, "--bake-existing")) {
+            bd.existing = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
         } else if (!strcmp(a, "--foot-contact")) {
@@ -279,7 +296,7 @@ int tb_cmd_fix(int argc, char **argv)
             static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
                                                  "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
                                                  "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone", "--collar-band",
-                                                 "-j", "--jobs", NULL};
+                                                 "-j", "--jobs", "--keep-artist-keys", NULL};
             int known = 0;
             for (int k = 0; valued[k]; k++)
                 known |= !strcmp(a, valued[k]);
@@ -341,6 +358,8 @@ int tb_cmd_fix(int argc, char **argv)
             } else if (!strcmp(a, "--bend-limit")) {
                 e = tb__float_arg(a, v, 1, 180, &f);
                 sp->bend_limit_rad = f * TB__DEG;
+            } else if (!strcmp(a, "--keep-artist-keys")) {
+                e = tb__float_arg(a, v, 0, 1, &bd.existing_keep);
             } else if (!strcmp(a, "--ground-y")) {
                 e = tb__float_arg(a, v, -1e6f, 1e6f, &sp->ground_y_m);
                 bd.ground_as_given = 1;
@@ -359,6 +378,18 @@ int tb_cmd_fix(int argc, char **argv)
     if (!in || !out) {
         free(mark);
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
+    }
+    if (bd.existing_keep > 0 && !bd.existing) {
+        free(mark);
+        return tb_cli_usage_error("fix", "--keep-artist-keys goes with --bake-existing");
+    }
+    if (vrm_springs && (no_bake || bd.existing)) {
+        free(mark);
+        return tb_cli_usage_error("fix", "--vrm-springs excludes --no-bake and --bake-existing");
+    }
+    if (bd.existing && no_bake) {
+        free(mark);
+        return tb_cli_usage_error("fix", "--bake-existing and --no-bake exclude each other");
     }
     /* batch mode (batch.c): several inputs, a folder in, or a folder out (one
      * that exists, or a name ending in '/') */
@@ -416,7 +447,7 @@ int tb_cmd_fix(int argc, char **argv)
     memset(&fd, 0, sizeof fd);
     fd.repair = d;
     fd.bake = bd;
-    fd.no_bake = no_bake;
+    fd.no_bake = no_bake || vrm_springs; /* a VRM runtime moves the tail itself */
     fd.libraries = libs;
     fd.library_count = lib_count;
     fd.only = only;
@@ -440,8 +471,17 @@ int tb_cmd_fix(int argc, char **argv)
         rc = tb_cli_error(whose, &err);
         goto done;
     }
+    tb_vrm_report vrep;
+    memset(&vrep, 0, sizeof vrep);
+    if (vrm_springs && tb_vrm_springs(doc, &bd, 60.0f, &vrep, &err) != TB_OK) {
+        rc = tb_cli_error(in, &err);
+        goto done;
+    }
     /* report and write */
     j = tb_fix_report_json(&rep);
+    if (vrm_springs)
+        json_object_set_new(j, "vrm_springs", json_pack("{s:i,s:i,s:i,s:f}", "version", vrep.version, "chains",
+                                                        vrep.chains, "joints", vrep.joints, "runtime_hz", (double)vrep.hz));
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
@@ -455,7 +495,8 @@ int tb_cmd_fix(int argc, char **argv)
             free(s);
         } else {
             printf("file: %s\n", in);
-            tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
+            if (!rep.bake_existing)
+                tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
             printf("%s\n", rep.repair.message);
             if (rep.repair.changed)
                 printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep.repair.changed_outside,
@@ -467,6 +508,10 @@ int tb_cmd_fix(int argc, char **argv)
                 tb__print_zones(&rep);
             if (rep.baked)
                 tb__print_bake(&rep);
+            if (vrm_springs)
+                printf("vrm: %d tail chain(s), %d bone(s) written as %s (a runtime at %g Hz; not baked)\n",
+                       vrep.chains, vrep.joints,
+                       vrep.version ? "VRMC_springBone springs" : "VRM 0.x secondaryAnimation bone groups", vrep.hz);
             printf("%s %s\n", rep.changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
         }
     }

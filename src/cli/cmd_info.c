@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
+#include "tailbone/tailchain.h"
 
 typedef struct tb__info_opts {
     const char *roles[64]; /* --role ROLE=JOINT */
@@ -90,37 +91,21 @@ static json_t *tb__skin_info(const tb_doc *doc, int skin, const tb__info_opts *o
         json_object_set_new(body, "forward_confidence", json_real(roundf(m->body.forward_confidence * 1e4f) / 1e4f));
     }
     json_object_set_new(o, "shape", body);
-    /* existing tail chains */
+    /* existing tail chains: tailbone's, the artist's by name or by structure */
     json_t *tails = json_array();
-    for (int chain = 0; chain < 26; chain++) {
+    tb_tail_chain tcs[16];
+    int nf = tb_tail_chains_find(m, tcs, 16);
+    for (int c = 0; c < nf && c < 16; c++) {
+        const tb_tail_chain *tc = &tcs[c];
         json_t *bones = json_array();
-        int has_end = 0, parent = -1;
-        for (int idx = 1; idx <= 64; idx++) {
-            int hit = -1;
-            for (int j = 0; j < m->skel.joint_count; j++) {
-                int c, i;
-                if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain && i == idx)
-                    hit = j;
-            }
-            if (hit < 0)
-                break;
-            if (idx == 1)
-                parent = m->skel.parents[hit];
-            json_array_append_new(bones, json_string(m->skel.names[hit]));
-        }
-        for (int j = 0; j < m->skel.joint_count; j++) {
-            int c, i;
-            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain && i == 0)
-                has_end = 1;
-        }
-        if (json_array_size(bones) == 0) {
-            json_decref(bones);
-            continue;
-        }
+        for (int i = 0; i < tc->count; i++)
+            json_array_append_new(bones, json_string(m->skel.names[tc->joints[i]] ? m->skel.names[tc->joints[i]] : ""));
         json_t *t = json_object();
         json_object_set_new(t, "bones", bones);
-        json_object_set_new(t, "has_end", json_boolean(has_end));
-        json_object_set_new(t, "parent", parent >= 0 && m->skel.names[parent] ? json_string(m->skel.names[parent]) : json_null());
+        json_object_set_new(t, "has_end", json_boolean(tc->end_joint >= 0));
+        json_object_set_new(t, "parent", m->skel.names[tc->anchor] ? json_string(m->skel.names[tc->anchor]) : json_null());
+        json_object_set_new(t, "source", json_string(tb_tail_chain_source_name(tc->source)));
+        json_object_set_new(t, "vertices", json_integer((json_int_t)tc->vertices));
         json_array_append_new(tails, t);
     }
     json_object_set_new(o, "tails", tails);
@@ -291,7 +276,7 @@ static void tb__print_text(json_t *info, int show_tree)
         }
         printf("\n");
         json_t *src = json_object_get(sk, "role_sources");
-        const char *kinds[] = {"name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override"};
+        const char *kinds[] = {"name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override", "tail-root"};
         printf("    roles from:");
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             int count = 0;
@@ -314,10 +299,15 @@ static void tb__print_text(json_t *info, int show_tree)
         json_t *tail;
         json_array_foreach(tails, t, tail) {
             json_t *bones = json_object_get(tail, "bones");
-            printf("    tail chain: %s … %s (%zu bones%s) under %s\n",
+            const char *how = tb__s(tail, "source", "");
+            printf("    tail chain: %s … %s (%zu bones%s) under %s%s%s\n",
                    json_string_value(json_array_get(bones, 0)),
                    json_string_value(json_array_get(bones, json_array_size(bones) - 1)), json_array_size(bones),
-                   json_is_true(json_object_get(tail, "has_end")) ? " + end" : "", tb__s(tail, "parent", "(root)"));
+                   json_is_true(json_object_get(tail, "has_end")) ? " + end" : "", tb__s(tail, "parent", "(root)"),
+                   !strcmp(how, "name") ? "; the artist's, by name (fix --bake-existing drives it)"
+                   : !strcmp(how, "structure") ? "; the artist's, by its place and skin (fix --bake-existing drives it)"
+                                               : "",
+                   "");
         }
         if (show_tree) {
             printf("    joints:\n");
@@ -367,7 +357,8 @@ int tb_cmd_info(int argc, char **argv)
                    "(Mixamo names with any mixamorig*: prefix, plain names, common other layouts,\n"
                    "loose or misspelt names, a VRM map, else the skeleton's shape; each says where\n"
                    "it came from),\n"
-                   "existing Tail_* chains, meshes and primitives, clips, the model height H in bind\n"
+                   "tail chains it already has (tailbone's Tail_*, an artist's Tail1…, b_Tail01…,\n"
+                   "*_tail_*, or found by place and skin), meshes and primitives, clips, the model height H in bind\n"
                    "space and the node scale above the skeleton.\n"
                    "FILE may be - (stdin).\n"
                    "  --json      machine-readable output\n"

@@ -40,11 +40,13 @@ static void tb__print_report(json_t *rep, const char *out)
     json_array_foreach(json_object_get(rep, "clips"), i, c) {
         json_t *g = json_object_get(c, "grounding");
         json_t *fm = json_object_get(g, "foot_min_y_low"), *fe = json_object_get(g, "foot_vs_source_mean");
-        printf("%-34s %6.3f %5lld %5lld %7.3f %8.4f %8.4f %8.4f\n", json_string_value(json_object_get(c, "name")),
+        char ferr[16] = "     n/a"; /* a library without a skin has no feet to compare with */
+        if (json_is_real(fe) && isfinite(json_real_value(fe)))
+            snprintf(ferr, sizeof ferr, "%8.4f", json_real_value(fe));
+        printf("%-34s %6.3f %5lld %5lld %7.3f %8.4f %8.4f %s\n", json_string_value(json_object_get(c, "name")),
                json_real_value(json_object_get(c, "duration_s")), json_integer_value(json_object_get(c, "frames")),
                json_integer_value(json_object_get(c, "roles_matched")), json_real_value(json_object_get(c, "leg_ratio")),
-               json_real_value(json_object_get(g, "lift_max")), json_is_real(fm) ? json_real_value(fm) : NAN,
-               json_is_real(fe) ? json_real_value(fe) : NAN);
+               json_real_value(json_object_get(g, "lift_max")), json_is_real(fm) ? json_real_value(fm) : NAN, ferr);
     }
     printf("wrote %s\n", out);
 }
@@ -165,7 +167,13 @@ int tb_cmd_retarget(int argc, char **argv)
     d.only_count = only_count;
     tb_error err = {0};
     if (tb_retarget_docs(doc, libs, lib_count, &d, &report, &err) != TB_OK) {
-        tb_cli_error(!strcmp(err.where, "--clips") ? clips_arg : err.where[0] == '/' || !err.where[0] ? in : err.where, &err);
+        const char *whose = !strcmp(err.where, "--clips") ? clips_arg : err.where[0] == '/' || !err.where[0] ? in : err.where;
+        for (int l = 0; l < lib_count; l++) {
+            size_t n = strlen(lib_paths[l]);
+            if (!strncmp(err.where, lib_paths[l], n) && (err.where[n] == 0 || err.where[n] == ':'))
+                whose = err.where; /* the library's fault (an absolute path starts with '/' too) */
+        }
+        tb_cli_error(whose, &err);
         goto done;
     }
     if (tb_cli_save_doc(doc, out) != TB_EXIT_OK)

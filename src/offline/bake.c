@@ -10,6 +10,7 @@
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 #include "tailbone/retarget.h"
+#include "tailbone/tailchain.h"
 
 #define TB__PI 3.14159265358979323846f
 
@@ -102,7 +103,33 @@ typedef struct tb__sim {
     int bone_count;
     int *bones;      /* skeleton joints keyed (Tail_1..K of every chain) */
     uint8_t *is_tail;
+    float keep;      /* existing chains: share of the artist's keyed rotation kept */
+    float *artist;   /* 4 per bone: the artist's keyed rotations this frame */
 } tb__sim;
+
+/* Shortest-path slerp of unit quaternions a → b by t, into out. */
+static void tb__slerp(const float a[4], const float b[4], float t, float out[4])
+{
+    float d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3], bs[4];
+    float sg = d < 0 ? -1.0f : 1.0f;
+    d *= sg;
+    for (int i = 0; i < 4; i++)
+        bs[i] = sg * b[i];
+    float wa = 1 - t, wb = t;
+    if (d < 0.9995f) {
+        float th = acosf(d), st = sinf(th);
+        wa = sinf((1 - t) * th) / st;
+        wb = sinf(t * th) / st;
+    }
+    float n = 0;
+    for (int i = 0; i < 4; i++) {
+        out[i] = wa * a[i] + wb * bs[i];
+        n += out[i] * out[i];
+    }
+    n = sqrtf(n);
+    for (int i = 0; i < 4; i++)
+        out[i] /= n;
+}
 
 static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
 {
@@ -114,13 +141,41 @@ static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
 static void tb__frame(tb__sim *s, const tb_clip *clip, float t, float dt)
 {
     tb__pose(s, clip, t);
+    if (s->keep > 0)
+        for (int b = 0; b < s->bone_count; b++)
+            memcpy(s->artist + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
     tb_spring_step(s->anim, dt, (const float(*)[16])s->world, s->locals, s->world);
 }
 
 static void tb__tail_rotations(const tb__sim *s, float *dst)
 {
-    for (int b = 0; b < s->bone_count; b++)
-        memcpy(dst + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
+    for (int b = 0; b < s->bone_count; b++) {
+        if (s->keep > 0)
+            tb__slerp(s->locals[s->bones[b]].r, s->artist + b * 4, s->keep, dst + b * 4);
+        else
+            memcpy(dst + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
+    }
+}
+
+/* Existing chains: the artist's rotation channels on the chain bones go
+ * (the written keys replace or blend them); samplers stay, unused. */
+static void tb__drop_tail_rotations(tb_doc *doc, const tb__sim *s, int a)
+{
+    json_t *anim = json_array_get(json_object_get(tb_doc_json(doc), "animations"), (size_t)a);
+    json_t *channels = json_object_get(anim, "channels");
+    for (size_t c = json_array_size(channels); c-- > 0;) {
+        json_t *tg = json_object_get(json_array_get(channels, c), "target");
+        json_t *node = json_object_get(tg, "node");
+        const char *path = json_string_value(json_object_get(tg, "path"));
+        if (!json_is_integer(node) || !path || strcmp(path, "rotation"))
+            continue;
+        json_int_t nd = json_integer_value(node);
+        if (nd < 0 || nd >= tb_doc_gltf(doc)->node_count)
+            continue;
+        int j = s->m->joint_of_node[nd];
+        if (j >= 0 && s->is_tail[j])
+            json_array_remove(channels, c);
+    }
 }
 
 static float tb__max_angle(const tb__sim *s, const float *a, const float *b)
@@ -353,6 +408,8 @@ static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, i
         if (ang > rep->swing_rad)
             rep->swing_rad = ang;
     }
+    if (s->artist)
+        tb__drop_tail_rotations(doc, s, a);
     r = tb__write_keys(doc, s, a, times, keys, rot, err);
 done:
     free(times);
@@ -378,13 +435,49 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     tb_result r = tb_model_load(&m, doc, -1, err);
     if (r != TB_OK)
         return r;
-    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL};
+    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
     float units = 1, ground = 0;
     tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);
     report->world_units_per_m = units;
     report->ground_y_m = ground;
+    /* existing chains: the skeleton's own, driven by index */
+    tb_tail_chain *ex = NULL;
+    int *ex_joints = NULL, *ex_len = NULL, *ex_end = NULL, ex_count = 0;
+    if (d.existing) {
+        int cap = 16;
+        ex = malloc((size_t)cap * sizeof *ex);
+        ex_joints = malloc((size_t)cap * TB_TAIL_CHAIN_MAX_BONES * sizeof *ex_joints);
+        ex_len = malloc((size_t)cap * sizeof *ex_len);
+        ex_end = malloc((size_t)cap * sizeof *ex_end);
+        s.artist = malloc((size_t)m->skel.joint_count * 4 * sizeof *s.artist);
+        if (!ex || !ex_joints || !ex_len || !ex_end || !s.artist) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto early;
+        }
+        int all = tb_tail_chains_find(m, ex, cap);
+        for (int c = 0; c < all && c < cap; c++)
+            if (ex[c].source != TB_CHAIN_TAILBONE)
+                ex[ex_count++] = ex[c];
+        tb_tail_chains_spring_desc(ex, ex_count, ex_joints, ex_len, ex_end, &sd);
+        s.keep = d.existing_keep > 0 ? (d.existing_keep < 1 ? d.existing_keep : 1) : 0;
+        int axes_given = 0;
+        for (int k = 0; k < 3; k++)
+            axes_given |= d.spring.bind_up[k] != 0 || d.spring.bind_forward[k] != 0;
+        if (!axes_given && ex_count)
+            tb_tail_chain_axes(m, &ex[0], sd.bind_up, sd.bind_forward);
+        if (d.spring.params.carry_rad == 0)
+            sd.params.carry_rad = TB_SPRING_ZERO; /* the artist's pose is the rest pose */
+        if (d.spring.params.rest_curve == 0)
+            sd.params.rest_curve = 1;
+    }
     r = tb_spring_create(&s.anim, &m->skel, &sd, err);
+early:
+    free(ex);
+    free(ex_joints);
+    free(ex_len);
+    free(ex_end);
     if (r != TB_OK) {
+        free(s.artist);
         tb_model_free(m);
         return r;
     }
@@ -403,7 +496,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
         goto done;
     }
     for (int j = 0; j < n; j++)
-        s.is_tail[j] = (uint8_t)tb_tail_name_parse(m->skel.names[j], NULL, NULL);
+        s.is_tail[j] = (uint8_t)(!d.existing && tb_tail_name_parse(m->skel.names[j], NULL, NULL));
     for (int c = 0; c < chains; c++) {
         tb_spring_chain_info ci;
         tb_spring_get_chain_info(s.anim, c, &ci);
@@ -411,7 +504,10 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
             tb_spring_link_state ls;
             tb_spring_get_link_state(s.anim, c, l, &ls);
             s.bones[s.bone_count++] = ls.joint;
+            s.is_tail[ls.joint] = 1;
         }
+        if (ci.end_joint >= 0)
+            s.is_tail[ci.end_joint] = 1;
     }
     report->bone_count = s.bone_count;
     if (chains == 0)
@@ -425,7 +521,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
         if (!tb__selected(&d, doc, a))
             continue;
         report->clip_count++;
-        if (tb__clip_has_tail_keys(doc, &s, a)) {
+        if (!d.existing && tb__clip_has_tail_keys(doc, &s, a)) {
             rc->skipped = 1;
             snprintf(rc->reason, sizeof rc->reason, "already has keys on the tail bones");
             continue;
@@ -441,6 +537,7 @@ done:
     free(s.world);
     free(s.bones);
     free(s.is_tail);
+    free(s.artist);
     tb_spring_destroy(s.anim);
     tb_model_free(m);
     return r;

@@ -13,6 +13,7 @@
 #include "tailbone/fix.h"
 #include "tailbone/model.h"
 #include "tailbone/retarget.h"
+#include "tailbone/tailchain.h"
 
 #define TB__DEG (3.14159265358979 / 180.0)
 #define TB__STRAIN_ROW 0.18f /* SPEC C chain row: p99 1.18 */
@@ -112,7 +113,18 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
     rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
     uint64_t *edges = NULL;
     size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
-    if (!rep->stretch || ne == SIZE_MAX) {
+    /* the skeleton's own chains (bake.existing): their bones are the tail */
+    uint8_t *tail_joints = rep->bake_existing ? calloc((size_t)m->skel.joint_count + 1, 1) : NULL;
+    if (tail_joints) {
+        tb_tail_chain tc[16];
+        int k = tb_tail_chains_find(m, tc, 16);
+        for (int c = 0; c < k && c < 16; c++)
+            if (tc[c].source != TB_CHAIN_TAILBONE)
+                for (int i = 0; i < tc[c].count; i++)
+                    tail_joints[tc[c].joints[i]] = 1;
+    }
+    if (!rep->stretch || ne == SIZE_MAX || (rep->bake_existing && !tail_joints)) {
+        free(tail_joints);
         free(edges);
         tb_model_free(m);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -130,6 +142,7 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
         md.loop = bc->looping;
         md.edges = edges;
         md.edge_count = ne;
+        md.tail_joints = tail_joints;
         tb_fix_stretch *s = &rep->stretch[rep->stretch_count];
         r = tb_measure_clip(&s->result, m, clip, &md, err);
         if (r == TB_OK)
@@ -142,6 +155,7 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
         tb_clip_free(clip);
     }
     free(edges);
+    free(tail_joints);
     tb_model_free(m);
     return r;
 }
@@ -154,8 +168,17 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
     tb_doc *doc = tb__copy(in, err);
     if (!doc)
         return err ? err->code : TB_ERR_OOM;
-    tb__progress(d, "repair");
-    tb_result r = tb__appendage_fix_plan(&rep->repair, doc, repair, plan, err);
+    tb_result r = TB_OK;
+    rep->bake_existing = d->bake.existing && !d->no_bake;
+    if (rep->bake_existing) {
+        /* the skeleton's own tail: nothing to detect or rig, weights kept */
+        snprintf(rep->repair.message, sizeof rep->repair.message,
+                 "the skeleton's own tail chain(s) driven by the spring; weights unchanged");
+        rep->repair.pelvis_joint = -1;
+    } else {
+        tb__progress(d, "repair");
+        r = tb__appendage_fix_plan(&rep->repair, doc, repair, plan, err);
+    }
     rep->changed = rep->repair.changed;
     if (r == TB_OK && d->library_count > 0) {
         tb__progress(d, "transfer clips");
@@ -504,7 +527,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     tb__score_report(rep, &best);
     tb_fix_desc fd = d;
     rep->fit_rest_curve = -1;
-    if (r == TB_OK && search_zone && !d.no_solver_fit && rep->baked && best.torn_clips &&
+    if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && best.torn_clips &&
         tb__solver_fit(&d, rep, &fd.bake)) {
         /* the solver fitted to the weights: one more whole job (its bake
          * differs), with its own blend search */

@@ -141,8 +141,8 @@ tb_role tb_role_from_name(const char *name)
 
 const char *tb_role_source_name(tb_role_source s)
 {
-    static const char *const n[] = {"", "name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override"};
-    return (s >= 0 && s <= TB_ROLE_SRC_OVERRIDE) ? n[s] : "";
+    static const char *const n[] = {"", "name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override", "tail-root"};
+    return (s >= 0 && s <= TB_ROLE_SRC_TAIL_ROOT) ? n[s] : "";
 }
 
 tb_role tb_role_parse(const char *s)

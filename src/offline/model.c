@@ -8,6 +8,7 @@
 
 #include "offline/doc_internal.h"
 #include "tailbone/model.h"
+#include "tailbone/tailchain.h"
 
 void tb_model_free(tb_model *m)
 {
@@ -214,12 +215,65 @@ static size_t tb__prim_triangles(const tb_gltf *g, const tb_gltf_primitive *p, s
     }
 }
 
+/* A skeleton-only file with no skin at all (tb_model_desc.skeleton_only):
+ * its joints are every node an animation moves, with their descendants,
+ * below the topmost such node's parent. Returns the count written to
+ * joints (capacity node_count). */
+static int tb__animated_joints(const tb_doc *doc, int *joints)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int nn = g->node_count, count = 0;
+    uint8_t *mark = calloc((size_t)nn + 1, 1);
+    if (!mark)
+        return 0;
+    for (int a = 0; a < g->animation_count; a++)
+        for (int c = 0; c < g->animations[a].channel_count; c++) {
+            int q = g->animations[a].channels[c].node;
+            if (q >= 0 && q < nn && g->nodes[q].mesh < 0)
+                mark[q] = 1;
+        }
+    /* descendants of a moved node move with it (end bones, helpers) */
+    int changed = 1;
+    while (changed) {
+        changed = 0;
+        for (int i = 0; i < nn; i++)
+            if (!mark[i] && g->nodes[i].parent >= 0 && mark[g->nodes[i].parent] && g->nodes[i].mesh < 0)
+                mark[i] = 1, changed = 1;
+    }
+    for (int i = 0; i < nn; i++)
+        if (mark[i])
+            joints[count++] = i;
+    free(mark);
+    return count;
+}
+
+static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const tb_gltf_skin *sk, tb_error *err);
+
 static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *err)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
-    const tb_gltf_skin *sk = &g->skins[m->skin];
+    if (m->skin >= 0)
+        return tb__build_skeleton_from(m, doc, &g->skins[m->skin], err);
+    tb_gltf_skin virt;
+    memset(&virt, 0, sizeof virt);
+    int *vjoints = malloc(((size_t)g->node_count + 1) * sizeof *vjoints);
+    if (!vjoints)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    virt.joint_count = tb__animated_joints(doc, vjoints);
+    virt.joints = vjoints;
+    tb_result r = virt.joint_count ? tb__build_skeleton_from(m, doc, &virt, err)
+                                   : tb__fail(err, TB_ERR_NO_SKIN, "/animations",
+                                              "no skin, and no animation moves a node: no skeleton");
+    free(vjoints);
+    return r;
+}
+
+static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const tb_gltf_skin *sk, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
     int nn = g->node_count;
-    uint8_t *want = calloc((size_t)nn, 1);
+    uint8_t *want = NULL;
+    want = calloc((size_t)nn, 1);
     m->joint_of_node = malloc((size_t)nn * sizeof *m->joint_of_node);
     if (!want || !m->joint_of_node) {
         free(want);
@@ -301,13 +355,19 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
                             TB_MAX_SKELETON_DEPTH);
         }
     }
-    tb_result r = tb_skin_inverse_binds(doc, m->skin, m->inverse_bind, err);
-    if (r != TB_OK)
-        return r;
+    tb_result r = TB_OK;
+    if (m->skin >= 0) {
+        r = tb_skin_inverse_binds(doc, m->skin, m->inverse_bind, err);
+        if (r != TB_OK)
+            return r;
+    }
     for (int k = 0; k < sk->joint_count; k++) {
         int j = m->joint_of_node[sk->joints[k]];
         m->skin_joints[k] = j;
-        glm_mat4_inv((vec4 *)m->inverse_bind[k], (vec4 *)m->bind_world_[j]);
+        if (m->skin >= 0)
+            glm_mat4_inv((vec4 *)m->inverse_bind[k], (vec4 *)m->bind_world_[j]);
+        else /* no skin: bound in the stored node pose */
+            glm_mat4_inv((vec4 *)m->bind_world_[j], (vec4 *)m->inverse_bind[k]);
         m->has_ibm_[j] = 1;
     }
     for (int r = 0; r < TB_ROLE_COUNT; r++)
@@ -748,6 +808,15 @@ static tb_result tb__assign_roles(tb_model *m, const tb_doc *doc, const tb_model
     for (int j = 0; j < n && r == TB_OK; j++)
         if (m->roles[j] && m->role_joint[m->roles[j]] < 0)
             m->role_joint[m->roles[j]] = j;
+    if (r == TB_OK && m->role_joint[TB_ROLE_HIPS] < 0) {
+        /* a creature no name or shape reads: its own tail chain's root */
+        int j = tb_tail_chains_pelvis(m);
+        if (j >= 0 && !m->roles[j]) {
+            m->roles[j] = TB_ROLE_HIPS;
+            m->role_source[j] = TB_ROLE_SRC_TAIL_ROOT;
+            m->role_joint[TB_ROLE_HIPS] = j;
+        }
+    }
 done:
     free(nsrc);
     free(vrm);
@@ -758,6 +827,51 @@ done:
     return r;
 }
 
+/* No vertices (a skeleton-only file): the box of the joints' bind positions. */
+static void tb__joint_bbox(tb_model *m)
+{
+    for (int a = 0; a < 3; a++)
+        m->bbox_min[a] = INFINITY, m->bbox_max[a] = -INFINITY;
+    for (int j = 0; j < m->skel.joint_count; j++)
+        for (int a = 0; a < 3; a++) {
+            float v = m->bind_world_[j][12 + a];
+            m->bbox_min[a] = v < m->bbox_min[a] ? v : m->bbox_min[a];
+            m->bbox_max[a] = v > m->bbox_max[a] ? v : m->bbox_max[a];
+        }
+    for (int a = 0; a < 3 && m->skel.joint_count == 0; a++)
+        m->bbox_min[a] = m->bbox_max[a] = 0;
+    m->influences = 4;
+}
+
+/* A skeleton-only file with no skin at all: the nodes its clips move. */
+static tb_result tb__load_skeleton_only(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
+{
+    tb_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    m->skin = -1;
+    m->skins = malloc(sizeof *m->skins);
+    m->joint_maps = calloc(1, sizeof *m->joint_maps);
+    m->joint_map_counts = calloc(1, sizeof *m->joint_map_counts);
+    tb_result r = m->skins && m->joint_maps && m->joint_map_counts ? TB_OK : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK) {
+        m->skins[0] = -1;
+        m->skin_count = 0;
+        r = tb__build_skeleton(m, doc, err);
+    }
+    if (r == TB_OK) {
+        tb__joint_bbox(m);
+        r = tb__assign_roles(m, doc, desc, err);
+    }
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    tb__vertical_extent(m);
+    *out = m;
+    return TB_OK;
+}
+
 tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err)
 {
     tb_model_desc d;
@@ -766,13 +880,30 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
     return tb_model_load_desc(out, doc, &d, err);
 }
 
+static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, int skeleton_only,
+                          tb_error *err);
+
 tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
+{
+    return tb__load(out, doc, desc, 0, err);
+}
+
+tb_result tb_model_load_skeleton(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
+{
+    return tb__load(out, doc, desc, 1, err);
+}
+
+static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, int skeleton_only,
+                          tb_error *err)
 {
     int skin = desc ? desc->skin - 1 : -1;
     *out = NULL;
     const tb_gltf *g = tb_doc_gltf(doc);
-    if (g->skin_count == 0)
+    int no_mesh = 0;
+    if (g->skin_count == 0 && !skeleton_only)
         return tb__fail(err, TB_ERR_NO_SKIN, "/skins", "the file has no skin (no rigged mesh)");
+    if (g->skin_count == 0)
+        return tb__load_skeleton_only(out, doc, desc, err);
     int S = g->skin_count;
     int *cls = malloc((size_t)S * sizeof *cls), *class_of = malloc((size_t)S * sizeof *class_of);
     size_t *verts = calloc((size_t)S, sizeof *verts);
@@ -798,8 +929,15 @@ tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_d
                 skin = s;
             }
         }
-        if (best == 0)
+        if (best == 0 && skeleton_only) {
+            /* a clip library without a mesh: the skin with most joints */
+            no_mesh = 1;
+            for (int s = 0; s < S; s++)
+                if (g->skins[s].joint_count > g->skins[skin].joint_count)
+                    skin = s;
+        } else if (best == 0) {
             r = tb__fail(err, TB_ERR_NO_SKIN, "/nodes", "no mesh node uses a skin with JOINTS_0/WEIGHTS_0");
+        }
     } else if (r == TB_OK && skin >= S) {
         r = tb__fail(err, TB_ERR_ARG, NULL, "skin %d out of range", skin);
     }
@@ -845,8 +983,10 @@ tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_d
     }
     free(in_model);
     r = tb__build_skeleton(m, doc, err);
-    if (r == TB_OK)
+    if (r == TB_OK && !no_mesh)
         r = tb__load_geometry(m, doc, err);
+    else if (r == TB_OK)
+        tb__joint_bbox(m);
     if (r != TB_OK) {
         tb_model_free(m);
         return r;

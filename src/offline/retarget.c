@@ -309,7 +309,10 @@ tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, cons
     if (!m)
         return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_calibrate: model is NULL");
     char where[32];
-    snprintf(where, sizeof where, "/skins/%d", m->skin);
+    if (m->skin >= 0)
+        snprintf(where, sizeof where, "/skins/%d", m->skin);
+    else /* a skeleton-only file without a skin (tb_model_load_skeleton) */
+        snprintf(where, sizeof where, "/nodes");
     if (m->role_joint[TB_ROLE_HIPS] < 0)
         return tb__fail(err, TB_ERR_NO_HIPS, where,
                         "no joint of this skin has a humanoid hips name (Hips, mixamorig:Hips, pelvis…): "

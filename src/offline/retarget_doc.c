@@ -311,7 +311,7 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
             continue;
         tb_model *sm = NULL;
         tb_retarget_calib *src = NULL;
-        r = tb_model_load(&sm, libs[l], -1, err);
+        r = tb_model_load_skeleton(&sm, libs[l], NULL, err); /* a library may have no mesh */
         if (r == TB_OK)
             r = tb_retarget_calibrate(&src, sm, NULL, &d, err);
         if (r == TB_OK && tb__matched_roles(src, dst) == 0)

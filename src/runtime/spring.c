@@ -703,13 +703,56 @@ static size_t tb__bytes(const tb__counts *n)
            tb__align(sizeof(tb__affected) * (size_t)n->affected);
 }
 
-/* Is j a descendant-or-self of a chain root? Walks up: skeletons are shallow. */
-static int tb__below_chain(const tb_skeleton *skel, int j)
+/* Is j the root of a chain (by name, or one desc names)? */
+static int tb__root_of(const tb_skeleton *skel, const tb_spring_desc *d, int j)
 {
-    for (; j >= 0; j = skel->parents[j])
-        if (tb__is_chain_root(skel, j))
+    if (!d || !d->chain_joints)
+        return tb__is_chain_root(skel, j);
+    for (int c = 0, o = 0; c < d->chain_count; o += d->chain_lengths[c++])
+        if (d->chain_joints[o] == j)
             return 1;
     return 0;
+}
+
+/* Is j a descendant-or-self of a chain root? Walks up: skeletons are shallow. */
+static int tb__below_chain(const tb_skeleton *skel, const tb_spring_desc *d, int j)
+{
+    for (; j >= 0; j = skel->parents[j])
+        if (tb__root_of(skel, d, j))
+            return 1;
+    return 0;
+}
+
+/* desc's explicit chains are well formed: indices in range, each joint the
+ * child of the one before, at most TB__MAX_LINKS each. */
+static tb_result tb__check_explicit(const tb_skeleton *skel, const tb_spring_desc *d, tb_error *err)
+{
+    if (!d || !d->chain_joints)
+        return TB_OK;
+    if (d->chain_count < 0 || (d->chain_count > 0 && !d->chain_lengths))
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_desc.chain_lengths", "needed with chain_joints");
+    char w[64];
+    for (int c = 0, o = 0; c < d->chain_count; o += d->chain_lengths[c++]) {
+        int len = d->chain_lengths[c];
+        if (len < 1 || len > TB__MAX_LINKS) {
+            snprintf(w, sizeof w, "tb_spring_desc.chain_lengths[%d]", c);
+            return tb__fail(err, TB_ERR_ARG, w, "must be 1 to 64 bones");
+        }
+        for (int i = 0; i < len; i++) {
+            int j = d->chain_joints[o + i];
+            snprintf(w, sizeof w, "tb_spring_desc.chain_joints[%d]", o + i);
+            if (j < 0 || j >= skel->joint_count)
+                return tb__fail(err, TB_ERR_ARG, w, "joint index out of range");
+            if (i > 0 && skel->parents[j] != d->chain_joints[o + i - 1])
+                return tb__fail(err, TB_ERR_ARG, w, "not the child of the joint before it");
+        }
+        int e = d->chain_ends ? d->chain_ends[c] : -1;
+        if (e >= 0 && (e >= skel->joint_count || skel->parents[e] != d->chain_joints[o + len - 1])) {
+            snprintf(w, sizeof w, "tb_spring_desc.chain_ends[%d]", c);
+            return tb__fail(err, TB_ERR_ARG, w, "not a child of the chain's last joint");
+        }
+    }
+    return TB_OK;
 }
 
 static tb_result tb__check_skeleton(const tb_skeleton *skel, tb_error *err)
@@ -733,41 +776,70 @@ static tb_result tb__check_skeleton(const tb_skeleton *skel, tb_error *err)
 
 /* Finds the chains. With a == NULL only counts; otherwise fills a's arrays
  * (their sizes come from a previous counting pass). */
-static tb_result tb__discover(const tb_skeleton *skel, tb_spring_animator *a, tb__counts *n,
-                              const versor axes, tb_error *err)
+/* Is joint `up` a bone of a chain (by name, or one desc names)? */
+static int tb__in_chain(const tb_skeleton *skel, const tb_spring_desc *d, int up)
+{
+    if (!d || !d->chain_joints) {
+        size_t pl2;
+        int idx2;
+        return skel->names && tb__tail_name(skel->names[up], &pl2, &idx2);
+    }
+    int total = 0;
+    for (int c = 0; c < d->chain_count; c++)
+        total += d->chain_lengths[c];
+    for (int i = 0; i < total; i++)
+        if (d->chain_joints[i] == up)
+            return 1;
+    return 0;
+}
+
+static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, tb_spring_animator *a,
+                              tb__counts *n, const versor axes, tb_error *err)
 {
     char nb[32];
     tb__chain scratch_chain;
     tb__link scratch_links[TB__MAX_LINKS];
     memset(n, 0, sizeof *n);
-    if (!skel->names)
+    int explicit_chains = d && d->chain_joints;
+    if (!skel->names && !explicit_chains)
         return TB_OK;
-    for (int j = 0; j < skel->joint_count; j++) {
-        size_t pl;
+    tb_result er = tb__check_explicit(skel, d, err);
+    if (er != TB_OK)
+        return er;
+    int roots = explicit_chains ? d->chain_count : skel->joint_count;
+    for (int ri = 0, off = 0; ri < roots; off += explicit_chains ? d->chain_lengths[ri] : 0, ri++) {
+        size_t pl = 0;
         int idx;
-        if (!tb__tail_name(skel->names[j], &pl, &idx) || idx != 1)
+        int j = explicit_chains ? d->chain_joints[off] : ri;
+        if (!explicit_chains && (!tb__tail_name(skel->names[j], &pl, &idx) || idx != 1))
             continue;
-        const char *nm = skel->names[j];
+        char nmb[32];
+        const char *nm = tb__joint_name(skel, j, nmb);
         int anchor = skel->parents[j];
         if (anchor < 0)
             return tb__fail(err, TB_ERR_INVALID, nm, "a tail chain needs a parent joint (Hips)");
         /* A chain hanging from another chain would need that chain's solved
          * sub-step frames as its anchor; refuse it rather than lag a step. */
         for (int up = anchor; up >= 0; up = skel->parents[up]) {
-            size_t pl2;
-            int idx2;
-            if (tb__tail_name(skel->names[up], &pl2, &idx2))
+            if (tb__in_chain(skel, d, up))
                 return tb__fail(err, TB_ERR_INVALID, nm, "tail chain anchored on another tail chain");
         }
         int joints[TB__MAX_LINKS];
-        int count = 0, cur = j;
-        while (cur >= 0) {
-            if (count == TB__MAX_LINKS)
-                return tb__fail(err, TB_ERR_INVALID, nm, "tail chain longer than 64 bones");
-            joints[count++] = cur;
-            cur = tb__find_child(skel, cur, nm, pl, count + 1);
+        int count = 0, end;
+        if (explicit_chains) {
+            count = d->chain_lengths[ri];
+            memcpy(joints, d->chain_joints + off, (size_t)count * sizeof *joints);
+            end = d->chain_ends ? d->chain_ends[ri] : -1;
+        } else {
+            int cur = j;
+            while (cur >= 0) {
+                if (count == TB__MAX_LINKS)
+                    return tb__fail(err, TB_ERR_INVALID, nm, "tail chain longer than 64 bones");
+                joints[count++] = cur;
+                cur = tb__find_child(skel, cur, skel->names[j], pl, count + 1);
+            }
+            end = tb__find_child(skel, joints[count - 1], skel->names[j], pl, 0);
         }
-        int end = tb__find_child(skel, joints[count - 1], nm, pl, 0);
 
         /* Counting builds the chain in scratch too, so that
          * tb_spring_memory_size() reports the same errors as init. */
@@ -847,13 +919,13 @@ static tb_result tb__discover(const tb_skeleton *skel, tb_spring_animator *a, tb
         n->links += count;
     }
     for (int j = 0; j < skel->joint_count; j++) {
-        if (!tb__below_chain(skel, j))
+        if (!tb__below_chain(skel, d, j))
             continue;
         if (a) {
             tb__affected *x = &a->affected[n->affected];
             x->joint = j;
             x->parent = skel->parents[j];
-            x->parent_affected = x->parent >= 0 && tb__below_chain(skel, x->parent);
+            x->parent_affected = x->parent >= 0 && tb__below_chain(skel, d, x->parent);
         }
         n->affected++;
     }
@@ -863,10 +935,16 @@ static tb_result tb__discover(const tb_skeleton *skel, tb_spring_animator *a, tb
 tb_result tb_spring_memory_size(const tb_skeleton *skel, size_t *size, int *chain_count,
                                 tb_error *err)
 {
+    return tb_spring_memory_size_desc(skel, NULL, size, chain_count, err);
+}
+
+tb_result tb_spring_memory_size_desc(const tb_skeleton *skel, const tb_spring_desc *desc,
+                                     size_t *size, int *chain_count, tb_error *err)
+{
     tb__counts n;
     tb_result r = tb__check_skeleton(skel, err);
     if (r == TB_OK)
-        r = tb__discover(skel, NULL, &n, tb__identity_axes, err);
+        r = tb__discover(skel, desc, NULL, &n, tb__identity_axes, err);
     if (r != TB_OK)
         return r;
     if (size)
@@ -899,7 +977,7 @@ tb_result tb_spring_init(tb_spring_animator **out, void *memory, size_t size,
         r = tb__check_skeleton(skel, err);
     tb__counts n;
     if (r == TB_OK)
-        r = tb__discover(skel, NULL, &n, tb__identity_axes, err);
+        r = tb__discover(skel, &d, NULL, &n, tb__identity_axes, err);
     if (r != TB_OK)
         return r;
     if (size < tb__bytes(&n))
@@ -924,7 +1002,7 @@ tb_result tb_spring_init(tb_spring_animator **out, void *memory, size_t size,
     tb__counts filled;
     versor axes;
     tb__char_axes(&d, axes);
-    r = tb__discover(skel, a, &filled, axes, err);
+    r = tb__discover(skel, &d, a, &filled, axes, err);
     if (r != TB_OK)
         return r;
     for (int c = 0; c < a->chain_count; c++) {
@@ -959,7 +1037,7 @@ tb_result tb_spring_create(tb_spring_animator **out, const tb_skeleton *skel,
         return tb__fail(err, TB_ERR_ARG, "out", "must not be NULL");
     *out = NULL;
     size_t size;
-    tb_result r = tb_spring_memory_size(skel, &size, NULL, err);
+    tb_result r = tb_spring_memory_size_desc(skel, desc, &size, NULL, err);
     if (r != TB_OK)
         return r;
     void *(*alloc_fn)(size_t, void *) = tb__malloc;
