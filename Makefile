@@ -21,11 +21,14 @@ demo: build
 	@scripts/demo.sh build/tailbone
 
 test-unit: build
+	@rm -f build/skips.log
 	@cd build && ctest --output-on-failure -j$(JOBS)
+	@scripts/skips.sh build/skips.log
 
 test-sanitize: setup
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
+	@rm -f build-asan/skips.log
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) -E '^node_'
 
@@ -40,6 +43,7 @@ fuzz-long:
 	@$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
 test: test-unit test-sanitize fuzz
+	@scripts/skips.sh build/skips.log build-asan/skips.log
 	@echo "make test: all suites passed"
 
 bench: build
