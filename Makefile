@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 FUZZ_LONG_SECONDS ?= 3600
 
-.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean
+.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean mutants figures check-figures
 
 all: build
 
@@ -46,8 +46,13 @@ test: test-unit test-sanitize fuzz
 	@scripts/skips.sh build/skips.log build-asan/skips.log
 	@echo "make test: all suites passed"
 
+# Mutation check of the suite (docs/testing.md): not part of `make test`
+# (tens of minutes). MUTANTS=id,id runs some.
+mutants: setup
+	@scripts/mutants.py $(if $(MUTANTS),--only $(MUTANTS)) --docs docs/testing.md
+
 bench: build
 	@for b in build/bench_*; do [ -x "$$b" ] && "$$b"; done
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-mutants

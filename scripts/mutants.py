@@ -208,7 +208,9 @@ def main():
     os.makedirs(TREE, exist_ok=True)
     sync_tree()
     # Ctrl-C: finish by restoring the tree copy (the checkout is never touched).
-    signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    def on_term(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_term)
     if not os.path.exists(os.path.join(BUILD, 'CMakeCache.txt')):
         subprocess.run(['cmake', '-S', TREE, '-B', BUILD, '-DCMAKE_BUILD_TYPE=RelWithDebInfo'],
                        check=True, stdout=subprocess.DEVNULL)
