@@ -51,6 +51,11 @@ test: test-unit test-sanitize fuzz
 mutants: setup
 	@scripts/mutants.py $(if $(MUTANTS),--only $(MUTANTS)) --docs docs/testing.md
 
+# Deterministic tables in README.md and docs/ from the tool's own reports
+# (scripts/figures.py; the test figures_current checks them).
+figures: build
+	@scripts/figures.py --cli build/tailbone
+
 bench: build
 	@for b in build/bench_*; do [ -x "$$b" ] && "$$b"; done
 
