@@ -19,6 +19,8 @@ is reported as STALE, never skipped silently: fix the list.
                                      <!-- mutants:begin --> and <!-- mutants:end -->
 """
 import argparse
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -174,6 +176,18 @@ def run_suite(exclude):
     return True, names or ['(suite)'], out
 
 
+RESULTS = os.path.join(WORK, 'results.json')
+
+
+def key(mu):
+    """A result stays valid while the mutant and its file are unchanged."""
+    h = hashlib.sha1()
+    for k in ('file', 'from', 'to', 'test'):
+        h.update(mu[k].encode() + b'\0')
+    h.update(open(os.path.join(ROOT, mu['file']), 'rb').read())
+    return h.hexdigest()
+
+
 def table(results):
     rows = ['| id | area | mutation | result | killed by |', '|---|---|---|---|---|']
     for mu, res, by in results:
@@ -233,6 +247,7 @@ def main():
 
     results = []
     stale_ids = {mu['id'] for mu, _ in stale}
+    saved = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
     try:
         for i, mu in enumerate(mutants, 1):
             if mu['id'] in stale_ids:
@@ -251,8 +266,15 @@ def main():
                     res, by = 'NO BUILD', (re.findall(r'error: .*', out) or ['?'])[0][:80]
                 else:
                     failed, names, _ = run_named(mu['test'])
-                    if failed:
+                    if not failed and '/' in mu['test']:
+                        # the rest of the named test's program next: cheap
+                        failed, names, _ = run_named(prog)
+                        if failed:
+                            names = [n + ' (same program)' for n in names]
+                    if failed and not names[0].endswith('(same program)'):
                         res, by = 'killed', ', '.join(dict.fromkeys(names)) + ' (direct)'
+                    elif failed:
+                        res, by = 'killed', ', '.join(dict.fromkeys(names))
                     else:
                         ok, out = build()
                         failed, names, _ = run_suite([prog]) if ok else (True, ['(build)'], out)
@@ -261,14 +283,31 @@ def main():
                 with open(path, 'w', encoding='utf-8') as f:
                     f.write(pristine)
             results.append((mu, res, by))
+            saved[mu['id']] = {'key': key(mu), 'result': res, 'by': by, 'seconds': round(time.time() - t0)}
+            with open(RESULTS, 'w') as f:
+                json.dump(saved, f, indent=1)
             print(f"[{i}/{len(mutants)}] {mu['id']}: {res} {by} ({time.time() - t0:.0f} s)", flush=True)
     except KeyboardInterrupt:
         print('interrupted: the tree copy is restored; the checkout was never written')
     build()
+    if args.only:
+        # the table covers the whole list: earlier results for unchanged
+        # mutants (same snippet, same file) are kept, others show as not run
+        ran = {mu['id'] for mu, _, _ in results}
+        for mu in parse_list(args.list):
+            if mu['id'] in ran:
+                continue
+            r = saved.get(mu['id'])
+            if r and os.path.exists(os.path.join(ROOT, mu['file'])) and r['key'] == key(mu):
+                results.append((mu, r['result'], r['by']))
+            else:
+                results.append((mu, 'not run', ''))
+        order = {mu['id']: i for i, mu in enumerate(parse_list(args.list))}
+        results.sort(key=lambda x: order[x[0]['id']])
 
     killed = sum(1 for _, r, _ in results if r == 'killed')
     direct = sum(1 for _, r, b in results if r == 'killed' and b.endswith('(direct)'))
-    n = len(results)
+    n = sum(1 for _, r, _ in results if r != 'not run')
     summary = (f'{n} mutants: {killed} killed ({direct} by the test that checks that behaviour), '
                f"{sum(1 for _, r, _ in results if r == 'SURVIVED')} survived, "
                f"{sum(1 for _, r, _ in results if r == 'STALE')} stale, "

@@ -137,6 +137,36 @@ static void readme_error_examples_are_printed_word_for_word(void **state)
     free(text);
 }
 
+/* An accessor that ends exactly at the end of its bufferView loads; one
+ * byte less of view is refused, naming the accessor's count. */
+static void accessor_bounds_are_exact_to_the_byte(void **state)
+{
+    (void)state;
+    uint8_t *buf = calloc(1, 4096);
+    const char *path = tbt_tmp_path("bounds.glb");
+    for (unsigned view = 47; view <= 48; view++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"asset\":{\"version\":\"2.0\"},\"accessors\":[{\"bufferView\":0,\"componentType\":5126,"
+                 "\"count\":4,\"type\":\"VEC3\"}],\"bufferViews\":[{\"buffer\":0,\"byteLength\":%u}],"
+                 "\"buffers\":[{\"byteLength\":48}]}",
+                 view);
+        size_t len = make_glb(buf, json, 48);
+        assert_int_equal(tbt_write_file(path, buf, len), 0);
+        tb_doc *doc = NULL;
+        tb_error err = {0};
+        tb_result r = tb_doc_load(&doc, path, NULL, &err);
+        if (view == 48) {
+            assert_int_equal(r, TB_OK);
+            tb_doc_free(doc);
+        } else {
+            assert_int_equal(r, TB_ERR_BOUNDS);
+            assert_string_equal(err.where, "/accessors/0/count");
+        }
+    }
+    free(buf);
+}
+
 /* ---- K and the chain joints against the synthetic truth ------------------ */
 
 static double point_polyline_distance(const float *p, json_t *cl)
@@ -506,6 +536,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(readme_error_examples_are_printed_word_for_word),
+        cmocka_unit_test(accessor_bounds_are_exact_to_the_byte),
         cmocka_unit_test(chains_have_the_truths_k_and_joints_on_its_centre_line),
         cmocka_unit_test(closed_loop_wraps_as_smoothly_as_it_plays),
         cmocka_unit_test(gap_loop_wraps_as_smoothly_as_it_plays),
