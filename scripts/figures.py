@@ -110,10 +110,40 @@ def synth_detection(cli, tmp):
     return '\n'.join(out)
 
 
+def run_in(cli, cwd, *args):
+    p = subprocess.run([cli, *args], capture_output=True, text=True, cwd=cwd)
+    if p.returncode != 0:
+        sys.exit(f'figures: tailbone {" ".join(args)} failed: {p.stderr.strip()}')
+    return p.stdout
+
+
+def measure_example(cli, tmp):
+    """docs/measure.md "Output": `tailbone measure` as printed, on synth
+    tail_leg."""
+    run_in(cli, tmp, 'synth', '--variant', 'tail_leg', '-o', 'fox.glb')
+    text = run_in(cli, tmp, 'measure', 'fox.glb', '--clip', 'Walk')
+    return ('```\n$ tailbone synth --variant tail_leg -o fox.glb && tailbone measure fox.glb --clip Walk\n'
+            + text.rstrip('\n') + '\n```')
+
+
+def measure_compare_example(cli, tmp):
+    """docs/measure.md: `tailbone measure --compare` with the truth's tail
+    vertices as the mask."""
+    run_in(cli, tmp, 'synth', '--variant', 'tail_leg', '-o', 'fox.glb', '--truth', 'fox.json')
+    truth = json.load(open(os.path.join(tmp, 'fox.json')))
+    with open(os.path.join(tmp, 'mask.txt'), 'w') as f:
+        f.write(' '.join(str(v) for v in truth['appendages'][0]['vertices']))
+    text = run_in(cli, tmp, 'measure', 'fox.glb', '--clip', 'Walk', '--compare', '--tail-mask', 'mask.txt')
+    return ('```\n$ tailbone measure fox.glb --clip Walk --compare --tail-mask mask.txt\n'
+            + text.rstrip('\n') + '\n```')
+
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
     'synth-detection': ('docs/detection.md', synth_detection),
+    'measure-example': ('docs/measure.md', measure_example),
+    'measure-compare-example': ('docs/measure.md', measure_compare_example),
 }
 
 
