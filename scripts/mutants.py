@@ -108,6 +108,7 @@ def sync_tree():
 
 def sh(cmd, timeout=None, env=None):
     t0 = time.time()
+    os.makedirs(os.path.join(BUILD, 'tests', 'tmp'), exist_ok=True)
     try:
         p = subprocess.run(cmd, cwd=BUILD, capture_output=True, text=True, timeout=timeout, env=env,
                            errors='replace')

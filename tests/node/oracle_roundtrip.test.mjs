@@ -17,6 +17,7 @@ if (!cli) {
   console.log('skip: TB_CLI not set');
   process.exit(77);
 }
+fs.mkdirSync(process.env.TB_TMP || '/tmp', { recursive: true });
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'oracle-'));
 let passed = 0, failed = 0;
 
