@@ -9,6 +9,7 @@ import validator from 'gltf-validator';
 import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
+fs.mkdirSync(process.env.TB_TMP || '/tmp', { recursive: true });
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'rt-'));
 fs.mkdirSync(tmp, { recursive: true });
 let passed = 0, failed = 0;
