@@ -128,7 +128,7 @@ def build(targets=None):
 
 def test_env():
     env = dict(os.environ)
-    env.update(TB_SHARED_DIR=os.path.join(WORK, 'shared'), TB_TMP=os.path.join(BUILD, 'tests', 'tmp'),
+    env.update(TB_SHARED_DIR=os.path.join(WORK, 'no-such-shared' if NO_SHARED else 'shared'), TB_TMP=os.path.join(BUILD, 'tests', 'tmp'),
                TB_CLI=os.path.join(BUILD, 'tailbone'))
     env.pop('TB_SKIP_LOG', None)
     return env
@@ -178,6 +178,7 @@ def run_suite(exclude):
 
 
 RESULTS = os.path.join(WORK, 'results.json')
+NO_SHARED = False  # --no-shared: the named tests run as if ../shared were absent
 
 
 def key(mu):
@@ -203,7 +204,15 @@ def main():
     ap.add_argument('--check', action='store_true', help='only check that every snippet applies once')
     ap.add_argument('--docs', help='file whose mutants:begin/end block receives the table')
     ap.add_argument('--list', default=LIST)
+    ap.add_argument('--no-shared', action='store_true',
+                    help='run only the named cmocka tests, without ../shared (the self-contained suite); '
+                         'results are printed, not kept')
     args = ap.parse_args()
+    global NO_SHARED, RESULTS
+    NO_SHARED = args.no_shared
+    if NO_SHARED:
+        RESULTS = os.path.join(WORK, 'results-no-shared.json')
+        args.docs = None
     mutants = parse_list(args.list)
     if args.only:
         want = set(args.only.split(','))
@@ -267,7 +276,7 @@ def main():
                     res, by = 'NO BUILD', (re.findall(r'error: .*', out) or ['?'])[0][:80]
                 else:
                     failed, names, _ = run_named(mu['test'])
-                    if not failed and '/' in mu['test']:
+                    if not failed and '/' in mu['test'] and not NO_SHARED:
                         # the rest of the named test's program next: cheap
                         failed, names, _ = run_named(prog)
                         if failed:
@@ -276,6 +285,8 @@ def main():
                         res, by = 'killed', ', '.join(dict.fromkeys(names)) + ' (direct)'
                     elif failed:
                         res, by = 'killed', ', '.join(dict.fromkeys(names))
+                    elif NO_SHARED:
+                        res, by = 'SURVIVED', '(named test only, no ../shared)'
                     else:
                         ok, out = build()
                         failed, names, _ = run_suite([prog]) if ok else (True, ['(build)'], out)
@@ -291,7 +302,7 @@ def main():
     except KeyboardInterrupt:
         print('interrupted: the tree copy is restored; the checkout was never written')
     build()
-    if args.only:
+    if args.only and not NO_SHARED:
         # the table covers the whole list: earlier results for unchanged
         # mutants (same snippet, same file) are kept, others show as not run
         ran = {mu['id'] for mu, _, _ in results}
