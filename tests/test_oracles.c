@@ -261,6 +261,58 @@ static void chains_have_the_truths_k_and_joints_on_its_centre_line(void **state)
     assert_true(chains >= 10);
 }
 
+/* SPEC-beyond rule 9 (docs/detection.md): a long appendage on the spine is a
+ * tail only near the midline. The synthetic tail_back (a tail on Spine2),
+ * moved sideways by 0.12 H as a whole (a wing or a side-slung object), must
+ * no longer be chained; unmoved, it is. */
+static int tail_back_decision(float shift_h, char *reason, size_t rn)
+{
+    tb_doc *doc = NULL;
+    tb_error err = {0};
+    assert_int_equal(tb_synth_build(&doc, "tail_back", NULL, NULL, &err), TB_OK);
+    const tb_gltf *g = tb_doc_gltf(doc);
+    assert_true(g->mesh_count >= 1 && g->meshes[0].primitive_count == 2); /* body, appendage */
+    int acc = g->meshes[0].primitives[1].position;
+    size_t n = g->accessors[acc].count;
+    float *p = malloc(n * 3 * sizeof *p);
+    assert_int_equal(tb_accessor_read_floats(doc, acc, p, n * 3, &err), TB_OK);
+    tb_model *m = NULL;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    float H = m->height;
+    tb_model_free(m);
+    for (size_t i = 0; i < n; i++)
+        p[i * 3] += shift_h * H;
+    assert_int_equal(tb_doc_replace_accessor_data(doc, acc, p, TB_COMPONENT_FLOAT, &err), TB_OK);
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    free(p);
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    tb_appendage_report rep;
+    assert_int_equal(tb_appendage_detect(&rep, m, NULL, &err), TB_OK);
+    int chain = 0;
+    reason[0] = 0;
+    for (int i = 0; i < rep.appendage_count; i++) {
+        if (rep.appendages[i].vertex_count < 500)
+            continue;
+        chain |= rep.appendages[i].decision == TB_DECIDE_CHAIN;
+        snprintf(reason, rn, "%s", rep.appendages[i].reason);
+    }
+    tb_appendage_report_free(&rep);
+    tb_model_free(m);
+    tb_doc_free(doc);
+    return chain;
+}
+
+static void a_spine_tail_moved_off_the_midline_is_not_chained(void **state)
+{
+    (void)state;
+    char why[512];
+    assert_true(tail_back_decision(0, why, sizeof why));
+    int moved = tail_back_decision(0.12f, why, sizeof why);
+    print_message("tail_back moved 0.12 H sideways: %s\n", why);
+    assert_false(moved);
+    assert_non_null(strstr(why, "off the midline"));
+}
+
 /* ---- loop closure: the tail's jerk at the wrap against elsewhere --------- */
 
 static int add_floats(tb_doc *doc, const float *v, size_t count, const char *type)
@@ -538,6 +590,7 @@ int main(void)
         cmocka_unit_test(readme_error_examples_are_printed_word_for_word),
         cmocka_unit_test(accessor_bounds_are_exact_to_the_byte),
         cmocka_unit_test(chains_have_the_truths_k_and_joints_on_its_centre_line),
+        cmocka_unit_test(a_spine_tail_moved_off_the_midline_is_not_chained),
         cmocka_unit_test(closed_loop_wraps_as_smoothly_as_it_plays),
         cmocka_unit_test(gap_loop_wraps_as_smoothly_as_it_plays),
         cmocka_unit_test(baked_keys_equal_a_fresh_simulation_closed_loop),
