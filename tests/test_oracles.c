@@ -193,7 +193,8 @@ static double point_polyline_distance(const float *p, json_t *cl)
 }
 
 /* Every synthetic tail: the chain has the truth's K bones (SPEC A9, the
- * truth's own count from its centre line), every chain joint J_0..J_K lies
+ * truth's own count from its centre line), its bones are L/K long (below),
+ * every chain joint J_0..J_K lies
  * within 4% of H of the truth's centre line and the last one within 6% of H
  * of the truth's tip (measured 2026-11-30: at most 0.027 H and 0.035 H). A
  * chain one bone too long or short, or joints spaced along the wrong
@@ -245,6 +246,20 @@ static void chains_have_the_truths_k_and_joints_on_its_centre_line(void **state)
                 tip += e * e;
             }
             tip = sqrt(tip) / H;
+            /* SPEC A9: joint i at geodesic i·L/K, so each bone's chord is
+             * close to L/K: within 0.80–1.12 L/K (measured 2026-11-30:
+             * 0.866–1.032; the last bone's chord is the shortest, the tip
+             * being tapered and bent). Joints a quarter-station off give a
+             * first bone of ~1.25 L/K. */
+            for (int j = 1; j <= K; j++) {
+                double d2 = 0;
+                for (int c = 0; c < 3; c++)
+                    d2 += (chain->chain_joints[j][c] - chain->chain_joints[j - 1][c]) *
+                          (chain->chain_joints[j][c] - chain->chain_joints[j - 1][c]);
+                double ratio = sqrt(d2) / (chain->length / K);
+                if (ratio < 0.80 || ratio > 1.12)
+                    fail_msg("%s: bone %d's chord is %.3f L/K", name, j, ratio);
+            }
             print_message("%-18s K %d = truth; joints off the centre line <= %.4f H, last joint %.4f H from the tip\n",
                           name, K, worst, tip);
             if (worst > 0.04)
