@@ -10,6 +10,7 @@
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
+#include "tailbone/fix.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
 #include "tailbone/spring.h"
@@ -328,6 +329,83 @@ static void a_spine_tail_moved_off_the_midline_is_not_chained(void **state)
     assert_non_null(strstr(why, "off the midline"));
 }
 
+/* SPEC A9 blends a vertex between two neighbouring bones only around the
+ * joint they share. On every synthetic chain tail after `fix`, each vertex
+ * weighted to two consecutive chain bones (or the parent and Tail_1) lies
+ * nearer their shared joint than any other chain joint (bind pose); the
+ * root segment blends into the parent bone; Tail_End carries no weight. */
+static void blended_vertices_sit_at_the_joint_their_two_bones_share(void **state)
+{
+    (void)state;
+    static const char *const variants[] = {"tail_leg", "tail_hips", "tail_curled", "tail_long"};
+    for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
+        tb_doc *doc = NULL, *out = NULL;
+        tb_error err = {0};
+        assert_int_equal(tb_synth_build(&doc, variants[vi], NULL, NULL, &err), TB_OK);
+        tb_fix_report rep;
+        assert_int_equal(tb_fix_run(&out, doc, NULL, &rep, &err), TB_OK);
+        tb_model *m = NULL;
+        assert_int_equal(tb_model_load(&m, out, -1, &err), TB_OK);
+        int n = m->skel.joint_count, tail_of[64], K = 0;
+        int head[10]; /* head[i]: joint of Tail_i (i = 1..K), head[K+1]: Tail_End */
+        for (int j = 0; j < n && j < 64; j++) {
+            int chain = 0, idx = 0;
+            tail_of[j] = tb_tail_name_parse(m->skel.names[j], &chain, &idx) ? idx : 0;
+            if (tail_of[j] > 0 && tail_of[j] < 10)
+                head[tail_of[j]] = j;
+            K = tail_of[j] > K && strstr(m->skel.names[j], "End") == NULL ? tail_of[j] : K;
+        }
+        int end = -1;
+        for (int j = 0; j < n; j++)
+            if (m->skel.names[j] && strstr(m->skel.names[j], "Tail_End"))
+                end = j;
+        assert_true(K >= 3 && end >= 0);
+        head[K + 1] = end;
+        int parent = m->skel.parents[head[1]];
+        size_t blended = 0, wrong = 0, at_root = 0, on_end = 0;
+        for (size_t v = 0; v < m->vertex_count; v++) {
+            int js[2], c = 0;
+            for (int k = 0; k < m->influences; k++) {
+                size_t at = v * (size_t)m->influences + (size_t)k;
+                on_end += m->weights[at] > 0 && m->skin_joints[m->joints[at]] == end;
+                if (m->weights[at] > 0.01f && c < 2)
+                    js[c++] = m->skin_joints[m->joints[at]];
+                else if (m->weights[at] > 0.01f)
+                    c = 3;
+            }
+            if (c != 2)
+                continue;
+            int deep = tail_of[js[0]] > tail_of[js[1]] ? js[0] : js[1], other = deep == js[0] ? js[1] : js[0];
+            int i = tail_of[deep];
+            if (i < 1 || i > K || !(i == 1 ? other == parent : tail_of[other] == i - 1))
+                continue;
+            blended++;
+            at_root += i == 1;
+            const float *p = m->positions + v * 3;
+            int best = 0;
+            float bd = INFINITY;
+            for (int h = 1; h <= K + 1; h++) {
+                const float *q = &m->skel.bind_world[head[h]][12];
+                float d = (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]);
+                if (d < bd)
+                    bd = d, best = h;
+            }
+            wrong += best != i;
+        }
+        print_message("%s: %zu blended vertices (%zu with the parent), %zu nearer another joint than their bones' "
+                      "shared one, %zu influences on Tail_End\n",
+                      variants[vi], blended, at_root, wrong, on_end);
+        assert_true(blended > 50);
+        assert_true(at_root > 10);             /* the root segment blends into the parent bone */
+        assert_true(wrong * 100 <= blended);   /* at most 1% (measured 0) */
+        assert_int_equal(on_end, 0);           /* Tail_End carries no weight */
+        tb_model_free(m);
+        tb_fix_report_free(&rep);
+        tb_doc_free(out);
+        tb_doc_free(doc);
+    }
+}
+
 /* ---- loop closure: the tail's jerk at the wrap against elsewhere --------- */
 
 static int add_floats(tb_doc *doc, const float *v, size_t count, const char *type)
@@ -606,6 +684,7 @@ int main(void)
         cmocka_unit_test(accessor_bounds_are_exact_to_the_byte),
         cmocka_unit_test(chains_have_the_truths_k_and_joints_on_its_centre_line),
         cmocka_unit_test(a_spine_tail_moved_off_the_midline_is_not_chained),
+        cmocka_unit_test(blended_vertices_sit_at_the_joint_their_two_bones_share),
         cmocka_unit_test(closed_loop_wraps_as_smoothly_as_it_plays),
         cmocka_unit_test(gap_loop_wraps_as_smoothly_as_it_plays),
         cmocka_unit_test(baked_keys_equal_a_fresh_simulation_closed_loop),
