@@ -289,7 +289,9 @@ def main():
                         res, by = 'SURVIVED', '(named test only, no ../shared)'
                     else:
                         ok, out = build()
-                        failed, names, _ = run_suite([prog]) if ok else (True, ['(build)'], out)
+                        # mutants_list checks the list against the (mutated) tree:
+                        # it fails for every mutant and would say nothing
+                        failed, names, _ = run_suite([prog, 'mutants_list']) if ok else (True, ['(build)'], out)
                         res, by = ('killed', ', '.join(names)) if failed else ('SURVIVED', '')
             finally:
                 with open(path, 'w', encoding='utf-8') as f:
