@@ -202,6 +202,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--only', help='comma-separated mutant ids')
     ap.add_argument('--check', action='store_true', help='only check that every snippet applies once')
+    ap.add_argument('--pending', action='store_true',
+                    help='run only the mutants without a kept result for the same snippet, file and test')
     ap.add_argument('--docs', help='file whose mutants:begin/end block receives the table')
     ap.add_argument('--list', default=LIST)
     ap.add_argument('--no-shared', action='store_true',
@@ -221,6 +223,14 @@ def main():
             sys.exit('no such mutant: ' + ', '.join(sorted(unknown)))
         mutants = [m for m in mutants if m['id'] in want]
 
+    if args.pending:
+        saved0 = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+        mutants = [m for m in mutants if applies(m) or m['id'] not in saved0
+                   or saved0[m['id']]['key'] != key(m)]
+        args.only = ','.join(m['id'] for m in mutants) or None
+        print('pending: ' + (args.only or 'none'))
+        if not mutants:
+            return 0
     stale = [(mu, applies(mu)) for mu in mutants]
     stale = [(mu, why) for mu, why in stale if why]
     for mu, why in stale:
