@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 FUZZ_LONG_SECONDS ?= 3600
 
-.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean mutants figures check-figures
+.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean mutants mutants-pending figures check-figures
 
 all: build
 
@@ -50,6 +50,10 @@ test: test-unit test-sanitize fuzz
 # (tens of minutes). MUTANTS=id,id runs some.
 mutants: setup
 	@scripts/mutants.py $(if $(MUTANTS),--only $(MUTANTS)) --docs docs/testing.md
+
+# Only the mutants whose snippet, file or test changed since their last run.
+mutants-pending: setup
+	@scripts/mutants.py --pending --docs docs/testing.md
 
 # Deterministic tables in README.md and docs/ from the tool's own reports
 # (scripts/figures.py; the test figures_current checks them).
