@@ -202,6 +202,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--only', help='comma-separated mutant ids')
     ap.add_argument('--check', action='store_true', help='only check that every snippet applies once')
+    ap.add_argument('--table', action='store_true',
+                    help='run nothing: write the table from the kept results (others show as not run)')
     ap.add_argument('--pending', action='store_true',
                     help='run only the mutants without a kept result for the same snippet, file and test')
     ap.add_argument('--docs', help='file whose mutants:begin/end block receives the table')
@@ -238,6 +240,15 @@ def main():
     if args.check:
         print(f'{len(mutants)} mutants, {len(stale)} stale')
         return 1 if stale else 0
+
+    if args.table:
+        saved = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+        results = []
+        for mu in mutants:
+            r = saved.get(mu['id'])
+            ok = r and not applies(mu) and r['key'] == key(mu)
+            results.append((mu, r['result'], r['by']) if ok else (mu, 'not run', ''))
+        return write_table(results, args, None)
 
     os.makedirs(TREE, exist_ok=True)
     sync_tree()
@@ -329,14 +340,19 @@ def main():
         order = {mu['id']: i for i, mu in enumerate(parse_list(args.list))}
         results.sort(key=lambda x: order[x[0]['id']])
 
+    return write_table(results, args, t_start)
+
+
+def write_table(results, args, t_start):
     killed = sum(1 for _, r, _ in results if r == 'killed')
     direct = sum(1 for _, r, b in results if r == 'killed' and b.endswith('(direct)'))
     n = sum(1 for _, r, _ in results if r != 'not run')
     summary = (f'{n} mutants: {killed} killed ({direct} by the test that checks that behaviour), '
                f"{sum(1 for _, r, _ in results if r == 'SURVIVED')} survived, "
                f"{sum(1 for _, r, _ in results if r == 'STALE')} stale, "
-               f"{sum(1 for _, r, _ in results if r == 'NO BUILD')} did not build; "
-               f'{time.time() - t_start:.0f} s')
+               f"{sum(1 for _, r, _ in results if r == 'NO BUILD')} did not build, "
+               f"{sum(1 for _, r, _ in results if r == 'not run')} not run"
+               + (f'; this run {time.time() - t_start:.0f} s' if t_start else ''))
     text = table(results) + '\n\n' + summary + '\n'
     print('\n' + text)
     with open(os.path.join(WORK, 'mutants.md'), 'w') as f:
