@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 FUZZ_LONG_SECONDS ?= 3600
 
-.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean
+.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean mutants mutants-pending figures check-figures
 
 all: build
 
@@ -21,11 +21,14 @@ demo: build
 	@scripts/demo.sh build/tailbone
 
 test-unit: build
+	@rm -f build/skips.log
 	@cd build && ctest --output-on-failure -j$(JOBS)
+	@scripts/skips.sh build/skips.log
 
 test-sanitize: setup
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
+	@rm -f build-asan/skips.log
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) -E '^node_'
 
@@ -40,10 +43,25 @@ fuzz-long:
 	@$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
 test: test-unit test-sanitize fuzz
+	@scripts/skips.sh build/skips.log build-asan/skips.log
 	@echo "make test: all suites passed"
+
+# Mutation check of the suite (docs/testing.md): not part of `make test`
+# (tens of minutes). MUTANTS=id,id runs some.
+mutants: setup
+	@scripts/mutants.py $(if $(MUTANTS),--only $(MUTANTS)) --docs docs/testing.md
+
+# Only the mutants whose snippet, file or test changed since their last run.
+mutants-pending: setup
+	@scripts/mutants.py --pending --docs docs/testing.md
+
+# Deterministic tables in README.md and docs/ from the tool's own reports
+# (scripts/figures.py; the test figures_current checks them).
+figures: build
+	@scripts/figures.py --cli build/tailbone
 
 bench: build
 	@for b in build/bench_*; do [ -x "$$b" ] && "$$b"; done
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-mutants

@@ -7,6 +7,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* What the last absent corpus lookup was missing (for tbt_skip). */
+static char tbt_missing[4200];
+
+static int tbt_corpus_required(void)
+{
+    const char *req = getenv("TB_REQUIRE_CORPUS");
+    return req && strcmp(req, "1") == 0;
+}
+
+/* cmocka runs each test with the filter given in TBT_FILTER (a glob), so one
+ * test of a program can be run alone (scripts/mutants.py does). */
+__attribute__((constructor)) static void tbt_init(void)
+{
+    const char *filter = getenv("TBT_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
+}
+
 const char *tbt_shared_dir(void)
 {
     static char buf[4096];
@@ -15,8 +33,12 @@ const char *tbt_shared_dir(void)
     struct stat st;
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/corpus", buf);
-    if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode))
+    if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(tbt_missing, sizeof tbt_missing, "%s", probe);
+        if (tbt_corpus_required())
+            fail_msg("TB_REQUIRE_CORPUS=1 but %s is missing", probe);
         return NULL;
+    }
     return buf;
 }
 
@@ -27,7 +49,28 @@ const char *tbt_corpus_file(const char *rel)
     if (!shared)
         return NULL;
     snprintf(buf, sizeof buf, "%s/corpus/%s", shared, rel);
-    return tbt_file_exists(buf) ? buf : NULL;
+    if (tbt_file_exists(buf))
+        return buf;
+    snprintf(tbt_missing, sizeof tbt_missing, "%s", buf);
+    if (tbt_corpus_required())
+        fail_msg("TB_REQUIRE_CORPUS=1 but corpus file %s is missing", buf);
+    return NULL;
+}
+
+void tbt_skip_note(const char *test)
+{
+    const char *log = getenv("TB_SKIP_LOG");
+    if (tbt_corpus_required())
+        fail_msg("%s: skipped while TB_REQUIRE_CORPUS=1 (missing: %s)", test,
+                 tbt_missing[0] ? tbt_missing : "?");
+    fprintf(stderr, "SKIP %s: missing %s\n", test, tbt_missing[0] ? tbt_missing : "?");
+    if (log && *log) {
+        FILE *f = fopen(log, "a");
+        if (f) {
+            fprintf(f, "%s: missing %s\n", test, tbt_missing[0] ? tbt_missing : "?");
+            fclose(f);
+        }
+    }
 }
 
 const char *tbt_tmp_dir(void)

@@ -259,7 +259,7 @@ static void corpus_round_trips_keep_json_and_values(void **state)
                            "clips/threejs_Soldier_rexport.glb", "reference/khronos_Fox.glb",
                            "reference/quaternius_Fox.glb"};
     if (!tbt_shared_dir())
-        skip();
+        tbt_skip();
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         const char *path = tbt_corpus_file(files[i]);
         if (!path)

@@ -553,7 +553,7 @@ static void corpus_humanoids_keep_exactly_their_name_roles(void **state)
         tb_doc_free(doc);
     }
     if (!ran)
-        skip();
+        tbt_skip();
 }
 
 static void foxes_find_their_pelvis_without_help(void **state)
@@ -600,7 +600,7 @@ static void foxes_find_their_pelvis_without_help(void **state)
         tb_doc_free(doc);
     }
     if (!ran)
-        skip();
+        tbt_skip();
 }
 
 static void cli_reports_where_roles_came_from_and_takes_role_overrides(void **state)

@@ -562,7 +562,7 @@ static void measure_corpus_clip(const char *rel, const char *clip_name)
 {
     const char *path = tbt_corpus_file(rel);
     if (!path)
-        skip();
+        tbt_skip();
     tb_doc *doc;
     tb_model *m;
     tb_clip *clip;

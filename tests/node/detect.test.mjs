@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 import validator from 'gltf-validator';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
 const shared = process.env.TB_SHARED_DIR;
@@ -26,11 +27,9 @@ function check(ok, what) {
 }
 
 const inputs = [];
-if (shared) {
-  for (const rel of ['corpus/characters/banter_Wolf.glb', 'corpus/characters/banter_Bone_Demon.glb']) {
-    const f = join(shared, rel);
-    if (existsSync(f)) inputs.push(f);
-  }
+for (const rel of ['characters/banter_Wolf.glb', 'characters/banter_Bone_Demon.glb']) {
+  const f = corpusFile(rel);
+  if (f) inputs.push(f);
 }
 for (const v of ['tail_leg', 'tail_fur', 'tail_back', 'tail_metres_bare', 'scabbard']) {
   const f = join(tmp, `${v}.glb`);

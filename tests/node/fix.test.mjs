@@ -9,6 +9,7 @@ import * as THREE from 'three';
 import validator from 'gltf-validator';
 import { stripTextures } from './gltf_util.mjs';
 import { loadGltf, skinnedMeshes } from './synth_lib.mjs';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'fix-'));
@@ -217,7 +218,7 @@ await checkFile('synthetic tail_segmented', segFixed, ['Walk', 'Sprint']);
 // Real characters with a library's clips transferred first (../shared only).
 const shared = process.env.TB_SHARED_DIR;
 const corpus = shared && path.join(shared, 'corpus');
-const lib = corpus && path.join(corpus, 'clips', 'Xbot_agree_run_walk.glb');
+const lib = corpusFile('clips/Xbot_agree_run_walk.glb');
 const libClips = ['Armature|Armature|walk_Armature', 'Armature|Armature|run_Armature'];
 if (lib && fs.existsSync(lib)) {
   const low = path.join(tmp, 'xbot_lowpoly.glb'), lowFixed = path.join(tmp, 'xbot_lowpoly.fixed.glb');
@@ -229,16 +230,16 @@ if (lib && fs.existsSync(lib)) {
   // Both are built from rigid pieces, tail included: the default binds each
   // tail piece to one bone, like the body.
   for (const name of ['banter_Wolf', 'banter_Bone_Demon']) {
-    const src = path.join(corpus, 'characters', name + '.glb');
-    if (!fs.existsSync(src)) continue;
+    const src = corpusFile(`characters/${name}.glb`);
+    if (!src) continue;
     const out = path.join(tmp, name + '.fixed.glb');
     run(['fix', src, '-o', out, '--clips', lib, '--only', 'walk,run', '-q']);
     await checkFile(name, out, libClips);
   }
   // The smooth-weight path on the Wolf's coarse tail: blended across whole
   // segments it does not tear (its p99 is above the rigid body's: reported).
-  const wolf = path.join(corpus, 'characters', 'banter_Wolf.glb');
-  if (fs.existsSync(wolf)) {
+  const wolf = corpusFile('characters/banter_Wolf.glb');
+  if (wolf) {
     const out = path.join(tmp, 'banter_Wolf.smooth.glb');
     run(['fix', wolf, '-o', out, '--clips', lib, '--only', 'walk,run', '--smooth-pieces', '--blend-zone', '0.5', '-q']);
     await checkFile('banter_Wolf --smooth-pieces --blend-zone 0.5', out, libClips, { stretch: false, torn0: true });

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import validator from 'gltf-validator';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
 if (!cli || !fs.existsSync(cli)) {
@@ -23,9 +24,8 @@ const plain = path.join(tmp, 'plain.glb');
 run('synth', '--variant', 'plain', '-o', plain);
 const bodies = [['synth:plain', plain]];
 for (const f of ['clips/Xbot_agree_run_walk.glb', 'clips/threejs_Soldier_rexport.glb']) {
-  const p = path.join(shared, 'corpus', f);
-  if (fs.existsSync(p)) bodies.push([p, p]);
-  else console.log(`skip ${f}: ../shared/corpus absent`);
+  const p = corpusFile(f);
+  if (p) bodies.push([p, p]);
 }
 const fixtures = run('synth', '--fixtures').trim().split('\n');
 let passed = 0, failed = 0;

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { stripTextures } from './gltf_util.mjs';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const TOL_H = 1e-4;
 const cli = process.env.TB_CLI;
@@ -33,15 +34,13 @@ function check(ok, what) {
 
 // Cases: [file, clip name as `tailbone measure --clip` takes it].
 const cases = [];
-if (shared) {
-  for (const [rel, clip] of [['corpus/clips/Xbot_agree_run_walk.glb', 'walk'],
-                             ['corpus/clips/Xbot_agree_run_walk.glb', 'agree'],
-                             ['corpus/clips/threejs_Soldier_rexport.glb', 'Walk'],
-                             ['corpus/clips/threejs_Soldier_rexport.glb', 'Run'],
-                             ['corpus/reference/khronos_Fox.glb', 'Walk']]) {
-    const f = join(shared, rel);
-    if (existsSync(f)) cases.push([f, clip]);
-  }
+for (const [rel, clip] of [['clips/Xbot_agree_run_walk.glb', 'walk'],
+                           ['clips/Xbot_agree_run_walk.glb', 'agree'],
+                           ['clips/threejs_Soldier_rexport.glb', 'Walk'],
+                           ['clips/threejs_Soldier_rexport.glb', 'Run'],
+                           ['reference/khronos_Fox.glb', 'Walk']]) {
+  const f = corpusFile(rel);
+  if (f) cases.push([f, clip]);
 }
 // Synthetic characters make the check independent of ../shared.
 if (cli) {

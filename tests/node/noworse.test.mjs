@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import validator from 'gltf-validator';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
 if (!cli || !fs.existsSync(cli)) {
@@ -57,8 +58,8 @@ for (const v of ['tail_hips', 'tail_welded', 'tail_long']) {
   } catch { /* variant absent: the corpus still runs */ }
 }
 const shared = process.env.TB_SHARED_DIR;
-const corpus = shared && path.join(shared, 'corpus');
-if (corpus && fs.existsSync(corpus)) {
+const corpus = corpusDir();
+if (corpus) {
   for (const dir of ['characters', 'clips', 'reference']) {
     const d = path.join(corpus, dir);
     if (!fs.existsSync(d)) continue;
@@ -77,8 +78,6 @@ if (corpus && fs.existsSync(corpus)) {
     execFileSync(cli, ['synth', '--onto', b, '--fixture', fixture, '-o', f], { stdio: 'ignore' });
     files.push([`${body}+${fixture}`, f]);
   }
-} else {
-  console.log('skip corpus files: ../shared/corpus is absent');
 }
 for (const [label, f] of files) {
   await check(label, f, 'copy');

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { stripTextures } from './gltf_util.mjs';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
 const shared = process.env.TB_SHARED_DIR;
@@ -31,10 +32,9 @@ function check(ok, what) {
   else { failed++; console.log(`FAIL ${what}`); }
 }
 
-const corpus = shared ? join(shared, 'corpus') : null;
-const libs = corpus ? ['clips/threejs_Soldier_rexport.glb', 'clips/Xbot_agree_run_walk.glb'].map((r) => join(corpus, r)) : [];
-const chars = corpus ? ['characters/banter_Wolf.glb', 'characters/banter_Bone_Demon.glb'].map((r) => join(corpus, r)) : [];
-if (!cli || !existsSync(cli) || !corpus || ![...libs, ...chars].every((f) => existsSync(f))) {
+const libs = ['clips/threejs_Soldier_rexport.glb', 'clips/Xbot_agree_run_walk.glb'].map(corpusFile);
+const chars = ['characters/banter_Wolf.glb', 'characters/banter_Bone_Demon.glb'].map(corpusFile);
+if (!cli || !existsSync(cli) || ![...libs, ...chars].every((f) => f)) {
   console.log('skip: needs TB_CLI and ../shared/corpus (clips and characters)');
   console.log('0 passed, 0 failed');
   process.exit(77);

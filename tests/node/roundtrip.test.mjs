@@ -6,8 +6,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import validator from 'gltf-validator';
+import { corpusFile, corpusDir } from './corpus.mjs';
 
 const cli = process.env.TB_CLI;
+fs.mkdirSync(process.env.TB_TMP || '/tmp', { recursive: true });
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'rt-'));
 fs.mkdirSync(tmp, { recursive: true });
 let passed = 0, failed = 0;
@@ -74,16 +76,14 @@ function buildGltf() {
 await check('built .gltf with external and data: buffers', buildGltf(), { expectClean: true });
 
 const shared = process.env.TB_SHARED_DIR;
-const corpus = shared && path.join(shared, 'corpus');
-if (corpus && fs.existsSync(corpus)) {
+const corpus = corpusDir();
+if (corpus) {
   for (const dir of ['characters', 'clips', 'reference']) {
     const d = path.join(corpus, dir);
     if (!fs.existsSync(d)) continue;
     for (const f of fs.readdirSync(d).filter((f) => f.endsWith('.glb')).sort())
       await check(`${dir}/${f}`, path.join(d, f));
   }
-} else {
-  console.log('skip corpus files: ../shared/corpus is absent');
 }
 
 console.log(`${passed} passed, ${failed} failed`);

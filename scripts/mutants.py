@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""Mutation check of the test suite (`make mutants`, docs/testing.md).
+
+Each mutant in tests/mutants/list is one small change to one source file: an
+exact snippet of today's code and its replacement. For each, this script
+copies the checkout into build-mutants/tree (the checkout itself is never
+written, so an interrupted run leaves it as it was), applies the change,
+rebuilds in build-mutants/build, runs first the test named as the one that
+checks that behaviour, then (if it passed) the rest of the suite, stopping at
+the first failure, and prints killed/survived with the test that killed it.
+
+A mutant whose snippet is no longer in the file (or is there more than once)
+is reported as STALE, never skipped silently: fix the list.
+
+  scripts/mutants.py                 run every mutant
+  scripts/mutants.py --only ID,ID    run some
+  scripts/mutants.py --check         only check that every snippet applies
+  scripts/mutants.py --docs FILE     also put the table into FILE between
+                                     <!-- mutants:begin --> and <!-- mutants:end -->
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIST = os.path.join(ROOT, 'tests', 'mutants', 'list')
+WORK = os.path.join(ROOT, 'build-mutants')
+TREE = os.path.join(WORK, 'tree')
+BUILD = os.path.join(WORK, 'build')
+JOBS = os.environ.get('JOBS') or str(os.cpu_count() or 2)
+TEST_TIMEOUT = int(os.environ.get('TB_MUTANT_TIMEOUT', '900'))
+
+
+def parse_list(path):
+    """[id] blocks of key = value lines; from/to take \\n and \\t escapes."""
+    mutants, cur = [], None
+    with open(path, encoding='utf-8') as f:
+        for no, line in enumerate(f, 1):
+            line = line.rstrip('\n')
+            if not line.strip() or line.lstrip().startswith('#'):
+                continue
+            m = re.match(r'^\[([A-Za-z0-9_.-]+)\]\s*$', line)
+            if m:
+                cur = {'id': m.group(1), 'line': no}
+                mutants.append(cur)
+                continue
+            m = re.match(r'^(file|area|what|test|from|to)\s*=\s?(.*)$', line)
+            if not m or cur is None:
+                sys.exit(f'{path}:{no}: expected [id] or key = value, got: {line}')
+            key, val = m.group(1), m.group(2)
+            if key in ('from', 'to'):
+                val = val.replace('\\n', '\n').replace('\\t', '\t')
+            cur[key] = val
+    ids = set()
+    for mu in mutants:
+        for key in ('file', 'area', 'what', 'test', 'from', 'to'):
+            if key not in mu:
+                sys.exit(f"{path}:{mu['line']}: [{mu['id']}] has no '{key} ='")
+        if mu['id'] in ids:
+            sys.exit(f"{path}:{mu['line']}: duplicate id {mu['id']}")
+        ids.add(mu['id'])
+    return mutants
+
+
+def applies(mu):
+    """None when the snippet occurs exactly once, else why not."""
+    p = os.path.join(ROOT, mu['file'])
+    if not os.path.exists(p):
+        return f"{mu['file']} does not exist"
+    n = open(p, encoding='utf-8').read().count(mu['from'])
+    if n == 0:
+        return 'snippet not found'
+    if n > 1:
+        return f'snippet found {n} times'
+    return None
+
+
+def sync_tree():
+    """Copies the checkout's files (tracked and untracked, not ignored) into
+    TREE, writing only those that differ, so the build stays incremental."""
+    files = subprocess.run(['git', 'ls-files', '-co', '--exclude-standard', '-z'], cwd=ROOT,
+                           check=True, capture_output=True).stdout.decode().split('\0')
+    for rel in filter(None, files):
+        src, dst = os.path.join(ROOT, rel), os.path.join(TREE, rel)
+        if not os.path.isfile(src) or os.path.islink(src):
+            continue
+        data = open(src, 'rb').read()
+        if os.path.exists(dst) and open(dst, 'rb').read() == data:
+            continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(dst, 'wb') as f:
+            f.write(data)
+        shutil.copymode(src, dst)
+    # the suite finds ../shared beside the source tree and node_modules in it
+    links = {os.path.join(TREE, 'node_modules'): os.path.join(ROOT, 'node_modules'),
+             os.path.join(WORK, 'shared'): os.path.realpath(os.path.join(ROOT, '..', 'shared'))}
+    for link, target in links.items():
+        if os.path.exists(target) and not os.path.lexists(link):
+            os.symlink(target, link)
+
+
+def sh(cmd, timeout=None, env=None):
+    t0 = time.time()
+    os.makedirs(os.path.join(BUILD, 'tests', 'tmp'), exist_ok=True)
+    try:
+        p = subprocess.run(cmd, cwd=BUILD, capture_output=True, text=True, timeout=timeout, env=env,
+                           errors='replace')
+        return p.returncode, p.stdout + p.stderr, time.time() - t0
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b'').decode(errors='replace') if isinstance(e.stdout, bytes) else (e.stdout or '')
+        return 124, out, time.time() - t0
+
+
+def build(targets=None):
+    cmd = ['cmake', '--build', BUILD, '-j' + JOBS]
+    for t in targets or []:
+        cmd += ['--target', t]
+    rc, out, _ = sh(cmd)
+    return rc == 0, out
+
+
+def test_env():
+    env = dict(os.environ)
+    env.update(TB_SHARED_DIR=os.path.join(WORK, 'no-such-shared' if NO_SHARED else 'shared'), TB_TMP=os.path.join(BUILD, 'tests', 'tmp'),
+               TB_CLI=os.path.join(BUILD, 'tailbone'))
+    env.pop('TB_SKIP_LOG', None)
+    return env
+
+
+def failed_cmocka(out):
+    return re.findall(r'^\[  FAILED  \] (\S+)$', out, re.M) or re.findall(r'^\[  ERROR   \] (\S+)', out, re.M)
+
+
+def run_named(test):
+    """Runs 'prog/case' (one cmocka test) or 'node_x' / 'prog' (a whole CTest
+    test). Returns (failed, names of what failed, output)."""
+    prog, _, case = test.partition('/')
+    if prog.startswith('node_') or not case:
+        rc, out, _ = sh(['ctest', '--output-on-failure', '-R', '^' + prog + '$'], timeout=TEST_TIMEOUT + 60)
+        if 'No tests were found' in out:
+            return None, [], out
+        names = [f'{prog}/{c}' for c in failed_cmocka(out)] or [prog]
+        return rc != 0, names, out
+    env = test_env()
+    env['TBT_FILTER'] = case
+    os.makedirs(env['TB_TMP'], exist_ok=True)
+    exe = os.path.join(BUILD, 'tests', prog)
+    try:
+        p = subprocess.run([exe], cwd=os.path.join(BUILD, 'tests'), capture_output=True, text=True,
+                           env=env, timeout=TEST_TIMEOUT, errors='replace')
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired:
+        return True, [f'{test} (timeout)'], ''
+    if '[ PASSED ] 0 test' in out or re.search(r'\[==========\] 0 test', out):
+        return None, [], out  # the filter matched nothing: the list names a test that is gone
+    return rc != 0, [f'{prog}/{c}' for c in failed_cmocka(out)] or [test], out
+
+
+def run_suite(exclude):
+    """The whole CTest suite, stopping at the first failing test."""
+    cmd = ['ctest', '--stop-on-failure', '--output-on-failure', '-j' + JOBS, '--timeout', str(TEST_TIMEOUT)]
+    if exclude:
+        cmd += ['-E', '^(' + '|'.join(re.escape(e) for e in exclude) + ')$']
+    rc, out, _ = sh(cmd)
+    if rc == 0:
+        return False, [], out
+    progs = re.findall(r'Test\s+#\d+: (\S+) \.+\*+(?:Failed|Exception|Timeout)', out)
+    progs += re.findall(r'Test\s+#\d+: (\S+) \.+\s*\*\*\*(?:Failed|Timeout|Exception)', out)
+    names = [f'{p}/{c}' for p in dict.fromkeys(progs) for c in failed_cmocka(out)] or list(dict.fromkeys(progs))
+    return True, names or ['(suite)'], out
+
+
+RESULTS = os.path.join(WORK, 'results.json')
+NO_SHARED = False  # --no-shared: the named tests run as if ../shared were absent
+
+
+def key(mu):
+    """A result stays valid while the mutant and its file are unchanged."""
+    h = hashlib.sha1()
+    for k in ('file', 'from', 'to', 'test'):
+        h.update(mu[k].encode() + b'\0')
+    h.update(open(os.path.join(ROOT, mu['file']), 'rb').read())
+    return h.hexdigest()
+
+
+def table(results):
+    rows = ['| id | area | mutation | result | killed by |', '|---|---|---|---|---|']
+    for mu, res, by in results:
+        what = mu['what'].replace('|', '\\|')
+        rows.append(f"| {mu['id']} | {mu['area']} | {what} | {res} | {by} |")
+    return '\n'.join(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--only', help='comma-separated mutant ids')
+    ap.add_argument('--check', action='store_true', help='only check that every snippet applies once')
+    ap.add_argument('--table', action='store_true',
+                    help='run nothing: write the table from the kept results (others show as not run)')
+    ap.add_argument('--pending', action='store_true',
+                    help='run only the mutants without a kept result for the same snippet, file and test')
+    ap.add_argument('--docs', help='file whose mutants:begin/end block receives the table')
+    ap.add_argument('--list', default=LIST)
+    ap.add_argument('--no-shared', action='store_true',
+                    help='run only the named cmocka tests, without ../shared (the self-contained suite); '
+                         'results are printed, not kept')
+    args = ap.parse_args()
+    global NO_SHARED, RESULTS
+    NO_SHARED = args.no_shared
+    if NO_SHARED:
+        RESULTS = os.path.join(WORK, 'results-no-shared.json')
+        args.docs = None
+    mutants = parse_list(args.list)
+    if args.only:
+        want = set(args.only.split(','))
+        unknown = want - {m['id'] for m in mutants}
+        if unknown:
+            sys.exit('no such mutant: ' + ', '.join(sorted(unknown)))
+        mutants = [m for m in mutants if m['id'] in want]
+
+    if args.pending:
+        saved0 = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+        mutants = [m for m in mutants if applies(m) or m['id'] not in saved0
+                   or saved0[m['id']]['key'] != key(m)]
+        args.only = ','.join(m['id'] for m in mutants) or None
+        print('pending: ' + (args.only or 'none'))
+        if not mutants:
+            return 0
+    stale = [(mu, applies(mu)) for mu in mutants]
+    stale = [(mu, why) for mu, why in stale if why]
+    for mu, why in stale:
+        print(f"STALE {mu['id']} ({mu['file']}): {why}; tests/mutants/list line {mu['line']}")
+    if args.check:
+        print(f'{len(mutants)} mutants, {len(stale)} stale')
+        return 1 if stale else 0
+
+    if args.table:
+        saved = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+        results = []
+        for mu in mutants:
+            r = saved.get(mu['id'])
+            ok = r and not applies(mu) and r['key'] == key(mu)
+            results.append((mu, r['result'], r['by']) if ok else (mu, 'not run', ''))
+        return write_table(results, args, None)
+
+    os.makedirs(TREE, exist_ok=True)
+    sync_tree()
+    # Ctrl-C: finish by restoring the tree copy (the checkout is never touched).
+    def on_term(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_term)
+    if not os.path.exists(os.path.join(BUILD, 'CMakeCache.txt')):
+        subprocess.run(['cmake', '-S', TREE, '-B', BUILD, '-DCMAKE_BUILD_TYPE=RelWithDebInfo'],
+                       check=True, stdout=subprocess.DEVNULL)
+    ok, out = build()
+    if not ok:
+        print(out[-3000:])
+        sys.exit('the unmutated tree does not build')
+    # Baseline: every test named in the list passes unmutated, or a kill by
+    # it would mean nothing.
+    t_start = time.time()
+    for test in dict.fromkeys(mu['test'] for mu in mutants):
+        failed, names, out = run_named(test)
+        if failed is None:
+            sys.exit(f'tests/mutants/list names {test}, which does not exist')
+        if failed:
+            print(out[-3000:])
+            sys.exit(f'baseline: {test} fails on the unmutated tree')
+    print(f'baseline: the {len(set(m["test"] for m in mutants))} named tests pass '
+          f'({time.time() - t_start:.0f} s)')
+
+    results = []
+    stale_ids = {mu['id'] for mu, _ in stale}
+    saved = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+    try:
+        for i, mu in enumerate(mutants, 1):
+            if mu['id'] in stale_ids:
+                results.append((mu, 'STALE', 'snippet no longer applies'))
+                continue
+            t0 = time.time()
+            path = os.path.join(TREE, mu['file'])
+            pristine = open(os.path.join(ROOT, mu['file']), encoding='utf-8').read()
+            try:
+                with open(path, 'w', encoding='utf-8') as f:
+                    f.write(pristine.replace(mu['from'], mu['to'], 1))
+                prog = mu['test'].split('/')[0]
+                targets = ['tailbone'] + ([] if prog.startswith('node_') else [prog])
+                ok, out = build(targets)
+                if not ok:
+                    res, by = 'NO BUILD', (re.findall(r'error: .*', out) or ['?'])[0][:80]
+                else:
+                    failed, names, _ = run_named(mu['test'])
+                    if not failed and '/' in mu['test'] and not NO_SHARED:
+                        # the rest of the named test's program next: cheap
+                        failed, names, _ = run_named(prog)
+                        if failed:
+                            names = [n + ' (same program)' for n in names]
+                    if failed and not names[0].endswith('(same program)'):
+                        res, by = 'killed', ', '.join(dict.fromkeys(names)) + ' (direct)'
+                    elif failed:
+                        res, by = 'killed', ', '.join(dict.fromkeys(names))
+                    elif NO_SHARED:
+                        res, by = 'SURVIVED', '(named test only, no ../shared)'
+                    else:
+                        ok, out = build()
+                        # mutants_list checks the list against the (mutated) tree:
+                        # it fails for every mutant and would say nothing
+                        failed, names, _ = run_suite([prog, 'mutants_list']) if ok else (True, ['(build)'], out)
+                        res, by = ('killed', ', '.join(names)) if failed else ('SURVIVED', '')
+            finally:
+                with open(path, 'w', encoding='utf-8') as f:
+                    f.write(pristine)
+            results.append((mu, res, by))
+            saved[mu['id']] = {'key': key(mu), 'result': res, 'by': by, 'seconds': round(time.time() - t0)}
+            with open(RESULTS, 'w') as f:
+                json.dump(saved, f, indent=1)
+            print(f"[{i}/{len(mutants)}] {mu['id']}: {res} {by} ({time.time() - t0:.0f} s)", flush=True)
+    except KeyboardInterrupt:
+        print('interrupted: the tree copy is restored; the checkout was never written')
+    build()
+    if args.only and not NO_SHARED:
+        # the table covers the whole list: earlier results for unchanged
+        # mutants (same snippet, same file) are kept, others show as not run
+        ran = {mu['id'] for mu, _, _ in results}
+        for mu in parse_list(args.list):
+            if mu['id'] in ran:
+                continue
+            r = saved.get(mu['id'])
+            if r and os.path.exists(os.path.join(ROOT, mu['file'])) and r['key'] == key(mu):
+                results.append((mu, r['result'], r['by']))
+            else:
+                results.append((mu, 'not run', ''))
+        order = {mu['id']: i for i, mu in enumerate(parse_list(args.list))}
+        results.sort(key=lambda x: order[x[0]['id']])
+
+    return write_table(results, args, t_start)
+
+
+def write_table(results, args, t_start):
+    killed = sum(1 for _, r, _ in results if r == 'killed')
+    direct = sum(1 for _, r, b in results if r == 'killed' and b.endswith('(direct)'))
+    n = sum(1 for _, r, _ in results if r != 'not run')
+    summary = (f'{n} mutants: {killed} killed ({direct} by the test that checks that behaviour), '
+               f"{sum(1 for _, r, _ in results if r == 'SURVIVED')} survived, "
+               f"{sum(1 for _, r, _ in results if r == 'STALE')} stale, "
+               f"{sum(1 for _, r, _ in results if r == 'NO BUILD')} did not build, "
+               f"{sum(1 for _, r, _ in results if r == 'not run')} not run"
+               + (f'; this run {time.time() - t_start:.0f} s' if t_start else ''))
+    text = table(results) + '\n\n' + summary + '\n'
+    print('\n' + text)
+    with open(os.path.join(WORK, 'mutants.md'), 'w') as f:
+        f.write(text)
+    if args.docs:
+        doc = open(args.docs, encoding='utf-8').read()
+        begin, end = '<!-- mutants:begin -->', '<!-- mutants:end -->'
+        if begin not in doc or end not in doc:
+            sys.exit(f'{args.docs}: no {begin} ... {end} block')
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        with open(args.docs, 'w', encoding='utf-8') as f:
+            f.write(head + begin + '\n' + text + end + tail)
+    return 0 if killed == n else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
