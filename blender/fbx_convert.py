@@ -12,6 +12,10 @@ import bpy
 def main(argv):
     src, dst = argv[-2], argv[-1]
     bpy.ops.wm.read_factory_settings(use_empty=True)
+    # Both exporters sample the clips at the scene's frame rate, on whole
+    # frames: 60 per second keeps 30 fps keys (tailbone's baked tail) and
+    # 24, 30 or 60 fps clip ends exactly (the default 24 shifts them)
+    bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = 60, 1.0
     ext_in, ext_out = os.path.splitext(src)[1].lower(), os.path.splitext(dst)[1].lower()
     if ext_in in ('.glb', '.gltf'):
         import numpy  # Blender 3.4's glTF importer still names numpy.bool (gone in numpy 1.24)
@@ -31,10 +35,13 @@ def main(argv):
         bpy.ops.import_scene.fbx(filepath=src, use_anim=True, ignore_leaf_bones=False,
                                  automatic_bone_orientation=False, anim_offset=0.0)
         # Blender names each take's action "Object|Take" (and writes takes as
-        # "Object|Action"): the clip's own name is the last part
+        # "Object|Action"): the clip's own name is what follows the object's
+        obs = sorted((o.name + '|' for o in bpy.data.objects), key=len, reverse=True)
         for act in bpy.data.actions:
-            if '|' in act.name:
-                act.name = act.name.rsplit('|', 1)[1]
+            name = act.name
+            for _ in range(2):
+                name = next((name[len(p):] for p in obs if name.startswith(p)), name)
+            act.name = name
     else:
         raise SystemExit('tailbone fbx: %s: not .glb, .gltf or .fbx' % src)
     if ext_out in ('.glb', '.gltf'):

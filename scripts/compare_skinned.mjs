@@ -81,6 +81,13 @@ function stats(a, b, map, h) {
   return { p99: d[Math.floor(0.99 * (d.length - 1))], max: d[d.length - 1] };
 }
 
+// Centre and size of the rest-pose box, to tell a moved or scaled whole from a bad skin.
+function box(p) {
+  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  for (let i = 0; i < p.length; i++) { lo[i % 3] = Math.min(lo[i % 3], p[i]); hi[i % 3] = Math.max(hi[i % 3], p[i]); }
+  return { centre: lo.map((l, k) => +((l + hi[k]) / 2).toFixed(3)), size: lo.map((l, k) => +(hi[k] - l).toFixed(3)) };
+}
+
 const [fa, fb] = process.argv.slice(2);
 const A = await load(fa), B = await load(fb);
 const pa = positions(A), pb = positions(B);
@@ -94,9 +101,12 @@ const res = {
   vertices: [pa.length / 3, pb.length / 3], joints: [joints(A), joints(B)],
   clips: [A.animations.length, B.animations.length],
   bind: stats(pa, pb, map, h), per_clip: {},
+  box: [box(pa), box(pb)],
 };
 for (const ca of A.animations) {
-  const cb = B.animations.find((c) => c.name === ca.name);
+  // Blender's FBX round trip may drop an "Armature|" prefix: compare by the last part
+  const last = (n) => n.split('|').pop();
+  const cb = B.animations.find((c) => c.name === ca.name) || B.animations.find((c) => last(c.name) === last(ca.name));
   if (!cb) { res.per_clip[ca.name] = 'missing'; continue; }
   let p99 = 0, max = 0;
   for (let k = 0; k < 12; k++) {
