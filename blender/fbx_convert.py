@@ -3,24 +3,43 @@
 # IN and OUT are .glb/.gltf or .fbx; the scene is emptied first, IN imported
 # with Blender's own importer and OUT written with its exporter, every
 # armature action included (each becomes one glTF animation / FBX take).
+import json
 import os
+import struct
 import sys
 
 import bpy
 
 
+def gltf_clip_rate(path):
+    """The frame rate that puts every clip's end on a whole frame (both
+    exporters sample clips on whole frames at the scene's rate: 24 fps would
+    move the end of a 30 fps clip), among the usual rates; 60 if none does."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    if data[:4] == b'glTF':
+        n = struct.unpack_from('<I', data, 12)[0]
+        doc = json.loads(data[20:20 + n])
+    else:
+        doc = json.loads(data)
+    ends = [max(doc['accessors'][s['input']].get('max', [0])[0] for s in a.get('samplers', []))
+            for a in doc.get('animations', []) if a.get('samplers')]
+    for fps in (24, 25, 30, 48, 50, 60, 120):
+        if all(abs(t * fps - round(t * fps)) < 0.02 for t in ends):
+            return fps
+    return 60
+
+
 def main(argv):
     src, dst = argv[-2], argv[-1]
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    # Both exporters sample the clips at the scene's frame rate, on whole
-    # frames: 60 per second keeps 30 fps keys (tailbone's baked tail) and
-    # 24, 30 or 60 fps clip ends exactly (the default 24 shifts them)
-    bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = 60, 1.0
     ext_in, ext_out = os.path.splitext(src)[1].lower(), os.path.splitext(dst)[1].lower()
     if ext_in in ('.glb', '.gltf'):
         import numpy  # Blender 3.4's glTF importer still names numpy.bool (gone in numpy 1.24)
         if 'bool' not in numpy.__dict__:
             numpy.bool = bool
+        # the scene's rate before the import, which turns seconds into frames with it
+        bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = gltf_clip_rate(src), 1.0
         bpy.ops.import_scene.gltf(filepath=src)
         # the importer stashes each animation on an NLA track named after it and
         # names the action "Anim_Object"; give the action the animation's name
@@ -30,6 +49,7 @@ def main(argv):
                     if strip.action and ob.type == 'ARMATURE':
                         strip.action.name = track.name
     elif ext_in == '.fbx':
+        # the FBX importer sets the scene's rate to the file's;
         # automatic_bone_orientation off: bones keep the file's joint frames, so
         # clips and bind poses come back as they were written
         bpy.ops.import_scene.fbx(filepath=src, use_anim=True, ignore_leaf_bones=False,
