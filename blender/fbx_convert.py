@@ -48,6 +48,12 @@ def main(argv):
                 for strip in track.strips:
                     if strip.action and ob.type == 'ARMATURE':
                         strip.action.name = track.name
+        # a clip whose first key is after 0 s keeps its start: the FBX exporter
+        # writes each take from the action's first frame, so the range starts at 0
+        for act in bpy.data.actions:
+            if act.frame_range[0] > 0:
+                act.use_frame_range = True
+                act.frame_start, act.frame_end = 0, act.frame_range[1]
     elif ext_in == '.fbx':
         # the FBX importer sets the scene's rate to the file's;
         # automatic_bone_orientation off: bones keep the file's joint frames, so

@@ -189,7 +189,8 @@ def render_shot(arm, meshes, path):
     scene.display.shading.light = 'STUDIO'
     scene.display.shading.color_type = 'MATERIAL'
     scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 480, 360, 100
-    scene.render.image_settings.color_mode = 'RGB'
+    scene.render.image_settings.color_mode = 'BW'  # grey model on grey: one channel, a small PNG
+    scene.render.image_settings.compression = 100
     scene.render.filepath = path
     bpy.ops.render.render(write_still=True)
     check(os.path.getsize(path) > 1000, 'screenshot rendered to %s' % path)
