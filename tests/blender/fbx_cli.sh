@@ -47,7 +47,7 @@ node "$root/scripts/compare_skinned.mjs" wolf_fixed.glb wolf_back.glb >cmp.json
 worst=$(json cmp.json "max(c['p99'] for c in d['per_clip'].values() if isinstance(c, dict))")
 missing=$(json cmp.json "sum(1 for c in d['per_clip'].values() if not isinstance(c, dict))")
 echo "compare: $(cat cmp.json)"
-python3 -c "import sys; sys.exit(0 if float('$worst') < 0.01 and $missing == 0 else 1)" \
-  && ok "FBX result vs GLB result in three.js: every clip there, worst p99 distance $worst H (< 0.01)" \
+python3 -c "import sys; sys.exit(0 if float('$worst') < 0.001 and $missing == 0 else 1)" \
+  && ok "FBX result vs GLB result in three.js: every clip there, worst p99 distance $worst H (< 0.001)" \
   || bad "FBX result differs from the GLB result: worst p99 $worst H, $missing clip(s) missing"
 exit $fail
