@@ -67,17 +67,25 @@ static void tb__last_error(const char *log, char *buf, size_t size)
     fclose(f);
 }
 
-/* Runs the converter from src to dst; `name` is the file the user named. */
-static int tb__convert(const tb_cli_fbx *f, const char *src, const char *dst, const char *name)
+/* Finds the converter, or prints what to install (naming `name`) and returns 0. */
+static int tb__need_blender(char *blender, size_t size, const char *name)
 {
-    char blender[4096];
-    if (!tb__find_blender(blender, sizeof blender)) {
+    if (!tb__find_blender(blender, size)) {
         fprintf(stderr,
                 "tailbone: %s: FBX needs Blender (3.4 or later) as converter, and %s; install it "
                 "(Debian: apt install blender) or set TAILBONE_BLENDER to its path [fbx-converter]\n",
                 name, getenv("TAILBONE_BLENDER") && *getenv("TAILBONE_BLENDER") ? "$TAILBONE_BLENDER is not a program" : "none is on PATH");
-        return TB_EXIT_FAIL;
+        return 0;
     }
+    return 1;
+}
+
+/* Runs the converter from src to dst; `name` is the file the user named. */
+static int tb__convert(const tb_cli_fbx *f, const char *src, const char *dst, const char *name)
+{
+    char blender[4096];
+    if (!tb__need_blender(blender, sizeof blender, name))
+        return TB_EXIT_FAIL;
     char log[4200];
     snprintf(log, sizeof log, "%s/blender.log", f->dir);
     pid_t pid = fork();
@@ -116,6 +124,9 @@ int tb_cli_fbx_open(tb_cli_fbx *f, const char *in, const char *out, const char *
     *save_path = out;
     if (!tb_cli_is_fbx(in) && !tb_cli_is_fbx(out))
         return TB_EXIT_OK;
+    char blender[4096]; /* before any work: a missing converter is said at once */
+    if (!tb__need_blender(blender, sizeof blender, tb_cli_is_fbx(in) ? in : out))
+        return TB_EXIT_FAIL;
     const char *tmp = getenv("TMPDIR");
     snprintf(f->dir, sizeof f->dir, "%s/tailbone-fbx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(f->dir)) {
