@@ -8,7 +8,6 @@ bl_info = {
     "blender": (3, 4, 0),
     "location": "View3D > Sidebar > Tailbone; File > Import > glTF 2.0 / FBX with Tail",
     "description": "Repairs the tail of an auto-rigged character: Tail_* bones, weights, baked spring motion",
-    "doc_url": "https://github.com/tailbone/tailbone/blob/main/docs/blender.md",
     "category": "Rigging",
 }
 
