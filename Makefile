@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 FUZZ_LONG_SECONDS ?= 3600
 
-.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean mutants mutants-pending figures check-figures
+.PHONY: all setup build demo test test-unit test-sanitize fuzz fuzz-long bench clean mutants mutants-pending figures check-figures blender-addon
 
 all: build
 
@@ -30,7 +30,7 @@ test-sanitize: setup
 	@cmake --build build-asan -j$(JOBS)
 	@rm -f build-asan/skips.log
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j$(JOBS) -E '^node_'
+	  ctest --output-on-failure -j$(JOBS) -E '^(node|blender)_'
 
 # Each target FUZZ_SECONDS (30 s: a minute for both in CI); fuzz-long an hour each.
 fuzz: setup build
@@ -59,6 +59,10 @@ mutants-pending: setup
 # (scripts/figures.py; the test figures_current checks them).
 figures: build
 	@scripts/figures.py --cli build/tailbone
+
+# The Blender add-on as an installable zip (docs/blender.md).
+blender-addon:
+	@python3 blender/make_zip.py build/tailbone_blender.zip
 
 bench: build
 	@for b in build/bench_*; do [ -x "$$b" ] && "$$b"; done

@@ -13,6 +13,11 @@ for p in build-essential cmake pkg-config libjansson-dev libcglm-dev libcmocka-d
          clang libclang-rt-14-dev nodejs npm libdraco-dev libmeshoptimizer-dev groff-base; do
   have_pkg "$p" || need+=("$p")
 done
+# Blender: the add-on's test and FBX in `tailbone fix` (docs/blender.md); assimp-utils:
+# the other FBX converter, measured against it (scripts/fbx_converters.sh)
+for p in blender assimp-utils; do
+  have_pkg "$p" || command -v "${p%-utils}" >/dev/null || need+=("$p")
+done
 # nodejs from another source may provide node/npm without the Debian package.
 if command -v node >/dev/null && command -v npm >/dev/null; then
   need=("${need[@]/nodejs}"); need=("${need[@]/npm}")

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/fbx.h"
 #include "tailbone/fix.h"
 #include "tailbone/vrm.h"
 
@@ -113,6 +114,8 @@ static void tb__help(void)
 {
     printf("usage: tailbone fix IN -o OUT [options]\n"
            "       tailbone fix DIR_OR_FILE... -o OUTDIR [-j N] [--force] [options]   (batch)\n\n"
+           "IN and OUT are .glb or .gltf, or .fbx (converted with Blender in background mode,\n"
+           "$TAILBONE_BLENDER or `blender` on PATH; docs/blender.md).\n\n"
            "The whole job, from a broken rig to a file that plays right everywhere:\n"
            "  1. detect the appendages (as `tailbone detect`) and repair them (SPEC A8/A9):\n"
            "     a tail gets a bone chain Tail_1..Tail_K + Tail_End (a second tail TailB_*, ...)\n"
@@ -416,6 +419,9 @@ int tb_cmd_fix(int argc, char **argv)
     memset(&rep, 0, sizeof rep);
     tb_doc *in_doc = NULL, *doc = NULL;
     json_t *j = NULL;
+    tb_cli_fbx fbx; /* IN or OUT in .fbx: converted through Blender (cli/fbx.c) */
+    memset(&fbx, 0, sizeof fbx);
+    const char *load_in = in, *save_out = out;
     {
         const char **inputs = calloc((size_t)lib_count + 1, sizeof *inputs);
         if (!inputs || !libs) {
@@ -434,12 +440,14 @@ int tb_cmd_fix(int argc, char **argv)
         if (rc != TB_EXIT_OK)
             goto done;
     }
+    if ((rc = tb_cli_fbx_open(&fbx, in, out, &load_in, &save_out)) != TB_EXIT_OK)
+        goto done;
     for (int k = 0; k < lib_count; k++)
         if (!(libs[k] = tb_cli_load(lib_paths[k], quiet))) {
             rc = TB_EXIT_FAIL;
             goto done;
         }
-    if (!(in_doc = tb_cli_load(in, quiet))) { /* its warnings matter: shown unless -q */
+    if (!(in_doc = tb_cli_load(load_in, quiet))) { /* its warnings matter: shown unless -q */
         rc = TB_EXIT_FAIL;
         goto done;
     }
@@ -486,7 +494,7 @@ int tb_cmd_fix(int argc, char **argv)
     json_object_set_new(j, "output", json_string(out));
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
         goto done;
-    if ((rc = tb_cli_save_doc(doc, out)) != TB_EXIT_OK)
+    if ((rc = tb_cli_save_doc(doc, save_out)) != TB_EXIT_OK || (rc = tb_cli_fbx_finish(&fbx, out)) != TB_EXIT_OK)
         goto done;
     if (!quiet) {
         if (as_json) {
@@ -516,6 +524,7 @@ int tb_cmd_fix(int argc, char **argv)
         }
     }
 done:
+    tb_cli_fbx_close(&fbx);
     json_decref(j);
     tb_fix_report_free(&rep);
     tb_doc_free(doc);

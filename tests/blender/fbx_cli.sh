@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `tailbone fix` with FBX in and out (Blender as converter), on the corpus Wolf:
+#   the Wolf as FBX -> fix --clips Xbot -> FBX, and -> GLB; the FBX result
+#   read back to GLB and compared in three.js with the GLB result; Khronos
+#   validator and `tailbone measure` (0 torn) on both; a missing converter
+#   refused with a message naming what to install.
+#   tests/blender/fbx_cli.sh CLI TMPDIR        (exit 77: skipped, with the reason)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cli="$1"; tmp="$2"
+blender="${BLENDER:-$(command -v blender || true)}"
+if [ -z "$blender" ]; then echo "SKIP: blender not found (scripts/setup.sh installs Debian's; or set BLENDER)"; exit 77; fi
+shared="${TB_SHARED_DIR:-$root/../shared}"
+wolf="$shared/corpus/characters/banter_Wolf.glb"; xbot="$shared/corpus/clips/Xbot_agree_run_walk.glb"
+if [ ! -f "$wolf" ] || [ ! -f "$xbot" ]; then echo "SKIP: ../shared corpus absent"; exit 77; fi
+if [ ! -d "$root/node_modules/gltf-validator" ]; then echo "SKIP: node_modules/gltf-validator absent (npm ci)"; exit 77; fi
+export TAILBONE_BLENDER="$blender"
+mkdir -p "$tmp"; cd "$tmp"; rm -f wolf*.fbx wolf*.glb
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+convert() { "$blender" -b --factory-startup --python-exit-code 1 --python "$root/blender/fbx_convert.py" -- "$1" "$2" >convert.log 2>&1 || { tail -5 convert.log; return 1; }; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+# a missing converter: one line saying what to install, nothing written
+if TAILBONE_BLENDER=/nonexistent/blender "$cli" fix "$wolf" -o wolf_none.fbx 2>err.txt; then bad "fix without a converter succeeded"
+elif grep -q "apt install blender" err.txt && [ ! -e wolf_none.fbx ]; then ok "no converter: $(cat err.txt)"
+else bad "no converter: unexpected message: $(cat err.txt)"; fi
+
+convert "$wolf" wolf.fbx && ok "the Wolf exported to FBX by Blender" || bad "Wolf to FBX"
+"$cli" fix wolf.fbx --clips "$xbot" -o wolf_fixed.fbx --report fbx.json >fix_fbx.txt && ok "tailbone fix wolf.fbx -o wolf_fixed.fbx" || bad "fix fbx -> fbx: $(tail -3 fix_fbx.txt)"
+"$cli" fix wolf.fbx --clips "$xbot" -o wolf_fixed.glb --report glb.json >fix_glb.txt && ok "tailbone fix wolf.fbx -o wolf_fixed.glb" || bad "fix fbx -> glb"
+[ "$(json glb.json "d['message']")" = "1 tail chain(s) added, 0 appendage(s) bound rigidly" ] && ok "the tail found in the FBX: $(json glb.json "d['message']")" || bad "no tail chain from the FBX: $(json glb.json "d['message']")"
+convert wolf_fixed.fbx wolf_back.glb && ok "wolf_fixed.fbx read back to GLB" || bad "FBX result unreadable"
+
+for f in wolf_fixed.glb wolf_back.glb; do
+  v=$(node "$root/tests/blender/validate.mjs" "$f")
+  [ "$(echo "$v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["errors"])')" = 0 ] && ok "$f: Khronos validator: no error" || bad "$f: validator: $v"
+  "$cli" measure "$f" --json >m.json
+  r=$(json m.json "' '.join('%s:%d/%d' % (c.get('clip', c.get('name', '?')), c['tail']['torn'], c['tail_vertices']) for c in d['clips'])")
+  n=$(json m.json "len(d['clips'])"); torn=$(json m.json "sum(c['tail']['torn'] + c['body']['torn'] for c in d['clips'])")
+  tv=$(json m.json "min(c['tail_vertices'] for c in d['clips'])")
+  [ "$n" -ge 3 ] && [ "$torn" = 0 ] && [ "$tv" -gt 100 ] && ok "$f: tailbone measure: $n clips, 0 torn, >= $tv tail vertices" || bad "$f: measure: $r"
+done
+# the FBX result plays as the GLB result does (three.js)
+node "$root/scripts/compare_skinned.mjs" wolf_fixed.glb wolf_back.glb >cmp.json
+worst=$(json cmp.json "max(c['p99'] for c in d['per_clip'].values() if isinstance(c, dict))")
+missing=$(json cmp.json "sum(1 for c in d['per_clip'].values() if not isinstance(c, dict))")
+echo "compare: $(cat cmp.json)"
+python3 -c "import sys; sys.exit(0 if float('$worst') < 0.001 and $missing == 0 else 1)" \
+  && ok "FBX result vs GLB result in three.js: every clip there, worst p99 distance $worst H (< 0.001)" \
+  || bad "FBX result differs from the GLB result: worst p99 $worst H, $missing clip(s) missing"
+exit $fail
