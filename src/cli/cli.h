@@ -69,6 +69,12 @@ int tb_cmd_detect(int argc, char **argv);
 int tb_cmd_fix(int argc, char **argv);
 int tb_cmd_retarget(int argc, char **argv);
 int tb_cmd_measure(int argc, char **argv);
+int tb_cmd_preview(int argc, char **argv);
+
+/* The preview page (cmd_preview.c): original and/or repaired (either may be
+ * NULL), `command` the fix command line shown in the page. Prints one line
+ * and returns TB_EXIT_FAIL on failure (or when built without the page). */
+int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command);
 
 /* Shared by detect and fix (cmd_detect.c). */
 struct tb_appendage_report;
