@@ -24,7 +24,7 @@ test-unit: build
 	@cd build && ctest --output-on-failure -j$(JOBS)
 
 test-sanitize: setup
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON -DTB_PREVIEW=OFF >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) -E '^node_'

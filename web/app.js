@@ -68,6 +68,7 @@ class Character {
     this.chains = 0;
     if (d.spring) {
       this.desc = f32(d.spring.desc);
+      this.spec = f32(d.spring.spec);
       this.units = d.spring.units_per_m;
       this.chains = M._tb_pv_spring(this.ptr, put(this.desc));
     }
@@ -289,15 +290,18 @@ async function main() {
 
   // spring controls
   const sliderEls = {};
-  let defaults = null;
+  let defaults = null, baked = null;
   if (rep && rep.chains > 0) {
-    const d = rep.desc, u = rep.units;
-    defaults = {
+    // sliders start where the keys were baked; options are written against the SPEC's defaults
+    const toSliders = (d, u) => ({
       root_hz: d[0], tip_ratio: d[1], damping: Math.max(d[2], 0), gravity: Math.max(d[3], 0) / u,
       carry: Math.max(d[4], 0) / DEG, bend_limit: Math.min(d[7] / DEG, 180), coupling: Math.max(d[6], 0), ground_y: d[8],
-    };
+    });
+    const d = rep.desc, u = rep.units;
+    defaults = toSliders(rep.spec, u);
+    baked = toSliders(d, u);
     const gy = SLIDERS.find((s) => s.key === 'ground_y');
-    const span = Math.max(rep.d.height * 0.5 * (rep.units || 1), 1e-3);
+    const span = Math.max(rep.d.height * M._tb_pv_world_scale(rep.ptr) * 0.5, 1e-3); // half the height, scene units
     gy.min = +(d[8] - span).toPrecision(3); gy.max = +(d[8] + span).toPrecision(3); gy.step = +(span / 100).toPrecision(2);
     for (const s of SLIDERS) {
       const div = document.createElement('div');
@@ -306,7 +310,7 @@ async function main() {
 <input type="range" id="s-${s.key}" min="${s.min}" max="${s.max}" step="${s.step}"><output id="o-${s.key}"></output>`;
       $('sliders').appendChild(div);
       sliderEls[s.key] = div.querySelector('input');
-      sliderEls[s.key].value = defaults[s.key];
+      sliderEls[s.key].value = baked[s.key];
     }
     const gdiv = document.createElement('div');
     gdiv.innerHTML = '<label><input type="checkbox" id="s-ground" checked> ground plane (the tail rests on it)</label>';
@@ -329,10 +333,10 @@ async function main() {
     const v = sliderValues();
     let cmd = data.command;
     for (const s of SLIDERS) {
-      const differs = Math.abs(v[s.key] - defaults[s.key]) > 1e-6 * Math.max(1, Math.abs(defaults[s.key]));
+      const differs = Math.abs(v[s.key] - defaults[s.key]) > s.step / 2; // a slider snaps to its step
       if (differs) cmd += ` ${s.opt} ${num(v[s.key])}`;
     }
-    if (!sliderEls.ground.checked) cmd += ' --no-ground';
+    if (!sliderEls.ground.checked && !rep.spec[9]) cmd += ' --no-ground';
     return cmd;
   };
   const onSlider = () => {
@@ -348,7 +352,7 @@ async function main() {
     onSlider();
     $('reset').onclick = () => {
       for (const s of SLIDERS) sliderEls[s.key].value = defaults[s.key];
-      sliderEls.ground.checked = !rep.desc[9];
+      sliderEls.ground.checked = !rep.spec[9];
       onSlider();
     };
     $('copy').onclick = () => navigator.clipboard && navigator.clipboard.writeText($('cmd').textContent);
@@ -387,7 +391,10 @@ async function main() {
   frameCamera();
 
   // per frame: pose (keys or live spring), skin, stretch, colours — all WASM
-  let last = performance.now(), frameMs = 0, frames = 0;
+  let last = performance.now(), frameMs = 0, frames = 0, viewChanged = true;
+  controls.addEventListener('change', () => { viewChanged = true; });
+  for (const id of ['show', 'skel', 'paint']) $(id).addEventListener('change', () => { viewChanged = true; });
+  window.addEventListener('resize', () => { viewChanged = true; });
   const step = (dt) => {
     const t0 = performance.now();
     for (const c of chars) c.frame(clip, t, c === rep && live, c === rep && live ? dt : 0, paint());
@@ -422,11 +429,15 @@ async function main() {
     } else if (dirty) {
       step(0);
     }
+    // draw only when something changed: an idle page costs nothing
+    const moved = controls.update();
+    if (dirty || moved || viewChanged || (playing && dur > 0)) {
+      $('time').textContent = `${t.toFixed(2)} / ${dur.toFixed(2)} s`;
+      renderer.render(scene, camera);
+      updateLabels();
+    }
     dirty = false;
-    $('time').textContent = `${t.toFixed(2)} / ${dur.toFixed(2)} s`;
-    controls.update();
-    renderer.render(scene, camera);
-    updateLabels();
+    viewChanged = false;
     if (frames && frames % 60 === 0)
       $('perf').textContent = `runtime per frame (pose, ${live ? 'spring, ' : ''}skinning, stretch, colours; both characters): ${(frameMs / frames).toFixed(2)} ms`;
     requestAnimationFrame(loop);

@@ -620,7 +620,7 @@ TB_PV_API int tb_pv_tips(tb_pv *c, int clip, float fps, int frames, float *out)
         float t = (float)f / fps;
         if (dur > 0)
             t = fmodf(t, dur);
-        tb__pose(c, clip, t, 1, f == 0 ? 0.0f : 1.0f / fps);
+        tb__pose(c, clip, t, 1, 1.0f / fps);
         int i = 0;
         for (int k = 0; k < tb_spring_chain_count(c->anim); k++) {
             tb_spring_chain_info info;

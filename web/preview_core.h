@@ -101,7 +101,7 @@ float tb_pv_clip_duration(tb_pv *c, int clip);
 int tb_pv_clip_stats(tb_pv *c, int clip, int instants, float *out);
 
 /* The live spring from rest over `frames` frames of clip at fps (t_k = k/fps
- * wrapped into the clip, dt = 1/fps; the first frame with dt = 0): writes 3
+ * wrapped into the clip, every step dt = 1/fps): writes 3
  * floats per tail link (all chains, in order) per frame to out. Returns the
  * floats per frame, or -1. tb_pv_tail_length gives the summed link length of
  * all chains (world units). */

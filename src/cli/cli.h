@@ -72,9 +72,13 @@ int tb_cmd_measure(int argc, char **argv);
 int tb_cmd_preview(int argc, char **argv);
 
 /* The preview page (cmd_preview.c): original and/or repaired (either may be
- * NULL), `command` the fix command line shown in the page. Prints one line
- * and returns TB_EXIT_FAIL on failure (or when built without the page). */
-int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command);
+ * NULL); `command` the fix command line the page adds spring options to;
+ * bake (may be NULL: SPEC defaults) the options the repaired file was baked
+ * with. Prints one line and returns TB_EXIT_FAIL on failure (or when built
+ * without the page). */
+struct tb_bake_desc;
+int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command,
+                         const struct tb_bake_desc *bake);
 
 /* Shared by detect and fix (cmd_detect.c). */
 struct tb_appendage_report;

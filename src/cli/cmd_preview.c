@@ -111,7 +111,7 @@ static const char *tb__basename(const char *path)
 }
 
 /* One character as JSON; NULL after printing one line on failure. */
-static json_t *tb__character(const char *path, const char *role)
+static json_t *tb__character(const char *path, const char *role, const tb_bake_desc *bake)
 {
     tb_doc *doc = tb_cli_load(path, 1);
     if (!doc)
@@ -238,18 +238,22 @@ static json_t *tb__character(const char *path, const char *role)
 
     /* the solver `fix` bakes with (lengths in scene units, ground at the soles) */
     if (has_tail) {
-        float units = 1, ground = 0;
-        tb_spring_desc sd = tb_bake_spring_desc(m, NULL, &units, &ground);
-        const tb_spring_params *p = &sd.params;
-        float f[24] = {p->root_hz, p->tip_ratio, p->damping_ratio, p->gravity_mps2, p->carry_rad, p->rest_curve,
-                       p->coupling_per_s, p->bend_limit_rad, p->ground_y_m, (float)p->ground_off, p->clearance_m,
-                       p->contact_damping_per_s, sd.substep_s, sd.max_dt_s, sd.teleport_m, sd.teleport_rad,
-                       sd.bind_up[0], sd.bind_up[1], sd.bind_up[2], sd.bind_forward[0], sd.bind_forward[1],
-                       sd.bind_forward[2]};
+        /* desc: what the keys were baked with (bake = fix's options, or NULL);
+         * spec: the SPEC defaults, against which the page writes options */
         json_t *sp = json_object();
-        json_object_set_new(sp, "desc", tb__b64(f, sizeof f));
-        json_object_set_new(sp, "units_per_m", json_real(units));
-        json_object_set_new(sp, "ground_y", json_real(ground));
+        for (int k = 0; k < 2; k++) {
+            float units = 1, ground = 0;
+            tb_spring_desc sd = tb_bake_spring_desc(m, k == 0 ? bake : NULL, &units, &ground);
+            const tb_spring_params *p = &sd.params;
+            float f[24] = {p->root_hz, p->tip_ratio, p->damping_ratio, p->gravity_mps2, p->carry_rad, p->rest_curve,
+                           p->coupling_per_s, p->bend_limit_rad, p->ground_y_m, (float)p->ground_off,
+                           p->clearance_m, p->contact_damping_per_s, sd.substep_s, sd.max_dt_s, sd.teleport_m,
+                           sd.teleport_rad, sd.bind_up[0], sd.bind_up[1], sd.bind_up[2], sd.bind_forward[0],
+                           sd.bind_forward[1], sd.bind_forward[2]};
+            json_object_set_new(sp, k == 0 ? "desc" : "spec", tb__b64(f, sizeof f));
+            if (k == 0)
+                json_object_set_new(sp, "units_per_m", json_real(units));
+        }
         json_object_set_new(o, "spring", sp);
     }
     json_object_set_new(o, "glb", tb__b64(glb, glb_size));
@@ -269,7 +273,8 @@ fail:
     return NULL;
 }
 
-int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command)
+int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command,
+                         const tb_bake_desc *bake)
 {
     if (tb_preview_page_size == 0) {
         fprintf(stderr, "tailbone: %s: this tailbone was built without the preview page: %s\n", out,
@@ -283,7 +288,7 @@ int tb_cli_write_preview(const char *out, const char *original, const char *repa
     for (int i = 0; i < 2; i++) {
         if (!files[i])
             continue;
-        json_t *c = tb__character(files[i], roles[i]);
+        json_t *c = tb__character(files[i], roles[i], bake);
         if (!c) {
             json_decref(data);
             return TB_EXIT_FAIL;
@@ -388,7 +393,7 @@ int tb_cmd_preview(int argc, char **argv)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "tailbone fix %s -o %s", original ? tb__basename(original) : "ORIGINAL.glb",
              repaired ? tb__basename(repaired) : "REPAIRED.glb");
-    rc = tb_cli_write_preview(out, original, repaired, cmd);
+    rc = tb_cli_write_preview(out, original, repaired, cmd, NULL);
     if (rc == TB_EXIT_OK)
         printf("wrote %s\n", out);
     return rc;
