@@ -104,7 +104,8 @@ int tb_pv_clip_stats(tb_pv *c, int clip, int instants, float *out);
  * wrapped into the clip, every step dt = 1/fps): writes 3
  * floats per tail link (all chains, in order) per frame to out. Returns the
  * floats per frame, or -1. tb_pv_tail_length gives the summed link length of
- * all chains (world units). */
+ * all chains (world units), known once the spring has stepped (after
+ * tb_pv_tips or a live frame; 0 before). */
 int tb_pv_tips(tb_pv *c, int clip, float fps, int frames, float *out);
 float tb_pv_tail_length(tb_pv *c);
 int tb_pv_link_count(tb_pv *c);

@@ -77,6 +77,9 @@ int tb_cmd_preview(int argc, char **argv);
  * with. Prints one line and returns TB_EXIT_FAIL on failure (or when built
  * without the page). */
 struct tb_bake_desc;
+/* TB_EXIT_OK when this program carries the page; else prints one line
+ * naming out and what the build lacked, and returns TB_EXIT_FAIL. */
+int tb_cli_preview_check(const char *out);
 int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command,
                          const struct tb_bake_desc *bake);
 

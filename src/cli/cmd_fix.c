@@ -473,6 +473,8 @@ int tb_cmd_fix(int argc, char **argv)
             rc = tb_cli_check_output(report, inputs, lib_count + 1);
         if (rc == TB_EXIT_OK && preview)
             rc = tb_cli_check_output(preview, inputs, lib_count + 1);
+        if (rc == TB_EXIT_OK && preview)
+            rc = tb_cli_preview_check(preview); /* before any work */
         free(inputs);
         if (rc != TB_EXIT_OK)
             goto done;

@@ -273,14 +273,19 @@ fail:
     return NULL;
 }
 
+int tb_cli_preview_check(const char *out)
+{
+    if (tb_preview_page_size > 0)
+        return TB_EXIT_OK;
+    fprintf(stderr, "tailbone: %s: this tailbone was built without the preview page: %s\n", out, tb_preview_missing);
+    return TB_EXIT_FAIL;
+}
+
 int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command,
                          const tb_bake_desc *bake)
 {
-    if (tb_preview_page_size == 0) {
-        fprintf(stderr, "tailbone: %s: this tailbone was built without the preview page: %s\n", out,
-                tb_preview_missing);
+    if (tb_cli_preview_check(out) != TB_EXIT_OK)
         return TB_EXIT_FAIL;
-    }
     json_t *data = json_object(), *chars = json_array();
     json_object_set_new(data, "characters", chars);
     json_object_set_new(data, "command", json_string(command ? command : ""));
@@ -372,7 +377,7 @@ int tb_cmd_preview(int argc, char **argv)
     if (nf == 0 || !out)
         return tb_cli_usage_error("preview", "needs a FILE (or ORIGINAL REPAIRED) and -o PAGE.html");
     int rc = tb_cli_check_output(out, files, nf);
-    if (rc != TB_EXIT_OK)
+    if (rc != TB_EXIT_OK || (rc = tb_cli_preview_check(out)) != TB_EXIT_OK)
         return rc;
     const char *original = files[0], *repaired = nf == 2 ? files[1] : NULL;
     if (nf == 1) {
