@@ -371,7 +371,16 @@ async function main() {
   const setPlaying = (p) => { playing = p; $('play').textContent = p ? '❚❚ pause' : '▶ play'; };
   $('play').onclick = () => setPlaying(!playing);
   window.addEventListener('keydown', (e) => { if (e.code === 'Space' && e.target.tagName !== 'INPUT') { e.preventDefault(); setPlaying(!playing); } });
-  $('scrub').oninput = () => { setPlaying(false); t = ($('scrub').value / 1000) * duration(); dirty = true; };
+  // scrubbing forward advances the live spring by the time scrubbed (at most
+  // 0.1 s a step, as the solver caps it); backward holds the tail
+  let scrubDt = 0;
+  $('scrub').oninput = () => {
+    setPlaying(false);
+    const nt = ($('scrub').value / 1000) * duration();
+    scrubDt = Math.max(0, nt - t);
+    t = nt;
+    dirty = true;
+  };
   $('show').onchange = () => {
     const v = $('show').value;
     for (const c of chars) { c.group.visible = v === 'both' || v === c.role; c.grid.visible = c.group.visible; }
@@ -427,7 +436,8 @@ async function main() {
       $('scrub').value = Math.round((t / dur) * 1000);
       step(dt);
     } else if (dirty) {
-      step(0);
+      step(scrubDt);
+      scrubDt = 0;
     }
     // draw only when something changed: an idle page costs nothing
     const moved = controls.update();
