@@ -427,7 +427,7 @@ async function main() {
     });
   };
   const loop = (now) => {
-    const dt = Math.max(0, Math.min((now - last) / 1000, 0.1));
+    const dt = Math.max(0, Math.min((now - last) / 1000, 0.1)) * parseFloat($('speed').value); // clip time
     last = now;
     const dur = duration();
     if (playing && dur > 0) {
