@@ -254,7 +254,7 @@ async function main() {
     const cy = boxes[0].min.y + size.y * 0.5;
     const cx = vis.reduce((a, c) => a + c.offset, 0) / Math.max(vis.length, 1);
     const tanv = Math.tan((camera.fov / 2) * DEG);
-    const dist = 1.15 * Math.max((size.y / 2) / tanv, (width / 2) / (tanv * Math.max(camera.aspect, 0.1))) + size.z;
+    const dist = 1.1 * Math.max((size.y / 2) / tanv, (width / 2) / (tanv * Math.max(camera.aspect, 0.1))) + size.z / 2;
     const dir = new THREE.Vector3(-0.35, 0.22, -1).normalize();
     controls.target.set(cx, cy, 0);
     camera.position.set(cx + dir.x * dist, cy + dir.y * dist, dir.z * dist);
@@ -417,7 +417,8 @@ async function main() {
       el.classList.toggle('hidden', !c.group.visible);
       const s = c.stats;
       const tornT = s[2], tornB = s[6];
-      el.innerHTML = `<div class="name">${c.role}${c === rep && live ? ' · live spring' : ''}</div>
+      const pose = !c.clipIndex.has(clip) ? ' · no such clip: stored pose' : c === rep && live ? ' · live spring' : '';
+      el.innerHTML = `<div class="name">${c.role}${pose}</div>
 <div>tail p99 <b data-k="tail_p99">${fmt(s[0])}</b> max <b data-k="tail_max">${fmt(s[1])}</b> torn <b data-k="tail_torn" class="${tornT ? 'torn' : ''}">${tornT}</b> / ${s[3]}</div>
 <div>body p99 <b data-k="body_p99">${fmt(s[4])}</b> max <b data-k="body_max">${fmt(s[5])}</b> torn <b data-k="body_torn">${tornB}</b> / ${s[7]}</div>`;
       const shown = chars.filter((x) => x.group.visible);
