@@ -65,3 +65,9 @@ else()
     VERBATIM)
 endif()
 target_sources(tailbone PRIVATE ${TB_PREVIEW_ASSETS})
+
+# The page's frame natively (make bench runs build/bench_*).
+add_executable(bench_preview ${CMAKE_SOURCE_DIR}/web/bench_preview.c ${CMAKE_SOURCE_DIR}/web/preview_core.c
+               ${CMAKE_SOURCE_DIR}/tests/preview_model.c)
+target_include_directories(bench_preview PRIVATE ${CMAKE_SOURCE_DIR}/src ${CGLM_INCLUDE_DIR})
+target_link_libraries(bench_preview PRIVATE tailbone_offline)
