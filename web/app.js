@@ -355,7 +355,12 @@ async function main() {
       sliderEls.ground.checked = !rep.spec[9];
       onSlider();
     };
-    $('copy').onclick = () => navigator.clipboard && navigator.clipboard.writeText($('cmd').textContent);
+    $('copy').onclick = () => {
+      // a page opened from disk may have no clipboard API: select the text then
+      window.getSelection().selectAllChildren($('cmd'));
+      if (navigator.clipboard) navigator.clipboard.writeText($('cmd').textContent).catch(() => {});
+      else document.execCommand('copy');
+    };
     for (const r of document.querySelectorAll('input[name=mode]'))
       r.addEventListener('change', () => { live = $('mode-live').checked; if (live) rep.M._tb_pv_reset(rep.ptr); dirty = true; });
   }
@@ -421,6 +426,7 @@ async function main() {
       el.innerHTML = `<div class="name">${c.role}${pose}</div>
 <div>tail p99 <b data-k="tail_p99">${fmt(s[0])}</b> max <b data-k="tail_max">${fmt(s[1])}</b> torn <b data-k="tail_torn" class="${tornT ? 'torn' : ''}">${tornT}</b> / ${s[3]}</div>
 <div>body p99 <b data-k="body_p99">${fmt(s[4])}</b> max <b data-k="body_max">${fmt(s[5])}</b> torn <b data-k="body_torn">${tornB}</b> / ${s[7]}</div>`;
+      el.style.borderColor = tornT > 0 ? '#ff0' : '#444'; // a torn tail frames its label in yellow
       const shown = chars.filter((x) => x.group.visible);
       const k = shown.indexOf(c);
       el.style.left = `${rect.left + ((k + 0.5) / Math.max(shown.length, 1)) * rect.width}px`;
