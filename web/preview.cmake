@@ -1,4 +1,4 @@
-# The preview page's assets (tailbone preview; web/README.md), included by the
+# The preview page's assets (tailbone preview; docs/preview.md), included by the
 # top CMakeLists.txt after the CLI target.
 #
 # With emcc (Debian package emscripten), node and the npm tools esbuild and

@@ -1,7 +1,7 @@
 /* tailbone preview [ORIGINAL] [REPAIRED] -o PAGE.html — one self-contained
  * HTML page that plays the characters side by side with the skin coloured
  * by its stretch, and drives the repaired tail live with the runtime
- * compiled to WebAssembly (web/README.md).
+ * compiled to WebAssembly (docs/preview.md).
  *
  * The page is the template web/page.html, the bundle (web/app.js with
  * three.js and the emscripten module of web/preview_core.c + src/runtime,
