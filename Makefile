@@ -26,7 +26,7 @@ test-unit: build
 	@scripts/skips.sh build/skips.log
 
 test-sanitize: setup
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON -DTB_PREVIEW=OFF >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	@rm -f build-asan/skips.log
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -24,4 +24,11 @@ echo
 echo "== 5. tailbone measure --compare: the SPEC C table on Walk"
 "$tb" measure "$out/fox_broken.glb" --compare --clip Walk
 echo
+echo "== 6. tailbone preview: both side by side in one HTML page, stretch painted on the skin"
+if "$tb" preview "$out/fox_broken.glb" "$out/fox_fixed.glb" -o "$out/fox_preview.html" >/dev/null; then
+  echo "   preview page: $(cd "$out" && pwd)/fox_preview.html ($(( $(wc -c < "$out/fox_preview.html") / 1024 )) KiB; open it in a browser, no server needed)"
+else
+  echo "   (no preview page: see the line above)"
+fi
+echo
 echo "Open $out/fox_broken.glb and $out/fox_fixed.glb in any glTF viewer and play Walk."

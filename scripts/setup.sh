@@ -10,7 +10,8 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # libdraco-dev, libmeshoptimizer-dev: compressed glTF input (optional at build
 # time; installed here so the tests cover it). groff-base: the man page check.
 for p in build-essential cmake pkg-config libjansson-dev libcglm-dev libcmocka-dev \
-         clang libclang-rt-14-dev nodejs npm libdraco-dev libmeshoptimizer-dev groff-base; do
+         clang libclang-rt-14-dev nodejs npm libdraco-dev libmeshoptimizer-dev groff-base \
+         emscripten chromium; do
   have_pkg "$p" || need+=("$p")
 done
 # Blender: the add-on's test and FBX in `tailbone fix` (docs/blender.md); assimp-utils:
@@ -33,7 +34,8 @@ fi
 
 # npm tools used by tests, pinned by package-lock.json.
 if [ ! -d node_modules/gltf-validator ] || [ ! -d node_modules/three ] || [ ! -d node_modules/@gltf-transform/cli ] \
-   || [ ! -d node_modules/@pixiv/three-vrm ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm tools (gltf-validator, three, @gltf-transform/cli, @pixiv/three-vrm)"
+   || [ ! -d node_modules/@pixiv/three-vrm ] || [ ! -d node_modules/esbuild ] || [ ! -d node_modules/puppeteer-core ] \
+   || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm tools (gltf-validator, three, @gltf-transform/cli, @pixiv/three-vrm, esbuild, puppeteer-core)"
   npm ci --no-audit --no-fund --loglevel=error
 fi

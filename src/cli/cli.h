@@ -69,6 +69,19 @@ int tb_cmd_detect(int argc, char **argv);
 int tb_cmd_fix(int argc, char **argv);
 int tb_cmd_retarget(int argc, char **argv);
 int tb_cmd_measure(int argc, char **argv);
+int tb_cmd_preview(int argc, char **argv);
+
+/* The preview page (cmd_preview.c): original and/or repaired (either may be
+ * NULL); `command` the fix command line the page adds spring options to;
+ * bake (may be NULL: SPEC defaults) the options the repaired file was baked
+ * with. Prints one line and returns TB_EXIT_FAIL on failure (or when built
+ * without the page). */
+struct tb_bake_desc;
+/* TB_EXIT_OK when this program carries the page; else prints one line
+ * naming out and what the build lacked, and returns TB_EXIT_FAIL. */
+int tb_cli_preview_check(const char *out);
+int tb_cli_write_preview(const char *out, const char *original, const char *repaired, const char *command,
+                         const struct tb_bake_desc *bake);
 
 /* Shared by detect and fix (cmd_detect.c). */
 struct tb_appendage_report;

@@ -132,6 +132,8 @@ static void tb__help(void)
            "IN may be - (stdin) and OUT - (stdout; the report then goes to stderr).\n\n"
            "  -o, --output OUT      the repaired GLB (required)\n"
            "  --report FILE.json    write the whole report as JSON\n"
+           "  --preview PAGE.html   also write the preview page of IN and OUT side by side\n"
+           "                        (as `tailbone preview IN OUT -o PAGE.html`)\n"
            "  --json                print the report as JSON instead of tables\n"
            "  -q, --quiet           print only errors\n"
            "  --progress            name each stage on stderr (the default on a terminal)\n"
@@ -234,6 +236,41 @@ static void tb__print_weights(const tb_fix_report *rep)
     }
 }
 
+/* --preview PAGE: the page of IN and OUT (cmd_preview.c). The command line it
+ * shows is this one without the spring options and --preview (the page adds
+ * the sliders' values). */
+static int tb__preview(const char *page, const char *in, const char *out, int argc, char **argv,
+                       const tb_bake_desc *bd, int quiet)
+{
+    static const char *const spring[] = {"--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
+                                         "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--preview",
+                                         "--report", "-j", "--jobs", NULL};
+    char cmd[2048] = "tailbone fix";
+    for (int i = 1; i < argc; i++) {
+        int skip = !strcmp(argv[i], "--no-ground") || tb_cli_is(argv[i], "-q", "--quiet") ||
+                   !strcmp(argv[i], "--json") || !strcmp(argv[i], "--progress") || !strcmp(argv[i], "--force");
+        for (int k = 0; spring[k] && !skip; k++)
+            if (!strcmp(argv[i], spring[k])) {
+                skip = 1;
+                i++; /* and its value */
+            }
+        if (skip)
+            continue;
+        const char *a = argv[i];
+        int quote = strpbrk(a, " \t'\"$&|;<>()*?") != NULL;
+        if (strlen(cmd) + strlen(a) + 4 < sizeof cmd) {
+            strcat(cmd, quote ? " '" : " ");
+            strcat(cmd, a);
+            if (quote)
+                strcat(cmd, "'");
+        }
+    }
+    int rc = tb_cli_write_preview(page, in, out, cmd, bd);
+    if (rc == TB_EXIT_OK && !quiet)
+        fprintf(stderr, "tailbone fix: preview page: %s\n", page);
+    return rc;
+}
+
 /* Progress on stderr, for a person watching a terminal. */
 static void tb__progress(void *user, const char *stage)
 {
@@ -242,7 +279,7 @@ static void tb__progress(void *user, const char *stage)
 
 int tb_cmd_fix(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *report = NULL;
+    const char *in = NULL, *out = NULL, *report = NULL, *preview = NULL;
     char *clips_arg = NULL, *only_arg = NULL;
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
@@ -297,7 +334,7 @@ int tb_cmd_fix(int argc, char **argv)
             }
         } else if (a[0] == '-' && a[1]) {
             static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
-                                                 "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
+                                                 "--preview", "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
                                                  "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone", "--collar-band",
                                                  "-j", "--jobs", "--keep-artist-keys", NULL};
             int known = 0;
@@ -319,6 +356,8 @@ int tb_cmd_fix(int argc, char **argv)
                 e = tb__float_arg(a, v, 0, 4096, &f);
                 jobs = (int)f;
             }
+            else if (!strcmp(a, "--preview"))
+                preview = v;
             else if (!strcmp(a, "--report"))
                 report = v;
             else if (!strcmp(a, "--clips"))
@@ -397,16 +436,18 @@ int tb_cmd_fix(int argc, char **argv)
     /* batch mode (batch.c): several inputs, a folder in, or a folder out (one
      * that exists, or a name ending in '/') */
     if (inputs_given > 1 || tb_cli_is_dir(in) || tb_cli_is_dir(out) || (out[0] && out[strlen(out) - 1] == '/')) {
-        if (report || tb_cli_is_stdio(out) || tb_cli_is_stdio(in)) {
+        if (report || preview || tb_cli_is_stdio(out) || tb_cli_is_stdio(in)) {
             free(mark);
-            return tb_cli_usage_error("fix", "batch mode (several inputs or a folder) takes no --report and no -: "
-                                             "each file's report is its JSON line");
+            return tb_cli_usage_error("fix", "batch mode (several inputs or a folder) takes no --report, no --preview "
+                                             "and no -: each file's report is its JSON line");
         }
         rc = tb_cli_fix_batch(argc, argv, mark, out, jobs, force, quiet);
         free(mark);
         return rc;
     }
     free(mark);
+    if (preview && (tb_cli_is_stdio(in) || tb_cli_is_stdio(out)))
+        return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
     if (tb_cli_is_stdio(out))
         tb_cli_stdout_reserve();
     char *only_buf = only_arg ? strdup(only_arg) : NULL, *clips_buf = clips_arg ? strdup(clips_arg) : NULL;
@@ -436,6 +477,10 @@ int tb_cmd_fix(int argc, char **argv)
         rc = tb_cli_check_output(out, inputs, lib_count + 1);
         if (rc == TB_EXIT_OK && report)
             rc = tb_cli_check_output(report, inputs, lib_count + 1);
+        if (rc == TB_EXIT_OK && preview)
+            rc = tb_cli_check_output(preview, inputs, lib_count + 1);
+        if (rc == TB_EXIT_OK && preview)
+            rc = tb_cli_preview_check(preview); /* before any work */
         free(inputs);
         if (rc != TB_EXIT_OK)
             goto done;
@@ -495,6 +540,8 @@ int tb_cmd_fix(int argc, char **argv)
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
         goto done;
     if ((rc = tb_cli_save_doc(doc, save_out)) != TB_EXIT_OK || (rc = tb_cli_fbx_finish(&fbx, out)) != TB_EXIT_OK)
+        goto done;
+    if (preview && (rc = tb__preview(preview, in, out, argc, argv, &bd, quiet)) != TB_EXIT_OK)
         goto done;
     if (!quiet) {
         if (as_json) {

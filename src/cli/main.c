@@ -17,6 +17,7 @@ static const tb_command tb__commands[] = {
     {"retarget", tb_cmd_retarget, "put clips from other files on a character by humanoid roles (SPEC D)"},
     {"detect", tb_cmd_detect, "find appendages (tail, cape, ears, scabbard) and report them (SPEC A)"},
     {"fix", tb_cmd_fix, "give a tail its own bone chain and skin weights (SPEC A8/A9)"},
+    {"preview", tb_cmd_preview, "write an HTML page that plays original and repaired side by side, stretch painted"},
     {"synth", tb_cmd_synth, "write a synthetic rigged humanoid (tail, cape, ears…) and its ground truth"},
     {"copy", tb_cmd_copy, "read and write a file untouched (lossless GLB round trip)"},
 };
