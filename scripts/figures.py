@@ -75,7 +75,7 @@ def fix_tail_leg(cli, tmp):
     run(cli, 'fix', f, '-o', os.path.join(tmp, 'tail_leg.fixed.glb'), '--report', rp, '-q')
     rep = json.load(open(rp))
     stretch = {s['clip']: s for s in rep['stretch']}
-    search = ', '.join(f"{z['blend_zone']:g}: {z['torn_clips']}" for z in rep.get('blend_zone_search', []))
+    search = ', '.join(f"{z['blend_zone']:.3g}: {z['torn_clips']}" for z in rep.get('blend_zone_search', []))
     out = [f'Blend-zone search (zone: clips torn): {search or "not run"}.', '',
            '| clip | keys | passes | closure | swing | tail p95 / p99 / max / torn | body p99 | tip travel |',
            '|---|---|---|---|---|---|---|---|']
