@@ -163,6 +163,43 @@ static void looping_clip_closes_after_warm_up_and_swings(void **state)
     tb_doc_free(doc);
 }
 
+/* The last baked key lands on the clip's end even when the key rate does not
+ * divide its duration (1 s at 7.5 keys a second: 8 steps, the last 0.933 s
+ * after the 7th): a player must not see the tail's keys run past the clip. */
+static void last_key_lands_on_the_clip_end_at_any_key_rate(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    tb_bake_desc d;
+    memset(&d, 0, sizeof d);
+    d.fps = 7.5f;
+    tb_bake_report rep;
+    tb_error err = {0};
+    assert_int_equal(tb_bake(doc, &d, &rep, &err), TB_OK);
+    json_t *root = tb_doc_json(doc), *anims = json_object_get(root, "animations"), *anim;
+    size_t a;
+    int checked = 0;
+    json_array_foreach(anims, a, anim) {
+        json_t *ch = json_object_get(anim, "channels"), *c;
+        size_t k;
+        json_array_foreach(ch, k, c) {
+            if (k == 0)
+                continue; /* the clip's own hips channel: 0..1 s */
+            json_t *smp = json_array_get(json_object_get(anim, "samplers"),
+                                         (size_t)json_integer_value(json_object_get(c, "sampler")));
+            json_t *acc = json_array_get(json_object_get(root, "accessors"),
+                                         (size_t)json_integer_value(json_object_get(smp, "input")));
+            assert_int_equal(json_integer_value(json_object_get(acc, "count")), 9); /* 0, 1/7.5, …, 1 */
+            double mx = json_real_value(json_array_get(json_object_get(acc, "max"), 0));
+            assert_true(fabs(mx - 1.0) < 1e-6);
+            checked++;
+        }
+    }
+    assert_int_equal(checked, 6); /* 3 tail bones in each of the 2 clips */
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
 static void cold_start_would_not_close(void **state)
 {
     (void)state;
@@ -955,6 +992,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bake_adds_rotation_keys_on_every_tail_bone),
         cmocka_unit_test(looping_clip_closes_after_warm_up_and_swings),
+        cmocka_unit_test(last_key_lands_on_the_clip_end_at_any_key_rate),
         cmocka_unit_test(cold_start_would_not_close),
         cmocka_unit_test(baked_keys_replay_what_was_simulated),
         cmocka_unit_test(baking_twice_changes_nothing),
