@@ -163,9 +163,10 @@ static void looping_clip_closes_after_warm_up_and_swings(void **state)
     tb_doc_free(doc);
 }
 
-/* The last baked key lands on the clip's end even when the key rate does not
- * divide its duration (1 s at 7.5 keys a second: 8 steps, the last 0.933 s
- * after the 7th): a player must not see the tail's keys run past the clip. */
+/* Keys come at the requested rate, and the last lands on the clip's end even
+ * when the rate does not divide its duration (1 s at 7.5 keys a second: keys
+ * at k / 7.5 s, then 1 s): a player must not see the tail's keys run past the
+ * clip. */
 static void last_key_lands_on_the_clip_end_at_any_key_rate(void **state)
 {
     (void)state;
@@ -192,6 +193,14 @@ static void last_key_lands_on_the_clip_end_at_any_key_rate(void **state)
             assert_int_equal(json_integer_value(json_object_get(acc, "count")), 9); /* 0, 1/7.5, …, 1 */
             double mx = json_real_value(json_array_get(json_object_get(acc, "max"), 0));
             assert_true(fabs(mx - 1.0) < 1e-6);
+            /* and every other key at the requested rate: k / 7.5 s */
+            float t[9];
+            assert_int_equal(tb_accessor_read_floats(doc, (int)json_integer_value(json_object_get(smp, "input")), t, 9,
+                                                     &err),
+                             TB_OK);
+            for (int q = 0; q < 8; q++)
+                assert_true(fabsf(t[q] - (float)q / 7.5f) < 1e-6f);
+            assert_true(fabsf(t[8] - 1.0f) < 1e-6f);
             checked++;
         }
     }
