@@ -209,6 +209,27 @@ static void last_key_lands_on_the_clip_end_at_any_key_rate(void **state)
     tb_doc_free(doc);
 }
 
+/* A lightly damped tail (ζ 0.1) rings for many loops: the warm-up must run
+ * as many passes as it takes for the loop to close (SPEC D), not a fixed one. */
+static void a_lightly_damped_loop_is_warmed_until_it_closes(void **state)
+{
+    (void)state;
+    tb_doc *doc = build_rig(1);
+    tb_bake_desc d;
+    memset(&d, 0, sizeof d);
+    d.spring.params.damping_ratio = 0.1f;
+    tb_bake_report rep;
+    tb_error err = {0};
+    assert_int_equal(tb_bake(doc, &d, &rep, &err), TB_OK);
+    const tb_bake_clip *sway = clip_named(&rep, "Sway");
+    assert_non_null(sway);
+    print_message("zeta 0.1: %d passes, closure %.3f deg\n", sway->passes, sway->closure_rad * 180.0f / PI_F);
+    assert_true(sway->passes >= 3);
+    assert_true(sway->closure_rad < 0.5f * PI_F / 180.0f);
+    tb_bake_report_free(&rep);
+    tb_doc_free(doc);
+}
+
 static void cold_start_would_not_close(void **state)
 {
     (void)state;
@@ -1002,6 +1023,7 @@ int main(void)
         cmocka_unit_test(bake_adds_rotation_keys_on_every_tail_bone),
         cmocka_unit_test(looping_clip_closes_after_warm_up_and_swings),
         cmocka_unit_test(last_key_lands_on_the_clip_end_at_any_key_rate),
+        cmocka_unit_test(a_lightly_damped_loop_is_warmed_until_it_closes),
         cmocka_unit_test(cold_start_would_not_close),
         cmocka_unit_test(baked_keys_replay_what_was_simulated),
         cmocka_unit_test(baking_twice_changes_nothing),
