@@ -597,6 +597,12 @@ static void many_nodes_and_a_deep_node_chain_are_handled_iteratively(void **s)
 #endif
 #ifndef BIG_NODES
 #define BIG_NODES 1000000
+/* the peak-memory budget holds for our allocations; under ASan the peak is
+ * its shadow memory and quarantine (225 MiB for 50,000 nodes), so there the
+ * figure is printed and only the CPU budget is asserted */
+#define BIG_MIB_OK(mib) ((mib) < BIG_NODES * 1.5 / 1024 + 64)
+#else
+#define BIG_MIB_OK(mib) ((void)(mib), 1)
 #endif
 
 /* Runs fn(file) in a child process; returns its peak RSS in MiB and stores
@@ -643,12 +649,12 @@ static void a_million_nodes_load_in_bounded_time_and_memory(void **s)
     mib = child_peak_mib(load_and_model, f, &dt);
     print_message("%d flat nodes: %.1f CPU s, peak %.0f MiB\n", BIG_NODES, dt, mib);
     assert_true(dt < 60);
-    assert_true(mib < BIG_NODES * 1.5 / 1024 + 64);
+    assert_true(BIG_MIB_OK(mib));
     f = patho_glb("millionchain.glb", 1, 1, 0, BIG_NODES, 0, 1);
     mib = child_peak_mib(load_and_model, f, &dt);
     print_message("a %d-deep chain: %.1f CPU s, peak %.0f MiB\n", BIG_NODES, dt, mib);
     assert_true(dt < 60);
-    assert_true(mib < BIG_NODES * 1.5 / 1024 + 64);
+    assert_true(BIG_MIB_OK(mib));
 }
 
 /* An armature hanging below a 10^5-deep chain of plain nodes: the chain

@@ -369,8 +369,10 @@ int tb_cmd_fix(int argc, char **argv)
                     d.mode = TB_FIX_CHAIN;
                 else if (!strcmp(v, "rigid"))
                     d.mode = TB_FIX_RIGID;
-                else
+                else {
+                    free(mark);
                     return tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
+                }
             } else if (!strcmp(a, "--collar-band")) {
                 e = tb__float_arg(a, v, 0, 2, &f);
                 d.collar_band = f > 0 ? f : -1;
