@@ -467,6 +467,8 @@ static void percentile_is_nearest_rank_on_a_known_distribution(void **state)
     assert_float_equal(tb_measure_percentile(v, 100, 1.0), 100.0f, 0);
     assert_float_equal(tb_measure_percentile(v, 100, 0.0), 1.0f, 0);
     assert_float_equal(tb_measure_percentile(v, 100, 0.5), 50.0f, 0);
+    /* a rank between two values is rounded up (nearest rank: ceil(q n)) */
+    assert_float_equal(tb_measure_percentile(v, 100, 0.955), 96.0f, 0);
     assert_true(isnan(tb_measure_percentile(v, 0, 0.5)));
     float one = 3.0f;
     assert_float_equal(tb_measure_percentile(&one, 1, 0.99), 3.0f, 0);
