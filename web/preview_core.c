@@ -74,57 +74,6 @@ static int tb__cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int tb__cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest rank (measure.h): the value of rank ceil(q n), 1-based. */
-static size_t tb__rank(size_t n, double q)
-{
-    double r = ceil(q * (double)n);
-    if (r < 1)
-        r = 1;
-    if (r > (double)n)
-        r = (double)n;
-    return (size_t)r - 1;
-}
-
-/* k-th smallest (0-based), quickselect with a sort for small ranges. */
-static float tb__select(float *a, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n;
-    int budget = 64;
-    while (hi - lo > 16 && budget-- > 0) {
-        size_t mid = lo + (hi - lo) / 2;
-        float x = a[lo], y = a[mid], z = a[hi - 1];
-        float pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        size_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            if (a[i] < pivot) {
-                float t = a[lt];
-                a[lt++] = a[i];
-                a[i++] = t;
-            } else if (a[i] > pivot) {
-                float t = a[--gt];
-                a[gt] = a[i];
-                a[i] = t;
-            } else {
-                i++;
-            }
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return pivot;
-    }
-    qsort(a + lo, hi - lo, sizeof *a, tb__cmp_float);
-    return a[k];
-}
-
 /* p95, p99, min, max, torn count of n samples (reordered). */
 static void tb__group_stats(float *v, size_t n, float *p95, float *p99, float *mn, float *mx, float *torn)
 {
@@ -143,8 +92,8 @@ static void tb__group_stats(float *v, size_t n, float *p95, float *p99, float *m
     *mn = lo;
     *mx = hi;
     *torn = (float)t;
-    *p99 = tb__select(v, n, tb__rank(n, 0.99));
-    *p95 = tb__select(v, n, tb__rank(n, 0.95));
+    *p99 = tb_select_kth(v, n, tb_rank_nearest(n, 0.99));
+    *p95 = tb_select_kth(v, n, tb_rank_nearest(n, 0.95));
 }
 
 static float tb__dist3(const float *a, const float *b)
@@ -352,7 +301,7 @@ TB_PV_API tb_pv *tb_pv_new(int joint_count, const int *parents, const char *name
         if (isfinite(d) && d > 0)
             tmp[n++] = d;
     }
-    c->world_scale = n ? tb__select(tmp, n, tb__rank(n, 0.5)) : 1.0f;
+    c->world_scale = n ? tb_select_kth(tmp, n, tb_rank_nearest(n, 0.5)) : 1.0f;
     free(tmp);
     memcpy(c->locals, c->rest, nj * sizeof *c->locals);
     return c;

@@ -116,6 +116,13 @@ void tb_quat_normalize(float q[4]);
  * (b is negated when a.b < 0); the result is unit length. */
 void tb_quat_slerp(float dst[4], const float a[4], const float b[4], float u);
 
+/* Nearest-rank percentile (SPEC C): the 0-based index ceil(q n) - 1 of the
+ * value of rank q among n values, clamped to [0, n - 1]; n > 0. */
+size_t tb_rank_nearest(size_t n, double q);
+/* The k-th smallest of a[0..n) (0-based, k < n), reordering a so that
+ * a[0..k) <= a[k] <= a[k+1..n) (introselect: O(n), no allocation). */
+float tb_select_kth(float *a, size_t n, size_t k);
+
 #ifdef __cplusplus
 }
 #endif

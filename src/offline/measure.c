@@ -11,6 +11,7 @@
 #include "offline/appendage_internal.h"
 #include "offline/doc_internal.h"
 #include "tailbone/measure.h"
+#include "tailbone/runtime.h"
 
 /* SPEC C defaults. */
 #define TB__INSTANTS 24
@@ -59,63 +60,9 @@ static float tb__dist3(const float *a, const float *b)
     return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
-static int tb__cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* Rank of the nearest-rank percentile q among n sorted values. */
-static size_t tb__rank(size_t n, double q)
-{
-    double r = ceil(q * (double)n);
-    if (r < 1)
-        r = 1;
-    if (r > (double)n)
-        r = (double)n;
-    return (size_t)r - 1;
-}
-
-/* The k-th smallest of a[0..n) (0-based), partially reordering a so that
- * a[0..k) <= a[k] <= a[k+1..n): introselect — median-of-three quickselect,
- * falling back to a sort of the remaining range after too many rounds. */
-static float tb__select(float *a, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n; /* the answer lies in [lo, hi) */
-    int budget = 64;
-    while (hi - lo > 16 && budget-- > 0) {
-        size_t mid = lo + (hi - lo) / 2;
-        float x = a[lo], y = a[mid], z = a[hi - 1];
-        float pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        /* three-way partition: < pivot | == pivot | > pivot */
-        size_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            if (a[i] < pivot) {
-                float t = a[lt];
-                a[lt++] = a[i];
-                a[i++] = t;
-            } else if (a[i] > pivot) {
-                float t = a[--gt];
-                a[gt] = a[i];
-                a[i] = t;
-            } else {
-                i++;
-            }
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return pivot;
-    }
-    qsort(a + lo, hi - lo, sizeof *a, tb__cmp_float);
-    return a[k];
-}
-
 float tb_measure_percentile(float *v, size_t n, double q)
 {
-    return n ? tb__select(v, n, tb__rank(n, q)) : NAN;
+    return n ? tb_select_kth(v, n, tb_rank_nearest(n, q)) : NAN;
 }
 
 /* Skin joint index (into inverse_bind / JOINTS) of skeleton joint j, or -1. */
@@ -354,9 +301,9 @@ static void tb__stats(tb_stretch_stats *s, float *samples, size_t n, size_t edge
         s->min = samples[i] < s->min ? samples[i] : s->min;
         s->max = samples[i] > s->max ? samples[i] : s->max;
     }
-    size_t r99 = tb__rank(n, 0.99), r95 = tb__rank(n, 0.95);
-    s->p99 = tb__select(samples, n, r99);
-    s->p95 = tb__select(samples, r95 < r99 ? r99 : n, r95);
+    size_t r99 = tb_rank_nearest(n, 0.99), r95 = tb_rank_nearest(n, 0.95);
+    s->p99 = tb_select_kth(samples, n, r99);
+    s->p95 = tb_select_kth(samples, r95 < r99 ? r99 : n, r95);
     s->torn_frac = (float)((double)s->torn / (double)n);
 }
 
