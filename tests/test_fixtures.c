@@ -326,18 +326,15 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * passing is reported, so the list only shrinks; TB_FIXTURE_STRICT=1
  * asserts every fixture. */
 static const char *const known_short[][2] = {
-    {"synth:plain", "scabbard_only"},
     {"Xbot", "hang_welded_nearest"},
     {"Xbot", "beside_welded_leg"},
     {"Xbot", "back_lowpoly_nearest"},
     {"Xbot", "up_welded_hips+vest"},
-    {"Xbot", "scabbard_only"},
     {"Soldier", "hang_welded_nearest"},
     {"Soldier", "beside_welded_leg"},
     {"Soldier", "back_pieces_hips"},
     {"Soldier", "back_pieces_hips+coat"},
     {"Soldier", "up_welded_hips+vest"},
-    {"Soldier", "scabbard_only"},
 };
 
 static int is_known_short(const char *body, const char *fixture)

@@ -2107,10 +2107,14 @@ static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_err
 
 /* Distance to the trunk: the bones from the pelvis up the spine (a joint of
  * the pelvis or spine class to its parent of the same), INFINITY without. */
-static float tb__trunk_dist(const tb__state *st, const float p[3])
+/* Distance from p to the trunk's bones (pelvis and spine segments); *joint
+ * (when not NULL) gets the joint owning the nearest one, -1 when none. */
+static float tb__trunk_nearest(const tb__state *st, const float p[3], int *joint)
 {
     const tb_model *m = st->m;
     float dd = INFINITY;
+    if (joint)
+        *joint = -1;
     for (int j = 0; j < m->skel.joint_count; j++) {
         int pj = m->skel.parents[j];
         /* joints with a trunk role of their own (not a role-less child that
@@ -2125,13 +2129,97 @@ static float tb__trunk_dist(const tb__state *st, const float p[3])
         tb__seg g;
         tb__seg_set(&g, tb__jpos(m, pj), tb__jpos(m, j), pj);
         float x = tb__seg_dist(&g, p);
-        dd = x < dd ? x : dd;
+        if (x < dd) {
+            dd = x;
+            if (joint)
+                *joint = pj;
+        }
     }
     if (!isfinite(dd)) { /* no trunk bones known (an unknown layout): the pelvis */
         const float *q = tb__jpos(m, st->pelvis);
         dd = sqrtf((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
     }
     return dd;
+}
+
+static float tb__trunk_dist(const tb__state *st, const float p[3])
+{
+    return tb__trunk_nearest(st, p, NULL);
+}
+
+/* A rigid rod (SPEC A7: "a carried object is straight and of nearly constant
+ * cross-section"). Along the principal axis of the vertices, cut into
+ * TB__ROD_BINS slices: extent = length along the axis; bow = largest distance
+ * of a slice's centroid from the axis, / extent; section = largest / smallest
+ * mean radius of the inner slices (the two end slices hold the caps). */
+enum { TB__ROD_BINS = 8 };
+static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const double cen[3], const double cov[3][3],
+                    float *extent, float *bow, float *section)
+{
+    double ax[3] = {1, 1, 1};
+    for (int it = 0; it < 64; it++) { /* power iteration: the largest eigenvector */
+        double y[3];
+        for (int a = 0; a < 3; a++)
+            y[a] = cov[a][0] * ax[0] + cov[a][1] * ax[1] + cov[a][2] * ax[2];
+        double l = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
+        if (!(l > 0))
+            break;
+        for (int a = 0; a < 3; a++)
+            ax[a] = y[a] / l;
+    }
+    double tmin = INFINITY, tmax = -INFINITY;
+    for (size_t k = 0; k < nv; k++) {
+        const float *p = wpos + (size_t)wv[k] * 3;
+        double t = (p[0] - cen[0]) * ax[0] + (p[1] - cen[1]) * ax[1] + (p[2] - cen[2]) * ax[2];
+        tmin = t < tmin ? t : tmin;
+        tmax = t > tmax ? t : tmax;
+    }
+    *extent = nv ? (float)(tmax - tmin) : 0;
+    *bow = 1;
+    *section = INFINITY;
+    if (!(tmax > tmin))
+        return;
+    double c[TB__ROD_BINS][3] = {{0}}, r[TB__ROD_BINS] = {0};
+    size_t n[TB__ROD_BINS] = {0};
+    double w = (tmax - tmin) / TB__ROD_BINS;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < nv; k++) {
+            const float *p = wpos + (size_t)wv[k] * 3;
+            double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
+            double t = q[0] * ax[0] + q[1] * ax[1] + q[2] * ax[2];
+            int b = (int)((t - tmin) / w);
+            b = b < 0 ? 0 : b >= TB__ROD_BINS ? TB__ROD_BINS - 1 : b;
+            if (pass == 0) {
+                for (int a = 0; a < 3; a++)
+                    c[b][a] += q[a];
+                n[b]++;
+            } else { /* distance from the slice's centroid, across the axis */
+                double e[3] = {q[0] - c[b][0], q[1] - c[b][1], q[2] - c[b][2]};
+                double te = e[0] * ax[0] + e[1] * ax[1] + e[2] * ax[2];
+                for (int a = 0; a < 3; a++)
+                    e[a] -= te * ax[a];
+                r[b] += sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) / (double)n[b];
+            }
+            if (pass == 0 && k + 1 == nv)
+                for (int bb = 0; bb < TB__ROD_BINS; bb++)
+                    for (int a = 0; a < 3 && n[bb]; a++)
+                        c[bb][a] /= (double)n[bb];
+        }
+    double dev = 0, rmin = INFINITY, rmax = 0;
+    for (int b = 0; b < TB__ROD_BINS; b++) {
+        if (!n[b])
+            return; /* a gap along the axis: pieces, not one rod */
+        double tc = c[b][0] * ax[0] + c[b][1] * ax[1] + c[b][2] * ax[2];
+        double e[3] = {c[b][0] - tc * ax[0], c[b][1] - tc * ax[1], c[b][2] - tc * ax[2]};
+        double dv = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+        dev = dv > dev ? dv : dev;
+        if (b > 0 && b < TB__ROD_BINS - 1) {
+            rmin = r[b] < rmin ? r[b] : rmin;
+            rmax = r[b] > rmax ? r[b] : rmax;
+        }
+    }
+    *bow = (float)(dev / (tmax - tmin));
+    *section = rmin > 0 ? (float)(rmax / rmin) : INFINITY;
 }
 
 /* Everything about one merged appendage: tests, classification, geodesic. */
@@ -2384,6 +2472,9 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
      * than that section is wide */
     int sheet = ap->flatness >= d->flat_max && ap->slenderness < d->slender_min;
     int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) && !sheet;
+    float rod_extent = 0, rod_bow = 1, rod_section = INFINITY;
+    if (long_ && ap->separate_shell)
+        tb__rod(st->wpos, wv, nv, cen, cov, &rod_extent, &rod_bow, &rod_section);
     char *why = ap->reason;
     size_t wn = sizeof ap->reason;
     /* (choice) a curved tail's centroid falls inside its curve, near the
@@ -2439,6 +2530,26 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     } else if (cls != TB_CLASS_PELVIS && cls != TB_CLASS_SPINE) {
         ap->kind = TB_KIND_OTHER;
         snprintf(why, wn, "attached to %s, a joint of no known class: left as rigged", ap->attach_name);
+    } else if (long_ && ap->separate_shell && ap->shell_count == 1 && rod_extent >= d->tail_length_min * st->H &&
+               rod_bow <= d->tail_bend_min && rod_section * d->tail_taper_max <= 1 && ap->leave < d->leave_min) {
+        /* SPEC A7: a carried object (scabbard, quiver, strap) is one rigid
+         * shell, straight, of nearly constant section, lying along the trunk
+         * instead of leaving it (A10's leave): rigid on the trunk bone it
+         * crosses (the A7 tail signs taper and bend, read the other way) */
+        int tj = -1;
+        tb__trunk_nearest(st, ap->attach_point, &tj);
+        if (tj >= 0) {
+            attach = tj;
+            ap->attach_joint = tj;
+            tb__copy_name(ap->attach_name, sizeof ap->attach_name, m->skel.names[tj]);
+        }
+        ap->kind = TB_KIND_CARRIED;
+        ap->decision = TB_DECIDE_RIGID;
+        aw->parent_joint = attach;
+        snprintf(why, wn,
+                 "a separate straight rod %.3g long (bow %.2f <= %.2f, section ratio %.2f <= %.2f) lying along the "
+                 "trunk (leave %.2f): carried, rigid on %s",
+                 rod_extent, rod_bow, d->tail_bend_min, rod_section, 1 / d->tail_taper_max, ap->leave, ap->attach_name);
     } else if (long_ && ap->length < d->tail_length_min * st->H) {
         ap->kind = TB_KIND_SHORT;
         snprintf(why, wn, "elongation %.2f but length L %.3g < %.2f H: too short for bones (pouch, spike)",
