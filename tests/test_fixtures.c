@@ -331,10 +331,8 @@ static const char *const known_short[][2] = {
     {"Xbot", "back_lowpoly_nearest"},
     {"Xbot", "up_welded_hips+vest"},
     {"Soldier", "hang_welded_nearest"},
-    {"Soldier", "beside_welded_leg"},
     {"Soldier", "back_pieces_hips"},
     {"Soldier", "back_pieces_hips+coat"},
-    {"Soldier", "up_welded_hips+vest"},
 };
 
 static int is_known_short(const char *body, const char *fixture)

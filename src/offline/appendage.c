@@ -1184,6 +1184,65 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
+/* The axis of a tube near where its walk ends (gend): a line through the
+ * ring centroids between 3 and 1 reach before the end (reach = the ring
+ * radius there, at least two edges), and the mean ring radius there.
+ * acc: per band of h, (centroid sum xyz, count, mean radius). 0 when the
+ * window holds too few rings. */
+static int tb__tube_end_axis(const double *acc, int nb, double h, float gend, float p[3], float d[3], float *rt)
+{
+    int e = (int)(gend / h) - 1;
+    e = e >= nb ? nb - 1 : e;
+    double r0 = 0;
+    for (int b = e; b >= 0 && !(r0 > 0); b--)
+        r0 = acc[(size_t)b * 5 + 3] ? acc[(size_t)b * 5 + 4] : 0;
+    double reach = r0 > 2 * h ? r0 : 2 * h;
+    double lo = gend - 3 * reach, hi = gend - reach, mid = 0.5 * (lo + hi);
+    double c[2][4] = {{0}}, rs = 0;
+    int rn = 0;
+    for (int b = 0; b < nb; b++) {
+        double gb = (b + 0.5) * h, cnt = acc[(size_t)b * 5 + 3];
+        if (!cnt || gb < lo || gb > hi)
+            continue;
+        int half = gb >= mid;
+        for (int a = 0; a < 3; a++)
+            c[half][a] += acc[(size_t)b * 5 + (size_t)a];
+        c[half][3] += cnt;
+        rs += acc[(size_t)b * 5 + 4];
+        rn++;
+    }
+    if (rn < 2 || !c[0][3] || !c[1][3])
+        return 0;
+    double len = 0;
+    for (int a = 0; a < 3; a++) {
+        double x0 = c[0][a] / c[0][3], x1 = c[1][a] / c[1][3];
+        p[a] = (float)x1;
+        d[a] = (float)(x1 - x0);
+        len += (x1 - x0) * (x1 - x0);
+    }
+    len = sqrt(len);
+    if (!(len > 0))
+        return 0;
+    for (int a = 0; a < 3; a++)
+        d[a] = (float)(d[a] / len);
+    *rt = (float)(rs / rn);
+    return *rt > 0;
+}
+
+/* Whether welded vertex w, walked g from the tube's tip, lies in the tube's
+ * last reach before gend and further than 1.5 tube radii from its axis. */
+static int tb__tube_off_axis(const tb__state *st, uint32_t w, float g, float gend, float reach, const float p[3],
+                             const float d[3], float rt)
+{
+    if (!(g < gend) || g < gend - reach)
+        return 0;
+    const float *q = st->wpos + (size_t)w * 3;
+    float v[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]};
+    float t = v[0] * d[0] + v[1] * d[1] + v[2] * d[2];
+    float e[3] = {v[0] - t * d[0], v[1] - t * d[1], v[2] - t * d[2]};
+    return e[0] * e[0] + e[1] * e[1] + e[2] * e[2] > 2.25f * rt * rt;
+}
+
 /* A tail is a tube that leaves the body. Walked from its far end, the
  * geodesic rings of a tube keep about the tube's radius (a tail tapers
  * slowly); where it is welded into skin that reads off-bone as well (the
@@ -1349,16 +1408,43 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
             if (cut < 0 && narrow && ahead == 3 && gb >= 0.5 * gmax)
                 cut = b - 1;
         }
-        if (cut >= 0) {
-            float gcut = (float)((cut + 1) * h);
+        /* where the tube ends (cut or not), its last radius of walk may hold
+         * the first skin of the body it leaves (a patch of off-bone buttock
+         * below the weld, a belt the root rests on): the tube there is the
+         * tube extrapolated, so skin further from its axis than 1.5 tube
+         * radii is body, not tail */
+        float gend = cut >= 0 ? (float)((cut + 1) * h) : gmax + (float)h;
+        float axis_p[3], axis_d[3], rtube = 0;
+        int trim = tube && tb__tube_end_axis(acc, nb, h, gend, axis_p, axis_d, &rtube);
+        float rfar = trim ? (rtube > 2 * (float)h ? rtube : 2 * (float)h) : 0;
+        if (trim) {
+            /* only skin to one side: a flare round the root (a fillet, the
+             * first piece of a segmented tail) is the tail's own */
+            double side[3] = {0, 0, 0};
+            size_t nside = 0;
+            for (uint32_t k = 0; k < n; k++)
+                if (tb__tube_off_axis(st, mv[k], dist[mv[k]], gend, rfar, axis_p, axis_d, rtube)) {
+                    const float *q = st->wpos + (size_t)mv[k] * 3;
+                    float v[3] = {q[0] - axis_p[0], q[1] - axis_p[1], q[2] - axis_p[2]};
+                    float t = v[0] * axis_d[0] + v[1] * axis_d[1] + v[2] * axis_d[2];
+                    for (int a = 0; a < 3; a++)
+                        side[a] += v[a] - t * axis_d[a];
+                    nside++;
+                }
+            double so = nside ? sqrt(side[0] * side[0] + side[1] * side[1] + side[2] * side[2]) / (double)nside : 0;
+            trim = so > 1.5 * rtube;
+        }
+        if (cut >= 0 || trim) {
             size_t keep = 0;
             for (uint32_t k = 0; k < n; k++)
-                keep += dist[mv[k]] < gcut;
+                keep += dist[mv[k]] < gend && !(trim && tb__tube_off_axis(st, mv[k], dist[mv[k]], gend, rfar, axis_p,
+                                                                       axis_d, rtube));
             if (keep >= (size_t)st->d.min_vertices)
                 for (uint32_t k = 0; k < n; k++) {
                     uint32_t w = mv[k];
                     st->comp_uf[w] = tip;
-                    if (!(dist[w] < gcut)) {
+                    if (!(dist[w] < gend) ||
+                        (trim && tb__tube_off_axis(st, w, dist[w], gend, rfar, axis_p, axis_d, rtube))) {
                         st->far[w] = 0;
                         st->thin[w] = 0;
                         st->comp_uf[w] = w;
