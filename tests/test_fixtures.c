@@ -444,7 +444,7 @@ static void bad_fixtures_and_bodies_are_refused(void **state)
         assert_int_equal(tb_synth_onto(&doc, body, "rigid_plate_only", NULL, NULL, &err), TB_ERR_ARG);
         tb_doc_free(body);
     }
-    /* RobotExpressive: only its hands are skinned and it has no spine roles */
+    /* RobotExpressive: only its hands are skinned (its spine roles come from structure) */
     const char *robot = tbt_corpus_file("clips/threejs_RobotExpressive.glb");
     if (robot) {
         assert_int_equal(tb_doc_load(&body, robot, NULL, &err), TB_OK);

@@ -523,6 +523,45 @@ static tb_doc *load_corpus(const char *rel)
     return doc;
 }
 
+/* tb_roles_fill_spine: the path from the hips to the neck (or the head, or
+ * where the shoulders fork) becomes the spine, only when no joint has a
+ * spine role and only over joints with no role of their own */
+static void spine_roles_come_from_structure_when_names_give_none(void **state)
+{
+    (void)state;
+    /* 0 root, 1 Hips, 2 a, 3 b, 4 c, 5 Neck, 6 Head, 7 LShoulder, 8 RShoulder, 9 thigh */
+    const int parents[] = {-1, 0, 1, 2, 3, 4, 5, 4, 4, 1};
+    tb_role roles[10], base[10] = {0, TB_ROLE_HIPS, 0, 0, 0, TB_ROLE_NECK, TB_ROLE_HEAD, TB_ROLE_LEFT_SHOULDER,
+                                   TB_ROLE_RIGHT_SHOULDER, TB_ROLE_LEFT_UPLEG};
+    tb_role_source src[10];
+    memcpy(roles, base, sizeof roles);
+    memset(src, 0, sizeof src);
+    assert_int_equal(tb_roles_fill_spine(roles, src, 10, parents), 3);
+    assert_int_equal(roles[2], TB_ROLE_SPINE);
+    assert_int_equal(roles[3], TB_ROLE_SPINE1);
+    assert_int_equal(roles[4], TB_ROLE_SPINE2);
+    assert_int_equal(src[3], TB_ROLE_SRC_SHAPE);
+    assert_int_equal(roles[9], TB_ROLE_LEFT_UPLEG);
+    /* no neck, no head: the joint the shoulders hang from is the top */
+    memcpy(roles, base, sizeof roles);
+    roles[5] = roles[6] = TB_ROLE_NONE;
+    assert_int_equal(tb_roles_fill_spine(roles, src, 10, parents), 3);
+    assert_int_equal(roles[4], TB_ROLE_SPINE2);
+    /* a named spine joint anywhere: nothing is filled */
+    memcpy(roles, base, sizeof roles);
+    roles[3] = TB_ROLE_SPINE1;
+    assert_int_equal(tb_roles_fill_spine(roles, src, 10, parents), 0);
+    assert_int_equal(roles[2], TB_ROLE_NONE);
+    /* a joint with a role of its own on the path: not a spine */
+    memcpy(roles, base, sizeof roles);
+    roles[3] = TB_ROLE_LEFT_ARM;
+    assert_int_equal(tb_roles_fill_spine(roles, src, 10, parents), 0);
+    /* no hips: nothing */
+    memcpy(roles, base, sizeof roles);
+    roles[1] = TB_ROLE_NONE;
+    assert_int_equal(tb_roles_fill_spine(roles, src, 10, parents), 0);
+}
+
 static void corpus_humanoids_keep_exactly_their_name_roles(void **state)
 {
     (void)state;
@@ -540,6 +579,14 @@ static void corpus_humanoids_keep_exactly_their_name_roles(void **state)
         for (int j = 0; j < m->skel.joint_count; j++) {
             /* the oracle: the exact-name reading, joint by joint */
             tb_role want = tb_role_from_name(m->skel.names[j]);
+            if (!want && m->role_source[j] == TB_ROLE_SRC_SHAPE) {
+                /* the spine from structure (tb_roles_fill_spine), only where
+                 * the names give none: the robot's Abdomen and Torso */
+                assert_non_null(strstr(files[f], "Robot"));
+                assert_true((!strcmp(m->skel.names[j], "Abdomen") && m->roles[j] == TB_ROLE_SPINE) ||
+                            (!strcmp(m->skel.names[j], "Torso") && m->roles[j] == TB_ROLE_SPINE1));
+                continue;
+            }
             if (m->roles[j] != want)
                 fail_msg("%s: %s is %s, its name says %s", files[f], m->skel.names[j], tb_role_name(m->roles[j]),
                          tb_role_name(want));
@@ -654,6 +701,7 @@ int main(void)
         cmocka_unit_test(a_vrm_map_gives_roles_and_overrides_come_last),
         cmocka_unit_test(reduced_skeletons_keep_the_roles_they_still_have),
         cmocka_unit_test(no_body_no_roles),
+        cmocka_unit_test(spine_roles_come_from_structure_when_names_give_none),
         cmocka_unit_test(corpus_humanoids_keep_exactly_their_name_roles),
         cmocka_unit_test(foxes_find_their_pelvis_without_help),
         cmocka_unit_test(cli_reports_where_roles_came_from_and_takes_role_overrides),

@@ -123,6 +123,14 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
 int tb_roles_resolve(tb_role *roles, tb_role_source *src, int n, const tb_role *name_roles,
                      const tb_role_source *name_src, const tb_role *shape_roles, const tb_body_shape *body);
 
+/* Spine roles from structure, when no joint has one: the joints strictly
+ * between the Hips and the Neck (else the Head, else the joint both
+ * shoulders or arms hang from) on the parent path become Spine, Spine1 and
+ * (three or more) Spine2 (a robot's "Abdomen", "Torso"), with source
+ * TB_ROLE_SRC_SHAPE. parents: n entries, -1 for a root. Returns the number
+ * of joints given a role. */
+int tb_roles_fill_spine(tb_role *roles, tb_role_source *src, int n, const int *parents);
+
 /* Tail bones made by tailbone: "Tail_3" → chain 0, index 3; "TailB_2" →
  * chain 1, index 2; "Tail_End" → index 0 (the weightless end). Any prefix
  * before ':' is ignored. Returns 1 when the name is a tail bone. */

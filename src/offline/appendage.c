@@ -444,6 +444,9 @@ typedef struct tb__state {
     tb__graph g;
     uint32_t *shell;    /* welded id → shell root */
     size_t *shell_total, *shell_far; /* per shell root */
+    float *warea;       /* per welded id: a third of its triangles' area */
+    float *shell_area;  /* per shell root: the shell's area */
+    double area_total;  /* the skin's area */
     uint32_t *comp_uf;
     tb__comp *comps;
     size_t ncomp;
@@ -470,6 +473,8 @@ static void tb__state_free(tb__state *st)
     tb__graph_free(&st->g);
     free(st->shell);
     free(st->shell_total);
+    free(st->warea);
+    free(st->shell_area);
     free(st->shell_far);
     free(st->comp_uf);
     for (size_t i = 0; i < st->ncomp; i++) {
@@ -1062,6 +1067,29 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++) {
         st->shell[w] = tb__find(st->shell, (uint32_t)w);
         st->shell_total_pre[st->shell[w]]++;
+    }
+    /* areas: how much of the skin a part is does not depend on how finely
+     * it is meshed (a dense tail on a low-poly body) */
+    st->warea = calloc(nw ? nw : 1, sizeof *st->warea);
+    st->shell_area = calloc(nw ? nw : 1, sizeof *st->shell_area);
+    if (!st->warea || !st->shell_area)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
+                 c = st->wid[m->triangles[t * 3 + 2]];
+        if (a == b || b == c || a == c)
+            continue;
+        const float *pa = st->wpos + (size_t)a * 3, *pb = st->wpos + (size_t)b * 3, *pc = st->wpos + (size_t)c * 3;
+        float u[3] = {pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]}, v[3] = {pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]};
+        float x[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+        float third = sqrtf(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / 6.0f;
+        if (!isfinite(third))
+            continue;
+        st->warea[a] += third, st->warea[b] += third, st->warea[c] += third;
+    }
+    for (size_t w = 0; w < nw; w++) {
+        st->shell_area[st->shell[w]] += st->warea[w];
+        st->area_total += st->warea[w];
     }
     st->ms[2] = tb__now_ms() - t2;
     t2 = tb__now_ms();
@@ -2483,7 +2511,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         if (c->group != group || !c->ncollar)
             continue;
         size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
-        if (nonfar >= nv || 2 * st->shell_total[c->shell] > st->nw)
+        if (nonfar >= nv || 2 * (double)st->shell_area[c->shell] > st->area_total)
             continue; /* the body's own shell (choice: never more than half the skin) */
         int dup = 0; /* two pieces of one shell: its band once */
         for (size_t q = 0; q < i; q++)
@@ -2589,13 +2617,17 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     /* (choice) the test is about far skin of the body's own surface; a
      * separate shell that is mostly far (a garment, a strapped-on object)
      * is not body skin even when it wraps or crosses a bone */
-    if (2 * nv > st->nw) {
-        /* (choice) an appendage is never most of the skin: a body thicker than
-         * the far threshold all round (a quadruped's trunk against a height H
-         * meant for humanoids) must not be rebound to a chain */
+    double far_area = 0;
+    for (size_t k = 0; k < nv; k++)
+        far_area += st->warea[wv[k]];
+    if (2 * far_area > st->area_total) {
+        /* (choice) an appendage is never most of the skin (by area, not by
+         * vertex count: a dense tail on a low-poly body is still a tail): a
+         * body thicker than the far threshold all round (a quadruped's trunk
+         * against a height H meant for humanoids) must not be rebound */
         ap->kind = TB_KIND_BODY;
-        snprintf(why, wn, "far skin is %.0f%% of the skin's welded vertices (more than half): the body itself, "
-                 "thicker than %.0f%% of H, not an appendage", 100.0 * (double)nv / (double)st->nw,
+        snprintf(why, wn, "far skin is %.0f%% of the skin's area (more than half): the body itself, "
+                 "thicker than %.0f%% of H, not an appendage", 100.0 * far_area / st->area_total,
                  100.0 * (double)d->far_fraction);
     } else if (tb__wraps(st, wv, nv)) {
         /* SPEC A10: skin that goes around a bone is body or clothing, whatever

@@ -1061,6 +1061,61 @@ done:
     return assigned;
 }
 
+/* The lowest common ancestor of a and b (-1: none). */
+static int tb__fork(const int *parents, int n, int a, int b)
+{
+    for (int x = a, i = 0; x >= 0 && i <= n; x = parents[x], i++)
+        for (int y = b, k = 0; y >= 0 && k <= n; y = parents[y], k++)
+            if (x == y)
+                return x;
+    return -1;
+}
+
+int tb_roles_fill_spine(tb_role *roles, tb_role_source *src, int n, const int *parents)
+{
+    int at[TB_ROLE_COUNT];
+    for (int q = 0; q < TB_ROLE_COUNT; q++)
+        at[q] = -1;
+    for (int j = 0; j < n; j++) {
+        if (roles[j] == TB_ROLE_SPINE || roles[j] == TB_ROLE_SPINE1 || roles[j] == TB_ROLE_SPINE2)
+            return 0;
+        if (roles[j] && at[roles[j]] < 0)
+            at[roles[j]] = j;
+    }
+    int hips = at[TB_ROLE_HIPS], last = -1; /* the top spine joint */
+    if (hips < 0)
+        return 0;
+    if (at[TB_ROLE_NECK] >= 0)
+        last = parents[at[TB_ROLE_NECK]];
+    else if (at[TB_ROLE_HEAD] >= 0)
+        last = parents[at[TB_ROLE_HEAD]];
+    else if (at[TB_ROLE_LEFT_SHOULDER] >= 0 && at[TB_ROLE_RIGHT_SHOULDER] >= 0)
+        last = tb__fork(parents, n, at[TB_ROLE_LEFT_SHOULDER], at[TB_ROLE_RIGHT_SHOULDER]);
+    else if (at[TB_ROLE_LEFT_ARM] >= 0 && at[TB_ROLE_RIGHT_ARM] >= 0)
+        last = tb__fork(parents, n, at[TB_ROLE_LEFT_ARM], at[TB_ROLE_RIGHT_ARM]);
+    int path[64], len = 0, x = last;
+    for (int i = 0; x >= 0 && x != hips && i <= n; x = parents[x], i++) {
+        if (len == (int)(sizeof path / sizeof path[0]) || roles[x])
+            return 0; /* a joint with a role of its own is not the spine */
+        path[len++] = x;
+    }
+    if (x != hips || len == 0)
+        return 0;
+    for (int i = 0; i < len / 2; i++) { /* from the hips up */
+        int t = path[i];
+        path[i] = path[len - 1 - i];
+        path[len - 1 - i] = t;
+    }
+    tb__assign_spine(roles, path, len);
+    int given = 0;
+    for (int i = 0; i < len; i++)
+        if (roles[path[i]]) {
+            src[path[i]] = TB_ROLE_SRC_SHAPE;
+            given++;
+        }
+    return given;
+}
+
 static int tb__sided(tb_role r)
 {
     return tb_role_mirror(r) != r;

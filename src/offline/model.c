@@ -803,6 +803,8 @@ static tb_result tb__assign_roles(tb_model *m, const tb_doc *doc, const tb_model
     }
     tb_roles_resolve(m->roles, m->role_source, n, m->name_roles, nsrc, shape, &m->body);
     r = tb__apply_overrides(m, desc, err);
+    if (r == TB_OK)
+        tb_roles_fill_spine(m->roles, m->role_source, n, m->parents_);
     for (int q = 0; q < TB_ROLE_COUNT; q++)
         m->role_joint[q] = -1;
     for (int j = 0; j < n && r == TB_OK; j++)

@@ -298,6 +298,20 @@ static tb_result fx__body_init(fx_body *b, const tb_model *m, tb_error *err)
     for (int k = 0; k < m->skin_joint_count; k++)
         if (b->skin_of_skel[m->skin_joints[k]] < 0)
             b->skin_of_skel[m->skin_joints[k]] = k;
+    {
+        /* a fixture dresses and welds onto skinned skin round the hips (a
+         * robot whose skin is only its hands is rigid parts, not a body) */
+        int hk = b->skin_of_skel[m->role_joint[TB_ROLE_HIPS]];
+        size_t on_hips = 0;
+        for (size_t v = 0; hk >= 0 && v < m->vertex_count; v++)
+            for (int q = 0; q < m->influences; q++)
+                on_hips += m->joints[v * (size_t)m->influences + (size_t)q] == hk &&
+                           m->weights[v * (size_t)m->influences + (size_t)q] > 0;
+        if (!on_hips)
+            return tb__fail(err, TB_ERR_NO_HIPS, NULL,
+                            "no skinned vertex is weighted to the hips (%s): fixtures need a skinned body",
+                            m->skel.names[m->role_joint[TB_ROLE_HIPS]]);
+    }
     for (int r = 0; r < TB_ROLE_COUNT; r++) {
         int j = m->role_joint[r];
         b->jskin[r] = j >= 0 ? b->skin_of_skel[j] : -1;
