@@ -341,6 +341,7 @@ typedef struct tb__scratch {
     tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
     float *scale_tmp;
     versor *rot0;
+    size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
 } tb__scratch;
 
 static void tb__scratch_free(tb__scratch *s)
@@ -359,6 +360,7 @@ static void tb__scratch_free(tb__scratch *s)
         tb__hist_free(&s->hist[g]);
     free(s->scale_tmp);
     free(s->rot0);
+    free(s->runs);
 }
 
 /* Poses the skeleton at clip time t (sample, local-to-world, hook). */
@@ -550,6 +552,45 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
             out->motion_bone_count += s.motion[j];
     }
 
+    /* Only the vertices some measured edge (or the tip) uses are skinned,
+     * in runs of consecutive indices, when that is under half of them (the
+     * blend search's tries measure the edges near the tail). */
+    size_t nruns = 0;
+    if (!d.positions_out && nv > 0) {
+        uint8_t *used = calloc(nv, 1);
+        if (!used) {
+            tb__scratch_free(&s);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        size_t count = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (s.group[e]) {
+                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
+                count += !used[a] + !used[b];
+                used[a] = used[b] = 1;
+            }
+        if (out->tip_vertex >= 0 && !used[out->tip_vertex])
+            used[out->tip_vertex] = 1, count++;
+        if (count < nv / 2) {
+            size_t cap = 0;
+            for (size_t v = 0; v < nv; v++)
+                cap += used[v] && (v == 0 || !used[v - 1]);
+            s.runs = malloc((cap + 1) * 2 * sizeof *s.runs);
+            if (!s.runs) {
+                free(used);
+                tb__scratch_free(&s);
+                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            }
+            for (size_t v = 0; v < nv; v++)
+                if (used[v]) {
+                    if (v == 0 || !used[v - 1])
+                        s.runs[2 * nruns++] = v, s.runs[2 * nruns - 1] = 0;
+                    s.runs[2 * nruns - 1]++;
+                }
+        }
+        free(used);
+    }
+
     /* Warm-up: whole passes through the clip for the hook only. */
     const float dur = clip->duration_s > 0 ? clip->duration_s : 0;
     const float step = d.loop ? dur / (float)n : dur / (float)(n - 1);
@@ -592,8 +633,16 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         }
         tb_skin_matrices(s.skin_mats, (const float(*)[16])s.world, m->skin_joints,
                          (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-        tb_skin_points(s.skinned, 3, m->positions, 3, nv, joints, weights, m->influences,
-                       (const float(*)[16])s.skin_mats, 0);
+        if (s.runs) {
+            for (size_t r = 0; r < nruns; r++) {
+                size_t v0 = s.runs[2 * r];
+                tb_skin_points(s.skinned + v0 * 3, 3, m->positions + v0 * 3, 3, s.runs[2 * r + 1], joints + v0 * inf,
+                               weights + v0 * inf, m->influences, (const float(*)[16])s.skin_mats, 0);
+            }
+        } else {
+            tb_skin_points(s.skinned, 3, m->positions, 3, nv, joints, weights, m->influences,
+                           (const float(*)[16])s.skin_mats, 0);
+        }
         if (d.positions_out)
             memcpy(d.positions_out + (size_t)k * nv * 3, s.skinned, nv * 3 * sizeof(float));
         for (size_t e = 0; e < ne; e++) {
