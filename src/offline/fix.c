@@ -381,6 +381,9 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             if (mark[edges[e] >> 32] || mark[edges[e] & 0xffffffffu])
                 edges[k++] = edges[e];
         ne = k;
+        uint64_t *shrunk = realloc(edges, (ne + 1) * sizeof *edges); /* give the rest back */
+        if (shrunk)
+            edges = shrunk;
     }
     free(mark);
     tb_clip **clips = calloc((size_t)n, sizeof *clips);
