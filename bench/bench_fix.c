@@ -6,8 +6,11 @@
  * the Wolf with the Soldier's 4 clips and on a dense character of ~750k
  * vertices (the synthetic tail_leg, each triangle split into n² by edge
  * subdivision, the nearest corner's weights, its clips removed) with
- * tail_leg's 6 clips. Needs the tailbone binary (argv[2], default
- * ./tailbone beside this program) and ../shared (argv[3]) for the Wolf.
+ * tail_leg's 6 clips; fix runs at each -j of $BENCH_FIX_JOBS (default
+ * "1,2"), interleaved with copy. Needs the tailbone binary (argv[2],
+ * default ./tailbone beside this program) and ../shared (argv[3]) for the
+ * Wolf. $BENCH_FIX_PART1_ONLY skips part 2; $BENCH_FIX_KEEP keeps the
+ * dense character; $BENCH_FIX_DENSE_RUNS (default 3) its runs.
  *
  * Part 2, the library job (tb_fix_run) by stage on a fixed workload: the synthetic characters tail_leg (746 tail vertices,
  * the SPEC's blend zone tears a stress clip, so the blend-zone search runs
@@ -150,30 +153,44 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* copy and fix interleaved `runs` times: medians of the wall times, the
- * largest peak RSS of each. */
+/* copy and fix -j J for every J in `jobs` (comma-separated), interleaved
+ * `runs` times: medians of the wall times, the largest peak RSS of each. */
 static int job_vs_copy(const char *label, const char *tailbone, const char *in, const char *lib, const char *jobs,
                        int runs, const char *tmp)
 {
-    char out[1024];
+    char out[1024], jl[64];
     snprintf(out, sizeof out, "%s/bench_fix_out.glb", tmp);
+    snprintf(jl, sizeof jl, "%s", jobs);
+    char *js[8];
+    int nj = 0;
+    for (char *t = strtok(jl, ","); t && nj < 8; t = strtok(NULL, ","))
+        js[nj++] = t;
     char *copy_argv[] = {(char *)tailbone, "copy", (char *)in, out, NULL};
-    char *fix_argv[] = {(char *)tailbone, "fix", (char *)in, "--clips", (char *)lib, "-o", out, "-q", "-j", (char *)jobs, NULL};
-    double tc[16], tf[16], rc = 0, rf = 0;
+    double tc[16], tf[8][16], rc = 0, rf[8] = {0};
     runs = runs > 16 ? 16 : runs;
     for (int r = 0; r < runs; r++) {
         child_run c, f;
-        if (run_child(copy_argv, &c) || run_child(fix_argv, &f))
+        if (run_child(copy_argv, &c))
             return 1;
-        tc[r] = c.wall_s, tf[r] = f.wall_s;
+        tc[r] = c.wall_s;
         rc = c.peak_mib > rc ? c.peak_mib : rc;
-        rf = f.peak_mib > rf ? f.peak_mib : rf;
+        for (int k = 0; k < nj; k++) {
+            char *fix_argv[] = {(char *)tailbone, "fix", (char *)in, "--clips", (char *)lib, "-o", out, "-q", "-j", js[k], NULL};
+            if (run_child(fix_argv, &f))
+                return 1;
+            tf[k][r] = f.wall_s;
+            rf[k] = f.peak_mib > rf[k] ? f.peak_mib : rf[k];
+        }
     }
     qsort(tc, (size_t)runs, sizeof *tc, cmp_double);
-    qsort(tf, (size_t)runs, sizeof *tf, cmp_double);
-    double mc = tc[runs / 2], mf = tf[runs / 2];
-    printf("%-28s -j %-3s copy %8.1f ms %7.1f MiB | fix --clips %8.1f ms %7.1f MiB | time %5.2fx, peak RSS %4.2fx\n",
-           label, jobs, 1e3 * mc, rc, 1e3 * mf, rf, mf / mc, rf / rc);
+    double mc = tc[runs / 2];
+    printf("%-30s copy %8.1f ms %6.1f MiB\n", label, 1e3 * mc, rc);
+    for (int k = 0; k < nj; k++) {
+        qsort(tf[k], (size_t)runs, sizeof *tf[k], cmp_double);
+        double mf = tf[k][runs / 2];
+        printf("%-30s fix --clips -j %-3s %8.1f ms %6.1f MiB: time %5.2fx copy, peak RSS %4.2fx copy\n", "", js[k],
+               1e3 * mf, rf[k], mf / mc, rf[k] / rc);
+    }
     remove(out);
     return 0;
 }
@@ -399,7 +416,8 @@ static int part1(const char *tailbone, const char *shared, const char *jobs, int
         return 1;
     char label[64];
     snprintf(label, sizeof label, "dense tail_leg %zuk + 6 clips", nv / 1000);
-    rc |= job_vs_copy(label, tailbone, dense, lib, jobs, runs > 3 ? 3 : runs, tmp);
+    int dense_runs = getenv("BENCH_FIX_DENSE_RUNS") ? atoi(getenv("BENCH_FIX_DENSE_RUNS")) : 3;
+    rc |= job_vs_copy(label, tailbone, dense, lib, jobs, dense_runs < 1 ? 1 : dense_runs < runs ? dense_runs : runs, tmp);
     if (getenv("BENCH_FIX_KEEP")) /* keep the dense character and the library for a profile */
         printf("bench_fix: kept %s and %s\n", dense, lib);
     else
@@ -420,7 +438,7 @@ int main(int argc, char **argv)
         snprintf(self_dir, sizeof self_dir, "%.*s", (int)(slash - argv[0]), argv[0]);
     snprintf(tb_default, sizeof tb_default, "%s/tailbone", self_dir);
     const char *tailbone = argc > 2 ? argv[2] : tb_default, *shared = argc > 3 ? argv[3] : "../shared";
-    const char *jobs = getenv("BENCH_FIX_JOBS") ? getenv("BENCH_FIX_JOBS") : "1";
+    const char *jobs = getenv("BENCH_FIX_JOBS") ? getenv("BENCH_FIX_JOBS") : "1,2"; /* -j values, interleaved */
     int rc = part1(tailbone, shared, jobs, runs);
     if (getenv("BENCH_FIX_PART1_ONLY"))
         return rc;

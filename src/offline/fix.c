@@ -460,6 +460,8 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     free(edges);
     if (r == TB_OK && !best_is_first) {
         r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
+        tb_model_free(M); /* not needed past here: the measure below loads its own */
+        M = NULL;
         if (r == TB_ERR_UNSUPPORTED) {
             /* a subset skin lacks a joint: the whole job again with the
              * chosen blend pinned */
