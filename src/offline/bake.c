@@ -453,6 +453,10 @@ static void tb__bake_task(void *ctx, int c, int w)
     if (rc->skipped)
         return;
     tb__sim *s = &job->sims[w];
+    if (!s->anim && s->m) { /* this worker's set-up failed on an earlier clip */
+        o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+        return;
+    }
     if (!s->anim) { /* this worker's first clip: its own solver and scratch */
         const tb__sim *s0 = &job->sims[0];
         int n = s0->m->skel.joint_count;
