@@ -271,6 +271,17 @@ static void torn_thresholds_are_strict_and_configurable(void **state)
     assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
     assert_int_equal(r.body.torn, 0);
     strip_free(&s);
+    /* Strict at both thresholds, in the histogram that counts them: a ratio
+     * exactly 1.5 or 0.67 is not torn, the next float past either is. */
+    tb__hist h;
+    assert_true(tb__hist_init(&h, 1.5f, 0.67f));
+    tb__hist_add(&h, 1.5f);
+    tb__hist_add(&h, 0.67f);
+    assert_int_equal(h.torn, 0);
+    tb__hist_add(&h, nextafterf(1.5f, 2.0f));
+    tb__hist_add(&h, nextafterf(0.67f, 0.0f));
+    assert_int_equal(h.torn, 2);
+    tb__hist_free(&h);
 }
 
 static void instants_are_24_evenly_spaced_including_both_ends(void **state)
