@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline/stretch_hist.h"
 #include "tailbone/clip.h"
 #include "tailbone/measure.h"
 #include "tailbone/model.h"
@@ -270,6 +271,17 @@ static void torn_thresholds_are_strict_and_configurable(void **state)
     assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
     assert_int_equal(r.body.torn, 0);
     strip_free(&s);
+    /* Strict at both thresholds, in the histogram that counts them: a ratio
+     * exactly 1.5 or 0.67 is not torn, the next float past either is. */
+    tb__hist h;
+    assert_true(tb__hist_init(&h, 1.5f, 0.67f));
+    tb__hist_add(&h, 1.5f);
+    tb__hist_add(&h, 0.67f);
+    assert_int_equal(h.torn, 0);
+    tb__hist_add(&h, nextafterf(1.5f, 2.0f));
+    tb__hist_add(&h, nextafterf(0.67f, 0.0f));
+    assert_int_equal(h.torn, 2);
+    tb__hist_free(&h);
 }
 
 static void instants_are_24_evenly_spaced_including_both_ends(void **state)
@@ -497,6 +509,86 @@ static void percentile_agrees_with_sorting_on_random_data_with_ties(void **state
             assert_float_equal(tb_measure_percentile(v, N, qs[q]), sorted[rank - 1], 0);
         }
     }
+}
+
+/* The streaming histogram measure keeps (offline/stretch_hist.h) against
+ * the exact nearest rank of the same samples, sorted: every percentile lies
+ * in the exact value's bin, within half its width, so below 128 it prints the
+ * same with "%.2f"; the count, the torn count, the min and the max are exact.
+ * Random stretch-like data: a spread about 1, a heavy tail reaching every
+ * bin range (up to 1e13, past the last octave), exact 1s, ties. */
+static void histogram_percentile_matches_the_exact_rank_within_its_bin(void **state)
+{
+    (void)state;
+    enum { N = 40000 };
+    float *v = malloc(N * sizeof *v), *sorted = malloc(N * sizeof *sorted);
+    assert_non_null(v);
+    assert_non_null(sorted);
+    uint32_t seed = 99;
+    const double qs[] = {0, 0.001, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1};
+    int checked_fine = 0, checked_log = 0;
+    for (int trial = 0; trial < 24; trial++) {
+        size_t n = trial < 4 ? (size_t)1 + (size_t)trial * 7 : (size_t)N - (size_t)trial * 997;
+        double spread = 0.002 * (trial + 1), heavy = 0.002 * trial;
+        tb__hist h;
+        assert_true(tb__hist_init(&h, 1.5f, 0.67f));
+        size_t torn = 0;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            double u1 = ((seed >> 8) + 0.5) / 16777216.0;
+            seed = seed * 1664525u + 1013904223u;
+            double u2 = ((seed >> 8) + 0.5) / 16777216.0;
+            double g = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2); /* normal */
+            float x = (float)(1 + spread * g);
+            if (u2 < heavy) /* a tearing edge: log-uniform over 1e-3 .. 1e13 */
+                x = (float)pow(10.0, -3 + 16 * u1);
+            else if (u1 < 0.1)
+                x = 1.0f; /* an undeformed edge */
+            else if (trial % 3 == 0)
+                x = (float)(floor(x * 64) / 64); /* ties */
+            v[i] = sorted[i] = x;
+            torn += x > 1.5f || x < 0.67f;
+            tb__hist_add(&h, x);
+        }
+        qsort(sorted, n, sizeof *sorted, cmp_float);
+        assert_int_equal(h.n, n);
+        assert_int_equal(h.torn, torn);
+        assert_float_equal(h.min, sorted[0], 0);
+        assert_float_equal(h.max, sorted[n - 1], 0);
+        for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+            size_t k = tb_rank_nearest(n, qs[q]);
+            float exact = sorted[k], got = tb__hist_rank(&h, k);
+            assert_int_equal(tb__hist_bin(got), tb__hist_bin(exact));
+            double w = tb__hist_bin_width(exact);
+            if (fabs((double)got - exact) > 0.5 * w)
+                fail_msg("trial %d q %g: histogram %.9g, exact %.9g, bin width %g", trial, qs[q], (double)got,
+                         (double)exact, w);
+            if (k == 0 || k == n - 1)
+                assert_float_equal(got, exact, 0); /* the min and the max: exact */
+            if (exact < 128) {
+                char a[32], b[32];
+                snprintf(a, sizeof a, "%.2f", (double)got);
+                snprintf(b, sizeof b, "%.2f", (double)exact);
+                assert_string_equal(a, b);
+                checked_fine++;
+            } else {
+                checked_log++;
+            }
+        }
+        /* the first and the last rank of a bin are its exact extremes (the
+         * first 40 bin changes: each look-up scans the bins) */
+        for (size_t k = 1, changes = 0; k < n && changes < 40; k++)
+            if (tb__hist_bin(sorted[k]) != tb__hist_bin(sorted[k - 1])) {
+                changes++;
+                assert_float_equal(tb__hist_rank(&h, k), sorted[k], 0);
+                assert_float_equal(tb__hist_rank(&h, k - 1), sorted[k - 1], 0);
+            }
+        tb__hist_free(&h);
+    }
+    assert_true(checked_fine > 100);
+    assert_true(checked_log > 5); /* the heavy tail reached the octave bins */
+    free(v);
+    free(sorted);
 }
 
 /* ---- CLI -------------------------------------------------------------- */
@@ -778,6 +870,7 @@ int main(void)
         cmocka_unit_test(pose_hook_runs_at_its_rate_and_warms_up),
         cmocka_unit_test(percentile_is_nearest_rank_on_a_known_distribution),
         cmocka_unit_test(percentile_agrees_with_sorting_on_random_data_with_ties),
+        cmocka_unit_test(histogram_percentile_matches_the_exact_rank_within_its_bin),
         cmocka_unit_test(cli_measures_a_file_and_dumps_positions),
         cmocka_unit_test(corpus_xbot_walk_body_p99_is_finite_and_at_least_one),
         cmocka_unit_test(corpus_soldier_walk_body_p99_is_finite_and_at_least_one),

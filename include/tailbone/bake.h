@@ -66,6 +66,11 @@ typedef struct tb_bake_desc {
      * that share. Either way the old rotation channels of those bones are
      * removed (their samplers and accessors stay, unused). */
     float existing_keep;
+    /* Clips simulated at once, each on its own thread and solver (0 or 1:
+     * one at a time, in the calling thread). The keys are written in clip
+     * order afterwards, so the document is byte-identical for any value.
+     * tb_fix_run measures its clips with the same number of threads. */
+    int threads;
 } tb_bake_desc;
 
 typedef struct tb_bake_clip {

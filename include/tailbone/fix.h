@@ -18,6 +18,8 @@
  * (2) with libraries, tb_retarget_docs (tailbone/retarget.h); (3) unless
  * no_bake, tb_bake (tailbone/bake.h); (4) every baked clip measured with
  * tb_measure_clip (tailbone/measure.h: tail, body and the tail/body seam).
+ * bake.threads clips are baked and measured at once (also each blend-search
+ * try's clips); the output and report are the same for any value.
  *
  * Weights (docs/fix.md): the blend zone and, on a welded tail, the collar
  * band are sized from the tail's geometry (ring spacing, radius) unless

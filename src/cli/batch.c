@@ -198,14 +198,14 @@ static int tb__temp(char *buf, size_t size, const char *what)
     return 0;
 }
 
-static pid_t tb__spawn(tb__job *j, char *const *pass, int pass_count)
+static pid_t tb__spawn(tb__job *j, char *const *pass, int pass_count, char *threads)
 {
     if (tb__temp(j->report, sizeof j->report, "report") || tb__temp(j->errlog, sizeof j->errlog, "stderr"))
         return -1;
     if (tb__mkdirs(j->out) != 0)
         return -1;
     /* argv: tailbone fix IN -o OUT -q --report R [passed options] [global options] */
-    int max = pass_count + 16, k = 0;
+    int max = pass_count + 18, k = 0;
     char **av = calloc((size_t)max, sizeof *av);
     if (!av)
         return -1;
@@ -224,6 +224,8 @@ static pid_t tb__spawn(tb__job *j, char *const *pass, int pass_count)
     av[k++] = "-q";
     av[k++] = "--report";
     av[k++] = j->report;
+    av[k++] = "-j"; /* each file's clips on its share of the cores */
+    av[k++] = threads;
     for (int i = 0; i < pass_count; i++)
         av[k++] = pass[i];
     k += tb_cli_global_args((const char **)av + k);
@@ -502,6 +504,9 @@ int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const cha
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = n > 0 ? (int)n : 1;
     }
+    char threads[24]; /* threads per file: the cores shared among the files at once */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(threads, sizeof threads, "%ld", cores > jobs ? cores / jobs : 1);
     double t0 = tb__now();
     int next = 0, running = 0, done = 0;
     while (done < b.count) {
@@ -514,7 +519,7 @@ int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const cha
                 continue;
             }
             j->t0 = tb__now();
-            j->pid = tb__spawn(j, pass, pass_count);
+            j->pid = tb__spawn(j, pass, pass_count, threads);
             if (j->pid < 0) {
                 char buf[256];
                 snprintf(buf, sizeof buf, "tailbone: %s: cannot start its fix: %s [io]", j->in, strerror(errno));

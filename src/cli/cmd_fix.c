@@ -139,11 +139,13 @@ static void tb__help(void)
            "  --progress            name each stage on stderr (the default on a terminal)\n"
            "  --in-place            allow -o to be IN itself (refused by default)\n"
            "  --allow-uri-outside   let a .gltf's external uri name a file outside its folder\n"
+           "  -j, --jobs N          clips baked and measured at once, one thread each (default\n"
+           "                        and 0: one per CPU); the output is the same for any N\n"
            "batch (several inputs or a folder; docs/batch.md):\n"
            "  -o OUTDIR             each IN is written to OUTDIR under its own name (a folder's\n"
            "                        files, .glb/.gltf/.vrm at any depth, keep their relative path)\n"
            "  -j, --jobs N          files fixed at once, each in its own process (default 1; 0:\n"
-           "                        one per CPU)\n"
+           "                        one per CPU), each file's clips on its share of the cores\n"
            "  --force               redo files whose output is already newer than the input\n"
            "                        (skipped by default, so an interrupted batch resumes)\n"
            "  One line of JSON per file on stdout (status, tail found, figures, time), progress\n"
@@ -284,7 +286,7 @@ int tb_cmd_fix(int argc, char **argv)
     int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
     int progress = isatty(2); /* stages on stderr when a person watches */
     int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0, vrm_springs = 0;
-    int jobs = 1, force = 0, inputs_given = 0; /* batch mode */
+    int jobs = 1, jobs_given = 0, force = 0, inputs_given = 0; /* batch: files at once; one file: threads */
     unsigned char *mark = calloc((size_t)argc + 1, 1);
     if (!mark)
         return TB_EXIT_FAIL;
@@ -355,6 +357,7 @@ int tb_cmd_fix(int argc, char **argv)
             else if (tb_cli_is(a, "-j", "--jobs")) {
                 e = tb__float_arg(a, v, 0, 4096, &f);
                 jobs = (int)f;
+                jobs_given = 1;
             }
             else if (!strcmp(a, "--preview"))
                 preview = v;
@@ -448,6 +451,13 @@ int tb_cmd_fix(int argc, char **argv)
         return rc;
     }
     free(mark);
+    /* one file: its clips baked and measured on -j threads (default, and 0:
+     * one per CPU); the output is the same bytes for any count */
+    if (!jobs_given || jobs <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
+    }
+    bd.threads = jobs;
     if (preview && (tb_cli_is_stdio(in) || tb_cli_is_stdio(out)))
         return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
     if (tb_cli_is_stdio(out))

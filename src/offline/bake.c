@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "offline/doc_internal.h"
+#include "offline/pool_internal.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
 #include "tailbone/humanoid.h"
@@ -324,8 +325,18 @@ static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const floa
     return TB_OK;
 }
 
-static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, int a, tb_bake_clip *rep,
-                               tb_transform *tmp, float (*tmp_world)[16], tb_error *err)
+/* One clip's keys, simulated; written to the doc afterwards, in clip order. */
+typedef struct tb__baked {
+    float *times, *rot;
+    int keys;
+    tb_result r;
+    tb_error err;
+} tb__baked;
+
+/* Simulates clip a into out (times, rotations): reads the doc only, so the
+ * clips run in parallel, each on its own tb__sim. */
+static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc *d, int a, tb_bake_clip *rep,
+                               tb_transform *tmp, float (*tmp_world)[16], tb__baked *out, tb_error *err)
 {
     tb_clip *clip = NULL;
     tb_result r = tb_clip_load(&clip, doc, s->m, a, NULL, err);
@@ -408,15 +419,115 @@ static tb_result tb__bake_clip(tb_doc *doc, tb__sim *s, const tb_bake_desc *d, i
         if (ang > rep->swing_rad)
             rep->swing_rad = ang;
     }
-    if (s->artist)
-        tb__drop_tail_rotations(doc, s, a);
-    r = tb__write_keys(doc, s, a, times, keys, rot, err);
+    out->times = times;
+    out->rot = rot;
+    out->keys = keys;
+    times = rot = NULL;
 done:
     free(times);
     free(rot);
     free(prev);
     free(cur);
     tb_clip_free(clip);
+    return r;
+}
+
+/* ---- every clip: simulated in parallel, written in order -------------- */
+
+typedef struct tb__bake_job {
+    const tb_doc *doc;
+    const tb_bake_desc *d;
+    const tb_spring_desc *sd;
+    tb_bake_report *report;
+    tb__sim *sims;          /* one per worker; [0] is the caller's */
+    tb_transform **tmp;
+    float (**tmp_world)[16];
+    tb__baked *out;         /* one per clip of the report */
+} tb__bake_job;
+
+static void tb__bake_task(void *ctx, int c, int w)
+{
+    tb__bake_job *job = ctx;
+    tb_bake_clip *rc = &job->report->clips[c];
+    tb__baked *o = &job->out[c];
+    if (rc->skipped)
+        return;
+    tb__sim *s = &job->sims[w];
+    if (!s->anim && s->m) { /* this worker's set-up failed on an earlier clip */
+        o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+        return;
+    }
+    if (!s->anim) { /* this worker's first clip: its own solver and scratch */
+        const tb__sim *s0 = &job->sims[0];
+        int n = s0->m->skel.joint_count;
+        *s = *s0;
+        s->anim = NULL;
+        s->locals = malloc((size_t)n * sizeof *s->locals);
+        s->world = malloc((size_t)n * sizeof *s->world);
+        s->artist = s0->artist ? malloc((size_t)n * 4 * sizeof *s->artist) : NULL;
+        job->tmp[w] = malloc((size_t)n * sizeof *job->tmp[w]);
+        job->tmp_world[w] = malloc((size_t)n * sizeof *job->tmp_world[w]);
+        if (!s->locals || !s->world || (s0->artist && !s->artist) || !job->tmp[w] || !job->tmp_world[w]) {
+            o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+            return;
+        }
+        o->r = tb_spring_create(&s->anim, &s0->m->skel, job->sd, &o->err);
+        if (o->r != TB_OK)
+            return;
+    }
+    o->r = tb__bake_clip(job->doc, s, job->d, rc->animation, rc, job->tmp[w], job->tmp_world[w], o, &o->err);
+}
+
+static tb_result tb__bake_all(tb_doc *doc, tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
+                              tb_bake_report *report, tb_transform *tmp, float (*tmp_world)[16], tb_error *err)
+{
+    int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
+    if (threads > n)
+        threads = n > 0 ? n : 1;
+    tb__bake_job job = {doc, d, sd, report, NULL, NULL, NULL, NULL};
+    job.sims = calloc((size_t)threads, sizeof *job.sims);
+    job.tmp = calloc((size_t)threads, sizeof *job.tmp);
+    job.tmp_world = calloc((size_t)threads, sizeof *job.tmp_world);
+    job.out = calloc((size_t)n + 1, sizeof *job.out);
+    tb_result r = TB_OK;
+    if (!job.sims || !job.tmp || !job.tmp_world || !job.out) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    job.sims[0] = *s;
+    job.tmp[0] = tmp;
+    job.tmp_world[0] = tmp_world;
+    tb__parallel_for(n, threads, tb__bake_task, &job);
+    for (int c = 0; c < n && r == TB_OK; c++) {
+        tb__baked *o = &job.out[c];
+        if (report->clips[c].skipped)
+            continue;
+        if (o->r != TB_OK) {
+            *err = o->err;
+            r = o->r;
+            break;
+        }
+        if (s->artist)
+            tb__drop_tail_rotations(doc, s, report->clips[c].animation);
+        r = tb__write_keys(doc, s, report->clips[c].animation, o->times, o->keys, o->rot, err);
+    }
+done:
+    for (int w = 1; job.sims && w < threads; w++) {
+        tb_spring_destroy(job.sims[w].anim);
+        free(job.sims[w].locals);
+        free(job.sims[w].world);
+        free(job.sims[w].artist);
+        free(job.tmp[w]);
+        free(job.tmp_world[w]);
+    }
+    for (int c = 0; job.out && c < n; c++) {
+        free(job.out[c].times);
+        free(job.out[c].rot);
+    }
+    free(job.sims);
+    free(job.tmp);
+    free(job.tmp_world);
+    free(job.out);
     return r;
 }
 
@@ -472,11 +583,13 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     }
     r = tb_spring_create(&s.anim, &m->skel, &sd, err);
 early:
-    free(ex);
-    free(ex_joints);
-    free(ex_len);
-    free(ex_end);
+    /* ex_* stay until the end: sd points into them, and each worker
+     * thread of tb__bake_all creates its solver from sd */
     if (r != TB_OK) {
+        free(ex);
+        free(ex_joints);
+        free(ex_len);
+        free(ex_end);
         free(s.artist);
         tb_model_free(m);
         return r;
@@ -513,7 +626,7 @@ early:
     if (chains == 0)
         goto done;
     int animation_count = g->animation_count; /* the doc grows as we write */
-    for (int a = 0; a < animation_count && r == TB_OK; a++) {
+    for (int a = 0; a < animation_count; a++) {
         const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
         tb_bake_clip *rc = &report->clips[report->clip_count];
         snprintf(rc->name, sizeof rc->name, "%s", an->name ? an->name : "");
@@ -524,13 +637,18 @@ early:
         if (!d.existing && tb__clip_has_tail_keys(doc, &s, a)) {
             rc->skipped = 1;
             snprintf(rc->reason, sizeof rc->reason, "already has keys on the tail bones");
-            continue;
         }
-        r = tb__bake_clip(doc, &s, &d, a, rc, tmp, tmp_world, err);
     }
+    /* Simulate every clip (in parallel: d.threads), then write the keys in
+     * clip order: the same bytes whatever the number of threads. */
+    r = tb__bake_all(doc, &s, &sd, &d, report, tmp, tmp_world, err);
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
 done:
+    free(ex);
+    free(ex_joints);
+    free(ex_len);
+    free(ex_end);
     free(tmp);
     free(tmp_world);
     free(s.locals);

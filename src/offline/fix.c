@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "offline/doc_internal.h"
+#include "offline/pool_internal.h"
 #include "offline/weights_internal.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/runtime.h"
@@ -103,8 +104,52 @@ static tb_result tb__bends(tb_fix_stretch *s, const tb_model *m, const tb_clip *
     return TB_OK;
 }
 
-/* Every baked clip measured on the repaired document (SPEC C). */
-static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
+typedef struct tb__task_result {
+    tb_result r;
+    tb_error err;
+} tb__task_result;
+
+typedef struct tb__measure_job {
+    const tb_doc *doc;
+    const tb_model *m;
+    const uint64_t *edges;
+    size_t ne;
+    const uint8_t *tail_joints;
+    tb_fix_report *rep;
+    int *clip_of;           /* task k measures bake.clips[clip_of[k]] into stretch[k] */
+    tb__task_result *res;
+} tb__measure_job;
+
+static void tb__measure_task(void *ctx, int k, int worker)
+{
+    (void)worker;
+    tb__measure_job *job = ctx;
+    const tb_bake_clip *bc = &job->rep->bake.clips[job->clip_of[k]];
+    tb__task_result *o = &job->res[k];
+    tb_clip *clip = NULL;
+    o->r = tb_clip_load(&clip, job->doc, job->m, bc->animation, NULL, &o->err);
+    if (o->r != TB_OK)
+        return;
+    tb_measure_desc md;
+    memset(&md, 0, sizeof md);
+    md.loop = bc->looping;
+    md.edges = job->edges;
+    md.edge_count = job->ne;
+    md.tail_joints = job->tail_joints;
+    tb_fix_stretch *s = &job->rep->stretch[k];
+    o->r = tb_measure_clip(&s->result, job->m, clip, &md, &o->err);
+    if (o->r == TB_OK)
+        o->r = tb__bends(s, job->m, clip, s->result.duration_s, &o->err);
+    if (o->r == TB_OK) {
+        s->animation = bc->animation;
+        snprintf(s->clip, sizeof s->clip, "%s", bc->name);
+    }
+    tb_clip_free(clip);
+}
+
+/* Every baked clip measured on the repaired document (SPEC C), `threads`
+ * clips at once. */
+static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_error *err)
 {
     tb_model *m = NULL;
     tb_result r = tb_model_load(&m, doc, -1, err);
@@ -129,31 +174,28 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, tb_error *err)
         tb_model_free(m);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    for (int c = 0; c < rep->bake.clip_count && r == TB_OK; c++) {
-        const tb_bake_clip *bc = &rep->bake.clips[c];
-        if (bc->skipped)
-            continue;
-        tb_clip *clip = NULL;
-        r = tb_clip_load(&clip, doc, m, bc->animation, NULL, err);
-        if (r != TB_OK)
-            break;
-        tb_measure_desc md;
-        memset(&md, 0, sizeof md);
-        md.loop = bc->looping;
-        md.edges = edges;
-        md.edge_count = ne;
-        md.tail_joints = tail_joints;
-        tb_fix_stretch *s = &rep->stretch[rep->stretch_count];
-        r = tb_measure_clip(&s->result, m, clip, &md, err);
-        if (r == TB_OK)
-            r = tb__bends(s, m, clip, s->result.duration_s, err);
-        if (r == TB_OK) {
-            s->animation = bc->animation;
-            snprintf(s->clip, sizeof s->clip, "%s", bc->name);
-            rep->stretch_count++;
+    /* every clip in parallel (bake.threads), each into its own slot */
+    int n = 0;
+    tb__measure_job job = {doc, m, edges, ne, tail_joints, rep, calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
+                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result))};
+    if (!job.clip_of || !job.res) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    } else {
+        for (int c = 0; c < rep->bake.clip_count; c++)
+            if (!rep->bake.clips[c].skipped)
+                job.clip_of[n++] = c;
+        tb__parallel_for(n, threads, tb__measure_task, &job);
+        for (int k = 0; k < n && r == TB_OK; k++) {
+            if (job.res[k].r != TB_OK) {
+                *err = job.res[k].err;
+                r = job.res[k].r;
+            } else {
+                rep->stretch_count++;
+            }
         }
-        tb_clip_free(clip);
     }
+    free(job.clip_of);
+    free(job.res);
     free(edges);
     free(tail_joints);
     tb_model_free(m);
@@ -203,7 +245,7 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
             rep->changed |= !rep->bake.clips[c].skipped;
         if (r == TB_OK) {
             tb__progress(d, "measure");
-            r = tb__measure(doc, rep, err);
+            r = tb__measure(doc, rep, d->bake.threads, err);
         }
     }
     rep->blend_zone = 0;
@@ -277,6 +319,33 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
             (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99};
 }
 
+/* One try's measurement of clip c (the blend search, every clip at once). */
+typedef struct tb__try_job {
+    const tb_model *M;
+    const tb_clip *const *clips;
+    const int *loops;
+    const uint64_t *edges;
+    size_t ne;
+    const uint16_t *jo;
+    const float *wo;
+    tb_measure_result *cur;
+    tb__task_result *res;
+} tb__try_job;
+
+static void tb__try_task(void *ctx, int c, int worker)
+{
+    (void)worker;
+    const tb__try_job *j = ctx;
+    tb_measure_desc md;
+    memset(&md, 0, sizeof md);
+    md.loop = j->loops[c];
+    md.edges = j->edges;
+    md.edge_count = j->ne;
+    md.joints = j->jo;
+    md.weights = j->wo;
+    j->res[c].r = tb_measure_clip(&j->cur[c], j->M, j->clips[c], &md, &j->res[c].err);
+}
+
 /* The blend search (fix.h): the smooth chains weighted again for wider
  * zones, then (welded tails) wider collar bands, each measured on the same
  * baked document with only the weights changed; the best is written into
@@ -312,6 +381,9 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             if (mark[edges[e] >> 32] || mark[edges[e] & 0xffffffffu])
                 edges[k++] = edges[e];
         ne = k;
+        uint64_t *shrunk = realloc(edges, (ne + 1) * sizeof *edges); /* give the rest back */
+        if (shrunk)
+            edges = shrunk;
     }
     free(mark);
     tb_clip **clips = calloc((size_t)n, sizeof *clips);
@@ -319,7 +391,8 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     uint16_t *jo = malloc(VI * sizeof *jo + 1);
     float *wo = malloc(VI * sizeof *wo + 1);
     tb_measure_result *cur = calloc((size_t)n, sizeof *cur);
-    if (ne == SIZE_MAX || !clips || !loops || !jo || !wo || !cur)
+    tb__task_result *tres = calloc((size_t)n, sizeof *tres);
+    if (ne == SIZE_MAX || !clips || !loops || !jo || !wo || !cur || !tres)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (int c = 0; r == TB_OK && c < n; c++) {
         r = tb_clip_load(&clips[c], *doc, M, rep->stretch[c].animation, NULL, err);
@@ -356,17 +429,15 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
         tb__progress(d, stage);
         tb__score sc;
         memset(&sc, 0, sizeof sc);
+        tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, jo, wo, cur, tres};
+        tb__parallel_for(n, d->bake.threads, tb__try_task, &tj);
         for (int c = 0; r == TB_OK && c < n; c++) {
-            tb_measure_desc md;
-            memset(&md, 0, sizeof md);
-            md.loop = loops[c];
-            md.edges = edges;
-            md.edge_count = ne;
-            md.joints = jo;
-            md.weights = wo;
-            r = tb_measure_clip(&cur[c], M, clips[c], &md, err);
-            if (r == TB_OK)
+            if (tres[c].r != TB_OK) {
+                *err = tres[c].err;
+                r = tres[c].r;
+            } else {
                 tb__score_add(&sc, &cur[c]);
+            }
         }
         if (r != TB_OK)
             break;
@@ -385,9 +456,12 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     free(jo);
     free(wo);
     free(cur);
+    free(tres);
     free(edges);
     if (r == TB_OK && !best_is_first) {
         r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
+        tb_model_free(M); /* not needed past here: the measure below loads its own */
+        M = NULL;
         if (r == TB_ERR_UNSUPPORTED) {
             /* a subset skin lacks a joint: the whole job again with the
              * chosen blend pinned */
@@ -416,7 +490,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             free(rep->stretch);
             rep->stretch = NULL;
             rep->stretch_count = 0;
-            r = tb__measure(*doc, rep, err);
+            r = tb__measure(*doc, rep, d->bake.threads, err);
         }
         rep->blend_zone = best_zu;
         rep->collar_band = best_bu;

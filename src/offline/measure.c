@@ -10,6 +10,7 @@
 
 #include "offline/appendage_internal.h"
 #include "offline/doc_internal.h"
+#include "offline/stretch_hist.h"
 #include "tailbone/measure.h"
 #include "tailbone/runtime.h"
 
@@ -283,35 +284,31 @@ static float tb__quat_angle(const versor a, const versor b)
     return 2.0f * acosf(d);
 }
 
-static void tb__stats(tb_stretch_stats *s, float *samples, size_t n, size_t edges, const tb_measure_desc *d)
+/* The group's figures from its histogram (offline/stretch_hist.h): the
+ * count, torn count, min and max exact; p95 and p99 the nearest ranks'
+ * values within half a bin (1e-4 wide near 1). */
+static void tb__stats(tb_stretch_stats *s, const tb__hist *h, size_t edges)
 {
     memset(s, 0, sizeof *s);
     s->edges = edges;
-    s->samples = n;
-    if (n == 0) {
+    s->samples = (size_t)h->n;
+    if (h->n == 0) {
         s->p95 = s->p99 = s->min = s->max = s->torn_frac = NAN;
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        s->torn += samples[i] > d->torn_above || samples[i] < d->torn_below;
-    /* The values of the nearest ranks, as a full sort would give them, in
-     * O(n): select p99's rank, then p95's among the smaller ones. */
-    s->min = s->max = samples[0];
-    for (size_t i = 1; i < n; i++) {
-        s->min = samples[i] < s->min ? samples[i] : s->min;
-        s->max = samples[i] > s->max ? samples[i] : s->max;
-    }
-    size_t r99 = tb_rank_nearest(n, 0.99), r95 = tb_rank_nearest(n, 0.95);
-    s->p99 = tb_select_kth(samples, n, r99);
-    s->p95 = tb_select_kth(samples, r95 < r99 ? r99 : n, r95);
-    s->torn_frac = (float)((double)s->torn / (double)n);
+    s->torn = (size_t)h->torn;
+    s->min = h->min <= h->max ? h->min : NAN; /* all NaN: no value */
+    s->max = h->min <= h->max ? h->max : NAN;
+    s->p99 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.99));
+    s->p95 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.95));
+    s->torn_frac = (float)((double)s->torn / (double)h->n);
 }
 
 static tb_result tb__validate(const tb_measure_desc *d, tb_error *err)
 {
     if (d->instants < 2)
         return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.instants", "must be >= 2 (0 means 24)");
-    if (d->instants > TB_MEASURE_MAX_INSTANTS) /* samples grow as edges x instants */
+    if (d->instants > TB_MEASURE_MAX_INSTANTS) /* time grows as edges x instants */
         return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.instants", "must be at most %d, not %d",
                         TB_MEASURE_MAX_INSTANTS, d->instants);
     if (!(d->torn_above > 1))
@@ -341,9 +338,10 @@ typedef struct tb__scratch {
     float (*world)[16];
     float (*skin_mats)[16];
     float *skinned;
-    float *tail_samples, *body_samples, *seam_samples;
+    tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
     float *scale_tmp;
     versor *rot0;
+    size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
 } tb__scratch;
 
 static void tb__scratch_free(tb__scratch *s)
@@ -358,11 +356,11 @@ static void tb__scratch_free(tb__scratch *s)
     free(s->world);
     free(s->skin_mats);
     free(s->skinned);
-    free(s->tail_samples);
-    free(s->seam_samples);
-    free(s->body_samples);
+    for (int g = 0; g < 3; g++)
+        tb__hist_free(&s->hist[g]);
     free(s->scale_tmp);
     free(s->rot0);
+    free(s->runs);
 }
 
 /* Poses the skeleton at clip time t (sample, local-to-world, hook). */
@@ -473,13 +471,12 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         n_body += g == 2;
         n_seam += g == 3;
     }
-    s.tail_samples = malloc((n_tail * (size_t)n + 1) * sizeof(float));
-    s.body_samples = malloc((n_body * (size_t)n + 1) * sizeof(float));
-    s.seam_samples = malloc((n_seam * (size_t)n + 1) * sizeof(float));
-    if (!s.tail_samples || !s.body_samples || !s.seam_samples) {
-        tb__scratch_free(&s);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    const size_t group_edges[3] = {n_tail, n_body, n_seam};
+    for (int g = 0; g < 3; g++)
+        if (group_edges[g] && !tb__hist_init(&s.hist[g], d.torn_above, d.torn_below)) {
+            tb__scratch_free(&s);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
 
     /* Tail root and tip (bind space), the bones whose rotation is reported. */
     out->tip_vertex = -1;
@@ -555,6 +552,45 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
             out->motion_bone_count += s.motion[j];
     }
 
+    /* Only the vertices some measured edge (or the tip) uses are skinned,
+     * in runs of consecutive indices, when that is under half of them (the
+     * blend search's tries measure the edges near the tail). */
+    size_t nruns = 0;
+    if (!d.positions_out && nv > 0) {
+        uint8_t *used = calloc(nv, 1);
+        if (!used) {
+            tb__scratch_free(&s);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        size_t count = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (s.group[e]) {
+                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
+                count += !used[a] + !used[b];
+                used[a] = used[b] = 1;
+            }
+        if (out->tip_vertex >= 0 && !used[out->tip_vertex])
+            used[out->tip_vertex] = 1, count++;
+        if (count < nv / 2) {
+            size_t cap = 0;
+            for (size_t v = 0; v < nv; v++)
+                cap += used[v] && (v == 0 || !used[v - 1]);
+            s.runs = malloc((cap + 1) * 2 * sizeof *s.runs);
+            if (!s.runs) {
+                free(used);
+                tb__scratch_free(&s);
+                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            }
+            for (size_t v = 0; v < nv; v++)
+                if (used[v]) {
+                    if (v == 0 || !used[v - 1])
+                        s.runs[2 * nruns++] = v, s.runs[2 * nruns - 1] = 0;
+                    s.runs[2 * nruns - 1]++;
+                }
+        }
+        free(used);
+    }
+
     /* Warm-up: whole passes through the clip for the hook only. */
     const float dur = clip->duration_s > 0 ? clip->duration_s : 0;
     const float step = d.loop ? dur / (float)n : dur / (float)(n - 1);
@@ -580,7 +616,6 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     }
 
     /* Measure. */
-    size_t ti = 0, bi = 0, si = 0;
     float prev_tip[3] = {0, 0, 0};
     double travel = 0;
     float max_rot = 0;
@@ -598,8 +633,16 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         }
         tb_skin_matrices(s.skin_mats, (const float(*)[16])s.world, m->skin_joints,
                          (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-        tb_skin_points(s.skinned, 3, m->positions, 3, nv, joints, weights, m->influences,
-                       (const float(*)[16])s.skin_mats, 0);
+        if (s.runs) {
+            for (size_t r = 0; r < nruns; r++) {
+                size_t v0 = s.runs[2 * r];
+                tb_skin_points(s.skinned + v0 * 3, 3, m->positions + v0 * 3, 3, s.runs[2 * r + 1], joints + v0 * inf,
+                               weights + v0 * inf, m->influences, (const float(*)[16])s.skin_mats, 0);
+            }
+        } else {
+            tb_skin_points(s.skinned, 3, m->positions, 3, nv, joints, weights, m->influences,
+                           (const float(*)[16])s.skin_mats, 0);
+        }
         if (d.positions_out)
             memcpy(d.positions_out + (size_t)k * nv * 3, s.skinned, nv * 3 * sizeof(float));
         for (size_t e = 0; e < ne; e++) {
@@ -607,12 +650,7 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
                 continue;
             uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
             float ratio = tb__dist3(s.skinned + (size_t)a * 3, s.skinned + (size_t)b * 3) * inv_scale / s.bind_len[e];
-            if (s.group[e] == 1)
-                s.tail_samples[ti++] = ratio;
-            else if (s.group[e] == 2)
-                s.body_samples[bi++] = ratio;
-            else
-                s.seam_samples[si++] = ratio;
+            tb__hist_add(&s.hist[s.group[e] - 1], ratio);
         }
         if (out->tip_vertex >= 0) {
             const float *tip = s.skinned + (size_t)out->tip_vertex * 3;
@@ -640,9 +678,9 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     }
     if (out->motion_bone_count > 0)
         out->max_bone_rotation_rad = max_rot;
-    tb__stats(&out->tail, s.tail_samples, ti, n_tail, &d);
-    tb__stats(&out->body, s.body_samples, bi, n_body, &d);
-    tb__stats(&out->seam, s.seam_samples, si, n_seam, &d);
+    tb__stats(&out->tail, &s.hist[0], n_tail);
+    tb__stats(&out->body, &s.hist[1], n_body);
+    tb__stats(&out->seam, &s.hist[2], n_seam);
     tb__scratch_free(&s);
     return TB_OK;
 }

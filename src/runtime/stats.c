@@ -1,6 +1,8 @@
 /* Order statistics for stretch figures (SPEC C): the nearest-rank percentile
- * shared by the offline measure and the preview page's runtime (one rule, so
- * the page's figures equal `tailbone measure`'s). No allocation, no I/O. */
+ * of the preview page's runtime and of the offline layer's small selections
+ * (world scale, chain radii). `tailbone measure` streams its samples into a
+ * histogram instead (src/offline/stretch_hist.c) whose percentiles are these
+ * within half a bin. No allocation, no I/O. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -1,0 +1,87 @@
+/* Streaming histogram of stretch ratios (SPEC C figures in bounded memory):
+ * the nearest-rank p95/p99 of a group's samples without keeping the samples.
+ * Memory is fixed (TB__HIST_BINS bins), whatever the number of edges and
+ * instants. Internal to the offline layer; tested by test_measure.
+ *
+ * Bins. Ratios cluster near 1, so the bins are finest there:
+ *   [0, 0.5)    width 1e-3      [0.5, 2.5)  width 1e-4
+ *   [2.5, 20)   width 1e-3      [20, 128)   width 5e-3
+ *   [128, 2^40) 512 bins an octave (0.14% relative width)
+ *   [2^40, inf] one bin;  NaN   one bin (sorted last, as no value)
+ * Below 128 every bin edge is a multiple of its width, and every width
+ * divides 0.005, so no bin straddles a two-decimal rounding boundary: a
+ * value printed with "%.2f" reads the same whichever sample of its bin it
+ * is (except a sample exactly on a tie such as 1.125, which is rare).
+ * The bin index is floor(x · 1/width) in double, exact for a float x.
+ *
+ * Exact figures. The count, the torn count, the min and the max are kept
+ * exactly. Each bin keeps its smallest and largest sample, so a percentile
+ * whose rank is the first or the last of its bin (or a bin of equal
+ * samples) is exact; otherwise it is the middle of the bin's range, within
+ * half a bin width of the exact nearest-rank value. */
+#ifndef TB_OFFLINE_STRETCH_HIST_H
+#define TB_OFFLINE_STRETCH_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TB__HIST_BINS (500 + 20000 + 17500 + 21600 + 33 * 512 + 2)
+
+typedef struct tb__hist {
+    uint64_t n;             /* samples added */
+    uint64_t torn;          /* samples above torn_above or below torn_below */
+    float min, max;         /* exact, over the non-NaN samples */
+    float torn_above, torn_below;
+    uint64_t *count;        /* TB__HIST_BINS */
+    float *lo, *hi;         /* per bin: smallest and largest sample */
+} tb__hist;
+
+/* Allocates the bins (about 1.2 MB); returns 0 when out of memory. */
+int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
+void tb__hist_free(tb__hist *h);
+
+/* The bin of x. */
+static inline size_t tb__hist_bin(float x)
+{
+    if (x >= 0.5f && x < 2.5f)
+        return 500 + (size_t)((double)x * 1e4) - 5000;
+    if (x < 0.5f)
+        return x > 0 ? (size_t)((double)x * 1e3) : 0;
+    if (x < 20.0f)
+        return 20500 + (size_t)((double)x * 1e3) - 2500;
+    if (x < 128.0f)
+        return 38000 + (size_t)((double)x * 200) - 4000;
+    if (x < 1099511627776.0f) { /* 2^40: 512 bins an octave from the float's bits */
+        union { float f; uint32_t u; } b = {x};
+        uint32_t e = ((b.u >> 23) & 0xffu) - 127u, m = (b.u >> 14) & 511u;
+        return 59600 + (size_t)(e - 7u) * 512 + m;
+    }
+    return x == x ? TB__HIST_BINS - 2 : TB__HIST_BINS - 1; /* huge or inf; NaN */
+}
+
+/* Adds one sample. */
+static inline void tb__hist_add(tb__hist *h, float x)
+{
+    size_t b = tb__hist_bin(x);
+    h->n++;
+    h->torn += x > h->torn_above || x < h->torn_below;
+    if (h->count[b]++ == 0) {
+        h->lo[b] = h->hi[b] = x;
+    } else {
+        h->lo[b] = x < h->lo[b] ? x : h->lo[b];
+        h->hi[b] = x > h->hi[b] ? x : h->hi[b];
+    }
+    if (x == x) { /* not NaN */
+        h->min = x < h->min ? x : h->min;
+        h->max = x > h->max ? x : h->max;
+    }
+}
+
+/* Value of 0-based rank k (k < h->n) in ascending order, as described above. */
+float tb__hist_rank(const tb__hist *h, uint64_t k);
+
+/* The upper edge of x's bin minus its lower edge: how far tb__hist_rank may
+ * be from the exact value of a rank in that bin (at most half of it). */
+double tb__hist_bin_width(float x);
+
+#endif
