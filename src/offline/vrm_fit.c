@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cglm/cglm.h>
+
 #include "offline/doc_internal.h"
 #include "offline/vrm_fit_internal.h"
 #include "tailbone/clip.h"
@@ -33,7 +35,7 @@
 #define TB__FIT_MAX_CLIP_S 20.0f
 #define TB__FIT_MAX_FRAMES 900 /* runtime frames per loop over all clips */
 #define TB__FIT_LOOPS 3
-#define TB__FIT_MAX_EVALS 2000
+#define TB__FIT_MAX_EVALS 2000 /* model runs */
 
 typedef struct tb__fit_clip {
     int frames;
@@ -56,38 +58,6 @@ typedef struct tb__fit {
     int evals;
 } tb__fit;
 
-static void tb__qmul(float o[4], const float a[4], const float b[4])
-{
-    float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
-    float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
-    float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
-    float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
-    o[0] = x;
-    o[1] = y;
-    o[2] = z;
-    o[3] = w;
-}
-
-/* The rotation taking unit a onto unit b (shortest arc). */
-static void tb__from_to(float q[4], const float a[3], const float b[3])
-{
-    float r = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + 1.0f;
-    if (r < 1e-6f) { /* opposite: any axis perpendicular to a */
-        if (fabsf(a[0]) > fabsf(a[2])) {
-            q[0] = -a[1], q[1] = a[0], q[2] = 0;
-        } else {
-            q[0] = 0, q[1] = -a[2], q[2] = a[1];
-        }
-        q[3] = 0;
-    } else {
-        q[0] = a[1] * b[2] - a[2] * b[1];
-        q[1] = a[2] * b[0] - a[0] * b[2];
-        q[2] = a[0] * b[1] - a[1] * b[0];
-        q[3] = r;
-    }
-    tb_quat_normalize(q);
-}
-
 static void tb__trs(float m[16], const float *t, const float *r, const float *s)
 {
     tb_transform x;
@@ -97,39 +67,11 @@ static void tb__trs(float m[16], const float *t, const float *r, const float *s)
     tb_transform_to_matrix(&x, m);
 }
 
+/* o = m · (p, w): a point (w = 1) or a direction (w = 0). */
 static void tb__apply(float o[3], const float m[16], const float p[3], float w)
 {
-    float x = p[0], y = p[1], z = p[2];
-    o[0] = m[0] * x + m[4] * y + m[8] * z + m[12] * w;
-    o[1] = m[1] * x + m[5] * y + m[9] * z + m[13] * w;
-    o[2] = m[2] * x + m[6] * y + m[10] * z + m[14] * w;
-}
-
-static void tb__normalize3(float v[3])
-{
-    float n = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    if (n > 0) {
-        v[0] /= n;
-        v[1] /= n;
-        v[2] /= n;
-    }
-}
-
-/* p in the frame of the affine m: m⁻¹ p. */
-static void tb__unapply(float o[3], const float m[16], const float p[3])
-{
-    float a = m[0], b = m[4], c = m[8], d = m[1], e = m[5], f = m[9], g = m[2], hh = m[6], i = m[10];
-    float A = e * i - f * hh, B = -(d * i - f * g), C = d * hh - e * g;
-    float det = a * A + b * B + c * C;
-    float x = p[0] - m[12], y = p[1] - m[13], z = p[2] - m[14];
-    if (det == 0) {
-        o[0] = o[1] = o[2] = 0;
-        return;
-    }
-    float inv = 1.0f / det;
-    o[0] = (A * x + (c * hh - b * i) * y + (b * f - c * e) * z) * inv;
-    o[1] = (B * x + (a * i - c * g) * y + (c * d - a * f) * z) * inv;
-    o[2] = (C * x + (b * g - a * hh) * y + (a * e - b * d) * z) * inv;
+    vec3 in = {p[0], p[1], p[2]};
+    glm_mat4_mulv3((vec4 *)m, in, w, o);
 }
 
 /* The chain's bone tips (K × 3) for rotations q under anchor matrix P. */
@@ -148,13 +90,16 @@ static void tb__chain_tips(const tb__fit *F, const float P[16], const float *q, 
 static void tb__set_rest(tb__fit *F, const tb__vrm_joint *jt)
 {
     for (int i = 0; i < F->K; i++) {
-        float w[3], r[4];
+        vec3 w;
+        versor r;
         for (int k = 0; k < 3; k++)
             w[k] = jt[i].tilt[0] * F->u[3 * i + k] + jt[i].tilt[1] * F->v[3 * i + k];
-        float a = sqrtf(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-        float sn = a > 0 ? sinf(0.5f * a) / a : 0.5f;
-        r[0] = w[0] * sn, r[1] = w[1] * sn, r[2] = w[2] * sn, r[3] = cosf(0.5f * a);
-        tb__qmul(F->rest_q + 4 * i, F->base_q + 4 * i, r);
+        float a = glm_vec3_norm(w);
+        if (a > 0)
+            glm_quatv(r, a, w);
+        else
+            glm_quat_identity(r);
+        glm_quat_mul(F->base_q + 4 * i, r, F->rest_q + 4 * i);
         tb_quat_normalize(F->rest_q + 4 * i);
         tb__trs(F->rest_m + 16 * i, F->loc_t + 3 * i, F->rest_q + 4 * i, F->loc_s + 3 * i);
         tb__apply(F->rest_dir + 3 * i, F->rest_m + 16 * i, F->axis + 3 * i, 0);
@@ -190,7 +135,7 @@ static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, do
                     float dl[3] = {stale[3 * i] - head[0], stale[3 * i + 1] - head[1], stale[3 * i + 2] - head[2]};
                     float len = sqrtf(dl[0] * dl[0] + dl[1] * dl[1] + dl[2] * dl[2]);
                     tb__apply(ax, Pc, F->rest_dir + 3 * i, 0);
-                    tb__normalize3(ax);
+                    glm_vec3_normalize(ax);
                     float keep = 1.0f - jt[i].drag, sh = jt[i].stiffness * F->h, gh = jt[i].gravity * F->h;
                     for (int k = 0; k < 3; k++)
                         nx[k] = cu[k] + (cu[k] - pv[k]) * keep + ax[k] * sh;
@@ -202,12 +147,16 @@ static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, do
                             nx[k] = head[k] + d[k] * len / n;
                     memcpy(pv, cu, 3 * sizeof *cu);
                     memcpy(cu, nx, 3 * sizeof *cu);
-                    float R[16], v[3], dq[4];
+                    /* the rotation from the rest that points the bone at next */
+                    float R[16];
+                    vec3 v;
+                    versor dq;
                     tb_mat4_mul(R, Pc, F->rest_m + 16 * i);
-                    tb__unapply(v, R, nx);
-                    tb__normalize3(v);
-                    tb__from_to(dq, F->axis + 3 * i, v);
-                    tb__qmul(q + 4 * i, F->rest_q + 4 * i, dq);
+                    glm_mat4_inv((vec4 *)R, (vec4 *)R);
+                    tb__apply(v, R, nx, 1);
+                    glm_vec3_normalize(v);
+                    glm_quat_from_vecs(F->axis + 3 * i, v, dq);
+                    glm_quat_mul(F->rest_q + 4 * i, dq, q + 4 * i);
                     tb__trs(L, F->loc_t + 3 * i, q + 4 * i, F->loc_s + 3 * i);
                     tb_mat4_mul(Pc, Pc, L);
                 }
@@ -400,17 +349,15 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
         memcpy(F.child_t + 3 * i, m->skel.rest_local[joints[i + 1]].t, 3 * sizeof(float));
         float *ax = F.axis + 3 * i, *u = F.u + 3 * i, *v = F.v + 3 * i;
         memcpy(ax, F.child_t + 3 * i, 3 * sizeof(float));
-        tb__normalize3(ax);
+        glm_vec3_normalize(ax);
         /* u: the local axis least along the bone, made perpendicular; v = ax × u */
         int k0 = fabsf(ax[0]) < fabsf(ax[1]) ? (fabsf(ax[0]) < fabsf(ax[2]) ? 0 : 2) : (fabsf(ax[1]) < fabsf(ax[2]) ? 1 : 2);
         float e[3] = {0, 0, 0};
         e[k0] = 1;
         for (int k = 0; k < 3; k++)
             u[k] = e[k] - ax[k0] * ax[k];
-        tb__normalize3(u);
-        v[0] = ax[1] * u[2] - ax[2] * u[1];
-        v[1] = ax[2] * u[0] - ax[0] * u[2];
-        v[2] = ax[0] * u[1] - ax[1] * u[0];
+        glm_vec3_normalize(u);
+        glm_vec3_cross(ax, u, v);
     }
     tb_result r = TB_OK;
     int budget = TB__FIT_MAX_FRAMES;
@@ -474,7 +421,7 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
                     if (!better)
                         x[p] = keep;
                 }
-                step[p] *= better ? 1.5f : 0.5f;
+                step[p] *= better ? 1.5f : 0.75f; /* a slow shrink: the cost is rugged (see docs/vrm.md) */
             }
         }
         tb__unpack(x, K, jt);

@@ -58,7 +58,7 @@ run(['fix', vrmIn, '-o', baked, '--only', 'Walk']);
 const rep = JSON.parse(run(['fix', vrmIn, '-o', springs, '--vrm-springs', '--json']));
 ok(rep.vrm_springs && rep.vrm_springs.chains === 1 && rep.vrm_springs.version === 1, 'fix --vrm-springs: one VRMC_springBone spring');
 const fit = rep.vrm_springs.fit;
-ok(fit.clips >= 1 && fit.tip_after_m < 0.8 * fit.tip_before_m && fit.tips_after_m < fit.tips_before_m,
+ok(fit.clips >= 1 && fit.tips_after_m < 0.85 * fit.tips_before_m && fit.tip_after_m < fit.tip_before_m,
   `the per-joint fit on ${fit.clips} clips brings the modelled runtime nearer our motion: tip ` +
   `${fit.tip_before_m.toFixed(3)} -> ${fit.tip_after_m.toFixed(3)} m, all tips ${fit.tips_before_m.toFixed(3)} -> ` +
   `${fit.tips_after_m.toFixed(3)} m`);
