@@ -1,7 +1,9 @@
 /* Compressed input at load (src/offline/decompress.c): meshopt data made here
  * with libmeshoptimizer's encoder decodes to the original values; damaged or
  * out-of-range compressed data fails in one error naming the bufferView;
- * undecodable Draco bytes name the primitive. Without a decoder the
+ * undecodable Draco bytes name the primitive. KHR_meshopt_compression with
+ * the v0 bitstream decodes the same; v1 attribute data is refused in one
+ * line when the library cannot read it. Without a decoder the
  * extension is refused as before. The real-file check against
  * gltf-transform is tests/node/compressed.test.mjs. */
 #include <stdio.h>
@@ -184,6 +186,88 @@ static void meshopt_damaged_data_is_one_clear_error(void **s)
 #endif
 }
 
+#ifdef TB_HAVE_MESHOPT
+/* The same GLB under KHR_meshopt_compression: the names have the same
+ * length, so the JSON chunk is edited in place. first_byte (if not 0)
+ * replaces the vertex stream's header byte. */
+static glb khr_glb(uint8_t first_byte)
+{
+    glb g = meshopt_glb(0, 0, 0);
+    uint32_t jl;
+    memcpy(&jl, g.p + 12, 4);
+    const char *from = "EXT_meshopt_compression", *to = "KHR_meshopt_compression";
+    size_t fl = strlen(from);
+    for (size_t i = 20; i + fl <= 20 + (size_t)jl; i++)
+        if (!memcmp(g.p + i, from, fl))
+            memcpy(g.p + i, to, fl);
+    assert_true(g.p[28 + jl] == 0xa0); /* the v0 attribute header libmeshoptimizer 0.18 writes */
+    if (first_byte)
+        g.p[28 + jl] = first_byte;
+    return g;
+}
+#endif
+
+static void khr_meshopt_decodes_the_v0_bitstream(void **s)
+{
+    (void)s;
+#ifndef TB_HAVE_MESHOPT
+    skip();
+#else
+    assert_true(tb_can_decode("KHR_meshopt_compression"));
+    glb g = khr_glb(0);
+    tb_doc *doc = NULL;
+    tb_error err = {0};
+    if (tb_doc_load_memory(&doc, g.p, g.n, "k.glb", NULL, NULL, &err) != TB_OK)
+        fail_msg("%s: %s", err.where, err.message);
+    float pos[N_VERT * 3];
+    uint32_t idx[N_TRI * 3];
+    assert_int_equal(tb_accessor_read_floats(doc, 0, pos, N_VERT * 3, &err), TB_OK);
+    assert_int_equal(tb_accessor_read_uints(doc, 1, idx, N_TRI * 3, &err), TB_OK);
+    assert_memory_equal(pos, g_pos, sizeof pos);
+    for (int t = 0; t < N_TRI; t++)
+        assert_true(same_triangle(idx + t * 3, g_idx + t * 3));
+    assert_non_null(strstr(tb_doc_warning(doc, tb_doc_warning_count(doc) - 1),
+                           "decoded KHR_meshopt_compression (2 bufferView(s))"));
+    uint8_t *out = NULL;
+    size_t n = 0;
+    assert_int_equal(tb_doc_write_memory(doc, &out, &n, &err), TB_OK);
+    uint32_t jlen;
+    memcpy(&jlen, out + 12, 4);
+    char *json = strndup((const char *)out + 20, jlen);
+    assert_null(strstr(json, "meshopt"));
+    free(json);
+    free(out);
+    tb_doc_free(doc);
+    free(g.p);
+#endif
+}
+
+static void khr_meshopt_v1_data_is_refused_clearly(void **s)
+{
+    (void)s;
+#ifndef TB_HAVE_MESHOPT
+    skip();
+#else
+    glb g = khr_glb(0xa1);
+    tb_doc *doc = NULL;
+    tb_error err = {0};
+    tb_result r = tb_doc_load_memory(&doc, g.p, g.n, "k.glb", NULL, NULL, &err);
+    free(g.p);
+#if MESHOPTIMIZER_VERSION < 230
+    /* a v1 header on v0 data: this library cannot read v1 and says so */
+    assert_int_equal(r, TB_ERR_UNSUPPORTED);
+    assert_null(doc);
+    assert_string_equal(err.where, "/bufferViews/0/extensions/KHR_meshopt_compression");
+    if (!strstr(err.message, "v1 bitstream (header 0xa1)"))
+        fail_msg("message '%s'", err.message);
+#else
+    /* a library that reads v1 decodes it or finds the data damaged */
+    assert_true(r == TB_OK || r == TB_ERR_INVALID);
+    tb_doc_free(doc);
+#endif
+#endif
+}
+
 static void draco_garbage_names_the_primitive(void **s)
 {
     (void)s;
@@ -236,6 +320,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(meshopt_decodes_to_the_encoded_values),
         cmocka_unit_test(meshopt_damaged_data_is_one_clear_error),
+        cmocka_unit_test(khr_meshopt_decodes_the_v0_bitstream),
+        cmocka_unit_test(khr_meshopt_v1_data_is_refused_clearly),
         cmocka_unit_test(draco_garbage_names_the_primitive),
         cmocka_unit_test(without_a_decoder_the_refusal_stays),
     };

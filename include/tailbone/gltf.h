@@ -136,7 +136,9 @@ typedef struct tb_doc tb_doc;
 
 /* 1 when this build decodes the compression extension named (by its glTF
  * name): "KHR_draco_mesh_compression" needs libdraco at build time,
- * "EXT_meshopt_compression" libmeshoptimizer. A loaded document then holds
+ * "EXT_meshopt_compression" and "KHR_meshopt_compression" libmeshoptimizer
+ * (KHR: its v0 bitstream; v1 attribute data and the COLOR filter are refused
+ * with Debian's libmeshoptimizer 0.18). A loaded document then holds
  * the decoded data and no longer names the extension (docs/gltf.md). */
 int tb_can_decode(const char *extension);
 

@@ -8,16 +8,19 @@
  *     (existing springs, colliders and every other extension are kept);
  *   - VRM 0.x (a "VRM" extension): one secondaryAnimation boneGroup per
  *     chain (one setting for the group: the chain's mean).
- * SPEC B's parameters become the runtime's (docs/vrm.md, "Mapping"), for a
- * runtime stepping at desc->vrm_hz (0 → 60 Hz; VRM springs are frame-rate
- * dependent):
+ * SPEC B's parameters give each joint's starting settings (docs/vrm.md,
+ * "Mapping"), for a runtime stepping at `hz` (0 → 60 Hz; VRM springs are
+ * frame-rate dependent):
  *   stiffness_i    = ω_i² · L_i · h       (ω_i from root_hz … root_hz·tip_ratio)
  *   dragForce_i    = 1 − exp(−2 ζ ω_i h)
- *   gravityPower   = g · h, gravityDir (0, −1, 0)
+ *   gravityPower   = 0, gravityDir (0, −1, 0)
  *   hitRadius      = the clearance (only colliders use it; none are written)
- * and the tail bones' node rotations are set to the spring's rest pose
- * (carry and centred rest arc), which VRM runtimes pull towards. The bind
- * (inverse bind matrices) is unchanged. Offline layer.
+ * then stiffness, dragForce and gravityPower are fitted per joint so that a
+ * model of the runtime's update follows our baked motion over the
+ * document's clips (docs/vrm.md, "Fit"). The tail bones' node rotations are
+ * set to the spring's rest pose settled under gravity, which VRM runtimes
+ * pull towards. The bind (inverse bind matrices) is unchanged. Offline
+ * layer.
  */
 #ifndef TAILBONE_VRM_H
 #define TAILBONE_VRM_H
@@ -37,6 +40,15 @@ typedef struct tb_vrm_report {
     int joints;       /* bones driven */
     int version;      /* 1 or 0 */
     float hz;         /* the runtime rate the mapping assumes */
+    /* The per-joint fit (docs/vrm.md, "Fit"): clips used over all chains (0:
+     * no clip, the analytic settings are written), and the mean distance of
+     * the bone tips (all tips; the last tip) between a model of the runtime
+     * and our baked motion over the last of three loops of every clip, in
+     * metres, with the analytic settings (before) and the fitted ones
+     * (after); the worst chain. */
+    int fit_clips;
+    float fit_before_m, fit_after_m;
+    float fit_tip_before_m, fit_tip_after_m;
 } tb_vrm_report;
 
 /* desc: the solver parameters as for tb_bake (NULL: SPEC defaults); hz the

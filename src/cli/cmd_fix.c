@@ -545,8 +545,12 @@ int tb_cmd_fix(int argc, char **argv)
     /* report and write */
     j = tb_fix_report_json(&rep);
     if (vrm_springs)
-        json_object_set_new(j, "vrm_springs", json_pack("{s:i,s:i,s:i,s:f}", "version", vrep.version, "chains",
-                                                        vrep.chains, "joints", vrep.joints, "runtime_hz", (double)vrep.hz));
+        json_object_set_new(j, "vrm_springs",
+                            json_pack("{s:i,s:i,s:i,s:f,s:{s:i,s:f,s:f,s:f,s:f}}", "version", vrep.version, "chains",
+                                      vrep.chains, "joints", vrep.joints, "runtime_hz", (double)vrep.hz, "fit",
+                                      "clips", vrep.fit_clips, "tips_before_m", (double)vrep.fit_before_m,
+                                      "tips_after_m", (double)vrep.fit_after_m, "tip_before_m",
+                                      (double)vrep.fit_tip_before_m, "tip_after_m", (double)vrep.fit_tip_after_m));
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
@@ -579,6 +583,10 @@ int tb_cmd_fix(int argc, char **argv)
                 printf("vrm: %d tail chain(s), %d bone(s) written as %s (a runtime at %g Hz; not baked)\n",
                        vrep.chains, vrep.joints,
                        vrep.version ? "VRMC_springBone springs" : "VRM 0.x secondaryAnimation bone groups", vrep.hz);
+            if (vrm_springs && vrep.fit_clips)
+                printf("vrm: settings fitted on %d clip(s): tail tip %.3f m -> %.3f m from the baked motion "
+                       "(mean, a model of the runtime)\n",
+                       vrep.fit_clips, (double)vrep.fit_tip_before_m, (double)vrep.fit_tip_after_m);
             printf("%s %s\n", rep.changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
         }
     }

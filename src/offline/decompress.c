@@ -1,5 +1,5 @@
-/* Compressed geometry in, plain glTF out: EXT_meshopt_compression bufferViews
- * (libmeshoptimizer) and KHR_draco_mesh_compression primitives (libdraco,
+/* Compressed geometry in, plain glTF out: EXT_meshopt_compression and
+ * KHR_meshopt_compression bufferViews (libmeshoptimizer) and KHR_draco_mesh_compression primitives (libdraco,
  * through the C++ shim draco_shim.cc). Each decoder is compiled in only when
  * CMake found its library (TB_HAVE_MESHOPT, TB_HAVE_DRACO); without it the
  * loader refuses the extension as before.
@@ -20,6 +20,7 @@
 #endif
 
 #define TB__MESHOPT "EXT_meshopt_compression"
+#define TB__KHR_MESHOPT "KHR_meshopt_compression"
 #define TB__DRACO "KHR_draco_mesh_compression"
 
 int tb_can_decode(const char *extension)
@@ -27,7 +28,7 @@ int tb_can_decode(const char *extension)
     if (!extension)
         return 0;
 #ifdef TB_HAVE_MESHOPT
-    if (!strcmp(extension, TB__MESHOPT))
+    if (!strcmp(extension, TB__MESHOPT) || !strcmp(extension, TB__KHR_MESHOPT))
         return 1;
 #endif
 #ifdef TB_HAVE_DRACO
@@ -76,24 +77,41 @@ static int tb__in_bin(const tb_doc *doc, json_int_t off, json_int_t len)
 
 int tb__meshopt_fallback(json_t *buffer)
 {
-    json_t *e = json_object_get(json_object_get(buffer, "extensions"), TB__MESHOPT);
-    return tb_can_decode(TB__MESHOPT) && json_is_true(json_object_get(e, "fallback"));
+    json_t *ext = json_object_get(buffer, "extensions");
+    return tb_can_decode(TB__MESHOPT) && (json_is_true(json_object_get(json_object_get(ext, TB__MESHOPT), "fallback")) ||
+                                          json_is_true(json_object_get(json_object_get(ext, TB__KHR_MESHOPT), "fallback")));
 }
 
-/* EXT_meshopt_compression: every bufferView carrying it is decoded into its
- * own (fallback) bytes. Returns the number decoded, or -1 (err set). */
-static int tb__meshopt(tb_doc *doc, tb_error *err)
+const char *tb__meshopt_name(json_t *view)
+{
+    json_t *ext = json_object_get(view, "extensions");
+    if (json_is_object(json_object_get(ext, TB__MESHOPT)))
+        return TB__MESHOPT;
+    if (json_is_object(json_object_get(ext, TB__KHR_MESHOPT)))
+        return TB__KHR_MESHOPT;
+    return NULL;
+}
+
+/* EXT_meshopt_compression, and KHR_meshopt_compression (the same JSON; its
+ * attribute bitstream may also be the newer v1 format and its filters
+ * include COLOR): every bufferView carrying `name` is decoded into its own
+ * (fallback) bytes. Returns the number decoded, or -1 (err set). */
+static int tb__meshopt(tb_doc *doc, const char *name, tb_error *err)
 {
     json_t *views = json_object_get(doc->root, "bufferViews");
-    int decoded = 0;
+    int decoded = 0, khr = !strcmp(name, TB__KHR_MESHOPT);
     char where[96];
     for (size_t i = 0; i < json_array_size(views); i++) {
         json_t *v = json_array_get(views, i);
-        json_t *e = json_object_get(json_object_get(v, "extensions"), TB__MESHOPT);
+        json_t *e = json_object_get(json_object_get(v, "extensions"), name);
         if (!json_is_object(e))
             continue;
-        snprintf(where, sizeof where, "/bufferViews/%zu/extensions/" TB__MESHOPT, i);
-        if (!tb_can_decode(TB__MESHOPT)) {
+        snprintf(where, sizeof where, "/bufferViews/%zu/extensions/%s", i, name);
+        if (khr && json_object_get(json_object_get(v, "extensions"), TB__MESHOPT)) {
+            tb__fail(err, TB_ERR_INVALID, where, "a bufferView must not use both " TB__MESHOPT " and " TB__KHR_MESHOPT);
+            return -1;
+        }
+        if (!tb_can_decode(name)) {
             tb__fail(err, TB_ERR_UNSUPPORTED, where, "this tailbone was built without libmeshoptimizer");
             return -1;
         }
@@ -136,6 +154,12 @@ static int tb__meshopt(tb_doc *doc, tb_error *err)
             if (s % 4)
                 goto bad_stride;
             rc = meshopt_decodeVertexBuffer(dst, n, s, src, (size_t)src_len);
+            if (rc != 0 && khr && src_len > 0 && src[0] == 0xa1) {
+                tb__fail(err, TB_ERR_UNSUPPORTED, where, "attribute data in the v1 bitstream (header 0xa1), which "
+                         "libmeshoptimizer %d.%d of this build cannot decode (it reads v0, header 0xa0)",
+                         MESHOPTIMIZER_VERSION / 100, MESHOPTIMIZER_VERSION % 100 / 10);
+                return -1;
+            }
         } else if (!strcmp(mode, "TRIANGLES") || !strcmp(mode, "INDICES")) {
             if (s != 2 && s != 4)
                 goto bad_stride;
@@ -169,6 +193,9 @@ static int tb__meshopt(tb_doc *doc, tb_error *err)
             if (s % 4)
                 goto bad_filter;
             meshopt_decodeFilterExp(dst, n, s);
+        } else if (khr && !strcmp(filter, "COLOR")) {
+            tb__fail(err, TB_ERR_UNSUPPORTED, where, "the COLOR filter is not decoded by this tailbone");
+            return -1;
         } else if (strcmp(filter, "NONE") != 0) {
             tb__fail(err, TB_ERR_INVALID, where, "unknown filter %.40s", filter);
             return -1;
@@ -180,7 +207,7 @@ static int tb__meshopt(tb_doc *doc, tb_error *err)
         (void)s;
         if (rc != 0)
             return -1;
-        tb__drop_ext(v, TB__MESHOPT);
+        tb__drop_ext(v, name);
         decoded++;
         continue;
 #ifdef TB_HAVE_MESHOPT
@@ -194,7 +221,7 @@ static int tb__meshopt(tb_doc *doc, tb_error *err)
     }
     json_t *buffers = json_object_get(doc->root, "buffers");
     for (size_t i = 0; i < json_array_size(buffers); i++)
-        tb__drop_ext(json_array_get(buffers, i), TB__MESHOPT);
+        tb__drop_ext(json_array_get(buffers, i), name);
     return decoded;
 }
 
@@ -355,16 +382,97 @@ static tb_result tb__draco_primitive(tb_doc *doc, json_t *prim, json_t *e, const
 }
 #endif
 
+/* Counts the integer members named "bufferView" anywhere under node (the
+ * core schema's accessors, sparse parts and images, and extensions). */
+static void tb__count_view_refs(json_t *node, size_t *refs, size_t n)
+{
+    if (json_is_object(node)) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(node, key, v) {
+            if (!strcmp(key, "bufferView") && json_is_integer(v)) {
+                json_int_t i = json_integer_value(v);
+                if (i >= 0 && (size_t)i < n)
+                    refs[i]++;
+            } else {
+                tb__count_view_refs(v, refs, n);
+            }
+        }
+    } else if (json_is_array(node)) {
+        for (size_t i = 0; i < json_array_size(node); i++)
+            tb__count_view_refs(json_array_get(node, i), refs, n);
+    }
+}
+
+static void tb__renumber_views(json_t *node, const json_int_t *map, size_t n)
+{
+    if (json_is_object(node)) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(node, key, v) {
+            if (!strcmp(key, "bufferView") && json_is_integer(v)) {
+                json_int_t i = json_integer_value(v);
+                if (i >= 0 && (size_t)i < n)
+                    json_integer_set(v, map[i]);
+            } else {
+                tb__renumber_views(v, map, n);
+            }
+        }
+    } else if (json_is_array(node)) {
+        for (size_t i = 0; i < json_array_size(node); i++)
+            tb__renumber_views(json_array_get(node, i), map, n);
+    }
+}
+
+/* Removes the bufferViews marked in drop[] that nothing references any more
+ * (the Draco bitstreams once decoded) and renumbers the references to the
+ * others; their bytes then go with the repack. */
+static tb_result tb__drop_views(tb_doc *doc, const unsigned char *drop, tb_error *err)
+{
+    json_t *views = json_object_get(doc->root, "bufferViews");
+    size_t n = json_array_size(views);
+    size_t *refs = calloc(n + 1, sizeof *refs);
+    json_int_t *map = calloc(n + 1, sizeof *map);
+    if (!refs || !map) {
+        free(refs);
+        free(map);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    tb__count_view_refs(doc->root, refs, n);
+    json_int_t next = 0;
+    int dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (drop[i] && !refs[i]) {
+            map[i] = -1;
+            dropped = 1;
+        } else {
+            map[i] = next++;
+        }
+    }
+    if (dropped) {
+        for (size_t i = n; i-- > 0;)
+            if (map[i] < 0)
+                json_array_remove(views, i);
+        tb__renumber_views(doc->root, map, n);
+    }
+    free(refs);
+    free(map);
+    return TB_OK;
+}
+
 /* KHR_draco_mesh_compression on every primitive. Returns the number decoded
  * or -1 (err set). */
 static int tb__draco(tb_doc *doc, tb_error *err)
 {
     json_t *meshes = json_object_get(doc->root, "meshes");
     size_t na = json_array_size(json_object_get(doc->root, "accessors"));
-    unsigned char *used = calloc(na + 1, 1);
+    size_t nv = json_array_size(json_object_get(doc->root, "bufferViews"));
+    unsigned char *used = calloc(na + 1, 1), *bitstream = calloc(nv + 1, 1);
     int decoded = 0;
     char where[128];
-    if (!used) {
+    if (!used || !bitstream) {
+        free(used);
+        free(bitstream);
         tb__fail(err, TB_ERR_OOM, NULL, NULL);
         return -1;
     }
@@ -379,18 +487,26 @@ static int tb__draco(tb_doc *doc, tb_error *err)
 #ifdef TB_HAVE_DRACO
             if (tb__draco_primitive(doc, prim, e, where, used, na, err) != TB_OK) {
                 free(used);
+                free(bitstream);
                 return -1;
             }
 #else
             free(used);
+            free(bitstream);
             tb__fail(err, TB_ERR_UNSUPPORTED, where, "this tailbone was built without libdraco");
             return -1;
 #endif
+            json_int_t bv = tb__int(e, "bufferView", -1);
+            if (bv >= 0 && (size_t)bv < nv)
+                bitstream[bv] = 1;
             tb__drop_ext(prim, TB__DRACO);
             decoded++;
         }
     }
     free(used);
+    if (decoded && tb__drop_views(doc, bitstream, err) != TB_OK)
+        decoded = -1;
+    free(bitstream);
     return decoded;
 }
 
@@ -439,23 +555,29 @@ static tb_result tb__repack(tb_doc *doc, tb_error *err)
 
 tb_result tb__decompress(tb_doc *doc, tb_error *err)
 {
-    int meshopt = tb__meshopt(doc, err);
+    int meshopt = tb__meshopt(doc, TB__MESHOPT, err);
     if (meshopt < 0)
+        return err ? err->code : TB_ERR_INVALID;
+    int khr_meshopt = tb__meshopt(doc, TB__KHR_MESHOPT, err);
+    if (khr_meshopt < 0)
         return err ? err->code : TB_ERR_INVALID;
     int draco = tb__draco(doc, err);
     if (draco < 0)
         return err ? err->code : TB_ERR_INVALID;
     /* a decodable extension is no longer used once decoded (or when nothing used it) */
-    static const char *const names[] = {TB__MESHOPT, TB__DRACO};
-    for (int k = 0; k < 2; k++)
+    static const char *const names[] = {TB__MESHOPT, TB__KHR_MESHOPT, TB__DRACO};
+    for (int k = 0; k < 3; k++)
         if (tb_can_decode(names[k])) {
             tb__drop_ext_name(doc->root, "extensionsUsed", names[k]);
             tb__drop_ext_name(doc->root, "extensionsRequired", names[k]);
         }
-    if (!meshopt && !draco)
+    if (!meshopt && !khr_meshopt && !draco)
         return TB_OK;
     if (meshopt)
         tb__warn(doc, "decoded " TB__MESHOPT " (%d bufferView(s)); the output is written uncompressed", meshopt);
+    if (khr_meshopt)
+        tb__warn(doc, "decoded " TB__KHR_MESHOPT " (%d bufferView(s)); the output is written uncompressed",
+                 khr_meshopt);
     if (draco)
         tb__warn(doc, "decoded " TB__DRACO " (%d primitive(s)); the output is written uncompressed", draco);
     return tb__repack(doc, err);

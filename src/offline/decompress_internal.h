@@ -20,6 +20,9 @@ tb_result tb__decompress(tb_doc *doc, tb_error *err);
  * its own) and this build decodes meshopt: the loader gives it zeroed bytes
  * that the decoder fills. */
 int tb__meshopt_fallback(json_t *buffer);
+/* "EXT_meshopt_compression" or "KHR_meshopt_compression" when bufferView
+ * view carries it, else NULL. */
+const char *tb__meshopt_name(json_t *view);
 #endif
 
 /* The Draco shim: C++ inside, C outside; no state between calls. Each

@@ -505,8 +505,9 @@ static tb_result tb__merge_buffers(tb_doc *doc, const uint8_t *glb_bin, size_t g
                 json_object_set_new(v, "buffer", json_integer(0));
                 json_object_set_new(v, "byteOffset", json_integer(off + (json_int_t)base[bi]));
             }
-            /* EXT_meshopt_compression's compressed bytes live in another buffer */
-            json_t *mo = json_object_get(json_object_get(v, "extensions"), "EXT_meshopt_compression");
+            /* EXT/KHR_meshopt_compression's compressed bytes live in another buffer */
+            const char *mname = tb__meshopt_name(v);
+            json_t *mo = mname ? json_object_get(json_object_get(v, "extensions"), mname) : NULL;
             json_int_t mb = tb__geti(mo, "buffer", -1);
             if (mb >= 0 && (size_t)mb < n) {
                 json_object_set_new(mo, "buffer", json_integer(0));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "offline/doc_internal.h"
+#include "offline/vrm_fit_internal.h"
 #include "tailbone/model.h"
 #include "tailbone/runtime.h"
 #include "tailbone/spring.h"
@@ -71,7 +72,8 @@ tb_result tb_vrm_springs(tb_doc *doc, const tb_bake_desc *desc, float hz, tb_vrm
     if (r != TB_OK)
         return r;
     tb_bake_desc bd = tb_bake_desc_defaults(desc);
-    tb_spring_desc sd = tb_bake_spring_desc(m, &bd, NULL, NULL);
+    float units = 1;
+    tb_spring_desc sd = tb_bake_spring_desc(m, &bd, &units, NULL);
     tb_spring_animator *a = NULL;
     r = tb_spring_create(&a, &m->skel, &sd, err);
     if (r != TB_OK) {
@@ -118,25 +120,63 @@ tb_result tb_vrm_springs(tb_doc *doc, const tb_bake_desc *desc, float hz, tb_vrm
         tb_spring_get_params(a, c, &p);
         float zeta = p.damping_ratio > 0 ? p.damping_ratio : 0;
         float clearance = p.clearance_m > 0 ? p.clearance_m : 0;
-        json_t *joints = json_array();
-        double mean_s = 0, mean_d = 0;
-        for (int i = 0; i < ci.link_count; i++) {
+        int K = ci.link_count;
+        tb__vrm_joint *jt = calloc((size_t)(K > 0 ? K : 1), sizeof *jt);
+        float *rest_q = calloc((size_t)(K > 0 ? K : 1) * 4, sizeof *rest_q);
+        if (!jt || !rest_q) {
+            free(jt);
+            free(rest_q);
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
+        }
+        /* the analytic mapping (docs/vrm.md), the fit's start */
+        for (int i = 0; i < K; i++) {
             tb_spring_link_state ls;
             tb_spring_get_link_state(a, c, i, &ls);
-            float s = ci.link_count > 1 ? (float)i / (float)(ci.link_count - 1) : 0;
+            float s = K > 1 ? (float)i / (float)(K - 1) : 0;
             float f = p.root_hz * (1 + (p.tip_ratio - 1) * s), om = 2 * TB__PI * f;
-            double stiff = (double)om * om * ls.length_m * h, drag = 1.0 - exp(-2.0 * zeta * om * h);
-            mean_s += stiff / ci.link_count;
-            mean_d += drag / ci.link_count;
+            jt[i].stiffness = om * om * ls.length_m * h;
+            jt[i].drag = (float)(1.0 - exp(-2.0 * zeta * om * h));
+            jt[i].gravity = 0;
+            memcpy(rest_q + 4 * i, loc[ls.joint].r, 4 * sizeof(float));
+        }
+        tb__vrm_fit_report fr;
+        memset(&fr, 0, sizeof fr);
+        {
+            r = tb__vrm_fit(doc, m, a, &bd, c, rest_q, h, units, jt, &fr, err);
+            if (r != TB_OK) {
+                free(jt);
+                free(rest_q);
+                goto done;
+            }
+            if (fr.clips) {
+                rep->fit_clips += fr.clips;
+                rep->fit_before_m = fmaxf(rep->fit_before_m, fr.before_m);
+                rep->fit_after_m = fmaxf(rep->fit_after_m, fr.after_m);
+                rep->fit_tip_before_m = fmaxf(rep->fit_tip_before_m, fr.tip_before_m);
+                rep->fit_tip_after_m = fmaxf(rep->fit_tip_after_m, fr.tip_after_m);
+            }
+        }
+        json_t *joints = json_array();
+        double mean_s = 0, mean_d = 0, mean_g = 0;
+        for (int i = 0; i < K; i++) {
+            tb_spring_link_state ls;
+            tb_spring_get_link_state(a, c, i, &ls);
+            mean_s += jt[i].stiffness / K;
+            mean_d += jt[i].drag / K;
+            mean_g += jt[i].gravity / K;
             int node = m->node_of_joint[ls.joint];
             json_t *nd = json_array_get(nodes, (size_t)node);
-            const float *q = loc[ls.joint].r;
+            const float *q = rest_q + 4 * i;
             json_object_set_new(nd, "rotation", json_pack("[f,f,f,f]", (double)q[0], (double)q[1], (double)q[2], (double)q[3]));
             json_array_append_new(joints, json_pack("{s:i,s:f,s:f,s:f,s:[f,f,f],s:f}", "node", node, "hitRadius",
-                                                    tb__r6(clearance), "stiffness", tb__r6(stiff), "gravityPower",
-                                                    0.0, "gravityDir", 0.0, -1.0, 0.0, "dragForce", tb__r6(drag)));
+                                                    tb__r6(clearance), "stiffness", tb__r6(jt[i].stiffness),
+                                                    "gravityPower", tb__r6(jt[i].gravity), "gravityDir", 0.0, -1.0,
+                                                    0.0, "dragForce", tb__r6(jt[i].drag)));
             rep->joints++;
         }
+        free(jt);
+        free(rest_q);
         if (ci.end_joint >= 0)
             json_array_append_new(joints, json_pack("{s:i}", "node", m->node_of_joint[ci.end_joint]));
         tb_spring_link_state first;
@@ -148,7 +188,7 @@ tb_result tb_vrm_springs(tb_doc *doc, const tb_bake_desc *desc, float hz, tb_vrm
             json_decref(joints);
             json_array_append_new(groups,
                                   json_pack("{s:s,s:f,s:f,s:{s:f,s:f,s:f},s:f,s:i,s:f,s:[i],s:[]}", "comment", nm,
-                                            "stiffiness", tb__r6(mean_s), "gravityPower", 0.0,
+                                            "stiffiness", tb__r6(mean_s), "gravityPower", tb__r6(mean_g),
                                             "gravityDir", "x", 0.0, "y", -1.0, "z", 0.0, "dragForce", tb__r6(mean_d),
                                             "center", -1, "hitRadius", tb__r6(clearance), "bones",
                                             m->node_of_joint[first.joint], "colliderGroups"));

@@ -57,6 +57,11 @@ const baked = path.join(tmp, 'baked.vrm'), springs = path.join(tmp, 'springs.vrm
 run(['fix', vrmIn, '-o', baked, '--only', 'Walk']);
 const rep = JSON.parse(run(['fix', vrmIn, '-o', springs, '--vrm-springs', '--json']));
 ok(rep.vrm_springs && rep.vrm_springs.chains === 1 && rep.vrm_springs.version === 1, 'fix --vrm-springs: one VRMC_springBone spring');
+const fit = rep.vrm_springs.fit;
+ok(fit.clips >= 1 && fit.tips_after_m < 0.85 * fit.tips_before_m && fit.tip_after_m < fit.tip_before_m,
+  `the per-joint fit on ${fit.clips} clips brings the modelled runtime nearer our motion: tip ` +
+  `${fit.tip_before_m.toFixed(3)} -> ${fit.tip_after_m.toFixed(3)} m, all tips ${fit.tips_before_m.toFixed(3)} -> ` +
+  `${fit.tips_after_m.toFixed(3)} m`);
 const outJson = readGlb(fs.readFileSync(springs)).json;
 ok(JSON.stringify(outJson.extensions.VRMC_vrm) === JSON.stringify(json.extensions.VRMC_vrm), 'VRMC_vrm kept byte for byte');
 ok(outJson.extensionsUsed.includes('VRMC_vrm') && outJson.extensionsUsed.includes('VRMC_springBone'), 'extensionsUsed lists both');
@@ -105,7 +110,11 @@ for (let i = 0; i < n; i++) {
   travelA = Math.max(travelA, a.out[i].distanceTo(a.out[0]) / H);
   travelB = Math.max(travelB, b.out[i].distanceTo(b.out[0]) / H);
 }
-const mean = sum / n, TOL_MEAN = 0.15, TOL_MAX = 0.15; // docs/vrm.md, "Measured"
+// docs/vrm.md, "Measured": mean 4.2% H, max 5.1% H with the fitted settings
+// (10.6% / 10.9% with the analytic ones; 3.8 to 4.2% mean over the search
+// schedules tried); the tolerance is that plus a margin of about 0.8% H
+// (mean) and 1.4% H (max) for other three.js / libm builds.
+const mean = sum / n, TOL_MEAN = 0.05, TOL_MAX = 0.065;
 console.log(`walk, ${n} frames at 60 Hz: tail tip runtime vs baked: mean ${(100 * mean).toFixed(2)}% H, max ${(100 * worst).toFixed(2)}% H; ` +
   `tip travel baked ${(100 * travelA).toFixed(1)}% H, runtime ${(100 * travelB).toFixed(1)}% H`);
 ok(travelB > 0.01, 'the runtime moves the tail (tip travel over 1% H)');
