@@ -307,6 +307,48 @@ def fix_bake_existing(cli, tmp):
                        + (f"{torn(seam['torn'])} |" if seam else '— |'))
     return '\n'.join(out)
 
+
+def fix_variants(cli, tmp):
+    """docs/fix.md: `tailbone fix VARIANT --report` on every synthetic
+    variant with a tail, all clips baked."""
+    variants = [l.split()[0] for l in run(cli, 'synth', '--list').splitlines() if l.strip()]
+    out = ['| variant | weights | Walk (body p99) | Sprint (body p99) | still torn | past p99 1.18 / max 1.30 '
+           '| tries (zone: clips torn) |', '|---|---|---|---|---|---|---|']
+    for v in variants:
+        f = os.path.join(tmp, v + '.glb')
+        run(cli, 'synth', '--variant', v, '-o', f)
+        rp = os.path.join(tmp, v + '.report.json')
+        run(cli, 'fix', f, '-o', os.path.join(tmp, v + '.fixed.glb'), '--report', rp, '-q')
+        rep = json.load(open(rp))
+        if not rep.get('changed') or not rep.get('stretch'):
+            continue  # no tail chain to bake (plain variants; scabbard: bound rigidly)
+        w = rep['weights'][0] if rep.get('weights') else {}
+        weights = (f"zone {w['blend_zone']:.2f}" if w.get('smooth') else 'one bone per piece')
+        if rep.get('solver_fit', {}).get('kept'):
+            weights += ', fit'
+        stretch = {s['clip']: s for s in rep['stretch']}
+
+        def cell(clip):
+            s = stretch.get(clip)
+            if not s:
+                return '—'
+            seam = f", seam {torn(s['seam']['torn'])}" if s.get('seam') else ''
+            return f"{s['tail']['p99']:.2f} / {torn(s['tail']['torn'])}{seam} ({s['body']['p99']:.2f})"
+        still, past = [], []
+        for s in rep['stretch']:
+            t = max(s['tail']['torn'], s['seam']['torn'] if s.get('seam') else 0)
+            if t > 0:
+                still.append(f"{s['clip']} {'seam ' if s.get('seam') and s['seam']['torn'] > s['tail']['torn'] else ''}"
+                             f"{torn(t)}")
+            if s['tail']['p99'] > 1.18 or s['tail']['max'] > 1.30:
+                past.append(s['clip'])
+        tries = ', '.join(f"{z['blend_zone']:.2f}" + (f" band {z['collar_band']:g}" if z.get('collar_band') not in (None, 0.5)
+                                                       else '') + f": {z['torn_clips']}"
+                          for z in rep.get('blend_zone_search', [])) or '—'
+        out.append(f"| {v} | {weights} | {cell('Walk')} | {cell('Sprint')} | {', '.join(still) or 'none'} | "
+                   f"{', '.join(past) or 'none'} | {tries} |")
+    return '\n'.join(out)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -318,6 +360,7 @@ BLOCKS = {
     'retarget-foot-contact': ('docs/retarget.md', retarget_foot_contact),
     'fix-corpus-characters': ('docs/fix.md', fix_corpus_characters),
     'fix-bake-existing': ('docs/fix.md', fix_bake_existing),
+    'fix-variants': ('docs/fix.md', fix_variants),
 }
 
 
