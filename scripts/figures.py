@@ -349,6 +349,34 @@ def fix_variants(cli, tmp):
                    f"{', '.join(past) or 'none'} | {tries} |")
     return '\n'.join(out)
 
+
+def retarget_limbs(cli, tmp):
+    """docs/retarget.md "Measured": the summary of tests/node/retarget.test.mjs
+    (three.js plays source and result; limb angles and foot heights)."""
+    corpus('clips/threejs_Soldier_rexport.glb')
+    corpus('characters/banter_Wolf.glb')
+    js = os.path.join(ROOT, 'tests', 'node', 'retarget.test.mjs')
+    if not os.path.isdir(os.path.join(ROOT, 'node_modules', 'three')):
+        raise NeedsCorpus(os.path.join(ROOT, 'node_modules', 'three') + ' (npm ci)')
+    sj = os.path.join(tmp, 'retarget-summary.json')
+    env = dict(os.environ, TB_CLI=os.path.abspath(cli), TB_TMP=tmp, TB_SUMMARY_JSON=sj)
+    env.setdefault('TB_SHARED_DIR', os.path.join(ROOT, '..', 'shared'))
+    p = subprocess.run(['node', js], capture_output=True, text=True, env=env)
+    if p.returncode != 0 or not os.path.exists(sj):
+        sys.exit(f'figures: {js} failed:\n{(p.stdout + p.stderr)[-2000:]}')
+    rows = {}
+    for r in json.load(open(sj)):
+        clip = r['clip'].split('|')[-1]
+        clip = clip[:-len('_Armature')] if clip.endswith('_Armature') else clip
+        cells = (f"{r['limb_mean_deg']:.2f} / {r['limb_max_deg']:.2f}",
+                 f"{r['foot_err_mean_cm']:.2f} / {r['foot_err_max_cm']:.2f}")
+        rows.setdefault((clip, cells), []).append(r['character'])
+    out = ['| clip | onto | limb angle vs source, mean / max (°) '
+           '| lowest foot joint above bind vs source × leg ratio, mean / max (cm) |', '|---|---|---|---|']
+    for (clip, cells), chars in rows.items():
+        out.append(f"| {clip} | {', '.join(chars)} | {cells[0]} | {cells[1]} |")
+    return '\n'.join(out)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -357,6 +385,7 @@ BLOCKS = {
     'measure-compare-example': ('docs/measure.md', measure_compare_example),
     'detection-corpus': ('docs/detection.md', detection_corpus),
     'fixture-table': ('docs/detection.md', fixture_table),
+    'retarget-limbs': ('docs/retarget.md', retarget_limbs),
     'retarget-foot-contact': ('docs/retarget.md', retarget_foot_contact),
     'fix-corpus-characters': ('docs/fix.md', fix_corpus_characters),
     'fix-bake-existing': ('docs/fix.md', fix_bake_existing),
@@ -391,7 +420,7 @@ def main():
                 new = '\n' + gen(args.cli, tmp) + '\n'
             except NeedsCorpus as e:
                 # honest skip (docs/testing.md): logged, and a failure in CI
-                print(f'figures: {doc} [{name}] NOT CHECKED: corpus file {e} is missing'
+                print(f'figures: {doc} [{name}] NOT CHECKED: {e} is missing'
                       + (' (TB_REQUIRE_CORPUS=1: fails)' if required else ''))
                 missing.append(name)
                 log = os.environ.get('TB_SKIP_LOG')

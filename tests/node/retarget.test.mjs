@@ -13,7 +13,7 @@
 //    the (detected) tail.
 // Env: TB_CLI, TB_SHARED_DIR, TB_TMP. Exit 0 pass, 77 skip, 1 fail.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import * as THREE from 'three';
@@ -160,5 +160,7 @@ console.log('\ncharacter           clip                               limb mean/
 for (const s of summary)
   console.log(`${s.character.padEnd(19)} ${s.clip.padEnd(34)} ${s.limb_mean_deg.toFixed(2).padStart(6)} / ${s.limb_max_deg.toFixed(2).padStart(6)}` +
     `     ${s.foot_err_mean_cm.toFixed(2).padStart(6)} / ${s.foot_err_max_cm.toFixed(2).padStart(6)}      ${s.foot_low_cm.toFixed(2)} (${s.src_foot_low_cm.toFixed(2)})`);
+// the table docs/retarget.md shows (scripts/figures.py reads it from here)
+if (process.env.TB_SUMMARY_JSON) writeFileSync(process.env.TB_SUMMARY_JSON, JSON.stringify(summary, null, 1));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
