@@ -377,10 +377,41 @@ def retarget_limbs(cli, tmp):
         out.append(f"| {clip} | {', '.join(chars)} | {cells[0]} | {cells[1]} |")
     return '\n'.join(out)
 
+
+def synth_variants(cli, tmp, old=''):
+    """docs/synth.md: the variant list. The description columns (what the
+    appendage is, how its weights are wrong) are prose, kept from the
+    committed table; vertices, L, K and class come from each variant's truth
+    file (`tailbone synth --variant V --truth T`)."""
+    desc = {}
+    for line in old.splitlines():
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        if len(cells) == 7 and cells[0].startswith('`'):
+            note = cells[6].split(' ', 1)[1] if ' (' in cells[6] else ''
+            desc[cells[0].strip('`')] = (cells[1], cells[2], note)
+    variants = [l.split()[0] for l in run(cli, 'synth', '--list').splitlines() if l.strip()]
+    out = ['| variant | appendage | weights (as riggers get them wrong) | vertices | L | K | class |',
+           '|---|---|---|---|---|---|---|']
+    for v in variants:
+        tf = os.path.join(tmp, v + '.json')
+        run(cli, 'synth', '--variant', v, '-o', os.path.join(tmp, v + '.glb'), '--truth', tf)
+        t = json.load(open(tf))
+        apps = t['appendages']
+        what, weights, note = desc.get(v, (t.get('summary', ''), '', ''))
+        lengths = sorted({f"{a['length_m']:.2f} m" for a in apps})
+        length = (lengths[0] + (' each' if len(apps) > 1 else '')) if len(lengths) == 1 else ', '.join(lengths)
+        ks = sorted({str(a['K']) for a in apps if 'K' in a})
+        classes = sorted({a['class'] for a in apps})
+        cls = ', '.join(classes) + (' ' + note if note and classes else '')
+        out.append(f"| `{v}` | {what} | {weights} | {t['vertex_count']} | {length if apps else ''} | "
+                   f"{', '.join(ks)} | {cls} |")
+    return '\n'.join(out)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
     'synth-detection': ('docs/detection.md', synth_detection),
+    'synth-variants': ('docs/synth.md', synth_variants),
     'measure-example': ('docs/measure.md', measure_example),
     'measure-compare-example': ('docs/measure.md', measure_compare_example),
     'detection-corpus': ('docs/detection.md', detection_corpus),
@@ -417,7 +448,7 @@ def main():
             head, rest = text.split(begin, 1)
             old, tail = rest.split(end, 1)
             try:
-                new = '\n' + gen(args.cli, tmp) + '\n'
+                new = '\n' + (gen(args.cli, tmp, old) if gen is synth_variants else gen(args.cli, tmp)) + '\n'
             except NeedsCorpus as e:
                 # honest skip (docs/testing.md): logged, and a failure in CI
                 print(f'figures: {doc} [{name}] NOT CHECKED: {e} is missing'
