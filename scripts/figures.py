@@ -431,6 +431,7 @@ def main():
     ap.add_argument('--only', help='comma-separated block names')
     ap.add_argument('--tests-dir', help='where the test programs are (test_fixtures); default: CLI dir/tests')
     args = ap.parse_args()
+    args.cli = os.path.abspath(args.cli)  # some generators run it from a scratch directory
     global TESTS_DIR
     TESTS_DIR = args.tests_dir or os.path.join(os.path.dirname(os.path.abspath(args.cli)), 'tests')
     required = os.environ.get('TB_REQUIRE_CORPUS') == '1'
