@@ -174,7 +174,20 @@ def run_suite(exclude):
     progs = re.findall(r'Test\s+#\d+: (\S+) \.+\*+(?:Failed|Exception|Timeout)', out)
     progs += re.findall(r'Test\s+#\d+: (\S+) \.+\s*\*\*\*(?:Failed|Timeout|Exception)', out)
     names = [f'{p}/{c}' for p in dict.fromkeys(progs) for c in failed_cmocka(out)] or list(dict.fromkeys(progs))
-    return True, names or ['(suite)'], out
+    return True, list(dict.fromkeys(names)) or ['(suite)'], out
+
+
+BASELINE = {}  # CTest test -> passes on the unmutated tree (checked when it kills a mutant)
+
+
+def baseline_passes(prog):
+    if prog not in BASELINE:
+        ok, _ = build()
+        rc, out, _ = sh(['ctest', '--output-on-failure', '-R', '^' + re.escape(prog) + '$',
+                         '--timeout', str(TEST_TIMEOUT)]) if ok else (1, '', 0)
+        BASELINE[prog] = rc == 0 and 'No tests were found' not in out
+        print(f"  baseline: {prog} {'passes' if BASELINE[prog] else 'FAILS'} on the unmutated tree", flush=True)
+    return BASELINE[prog]
 
 
 RESULTS = os.path.join(WORK, 'results.json')
@@ -317,6 +330,13 @@ def main():
             finally:
                 with open(path, 'w', encoding='utf-8') as f:
                     f.write(pristine)
+            if res == 'killed' and not by.endswith('(direct)') and '(same program)' not in by:
+                # killed elsewhere in the suite: that kill counts only if the
+                # killing test passes on the unmutated tree
+                bad = [p for p in dict.fromkeys(n.split('/')[0].split(' ')[0] for n in by.split(', '))
+                       if not baseline_passes(p)]
+                if bad:
+                    res, by = 'UNCLEAR', by + '; but ' + ', '.join(bad) + ' fails unmutated too'
             results.append((mu, res, by))
             saved[mu['id']] = {'key': key(mu), 'result': res, 'by': by, 'seconds': round(time.time() - t0)}
             with open(RESULTS, 'w') as f:
@@ -349,6 +369,7 @@ def write_table(results, args, t_start):
     n = sum(1 for _, r, _ in results if r != 'not run')
     summary = (f'{n} mutants: {killed} killed ({direct} by the test that checks that behaviour), '
                f"{sum(1 for _, r, _ in results if r == 'SURVIVED')} survived, "
+               f"{sum(1 for _, r, _ in results if r == 'UNCLEAR')} unclear (killed only by a test that fails unmutated), "
                f"{sum(1 for _, r, _ in results if r == 'STALE')} stale, "
                f"{sum(1 for _, r, _ in results if r == 'NO BUILD')} did not build, "
                f"{sum(1 for _, r, _ in results if r == 'not run')} not run"

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Prints the tests skipped for want of ../shared (logged by tests/support.c
-# and tests/node/corpus.mjs into each build's skips.log), so a skip never
-# reads as a pass. Usage: scripts/skips.sh LOG...
-n=0
+# Prints what was skipped for want of ../shared or a tool (logged by
+# tests/support.c, tests/node/corpus.mjs and tests/blender/skip.sh into each
+# build's skips.log), so a skip never reads as a pass. Lines "X: test
+# skipped, …" are whole tests; "PROGRAM: missing FILE" is a corpus file a
+# test program looked for and went on without (a test or part of one left
+# out). Usage: scripts/skips.sh LOG...
+n=0; whole=0
 for log in "$@"; do
   [ -s "$log" ] || continue
-  while IFS= read -r line; do echo "  skipped: $line"; n=$((n + 1)); done < <(sort -u "$log")
+  while IFS= read -r line; do
+    echo "  skipped: $line"; n=$((n + 1))
+    case "$line" in *": test skipped"*) whole=$((whole + 1)) ;; esac
+  done < <(sort -u "$log")
 done
 if [ "$n" -gt 0 ]; then
-  echo "$n test(s) skipped for missing corpus files (TB_REQUIRE_CORPUS=1 makes them fail)"
+  echo "skips: $whole whole test(s) skipped, $((n - whole)) absent corpus file lookup(s) (TB_REQUIRE_CORPUS=1 makes a missing corpus file fail)"
 else
   echo "no test skipped"
 fi

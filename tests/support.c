@@ -1,5 +1,8 @@
+/* program_invocation_short_name names the test program in the skip log */
+#define _GNU_SOURCE
 #include "support.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,30 @@ static int tbt_corpus_required(void)
 {
     const char *req = getenv("TB_REQUIRE_CORPUS");
     return req && strcmp(req, "1") == 0;
+}
+
+/* One line in $TB_SKIP_LOG (counted and listed by scripts/skips.sh). */
+static void tbt_log_skip(const char *fmt, const char *a, const char *b)
+{
+    const char *log = getenv("TB_SKIP_LOG");
+    if (!log || !*log)
+        return;
+    FILE *f = fopen(log, "a");
+    if (f) {
+        fprintf(f, fmt, a, b);
+        fclose(f);
+    }
+}
+
+/* Every absent corpus file is logged, whether the test then skips itself,
+ * leaves out one body of several or goes on without it: a program name and
+ * the path, once per lookup (skips.sh lists them without repeats). */
+static void tbt_missing_file(const char *path)
+{
+    snprintf(tbt_missing, sizeof tbt_missing, "%s", path);
+    if (tbt_corpus_required())
+        fail_msg("TB_REQUIRE_CORPUS=1 but corpus file %s is missing", path);
+    tbt_log_skip("%s: missing %s\n", program_invocation_short_name, path);
 }
 
 /* cmocka runs each test with the filter given in TBT_FILTER (a glob), so one
@@ -34,9 +61,7 @@ const char *tbt_shared_dir(void)
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/corpus", buf);
     if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(tbt_missing, sizeof tbt_missing, "%s", probe);
-        if (tbt_corpus_required())
-            fail_msg("TB_REQUIRE_CORPUS=1 but %s is missing", probe);
+        tbt_missing_file(probe);
         return NULL;
     }
     return buf;
@@ -51,26 +76,19 @@ const char *tbt_corpus_file(const char *rel)
     snprintf(buf, sizeof buf, "%s/corpus/%s", shared, rel);
     if (tbt_file_exists(buf))
         return buf;
-    snprintf(tbt_missing, sizeof tbt_missing, "%s", buf);
-    if (tbt_corpus_required())
-        fail_msg("TB_REQUIRE_CORPUS=1 but corpus file %s is missing", buf);
+    tbt_missing_file(buf);
     return NULL;
 }
 
 void tbt_skip_note(const char *test)
 {
-    const char *log = getenv("TB_SKIP_LOG");
     if (tbt_corpus_required())
         fail_msg("%s: skipped while TB_REQUIRE_CORPUS=1 (missing: %s)", test,
                  tbt_missing[0] ? tbt_missing : "?");
     fprintf(stderr, "SKIP %s: missing %s\n", test, tbt_missing[0] ? tbt_missing : "?");
-    if (log && *log) {
-        FILE *f = fopen(log, "a");
-        if (f) {
-            fprintf(f, "%s: missing %s\n", test, tbt_missing[0] ? tbt_missing : "?");
-            fclose(f);
-        }
-    }
+    char who[512];
+    snprintf(who, sizeof who, "%s/%s", program_invocation_short_name, test);
+    tbt_log_skip("%s: test skipped, missing %s\n", who, tbt_missing[0] ? tbt_missing : "?");
 }
 
 const char *tbt_tmp_dir(void)

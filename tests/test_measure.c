@@ -178,6 +178,64 @@ static void clip_adapter_maps_channels_to_skeleton_joints(void **state)
     strip_free(&s);
 }
 
+/* The adapter keeps every TRS path on a joint: translation, rotation and
+ * scale (clip-drops-scale-channels). The strip's animation gets a Hips
+ * translation and a Tail_1 scale beside its Tail_1 rotation. */
+static void clip_adapter_keeps_translation_rotation_and_scale_channels(void **state)
+{
+    (void)state;
+    tb_doc *doc = make_strip();
+    const float times[2] = {0, 1};
+    const float scl[2 * 3] = {1, 1, 1, 2, 3, 4};
+    const float tr[2 * 3] = {0, -1, 0, 0.5f, -1, 0};
+    int a_t = tb_doc_add_accessor(doc, times, 2, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+    int a_s = tb_doc_add_accessor(doc, scl, 2, TB_COMPONENT_FLOAT, "VEC3", 0, 0);
+    int a_tr = tb_doc_add_accessor(doc, tr, 2, TB_COMPONENT_FLOAT, "VEC3", 0, 0);
+    assert_true(a_t >= 0 && a_s >= 0 && a_tr >= 0);
+    json_t *anim = json_array_get(json_object_get(tb_doc_json(doc), "animations"), 0);
+    json_t *samplers = json_object_get(anim, "samplers"), *channels = json_object_get(anim, "channels");
+    int s_s = (int)json_array_size(samplers);
+    json_array_append_new(samplers, json_pack("{s:i, s:i}", "input", a_t, "output", a_s));
+    json_array_append_new(samplers, json_pack("{s:i, s:i}", "input", a_t, "output", a_tr));
+    json_array_append_new(channels, json_pack("{s:i, s:{s:i, s:s}}", "sampler", s_s, "target", "node", 1, "path",
+                                              "scale"));
+    json_array_append_new(channels, json_pack("{s:i, s:{s:i, s:s}}", "sampler", s_s + 1, "target", "node", 0,
+                                              "path", "translation"));
+    tb_error err;
+    if (tb_doc_refresh(doc, &err) != TB_OK)
+        fail_msg("refresh: %s: %s", err.where, err.message);
+    tb_model *m;
+    tb_clip *clip;
+    tb_clip_info info;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    assert_int_equal(tb_clip_load(&clip, doc, m, 0, &info, &err), TB_OK);
+    assert_int_equal(info.kept_channels, 3);
+    assert_int_equal(info.ignored_channels, 2); /* the mesh node's and the prop's */
+    assert_int_equal(clip->channel_count, 3);
+    int tail = m->joint_of_node[1], hips = m->joint_of_node[0];
+    int seen[3] = {0, 0, 0};
+    for (int i = 0; i < clip->channel_count; i++) {
+        const tb_channel *ch = &clip->channels[i];
+        assert_true(ch->path >= TB_PATH_TRANSLATION && ch->path <= TB_PATH_SCALE);
+        seen[ch->path]++;
+        assert_int_equal(ch->joint, ch->path == TB_PATH_TRANSLATION ? hips : tail);
+    }
+    assert_int_equal(seen[TB_PATH_TRANSLATION], 1);
+    assert_int_equal(seen[TB_PATH_ROTATION], 1);
+    assert_int_equal(seen[TB_PATH_SCALE], 1);
+    /* sampled half way: the scale and the travel are interpolated */
+    tb_transform locals[2];
+    tb_clip_sample(clip, &m->skel, 0.5f, locals);
+    assert_float_equal(locals[tail].s[0], 1.5f, 1e-6f);
+    assert_float_equal(locals[tail].s[1], 2.0f, 1e-6f);
+    assert_float_equal(locals[tail].s[2], 2.5f, 1e-6f);
+    assert_float_equal(locals[hips].t[0], 0.25f, 1e-6f);
+    assert_float_equal(locals[hips].t[1], -1.0f, 1e-6f);
+    tb_clip_free(clip);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
 static void clip_adapter_rejects_out_of_range_animation(void **state)
 {
     (void)state;
@@ -265,6 +323,19 @@ static void torn_thresholds_are_strict_and_configurable(void **state)
     for (int k = 0; k < 24; k++)
         torn += bd_ratio(THETA * (float)k / 23.0f) > 2.0f;
     assert_int_equal(r.tail.torn, torn);
+    /* Strict: a sample exactly at the threshold is not torn. The largest
+     * tail sample as the threshold leaves nothing above it, one below it
+     * counts that sample (measure-torn-inclusive). */
+    d.torn_above = 0;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    const float top = r.tail.max;
+    assert_true(top > 1.5f);
+    d.torn_above = top;
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_int_equal(r.tail.torn, 0);
+    d.torn_above = nextafterf(top, 0.0f);
+    assert_int_equal(tb_measure_clip(&r, s.m, s.clip, &d, &err), TB_OK);
+    assert_true(r.tail.torn >= 1);
     /* A ratio exactly 1 is never torn, even with the lower bound close below. */
     d.torn_above = 0;
     d.torn_below = 0.999f;
@@ -858,6 +929,7 @@ int main(void)
         cmocka_unit_test(zero_desc_means_spec_defaults),
         cmocka_unit_test(invalid_desc_is_refused_with_the_field_named),
         cmocka_unit_test(clip_adapter_maps_channels_to_skeleton_joints),
+        cmocka_unit_test(clip_adapter_keeps_translation_rotation_and_scale_channels),
         cmocka_unit_test(clip_adapter_rejects_out_of_range_animation),
         cmocka_unit_test(clip_find_matches_exact_then_case_then_unique_substring),
         cmocka_unit_test(rotated_bone_stretches_known_edges_to_analytic_ratios),

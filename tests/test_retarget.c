@@ -50,7 +50,10 @@ static const jdef JOINTS[] = {
 #define NJ ((int)(sizeof JOINTS / sizeof JOINTS[0]))
 #define FIRST_TAIL 22
 
-enum { WITH_TAIL = 1, RENAME_TAIL = 2, PREFIX = 4, NO_ROLES = 8, ARMATURE_CM = 16, TURN90 = 32 };
+enum { WITH_TAIL = 1, RENAME_TAIL = 2, PREFIX = 4, NO_ROLES = 8, ARMATURE_CM = 16, TURN90 = 32, BIG = 64 };
+
+/* BIG: every length of the character (joints, skin) × 1.5, no node scale. */
+#define BIG_FACTOR 1.5f
 
 /* TURN90: the whole character (joints, skin, keys) turned +90° about +Y, so
  * it faces +X: (x, y, z) → (z, y, −x). */
@@ -73,12 +76,13 @@ typedef struct keyset {
  * hanging rule can tell them from the body); PREFIX writes mixamorig:
  * names; NO_ROLES names every joint bone_N; ARMATURE_CM puts the skeleton in
  * centimetres under a 0.01 armature (like Mixamo FBX exports); TURN90 turns
- * it to face +X. */
+ * it to face +X; BIG makes it 1.5 times as large. */
 static tb_doc *build_char(int flags, const keyset *keys, int key_count, const char *clip_name)
 {
     tb_doc *doc = tb_doc_create("test_retarget");
     json_t *root = tb_doc_json(doc);
     float unit = (flags & ARMATURE_CM) ? 100.0f : 1.0f;
+    const float g = (flags & BIG) ? BIG_FACTOR : 1.0f;
     json_t *nodes = json_array();
     for (int j = 0; j < NJ; j++) {
         char name[64];
@@ -89,7 +93,8 @@ static tb_doc *build_char(int flags, const keyset *keys, int key_count, const ch
         else
             snprintf(name, sizeof name, "%s%s", (flags & PREFIX) ? "mixamorig:" : "", JOINTS[j].name);
         const jdef *p = JOINTS[j].parent >= 0 ? &JOINTS[JOINTS[j].parent] : NULL;
-        float t[3] = {JOINTS[j].x - (p ? p->x : 0), JOINTS[j].y - (p ? p->y : 0), JOINTS[j].z - (p ? p->z : 0)};
+        float t[3] = {g * (JOINTS[j].x - (p ? p->x : 0)), g * (JOINTS[j].y - (p ? p->y : 0)),
+                      g * (JOINTS[j].z - (p ? p->z : 0))};
         if (flags & TURN90)
             turn90(t);
         json_t *n = json_pack("{s:s, s:[f,f,f]}", "name", name, "translation", t[0] * unit, t[1] * unit, t[2] * unit);
@@ -111,7 +116,7 @@ static tb_doc *build_char(int flags, const keyset *keys, int key_count, const ch
         for (int i = 0; i < 3; i++)
             ibm[j][i * 5] = 1.0f / s;
         ibm[j][15] = 1;
-        ibm[j][12] = -JOINTS[j].x / s, ibm[j][13] = -JOINTS[j].y / s, ibm[j][14] = -JOINTS[j].z / s;
+        ibm[j][12] = -g * JOINTS[j].x / s, ibm[j][13] = -g * JOINTS[j].y / s, ibm[j][14] = -g * JOINTS[j].z / s;
         if (flags & TURN90)
             turn90(&ibm[j][12]);
     }
@@ -156,6 +161,8 @@ static tb_doc *build_char(int flags, const keyset *keys, int key_count, const ch
                 pos[nv][2] = cz + r * off[o][2];
                 jw[nv][0] = (uint16_t)j, jw[nv][1] = jw[nv][2] = jw[nv][3] = 0;
                 ww[nv][0] = 1, ww[nv][1] = ww[nv][2] = ww[nv][3] = 0;
+                for (int i = 0; i < 3; i++)
+                    pos[nv][i] *= g;
                 if (flags & TURN90)
                     turn90(pos[nv]);
                 nv++;
@@ -746,6 +753,71 @@ static void turnedCharacterLimbsFollowTheSourceTurnedByTheSkeletons(void **state
     free_rig(&dst);
 }
 
+/* Leg length from a model's own bind skeleton: thigh + shin, both sides. */
+static float geometric_leg_length(const tb_model *m)
+{
+    const float(*w)[16] = m->skel.bind_world;
+    const tb_role legs[2][3] = {{TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT},
+                                {TB_ROLE_RIGHT_UPLEG, TB_ROLE_RIGHT_LEG, TB_ROLE_RIGHT_FOOT}};
+    float sum = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 2; i++) {
+            int a = m->role_joint[legs[s][i]], b = m->role_joint[legs[s][i + 1]];
+            assert_true(a >= 0 && b >= 0);
+            float dx = w[b][12] - w[a][12], dy = w[b][13] - w[a][13], dz = w[b][14] - w[a][14];
+            sum += sqrtf(dx * dx + dy * dy + dz * dz);
+        }
+    return 0.5f * sum;
+}
+
+/* The hips' travel is the source's, scaled by the target's leg length over
+ * the source's (both from the skeletons' geometry here): a character 1.5
+ * times as large strides 1.5 times as far (retarget-leg-ratio-inverted). */
+static void hipsTravelScalesByTheTargetsLegLengthOverTheSources(void **state)
+{
+    (void)state;
+    static float t[4] = {0, 0.3f, 0.7f, 1.0f};
+    static float ht[12] = {0, 1.0f, 0, 0.05f, 0.97f, 0.25f, 0.12f, 1.02f, 0.55f, 0.1f, 1.0f, 0.8f};
+    keyset k[1] = {{0, "translation", 4, t, ht}};
+    rig src = load_rig(build_char(0, k, 1, "Stride"), NULL);
+    rig dst = load_rig(build_char(WITH_TAIL | BIG, NULL, 0, NULL), NULL);
+    const float ratio = geometric_leg_length(dst.m) / geometric_leg_length(src.m);
+    assert_float_equal(ratio, BIG_FACTOR, 1e-4); /* the construction's own scale */
+    tb_retarget_desc d = {0};
+    d.no_ground = 1; /* the travel alone: no lift added */
+    tb_retarget_bake *b = transfer(&src, &dst, &d);
+    tb_clip *cs = NULL;
+    tb_error err = {0};
+    assert_int_equal(tb_clip_load(&cs, src.doc, src.m, 0, NULL, &err), TB_OK);
+    int ns = src.m->skel.joint_count, nt = dst.m->skel.joint_count;
+    tb_transform *ls = malloc((size_t)ns * sizeof *ls);
+    float(*ws)[16] = malloc((size_t)ns * sizeof *ws), (*wt)[16] = malloc((size_t)nt * sizeof *wt);
+    const int hs = src.m->role_joint[TB_ROLE_HIPS], htg = dst.m->role_joint[TB_ROLE_HIPS];
+    const float(*bs)[16] = src.m->skel.bind_world, (*bt)[16] = dst.m->skel.bind_world;
+    float worst = 0, farthest = 0;
+    for (int f = 0; f < b->frame_count; f++) {
+        tb_clip_sample(cs, &src.m->skel, b->times[f], ls);
+        tb_local_to_world(&src.m->skel, ls, NULL, ws);
+        tb_local_to_world(&dst.m->skel, b->locals + (size_t)f * (size_t)b->joint_count, NULL, wt);
+        for (int i = 0; i < 3; i++) {
+            float want = ratio * (ws[hs][12 + i] - bs[hs][12 + i]), got = wt[htg][12 + i] - bt[htg][12 + i];
+            worst = fmaxf(worst, fabsf(got - want));
+            farthest = fmaxf(farthest, fabsf(want));
+        }
+    }
+    print_message("hips travel: up to %.3f m on the target, off the source's x %.2f by at most %.2g m\n", farthest,
+                  ratio, worst);
+    assert_true(farthest > 1.0f); /* 0.8 m forward on the source */
+    assert_true(worst < 1e-3f);
+    free(ls);
+    free(ws);
+    free(wt);
+    tb_clip_free(cs);
+    tb_retarget_bake_free(b);
+    free_rig(&src);
+    free_rig(&dst);
+}
+
 static void xbotWalkLimbsAgreeOnWolf(void **state)
 {
     (void)state;
@@ -887,6 +959,7 @@ int main(void)
         cmocka_unit_test(calibrationIgnoresLiveHipsPose),
         cmocka_unit_test(writtenAnimationRoundTrips),
         cmocka_unit_test(turnedCharacterLimbsFollowTheSourceTurnedByTheSkeletons),
+        cmocka_unit_test(hipsTravelScalesByTheTargetsLegLengthOverTheSources),
         cmocka_unit_test(xbotWalkLimbsAgreeOnWolf),
         cmocka_unit_test(soldierRunLimbsAgreeOnBoneDemon),
         cmocka_unit_test(footContactKeepsTheWolfsFeetOutOfTheFloor),

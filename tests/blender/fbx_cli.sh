@@ -8,12 +8,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cli="$1"; tmp="$2"
+. "$root/tests/blender/skip.sh"
 blender="${BLENDER:-$(command -v blender || true)}"
-if [ -z "$blender" ]; then echo "SKIP: blender not found (scripts/setup.sh installs Debian's; or set BLENDER)"; exit 77; fi
+if [ -z "$blender" ]; then tb_skip blender_fbx_cli "blender not found (scripts/setup.sh installs Debian's; or set BLENDER)"; fi
 shared="${TB_SHARED_DIR:-$root/../shared}"
 wolf="$shared/corpus/characters/banter_Wolf.glb"; xbot="$shared/corpus/clips/Xbot_agree_run_walk.glb"
-if [ ! -f "$wolf" ] || [ ! -f "$xbot" ]; then echo "SKIP: ../shared corpus absent"; exit 77; fi
-if [ ! -d "$root/node_modules/gltf-validator" ]; then echo "SKIP: node_modules/gltf-validator absent (npm ci)"; exit 77; fi
+tb_need_corpus blender_fbx_cli "$wolf" "$xbot"
+if [ ! -d "$root/node_modules/gltf-validator" ]; then tb_skip blender_fbx_cli "node_modules/gltf-validator absent (npm ci)"; fi
 export TAILBONE_BLENDER="$blender"
 mkdir -p "$tmp"; cd "$tmp"; rm -f wolf*.fbx wolf*.glb
 fail=0

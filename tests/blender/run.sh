@@ -6,11 +6,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cli="$1"; tmp="$2"; shot="${3:-}"
+. "$root/tests/blender/skip.sh"
 blender="${BLENDER:-$(command -v blender || true)}"
-if [ -z "$blender" ]; then echo "SKIP: blender not found (scripts/setup.sh installs Debian's; or set BLENDER)"; exit 77; fi
+if [ -z "$blender" ]; then tb_skip blender_addon "blender not found (scripts/setup.sh installs Debian's; or set BLENDER)"; fi
 wolf="${TB_SHARED_DIR:-$root/../shared}/corpus/characters/banter_Wolf.glb"
-if [ ! -f "$wolf" ]; then echo "SKIP: $wolf absent (../shared corpus)"; exit 77; fi
-if [ ! -d "$root/node_modules/gltf-validator" ]; then echo "SKIP: node_modules/gltf-validator absent (npm ci)"; exit 77; fi
+tb_need_corpus blender_addon "$wolf"
+if [ ! -d "$root/node_modules/gltf-validator" ]; then tb_skip blender_addon "node_modules/gltf-validator absent (npm ci)"; fi
 mkdir -p "$tmp"
 rm -rf "$tmp/user"
 python3 "$root/blender/make_zip.py" "$tmp/tailbone_blender.zip" >/dev/null

@@ -15,15 +15,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import validator from 'gltf-validator';
+import { corpusFile } from './corpus.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const cli = process.env.TB_CLI;
-const shared = process.env.TB_SHARED_DIR || path.join(root, '../shared');
-const character = path.join(shared, 'corpus/characters/banter_Wolf.glb');
+const character = corpusFile('characters/banter_Wolf.glb'); // fails with TB_REQUIRE_CORPUS=1
 const gt = path.join(root, 'node_modules/@gltf-transform/cli/bin/cli.js');
-if (!fs.existsSync(character) || !fs.existsSync(gt)) {
-  console.log('skip: corpus character or @gltf-transform/cli absent');
+if (!character) process.exit(77);
+if (!fs.existsSync(gt)) {
+  console.log('skip: node_modules/@gltf-transform/cli absent (npm ci)');
+  if (process.env.TB_SKIP_LOG) fs.appendFileSync(process.env.TB_SKIP_LOG, 'node_compressed: test skipped, @gltf-transform/cli absent\n');
   process.exit(77);
 }
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'compressed-'));

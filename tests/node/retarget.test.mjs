@@ -4,16 +4,18 @@
 // (GLTFLoader + AnimationMixer.setTime) at 24 instants per clip and compared
 // in world space:
 //  - limbs: direction of UpLeg→Leg, Leg→Foot, Arm→ForeArm, ForeArm→Hand (both
-//    sides) against the source's, the source turned by the facing yaw the
-//    report gives (Soldier faces −Z, the characters +Z). No limb may flip.
+//    sides) against the source's, the source turned by the yaw between the
+//    two skeletons' own bind geometry (thighs × up; Soldier faces −Z, the
+//    characters +Z), never by the facing the report gives. No limb may flip.
 //  - feet: the lowest foot joint (Foot / ToeBase) above its bind height,
-//    against the source's scaled by the legs' ratio (report leg_ratio): the
-//    feet stay on the ground where the source's do.
+//    against the source's scaled by the ratio of the two skeletons' bind leg
+//    lengths (thigh + shin), not the report's leg_ratio: the feet stay on the
+//    ground where the source's do.
 //  - the report's placement ignores the tail; the pelvis is never lifted for
 //    the (detected) tail.
 // Env: TB_CLI, TB_SHARED_DIR, TB_TMP. Exit 0 pass, 77 skip, 1 fail.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import * as THREE from 'three';
@@ -86,6 +88,33 @@ function bindLowestFoot(gltf, bones) {
   return lo;
 }
 
+// Bind world positions of the named bones (IBM^-1, as above).
+function bindPositions(gltf, bones, names) {
+  const pos = {};
+  gltf.scene.traverse((o) => {
+    if (!o.isSkinnedMesh) return;
+    o.skeleton.bones.forEach((b, i) => {
+      for (const n of names)
+        if (bones[n] === b && !(n in pos))
+          pos[n] = new THREE.Vector3().setFromMatrixPosition(o.skeleton.boneInverses[i].clone().invert());
+    });
+  });
+  return pos;
+}
+
+const LEG = ['LeftUpLeg', 'LeftLeg', 'LeftFoot', 'RightUpLeg', 'RightLeg', 'RightFoot'];
+
+// Heading (about +Y) and leg length of a skeleton from its bind geometry:
+// forward = (left thigh − right thigh) × up; leg = thigh + shin, both sides.
+function bindFrame(gltf, bones) {
+  const p = bindPositions(gltf, bones, LEG);
+  const left = p.LeftUpLeg.clone().sub(p.RightUpLeg);
+  const heading = Math.atan2(-left.z, left.x);
+  const leg = 0.5 * (p.LeftUpLeg.distanceTo(p.LeftLeg) + p.LeftLeg.distanceTo(p.LeftFoot) +
+                     p.RightUpLeg.distanceTo(p.RightLeg) + p.RightLeg.distanceTo(p.RightFoot));
+  return { heading, leg };
+}
+
 function sampler(gltf) {
   const mixer = new THREE.AnimationMixer(gltf.scene);
   return (clip, t) => {
@@ -106,6 +135,7 @@ for (const ch of chars) {
   const tgt = await load(out);
   const tb = bonesByRole(tgt), play = sampler(tgt);
   const tgtBind = bindLowestFoot(tgt, tb);
+  const tgtFrame = bindFrame(tgt, tb);
   check(tgt.animations.length === 7, `${name}: 7 clips appended (got ${tgt.animations.length})`);
   const pl = report.placement;
   check(Array.isArray(report.detected_tails) && report.detected_tails.length >= 1,
@@ -115,12 +145,17 @@ for (const ch of chars) {
   for (const [li, src] of sources.entries()) {
     const sb = bonesByRole(src), splay = sampler(src);
     const srcBind = bindLowestFoot(src, sb);
+    const srcFrame = bindFrame(src, sb);
+    let yaw = tgtFrame.heading - srcFrame.heading;
+    while (yaw > Math.PI) yaw -= 2 * Math.PI;
+    while (yaw < -Math.PI) yaw += 2 * Math.PI;
+    const ratio = tgtFrame.leg / srcFrame.leg;
+    const rot = new THREE.Quaternion().setFromAxisAngle(new THREE.Vector3(0, 1, 0), yaw);
     for (const sclip of src.animations) {
       const tclip = tgt.animations.find((a) => a.name === sclip.name);
       const r = report.clips.find((c) => c.name === sclip.name && c.source === libs[li]);
       if (!tclip || !r) { check(false, `${name}: clip ${sclip.name} present`); continue; }
-      const yaw = (r.facing_deg * Math.PI) / 180, ratio = r.leg_ratio;
-      const rot = new THREE.Quaternion().setFromAxisAngle(new THREE.Vector3(0, 1, 0), yaw);
+      // (the report's own facing_deg and leg_ratio are printed, never used)
       let angSum = 0, angN = 0, angMax = 0, footSum = 0, footMax = 0, footN = 0, nan = false;
       let tLow = Infinity, sLow = Infinity;
       const N = 24;
@@ -143,7 +178,8 @@ for (const ch of chars) {
       }
       const row = { character: name, clip: sclip.name, limb_mean_deg: angSum / angN, limb_max_deg: angMax,
         foot_err_mean_cm: (100 * footSum) / footN, foot_err_max_cm: (100 * footMax), foot_low_cm: 100 * tLow,
-        src_foot_low_cm: 100 * sLow, lift_max_cm: 100 * r.grounding.lift_max };
+        src_foot_low_cm: 100 * sLow, lift_max_cm: 100 * r.grounding.lift_max,
+        yaw_deg: (yaw * 180) / Math.PI, reported_facing_deg: r.facing_deg, leg_ratio: ratio, reported_leg_ratio: r.leg_ratio };
       summary.push(row);
       check(!nan, `${name} ${sclip.name}: finite poses`);
       check(angSum / angN < 3 && angMax < 20,
@@ -156,9 +192,12 @@ for (const ch of chars) {
     }
   }
 }
-console.log('\ncharacter           clip                               limb mean/max deg   foot err mean/max cm   foot low cm (src)');
+console.log('\ncharacter           clip                               limb mean/max deg   foot err mean/max cm   foot low cm (src)   yaw / leg ratio from the skeletons (reported)');
 for (const s of summary)
   console.log(`${s.character.padEnd(19)} ${s.clip.padEnd(34)} ${s.limb_mean_deg.toFixed(2).padStart(6)} / ${s.limb_max_deg.toFixed(2).padStart(6)}` +
-    `     ${s.foot_err_mean_cm.toFixed(2).padStart(6)} / ${s.foot_err_max_cm.toFixed(2).padStart(6)}      ${s.foot_low_cm.toFixed(2)} (${s.src_foot_low_cm.toFixed(2)})`);
+    `     ${s.foot_err_mean_cm.toFixed(2).padStart(6)} / ${s.foot_err_max_cm.toFixed(2).padStart(6)}      ${s.foot_low_cm.toFixed(2)} (${s.src_foot_low_cm.toFixed(2)})` +
+    `   ${s.yaw_deg.toFixed(1)}° / ${s.leg_ratio.toFixed(3)} (${s.reported_facing_deg.toFixed(1)}° / ${s.reported_leg_ratio.toFixed(3)})`);
+// the table docs/retarget.md shows (scripts/figures.py reads it from here)
+if (process.env.TB_SUMMARY_JSON) writeFileSync(process.env.TB_SUMMARY_JSON, JSON.stringify(summary, null, 1));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
