@@ -136,6 +136,7 @@ typedef struct tb_fix_report {
     int solver_fit_tried, solver_fit_kept;
     float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
     float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
+    float fit_carry_rad;        /* the carry tried (-1: unchanged; 0: none) */
     int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
 } tb_fix_report;
 

@@ -454,6 +454,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
     float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB__DEG;
     float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB__DEG;
     float fit_limit = INFINITY, min_carry = INFINITY, max_turn = 0;
+    int max_k = 0;
     for (int i = 0; i < rep->weight_count; i++) {
         const tb_fix_weights *w = &rep->weights[i];
         if (!w->smooth || !(w->carry_rad > 0))
@@ -462,6 +463,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
         int K = a->bone_count;
         if (K < 1)
             continue;
+        max_k = K > max_k ? K : max_k;
         float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB__DEG;
         l = l < lo ? lo : l;
         fit_limit = l < fit_limit ? l : fit_limit;
@@ -477,6 +479,27 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
             max_turn = t > max_turn ? t : max_turn;
         }
     }
+    /* What the clips measured: the limit bounds a joint's bend from the
+     * spring's rest target, which itself lies off the bind pose (the carry,
+     * the centred rest arc), so a joint's bend from the bind pose — what the
+     * skin sees — reaches the limit plus that offset. Lower the limit by how
+     * far the largest measured bend went past what the weights carry. */
+    float excess = 0;
+    for (int c = 0; c < rep->stretch_count && min_carry < INFINITY; c++)
+        for (int k = 0; k < rep->stretch[c].bend_count; k++) {
+            float e = rep->stretch[c].bend_rad[k] - min_carry;
+            excess = e > excess ? e : excess;
+        }
+    float leftover = 0; /* what the limit cannot take above its floor */
+    if (excess > 0) {
+        float l = limit - excess, lo = 10 * (float)TB__DEG;
+        leftover = l < lo ? lo - l : 0;
+        l = l < lo ? lo : l;
+        fit_limit = l < fit_limit ? l : fit_limit;
+    }
+    /* ground contact beats the limit in SPEC B; here it never folds a joint
+     * past it (spring.h, contact_keeps_limit) */
+    sp->contact_keeps_limit = 1;
     int changed = 0;
     if (!(d->bake.spring.params.bend_limit_rad > 0) && fit_limit < limit - 1e-4f) {
         sp->bend_limit_rad = fit_limit;
@@ -484,6 +507,16 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
     }
     if (!d->rest_curve_given && !(sp->rest_curve > 0) && max_turn > min_carry) {
         sp->rest_curve = 1;
+        changed = 1;
+    }
+    /* The carry bends every joint by C/K from its bind pose before the
+     * spring moves at all: what the limit (at its floor) cannot take off
+     * the excess comes off the carry, K joints' worth, when the user gave
+     * none (up_shell_spine: the tail curls over the back in its bind pose,
+     * and lifting it a further 50° is what took it past the row). */
+    if (!(d->bake.spring.params.carry_rad != 0) && leftover > 0 && max_k > 0 && carry > 0) {
+        float c2 = carry - (float)max_k * leftover;
+        sp->carry_rad = c2 > 1e-4f ? c2 : TB_SPRING_ZERO;
         changed = 1;
     }
     return changed;
@@ -527,7 +560,8 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     tb__score_report(rep, &best);
     tb_fix_desc fd = d;
     rep->fit_rest_curve = -1;
-    if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && best.torn_clips &&
+    rep->fit_carry_rad = -1;
+    if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && (best.torn_clips || best.over_clips) &&
         tb__solver_fit(&d, rep, &fd.bake)) {
         /* the solver fitted to the weights: one more whole job (its bake
          * differs), with its own blend search */
@@ -567,6 +601,9 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         rep->solver_fit_tried = 1;
         rep->fit_bend_limit_rad = lim;
         rep->fit_rest_curve = rc;
+        rep->fit_carry_rad = fd.bake.spring.params.carry_rad != d.bake.spring.params.carry_rad
+                                 ? (fd.bake.spring.params.carry_rad > 0 ? fd.bake.spring.params.carry_rad : 0)
+                                 : -1;
         rep->full_reruns++;
     }
     if (r != TB_OK) {
@@ -662,6 +699,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(f, "bend_limit_deg", tb__num(rep->fit_bend_limit_rad / TB__DEG));
             if (rep->fit_rest_curve >= 0)
                 json_object_set_new(f, "rest_curve", tb__num(rep->fit_rest_curve));
+            if (rep->fit_carry_rad >= 0)
+                json_object_set_new(f, "carry_deg", tb__num(rep->fit_carry_rad / TB__DEG));
             json_object_set_new(j, "solver_fit", f);
         }
     }
