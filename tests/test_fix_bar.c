@@ -42,7 +42,6 @@ static const char *const short_of_bar[][3] = {
     {"synth:plain", "hang_welded_nearest", "welded collar: seam tears (the collar's own thigh weights)"},
     {"synth:plain", "beside_welded_leg", "welded collar: seam tears (the collar's own thigh weights)"},
     {"synth:plain", "up_welded_hips+vest", "welded collar: seam tears (the collar's own thigh weights)"},
-    {"Xbot", "up_shell_spine", "run: tail max past 1.30"},
     {"Xbot", "hang_welded_nearest", "welded collar: seam tears (the collar's own thigh weights)"},
     {"Soldier", "hang_welded_nearest", "welded collar: seam tears (the collar's own thigh weights)"},
     {"Soldier", "beside_welded_leg", "welded collar: seam tears (the collar's own thigh weights)"},

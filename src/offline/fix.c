@@ -448,7 +448,7 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
  * more per joint than the blend carries, the authored curve is kept
  * (restCurve 1) instead of straightening it into the centred arc. Returns
  * 0 when nothing would change. */
-static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bake_desc *fb)
+static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_report *rep, tb_bake_desc *fb)
 {
     tb_spring_params *sp = &fb->spring.params;
     float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB__DEG;
@@ -514,8 +514,37 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
      * the excess comes off the carry, K joints' worth, when the user gave
      * none (up_shell_spine: the tail curls over the back in its bind pose,
      * and lifting it a further 50° is what took it past the row). */
-    if (!(d->bake.spring.params.carry_rad != 0) && leftover > 0 && max_k > 0 && carry > 0) {
-        float c2 = carry - (float)max_k * leftover;
+    float c2 = carry;
+    if (leftover > 0 && max_k > 0)
+        c2 = carry - (float)max_k * leftover;
+    /* With the authored curve kept, the carry turns segment i of K by a
+     * further C (i+1)/K about the lateral axis, back and up: a tail already
+     * standing up in its bind pose (up_shell_spine: its last segments are
+     * vertical) is folded over the back by it. So no segment's authored
+     * elevation (above the backward horizontal) plus its share of the carry
+     * may pass the vertical. */
+    float up[3], fwd[3];
+    tb_model *m = NULL;
+    tb_error e2 = {0};
+    if (sp->rest_curve >= 1 && tb_model_load(&m, in, -1, &e2) == TB_OK && tb_model_axes(m, up, fwd)) {
+        for (int i = 0; i < rep->weight_count; i++) {
+            const tb_fix_weights *w = &rep->weights[i];
+            const tb_appendage *a = &rep->repair.appendages[w->appendage];
+            if (!w->smooth || a->bone_count < 1)
+                continue;
+            for (int k = 0; k < a->bone_count; k++) {
+                const float *p0 = a->chain_joints[k], *p1 = a->chain_joints[k + 1];
+                float v[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+                float y = v[0] * up[0] + v[1] * up[1] + v[2] * up[2];
+                float b = -(v[0] * fwd[0] + v[1] * fwd[1] + v[2] * fwd[2]);
+                float room = 1.5707963f - atan2f(y, b); /* to the vertical */
+                float cap = room > 0 ? room * (float)a->bone_count / (float)(k + 1) : 0;
+                c2 = cap < c2 ? cap : c2;
+            }
+        }
+    }
+    tb_model_free(m);
+    if (!(d->bake.spring.params.carry_rad != 0) && carry > 0 && c2 < carry - 1e-4f) {
         sp->carry_rad = c2 > 1e-4f ? c2 : TB_SPRING_ZERO;
         changed = 1;
     }
@@ -562,7 +591,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     rep->fit_rest_curve = -1;
     rep->fit_carry_rad = -1;
     if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && (best.torn_clips || best.over_clips) &&
-        tb__solver_fit(&d, rep, &fd.bake)) {
+        tb__solver_fit(&d, in, rep, &fd.bake)) {
         /* the solver fitted to the weights: one more whole job (its bake
          * differs), with its own blend search */
         tb__progress(&d, "solver fitted to the weights: again");
