@@ -205,7 +205,7 @@ static void tb__print_zones(const tb_fix_report *rep)
         const tb_fix_zone_try *z = &rep->zone_tries[i];
         printf("%s %.3g", i ? ";" : "", z->blend_zone);
         if (z->collar_band > 0)
-            printf(" (collar band %.3g)", z->collar_band);
+            printf(" (collar band %.3g%s)", z->collar_band, z->collar_ring ? ", collar ring halfway" : "");
         if (z->torn_clips)
             printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else
@@ -215,6 +215,8 @@ static void tb__print_zones(const tb_fix_report *rep)
     printf(" -> weights use %.3g", rep->blend_zone);
     if (rep->collar_band > 0)
         printf(", collar band %.3g", rep->collar_band);
+    if (rep->repair.collar_changed)
+        printf(", collar ring halfway");
     printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin; each try re-weights the same\n"
            "  baked file: detection, transfer and bake ran once)\n");
 }
@@ -565,6 +567,10 @@ int tb_cmd_fix(int argc, char **argv)
             if (rep.repair.changed)
                 printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep.repair.changed_outside,
                        rep.repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
+            if (rep.repair.collar_changed)
+                printf("welded collar: %zu vertices of the ring where the tail joins the body go halfway to the "
+                       "chain's root weights\n",
+                       rep.repair.collar_changed);
             if (rep.retarget)
                 printf("clips transferred from %s\n", clips_arg);
             tb__print_weights(&rep);

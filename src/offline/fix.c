@@ -274,14 +274,14 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
 {
     if (rep->zone_try_count < TB_FIX_MAX_TRIES)
         rep->zone_tries[rep->zone_try_count++] =
-            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99};
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0};
 }
 
 /* The blend search (fix.h): the smooth chains weighted again for wider
  * zones, then (welded tails) wider collar bands, each measured on the same
  * baked document with only the weights changed; the best is written into
  * *doc and measured again from the file's own (quantised) weights. */
-static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, const tb__weight_plan *plan,
+static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, tb__weight_plan *plan,
                             tb_fix_report *rep, int search_band, tb_error *err)
 {
     tb__score first;
@@ -335,17 +335,27 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     /* wider zones, then the SPEC's own weights (the geometry's raise can
      * cost a welded seam in a stress clip), then wider collar bands */
     static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
-    for (int t = 0; r == TB_OK && t < 5 && !tb__clean(&best); t++) {
-        float zone = t < 3 ? zones[t] : best_zone, band = t < 3 ? b0 : bands[t - 3];
-        int given = t == 2 || (t >= 3 && best_given);
+    int best_ring = 0;
+    /* tries 5 and 6 (welded tails): the collar ring blended halfway to the
+     * chain's root, with the widest zone and the first band, then with the
+     * best zone and band so far */
+    for (int t = 0; r == TB_OK && t < 7 && !tb__clean(&best); t++) {
+        int ring = t >= 5;
+        float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : best_zone,
+              band = t < 3 ? b0 : t < 5 ? bands[t - 3] : t == 5 ? b0 : best_band;
+        int given = t == 2 || (t >= 3 && t != 5 && best_given);
         if (t >= 3 && (!search_band || !tb__weight_plan_welded(plan)))
             break;
+        if (t == 6 && (best_ring || (!best_given && fabsf(best_zone - 0.5f) < 1e-4f && fabsf(best_band - b0) < 1e-4f)))
+            continue;
         float zu = 0, bu = 0;
+        tb__weight_plan_collar_ring(plan, ring);
         r = tb__weight_plan_weights(plan, M, zone, band, given, jo, wo, &zu, &bu, err);
+        tb__weight_plan_collar_ring(plan, 0);
         if (r != TB_OK)
             break;
         int seen = 0; /* the geometry may already have raised the zone this far */
-        for (int i = 0; i < ntried; i++)
+        for (int i = 0; i < ntried && !ring; i++)
             seen |= fabsf(tried[i][0] - zu) < 1e-4f && fabsf(tried[i][1] - bu) < 1e-4f;
         if (seen)
             continue;
@@ -371,11 +381,14 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
         if (r != TB_OK)
             break;
         tb__try_record(rep, zu, bu, &sc);
+        if (ring && rep->zone_try_count)
+            rep->zone_tries[rep->zone_try_count - 1].collar_ring = 1;
         if (tb__better(&sc, &best)) {
             best = sc;
             best_zone = zone, best_band = band, best_zu = zu, best_bu = bu;
             best_is_first = 0;
             best_given = given;
+            best_ring = ring;
         }
     }
     for (int c = 0; clips && c < n; c++)
@@ -387,7 +400,9 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     free(cur);
     free(edges);
     if (r == TB_OK && !best_is_first) {
+        tb__weight_plan_collar_ring(plan, best_ring);
         r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
+        tb__weight_plan_collar_ring(plan, 0);
         if (r == TB_ERR_UNSUPPORTED) {
             /* a subset skin lacks a joint: the whole job again with the
              * chosen blend pinned */
@@ -691,6 +706,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
 {
     json_t *j = tb_appendage_report_json(&rep->repair);
     json_object_set_new(j, "changed", json_boolean(rep->changed));
+    if (rep->repair.collar_changed)
+        json_object_set_new(j, "collar_changed", json_integer((json_int_t)rep->repair.collar_changed));
     if (rep->retarget)
         json_object_set(j, "retarget", rep->retarget);
     if (rep->zone_try_count) {
@@ -701,6 +718,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                                   rep->zone_tries[i].torn_clips, "worst_torn", (double)rep->zone_tries[i].worst_torn);
             if (rep->zone_tries[i].collar_band > 0)
                 json_object_set_new(o, "collar_band", json_real(rep->zone_tries[i].collar_band));
+            if (rep->zone_tries[i].collar_ring)
+                json_object_set_new(o, "collar_ring", json_true());
             json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
             json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);
