@@ -1174,6 +1174,51 @@ static void spring_raised_ground_plane_holds_the_tail(void **state)
     assert_true(lowest[0] < -0.1f);
 }
 
+/* contact_keeps_limit (opt-in, not SPEC B): on the raised ground the SPEC's
+ * contact folds joints past the 30° bend limit; with the option no joint is
+ * ever bent past it (the tail then dips into the clearance instead), and
+ * bones keep their lengths. */
+static void spring_contact_keeps_the_bend_limit_when_asked(void **state)
+{
+    (void)state;
+    rig r;
+    rig_opts o = {.links = 4, .tail_len_m = 0.9f, .dir = {0, -1, -0.1f}};
+    rig_build(&r, &o);
+    float worst[2], lowest[2];
+    int contacts[2];
+    for (int keep = 0; keep < 2; keep++) {
+        tb_spring_desc d = {0};
+        d.params.ground_y_m = 0.5f;
+        d.params.carry_rad = TB_SPRING_ZERO;
+        d.params.contact_keeps_limit = keep;
+        sim s;
+        sim_init(&s, &r, &d);
+        ground_stats g = {1e9f, 0, 0, 0, 0};
+        versor id;
+        glm_quat_identity(id);
+        worst[keep] = 0;
+        for (int f = 0; f < 240; f++) {
+            sim_step(&s, 1.0f / 60.0f, hips_at(0.1f * sinf(f / 20.0f), 1, 0), id);
+            ground_check(&s, 4, 0.525f, &g);
+            for (int i = 0; i < 4; i++) {
+                tb_spring_link_state st;
+                link_state(&s, 0, i, &st);
+                worst[keep] = fmaxf(worst[keep], st.bend_rad);
+            }
+        }
+        lowest[keep] = g.min_clear;
+        contacts[keep] = g.contacts;
+        assert_true(g.worst_len < 1e-4f);
+        tb_spring_destroy(s.a);
+    }
+    print_message("raised ground, largest bend: contact beats the limit %.1f deg, keeps it %.1f deg; min clearance "
+                  "%.3f / %.3f m; contacts %d / %d\n",
+                  worst[0] * 57.2958f, worst[1] * 57.2958f, lowest[0], lowest[1], contacts[0], contacts[1]);
+    assert_true(worst[0] > (30.0f + 1.0f) / 57.2958f); /* the SPEC's contact does fold past it here */
+    assert_true(worst[1] <= (30.0f + 0.05f) / 57.2958f);
+    assert_true(contacts[1] > 0);
+}
+
 /* The hips back up and pitch forward hard: the tail is pushed forwards, but
  * no particle crosses the forward-facing plane through the tail root. */
 static void spring_no_particle_crosses_the_hip_plane(void **state)
@@ -1727,6 +1772,7 @@ int main(void)
         cmocka_unit_test(spring_huge_dt_is_clamped_and_tiny_dt_holds),
         cmocka_unit_test(spring_crouch_settle_and_release_on_the_ground),
         cmocka_unit_test(spring_raised_ground_plane_holds_the_tail),
+        cmocka_unit_test(spring_contact_keeps_the_bend_limit_when_asked),
         cmocka_unit_test(spring_no_particle_crosses_the_hip_plane),
         cmocka_unit_test(spring_head_deep_below_ground_points_up_without_stretching),
         cmocka_unit_test(spring_survives_1e7_link_steps_of_random_motion),

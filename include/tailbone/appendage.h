@@ -211,6 +211,9 @@ typedef struct tb_appendage_report {
     size_t changed_outside;    /* fix: vertices outside every acted-on appendage whose
                                   influences changed (read back from the edited document;
                                   0 on a correct pass: the body is never touched, A10) */
+    size_t collar_changed;     /* fix: welded collar vertices (the ring where a welded tail
+                                  joins the body) reweighted halfway to the chain's root,
+                                  counted apart from changed_outside (docs/fix.md) */
     char message[256];         /* fix: one-line summary (e.g. "nothing to change") */
     int appendage_count;
     tb_appendage *appendages;

@@ -95,6 +95,7 @@ typedef struct tb_fix_zone_try {
     float collar_band;          /* welded tails: the collar band used (0: none welded) */
     float worst_max;            /* largest tail stretch over the clips */
     float worst_p99;            /* largest tail p99 over the clips */
+    int collar_ring;            /* welded tails: the collar ring blended halfway to the chain */
 } tb_fix_zone_try;
 
 /* The geometry one chain's blend was sized from (docs/fix.md). */
@@ -111,7 +112,7 @@ typedef struct tb_fix_weights {
 
 #define TB_FIX_MAX_CHAINS 8
 
-#define TB_FIX_MAX_TRIES 6
+#define TB_FIX_MAX_TRIES 8
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */
@@ -138,6 +139,7 @@ typedef struct tb_fix_report {
     int solver_fit_tried, solver_fit_kept;
     float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
     float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
+    float fit_carry_rad;        /* the carry tried (-1: unchanged; 0: none) */
     int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
 } tb_fix_report;
 

@@ -124,6 +124,12 @@ typedef struct tb_spring_params {
     float clearance_m;      /* 0 → 0.025: the tip's centre stays this far above the
                                ground; TB_SPRING_ZERO → none */
     float contact_damping_per_s; /* 0 → 8 /s (γ); TB_SPRING_ZERO → none */
+    int contact_keeps_limit; /* 0 (SPEC B): ground contact beats the bend limit;
+                                1: a contact pivot that would bend a joint past the
+                                limit stops at the limit (the segment may then dip
+                                below the clearance), so skin weighted for the
+                                limit is never folded further (tailbone fix uses it
+                                when contact tears the skin, docs/fix.md) */
 } tb_spring_params;
 
 /* Animator description. All-zero = SPEC defaults. */

@@ -192,6 +192,9 @@ static void tb__help(void)
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
            "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n"
+           "  --contact-keeps-limit ground contact never bends a joint past the bend limit (not\n"
+           "                        SPEC B, where contact beats it; the fit turns it on when contact\n"
+           "                        folds the skin past what the weights carry)\n"
            "  --no-solver-fit       never refit the bend limit / rest curve to what the weights carry\n"
            "                        (by default, when the best weights still tear, the job is baked\n"
            "                        once more with them fitted, and the better result kept)\n");
@@ -204,7 +207,7 @@ static void tb__print_zones(const tb_fix_report *rep)
         const tb_fix_zone_try *z = &rep->zone_tries[i];
         printf("%s %.3g", i ? ";" : "", z->blend_zone);
         if (z->collar_band > 0)
-            printf(" (collar band %.3g)", z->collar_band);
+            printf(" (collar band %.3g%s)", z->collar_band, z->collar_ring ? ", collar ring halfway" : "");
         if (z->torn_clips)
             printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else
@@ -214,6 +217,8 @@ static void tb__print_zones(const tb_fix_report *rep)
     printf(" -> weights use %.3g", rep->blend_zone);
     if (rep->collar_band > 0)
         printf(", collar band %.3g", rep->collar_band);
+    if (rep->repair.collar_changed)
+        printf(", collar ring halfway");
     printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin; each try re-weights the same\n"
            "  baked file: detection, transfer and bake ran once)\n");
 }
@@ -221,11 +226,13 @@ static void tb__print_zones(const tb_fix_report *rep)
 static void tb__print_weights(const tb_fix_report *rep)
 {
     if (rep->solver_fit_tried) {
-        printf("solver fitted to the weights (the best weights still tore):");
+        printf("solver fitted to the weights (the best weights still tore or passed the chain row):");
         if (rep->fit_bend_limit_rad > 0)
             printf(" bend limit %.0f°", rep->fit_bend_limit_rad / TB__DEG);
         if (rep->fit_rest_curve >= 0)
             printf(" rest curve %.3g (the authored curve)", rep->fit_rest_curve);
+        if (rep->fit_carry_rad >= 0)
+            printf(" carry %.0f°", rep->fit_carry_rad / TB__DEG);
         printf(" -> %s\n", rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
     }
     for (int i = 0; i < rep->weight_count; i++) {
@@ -249,7 +256,7 @@ static int tb__preview(const char *page, const char *in, const char *out, int ar
                                          "--report", "-j", "--jobs", NULL};
     char cmd[2048] = "tailbone fix";
     for (int i = 1; i < argc; i++) {
-        int skip = !strcmp(argv[i], "--no-ground") || tb_cli_is(argv[i], "-q", "--quiet") ||
+        int skip = !strcmp(argv[i], "--no-ground") || !strcmp(argv[i], "--contact-keeps-limit") || tb_cli_is(argv[i], "-q", "--quiet") ||
                    !strcmp(argv[i], "--json") || !strcmp(argv[i], "--progress") || !strcmp(argv[i], "--force");
         for (int k = 0; spring[k] && !skip; k++)
             if (!strcmp(argv[i], spring[k])) {
@@ -325,6 +332,8 @@ int tb_cmd_fix(int argc, char **argv)
             bd.existing = 1;
         } else if (!strcmp(a, "--no-ground")) {
             sp->ground_off = 1;
+        } else if (!strcmp(a, "--contact-keeps-limit")) {
+            sp->contact_keeps_limit = 1;
         } else if (!strcmp(a, "--foot-contact")) {
             foot_contact = 1;
         } else if (!strcmp(a, "--smooth-pieces")) {
@@ -572,6 +581,10 @@ int tb_cmd_fix(int argc, char **argv)
             if (rep.repair.changed)
                 printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep.repair.changed_outside,
                        rep.repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
+            if (rep.repair.collar_changed)
+                printf("welded collar: %zu vertices of the ring where the tail joins the body go halfway to the "
+                       "chain's root weights\n",
+                       rep.repair.collar_changed);
             if (rep.retarget)
                 printf("clips transferred from %s\n", clips_arg);
             tb__print_weights(&rep);

@@ -146,8 +146,10 @@ typedef struct tb__chain_plan {
     uint32_t *verts;  /* model vertices reweighted (ascending) */
     float *g;         /* geodesic distance from the collar (SPEC A9's g) */
     float *gc;        /* chain coordinate (tb__chain_coordinate) */
-    uint32_t *welded; /* welded collar vertices the repair leaves to the body */
+    uint32_t *welded; /* welded collar vertices (the ring where the tail joins the body) */
     size_t nwelded;
+    uint16_t *cj;     /* their own (body) weights before the repair, TB__SLOTS each */
+    float *cw;
     int K;
     float L;
     int skP, sk0;     /* skin joints: the chain's parent, Tail_1 */
@@ -159,6 +161,7 @@ typedef struct tb__chain_plan {
 struct tb__weight_plan {
     int skin;         /* the repaired skin (document index) */
     int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
+    int ring;         /* welded collar rings blended halfway (tb__weight_plan_collar_ring) */
     int count;
     tb__chain_plan *c;
 };
@@ -169,6 +172,8 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->g);
     free(c->gc);
     free(c->welded);
+    free(c->cj);
+    free(c->cw);
     memset(c, 0, sizeof *c);
 }
 
@@ -205,6 +210,7 @@ typedef struct tb__apply {
     const uint64_t *edges;    /* the model's edges (tb_measure_edges) */
     size_t edge_count;
     tb__weight_plan *plan;    /* NULL: the chains' plans are dropped after use */
+    uint8_t *collar;          /* NULL or V marks: welded collar vertices reweighted */
 } tb__apply;
 
 /* Index of our skin joint `j` in the joint list of m->skins[k]: as is for
@@ -365,13 +371,93 @@ static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
  * alike on both sides and the change is spread over the band. A separate
  * shell has no such seam (its collar is the tail's own root ring, reweighted
  * at g = 0). */
-static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg)
+/* A vertex's own weights, the TB__SLOTS largest, normalised. */
+static void tb__top_weights(const tb_model *m, size_t v, uint16_t *j, float *w)
+{
+    int I = m->influences;
+    for (int k = 0; k < TB__SLOTS; k++)
+        j[k] = 0, w[k] = 0;
+    for (int k = 0; k < I; k++) {
+        float x = m->weights[v * (size_t)I + (size_t)k];
+        uint16_t jx = m->joints[v * (size_t)I + (size_t)k];
+        for (int s = 0; s < TB__SLOTS; s++)
+            if (x > w[s]) {
+                for (int t = TB__SLOTS - 1; t > s; t--)
+                    j[t] = j[t - 1], w[t] = w[t - 1];
+                j[s] = jx, w[s] = x;
+                break;
+            }
+    }
+    float sum = 0;
+    for (int k = 0; k < TB__SLOTS; k++)
+        sum += w[k];
+    for (int k = 0; k < TB__SLOTS; k++)
+        w[k] = sum > 0 ? w[k] / sum : 0;
+}
+
+#define TB__COLLAR_SHARE 0.5f
+
+/* The welded collar itself (choice, issue 13): left with the body's
+ * weights, the ring where the tail joins the body follows a thigh while the
+ * tail's first ring follows the chain, and the edges between them carry the
+ * whole difference (synthetic hang_welded_nearest, Crouch: 4.0% of seam
+ * samples torn). So the collar ring goes TB__COLLAR_SHARE (halfway) from its
+ * own weights to the chain's at its root (SPEC A9 at g = 0: parent and
+ * Tail_1, half each), w = ½ w_own + ½ w_root, and the tail's band blends on
+ * from there: the step is split between the seam and the band. Only the
+ * collar ring changes; the body beyond it keeps its weights exactly. */
+static void tb__blend_collar_ring(tb__apply *A, const tb__chain_plan *c)
+{
+    for (size_t q = 0; q < c->nwelded; q++) {
+        size_t v = c->welded[q];
+        uint16_t jj[TB__SLOTS + 2];
+        float ww[TB__SLOTS + 2];
+        int cnt = 0;
+        for (int k = 0; k < TB__SLOTS; k++)
+            if (c->cw[q * TB__SLOTS + (size_t)k] > 0)
+                jj[cnt] = c->cj[q * TB__SLOTS + (size_t)k], ww[cnt++] = (1 - TB__COLLAR_SHARE) * c->cw[q * TB__SLOTS + (size_t)k];
+        const int root[2] = {c->skP, c->sk0};
+        for (int r = 0; r < 2; r++) {
+            int i = 0;
+            while (i < cnt && jj[i] != (uint16_t)root[r])
+                i++;
+            if (i == cnt)
+                jj[cnt] = (uint16_t)root[r], ww[cnt++] = 0;
+            ww[i] += 0.5f * TB__COLLAR_SHARE;
+        }
+        for (int i = 0; i < cnt; i++) /* largest first */
+            for (int k = i + 1; k < cnt; k++)
+                if (ww[k] > ww[i]) {
+                    float tw = ww[i];
+                    uint16_t tj = jj[i];
+                    ww[i] = ww[k], jj[i] = jj[k];
+                    ww[k] = tw, jj[k] = tj;
+                }
+        if (cnt > TB__SLOTS)
+            cnt = TB__SLOTS;
+        float sum = 0;
+        for (int i = 0; i < cnt; i++)
+            sum += ww[i];
+        for (int k = 0; k < TB__SLOTS; k++) {
+            A->nj[v * TB__SLOTS + (size_t)k] = k < cnt ? jj[k] : 0;
+            A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
+        }
+        A->changed[v] = 1;
+        if (A->collar)
+            A->collar[v] = 1;
+    }
+}
+
+static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
     size_t n = c->nwelded;
     const uint32_t *welded = c->welded;
     if (!n || !(band_seg > 0) || c->K <= 0)
         return;
+    if (ring)
+        tb__blend_collar_ring(A, c);
+    const tb__chain_plan *cpl = c;
     float band = band_seg * c->L / (float)c->K;
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
@@ -381,13 +467,17 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         size_t v = c->verts[q];
         const float *p = m->positions + v * 3;
         float best = INFINITY;
-        size_t c = welded[0];
+        size_t c = welded[0], kq = 0;
         for (size_t k = 0; k < n; k++) {
             const float *cp = m->positions + (size_t)welded[k] * 3;
             float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
             if (d2 < best)
-                best = d2, c = welded[k];
+                best = d2, c = welded[k], kq = k;
         }
+        /* the collar's weights as the ring above left them (its own where
+         * it was left to the body) */
+        const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + kq * TB__SLOTS;
+        const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + kq * TB__SLOTS;
         float t = g / band;
         t = t * t * (3 - 2 * t);
         /* joint → weight, both sources; keep the TB__SLOTS largest */
@@ -395,10 +485,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         float ww[TB__SLOTS + 16];
         int cnt = 0;
         for (int src = 0; src < 2; src++) {
-            int nin = src ? (m->influences < 16 ? m->influences : 16) : TB__SLOTS;
-            for (int k = 0; k < nin; k++) {
-                uint16_t j = src ? m->joints[c * (size_t)m->influences + (size_t)k] : A->nj[v * TB__SLOTS + (size_t)k];
-                float w = src ? m->weights[c * (size_t)m->influences + (size_t)k] : A->nw[v * TB__SLOTS + (size_t)k];
+            for (int k = 0; k < TB__SLOTS; k++) {
+                uint16_t j = src ? cj[k] : A->nj[v * TB__SLOTS + (size_t)k];
+                float w = src ? cw[k] : A->nw[v * TB__SLOTS + (size_t)k];
                 if (!(w > 0))
                     continue;
                 w *= src ? 1 - t : t;
@@ -698,7 +787,7 @@ static float tb__band_for(const tb__chain_plan *c, float band, int autob)
 
 /* SPEC A9 weights of a chain's vertices for blend zone `zone`, then the
  * welded collar's blend over `band` (0: none). */
-static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zone, float band)
+static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zone, float band, int ring)
 {
     for (size_t q = 0; q < c->n; q++) {
         size_t v = c->verts[q];
@@ -711,7 +800,7 @@ static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zon
             A->nw[v * TB__SLOTS + (size_t)k] = k < n ? ww[k] : 0;
         }
     }
-    tb__blend_welded_collar(A, c, band);
+    tb__blend_welded_collar(A, c, band, ring);
 }
 
 /* Applies the decisions of `rep` to the document (no refresh). */
@@ -857,7 +946,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
                                            m->positions + (size_t)c.verts[q] * 3);
         tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
         float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
-        tb__chain_plan_fill(A, &c, zone, 0);
+        tb__chain_plan_fill(A, &c, zone, 0, 0);
         a->blend_zone = zone;
         r = tb__bind_pieces(A, a, aw, c.gc, skP, sk0, err);
         c.smooth = !a->rigid_pieces;
@@ -873,6 +962,15 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             for (size_t k = 0; k < aw->collar_count; k++)
                 if (!A->changed[aw->collar[k]])
                     c.welded[c.nwelded++] = aw->collar[k];
+            c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
+            c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
+            if (!c.cj || !c.cw) {
+                tb__chain_plan_clear(&c);
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
+            for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
+                tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
             float band = tb__band_for(&c, A->collar_band, A->auto_band);
             a->welded_collar = c.nwelded;
             a->collar_band = c.nwelded ? band : 0;
@@ -882,7 +980,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
                          "; welded into the body: weights blend from those of its %zu collar vertices to the "
                          "chain's over the collar band",
                          c.nwelded);
-                tb__blend_welded_collar(A, &c, band);
+                tb__blend_welded_collar(A, &c, band, 0);
             }
         }
         if (r == TB_OK && A->plan) {
@@ -1106,12 +1204,14 @@ static float tb__weight_on(const tb_model *m, size_t v, const char *name)
 /* Do no harm (SPEC A10): the vertices whose influences changed — compared
  * by skeleton joint between the model read before the edit and the one
  * decoded from the edited document, not from what the pass says it wrote —
- * that lie outside every appendage it acted on. A welded tail's collar is
- * left alone, so on a correct pass this is 0. */
+ * that lie outside every appendage it acted on. A welded tail's collar
+ * ring, blended halfway to the chain (tb__blend_collar_ring), is counted
+ * apart (collar_changed), so on a correct pass this is 0. */
 static tb_result tb__count_changed_outside(tb_appendage_report *out, const tb_model *a, const tb_model *b,
-                                           tb_error *err)
+                                           const uint8_t *collar, tb_error *err)
 {
     out->changed_outside = 0;
+    out->collar_changed = 0;
     if (a->vertex_count != b->vertex_count)
         return tb__fail(err, TB_ERR_INVALID, NULL, "the edit changed the vertex count");
     uint8_t *in = calloc(a->vertex_count + 1, 1);
@@ -1138,7 +1238,10 @@ static tb_result tb__count_changed_outside(tb_appendage_report *out, const tb_mo
                 changed = fabsf(tb__weight_on(a, v, name) - tb__weight_on(b, v, name)) > 1.0f / 255.0f;
             }
         }
-        out->changed_outside += (size_t)changed;
+        if (collar && collar[v])
+            out->collar_changed += (size_t)changed;
+        else
+            out->changed_outside += (size_t)changed;
     }
     free(in);
     return TB_OK;
@@ -1245,6 +1348,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     A.root = tb_doc_json(doc);
     A.V = m->vertex_count;
     A.changed = calloc(A.V + 1, 1);
+    A.collar = calloc(A.V + 1, 1);
     A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
     A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
     uint64_t *edges = NULL;
@@ -1258,7 +1362,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
             A.plan->auto_band = A.auto_band;
         }
     }
-    if (!A.changed || !A.nj || !A.nw || A.edge_count == SIZE_MAX || (plan && !A.plan))
+    if (!A.changed || !A.collar || !A.nj || !A.nw || A.edge_count == SIZE_MAX || (plan && !A.plan))
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r == TB_OK)
         r = tb__apply_all(&A, out, &work, err);
@@ -1277,7 +1381,8 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     if (r == TB_OK)
         r = tb_model_load_desc(&m, doc, &(tb_model_desc){skin + 1, d.roles, d.role_count, 0}, err);
     if (r == TB_OK)
-        r = tb__count_changed_outside(out, before, m, err);
+        r = tb__count_changed_outside(out, before, m, A.collar, err);
+    free(A.collar);
     tb_model_free(before);
     if (r != TB_OK) {
         tb__weight_plan_free(A.plan);
@@ -1306,10 +1411,20 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
 
 void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V)
 {
-    for (int i = 0; p && i < p->count; i++)
+    for (int i = 0; p && i < p->count; i++) {
         for (size_t q = 0; q < p->c[i].n; q++)
             if (p->c[i].verts[q] < V)
                 mark[p->c[i].verts[q]] = 1;
+        for (size_t q = 0; q < p->c[i].nwelded; q++) /* the collar ring, when blended */
+            if (p->c[i].welded[q] < V)
+                mark[p->c[i].welded[q]] = 1;
+    }
+}
+
+void tb__weight_plan_collar_ring(tb__weight_plan *p, int on)
+{
+    if (p)
+        p->ring = on != 0;
 }
 
 int tb__weight_plan_count(const tb__weight_plan *p)
@@ -1355,7 +1470,7 @@ static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone
             continue;
         float z = tb__zone_for(c, zone, p->auto_zone && !as_given),
               b = tb__band_for(c, band, p->auto_band && !as_given);
-        tb__chain_plan_fill(A, c, z, c->nwelded ? b : 0);
+        tb__chain_plan_fill(A, c, z, c->nwelded ? b : 0, p->ring);
         if (first) {
             if (zone_used)
                 *zone_used = z;
@@ -1430,8 +1545,17 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
     if (!A.changed || !A.nj || !A.nw || !A.local_of_main || !A.local_count || !done)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     float zu = 0, bu = 0;
+    A.collar = calloc(A.V + 1, 1);
+    if (r == TB_OK && !A.collar)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r == TB_OK)
         tb__plan_fill_all(&A, p, zone, band, as_given, &zu, &bu);
+    if (r == TB_OK && rep) {
+        rep->collar_changed = 0;
+        for (size_t v = 0; v < A.V; v++)
+            rep->collar_changed += A.collar[v];
+    }
+    free(A.collar);
     for (int pi = 0; r == TB_OK && pi < M->prim_count; pi++) {
         const tb_model_prim *mp = &M->prims[pi];
         int any = 0;

@@ -316,7 +316,7 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
 {
     if (rep->zone_try_count < TB_FIX_MAX_TRIES)
         rep->zone_tries[rep->zone_try_count++] =
-            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99};
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0};
 }
 
 /* One try's measurement of clip c (the blend search, every clip at once). */
@@ -350,7 +350,7 @@ static void tb__try_task(void *ctx, int c, int worker)
  * zones, then (welded tails) wider collar bands, each measured on the same
  * baked document with only the weights changed; the best is written into
  * *doc and measured again from the file's own (quantised) weights. */
-static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, const tb__weight_plan *plan,
+static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, tb__weight_plan *plan,
                             tb_fix_report *rep, int search_band, tb_error *err)
 {
     tb__score first;
@@ -408,17 +408,27 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     /* wider zones, then the SPEC's own weights (the geometry's raise can
      * cost a welded seam in a stress clip), then wider collar bands */
     static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
-    for (int t = 0; r == TB_OK && t < 5 && !tb__clean(&best); t++) {
-        float zone = t < 3 ? zones[t] : best_zone, band = t < 3 ? b0 : bands[t - 3];
-        int given = t == 2 || (t >= 3 && best_given);
+    int best_ring = 0;
+    /* tries 5 and 6 (welded tails): the collar ring blended halfway to the
+     * chain's root, with the widest zone and the first band, then with the
+     * best zone and band so far */
+    for (int t = 0; r == TB_OK && t < 7 && !tb__clean(&best); t++) {
+        int ring = t >= 5;
+        float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : best_zone,
+              band = t < 3 ? b0 : t < 5 ? bands[t - 3] : t == 5 ? b0 : best_band;
+        int given = t == 2 || (t >= 3 && t != 5 && best_given);
         if (t >= 3 && (!search_band || !tb__weight_plan_welded(plan)))
             break;
+        if (t == 6 && (best_ring || (!best_given && fabsf(best_zone - 0.5f) < 1e-4f && fabsf(best_band - b0) < 1e-4f)))
+            continue;
         float zu = 0, bu = 0;
+        tb__weight_plan_collar_ring(plan, ring);
         r = tb__weight_plan_weights(plan, M, zone, band, given, jo, wo, &zu, &bu, err);
+        tb__weight_plan_collar_ring(plan, 0);
         if (r != TB_OK)
             break;
         int seen = 0; /* the geometry may already have raised the zone this far */
-        for (int i = 0; i < ntried; i++)
+        for (int i = 0; i < ntried && !ring; i++)
             seen |= fabsf(tried[i][0] - zu) < 1e-4f && fabsf(tried[i][1] - bu) < 1e-4f;
         if (seen)
             continue;
@@ -442,11 +452,14 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
         if (r != TB_OK)
             break;
         tb__try_record(rep, zu, bu, &sc);
+        if (ring && rep->zone_try_count)
+            rep->zone_tries[rep->zone_try_count - 1].collar_ring = 1;
         if (tb__better(&sc, &best)) {
             best = sc;
             best_zone = zone, best_band = band, best_zu = zu, best_bu = bu;
             best_is_first = 0;
             best_given = given;
+            best_ring = ring;
         }
     }
     for (int c = 0; clips && c < n; c++)
@@ -459,7 +472,9 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     free(tres);
     free(edges);
     if (r == TB_OK && !best_is_first) {
+        tb__weight_plan_collar_ring(plan, best_ring);
         r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
+        tb__weight_plan_collar_ring(plan, 0);
         tb_model_free(M); /* not needed past here: the measure below loads its own */
         M = NULL;
         if (r == TB_ERR_UNSUPPORTED) {
@@ -522,12 +537,13 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
  * more per joint than the blend carries, the authored curve is kept
  * (restCurve 1) instead of straightening it into the centred arc. Returns
  * 0 when nothing would change. */
-static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bake_desc *fb)
+static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_report *rep, tb_bake_desc *fb)
 {
     tb_spring_params *sp = &fb->spring.params;
     float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB__DEG;
     float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB__DEG;
     float fit_limit = INFINITY, min_carry = INFINITY, max_turn = 0;
+    int max_k = 0;
     for (int i = 0; i < rep->weight_count; i++) {
         const tb_fix_weights *w = &rep->weights[i];
         if (!w->smooth || !(w->carry_rad > 0))
@@ -536,6 +552,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
         int K = a->bone_count;
         if (K < 1)
             continue;
+        max_k = K > max_k ? K : max_k;
         float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB__DEG;
         l = l < lo ? lo : l;
         fit_limit = l < fit_limit ? l : fit_limit;
@@ -551,6 +568,27 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
             max_turn = t > max_turn ? t : max_turn;
         }
     }
+    /* What the clips measured: the limit bounds a joint's bend from the
+     * spring's rest target, which itself lies off the bind pose (the carry,
+     * the centred rest arc), so a joint's bend from the bind pose — what the
+     * skin sees — reaches the limit plus that offset. Lower the limit by how
+     * far the largest measured bend went past what the weights carry. */
+    float excess = 0;
+    for (int c = 0; c < rep->stretch_count && min_carry < INFINITY; c++)
+        for (int k = 0; k < rep->stretch[c].bend_count; k++) {
+            float e = rep->stretch[c].bend_rad[k] - min_carry;
+            excess = e > excess ? e : excess;
+        }
+    float leftover = 0; /* what the limit cannot take above its floor */
+    if (excess > 0) {
+        float l = limit - excess, lo = 10 * (float)TB__DEG;
+        leftover = l < lo ? lo - l : 0;
+        l = l < lo ? lo : l;
+        fit_limit = l < fit_limit ? l : fit_limit;
+    }
+    /* ground contact beats the limit in SPEC B; here it never folds a joint
+     * past it (spring.h, contact_keeps_limit) */
+    sp->contact_keeps_limit = 1;
     int changed = 0;
     if (!(d->bake.spring.params.bend_limit_rad > 0) && fit_limit < limit - 1e-4f) {
         sp->bend_limit_rad = fit_limit;
@@ -558,6 +596,45 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_fix_report *rep, tb_bak
     }
     if (!d->rest_curve_given && !(sp->rest_curve > 0) && max_turn > min_carry) {
         sp->rest_curve = 1;
+        changed = 1;
+    }
+    /* The carry bends every joint by C/K from its bind pose before the
+     * spring moves at all: what the limit (at its floor) cannot take off
+     * the excess comes off the carry, K joints' worth, when the user gave
+     * none (up_shell_spine: the tail curls over the back in its bind pose,
+     * and lifting it a further 50° is what took it past the row). */
+    float c2 = carry;
+    if (leftover > 0 && max_k > 0)
+        c2 = carry - (float)max_k * leftover;
+    /* With the authored curve kept, the carry turns segment i of K by a
+     * further C (i+1)/K about the lateral axis, back and up: a tail already
+     * standing up in its bind pose (up_shell_spine: its last segments are
+     * vertical) is folded over the back by it. So no segment's authored
+     * elevation (above the backward horizontal) plus its share of the carry
+     * may pass the vertical. */
+    float up[3], fwd[3];
+    tb_model *m = NULL;
+    tb_error e2 = {0};
+    if (sp->rest_curve >= 1 && tb_model_load(&m, in, -1, &e2) == TB_OK && tb_model_axes(m, up, fwd)) {
+        for (int i = 0; i < rep->weight_count; i++) {
+            const tb_fix_weights *w = &rep->weights[i];
+            const tb_appendage *a = &rep->repair.appendages[w->appendage];
+            if (!w->smooth || a->bone_count < 1)
+                continue;
+            for (int k = 0; k < a->bone_count; k++) {
+                const float *p0 = a->chain_joints[k], *p1 = a->chain_joints[k + 1];
+                float v[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+                float y = v[0] * up[0] + v[1] * up[1] + v[2] * up[2];
+                float b = -(v[0] * fwd[0] + v[1] * fwd[1] + v[2] * fwd[2]);
+                float room = 1.5707963f - atan2f(y, b); /* to the vertical */
+                float cap = room > 0 ? room * (float)a->bone_count / (float)(k + 1) : 0;
+                c2 = cap < c2 ? cap : c2;
+            }
+        }
+    }
+    tb_model_free(m);
+    if (!(d->bake.spring.params.carry_rad != 0) && carry > 0 && c2 < carry - 1e-4f) {
+        sp->carry_rad = c2 > 1e-4f ? c2 : TB_SPRING_ZERO;
         changed = 1;
     }
     return changed;
@@ -601,8 +678,9 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     tb__score_report(rep, &best);
     tb_fix_desc fd = d;
     rep->fit_rest_curve = -1;
-    if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && best.torn_clips &&
-        tb__solver_fit(&d, rep, &fd.bake)) {
+    rep->fit_carry_rad = -1;
+    if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && (best.torn_clips || best.over_clips) &&
+        tb__solver_fit(&d, in, rep, &fd.bake)) {
         /* the solver fitted to the weights: one more whole job (its bake
          * differs), with its own blend search */
         tb__progress(&d, "solver fitted to the weights: again");
@@ -641,6 +719,9 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         rep->solver_fit_tried = 1;
         rep->fit_bend_limit_rad = lim;
         rep->fit_rest_curve = rc;
+        rep->fit_carry_rad = fd.bake.spring.params.carry_rad != d.bake.spring.params.carry_rad
+                                 ? (fd.bake.spring.params.carry_rad > 0 ? fd.bake.spring.params.carry_rad : 0)
+                                 : -1;
         rep->full_reruns++;
     }
     if (r != TB_OK) {
@@ -699,6 +780,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
 {
     json_t *j = tb_appendage_report_json(&rep->repair);
     json_object_set_new(j, "changed", json_boolean(rep->changed));
+    if (rep->repair.collar_changed)
+        json_object_set_new(j, "collar_changed", json_integer((json_int_t)rep->repair.collar_changed));
     if (rep->retarget)
         json_object_set(j, "retarget", rep->retarget);
     if (rep->zone_try_count) {
@@ -709,6 +792,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                                   rep->zone_tries[i].torn_clips, "worst_torn", (double)rep->zone_tries[i].worst_torn);
             if (rep->zone_tries[i].collar_band > 0)
                 json_object_set_new(o, "collar_band", json_real(rep->zone_tries[i].collar_band));
+            if (rep->zone_tries[i].collar_ring)
+                json_object_set_new(o, "collar_ring", json_true());
             json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
             json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);
@@ -736,6 +821,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(f, "bend_limit_deg", tb__num(rep->fit_bend_limit_rad / TB__DEG));
             if (rep->fit_rest_curve >= 0)
                 json_object_set_new(f, "rest_curve", tb__num(rep->fit_rest_curve));
+            if (rep->fit_carry_rad >= 0)
+                json_object_set_new(f, "carry_deg", tb__num(rep->fit_carry_rad / TB__DEG));
             json_object_set_new(j, "solver_fit", f);
         }
     }

@@ -25,8 +25,15 @@ int tb__weight_plan_count(const tb__weight_plan *p);
 void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *ring_seg, float *radius_seg,
                               int *smooth);
 
-/* mark[v] = 1 for every vertex the plan reweights (v < V). */
+/* mark[v] = 1 for every vertex the plan may reweight (v < V): the chains'
+ * and their welded collar rings. */
 void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V);
+
+/* on: the weights below also move each welded tail's collar ring (the body
+ * skin where the tail joins it) halfway to the chain's root weights (off
+ * after the repair: SPEC A9 leaves the collar to the body; fix tries it
+ * when the seam still tears, docs/fix.md). */
+void tb__weight_plan_collar_ring(tb__weight_plan *p, int on);
 
 /* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
  * the repaired document): M's own, with every smooth chain's vertices

@@ -510,6 +510,7 @@ tb_spring_params tb_spring_params_defaults(const tb_spring_params *p)
     r.clearance_m = tb__def_or_zero(r.clearance_m, TB__CLEARANCE);
     r.contact_damping_per_s = tb__def_or_zero(r.contact_damping_per_s, TB__CONTACT_DAMPING);
     r.ground_off = r.ground_off ? 1 : 0;
+    r.contact_keeps_limit = r.contact_keeps_limit ? 1 : 0;
     return r;
 }
 
@@ -642,6 +643,7 @@ static void tb__chain_prepare(tb_spring_animator *a, tb__chain *c)
     c->cos_half_max = p->bend_limit_rad >= (float)GLM_PI ? -1.0f : cosf(0.5f * p->bend_limit_rad);
     c->sin_half_max = p->bend_limit_rad >= (float)GLM_PI ? 1.0f : sinf(0.5f * p->bend_limit_rad);
     c->ground_on = !p->ground_off;
+    c->contact_keeps_limit = p->contact_keeps_limit != 0;
     c->ground_y = p->ground_y_m;
     c->clearance = tb__use(p->clearance_m);
     c->gamma = tb__use(p->contact_damping_per_s);
@@ -1086,6 +1088,30 @@ static int tb__horizontal(const float v[3], float d[3])
     return tb__v3_normalize(d) > 1e-6f;
 }
 
+/* contact_keeps_limit (not SPEC B, opt-in): a contact direction d more
+ * than θmax from the rest direction is turned back onto the limit along the
+ * great circle from the rest direction, slerp(rest, d, θmax/θ); the bend of
+ * the joint is then the one the limit allows, as the bend limit itself
+ * computes it (the angle between the rest and the solved direction). */
+static void tb__contact_limit(const tb__chain *c, const float rest_w[3], float d[3])
+{
+    if (c->cos_half_max <= -1.0f)
+        return;
+    const float cos_max = c->cos_half_max * c->cos_half_max - c->sin_half_max * c->sin_half_max;
+    float cd = tb__v3_dot(rest_w, d);
+    if (!(cd < cos_max))
+        return;
+    cd = cd < -1.0f ? -1.0f : cd;
+    const float th = acosf(cd), tmax = 2.0f * acosf(c->cos_half_max);
+    const float st = sinf(th);
+    if (!(st > 1e-6f))
+        return; /* opposite the rest direction: no arc to follow */
+    const float a = sinf(th - tmax) / st, b = sinf(tmax) / st;
+    for (int k = 0; k < 3; k++)
+        d[k] = a * rest_w[k] + b * d[k];
+    tb__v3_normalize(d);
+}
+
 /* One sub-step of one chain with the anchor at `anchor`. h: sub-step length
  * (0 with snap). snap: put every particle on its rest target, at rest. */
 void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor, float h,
@@ -1293,6 +1319,8 @@ void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor
                 }
             }
             tb__v3_set(d, rad * t[0], u, rad * t[2]);
+            if (c->contact_keeps_limit)
+                tb__contact_limit(c, rest_w, d);
             l->contact = 1;
             moved = 1;
         }

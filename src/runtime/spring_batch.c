@@ -24,7 +24,8 @@
  * polynomial trigonometry (acos to 2e-8, sin to 6e-8) drifted 5.7e-4 of the
  * tail length from the reference over the same run.
  *
- * Cold starts, teleports and chains longer than TB__LANE_MAX_LINKS take the
+ * Cold starts, teleports, chains longer than TB__LANE_MAX_LINKS and chains
+ * with contact_keeps_limit (an opt-in contact rule, spring.h) take the
  * scalar reference path. Vector code needs GCC or Clang (vector
  * extensions); on x86-64 an AVX2+FMA build of the block step is chosen at
  * run time when the CPU has it, the baseline build otherwise. Any other
@@ -642,7 +643,7 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
                 continue;
             }
             const int n = c->link_count;
-            if (!c->warm || tb__teleported(a, &c->prev, &cur) || n > TB__LANE_MAX_LINKS) {
+            if (!c->warm || tb__teleported(a, &c->prev, &cur) || n > TB__LANE_MAX_LINKS || c->contact_keeps_limit) {
                 tb__chain_frame(a, c, &cur, steps, h);
                 continue;
             }

@@ -54,6 +54,7 @@ typedef struct tb__chain {
     float zeta, gravity, coupling, ground_y, clearance, gamma;
     float cos_half_max, sin_half_max; /* of the bend limit; cos = -1: none */
     int ground_on;
+    int contact_keeps_limit;  /* params.contact_keeps_limit, 0 or 1 */
     /* State. */
     int warm;                 /* 0: the next step snaps to rest */
     tb__frame prev;           /* anchor at the previous step */
