@@ -20,24 +20,6 @@
 /* a GLB holds at most 4 GiB: no external file can be larger */
 #define TB__MAX_EXTERNAL ((size_t)0xFFFFFFFFu)
 
-tb_result tb__fail(tb_error *err, tb_result code, const char *where,
-                   const char *fmt, ...)
-{
-    if (err) {
-        err->code = code;
-        snprintf(err->where, sizeof err->where, "%s", where ? where : "");
-        if (fmt) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(err->message, sizeof err->message, fmt, ap);
-            va_end(ap);
-        } else {
-            snprintf(err->message, sizeof err->message, "%s", tb_result_message(code));
-        }
-    }
-    return code;
-}
-
 void tb__warn(tb_doc *doc, const char *fmt, ...)
 {
     if (doc->warning_count == doc->warning_cap) {

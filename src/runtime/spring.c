@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "tailbone/spring.h"
+#include "runtime/base.h"
 #include "runtime/spring_internal.h"
 
 /* SPEC B defaults. */
@@ -60,15 +61,7 @@
 
 /* ---------------------------------------------------------------- errors */
 
-static tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char *msg)
-{
-    if (err) {
-        err->code = code;
-        snprintf(err->where, sizeof err->where, "%s", where ? where : "");
-        snprintf(err->message, sizeof err->message, "%s", msg);
-    }
-    return code;
-}
+/* tb__fail: runtime/base.h */
 
 static const char *tb__joint_name(const tb_skeleton *skel, int j, char buf[32])
 {
