@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/pool_internal.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"

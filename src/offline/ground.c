@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "tailbone/retarget.h"
 
 #define TB__PI 3.14159265358979323846f

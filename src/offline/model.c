@@ -6,7 +6,7 @@
 
 #include <cglm/cglm.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "tailbone/model.h"
 #include "tailbone/tailchain.h"
 

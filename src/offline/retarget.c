@@ -8,7 +8,7 @@
 
 #include <cglm/cglm.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "tailbone/retarget.h"
 
 /* ---- small math (quaternions x, y, z, w; column-major matrices) -------- */
