@@ -160,7 +160,10 @@ static json_t *tb__stats_json(const tb_stretch_stats *s)
     json_object_set_new(o, "p99", tb__jnum(s->p99));
     json_object_set_new(o, "min", tb__jnum(s->min));
     json_object_set_new(o, "max", tb__jnum(s->max));
-    json_object_set_new(o, "torn", json_integer((json_int_t)s->torn));
+    /* torn is a fraction of the samples in every report (as in fix's);
+     * torn_samples the count; torn_fraction the old name of torn */
+    json_object_set_new(o, "torn", tb__jnum(s->torn_frac));
+    json_object_set_new(o, "torn_samples", json_integer((json_int_t)s->torn));
     json_object_set_new(o, "torn_fraction", tb__jnum(s->torn_frac));
     return o;
 }
