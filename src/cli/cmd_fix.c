@@ -277,27 +277,28 @@ static void tb__progress(void *user, const char *stage)
     fprintf(stderr, "tailbone fix: %s: %s\n", (const char *)user, stage);
 }
 
-int tb_cmd_fix(int argc, char **argv)
-{
-    const char *in = NULL, *out = NULL, *report = NULL, *preview = NULL;
-    char *clips_arg = NULL, *only_arg = NULL;
-    int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
-    int progress = isatty(2); /* stages on stderr when a person watches */
-    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0, vrm_springs = 0;
-    int jobs = 1, jobs_given = 0, force = 0, inputs_given = 0; /* batch: files at once; one file: threads */
-    /* mark[i]: what argv[i] is to a batch (batch.c); hidden[i]: left out of
-     * the command line the preview page shows */
-    unsigned char *mark = calloc(2 * ((size_t)argc + 1), 1);
-    if (!mark)
-        return TB_EXIT_FAIL;
-    unsigned char *hidden = mark + argc + 1;
+/* What the command line asks of fix, filled by tb__fix_options. */
+typedef struct tb__fix_opts {
+    const char *in, *out, *report, *preview;
+    char *clips_arg, *only_arg;
+    int as_json, quiet, no_bake, progress;
+    int foot_contact, rest_curve_given, no_solver_fit, vrm_springs;
+    int jobs, jobs_given, force, inputs_given; /* batch: files at once; one file: threads */
     tb_appendage_desc d;
-    memset(&d, 0, sizeof d);
     const char *roles[TB_CLI_MAX_ROLES];
-    d.roles = roles;
     tb_bake_desc bd;
-    memset(&bd, 0, sizeof bd);
-    tb_spring_params *sp = &bd.spring.params;
+} tb__fix_opts;
+
+/* Parses argv into o; mark[i] is what argv[i] is to a batch (batch.c),
+ * hidden[i] whether the preview page's command line leaves it out. Returns
+ * -1 to go on, else the exit code (help printed, or a usage error). */
+static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char *mark, unsigned char *hidden)
+{
+    memset(o, 0, sizeof *o);
+    o->progress = isatty(2); /* stages on stderr when a person watches */
+    o->jobs = 1;
+    o->d.roles = o->roles;
+    tb_spring_params *sp = &o->bd.spring.params;
     enum {
         JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
         FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
@@ -361,44 +362,43 @@ int tb_cmd_fix(int argc, char **argv)
             break;
         case 'h':
             tb__help();
-            free(mark);
             return TB_EXIT_OK;
         case TB_CLI_OPERAND:
-            inputs_given++;
-            if (!in)
-                in = v;
+            o->inputs_given++;
+            if (!o->in)
+                o->in = v;
             break;
         case 'o':
-            out = v;
+            o->out = v;
             break;
         case 'q':
-            quiet = 1;
+            o->quiet = 1;
             break;
         case 'j':
             e = tb__float_arg(opt, v, 0, 4096, &f);
-            jobs = (int)f;
-            jobs_given = 1;
+            o->jobs = (int)f;
+            o->jobs_given = 1;
             break;
         case JSON:
-            as_json = 1;
+            o->as_json = 1;
             break;
         case FORCE:
-            force = 1;
+            o->force = 1;
             break;
         case PROGRESS:
-            progress = 1;
+            o->progress = 1;
             break;
         case NO_BAKE:
-            no_bake = 1;
+            o->no_bake = 1;
             break;
         case NO_SOLVER_FIT:
-            no_solver_fit = 1;
+            o->no_solver_fit = 1;
             break;
         case VRM_SPRINGS:
-            vrm_springs = 1;
+            o->vrm_springs = 1;
             break;
         case BAKE_EXISTING:
-            bd.existing = 1;
+            o->bd.existing = 1;
             break;
         case NO_GROUND:
             sp->ground_off = 1;
@@ -407,40 +407,40 @@ int tb_cmd_fix(int argc, char **argv)
             sp->contact_keeps_limit = 1;
             break;
         case FOOT_CONTACT:
-            foot_contact = 1;
+            o->foot_contact = 1;
             break;
         case SMOOTH_PIECES:
-            d.smooth_pieces = 1;
+            o->d.smooth_pieces = 1;
             break;
         case REPORT:
-            report = v;
+            o->report = v;
             break;
         case PREVIEW:
-            preview = v;
+            o->preview = v;
             break;
         case CLIPS:
-            clips_arg = (char *)v;
+            o->clips_arg = (char *)v;
             break;
         case ONLY:
-            only_arg = (char *)v;
+            o->only_arg = (char *)v;
             break;
         case MODE:
             if (!strcmp(v, "chain"))
-                d.mode = TB_FIX_CHAIN;
+                o->d.mode = TB_FIX_CHAIN;
             else if (!strcmp(v, "rigid"))
-                d.mode = TB_FIX_RIGID;
+                o->d.mode = TB_FIX_RIGID;
             else
                 e = tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
             break;
         case COLLAR_BAND:
             e = tb__float_arg(opt, v, 0, 2, &f);
-            d.collar_band = f > 0 ? f : -1;
+            o->d.collar_band = f > 0 ? f : -1;
             break;
         case BLEND_ZONE:
-            e = tb__float_arg(opt, v, 0.05f, 0.5f, &d.blend_zone);
+            e = tb__float_arg(opt, v, 0.05f, 0.5f, &o->d.blend_zone);
             break;
         case FPS:
-            e = tb__float_arg(opt, v, 1, 1000, &bd.fps);
+            e = tb__float_arg(opt, v, 1, 1000, &o->bd.fps);
             break;
         case ROOT_HZ:
             e = tb__float_arg(opt, v, 0.01f, 100, &sp->root_hz);
@@ -462,7 +462,7 @@ int tb_cmd_fix(int argc, char **argv)
             break;
         case REST_CURVE:
             e = tb__float_arg(opt, v, 0, 1, &sp->rest_curve);
-            rest_curve_given = 1;
+            o->rest_curve_given = 1;
             break;
         case COUPLING:
             e = tb__float_arg(opt, v, 0, 1000, &f);
@@ -473,21 +473,45 @@ int tb_cmd_fix(int argc, char **argv)
             sp->bend_limit_rad = (float)(f * TB_RAD_PER_DEG);
             break;
         case KEEP_ARTIST_KEYS:
-            e = tb__float_arg(opt, v, 0, 1, &bd.existing_keep);
+            e = tb__float_arg(opt, v, 0, 1, &o->bd.existing_keep);
             break;
         case GROUND_Y:
             e = tb__float_arg(opt, v, -1e6f, 1e6f, &sp->ground_y_m);
-            bd.ground_as_given = 1;
+            o->bd.ground_as_given = 1;
             break;
         default:
-            e = tb_cli_appendage_option("fix", c, v, &d);
+            e = tb_cli_appendage_option("fix", c, v, &o->d);
             break;
         }
-        if (e) {
-            free(mark);
+        if (e)
             return e;
-        }
     }
+    return -1;
+}
+
+int tb_cmd_fix(int argc, char **argv)
+{
+    int rc = TB_EXIT_OK;
+    /* mark[i]: what argv[i] is to a batch (batch.c); hidden[i]: left out of
+     * the command line the preview page shows */
+    unsigned char *mark = calloc(2 * ((size_t)argc + 1), 1);
+    if (!mark)
+        return TB_EXIT_FAIL;
+    unsigned char *hidden = mark + argc + 1;
+    tb__fix_opts opts;
+    if ((rc = tb__fix_options(&opts, argc, argv, mark, hidden)) >= 0) {
+        free(mark);
+        return rc;
+    }
+    rc = TB_EXIT_OK;
+    const char *in = opts.in, *out = opts.out, *report = opts.report, *preview = opts.preview;
+    char *clips_arg = opts.clips_arg, *only_arg = opts.only_arg;
+    int as_json = opts.as_json, quiet = opts.quiet, no_bake = opts.no_bake, progress = opts.progress;
+    int foot_contact = opts.foot_contact, rest_curve_given = opts.rest_curve_given;
+    int no_solver_fit = opts.no_solver_fit, vrm_springs = opts.vrm_springs;
+    int jobs = opts.jobs, jobs_given = opts.jobs_given, force = opts.force, inputs_given = opts.inputs_given;
+    tb_appendage_desc d = opts.d; /* d.roles points into opts, which lives as long */
+    tb_bake_desc bd = opts.bd;
     if (!in || !out) {
         free(mark);
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
