@@ -55,6 +55,22 @@ const char *tb_result_name(tb_result r);
 /* Default message for a result (the one table of messages). Never NULL. */
 const char *tb_result_message(tb_result r);
 
+/* Tail bones made by tailbone (the one rule, in the runtime: the spring finds
+ * its chains by it and every offline pass asks it). A name is
+ * PREFIX "Tail" X "_" N: X empty (chain 0) or one capital B..Z (chain 1..25:
+ * "TailB_2" is chain 1); N a whole number 1..999999 written without sign or
+ * leading zero (the index along the chain), or "End" (index 0, the weightless
+ * end). PREFIX is empty or ends in a character that is not a letter
+ * ("mixamorig:", "Armature_", "rig|"), so "Ponytail_1" is no tail bone.
+ * Examples: "Tail_3" → chain 0, index 3; "Armature_Tail_1", "Tail_100" are
+ * tail bones; "Tail_0", "Tail_01", "TailA_1", "Tail1" are not. How long a
+ * chain may be is the spring's concern (64 bones), not the name's.
+ * Returns 1 for a tail bone name and fills what is not NULL. */
+int tb_tail_name_parse(const char *name, int *chain, int *index);
+/* The same, with prefix_len: the length of the name up to and including the
+ * '_' before N; the bones of one chain share it. */
+int tb_tail_name_split(const char *name, size_t *prefix_len, int *chain, int *index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -131,10 +131,7 @@ int tb_roles_resolve(tb_role *roles, tb_role_source *src, int n, const tb_role *
  * of joints given a role. */
 int tb_roles_fill_spine(tb_role *roles, tb_role_source *src, int n, const int *parents);
 
-/* Tail bones made by tailbone: "Tail_3" → chain 0, index 3; "TailB_2" →
- * chain 1, index 2; "Tail_End" → index 0 (the weightless end). Any prefix
- * before ':' is ignored. Returns 1 when the name is a tail bone. */
-int tb_tail_name_parse(const char *name, int *chain, int *index);
+/* tb_tail_name_parse, the one rule for Tail_* names: tailbone/common.h. */
 
 #ifdef __cplusplus
 }

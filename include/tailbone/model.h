@@ -137,6 +137,15 @@ tb_result tb_skin_classes(const tb_doc *doc, int *class_of, tb_error *err);
  * shape's own up and forward are in m->body). */
 int tb_model_axes(const tb_model *m, float up[3], float forward[3]);
 
+/* Mesh bind space → world at bind, M. glTF lets inverse bind matrices either
+ * include the nodes above the skeleton (Blender, three.js exports: M = I,
+ * raw POSITIONs are world) or not (FBX-style centimetre rigs under a 0.01
+ * armature: M = the world matrix of those nodes). Decided on the root skin
+ * joint: the hypothesis whose implied local transform matches the stored
+ * node's scale, rotation and translation best. Used by retargeting,
+ * grounding and the bake (tb_retarget_bind_to_world is the same). */
+void tb_model_bind_to_world(const tb_model *m, float M[16]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -59,13 +59,7 @@
 extern "C" {
 #endif
 
-/* Mesh bind space → world at bind, M. glTF lets inverse bind matrices either
- * include the nodes above the skeleton (Blender, three.js exports: M = I,
- * raw POSITIONs are world) or not (FBX-style centimetre rigs under a 0.01
- * armature: M = the world matrix of those nodes). Decided on the root skin
- * joint: the hypothesis whose implied local transform matches the stored
- * node's scale, rotation and translation best (a stored old frame moves it
- * far less than the factor 100 or the axis swap between the two). */
+/* The same as tb_model_bind_to_world (tailbone/model.h), kept by this name. */
 void tb_retarget_bind_to_world(const tb_model *m, float M[16]);
 
 /* ---- grounding (SPEC D) ------------------------------------------------ */

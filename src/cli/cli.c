@@ -215,7 +215,7 @@ int tb_cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     fprintf(stderr, "tailbone %s: ", cmd);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(see 'tailbone %s --help')\n", cmd);
+    fprintf(stderr, " (see 'tailbone help %s')\n", cmd);
     va_end(ap);
     return TB_EXIT_USAGE;
 }

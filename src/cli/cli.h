@@ -14,7 +14,7 @@ enum { TB_EXIT_OK = 0, TB_EXIT_FAIL = 1, TB_EXIT_USAGE = 2 };
 
 /* Prints "tailbone: FILE: WHERE: message (name)" on stderr; returns TB_EXIT_FAIL. */
 int tb_cli_error(const char *file, const tb_error *err);
-/* Prints "tailbone CMD: message" + a hint to --help; returns TB_EXIT_USAGE. */
+/* Prints one line, "tailbone CMD: message (see 'tailbone help CMD')"; returns TB_EXIT_USAGE. */
 int tb_cli_usage_error(const char *cmd, const char *fmt, ...);
 /* Loads a document, printing the error and its warnings (unless quiet). */
 tb_doc *tb_cli_load(const char *path, int quiet);
@@ -87,9 +87,15 @@ int tb_cli_write_preview(const char *out, const char *original, const char *repa
 struct tb_appendage_report;
 struct tb_appendage_desc;
 void tb_cli_print_appendages(FILE *f, const struct tb_appendage_report *rep, int after);
-/* Parses --pelvis/--role/--skin/--rigid-wide at argv[*i]: -1 not ours, 0 taken, else a usage
- * exit code. --role needs d->roles pointing at an array of TB_CLI_MAX_ROLES strings. */
+/* --pelvis/--role/--skin/--rigid-wide: the rows of a command's option table
+ * (args.h) and their keys; tb_cli_appendage_option takes one: -1 not ours,
+ * 0 taken, else a usage exit code. --role needs d->roles pointing at an
+ * array of TB_CLI_MAX_ROLES strings. */
 #define TB_CLI_MAX_ROLES 64
-int tb_cli_appendage_options(const char *cmd, int argc, char **argv, int *i, struct tb_appendage_desc *d);
+enum { TB_CLI_OPT_PELVIS = 0x1000, TB_CLI_OPT_ROLE, TB_CLI_OPT_SKIN, TB_CLI_OPT_RIGID_WIDE };
+#define TB_CLI_APPENDAGE_OPTIONS                                                                                     \
+    {"pelvis", required_argument, NULL, TB_CLI_OPT_PELVIS}, {"role", required_argument, NULL, TB_CLI_OPT_ROLE},      \
+        {"skin", required_argument, NULL, TB_CLI_OPT_SKIN}, {"rigid-wide", no_argument, NULL, TB_CLI_OPT_RIGID_WIDE}
+int tb_cli_appendage_option(const char *cmd, int key, const char *value, struct tb_appendage_desc *d);
 
 #endif

@@ -1,14 +1,20 @@
 /* tailbone copy IN OUT — lossless round trip through the reader and writer. */
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 
 int tb_cmd_copy(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     int quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        if (tb_cli_is(argv[i], "-h", "--help")) {
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {"quiet", no_argument, NULL, 'q'}, {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "copy", argc, argv, "hq", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             printf("usage: tailbone copy IN OUT [-q]\n\n"
                    "Reads IN (.glb or .gltf with external/data: buffers) and writes it to OUT as a\n"
                    "GLB, touching nothing: every JSON field and every accessor value is kept.\n"
@@ -17,14 +23,12 @@ int tb_cmd_copy(int argc, char **argv)
                    "OUT may not be IN (--in-place allows it) nor an existing non-regular file.\n"
                    "IN may be - (stdin: a GLB, or a .gltf whose buffers are data: URIs) and OUT - (stdout).\n");
             return TB_EXIT_OK;
-        } else if (tb_cli_is(argv[i], "-q", "--quiet")) {
+        } else if (c == 'q') {
             quiet = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tb_cli_usage_error("copy", "unknown option '%s'", argv[i]);
         } else if (!in) {
-            in = argv[i];
+            in = p.value;
         } else if (!out) {
-            out = argv[i];
+            out = p.value;
         } else {
             return tb_cli_usage_error("copy", "too many arguments");
         }

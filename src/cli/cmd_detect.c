@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "tailbone/appendage.h"
 #include "tailbone/humanoid.h"
@@ -53,38 +54,33 @@ void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
     }
 }
 
-int tb_cli_appendage_options(const char *cmd, int argc, char **argv, int *i, tb_appendage_desc *d)
+int tb_cli_appendage_option(const char *cmd, int key, const char *v, tb_appendage_desc *d)
 {
-    const char *a = argv[*i];
-    if (!strcmp(a, "--pelvis") || !strcmp(a, "--skin")) {
-        if (*i + 1 >= argc)
-            return tb_cli_usage_error(cmd, "%s needs a value", a);
-        const char *v = argv[++*i];
-        if (!strcmp(a, "--pelvis")) {
-            d->pelvis_joint = v;
-        } else {
-            char *end;
-            long s = strtol(v, &end, 10);
-            if (*end || s < 0 || s > 100000)
-                return tb_cli_usage_error(cmd, "--skin needs a skin index");
-            d->skin = (int)s + 1;
-        }
+    if (key == TB_CLI_OPT_PELVIS) {
+        d->pelvis_joint = v;
         return 0;
     }
-    if (!strcmp(a, "--role")) {
+    if (key == TB_CLI_OPT_SKIN) {
+        char *end;
+        long s = strtol(v, &end, 10);
+        if (!*v || *end || s < 0 || s > 100000)
+            return tb_cli_usage_error(cmd, "--skin needs a skin index");
+        d->skin = (int)s + 1;
+        return 0;
+    }
+    if (key == TB_CLI_OPT_ROLE) {
         /* the caller points d->roles at an array of TB_CLI_MAX_ROLES */
-        if (*i + 1 >= argc || !strchr(argv[*i + 1], '=') || argv[*i + 1][0] == '=')
+        if (!strchr(v, '=') || v[0] == '=')
             return tb_cli_usage_error(cmd, "--role needs ROLE=JOINT (e.g. Hips=Bone.003)");
         if (!d->roles || d->role_count >= TB_CLI_MAX_ROLES)
             return tb_cli_usage_error(cmd, "too many --role options");
-        const char *v = argv[++*i];
         ((const char **)d->roles)[d->role_count++] = v;
         /* the pelvis by hand reaches every step, as --pelvis does */
         if (!strncmp(v, "Hips=", 5) || !strncmp(v, "hips=", 5))
             d->pelvis_joint = v + 5;
         return 0;
     }
-    if (!strcmp(a, "--rigid-wide")) {
+    if (key == TB_CLI_OPT_RIGID_WIDE) {
         d->rigid_wide = 1;
         return 0;
     }
@@ -99,12 +95,19 @@ int tb_cmd_detect(int argc, char **argv)
     memset(&d, 0, sizeof d);
     const char *roles[TB_CLI_MAX_ROLES];
     d.roles = roles;
-    for (int i = 1; i < argc; i++) {
+    enum { JSON = TB_CLI_LONG };
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, JSON},
+                                         TB_CLI_APPENDAGE_OPTIONS, {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "detect", argc, argv, "h", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
         int o;
-        if (tb_cli_is(argv[i], "-h", "--help")) {
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             printf("usage: tailbone detect IN [--json] [--pelvis NAME] [--role ROLE=JOINT]... [--skin N]\n"
                    "                      [--rigid-wide]\n\n"
-                   "Finds the appendages of a rigged character (SPEC A1-A7): vertices farther than 7%%\n"
+                   "Finds the appendages of a rigged character: vertices farther than 7%%\n"
                    "of the height from every bone, welded by position and grouped into components,\n"
                    "each with its collar, attachment joint, centroid ratio and elongation, then\n"
                    "classified: tail (chain), carried object (rigid), cape/skirt (untouched), ears\n"
@@ -116,15 +119,13 @@ int tb_cmd_detect(int argc, char **argv)
                    "  --skin N        the skin to use (default: the one with most vertices)\n"
                    "  --rigid-wide    report wide garments as bound rigidly (as fix would)\n");
             return TB_EXIT_OK;
-        } else if (!strcmp(argv[i], "--json")) {
+        } else if (c == JSON) {
             as_json = 1;
-        } else if ((o = tb_cli_appendage_options("detect", argc, argv, &i, &d)) >= 0) {
+        } else if (c != TB_CLI_OPERAND && (o = tb_cli_appendage_option("detect", c, p.value, &d)) >= 0) {
             if (o)
                 return o;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tb_cli_usage_error("detect", "unknown option '%s'", argv[i]);
         } else if (!in) {
-            in = argv[i];
+            in = p.value;
         } else {
             return tb_cli_usage_error("detect", "too many arguments");
         }

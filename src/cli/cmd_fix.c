@@ -6,12 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/fbx.h"
+#include "runtime/base.h"
 #include "tailbone/fix.h"
 #include "tailbone/vrm.h"
 
-#define TB__DEG (3.14159265358979f / 180.0f)
 
 /* Splits "a,b,c" into a NULL-terminated array of strings inside `buf`. */
 static const char **tb__split(char *buf, int *count)
@@ -71,7 +72,7 @@ static void tb__print_bake(const tb_fix_report *rep)
             if (rep->stretch[k].animation == bc->animation)
                 r = &rep->stretch[k].result;
         printf("  %-18s %5d %4d%s %7.2f° %6.1f° |", label, bc->keys, bc->passes,
-               bc->wraps ? " W" : bc->looping ? " L" : "  ", bc->closure_rad / TB__DEG, bc->swing_rad / TB__DEG);
+               bc->wraps ? " W" : bc->looping ? " L" : "  ", bc->closure_rad * TB_DEG_PER_RAD, bc->swing_rad * TB_DEG_PER_RAD);
         if (!r) {
             printf(" (not measured)\n");
             continue;
@@ -88,7 +89,7 @@ static void tb__print_bake(const tb_fix_report *rep)
                 continue;
             printf("  %-18s largest bend per joint:", "");
             for (int q = 0; q < s->bend_count; q++)
-                printf(" %.0f°", s->bend_rad[q] / TB__DEG);
+                printf(" %.0f°", s->bend_rad[q] * TB_DEG_PER_RAD);
             printf("\n");
         }
     }
@@ -117,16 +118,16 @@ static void tb__help(void)
            "IN and OUT are .glb or .gltf, or .fbx (converted with Blender in background mode,\n"
            "$TAILBONE_BLENDER or `blender` on PATH; docs/blender.md).\n\n"
            "The whole job, from a broken rig to a file that plays right everywhere:\n"
-           "  1. detect the appendages (as `tailbone detect`) and repair them (SPEC A8/A9):\n"
+           "  1. detect the appendages (as `tailbone detect`) and repair them:\n"
            "     a tail gets a bone chain Tail_1..Tail_K + Tail_End (a second tail TailB_*, ...)\n"
            "     and skin weights along it; a carried object on the spine is bound rigidly;\n"
            "     capes, skirts, ears and hair are left as rigged;\n"
            "  2. with --clips, transfer a clip library onto the character first (as `tailbone\n"
            "     retarget`);\n"
-           "  3. bake the simulated tail into every clip as ordinary rotation keys (SPEC D):\n"
+           "  3. bake the simulated tail into every clip as ordinary rotation keys:\n"
            "     looping clips are warmed up until the loop closes, others settle first;\n"
-           "  4. write OUT and report: appendages, chain, bake, and the stretch table (SPEC C:\n"
-           "     tail, body, and the seam where a welded tail meets the body).\n"
+           "  4. write OUT and report: appendages, chain, bake, and the stretch table\n"
+           "     (`tailbone measure`: tail, body, and the seam where a welded tail meets the body).\n"
            "Everything else in the file is kept; IN is never modified. When nothing needs\n"
            "changing, OUT is a lossless copy identical to `tailbone copy IN OUT`.\n\n"
            "IN may be - (stdin) and OUT - (stdout; the report then goes to stderr).\n\n"
@@ -158,10 +159,10 @@ static void tb__help(void)
            "  --role ROLE=JOINT     give a role by hand (repeatable); Hips=NAME is --pelvis\n"
            "  --skin N              the skin to repair (default: the one with most vertices)\n"
            "  --blend-zone Z        blend half-width around each tail joint, in segments, from\n"
-           "                        0.05 to 0.5 (whole segments). Default: the SPEC's 0.25, raised\n"
+           "                        0.05 to 0.5 (whole segments). Default: 0.25, raised\n"
            "                        where the tail's ring spacing and radius need it; when a baked\n"
            "                        clip tears or passes p99 1.18 / max 1.30, 0.375, 0.5 and the\n"
-           "                        SPEC's own weights are tried on the same baked file (weights\n"
+           "                        plain 0.25 weights are tried on the same baked file (weights\n"
            "                        only) and the best kept (reported); a value pins it\n"
            "  --collar-band S       a tail welded into the body blends from the body's weights at\n"
            "                        its collar to the chain's over S segments. Default 0.5 (at least\n"
@@ -187,13 +188,13 @@ static void tb__help(void)
            "                        rest pose is the artist's (carry 0, rest curve 1 unless given)\n"
            "  --keep-artist-keys W  blend: each key keeps share W (0..1) of the artist's keyed\n"
            "                        rotation; default 0 replaces the artist's tail keys\n"
-           "spring (SPEC B; lengths in metres, scaled to the scene's unit — cm and mm scenes are\n"
+           "spring (lengths in metres, scaled to the scene's unit — cm and mm scenes are\n"
            "recognised from the character's height; --ground-y is in scene units):\n"
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
            "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n"
-           "  --contact-keeps-limit ground contact never bends a joint past the bend limit (not\n"
-           "                        SPEC B, where contact beats it; the fit turns it on when contact\n"
+           "  --contact-keeps-limit ground contact never bends a joint past the bend limit (by\n"
+           "                        default contact beats it; the fit turns it on when contact\n"
            "                        folds the skin past what the weights carry)\n"
            "  --no-solver-fit       never refit the bend limit / rest curve to what the weights carry\n"
            "                        (by default, when the best weights still tear, the job is baked\n"
@@ -228,11 +229,11 @@ static void tb__print_weights(const tb_fix_report *rep)
     if (rep->solver_fit_tried) {
         printf("solver fitted to the weights (the best weights still tore or passed the chain row):");
         if (rep->fit_bend_limit_rad > 0)
-            printf(" bend limit %.0f°", rep->fit_bend_limit_rad / TB__DEG);
+            printf(" bend limit %.0f°", rep->fit_bend_limit_rad * TB_DEG_PER_RAD);
         if (rep->fit_rest_curve >= 0)
             printf(" rest curve %.3g (the authored curve)", rep->fit_rest_curve);
         if (rep->fit_carry_rad >= 0)
-            printf(" carry %.0f°", rep->fit_carry_rad / TB__DEG);
+            printf(" carry %.0f°", rep->fit_carry_rad * TB_DEG_PER_RAD);
         printf(" -> %s\n", rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
     }
     for (int i = 0; i < rep->weight_count; i++) {
@@ -241,29 +242,19 @@ static void tb__print_weights(const tb_fix_report *rep)
             continue;
         printf("weights of appendage %d: rings every %.2f segment, radius %.2f segment -> blend zone %.3g, "
                "carries a %.0f° bend per joint within the chain row (inner side -18%%)\n",
-               w->appendage, w->ring_seg, w->radius_seg, w->zone, w->carry_rad / TB__DEG);
+               w->appendage, w->ring_seg, w->radius_seg, w->zone, w->carry_rad * TB_DEG_PER_RAD);
     }
 }
 
 /* --preview PAGE: the page of IN and OUT (cmd_preview.c). The command line it
- * shows is this one without the spring options and --preview (the page adds
- * the sliders' values). */
+ * shows is this one without the words hidden[i] marks (the spring options,
+ * whose values the page's sliders add, and the options of this run only). */
 static int tb__preview(const char *page, const char *in, const char *out, int argc, char **argv,
-                       const tb_bake_desc *bd, int quiet)
+                       const unsigned char *hidden, const tb_bake_desc *bd, int quiet)
 {
-    static const char *const spring[] = {"--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
-                                         "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--preview",
-                                         "--report", "-j", "--jobs", NULL};
     char cmd[2048] = "tailbone fix";
     for (int i = 1; i < argc; i++) {
-        int skip = !strcmp(argv[i], "--no-ground") || !strcmp(argv[i], "--contact-keeps-limit") || tb_cli_is(argv[i], "-q", "--quiet") ||
-                   !strcmp(argv[i], "--json") || !strcmp(argv[i], "--progress") || !strcmp(argv[i], "--force");
-        for (int k = 0; spring[k] && !skip; k++)
-            if (!strcmp(argv[i], spring[k])) {
-                skip = 1;
-                i++; /* and its value */
-            }
-        if (skip)
+        if (hidden[i])
             continue;
         const char *a = argv[i];
         int quote = strpbrk(a, " \t'\"$&|;<>()*?") != NULL;
@@ -286,151 +277,241 @@ static void tb__progress(void *user, const char *stage)
     fprintf(stderr, "tailbone fix: %s: %s\n", (const char *)user, stage);
 }
 
+/* What the command line asks of fix, filled by tb__fix_options. */
+typedef struct tb__fix_opts {
+    const char *in, *out, *report, *preview;
+    char *clips_arg, *only_arg;
+    int as_json, quiet, no_bake, progress;
+    int foot_contact, rest_curve_given, no_solver_fit, vrm_springs;
+    int jobs, jobs_given, force, inputs_given; /* batch: files at once; one file: threads */
+    tb_appendage_desc d;
+    const char *roles[TB_CLI_MAX_ROLES];
+    tb_bake_desc bd;
+} tb__fix_opts;
+
+/* Parses argv into o; mark[i] is what argv[i] is to a batch (batch.c),
+ * hidden[i] whether the preview page's command line leaves it out. Returns
+ * -1 to go on, else the exit code (help printed, or a usage error). */
+static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char *mark, unsigned char *hidden)
+{
+    memset(o, 0, sizeof *o);
+    o->progress = isatty(2); /* stages on stderr when a person watches */
+    o->jobs = 1;
+    o->d.roles = o->roles;
+    tb_spring_params *sp = &o->bd.spring.params;
+    enum {
+        JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
+        FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
+        GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
+    };
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"jobs", required_argument, NULL, 'j'},
+                                         {"json", no_argument, NULL, JSON},
+                                         {"force", no_argument, NULL, FORCE},
+                                         {"progress", no_argument, NULL, PROGRESS},
+                                         {"no-bake", no_argument, NULL, NO_BAKE},
+                                         {"no-solver-fit", no_argument, NULL, NO_SOLVER_FIT},
+                                         {"vrm-springs", no_argument, NULL, VRM_SPRINGS},
+                                         {"bake-existing", no_argument, NULL, BAKE_EXISTING},
+                                         {"no-ground", no_argument, NULL, NO_GROUND},
+                                         {"contact-keeps-limit", no_argument, NULL, CONTACT_KEEPS_LIMIT},
+                                         {"foot-contact", no_argument, NULL, FOOT_CONTACT},
+                                         {"smooth-pieces", no_argument, NULL, SMOOTH_PIECES},
+                                         {"report", required_argument, NULL, REPORT},
+                                         {"mode", required_argument, NULL, MODE},
+                                         {"clips", required_argument, NULL, CLIPS},
+                                         {"only", required_argument, NULL, ONLY},
+                                         {"fps", required_argument, NULL, FPS},
+                                         {"preview", required_argument, NULL, PREVIEW},
+                                         {"root-hz", required_argument, NULL, ROOT_HZ},
+                                         {"tip-ratio", required_argument, NULL, TIP_RATIO},
+                                         {"damping", required_argument, NULL, DAMPING},
+                                         {"gravity", required_argument, NULL, GRAVITY},
+                                         {"carry", required_argument, NULL, CARRY},
+                                         {"rest-curve", required_argument, NULL, REST_CURVE},
+                                         {"coupling", required_argument, NULL, COUPLING},
+                                         {"bend-limit", required_argument, NULL, BEND_LIMIT},
+                                         {"ground-y", required_argument, NULL, GROUND_Y},
+                                         {"blend-zone", required_argument, NULL, BLEND_ZONE},
+                                         {"collar-band", required_argument, NULL, COLLAR_BAND},
+                                         {"keep-artist-keys", required_argument, NULL, KEEP_ARTIST_KEYS},
+                                         TB_CLI_APPENDAGE_OPTIONS,
+                                         {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "fix", argc, argv, "ho:qj:", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        const char *v = p.value;
+        char opt[64];
+        tb_cli_args_option(&p, opt, sizeof opt);
+        float f = 0;
+        int e = 0;
+        /* what a batch keeps for itself, and what the preview page's command line leaves out */
+        int batch = c == 'q' || c == 'o' || c == 'j' || c == FORCE || c == PROGRESS;
+        int hide = c == 'q' || c == 'j' || c == FORCE || c == PROGRESS || c == JSON || c == NO_GROUND || c == CONTACT_KEEPS_LIMIT ||
+                   c == PREVIEW || c == REPORT || c == ROOT_HZ || c == TIP_RATIO || c == DAMPING || c == GRAVITY ||
+                   c == CARRY || c == REST_CURVE || c == COUPLING || c == BEND_LIMIT || c == GROUND_Y;
+        for (int k = p.first; k < p.next; k++) {
+            mark[k] = c == TB_CLI_OPERAND ? TB_CLI_ARG_INPUT : batch ? TB_CLI_ARG_BATCH : TB_CLI_ARG_PASS;
+            hidden[k] = (unsigned char)hide;
+        }
+        switch (c) {
+        case TB_CLI_BAD:
+            e = TB_EXIT_USAGE;
+            break;
+        case 'h':
+            tb__help();
+            return TB_EXIT_OK;
+        case TB_CLI_OPERAND:
+            o->inputs_given++;
+            if (!o->in)
+                o->in = v;
+            break;
+        case 'o':
+            o->out = v;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'j':
+            e = tb__float_arg(opt, v, 0, 4096, &f);
+            o->jobs = (int)f;
+            o->jobs_given = 1;
+            break;
+        case JSON:
+            o->as_json = 1;
+            break;
+        case FORCE:
+            o->force = 1;
+            break;
+        case PROGRESS:
+            o->progress = 1;
+            break;
+        case NO_BAKE:
+            o->no_bake = 1;
+            break;
+        case NO_SOLVER_FIT:
+            o->no_solver_fit = 1;
+            break;
+        case VRM_SPRINGS:
+            o->vrm_springs = 1;
+            break;
+        case BAKE_EXISTING:
+            o->bd.existing = 1;
+            break;
+        case NO_GROUND:
+            sp->ground_off = 1;
+            break;
+        case CONTACT_KEEPS_LIMIT:
+            sp->contact_keeps_limit = 1;
+            break;
+        case FOOT_CONTACT:
+            o->foot_contact = 1;
+            break;
+        case SMOOTH_PIECES:
+            o->d.smooth_pieces = 1;
+            break;
+        case REPORT:
+            o->report = v;
+            break;
+        case PREVIEW:
+            o->preview = v;
+            break;
+        case CLIPS:
+            o->clips_arg = (char *)v;
+            break;
+        case ONLY:
+            o->only_arg = (char *)v;
+            break;
+        case MODE:
+            if (!strcmp(v, "chain"))
+                o->d.mode = TB_FIX_CHAIN;
+            else if (!strcmp(v, "rigid"))
+                o->d.mode = TB_FIX_RIGID;
+            else
+                e = tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
+            break;
+        case COLLAR_BAND:
+            e = tb__float_arg(opt, v, 0, 2, &f);
+            o->d.collar_band = f > 0 ? f : -1;
+            break;
+        case BLEND_ZONE:
+            e = tb__float_arg(opt, v, 0.05f, 0.5f, &o->d.blend_zone);
+            break;
+        case FPS:
+            e = tb__float_arg(opt, v, 1, 1000, &o->bd.fps);
+            break;
+        case ROOT_HZ:
+            e = tb__float_arg(opt, v, 0.01f, 100, &sp->root_hz);
+            break;
+        case TIP_RATIO:
+            e = tb__float_arg(opt, v, 0.01f, 10, &sp->tip_ratio);
+            break;
+        case DAMPING:
+            e = tb__float_arg(opt, v, 0, 10, &f);
+            sp->damping_ratio = f > 0 ? f : TB_SPRING_ZERO;
+            break;
+        case GRAVITY:
+            e = tb__float_arg(opt, v, 0, 100, &f);
+            sp->gravity_mps2 = f > 0 ? f : TB_SPRING_ZERO;
+            break;
+        case CARRY:
+            e = tb__float_arg(opt, v, 0, 180, &f);
+            sp->carry_rad = f > 0 ? (float)(f * TB_RAD_PER_DEG) : TB_SPRING_ZERO;
+            break;
+        case REST_CURVE:
+            e = tb__float_arg(opt, v, 0, 1, &sp->rest_curve);
+            o->rest_curve_given = 1;
+            break;
+        case COUPLING:
+            e = tb__float_arg(opt, v, 0, 1000, &f);
+            sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
+            break;
+        case BEND_LIMIT:
+            e = tb__float_arg(opt, v, 1, 180, &f);
+            sp->bend_limit_rad = (float)(f * TB_RAD_PER_DEG);
+            break;
+        case KEEP_ARTIST_KEYS:
+            e = tb__float_arg(opt, v, 0, 1, &o->bd.existing_keep);
+            break;
+        case GROUND_Y:
+            e = tb__float_arg(opt, v, -1e6f, 1e6f, &sp->ground_y_m);
+            o->bd.ground_as_given = 1;
+            break;
+        default:
+            e = tb_cli_appendage_option("fix", c, v, &o->d);
+            break;
+        }
+        if (e)
+            return e;
+    }
+    return -1;
+}
+
 int tb_cmd_fix(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *report = NULL, *preview = NULL;
-    char *clips_arg = NULL, *only_arg = NULL;
-    int as_json = 0, quiet = 0, no_bake = 0, rc = TB_EXIT_OK;
-    int progress = isatty(2); /* stages on stderr when a person watches */
-    int foot_contact = 0, rest_curve_given = 0, no_solver_fit = 0, vrm_springs = 0;
-    int jobs = 1, jobs_given = 0, force = 0, inputs_given = 0; /* batch: files at once; one file: threads */
-    unsigned char *mark = calloc((size_t)argc + 1, 1);
+    int rc = TB_EXIT_OK;
+    /* mark[i]: what argv[i] is to a batch (batch.c); hidden[i]: left out of
+     * the command line the preview page shows */
+    unsigned char *mark = calloc(2 * ((size_t)argc + 1), 1);
     if (!mark)
         return TB_EXIT_FAIL;
-    tb_appendage_desc d;
-    memset(&d, 0, sizeof d);
-    const char *roles[TB_CLI_MAX_ROLES];
-    d.roles = roles;
-    tb_bake_desc bd;
-    memset(&bd, 0, sizeof bd);
-    tb_spring_params *sp = &bd.spring.params;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int o;
-        if (tb_cli_is(a, "-h", "--help")) {
-            tb__help();
-            free(mark);
-            return TB_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
-            as_json = 1;
-        } else if (tb_cli_is(a, "-q", "--quiet")) {
-            quiet = 1;
-            mark[i] = TB_CLI_ARG_BATCH;
-        } else if (!strcmp(a, "--force")) {
-            force = 1;
-            mark[i] = TB_CLI_ARG_BATCH;
-        } else if (!strcmp(a, "--progress")) {
-            progress = 1;
-            mark[i] = TB_CLI_ARG_BATCH;
-        } else if (!strcmp(a, "--no-bake")) {
-            no_bake = 1;
-        } else if (!strcmp(a, "--no-solver-fit")) {
-            no_solver_fit = 1;
-        } else if (!strcmp(a, "--vrm-springs")) {
-            vrm_springs = 1;
-        } else if (!strcmp(a, "--bake-existing")) {
-            bd.existing = 1;
-        } else if (!strcmp(a, "--no-ground")) {
-            sp->ground_off = 1;
-        } else if (!strcmp(a, "--contact-keeps-limit")) {
-            sp->contact_keeps_limit = 1;
-        } else if (!strcmp(a, "--foot-contact")) {
-            foot_contact = 1;
-        } else if (!strcmp(a, "--smooth-pieces")) {
-            d.smooth_pieces = 1;
-        } else if ((o = tb_cli_appendage_options("fix", argc, argv, &i, &d)) >= 0) {
-            if (o) {
-                free(mark);
-                return o;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            static const char *const valued[] = {"-o", "--output", "--report", "--mode", "--clips", "--only", "--fps",
-                                                 "--preview", "--root-hz", "--tip-ratio", "--damping", "--gravity", "--carry",
-                                                 "--rest-curve", "--coupling", "--bend-limit", "--ground-y", "--blend-zone", "--collar-band",
-                                                 "-j", "--jobs", "--keep-artist-keys", NULL};
-            int known = 0;
-            for (int k = 0; valued[k]; k++)
-                known |= !strcmp(a, valued[k]);
-            if (!known || i + 1 >= argc) {
-                free(mark);
-                return !known ? tb_cli_usage_error("fix", "unknown option '%s'", a)
-                              : tb_cli_usage_error("fix", "%s needs a value", a);
-            }
-            const char *v = argv[++i];
-            float f = 0;
-            int e = 0;
-            if (tb_cli_is(a, "-o", "--output") || tb_cli_is(a, "-j", "--jobs"))
-                mark[i] = mark[i - 1] = TB_CLI_ARG_BATCH;
-            if (tb_cli_is(a, "-o", "--output"))
-                out = v;
-            else if (tb_cli_is(a, "-j", "--jobs")) {
-                e = tb__float_arg(a, v, 0, 4096, &f);
-                jobs = (int)f;
-                jobs_given = 1;
-            }
-            else if (!strcmp(a, "--preview"))
-                preview = v;
-            else if (!strcmp(a, "--report"))
-                report = v;
-            else if (!strcmp(a, "--clips"))
-                clips_arg = (char *)v;
-            else if (!strcmp(a, "--only"))
-                only_arg = (char *)v;
-            else if (!strcmp(a, "--mode")) {
-                if (!strcmp(v, "chain"))
-                    d.mode = TB_FIX_CHAIN;
-                else if (!strcmp(v, "rigid"))
-                    d.mode = TB_FIX_RIGID;
-                else {
-                    free(mark);
-                    return tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
-                }
-            } else if (!strcmp(a, "--collar-band")) {
-                e = tb__float_arg(a, v, 0, 2, &f);
-                d.collar_band = f > 0 ? f : -1;
-            } else if (!strcmp(a, "--blend-zone"))
-                e = tb__float_arg(a, v, 0.05f, 0.5f, &d.blend_zone);
-            else if (!strcmp(a, "--fps"))
-                e = tb__float_arg(a, v, 1, 1000, &bd.fps);
-            else if (!strcmp(a, "--root-hz"))
-                e = tb__float_arg(a, v, 0.01f, 100, &sp->root_hz);
-            else if (!strcmp(a, "--tip-ratio"))
-                e = tb__float_arg(a, v, 0.01f, 10, &sp->tip_ratio);
-            else if (!strcmp(a, "--damping")) {
-                e = tb__float_arg(a, v, 0, 10, &f);
-                sp->damping_ratio = f > 0 ? f : TB_SPRING_ZERO;
-            } else if (!strcmp(a, "--gravity")) {
-                e = tb__float_arg(a, v, 0, 100, &f);
-                sp->gravity_mps2 = f > 0 ? f : TB_SPRING_ZERO;
-            } else if (!strcmp(a, "--carry")) {
-                e = tb__float_arg(a, v, 0, 180, &f);
-                sp->carry_rad = f > 0 ? f * TB__DEG : TB_SPRING_ZERO;
-            } else if (!strcmp(a, "--rest-curve")) {
-                e = tb__float_arg(a, v, 0, 1, &sp->rest_curve);
-                rest_curve_given = 1;
-            } else if (!strcmp(a, "--coupling")) {
-                e = tb__float_arg(a, v, 0, 1000, &f);
-                sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
-            } else if (!strcmp(a, "--bend-limit")) {
-                e = tb__float_arg(a, v, 1, 180, &f);
-                sp->bend_limit_rad = f * TB__DEG;
-            } else if (!strcmp(a, "--keep-artist-keys")) {
-                e = tb__float_arg(a, v, 0, 1, &bd.existing_keep);
-            } else if (!strcmp(a, "--ground-y")) {
-                e = tb__float_arg(a, v, -1e6f, 1e6f, &sp->ground_y_m);
-                bd.ground_as_given = 1;
-            }
-            if (e) {
-                free(mark);
-                return e;
-            }
-        } else {
-            mark[i] = TB_CLI_ARG_INPUT;
-            inputs_given++;
-            if (!in)
-                in = a;
-        }
+    unsigned char *hidden = mark + argc + 1;
+    tb__fix_opts opts;
+    if ((rc = tb__fix_options(&opts, argc, argv, mark, hidden)) >= 0) {
+        free(mark);
+        return rc;
     }
+    rc = TB_EXIT_OK;
+    const char *in = opts.in, *out = opts.out, *report = opts.report, *preview = opts.preview;
+    char *clips_arg = opts.clips_arg, *only_arg = opts.only_arg;
+    int as_json = opts.as_json, quiet = opts.quiet, no_bake = opts.no_bake, progress = opts.progress;
+    int foot_contact = opts.foot_contact, rest_curve_given = opts.rest_curve_given;
+    int no_solver_fit = opts.no_solver_fit, vrm_springs = opts.vrm_springs;
+    int jobs = opts.jobs, jobs_given = opts.jobs_given, force = opts.force, inputs_given = opts.inputs_given;
+    tb_appendage_desc d = opts.d; /* d.roles points into opts, which lives as long */
+    tb_bake_desc bd = opts.bd;
     if (!in || !out) {
         free(mark);
         return tb_cli_usage_error("fix", "needs IN and -o OUT");
@@ -459,7 +540,6 @@ int tb_cmd_fix(int argc, char **argv)
         free(mark);
         return rc;
     }
-    free(mark);
     /* one file: its clips baked and measured on -j threads (default, and 0:
      * one per CPU); the output is the same bytes for any count */
     if (!jobs_given || jobs <= 0) {
@@ -467,8 +547,10 @@ int tb_cmd_fix(int argc, char **argv)
         jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
     }
     bd.threads = jobs;
-    if (preview && (tb_cli_is_stdio(in) || tb_cli_is_stdio(out)))
+    if (preview && (tb_cli_is_stdio(in) || tb_cli_is_stdio(out))) {
+        free(mark);
         return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
+    }
     if (tb_cli_is_stdio(out))
         tb_cli_stdout_reserve();
     char *only_buf = only_arg ? strdup(only_arg) : NULL, *clips_buf = clips_arg ? strdup(clips_arg) : NULL;
@@ -566,7 +648,7 @@ int tb_cmd_fix(int argc, char **argv)
         goto done;
     if ((rc = tb_cli_save_doc(doc, save_out)) != TB_EXIT_OK || (rc = tb_cli_fbx_finish(&fbx, out)) != TB_EXIT_OK)
         goto done;
-    if (preview && (rc = tb__preview(preview, in, out, argc, argv, &bd, quiet)) != TB_EXIT_OK)
+    if (preview && (rc = tb__preview(preview, in, out, argc, argv, hidden, &bd, quiet)) != TB_EXIT_OK)
         goto done;
     if (!quiet) {
         if (as_json) {
@@ -604,6 +686,7 @@ int tb_cmd_fix(int argc, char **argv)
         }
     }
 done:
+    free(mark);
     tb_cli_fbx_close(&fbx);
     json_decref(j);
     tb_fix_report_free(&rep);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"
@@ -350,8 +351,18 @@ int tb_cmd_info(int argc, char **argv)
     int as_json = 0, tree = 1;
     tb__info_opts opts;
     memset(&opts, 0, sizeof opts);
-    for (int i = 1; i < argc; i++) {
-        if (tb_cli_is(argv[i], "-h", "--help")) {
+    enum { JSON = TB_CLI_LONG, NO_TREE, ROLE };
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                              {"json", no_argument, NULL, JSON},
+                                              {"no-tree", no_argument, NULL, NO_TREE},
+                                              {"role", required_argument, NULL, ROLE},
+                                              {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "info", argc, argv, "h", longopts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             printf("usage: tailbone info FILE [--json] [--no-tree] [--role ROLE=JOINT]...\n\n"
                    "Describes a rigged glTF/GLB: skins and their joint hierarchy with humanoid roles\n"
                    "(Mixamo names with any mixamorig*: prefix, plain names, common other layouts,\n"
@@ -365,20 +376,18 @@ int tb_cmd_info(int argc, char **argv)
                    "  --no-tree   omit the joint hierarchy in the text view\n"
                    "  --role ROLE=JOINT  give a role by hand (e.g. Hips=Bone.003); repeatable\n");
             return TB_EXIT_OK;
-        } else if (!strcmp(argv[i], "--json")) {
+        } else if (c == JSON) {
             as_json = 1;
-        } else if (!strcmp(argv[i], "--no-tree")) {
+        } else if (c == NO_TREE) {
             tree = 0;
-        } else if (!strcmp(argv[i], "--role")) {
-            if (i + 1 >= argc || !strchr(argv[i + 1], '='))
+        } else if (c == ROLE) {
+            if (!strchr(p.value, '='))
                 return tb_cli_usage_error("info", "--role needs ROLE=JOINT");
             if (opts.role_count >= 64)
                 return tb_cli_usage_error("info", "too many --role options");
-            opts.roles[opts.role_count++] = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tb_cli_usage_error("info", "unknown option '%s'", argv[i]);
+            opts.roles[opts.role_count++] = p.value;
         } else if (!in) {
-            in = argv[i];
+            in = p.value;
         } else {
             return tb_cli_usage_error("info", "too many arguments");
         }

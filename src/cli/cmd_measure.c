@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
+#include "runtime/base.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
 #include "tailbone/humanoid.h"
@@ -20,7 +22,6 @@
  * close). */
 #define TB__SPRING_RATE_HZ 60.0f
 #define TB__SPRING_WARMUP_PASSES 1
-#define TB__DEG (180.0 / 3.14159265358979323846)
 
 typedef struct tb__opts {
     const char *in;
@@ -36,23 +37,23 @@ static void tb__help(void)
     printf("usage: tailbone measure FILE [--clip NAME | --all] [--compare] [--json]\n"
            "                        [--tail-bones TEXT | --tail-mask FILE] [--instants N] [--loop]\n"
            "                        [--no-spring] [--dump-positions OUT.bin]\n\n"
-           "Plays each clip and measures skin stretch (SPEC C): for every unique mesh edge,\n"
+           "Plays each clip and measures skin stretch: for every unique mesh edge,\n"
            "skinned length / bind length at 24 evenly spaced instants (t_k = k*D/23; --loop:\n"
            "k*D/24). Above 1.5 or below 0.67 is torn. Tail edges (both vertices in the tail)\n"
            "are compared with body edges (neither vertex in it), the reference. Also prints\n"
-           "the weighted bone distance of the tail (SPEC A9) and its motion: tip travel and\n"
+           "the weighted bone distance of the tail and its motion: tip travel and\n"
            "the largest tail-bone rotation. docs/measure.md explains every figure.\n\n"
            "The tail: vertices with >= 50%% of their weight on Tail_* bones, or --tail-bones\n"
            "TEXT (joints whose name contains TEXT, e.g. 'Tail' for an artist's chain), or\n"
            "--tail-mask FILE (whitespace-separated model vertex indices).\n"
            "  --clip NAME        one clip (exact, case-insensitive, or unique substring)\n"
            "  --all              every clip (the default)\n"
-           "  --compare          the SPEC C table: original rig, rigid on Hips (SPEC A8),\n"
+           "  --compare          the comparison table: original rig, rigid on Hips,\n"
            "                     tail chain (spring-animated Tail_* bones), body reference\n"
            "  --json             machine-readable output\n"
            "  --instants N       instants per clip (default 24, at most 10000)\n"
            "  --loop             looping clip: do not measure the end pose twice\n"
-           "  --no-spring        do not animate Tail_* chains with the spring solver (SPEC B);\n"
+           "  --no-spring        do not animate Tail_* chains with the spring solver;\n"
            "                     a clip that already keys them (a baked file) always plays as keyed\n"
            "  --dump-positions F write the skinned world positions (needs one --clip): see\n"
            "                     docs/measure.md for the layout (used by the three.js check)\n");
@@ -159,7 +160,10 @@ static json_t *tb__stats_json(const tb_stretch_stats *s)
     json_object_set_new(o, "p99", tb__jnum(s->p99));
     json_object_set_new(o, "min", tb__jnum(s->min));
     json_object_set_new(o, "max", tb__jnum(s->max));
-    json_object_set_new(o, "torn", json_integer((json_int_t)s->torn));
+    /* torn is a fraction of the samples in every report (as in fix's);
+     * torn_samples the count; torn_fraction the old name of torn */
+    json_object_set_new(o, "torn", tb__jnum(s->torn_frac));
+    json_object_set_new(o, "torn_samples", json_integer((json_int_t)s->torn));
     json_object_set_new(o, "torn_fraction", tb__jnum(s->torn_frac));
     return o;
 }
@@ -182,7 +186,7 @@ static json_t *tb__result_json(const tb_measure_result *r, int sprung, const cha
     json_object_set_new(o, "tip_vertex", json_integer(r->tip_vertex));
     json_object_set_new(o, "tip_travel", r->tip_vertex >= 0 ? json_real(r->tip_travel) : json_null());
     json_object_set_new(o, "tip_travel_h", r->tip_vertex >= 0 ? json_real(r->tip_travel_h) : json_null());
-    json_object_set_new(o, "max_bone_rotation_deg", tb__jnum(r->max_bone_rotation_rad * TB__DEG));
+    json_object_set_new(o, "max_bone_rotation_deg", tb__jnum(r->max_bone_rotation_rad * TB_DEG_PER_RAD));
     json_object_set_new(o, "motion_bones", json_integer(r->motion_bone_count));
     return o;
 }
@@ -212,7 +216,7 @@ static void tb__motion_text(const tb_measure_result *r, const char *source)
     printf("  weighted bone distance %.4g (%.1f%% of H) over %zu tail vertices (%s)\n", r->bone_distance,
            100.0 * r->bone_distance / r->height, r->tail_vertices, source);
     printf("  tail motion: tip travel %.4g (%.1f%% of H), largest tail-bone rotation %.1f deg\n", r->tip_travel,
-           100.0 * r->tip_travel_h, r->max_bone_rotation_rad * TB__DEG);
+           100.0 * r->tip_travel_h, r->max_bone_rotation_rad * TB_DEG_PER_RAD);
 }
 
 /* ---- one clip --------------------------------------------------------- */
@@ -488,7 +492,7 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
         if (!rows[i])
             continue;
         printf("  %-16s %9.1f%% %9.1f%% %8.1f deg\n", labels[i], 100.0 * rows[i]->bone_distance / rows[i]->height,
-               100.0 * rows[i]->tip_travel_h, rows[i]->max_bone_rotation_rad * TB__DEG);
+               100.0 * rows[i]->tip_travel_h, rows[i]->max_bone_rotation_rad * TB_DEG_PER_RAD);
     }
     printf("  (bone distance and tip travel as %% of H)\n");
     return TB_EXIT_OK;
@@ -517,49 +521,57 @@ int tb_cmd_measure(int argc, char **argv)
 {
     tb__opts o = {0};
     o.spring = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_next = i + 1 < argc;
-        if (tb_cli_is(a, "-h", "--help")) {
+    enum { JSON = TB_CLI_LONG, ALL, COMPARE, LOOP, NO_SPRING, CLIP, TAIL_BONES, TAIL_MASK, DUMP, INSTANTS };
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, JSON},
+                                         {"all", no_argument, NULL, ALL},
+                                         {"compare", no_argument, NULL, COMPARE},
+                                         {"loop", no_argument, NULL, LOOP},
+                                         {"no-spring", no_argument, NULL, NO_SPRING},
+                                         {"clip", required_argument, NULL, CLIP},
+                                         {"tail-bones", required_argument, NULL, TAIL_BONES},
+                                         {"tail-mask", required_argument, NULL, TAIL_MASK},
+                                         {"dump-positions", required_argument, NULL, DUMP},
+                                         {"instants", required_argument, NULL, INSTANTS},
+                                         {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "measure", argc, argv, "h", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        const char *v = p.value;
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             tb__help();
             return TB_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
+        } else if (c == JSON) {
             o.json = 1;
-        } else if (!strcmp(a, "--all")) {
+        } else if (c == ALL) {
             o.clip = NULL;
-        } else if (!strcmp(a, "--compare")) {
+        } else if (c == COMPARE) {
             o.compare = 1;
-        } else if (!strcmp(a, "--loop")) {
+        } else if (c == LOOP) {
             o.loop = 1;
-        } else if (!strcmp(a, "--no-spring")) {
+        } else if (c == NO_SPRING) {
             o.spring = 0;
-        } else if (!strcmp(a, "--clip") || !strcmp(a, "--tail-bones") || !strcmp(a, "--tail-mask") ||
-                   !strcmp(a, "--dump-positions") || !strcmp(a, "--instants")) {
-            if (!has_next)
-                return tb_cli_usage_error("measure", "%s needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--clip"))
-                o.clip = v;
-            else if (!strcmp(a, "--tail-bones"))
-                o.tail_bones = v;
-            else if (!strcmp(a, "--tail-mask"))
-                o.tail_mask = v;
-            else if (!strcmp(a, "--dump-positions"))
-                o.dump = v;
-            else {
-                char *end;
-                long n = strtol(v, &end, 10);
-                /* each instant skins every vertex (and --dump-positions keeps
-                 * them all): bounded so the work stays proportional */
-                if (*end || n < 2 || n > TB_MEASURE_MAX_INSTANTS)
-                    return tb_cli_usage_error("measure", "--instants must be an integer from 2 to %d, not '%s'",
-                                              TB_MEASURE_MAX_INSTANTS, v);
-                o.instants = (int)n;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            return tb_cli_usage_error("measure", "unknown option '%s'", a);
+        } else if (c == CLIP) {
+            o.clip = v;
+        } else if (c == TAIL_BONES) {
+            o.tail_bones = v;
+        } else if (c == TAIL_MASK) {
+            o.tail_mask = v;
+        } else if (c == DUMP) {
+            o.dump = v;
+        } else if (c == INSTANTS) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            /* each instant skins every vertex (and --dump-positions keeps
+             * them all): bounded so the work stays proportional */
+            if (!*v || *end || n < 2 || n > TB_MEASURE_MAX_INSTANTS)
+                return tb_cli_usage_error("measure", "--instants must be an integer from 2 to %d, not '%s'",
+                                          TB_MEASURE_MAX_INSTANTS, v);
+            o.instants = (int)n;
         } else if (!o.in) {
-            o.in = a;
+            o.in = v;
         } else {
             return tb_cli_usage_error("measure", "too many arguments");
         }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
@@ -346,7 +347,7 @@ static void tb__help(void)
            "the Tail_* chain highlighted, and the tail and body figures of the frame and\n"
            "of the clip (as `tailbone measure`). The repaired tail can play its baked keys\n"
            "or the spring solver live (the runtime compiled to WebAssembly), with sliders\n"
-           "for the SPEC B parameters and the `tailbone fix` command line that bakes them.\n\n"
+           "for the spring's parameters and the `tailbone fix` command line that bakes them.\n\n"
            "One file alone is shown alone. With two, the first is the original and the\n"
            "second the repaired file (`tailbone fix ORIGINAL -o REPAIRED --preview PAGE`\n"
            "writes the page directly).\n\n"
@@ -357,19 +358,20 @@ int tb_cmd_preview(int argc, char **argv)
 {
     const char *files[2] = {NULL, NULL}, *out = NULL;
     int nf = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (tb_cli_is(a, "-h", "--help")) {
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {"output", required_argument, NULL, 'o'},
+                                         {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "preview", argc, argv, "ho:", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             tb__help();
             return TB_EXIT_OK;
-        } else if (tb_cli_is(a, "-o", "--output")) {
-            if (i + 1 >= argc)
-                return tb_cli_usage_error("preview", "%s needs a value", a);
-            out = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return tb_cli_usage_error("preview", "unknown option '%s'", a);
+        } else if (c == 'o') {
+            out = p.value;
         } else if (nf < 2) {
-            files[nf++] = a;
+            files[nf++] = p.value;
         } else {
             return tb_cli_usage_error("preview", "too many arguments");
         }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "tailbone/retarget.h"
 
@@ -57,10 +58,26 @@ int tb_cmd_retarget(int argc, char **argv)
     char *clips_arg = NULL, *only_arg = NULL;
     tb_retarget_desc d = {0};
     int quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_next = i + 1 < argc;
-        if (tb_cli_is(a, "-h", "--help")) {
+    enum { CLIPS = TB_CLI_LONG, ONLY, REPORT, FPS, NO_GROUND, NO_DETECT, RAW_DELTA, FOOT_CONTACT };
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"clips", required_argument, NULL, CLIPS},
+                                         {"only", required_argument, NULL, ONLY},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"report", required_argument, NULL, REPORT},
+                                         {"fps", required_argument, NULL, FPS},
+                                         {"no-ground", no_argument, NULL, NO_GROUND},
+                                         {"no-detect", no_argument, NULL, NO_DETECT},
+                                         {"raw-delta", no_argument, NULL, RAW_DELTA},
+                                         {"foot-contact", no_argument, NULL, FOOT_CONTACT},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "retarget", argc, argv, "ho:q", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        const char *a = p.value;
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             printf("usage: tailbone retarget CHARACTER --clips LIB.glb[,LIB2.glb] [--only NAME,NAME]\n"
                    "                          -o OUT.glb [--report FILE.json] [--fps N] [--no-ground]\n\n"
                    "Transfers clips onto a character by humanoid bone roles (Mixamo names with any\n"
@@ -70,7 +87,7 @@ int tb_cmd_retarget(int argc, char **argv)
                    "role hold their bind pose (from the inverse bind matrices). A grounding pass lifts the\n"
                    "pelvis only when body skin would go below the floor more than the source's does; skin\n"
                    "mostly on Tail_* bones (or on a tail that detection finds) and the feet never count\n"
-                   "(SPEC D). Clips are resampled at 30 keys/s (LINEAR), keep their names, and are\n"
+                   "Clips are resampled at 30 keys/s (LINEAR), keep their names, and are\n"
                    "appended to the character's animations.\n"
                    "  --clips LIST      comma-separated GLB/glTF files holding the clips\n"
                    "  --only LIST       clip names to take (exact, or the part after the last '|')\n"
@@ -79,7 +96,7 @@ int tb_cmd_retarget(int argc, char **argv)
                    "  --report FILE     JSON report: placement, per-clip lift and foot heights\n"
                    "  --fps N           key rate (default 30)\n"
                    "  --no-ground       skip the grounding pass\n"
-                   "  --no-detect       don't look for tails (SPEC A) on a character without Tail_*\n"
+                   "  --no-detect       don't look for tails on a character without Tail_*\n"
                    "                    bones; their skin then counts as body for grounding\n"
                    "  --raw-delta       pure world-delta transfer (no limb bind-direction alignment)\n"
                    "  --foot-contact    raise a foot whose skin dips below the floor with a two-bone\n"
@@ -88,38 +105,28 @@ int tb_cmd_retarget(int argc, char **argv)
                    "  --in-place        allow -o to be CHARACTER itself (refused by default)\n"
                    "  --allow-uri-outside  let a .gltf's external uri name a file outside its folder\n");
             return TB_EXIT_OK;
-        } else if (!strcmp(a, "--clips")) {
-            if (!has_next)
-                return tb_cli_usage_error("retarget", "--clips needs a file list");
-            clips_arg = argv[++i];
-        } else if (!strcmp(a, "--only")) {
-            if (!has_next)
-                return tb_cli_usage_error("retarget", "--only needs a name list");
-            only_arg = argv[++i];
-        } else if (tb_cli_is(a, "-o", "--out")) {
-            if (!has_next)
-                return tb_cli_usage_error("retarget", "%s needs a file", a);
-            out = argv[++i];
-        } else if (!strcmp(a, "--report")) {
-            if (!has_next)
-                return tb_cli_usage_error("retarget", "--report needs a file");
-            report_path = argv[++i];
-        } else if (!strcmp(a, "--fps")) {
+        } else if (c == CLIPS) {
+            clips_arg = (char *)a;
+        } else if (c == ONLY) {
+            only_arg = (char *)a;
+        } else if (c == 'o') {
+            out = a;
+        } else if (c == REPORT) {
+            report_path = a;
+        } else if (c == FPS) {
             char *end = NULL;
-            if (!has_next || (d.fps = strtof(argv[++i], &end), !end || *end || !(d.fps > 0) || d.fps > 1000))
+            if ((d.fps = strtof(a, &end), !*a || *end || !(d.fps > 0) || d.fps > 1000))
                 return tb_cli_usage_error("retarget", "--fps needs a number in (0, 1000]");
-        } else if (!strcmp(a, "--no-ground")) {
+        } else if (c == NO_GROUND) {
             d.no_ground = 1;
-        } else if (!strcmp(a, "--no-detect")) {
+        } else if (c == NO_DETECT) {
             d.no_detect = 1;
-        } else if (!strcmp(a, "--raw-delta")) {
+        } else if (c == RAW_DELTA) {
             d.raw_delta = 1;
-        } else if (!strcmp(a, "--foot-contact")) {
+        } else if (c == FOOT_CONTACT) {
             d.foot_contact = 1;
-        } else if (tb_cli_is(a, "-q", "--quiet")) {
+        } else if (c == 'q') {
             quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return tb_cli_usage_error("retarget", "unknown option '%s'", a);
         } else if (!in) {
             in = a;
         } else {

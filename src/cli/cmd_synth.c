@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "tailbone/synth.h"
 
@@ -87,47 +88,61 @@ int tb_cmd_synth(int argc, char **argv)
     const char *variant = NULL, *out = NULL, *truth_path = NULL, *onto = NULL, *fixture = NULL;
     int list = 0, verbose = 0, fixtures = 0;
     tb_synth_desc desc = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_value = i + 1 < argc;
-        if (tb_cli_is(a, "-h", "--help")) {
+    enum { LIST = TB_CLI_LONG, FIXTURES, VARIANT, TRUTH, SEED, UNITS, NAMES, ONTO, FIXTURE };
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"list", no_argument, NULL, LIST},
+                                         {"fixtures", no_argument, NULL, FIXTURES},
+                                         {"verbose", no_argument, NULL, 'v'},
+                                         {"variant", required_argument, NULL, VARIANT},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"truth", required_argument, NULL, TRUTH},
+                                         {"seed", required_argument, NULL, SEED},
+                                         {"units", required_argument, NULL, UNITS},
+                                         {"names", required_argument, NULL, NAMES},
+                                         {"onto", required_argument, NULL, ONTO},
+                                         {"fixture", required_argument, NULL, FIXTURE},
+                                         {0}};
+    tb_cli_args p;
+    tb_cli_args_init(&p, "synth", argc, argv, "hvo:", opts);
+    for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
+        const char *val = p.value;
+        if (c == TB_CLI_BAD) {
+            return TB_EXIT_USAGE;
+        } else if (c == 'h') {
             tb__synth_help();
             return TB_EXIT_OK;
-        } else if (tb_cli_is(a, "--list", NULL)) {
+        } else if (c == LIST) {
             list = 1;
-        } else if (tb_cli_is(a, "--fixtures", NULL)) {
+        } else if (c == FIXTURES) {
             fixtures = 1;
-        } else if (tb_cli_is(a, "-v", "--verbose")) {
+        } else if (c == 'v') {
             verbose = 1;
-        } else if (tb_cli_is(a, "--variant", NULL) || tb_cli_is(a, "-o", "--output") || tb_cli_is(a, "--truth", NULL) ||
-                   tb_cli_is(a, "--seed", NULL) || tb_cli_is(a, "--units", NULL) || tb_cli_is(a, "--names", NULL) ||
-                   tb_cli_is(a, "--onto", NULL) || tb_cli_is(a, "--fixture", NULL)) {
-            if (!has_value)
-                return tb_cli_usage_error("synth", "%s needs a value", a);
-            const char *val = argv[++i];
-            if (!strcmp(a, "--variant")) {
+        } else if (c == TB_CLI_OPERAND) {
+            return tb_cli_usage_error("synth", "unknown argument '%s'", val);
+        } else {
+            if (c == VARIANT) {
                 variant = val;
-            } else if (!strcmp(a, "--onto")) {
+            } else if (c == ONTO) {
                 onto = val;
-            } else if (!strcmp(a, "--fixture")) {
+            } else if (c == FIXTURE) {
                 fixture = val;
-            } else if (!strcmp(a, "--truth")) {
+            } else if (c == TRUTH) {
                 truth_path = val;
-            } else if (!strcmp(a, "--seed")) {
+            } else if (c == SEED) {
                 char *end;
                 errno = 0;
                 unsigned long s = strtoul(val, &end, 10);
                 if (errno || *end || !*val || val[0] == '-' || s > 0xFFFFFFFFul)
                     return tb_cli_usage_error("synth", "--seed needs an integer 0..4294967295, not '%s'", val);
                 desc.seed = (uint32_t)s;
-            } else if (!strcmp(a, "--units")) {
+            } else if (c == UNITS) {
                 if (!strcmp(val, "m"))
                     desc.units = TB_SYNTH_UNITS_M;
                 else if (!strcmp(val, "cm"))
                     desc.units = TB_SYNTH_UNITS_CM;
                 else
                     return tb_cli_usage_error("synth", "--units is m or cm, not '%s'", val);
-            } else if (!strcmp(a, "--names")) {
+            } else if (c == NAMES) {
                 if (!strcmp(val, "mixamorig"))
                     desc.names = TB_SYNTH_NAMES_MIXAMO;
                 else if (!strcmp(val, "bare"))
@@ -137,8 +152,6 @@ int tb_cmd_synth(int argc, char **argv)
             } else {
                 out = val;
             }
-        } else {
-            return tb_cli_usage_error("synth", "unknown argument '%s'", a);
         }
     }
     if (list) {

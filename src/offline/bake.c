@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/pool_internal.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
@@ -33,7 +33,7 @@ tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *desc, 
 {
     tb_bake_desc d = tb_bake_desc_defaults(desc);
     float M[16];
-    tb_retarget_bind_to_world(m, M);
+    tb_model_bind_to_world(m, M);
     float det = M[0] * (M[5] * M[10] - M[6] * M[9]) - M[4] * (M[1] * M[10] - M[2] * M[9]) +
                 M[8] * (M[1] * M[6] - M[2] * M[5]);
     float h_world = m->height * cbrtf(fabsf(det));

@@ -8,7 +8,7 @@
 #include <cglm/cglm.h>
 
 #include "offline/appendage_internal.h"
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/weights_internal.h"
 #include "tailbone/measure.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "tailbone/clip.h"
 
 void tb_clip_free(tb_clip *clip)

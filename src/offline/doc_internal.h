@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 
+#include "runtime/base.h"
 #include "tailbone/gltf.h"
 
 typedef struct tb__view {
@@ -36,13 +37,6 @@ struct tb_doc {
     tb_gltf_sampler *samps;
 };
 
-/* Fills err (if any) and returns code. where may be NULL. */
-tb_result tb__fail(tb_error *err, tb_result code, const char *where,
-                   const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
 void tb__warn(tb_doc *doc, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/pool_internal.h"
 #include "offline/weights_internal.h"
 #include "tailbone/humanoid.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "offline/appendage_internal.h"
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 
 void tb__graph_free(tb__graph *g)
 {

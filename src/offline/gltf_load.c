@@ -20,70 +20,9 @@
 /* a GLB holds at most 4 GiB: no external file can be larger */
 #define TB__MAX_EXTERNAL ((size_t)0xFFFFFFFFu)
 
-tb_result tb__fail(tb_error *err, tb_result code, const char *where,
-                   const char *fmt, ...)
-{
-    if (err) {
-        err->code = code;
-        snprintf(err->where, sizeof err->where, "%s", where ? where : "");
-        if (fmt) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(err->message, sizeof err->message, fmt, ap);
-            va_end(ap);
-        } else {
-            snprintf(err->message, sizeof err->message, "%s", tb_result_message(code));
-        }
-    }
-    return code;
-}
-
-void tb__warn(tb_doc *doc, const char *fmt, ...)
-{
-    if (doc->warning_count == doc->warning_cap) {
-        int cap = doc->warning_cap ? doc->warning_cap * 2 : 8;
-        char **w = realloc(doc->warnings, (size_t)cap * sizeof *w);
-        if (!w)
-            return;
-        doc->warnings = w;
-        doc->warning_cap = cap;
-    }
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    char *s = strdup(buf);
-    if (s)
-        doc->warnings[doc->warning_count++] = s;
-}
-
 static uint32_t tb__u32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-size_t tb__bin_append(tb_doc *doc, const void *data, size_t size)
-{
-    size_t start = (doc->bin_size + 15u) & ~(size_t)15u;
-    size_t need = start + size;
-    if (need < start)
-        return SIZE_MAX;
-    if (need > doc->bin_cap) {
-        size_t cap = doc->bin_cap ? doc->bin_cap : 1024;
-        while (cap < need)
-            cap *= 2;
-        uint8_t *b = realloc(doc->bin, cap);
-        if (!b)
-            return SIZE_MAX;
-        doc->bin = b;
-        doc->bin_cap = cap;
-    }
-    memset(doc->bin + doc->bin_size, 0, start - doc->bin_size);
-    if (size)
-        memcpy(doc->bin + start, data, size);
-    doc->bin_size = need;
-    return start;
 }
 
 /* Opens path for reading without blocking (a FIFO would hang a plain open)

@@ -19,29 +19,6 @@ typedef struct tb__ctx {
 
 #define TB__WHERE(c, ...) snprintf((c)->where, sizeof (c)->where, __VA_ARGS__)
 
-size_t tb__component_size(int ct)
-{
-    switch (ct) {
-    case TB_COMPONENT_BYTE:
-    case TB_COMPONENT_UNSIGNED_BYTE: return 1;
-    case TB_COMPONENT_SHORT:
-    case TB_COMPONENT_UNSIGNED_SHORT: return 2;
-    case TB_COMPONENT_UNSIGNED_INT:
-    case TB_COMPONENT_FLOAT: return 4;
-    default: return 0;
-    }
-}
-
-int tb__type_components(const char *type)
-{
-    static const struct { const char *n; int c; } t[] = {
-        {"SCALAR", 1}, {"VEC2", 2}, {"VEC3", 3}, {"VEC4", 4}, {"MAT2", 4}, {"MAT3", 9}, {"MAT4", 16}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (type && !strcmp(type, t[i].n))
-            return t[i].c;
-    return 0;
-}
-
 static json_t *tb__array(tb__ctx *c, json_t *parent, const char *key, tb_result *r)
 {
     json_t *a = json_object_get(parent, key);

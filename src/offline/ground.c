@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "tailbone/retarget.h"
 
 #define TB__PI 3.14159265358979323846f
@@ -177,7 +177,7 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     float M[16];
-    tb_retarget_bind_to_world(m, M);
+    tb_model_bind_to_world(m, M);
     tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
                      tb__mean_y(m, M, TB_ROLE_LEFT_LEG, TB_ROLE_RIGHT_LEG)};
     size_t n = 0, hanging = 0;
@@ -327,7 +327,7 @@ tb_result tb_ground_placement(tb_placement *out, const tb_model *m, const uint8_
     if (!tail_joint)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     float M[16];
-    tb_retarget_bind_to_world(m, M);
+    tb_model_bind_to_world(m, M);
     tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
                      tb__mean_y(m, M, TB_ROLE_LEFT_LEG, TB_ROLE_RIGHT_LEG)};
     float body = INFINITY, all = INFINITY;

@@ -462,40 +462,6 @@ const char *tb_role_class_name(tb_role_class c)
     return (c >= 0 && c <= TB_CLASS_ARM) ? n[c] : "other";
 }
 
-int tb_tail_name_parse(const char *name, int *chain, int *index)
-{
-    if (!name)
-        return 0;
-    const char *colon = strrchr(name, ':');
-    const char *s = colon ? colon + 1 : name;
-    if (strncmp(s, "Tail", 4) != 0)
-        return 0;
-    s += 4;
-    int ch = 0;
-    if (*s >= 'B' && *s <= 'Z' && s[1] == '_') {
-        ch = *s - 'A';
-        s++;
-    }
-    if (*s != '_')
-        return 0;
-    s++;
-    int idx;
-    if (!strcmp(s, "End")) {
-        idx = 0;
-    } else {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || *end || v < 1 || v > 64)
-            return 0;
-        idx = (int)v;
-    }
-    if (chain)
-        *chain = ch;
-    if (index)
-        *index = idx;
-    return 1;
-}
-
 /* ---- roles from the shape (docs/detection.md, "Roles") ----------------- */
 
 typedef struct tb__shape {

@@ -9,7 +9,7 @@
 #include <cglm/cglm.h>
 
 #include "offline/appendage_internal.h"
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/stretch_hist.h"
 #include "tailbone/measure.h"
 #include "tailbone/runtime.h"

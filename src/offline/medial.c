@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "offline/appendage_internal.h"
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 
 typedef struct tb__tgrid {
     float lo[3], cell, inv;

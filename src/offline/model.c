@@ -6,7 +6,8 @@
 
 #include <cglm/cglm.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
+#include "runtime/tbmath.h"
 #include "tailbone/model.h"
 #include "tailbone/tailchain.h"
 
@@ -1001,4 +1002,50 @@ static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc
     tb__vertical_extent(m);
     *out = m;
     return TB_OK;
+}
+
+/* ---- bind space → world -------------------------------------------------- */
+
+static float tb__fit(const float l[16], const tb_transform *stored)
+{
+    tb_transform x;
+    tb__decompose(&x, l);
+    float e = 0;
+    for (int i = 0; i < 3; i++) {
+        float a = x.s[i] > 1e-20f ? x.s[i] : 1e-20f, b = fabsf(stored->s[i]) > 1e-20f ? fabsf(stored->s[i]) : 1e-20f;
+        e += fabsf(logf(a / b));
+    }
+    float d = fabsf(x.r[0] * stored->r[0] + x.r[1] * stored->r[1] + x.r[2] * stored->r[2] + x.r[3] * stored->r[3]);
+    e += 2 * acosf(d > 1 ? 1 : d) / 3.14159265f;
+    float dt[3] = {x.t[0] - stored->t[0], x.t[1] - stored->t[1], x.t[2] - stored->t[2]};
+    float tl[3] = {x.t[0], x.t[1], x.t[2]}, ts[3] = {stored->t[0], stored->t[1], stored->t[2]};
+    e += tb__norm3(dt) / (tb__norm3(tl) + tb__norm3(ts) + 1e-12f);
+    return e;
+}
+
+void tb_model_bind_to_world(const tb_model *m, float M[16])
+{
+    static const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    memcpy(M, id, sizeof id);
+    const tb_skeleton *sk = &m->skel;
+    int r = -1;
+    for (int j = 0; j < sk->joint_count && r < 0; j++)
+        if ((!sk->has_ibm || sk->has_ibm[j]) && (sk->parents[j] < 0 || (sk->has_ibm && !sk->has_ibm[sk->parents[j]])))
+            r = j;
+    if (r < 0 || sk->parents[r] < 0)
+        return;
+    const float *above = sk->bind_world[sk->parents[r]];
+    float diff = 0;
+    for (int i = 0; i < 16; i++)
+        diff += fabsf(above[i] - id[i]);
+    if (diff < 1e-6f)
+        return;
+    /* hypothesis a: IBMs include the nodes above (M = I) */
+    float inv[16], la[16], lb[16];
+    tb__mat_inv(inv, above);
+    tb_mat4_mul(la, inv, sk->bind_world[r]);
+    /* hypothesis b: they do not (M = above): the implied local is IBM^-1 itself */
+    memcpy(lb, sk->bind_world[r], sizeof lb);
+    if (tb__fit(lb, &sk->rest_local[r]) < tb__fit(la, &sk->rest_local[r]))
+        memcpy(M, above, 16 * sizeof(float));
 }

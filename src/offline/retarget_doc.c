@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
 #include "tailbone/retarget.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/synth_internal.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/model.h"

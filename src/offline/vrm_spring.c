@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_internal.h"
+#include "runtime/base.h"
 #include "offline/vrm_fit_internal.h"
 #include "tailbone/model.h"
 #include "tailbone/runtime.h"

@@ -1,5 +1,8 @@
-/* The one table of result names and messages. */
-#include "tailbone/common.h"
+/* The one table of result names and messages, and the one error helper. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "runtime/base.h"
 
 static const struct {
     const char *name;
@@ -42,4 +45,21 @@ const char *tb_result_message(tb_result r)
     if ((int)r < 0 || r >= TB_RESULT_COUNT || !tb__results[r].message)
         return "unknown error";
     return tb__results[r].message;
+}
+
+tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char *fmt, ...)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->where, sizeof err->where, "%s", where ? where : "");
+        if (fmt) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err->message, sizeof err->message, fmt, ap);
+            va_end(ap);
+        } else {
+            snprintf(err->message, sizeof err->message, "%s", tb_result_message(code));
+        }
+    }
+    return code;
 }

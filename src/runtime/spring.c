@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "tailbone/spring.h"
+#include "runtime/base.h"
 #include "runtime/spring_internal.h"
 
 /* SPEC B defaults. */
@@ -60,15 +61,7 @@
 
 /* ---------------------------------------------------------------- errors */
 
-static tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char *msg)
-{
-    if (err) {
-        err->code = code;
-        snprintf(err->where, sizeof err->where, "%s", where ? where : "");
-        snprintf(err->message, sizeof err->message, "%s", msg);
-    }
-    return code;
-}
+/* tb__fail: runtime/base.h */
 
 static const char *tb__joint_name(const tb_skeleton *skel, int j, char buf[32])
 {
@@ -358,45 +351,11 @@ TB__INLINE void tb__frame_point(const tb__frame *f, const float local[3], float 
 
 /* ----------------------------------------------------- tail chain names */
 
-/* Recognises "<prefix>Tail<X>_<n>" and "<prefix>Tail<X>_End", X empty or one
- * capital letter (TailB for a second tail), prefix anything that does not end
- * in a letter ("mixamorig:", "Armature_"). *prefix_len covers everything up
- * to and including the '_'; *index is n ≥ 1, or 0 for End. */
+/* The one Tail_ name rule (names.c, tailbone/common.h); *prefix_len covers
+ * the name up to and including the '_', *index is n >= 1, or 0 for End. */
 static int tb__tail_name(const char *name, size_t *prefix_len, int *index)
 {
-    if (!name)
-        return 0;
-    const char *us = strrchr(name, '_');
-    if (!us || us - name < 4)
-        return 0;
-    const char *suf = us + 1;
-    int n = 0;
-    if (strcmp(suf, "End") == 0) {
-        n = 0;
-    } else {
-        if (!*suf || *suf == '0')
-            return 0;
-        for (const char *c = suf; *c; c++) {
-            if (*c < '0' || *c > '9' || c - suf >= 6)
-                return 0;
-            n = n * 10 + (*c - '0');
-        }
-    }
-    const char *stem;
-    if (memcmp(us - 4, "Tail", 4) == 0)
-        stem = us - 4;
-    else if (us - name >= 5 && memcmp(us - 5, "Tail", 4) == 0 && us[-1] >= 'A' && us[-1] <= 'Z')
-        stem = us - 5;
-    else
-        return 0;
-    if (stem > name) {
-        char b = stem[-1];
-        if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z'))
-            return 0; /* "Ponytail_1", "CocktailB_2" */
-    }
-    *prefix_len = (size_t)(us - name) + 1;
-    *index = n;
-    return 1;
+    return tb_tail_name_split(name, prefix_len, NULL, index);
 }
 
 static int tb__is_chain_root(const tb_skeleton *skel, int j)

@@ -38,8 +38,8 @@ for f in wolf_fixed.glb wolf_back.glb; do
   v=$(node "$root/tests/blender/validate.mjs" "$f")
   [ "$(echo "$v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["errors"])')" = 0 ] && ok "$f: Khronos validator: no error" || bad "$f: validator: $v"
   "$cli" measure "$f" --json >m.json
-  r=$(json m.json "' '.join('%s:%d/%d' % (c.get('clip', c.get('name', '?')), c['tail']['torn'], c['tail_vertices']) for c in d['clips'])")
-  n=$(json m.json "len(d['clips'])"); torn=$(json m.json "sum(c['tail']['torn'] + c['body']['torn'] for c in d['clips'])")
+  r=$(json m.json "' '.join('%s:%d/%d' % (c.get('clip', c.get('name', '?')), c['tail']['torn_samples'], c['tail_vertices']) for c in d['clips'])")
+  n=$(json m.json "len(d['clips'])"); torn=$(json m.json "sum(c['tail']['torn_samples'] + c['body']['torn_samples'] for c in d['clips'])")
   tv=$(json m.json "min(c['tail_vertices'] for c in d['clips'])")
   [ "$n" -ge 3 ] && [ "$torn" = 0 ] && [ "$tv" -gt 100 ] && ok "$f: tailbone measure: $n clips, 0 torn, >= $tv tail vertices" || bad "$f: measure: $r"
 done

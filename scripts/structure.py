@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""The shape of src/ in figures, from the text of the sources alone (issue 18's
+before/after): files per folder, the longest functions, and the import cycles
+between files.
+
+A file depends on another when it calls or names a function (or a global)
+that the other defines with external linkage; an import cycle is a strongly
+connected set of two or more files in that graph (Tarjan). #include lines
+are counted as well, but the library's private headers (doc_internal.h…)
+are shared by whole folders, so the call graph is what shows a cycle.
+
+usage: scripts/structure.py [--root DIR] [--top N] [--json]
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+C_EXT = (".c", ".cc", ".h")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
+
+
+def strip_comments_and_strings(text):
+    """Blanks comments and string/char literals, keeping newlines."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j]) + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+FUNC_HEAD = re.compile(r"^[A-Za-z_][\w \*]*?\b([A-Za-z_]\w*)\s*\(", re.M)
+
+
+def functions(text):
+    """(name, first line, line count, static) of each function definition:
+    a head at column 0, its body from a '{' to the matching '}'."""
+    clean = strip_comments_and_strings(text)
+    found = []
+    for m in FUNC_HEAD.finditer(clean):
+        name = m.group(1)
+        if name in KEYWORDS or clean[m.start()] == "#":
+            continue
+        # the parameter list, then '{' (not ';')
+        depth, i = 0, m.end() - 1
+        while i < len(clean):
+            if clean[i] == "(":
+                depth += 1
+            elif clean[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        j = i + 1
+        while j < len(clean) and clean[j] in " \t\n":
+            j += 1
+        # __attribute__ and the like between ')' and '{' are rare here: skip them
+        if j >= len(clean) or clean[j] != "{":
+            continue
+        depth, k = 0, j
+        while k < len(clean):
+            if clean[k] == "{":
+                depth += 1
+            elif clean[k] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        first = clean.count("\n", 0, m.start()) + 1
+        last = clean.count("\n", 0, k) + 1
+        head = clean[m.start():m.end()]
+        before = head.split(name)[0]
+        # TB__INLINE / CGLM_INLINE expand to static inline
+        found.append((name, first, last - first + 1, "static" in before or "INLINE" in before, clean[j:k]))
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--top", type=int, default=10, help="longest functions listed")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    src = os.path.join(a.root, "src")
+    files = {}
+    for d, _, names in os.walk(src):
+        for f in names:
+            if f.endswith(C_EXT):
+                p = os.path.relpath(os.path.join(d, f), src)
+                with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+                    files[p] = fh.read()
+
+    per_folder = {}
+    for p in files:
+        folder = os.path.dirname(p) or "."
+        per_folder[folder] = per_folder.get(folder, 0) + 1
+
+    funcs, defined = [], {}
+    for p, text in files.items():
+        if not p.endswith((".c", ".cc")):
+            continue
+        for name, first, n, static, body in functions(text):
+            funcs.append((n, p, first, name))
+            if not static and name != "main":
+                defined.setdefault(name, set()).add(p)
+    funcs.sort(key=lambda f: (-f[0], f[1], f[2]))
+    # file-scope data with external linkage ("const float tbs_joint_pos[...] = {")
+    data = re.compile(r"^(?!static\b)(?:const\s+)?(?:unsigned\s+|struct\s+)?\w+\s+\**([A-Za-z_]\w*)\s*(?:\[[^\]]*\])*\s*=", re.M)
+    for p, text in files.items():
+        if p.endswith((".c", ".cc")):
+            for m in data.finditer(strip_comments_and_strings(text)):
+                if m.group(1) not in KEYWORDS:
+                    defined.setdefault(m.group(1), set()).add(p)
+
+    # call graph between .c files
+    ident = re.compile(r"\b[A-Za-z_]\w*\b")
+    graph = {p: set() for p in files if p.endswith((".c", ".cc"))}
+    for p in graph:
+        for w in set(ident.findall(strip_comments_and_strings(files[p]))):
+            for q in defined.get(w, ()):
+                if q != p:
+                    graph[p].add(q)
+
+    # Tarjan's strongly connected components
+    index, low, on, stack, sccs, counter = {}, {}, set(), [], [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    sccs.sort()
+
+    # which pairs inside a cycle call each other both ways (the cycle's edges)
+    mutual = sorted({tuple(sorted((p, q))) for p in graph for q in graph[p] if p in graph[q]})
+
+    inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+    include_edges = sum(len(inc.findall(t)) for t in files.values())
+
+    result = {
+        "files_per_folder": dict(sorted(per_folder.items())),
+        "files": len(files),
+        "functions": len(funcs),
+        "functions_over_100_lines": sum(1 for f in funcs if f[0] > 100),
+        "longest": [{"lines": n, "file": p, "line": l, "function": name} for n, p, l, name in funcs[: a.top]],
+        "call_dependencies": sum(len(v) for v in graph.values()),
+        "include_lines": include_edges,
+        "cycles": sccs,
+        "mutual_pairs": [list(m) for m in mutual],
+    }
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+    print("files per folder (src/): " + ", ".join(f"{k} {v}" for k, v in result["files_per_folder"].items()) +
+          f" ({result['files']} in all)")
+    print(f"functions: {result['functions']}, over 100 lines: {result['functions_over_100_lines']}")
+    print("longest:")
+    for f in result["longest"]:
+        print(f"  {f['lines']:4d}  {f['function']}  ({f['file']}:{f['line']})")
+    print(f"dependencies between .c files (calls to another file's functions): {result['call_dependencies']}")
+    print(f"import cycles (strongly connected files): {len(sccs)}")
+    for c in sccs:
+        print("  " + " <-> ".join(c))
+    print(f"pairs of files that call each other: {len(mutual)}")
+    for m in mutual:
+        print(f"  {m[0]} <-> {m[1]}")
+
+
+if __name__ == "__main__":
+    main()

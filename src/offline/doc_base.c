@@ -1,0 +1,77 @@
+/* The glTF document's ground floor: what the loader, the parser, the
+ * accessors and the decoders all need of a tb_doc (warnings, the BIN chunk,
+ * component sizes), in a file that calls none of them, so that load → parse
+ * → accessors → decompress form no import cycle (doc_internal.h). */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offline/doc_internal.h"
+
+void tb__warn(tb_doc *doc, const char *fmt, ...)
+{
+    if (doc->warning_count == doc->warning_cap) {
+        int cap = doc->warning_cap ? doc->warning_cap * 2 : 8;
+        char **w = realloc(doc->warnings, (size_t)cap * sizeof *w);
+        if (!w)
+            return;
+        doc->warnings = w;
+        doc->warning_cap = cap;
+    }
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *s = strdup(buf);
+    if (s)
+        doc->warnings[doc->warning_count++] = s;
+}
+
+size_t tb__bin_append(tb_doc *doc, const void *data, size_t size)
+{
+    size_t start = (doc->bin_size + 15u) & ~(size_t)15u;
+    size_t need = start + size;
+    if (need < start)
+        return SIZE_MAX;
+    if (need > doc->bin_cap) {
+        size_t cap = doc->bin_cap ? doc->bin_cap : 1024;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *b = realloc(doc->bin, cap);
+        if (!b)
+            return SIZE_MAX;
+        doc->bin = b;
+        doc->bin_cap = cap;
+    }
+    memset(doc->bin + doc->bin_size, 0, start - doc->bin_size);
+    if (size)
+        memcpy(doc->bin + start, data, size);
+    doc->bin_size = need;
+    return start;
+}
+
+size_t tb__component_size(int ct)
+{
+    switch (ct) {
+    case TB_COMPONENT_BYTE:
+    case TB_COMPONENT_UNSIGNED_BYTE: return 1;
+    case TB_COMPONENT_SHORT:
+    case TB_COMPONENT_UNSIGNED_SHORT: return 2;
+    case TB_COMPONENT_UNSIGNED_INT:
+    case TB_COMPONENT_FLOAT: return 4;
+    default: return 0;
+    }
+}
+
+int tb__type_components(const char *type)
+{
+    static const struct { const char *n; int c; } t[] = {
+        {"SCALAR", 1}, {"VEC2", 2}, {"VEC3", 3}, {"VEC4", 4}, {"MAT2", 4}, {"MAT3", 9}, {"MAT4", 16}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (type && !strcmp(type, t[i].n))
+            return t[i].c;
+    return 0;
+}
