@@ -1399,15 +1399,18 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
 
 #ifndef TBT_STEP_VIA_BATCH /* test_rt_spring_batch.c: this one runs both steps itself */
 /* The batch step against the scalar reference: three characters (an 8-bone
- * tail and a 3-bone second tail each) on their own random hip motion, with
+ * tail and a 3-bone second tail each; nine on the AVX-512 path, so that its
+ * 16-chain blocks run) on their own random hip motion, with
  * hitches, zero/negative/NaN frames, teleports and the tails dragging on the
  * ground, stepped one by one with tb_spring_step() and together with
  * tb_spring_step_batch(), for 10^5 sub-steps of every chain (10^4 under the
  * sanitizers): every tip of every frame agrees within 1e-4 of its tail's
  * length. */
-#define TBT_BATCH_CHARS 3
-static void batch_against_reference(int avx2)
+#define TBT_BATCH_CHARS 9 /* at most */
+static const char *const path_names[] = {"baseline", "avx2", "avx512"};
+static void batch_against_reference(int path)
 {
+    const int chars = path == TB__PATH_AVX512 ? 9 : 3;
     rig r;
     rig_opts o = {.links = 8, .second_tail = 1, .unit = 0.01f, .hips_y_m = 1.0f};
     rig_build(&r, &o);
@@ -1415,7 +1418,7 @@ static void batch_against_reference(int avx2)
     tb_spring_batch_item items[TBT_BATCH_CHARS];
     float pos[TBT_BATCH_CHARS][3], vel[TBT_BATCH_CHARS][3], yaw[TBT_BATCH_CHARS],
         yaw_v[TBT_BATCH_CHARS];
-    for (int c = 0; c < TBT_BATCH_CHARS; c++) {
+    for (int c = 0; c < chars; c++) {
         sim_init(&ref[c], &r, NULL);
         sim_init(&bat[c], &r, NULL);
         items[c] = (tb_spring_batch_item){bat[c].a, (const float (*)[16])bat[c].world,
@@ -1443,7 +1446,7 @@ static void batch_against_reference(int avx2)
         else
             dt = 0.004f + 0.06f * rnd();
         float h = isfinite(dt) && dt > 0 ? fminf(dt, 0.1f) : 0.0f;
-        for (int c = 0; c < TBT_BATCH_CHARS; c++) {
+        for (int c = 0; c < chars; c++) {
             for (int k = 0; k < 3; k++) {
                 vel[c][k] += (rnd() - 0.5f) * 40.0f * h - 0.5f * vel[c][k] * h;
                 vel[c][k] = fmaxf(-4.0f, fminf(4.0f, vel[c][k]));
@@ -1475,11 +1478,11 @@ static void batch_against_reference(int avx2)
             }
             (tb_spring_step)(ref[c].a, dt, (const float (*)[16])ref[c].world, ref[c].locals, NULL);
         }
-        tb__spring_step_batch_on(items, TBT_BATCH_CHARS, dt, avx2);
+        tb__spring_step_batch_on(items, chars, dt, path);
         frames++;
         if (h >= 1e-6f)
             substeps += (long long)ceilf(h * 240.0f - 1e-4f);
-        for (int c = 0; c < TBT_BATCH_CHARS; c++)
+        for (int c = 0; c < chars; c++)
             for (int ch = 0; ch < 2; ch++)
                 for (int i = 0; i < (ch ? 3 : 8); i++) {
                     tb_spring_link_state a, b;
@@ -1493,11 +1496,11 @@ static void batch_against_reference(int avx2)
     print_message("batch vs reference: %ld frames, %lld sub-steps per chain, %s path, "
                   "%ld link-frames in contact, %ld at the bend limit, worst tip gap %.2e of "
                   "the tail length\n",
-                  frames, substeps, avx2 ? tb_spring_batch_path() : "baseline", contacts,
+                  frames, substeps, path_names[path], contacts,
                   limited, worst);
     assert_true(contacts > 0 && limited > 0); /* both constraints were exercised */
     assert_true(worst < 1e-4f);
-    for (int c = 0; c < TBT_BATCH_CHARS; c++) {
+    for (int c = 0; c < chars; c++) {
         tb_spring_destroy(ref[c].a);
         tb_spring_destroy(bat[c].a);
     }
@@ -1506,9 +1509,9 @@ static void batch_against_reference(int avx2)
 static void spring_batch_step_agrees_with_scalar_reference_on_random_motion(void **state)
 {
     (void)state;
-    batch_against_reference(0); /* the compiler's baseline vectors */
-    if (strcmp(tb_spring_batch_path(), "avx2") == 0)
-        batch_against_reference(1);
+    /* the compiler's baseline vectors, then each wider path this CPU runs */
+    for (int path = TB__PATH_BASE; path <= tb__spring_batch_best_path(); path++)
+        batch_against_reference(path);
 }
 #endif
 

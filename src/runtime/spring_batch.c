@@ -41,409 +41,12 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 
-#define TB__LANES 8
+#define TB__MAX_LANES 16 /* the widest block (AVX-512) */
 #define TB__LANE_MAX_LINKS 16
 /* Coupling: nlerp when the two rotations' dot (cos of half the angle between
  * them) is above this (8.1°); the reference nlerps above 0.9995. */
 
-typedef float tb__vf __attribute__((vector_size(4 * TB__LANES)));
-typedef int32_t tb__vi __attribute__((vector_size(4 * TB__LANES)));
-
 #define TB__VI static inline __attribute__((always_inline))
-
-typedef struct tb__v3v {
-    tb__vf x, y, z;
-} tb__v3v;
-
-typedef struct tb__qv {
-    tb__vf x, y, z, w;
-} tb__qv;
-
-TB__VI tb__vf tb__vs(float x)
-{
-    return (tb__vf){x, x, x, x, x, x, x, x};
-}
-
-TB__VI tb__vf tb__vsel(tb__vi m, tb__vf a, tb__vf b)
-{
-    return (tb__vf)(((tb__vi)a & m) | ((tb__vi)b & ~m));
-}
-
-TB__VI tb__v3v tb__v3sel(tb__vi m, tb__v3v a, tb__v3v b)
-{
-    return (tb__v3v){tb__vsel(m, a.x, b.x), tb__vsel(m, a.y, b.y), tb__vsel(m, a.z, b.z)};
-}
-
-TB__VI tb__qv tb__qsel(tb__vi m, tb__qv a, tb__qv b)
-{
-    return (tb__qv){tb__vsel(m, a.x, b.x), tb__vsel(m, a.y, b.y), tb__vsel(m, a.z, b.z),
-                    tb__vsel(m, a.w, b.w)};
-}
-
-TB__VI int tb__any(tb__vi m)
-{
-    int32_t r = 0;
-    for (int k = 0; k < TB__LANES; k++)
-        r |= m[k];
-    return r != 0;
-}
-
-TB__VI tb__vf tb__vsqrt(tb__vf a)
-{
-    tb__vf r;
-    for (int k = 0; k < TB__LANES; k++)
-        r[k] = __builtin_sqrtf(a[k]);
-    return r;
-}
-
-TB__VI tb__vf tb__vmin(tb__vf a, tb__vf b)
-{
-    return tb__vsel(a < b, a, b);
-}
-
-TB__VI tb__vf tb__vmax(tb__vf a, tb__vf b)
-{
-    return tb__vsel(a > b, a, b);
-}
-
-TB__VI tb__vf tb__vabs(tb__vf a)
-{
-    return (tb__vf)((tb__vi)a & (tb__vi){0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
-                                         0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff});
-}
-
-TB__VI tb__vf tb__dot(tb__v3v a, tb__v3v b)
-{
-    return a.x * b.x + a.y * b.y + a.z * b.z;
-}
-
-/* d = a + s b */
-TB__VI tb__v3v tb__madd(tb__v3v a, tb__vf s, tb__v3v b)
-{
-    return (tb__v3v){a.x + s * b.x, a.y + s * b.y, a.z + s * b.z};
-}
-
-TB__VI tb__v3v tb__v3scale(tb__v3v a, tb__vf s)
-{
-    return (tb__v3v){a.x * s, a.y * s, a.z * s};
-}
-
-/* Normalises where the length is > 0 (else leaves the lane alone), returns
- * the old length: tb__v3_normalize per lane. */
-TB__VI tb__vf tb__v3norm(tb__v3v *v)
-{
-    const tb__vf l = tb__vsqrt(tb__dot(*v, *v));
-    const tb__vi pos = l > tb__vs(0.0f);
-    const tb__vf inv = tb__vs(1.0f) / tb__vsel(pos, l, tb__vs(1.0f));
-    v->x *= inv;
-    v->y *= inv;
-    v->z *= inv;
-    return l;
-}
-
-TB__VI tb__qv tb__qmul(tb__qv a, tb__qv b)
-{
-    return (tb__qv){a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-                    a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-                    a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-                    a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z};
-}
-
-TB__VI tb__qv tb__qconj(tb__qv a)
-{
-    return (tb__qv){-a.x, -a.y, -a.z, a.w};
-}
-
-TB__VI tb__v3v tb__qrot(tb__qv q, tb__v3v v)
-{
-    const tb__vf two = tb__vs(2.0f);
-    const tb__vf tx = two * (q.y * v.z - q.z * v.y);
-    const tb__vf ty = two * (q.z * v.x - q.x * v.z);
-    const tb__vf tz = two * (q.x * v.y - q.y * v.x);
-    return (tb__v3v){v.x + q.w * tx + (q.y * tz - q.z * ty), v.y + q.w * ty + (q.z * tx - q.x * tz),
-                     v.z + q.w * tz + (q.x * ty - q.y * tx)};
-}
-
-/* Unit, or the identity where the length is 0 (tb__q_normalize). */
-TB__VI tb__qv tb__qnorm(tb__qv q)
-{
-    const tb__vf l = tb__vsqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
-    const tb__vi pos = l > tb__vs(0.0f);
-    const tb__vf inv = tb__vs(1.0f) / tb__vsel(pos, l, tb__vs(1.0f));
-    const tb__vf z = tb__vs(0.0f);
-    return (tb__qv){tb__vsel(pos, q.x * inv, z), tb__vsel(pos, q.y * inv, z),
-                    tb__vsel(pos, q.z * inv, z), tb__vsel(pos, q.w * inv, tb__vs(1.0f))};
-}
-
-/* glm_vec3_ortho per lane: (-y, x - f z, f y), f = frac(|x| + 1/2). */
-TB__VI tb__v3v tb__ortho(tb__v3v v)
-{
-    const tb__vf y = tb__vabs(v.x) + tb__vs(0.5f);
-    const tb__vf f = y - __builtin_convertvector(__builtin_convertvector(y, tb__vi), tb__vf);
-    return (tb__v3v){-v.y, v.x - f * v.z, f * v.y};
-}
-
-/* swing(a, b) per lane (tb__swing): shortest rotation taking unit a to unit b. */
-TB__VI tb__qv tb__swing(tb__v3v a, tb__v3v b)
-{
-    const tb__vf c = tb__dot(a, b);
-    tb__qv d = tb__qnorm((tb__qv){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z,
-                                  a.x * b.y - a.y * b.x, tb__vs(1.0f) + c});
-    const tb__vi opp = c < tb__vs(-1.0f + 1e-6f);
-    if (tb__any(opp)) {
-        tb__v3v ax = tb__ortho(a);
-        tb__v3norm(&ax);
-        d = tb__qsel(opp, (tb__qv){ax.x, ax.y, ax.z, tb__vs(0.0f)}, d);
-    }
-    return d;
-}
-
-/* Shortest-path slerp(a, b, t) per lane, t the same in every lane, as
- * tb__slerp computes it: the weights of a normalised lerp where the two are
- * within 2.6° (dot above 0.9995), which is where the solver spends its
- * time; libm's acos and sin only in the lanes beyond that, so the result is
- * the reference's bit for bit. */
-TB__VI tb__qv tb__slerp(const tb__qv *pa, const tb__qv *pb, const tb__vf *pt)
-{
-    const tb__qv a = *pa, b = *pb;
-    const tb__vf t = *pt;
-    tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-    const tb__vi neg = c < tb__vs(0.0f);
-    const tb__vf sg = tb__vsel(neg, tb__vs(-1.0f), tb__vs(1.0f));
-    c = tb__vabs(c);
-    tb__vf wa = tb__vs(1.0f) - t, wb = t * sg;
-    const tb__vi far = c <= tb__vs(0.9995f);
-    if (tb__any(far)) {
-        for (int k = 0; k < TB__LANES; k++) {
-            if (!far[k])
-                continue;
-            const float th = acosf(c[k]), sn = sinf(th);
-            wa[k] = sinf((1.0f - t[k]) * th) / sn;
-            wb[k] = sinf(t[k] * th) / sn * sg[k];
-        }
-    }
-    return tb__qnorm((tb__qv){wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
-                              wa * a.w + wb * b.w});
-}
-
-/* slerp(a, b, 1/2): the normalised sum with the nearer sign (tb__q_midpoint). */
-TB__VI tb__qv tb__midpoint(tb__qv a, tb__qv b)
-{
-    const tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-    const tb__vf sg = tb__vsel(c < tb__vs(0.0f), tb__vs(-1.0f), tb__vs(1.0f));
-    return tb__qnorm((tb__qv){a.x + sg * b.x, a.y + sg * b.y, a.z + sg * b.z, a.w + sg * b.w});
-}
-
-/* Unit horizontal part of v per lane; *ok where it does not vanish. */
-TB__VI tb__v3v tb__horizontal(tb__v3v v, tb__vi *ok)
-{
-    tb__v3v d = {v.x, tb__vs(0.0f), v.z};
-    *ok = tb__v3norm(&d) > tb__vs(1e-6f);
-    return d;
-}
-
-/* One link of every chain of a block, in lanes. */
-typedef struct tb__lane_link {
-    /* Constants (tb__link). */
-    tb__v3v t, r;
-    tb__qv A, qhat;
-    tb__vf lambda, sigma, omega2, damp;
-    /* State. */
-    tb__v3v p, v;
-    tb__qv q, bend, bend_old;
-    tb__v3v head, target;
-    tb__vf length;
-    tb__vi contact;
-} tb__lane_link;
-
-/* A block's chains, in lanes: the anchor at the previous and this frame
- * and the chain's constants for this frame's sub-step length. */
-typedef struct tb__lane_chain {
-    tb__v3v o0, o1;
-    tb__qv r0, r1;
-    tb__vf s0, s1;
-    tb__qv ba_conj;
-    tb__vf alpha, keep, floor_y, gravity, cos_half, sin_half;
-    tb__vi ground_on, coupled;
-} tb__lane_chain;
-
-/* One sub-step of a block (tb__chain_pass with snap = 0), anchor frame
- * (Fo, Fr, Fs), sub-step length h. */
-TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                           tb__qv Fr, tb__vf Fs, float hs)
-{
-    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
-    const tb__qv hips = tb__qmul(Fr, C->ba_conj);
-    const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
-    tb__v3v Po = Fo;
-    tb__qv Pr = Fr;
-    tb__vf Ps = Fs;
-    const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
-    const tb__vf floor_y = C->floor_y;
-
-    for (int i = 0; i < n; i++) {
-        tb__lane_link *l = &L[i];
-        const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
-        const tb__vf ell = Ps * l->lambda;
-        const tb__v3v rest_w = tb__qrot(Pr, l->r);
-        const tb__v3v T = tb__madd(hd, ell, rest_w);
-
-        /* Spring, semi-implicit Euler. */
-        tb__v3v v = l->v, p = l->p;
-        v.x += h * (l->omega2 * (T.x - p.x) - l->damp * v.x);
-        v.y += h * (l->omega2 * (T.y - p.y) - l->damp * v.y - C->gravity);
-        v.z += h * (l->omega2 * (T.z - p.z) - l->damp * v.z);
-        p.x += h * v.x;
-        p.y += h * v.y;
-        p.z += h * v.z;
-
-        /* Rope. */
-        tb__v3v d = {p.x - hd.x, p.y - hd.y, p.z - hd.z};
-        const tb__vf dl0 = tb__v3norm(&d);
-        d = tb__v3sel(dl0 > tb__vs(1e-9f) * tb__vmax(ell, one), d, rest_w);
-        v = tb__madd(v, -tb__dot(v, d), d);
-
-        /* Bend coupling and limit in the hips frame. */
-        const tb__qv pinv = tb__qconj(Pr);
-        tb__v3v dl = tb__qrot(pinv, d);
-        tb__v3norm(&dl);
-        tb__qv s = tb__swing(l->r, dl);
-        const tb__qv Ainv = tb__qconj(l->A);
-        tb__qv q = tb__qmul(tb__qmul(l->A, s), Ainv);
-        tb__vi changed = C->coupled;
-        if (n >= 2 && tb__any(changed)) {
-            tb__qv bar;
-            if (i == 0)
-                bar = tb__midpoint((tb__qv){zero, zero, zero, one}, L[1].bend_old);
-            else if (i == n - 1)
-                bar = L[n - 2].bend_old;
-            else
-                bar = tb__midpoint(L[i - 1].bend_old, L[i + 1].bend_old);
-            q = tb__qsel(changed, tb__slerp(&q, &bar, &C->alpha), q);
-        }
-        tb__vi limited = tb__vabs(q.w) < C->cos_half;
-        if (tb__any(limited)) {
-            const tb__vf sg = tb__vsel(q.w < zero, tb__vs(-1.0f), one);
-            tb__v3v ax = {sg * q.x, sg * q.y, sg * q.z};
-            limited &= tb__v3norm(&ax) > zero;
-            const tb__qv ql = {ax.x * C->sin_half, ax.y * C->sin_half, ax.z * C->sin_half,
-                               C->cos_half};
-            q = tb__qsel(limited, ql, q);
-            changed |= limited;
-        }
-        if (tb__any(changed)) {
-            const tb__v3v before = d;
-            const tb__qv s2 = tb__qmul(tb__qmul(Ainv, q), l->A);
-            tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
-            tb__v3norm(&d2);
-            tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
-                                                  d2.z - before.z},
-                                        ell);
-            const tb__vf slen = tb__v3norm(&shift);
-            const tb__vf back = -tb__dot(v, shift);
-            const tb__vi push = (slen > zero) & (h > zero) & (back > zero) & changed;
-            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, slen / h), shift), v);
-            d = tb__v3sel(changed, d2, d);
-            s = tb__qsel(changed, s2, s);
-        }
-        if (tb__any(limited)) {
-            tb__v3v tau = tb__madd(rest_w, -tb__dot(rest_w, d), d);
-            tau = (tb__v3v){-tau.x, -tau.y, -tau.z};
-            const tb__vi ok = tb__v3norm(&tau) > tb__vs(1e-6f);
-            const tb__vf vt = tb__dot(v, tau);
-            v = tb__v3sel(limited & ok & (vt > zero), tb__madd(v, -vt, tau), v);
-        }
-
-        /* Hip plane. */
-        const tb__v3v off = {hd.x - root.x, hd.y - root.y, hd.z - root.z};
-        const tb__vf head_off = tb__dot(off, nf);
-        const tb__vf mmax = -head_off / ell;
-        const tb__vf dn = tb__dot(d, nf);
-        const tb__vi plane = (mmax < one) & (dn > mmax);
-        tb__vi moved = plane;
-        if (tb__any(plane)) {
-            tb__v3v tt = tb__madd(d, -dn, nf);
-            const tb__vi bad = ~(tb__v3norm(&tt) > tb__vs(1e-6f)) & plane;
-            if (tb__any(bad)) {
-                tb__v3v t2 = tb__madd(rest_w, -tb__dot(rest_w, nf), nf);
-                const tb__vi bad2 = ~(tb__v3norm(&t2) > tb__vs(1e-6f));
-                tb__v3v t3 = tb__ortho(nf);
-                tb__v3norm(&t3);
-                tt = tb__v3sel(bad, tb__v3sel(bad2, t3, t2), tt);
-            }
-            const tb__vf m = tb__vmax(mmax, tb__vs(-1.0f));
-            const tb__vf k2 = tb__vsqrt(tb__vmax(zero, one - m * m));
-            d = tb__v3sel(plane, tb__madd(tb__v3scale(nf, m), k2, tt), d);
-            const tb__vf vn = tb__dot(v, nf);
-            v = tb__v3sel(plane & (vn > zero), tb__madd(v, -vn, nf), v);
-        }
-
-        /* Ground contact. */
-        const tb__vi contact = C->ground_on & (hd.y + ell * d.y < floor_y);
-        if (tb__any(contact)) {
-            tb__vf u = (floor_y - hd.y) / ell;
-            u = tb__vmin(tb__vmax(u, tb__vs(-1.0f)), one);
-            tb__vi ok1, ok2, ok3;
-            tb__v3v t = tb__horizontal(d, &ok1);
-            if (tb__any(~ok1 & contact)) {
-                const tb__v3v t2 = tb__horizontal(rest_w, &ok2);
-                const tb__v3v t3 = tb__horizontal((tb__v3v){-nf.x, -nf.y, -nf.z}, &ok3);
-                const tb__v3v t4 = {zero, zero, tb__vs(-1.0f)};
-                t = tb__v3sel(ok1, t, tb__v3sel(ok2, t2, tb__v3sel(ok3, t3, t4)));
-            }
-            const tb__vf rad = tb__vsqrt(tb__vmax(zero, one - u * u));
-            tb__v3v nh = {nf.x, zero, nf.z};
-            const tb__vf nhl = tb__v3norm(&nh);
-            const tb__vi room = (rad > tb__vs(1e-6f)) & (nhl > tb__vs(1e-6f));
-            const tb__vf bound = (mmax - u * nf.y) / (rad * nhl);
-            const tb__vf tn = tb__dot(t, nh);
-            const tb__vi clip = room & (tn > bound) & contact;
-            if (tb__any(clip)) {
-                const tb__vf kk = tb__vmax(bound, tb__vs(-1.0f));
-                tb__v3v perp = tb__madd(t, -tn, nh);
-                const tb__vi pok = tb__v3norm(&perp) > tb__vs(1e-6f);
-                perp = tb__v3sel(pok, perp, (tb__v3v){-nh.z, zero, nh.x});
-                const tb__vf kp = tb__vsqrt(tb__vmax(zero, one - kk * kk));
-                t = tb__v3sel(clip, tb__madd(tb__v3scale(nh, kk), kp, perp), t);
-            }
-            d = tb__v3sel(contact, (tb__v3v){rad * t.x, u, rad * t.z}, d);
-            moved |= contact;
-        }
-
-        p = tb__madd(hd, ell, d);
-        v = tb__madd(v, -tb__dot(v, d), d);
-        {
-            const tb__vf keep = tb__vsel(contact, C->keep, one);
-            v.y = tb__vsel(contact & (v.y < zero), zero, v.y);
-            v.x *= keep;
-            v.y *= keep;
-            v.z *= keep;
-        }
-
-        if (tb__any(moved)) {
-            tb__v3v dm = tb__qrot(pinv, d);
-            tb__v3norm(&dm);
-            const tb__qv sm = tb__swing(l->r, dm);
-            s = tb__qsel(moved, sm, s);
-            q = tb__qsel(moved, tb__qmul(tb__qmul(l->A, sm), Ainv), q);
-        }
-        const tb__qv lq = tb__qnorm(tb__qmul(s, l->qhat));
-        l->q = lq;
-        l->bend = q;
-        l->head = hd;
-        l->target = T;
-        l->length = ell;
-        l->contact = contact;
-        l->p = p;
-        l->v = v;
-
-        Po = hd;
-        Pr = tb__qnorm(tb__qmul(Pr, lq));
-        Ps = Ps * l->sigma;
-    }
-    for (int i = 0; i < n; i++)
-        L[i].bend_old = L[i].bend;
-}
 
 /* A chain waiting for a block: its animator's chain and anchor frames. */
 typedef struct tb__entry {
@@ -455,7 +58,7 @@ typedef struct tb__entry {
 typedef struct tb__bucket {
     int count, steps;
     float h;
-    tb__entry e[TB__LANES];
+    tb__entry e[TB__MAX_LANES];
 } tb__bucket;
 
 #define TB__SET3(dst, k, src)                                                                      \
@@ -485,138 +88,106 @@ typedef struct tb__bucket {
         (dst)[3] = (src).w[k];                                                                     \
     } while (0)
 
-/* Gathers a bucket's chains (n links each) into lanes, runs the frame's
- * sub-steps, scatters the state back. Unused lanes repeat lane 0 and are
- * not written back. */
-TB__VI void tb__block_body(const tb__bucket *b, int n)
-{
-    tb__lane_link L[TB__LANE_MAX_LINKS];
-    tb__lane_chain C;
-    const float h = b->h;
-    for (int k = 0; k < TB__LANES; k++) {
-        const tb__entry *e = &b->e[k < b->count ? k : 0];
-        const tb__chain *c = e->chain;
-        TB__SET3(C.o0, k, e->prev.o);
-        TB__SET3(C.o1, k, e->cur.o);
-        TB__SET4(C.r0, k, e->prev.r);
-        TB__SET4(C.r1, k, e->cur.r);
-        C.s0[k] = e->prev.s;
-        C.s1[k] = e->cur.s;
-        const float ba[4] = {-c->b_a[0], -c->b_a[1], -c->b_a[2], c->b_a[3]};
-        TB__SET4(C.ba_conj, k, ba);
-        C.alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
-        C.coupled[k] = C.alpha[k] > 0.0f ? -1 : 0;
-        C.keep[k] = expf(-c->gamma * h);
-        C.floor_y[k] = c->ground_y + c->clearance;
-        C.gravity[k] = c->gravity;
-        C.cos_half[k] = c->cos_half_max;
-        C.sin_half[k] = c->sin_half_max;
-        C.ground_on[k] = c->ground_on ? -1 : 0;
-        for (int i = 0; i < n; i++) {
-            const tb__link *l = &e->links[i];
-            tb__lane_link *x = &L[i];
-            TB__SET3(x->t, k, l->t);
-            TB__SET3(x->r, k, l->r);
-            TB__SET4(x->A, k, l->A);
-            TB__SET4(x->qhat, k, l->qhat);
-            x->lambda[k] = l->lambda;
-            x->sigma[k] = l->sigma;
-            x->omega2[k] = l->omega2;
-            x->damp[k] = l->damp;
-            TB__SET3(x->p, k, l->p);
-            TB__SET3(x->v, k, l->v);
-            TB__SET4(x->bend_old, k, l->bend_old);
-        }
-    }
-    for (int s = 1; s <= b->steps; s++) {
-        if (s == b->steps) {
-            tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h);
-        } else {
-            const float tf = (float)s / (float)b->steps;
-            const tb__vf t = tb__vs(tf);
-            const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
-                               C.o0.z + t * (C.o1.z - C.o0.z)};
-            const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
-            const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
-            tb__lanes_pass(L, n, &C, o, r, sc, h);
-        }
-    }
-    for (int k = 0; k < b->count; k++) {
-        const tb__entry *e = &b->e[k];
-        for (int i = 0; i < n; i++) {
-            tb__link *l = &e->links[i];
-            const tb__lane_link *x = &L[i];
-            TB__GET3(x->p, k, l->p);
-            TB__GET3(x->v, k, l->v);
-            TB__GET4(x->q, k, l->q);
-            TB__GET4(x->bend, k, l->bend);
-            TB__GET4(x->bend, k, l->bend_old);
-            TB__GET3(x->head, k, l->head);
-            TB__GET3(x->target, k, l->target);
-            l->length = x->length[k];
-            l->contact = x->contact[k] != 0;
-        }
-    }
-}
+#define TB__SUFFIX(name) name##_8
+#define TB__LANES 8
+#include "runtime/spring_lanes.h"
+#undef TB__LANES
+#undef TB__SUFFIX
+#define TB__SUFFIX(name) name##_16
+#define TB__LANES 16
+#include "runtime/spring_lanes.h"
+#undef TB__LANES
+#undef TB__SUFFIX
 
 static void tb__block_base(const tb__bucket *b, int n)
 {
-    tb__block_body(b, n);
+    tb__block_body_8(b, n);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-#define TB__HAVE_AVX2_PATH 1
+#define TB__HAVE_X86_PATHS 1
 __attribute__((target("avx2,fma"))) static void tb__block_avx2(const tb__bucket *b, int n)
 {
-    tb__block_body(b, n);
+    tb__block_body_8(b, n);
+}
+
+/* AVX-512: 16 chains per block. Its 32 vector registers (and 256-bit ones
+ * for a block of at most 8 chains) hold the lane state with few spills. */
+#define TB__AVX512 "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"
+__attribute__((target(TB__AVX512))) static void tb__block_avx512_16(const tb__bucket *b, int n)
+{
+    tb__block_body_16(b, n);
+}
+
+__attribute__((target(TB__AVX512))) static void tb__block_avx512_8(const tb__bucket *b, int n)
+{
+    tb__block_body_8(b, n);
 }
 #endif
 
-static void tb__flush(tb__bucket *b, int n, int avx2)
+static void tb__flush(tb__bucket *b, int n, int path)
 {
     if (b->count == 0)
         return;
-#ifdef TB__HAVE_AVX2_PATH
-    if (avx2)
+#ifdef TB__HAVE_X86_PATHS
+    if (path == TB__PATH_AVX512 && b->count > 8)
+        tb__block_avx512_16(b, n);
+    else if (path == TB__PATH_AVX512)
+        tb__block_avx512_8(b, n);
+    else if (path == TB__PATH_AVX2)
         tb__block_avx2(b, n);
     else
         tb__block_base(b, n);
 #else
-    (void)avx2;
+    (void)path;
     tb__block_base(b, n);
 #endif
     b->count = 0;
 }
 
-static int tb__cpu_avx2(void)
+/* The best path this CPU runs. */
+static int tb__cpu_path(void)
 {
-#ifdef TB__HAVE_AVX2_PATH
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
+#ifdef TB__HAVE_X86_PATHS
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return TB__PATH_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return TB__PATH_AVX2;
 #endif
+    return TB__PATH_BASE;
 }
 
 int tb_spring_batch_vector_width(void)
 {
-    return TB__LANES;
+    return tb__cpu_path() == TB__PATH_AVX512 ? 16 : 8;
 }
 
 const char *tb_spring_batch_path(void)
 {
-    return tb__cpu_avx2() ? "avx2" : "vector";
+    static const char *const names[] = {"vector", "avx2", "avx512"};
+    return names[tb__cpu_path()];
+}
+
+int tb__spring_batch_best_path(void)
+{
+    return tb__cpu_path();
 }
 
 void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt_s)
 {
-    tb__spring_step_batch_on(items, count, dt_s, tb__cpu_avx2());
+    tb__spring_step_batch_on(items, count, dt_s, tb__cpu_path());
 }
 
 void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,
-                              int avx2)
+                              int path)
 {
     assert(count == 0 || items);
-    avx2 = avx2 && tb__cpu_avx2();
+    const int best = tb__cpu_path();
+    if (path > best)
+        path = best;
+    const int width = path == TB__PATH_AVX512 ? 16 : 8;
     if (!(dt_s >= TB__MIN_DT_S)) {
         for (int it = 0; it < count; it++)
             tb__write_outputs(items[it].anim, items[it].world, items[it].locals,
@@ -649,7 +220,7 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
             }
             tb__bucket *b = &buckets[n - 1];
             if (b->count > 0 && (b->steps != steps || b->h != h))
-                tb__flush(b, n, avx2);
+                tb__flush(b, n, path);
             tb__entry *e = &b->e[b->count++];
             e->chain = c;
             e->links = a->links + c->first_link;
@@ -658,12 +229,12 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
             b->steps = steps;
             b->h = h;
             c->prev = cur;
-            if (b->count == TB__LANES)
-                tb__flush(b, n, avx2);
+            if (b->count == width)
+                tb__flush(b, n, path);
         }
     }
     for (int k = 0; k < TB__LANE_MAX_LINKS; k++)
-        tb__flush(&buckets[k], k + 1, avx2);
+        tb__flush(&buckets[k], k + 1, path);
     for (int it = 0; it < count; it++)
         tb__write_outputs(items[it].anim, items[it].world, items[it].locals, items[it].world_out);
 }
@@ -685,10 +256,15 @@ void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt
     tb__spring_step_batch_on(items, count, dt_s, 0);
 }
 
-void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,
-                              int avx2)
+int tb__spring_batch_best_path(void)
 {
-    (void)avx2;
+    return TB__PATH_BASE;
+}
+
+void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,
+                              int path)
+{
+    (void)path;
     for (int it = 0; it < count; it++)
         tb_spring_step(items[it].anim, dt_s, items[it].world, items[it].locals,
                        items[it].world_out);

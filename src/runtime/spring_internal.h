@@ -91,9 +91,16 @@ void tb__chain_frame(tb_spring_animator *a, tb__chain *c, const tb__frame *cur, 
 void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
                        tb_transform *locals, float (*world_out)[16]);
 
-/* tb_spring_step_batch() on a chosen path: avx2 = 0 runs the baseline vector
- * code even where the CPU has AVX2 (tests run both). */
+/* The batch step's code paths: the compiler's baseline vectors (8 lanes),
+ * AVX2+FMA (8 lanes), AVX-512 (16 lanes; 8 for a block of at most 8). */
+#define TB__PATH_BASE 0
+#define TB__PATH_AVX2 1
+#define TB__PATH_AVX512 2
+/* The best path this CPU runs (TB__PATH_BASE without vector extensions). */
+int tb__spring_batch_best_path(void);
+/* tb_spring_step_batch() on a chosen path, or the best below it that the CPU
+ * runs: tests run every path the CPU has. */
 void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,
-                              int avx2);
+                              int path);
 
 #endif
