@@ -887,8 +887,24 @@ static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, 
             x->joint = j;
             x->parent = skel->parents[j];
             x->parent_affected = x->parent >= 0 && tb__below_chain(skel, d, x->parent);
+            x->chain = -1;
+            for (int ci = 0; ci < n->chains && x->chain < 0; ci++) {
+                const tb__chain *c = &a->chains[ci];
+                if (c->end_joint == j)
+                    x->chain = ci;
+                for (int i = 0; i < c->link_count; i++)
+                    if (a->links[c->first_link + i].joint == j)
+                        x->chain = ci;
+            }
         }
         n->affected++;
+    }
+    /* Which chains the batch step may write in lanes (spring_batch.c). */
+    for (int ci = 0; a && ci < n->chains; ci++) {
+        tb__chain *c = &a->chains[ci];
+        const int last = a->links[c->first_link + c->link_count - 1].joint;
+        c->lane_out_ok = !tb__below_chain(skel, d, c->anchor) &&
+                         (c->end_joint < 0 || skel->parents[c->end_joint] == last);
     }
     return TB_OK;
 }
@@ -1348,11 +1364,14 @@ int tb__teleported(const tb_spring_animator *a, const tb__frame *from, const tb_
     return tb__v3_len(dd) > a->teleport_m || ang > a->teleport_rad;
 }
 
-void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
-                              tb_transform *locals, float (*world_out)[16])
+/* skip: leave out the chains the batch step wrote in lanes (lane_out). */
+TB__INLINE void tb__outputs(const tb_spring_animator *a, const float (*world)[16],
+                            tb_transform *locals, float (*world_out)[16], int skip)
 {
     for (int ci = 0; ci < a->chain_count; ci++) {
         const tb__chain *c = &a->chains[ci];
+        if (skip && c->lane_out)
+            continue;
         for (int i = 0; i < c->link_count; i++) {
             const tb__link *l = &a->links[c->first_link + i];
             tb_transform *x = &locals[l->joint];
@@ -1373,6 +1392,8 @@ void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
      * A parent outside that set is read from the caller's world. */
     for (int k = 0; k < a->affected_count; k++) {
         const tb__affected *x = &a->affected[k];
+        if (skip && x->chain >= 0 && a->chains[x->chain].lane_out)
+            continue;
         mat4 pm, lm, r;
         float m[16];
         if (x->parent < 0)
@@ -1384,6 +1405,20 @@ void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
         glm_mat4_mul(pm, lm, r);
         memcpy(world_out[x->joint], r, sizeof(float) * 16);
     }
+}
+
+void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
+                       tb_transform *locals, float (*world_out)[16])
+{
+    tb__outputs(a, world, locals, world_out, 0);
+}
+
+void tb__write_outputs_rest(tb_spring_animator *a, const float (*world)[16],
+                            tb_transform *locals, float (*world_out)[16])
+{
+    tb__outputs(a, world, locals, world_out, 1);
+    for (int ci = 0; ci < a->chain_count; ci++)
+        a->chains[ci].lane_out = 0;
 }
 
 void tb__chain_frame(tb_spring_animator *a, tb__chain *c, const tb__frame *cur, int steps,

@@ -53,6 +53,9 @@ typedef struct tb__entry {
     tb__chain *chain;
     tb__link *links;
     tb__frame prev, cur;
+    const float (*world)[16];  /* the item's arrays */
+    tb_transform *locals;
+    float (*world_out)[16];
 } tb__entry;
 
 typedef struct tb__bucket {
@@ -226,6 +229,9 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
             e->links = a->links + c->first_link;
             e->prev = c->prev;
             e->cur = cur;
+            e->world = world;
+            e->locals = items[it].locals;
+            e->world_out = items[it].world_out;
             b->steps = steps;
             b->h = h;
             c->prev = cur;
@@ -236,7 +242,8 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
     for (int k = 0; k < TB__LANE_MAX_LINKS; k++)
         tb__flush(&buckets[k], k + 1, path);
     for (int it = 0; it < count; it++)
-        tb__write_outputs(items[it].anim, items[it].world, items[it].locals, items[it].world_out);
+        tb__write_outputs_rest(items[it].anim, items[it].world, items[it].locals,
+                               items[it].world_out);
 }
 
 #else /* no vector extensions: the reference, one animator at a time */

@@ -55,14 +55,20 @@ typedef struct tb__chain {
     float cos_half_max, sin_half_max; /* of the bend limit; cos = -1: none */
     int ground_on;
     int contact_keeps_limit;  /* params.contact_keeps_limit, 0 or 1 */
+    /* The batch step may write this chain's outputs in lanes: its anchor is
+     * outside every chain's subtree and its end helper (if any) is the last
+     * link's child. */
+    int lane_out_ok;
     /* State. */
     int warm;                 /* 0: the next step snaps to rest */
+    int lane_out;             /* the batch step wrote its outputs this call */
     tb__frame prev;           /* anchor at the previous step */
 } tb__chain;
 
 typedef struct tb__affected {
     int joint, parent;
     int parent_affected; /* the parent's world comes from world_out */
+    int chain;           /* the chain this joint is a link or the end of, else -1 */
 } tb__affected;
 
 struct tb_spring_animator {
@@ -98,6 +104,11 @@ void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
 #define TB__PATH_AVX512 2
 /* The best path this CPU runs (TB__PATH_BASE without vector extensions). */
 int tb__spring_batch_best_path(void);
+/* tb__write_outputs for a batch: skips the chains (and their joints' world
+ * matrices) the batch already wrote in lanes (lane_out), then clears lane_out. */
+void tb__write_outputs_rest(tb_spring_animator *a, const float (*world)[16],
+                            tb_transform *locals, float (*world_out)[16]);
+
 /* tb_spring_step_batch() on a chosen path, or the best below it that the CPU
  * runs: tests run every path the CPU has. */
 void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,

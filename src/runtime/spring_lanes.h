@@ -33,6 +33,7 @@
 #define tb__lane_chain TB__SUFFIX(tb__lane_chain)
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
 #define tb__block_body TB__SUFFIX(tb__block_body)
+#define tb__lanes_outputs TB__SUFFIX(tb__lanes_outputs)
 
 typedef float tb__vf __attribute__((vector_size(4 * TB__LANES)));
 typedef int32_t tb__vi __attribute__((vector_size(4 * TB__LANES)));
@@ -436,6 +437,102 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         L[i].bend_old = L[i].bend;
 }
 
+/* The block's tail locals and world matrices, as tb__write_outputs (spring.c)
+ * computes them (tb_transform_to_matrix, then cglm's parent * local with its
+ * sums in the same order), for the chains whose outputs may go in lanes
+ * (lane_out_ok); their lane_out tells tb__write_outputs_rest to skip them. */
+TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L)
+{
+    tb__vf P[16], M[16], W[16];
+    for (int k = 0; k < TB__LANES; k++) {
+        const tb__entry *e = &b->e[k < b->count ? k : 0];
+        const float *w = e->world[e->chain->anchor];
+        for (int j = 0; j < 16; j++)
+            P[j][k] = w[j];
+    }
+    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f);
+    for (int i = 0; i <= n; i++) {
+        tb__qv q;
+        tb__v3v t, sc;
+        if (i < n) {
+            q = L[i].q;
+            t = L[i].t;
+            for (int k = 0; k < TB__LANES; k++) {
+                const tb__entry *e = &b->e[k < b->count ? k : 0];
+                TB__SET3(sc, k, e->links[i].sc);
+            }
+        } else {
+            for (int k = 0; k < TB__LANES; k++) {
+                const tb__chain *c = b->e[k < b->count ? k : 0].chain;
+                static const float id_t[3] = {0.0f, 0.0f, 0.0f}, id_s[3] = {1.0f, 1.0f, 1.0f},
+                                   id_q[4] = {0.0f, 0.0f, 0.0f, 1.0f};
+                const int has = c->end_joint >= 0;
+                TB__SET3(t, k, has ? c->end_t : id_t);
+                TB__SET4(q, k, has ? c->end_q : id_q);
+                TB__SET3(sc, k, has ? c->end_sc : id_s);
+            }
+        }
+        const tb__vf n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+        const tb__vi pos = n2 > zero;
+        const tb__vf kq = tb__vsel(pos, tb__vs(2.0f) / tb__vsel(pos, n2, one), zero);
+        const tb__vf xx = kq * q.x * q.x, yy = kq * q.y * q.y, zz = kq * q.z * q.z;
+        const tb__vf xy = kq * q.x * q.y, xz = kq * q.x * q.z, yz = kq * q.y * q.z;
+        const tb__vf wx = kq * q.w * q.x, wy = kq * q.w * q.y, wz = kq * q.w * q.z;
+        M[0] = (one - (yy + zz)) * sc.x;
+        M[1] = (xy + wz) * sc.x;
+        M[2] = (xz - wy) * sc.x;
+        M[3] = zero;
+        M[4] = (xy - wz) * sc.y;
+        M[5] = (one - (xx + zz)) * sc.y;
+        M[6] = (yz + wx) * sc.y;
+        M[7] = zero;
+        M[8] = (xz + wy) * sc.z;
+        M[9] = (yz - wx) * sc.z;
+        M[10] = (one - (xx + yy)) * sc.z;
+        M[11] = zero;
+        M[12] = t.x;
+        M[13] = t.y;
+        M[14] = t.z;
+        M[15] = one;
+        for (int c = 0; c < 4; c++)
+            for (int r = 0; r < 4; r++)
+                W[c * 4 + r] = P[r] * M[c * 4] + P[4 + r] * M[c * 4 + 1] +
+                               P[8 + r] * M[c * 4 + 2] + P[12 + r] * M[c * 4 + 3];
+        for (int k = 0; k < b->count; k++) {
+            const tb__entry *e = &b->e[k];
+            const tb__chain *c = e->chain;
+            if (!c->lane_out_ok)
+                continue;
+            int joint;
+            tb_transform *x;
+            if (i < n) {
+                const tb__link *l = &e->links[i];
+                joint = l->joint;
+                x = &e->locals[joint];
+                memcpy(x->t, l->t, sizeof x->t);
+                memcpy(x->r, l->q, sizeof x->r);
+                memcpy(x->s, l->sc, sizeof x->s);
+            } else {
+                joint = c->end_joint;
+                if (joint < 0)
+                    continue;
+                x = &e->locals[joint];
+                memcpy(x->t, c->end_t, sizeof x->t);
+                memcpy(x->r, c->end_q, sizeof x->r);
+                memcpy(x->s, c->end_sc, sizeof x->s);
+            }
+            if (e->world_out)
+                for (int j = 0; j < 16; j++)
+                    e->world_out[joint][j] = W[j][k];
+        }
+        for (int j = 0; j < 16; j++)
+            P[j] = W[j];
+    }
+    for (int k = 0; k < b->count; k++)
+        if (b->e[k].chain->lane_out_ok)
+            b->e[k].chain->lane_out = 1;
+}
+
 /* Gathers a bucket's chains (n links each) into lanes, runs the frame's
  * sub-steps, scatters the state back. Unused lanes repeat lane 0 and are
  * not written back. */
@@ -508,6 +605,7 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
             l->contact = x->contact[k] != 0;
         }
     }
+    tb__lanes_outputs(b, n, L);
 }
 
 
@@ -541,3 +639,4 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__lane_chain
 #undef tb__lanes_pass
 #undef tb__block_body
+#undef tb__lanes_outputs
