@@ -249,17 +249,18 @@ typedef struct tb_spring_batch_item {
 /* Advances every animator of a batch (the chains of one character, or a
  * crowd) by dt_s, as tb_spring_step() would advance each, in one call: the
  * chains of all items are solved together, tb_spring_batch_vector_width()
- * of them at a time in SIMD lanes (AVX2 when the CPU has it). The results
- * are tb_spring_step()'s, bit for bit (same operations in the same order;
+ * of them at a time in SIMD lanes (16 with AVX-512, 8 with AVX2 or the
+ * baseline, chosen at run time). The results, state and outputs alike, are
+ * tb_spring_step()'s, bit for bit (same operations in the same order;
  * tests/test_rt_spring.c); the animators keep the same state, so the two
  * steps may be mixed. Items must not share an
- * animator or output arrays. Never allocates (about 30 KB of stack), no I/O,
+ * animator or output arrays. Never allocates (up to about 85 KB of stack), no I/O,
  * no global state. Without GCC/Clang vector extensions it is a loop over
  * tb_spring_step(). */
 void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt_s);
 /* Chains solved at once by tb_spring_step_batch() (1: the scalar loop), and
- * which code it runs: "avx2", "vector" (the compiler's baseline vectors) or
- * "scalar". */
+ * which code it runs: "avx512", "avx2", "vector" (the compiler's baseline
+ * vectors) or "scalar". */
 int tb_spring_batch_vector_width(void);
 const char *tb_spring_batch_path(void);
 

@@ -1,15 +1,18 @@
 /* The batch spring step (SPEC B): many chains, of one animator or of a
- * crowd of them, advanced together, eight chains at a time.
+ * crowd of them, advanced together, 16 or 8 chains at a time.
  *
  * Layout. The chains of every animator in the batch are grouped by link
- * count into blocks of TB__LANES chains; a block is copied into a
+ * count into blocks of 16 (AVX-512) or 8 chains; a block is copied into a
  * structure of arrays on the stack (one vector per quantity per link, one
  * lane per chain), advanced by all of the frame's sub-steps there, and
  * copied back into the animators' own link state. The state is therefore
  * the same as tb_spring_step() keeps: the two steps may be mixed, and
- * get_link_state(), reset() and set_params() see what either wrote.
+ * get_link_state(), reset() and set_params() see what either wrote. The
+ * block then writes its tails' locals and world matrices from the lanes
+ * (tb__lanes_outputs); tb__write_outputs_rest does the rest.
  *
- * The sub-step is the scalar reference's (tb__chain_pass in spring.c),
+ * The sub-step (spring_lanes.h, compiled for 8 and for 16 lanes) is the
+ * scalar reference's (tb__chain_pass in spring.c),
  * operation for operation in the same order, with every branch turned into
  * a per-lane select; the rare fall-backs (a swing between opposite
  * directions, a vanishing tangent, a slerp between rotations more than 2.6°
@@ -27,8 +30,9 @@
  * Cold starts, teleports, chains longer than TB__LANE_MAX_LINKS and chains
  * with contact_keeps_limit (an opt-in contact rule, spring.h) take the
  * scalar reference path. Vector code needs GCC or Clang (vector
- * extensions); on x86-64 an AVX2+FMA build of the block step is chosen at
- * run time when the CPU has it, the baseline build otherwise. Any other
+ * extensions); on x86-64 an AVX-512 build (16-chain blocks) or an AVX2+FMA
+ * build of the block step is chosen at run time when the CPU has it, the
+ * baseline build otherwise (no -march flag). Any other
  * compiler gets a loop over tb_spring_step(). No allocation, no I/O, no
  * global state: a batch may run on any thread.
  */

@@ -541,6 +541,7 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
     tb__lane_link L[TB__LANE_MAX_LINKS];
     tb__lane_chain C;
     const float h = b->h;
+    float rate_k = 0.0f, rate_g = 0.0f;
     for (int k = 0; k < TB__LANES; k++) {
         const tb__entry *e = &b->e[k < b->count ? k : 0];
         const tb__chain *c = e->chain;
@@ -552,9 +553,18 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         C.s1[k] = e->cur.s;
         const float ba[4] = {-c->b_a[0], -c->b_a[1], -c->b_a[2], c->b_a[3]};
         TB__SET4(C.ba_conj, k, ba);
-        C.alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
+        /* The same rates as the lane before (a crowd shares them): the
+         * same exponentials, without calling expf again. */
+        if (k > 0 && c->coupling == rate_k && c->gamma == rate_g) {
+            C.alpha[k] = C.alpha[k - 1];
+            C.keep[k] = C.keep[k - 1];
+        } else {
+            C.alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
+            C.keep[k] = expf(-c->gamma * h);
+        }
+        rate_k = c->coupling;
+        rate_g = c->gamma;
         C.coupled[k] = C.alpha[k] > 0.0f ? -1 : 0;
-        C.keep[k] = expf(-c->gamma * h);
         C.floor_y[k] = c->ground_y + c->clearance;
         C.gravity[k] = c->gravity;
         C.cos_half[k] = c->cos_half_max;
