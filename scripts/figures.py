@@ -231,6 +231,27 @@ def fixture_table(cli, tmp):
     return '\n'.join(out)
 
 
+
+def fix_bar_table(cli, tmp):
+    """docs/fix.md "The bar, per fixture": the table that test_fix_bar prints
+    (tb_fix_run with the defaults on every fixture tail found), run fresh."""
+    corpus('clips/Xbot_agree_run_walk.glb')
+    corpus('clips/threejs_Soldier_rexport.glb')
+    exe = os.path.join(TESTS_DIR, 'test_fix_bar')
+    if not os.path.exists(exe):
+        sys.exit(f'figures: {exe} not built (make build)')
+    env = dict(os.environ, TB_TMP=tmp)
+    env.setdefault('TB_SHARED_DIR', os.path.join(ROOT, '..', 'shared'))
+    p = subprocess.run([exe], capture_output=True, text=True, env=env, cwd=tmp)
+    text = p.stdout + p.stderr
+    rows = [line for line in text.splitlines() if line.startswith('| ') and not line.startswith('| body ')]
+    summary = [line for line in text.splitlines() if ' found tails: ' in line]
+    if p.returncode != 0 or not rows or not summary:
+        sys.exit(f'figures: test_fix_bar failed or printed no table:\n{text[-2000:]}')
+    out = ['| body | fixture | tail p99 / max | torn (tail or seam) | swing | fit | bar |',
+           '|---|---|---|---|---|---|---|'] + rows + ['', summary[0].strip() + '.']
+    return '\n'.join(out)
+
 def retarget_foot_contact(cli, tmp):
     """docs/retarget.md: lowest foot skin over the clip / mean |lowest foot
     skin − the source's, scaled| (m), from `tailbone retarget --report`,
@@ -421,6 +442,7 @@ BLOCKS = {
     'fix-corpus-characters': ('docs/fix.md', fix_corpus_characters),
     'fix-bake-existing': ('docs/fix.md', fix_bake_existing),
     'fix-variants': ('docs/fix.md', fix_variants),
+    'fix-bar': ('docs/fix.md', fix_bar_table),
 }
 
 
