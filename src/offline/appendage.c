@@ -1058,9 +1058,12 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t w = 0; w < nw; w++)
         st->shell[w] = st->comp_uf[w] = (uint32_t)w;
-    for (size_t w = 0; w < nw; w++)
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
-            tb__unite(st->shell, (uint32_t)w, st->g.adj[e]);
+    for (size_t t = 0; t < m->triangle_count; t++) { /* a triangle's corners: one shell */
+        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
+                 c = st->wid[m->triangles[t * 3 + 2]];
+        tb__unite(st->shell, a, b);
+        tb__unite(st->shell, b, c);
+    }
     st->shell_total_pre = calloc(nw ? nw : 1, sizeof *st->shell_total_pre);
     if (!st->shell_total_pre)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
