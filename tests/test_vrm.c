@@ -2,6 +2,7 @@
  * VRMC_springBone joints, their settings fitted per joint to our baked
  * motion. The three-vrm check of the written file is tests/node/vrm.test.mjs;
  * here: the fit runs, brings its model of the runtime nearer our motion,
+ * swings the tail about as far as ours,
  * writes settings inside their ranges and unit node rotations, and a file
  * without clips keeps the analytic settings. */
 #include <math.h>
@@ -52,8 +53,13 @@ static void the_fit_brings_the_runtime_nearer_our_motion(void **s)
     assert_true(rep.fit_clips >= 1);
     /* the model of the runtime, analytic start vs fitted, mean tip distance */
     assert_true(rep.fit_tip_before_m > 0 && rep.fit_before_m > 0);
-    assert_true(rep.fit_after_m < 0.85f * rep.fit_before_m);
-    assert_true(rep.fit_tip_after_m < rep.fit_tip_before_m);
+    /* measured (docs/vrm.md): all tips 0.157 -> 0.049 m, last tip 0.247 -> 0.085 m */
+    assert_true(rep.fit_after_m < 0.5f * rep.fit_before_m);
+    assert_true(rep.fit_tip_after_m < 0.6f * rep.fit_tip_before_m);
+    /* and it swings like ours: the last tip's swing 0.234 m against ours 0.238 m */
+    assert_true(rep.fit_swing_baked_m > 0);
+    assert_true(rep.fit_swing_after_m >= 0.75f * rep.fit_swing_baked_m);
+    assert_true(rep.fit_evaluations > 0 && rep.fit_evaluations <= 2100);
     json_t *joints = joints_of(doc), *nodes = json_object_get(tb_doc_json(doc), "nodes");
     size_t n = json_array_size(joints);
     assert_true(n >= 3);

@@ -49,6 +49,11 @@ typedef struct tb_vrm_report {
     int fit_clips;
     float fit_before_m, fit_after_m;
     float fit_tip_before_m, fit_tip_after_m;
+    /* The last tip's swing (its RMS distance from its mean over the loop,
+     * clips' mean, metres) in the model of the runtime with the analytic
+     * (before) and fitted (after) settings, and in our baked motion. */
+    float fit_swing_before_m, fit_swing_after_m, fit_swing_baked_m;
+    int fit_evaluations; /* model runs, all chains */
 } tb_vrm_report;
 
 /* desc: the solver parameters as for tb_bake (NULL: SPEC defaults); hz the

@@ -642,6 +642,13 @@ int tb_cmd_fix(int argc, char **argv)
                                       "clips", vrep.fit_clips, "tips_before_m", (double)vrep.fit_before_m,
                                       "tips_after_m", (double)vrep.fit_after_m, "tip_before_m",
                                       (double)vrep.fit_tip_before_m, "tip_after_m", (double)vrep.fit_tip_after_m));
+    if (vrm_springs) {
+        json_t *fj = json_object_get(json_object_get(j, "vrm_springs"), "fit");
+        json_object_set_new(fj, "swing_before_m", json_real(vrep.fit_swing_before_m));
+        json_object_set_new(fj, "swing_after_m", json_real(vrep.fit_swing_after_m));
+        json_object_set_new(fj, "swing_baked_m", json_real(vrep.fit_swing_baked_m));
+        json_object_set_new(fj, "evaluations", json_integer(vrep.fit_evaluations));
+    }
     json_object_set_new(j, "file", json_string(in));
     json_object_set_new(j, "output", json_string(out));
     if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)

@@ -14,9 +14,10 @@
  *
  * The fit plays every clip as a loop through both our solver (at the bake
  * rate; the runtime frames see its keys interpolated, as a player shows the
- * baked file) and this model, and minimises the squared distance of the
- * chain's bone tips over the last of three loops (each clip's mean, so every
- * clip counts the same) by coordinate search over five numbers per joint:
+ * baked file) and this model, and minimises, over the last of three loops, per bone tip and axis
+ * relative to the anchor: (mean − ours)² + 2 (swing − ours)² + 0.25 × the
+ * phase part of the squared distance (each clip's mean, so every clip counts
+ * the same) by coordinate search from three starts over five numbers per joint:
  * ln stiffness, dragForce, gravityPower and two tilts of the stored rest
  * rotation across the bone, starting from the analytic mapping and the
  * settled rest (docs/vrm.md). */
@@ -35,7 +36,11 @@
 #define TB__FIT_MAX_CLIP_S 20.0f
 #define TB__FIT_MAX_FRAMES 900 /* runtime frames per loop over all clips */
 #define TB__FIT_LOOPS 3
-#define TB__FIT_MAX_EVALS 2000 /* model runs */
+#define TB__FIT_MAX_EVALS 2000 /* model runs, all starts */
+#define TB__FIT_STARTS 3       /* the search's starts (docs/vrm.md) */
+#define TB__FIT_PHASE 0.25     /* weight of the phase term of the cost */
+#define TB__FIT_SWING 2.0      /* weight of the swing term of the cost */
+#define TB__FIT_MIN_DRAG 0.02f /* dragForce floor: a damped swing, never an undamped one */
 
 typedef struct tb__fit_clip {
     int frames;
@@ -53,6 +58,7 @@ typedef struct tb__fit {
     float *child_t;                /* K × 3: the child's local translation */
     float *base_q;                 /* K × 4: the settled rest (before tilting) */
     float *u, *v;                  /* K × 3: two local axes across the bone */
+    double swing_w, phase; /* weights of the cost's swing and phase terms */
     int clip_count;
     tb__fit_clip clips[TB__FIT_MAX_CLIPS];
     int evals;
@@ -72,6 +78,15 @@ static void tb__apply(float o[3], const float m[16], const float p[3], float w)
 {
     vec3 in = {p[0], p[1], p[2]};
     glm_mat4_mulv3((vec4 *)m, in, w, o);
+}
+
+/* o: world point p relative to the origin of anchor matrix P (world axes):
+ * the body's travel taken out, its turning kept (a tail that stays put in
+ * the world while the hips turn under it does not swing to the eye). */
+static void tb__to_body(float o[3], const float P[16], const float p[3])
+{
+    float d[3] = {p[0] - P[12], p[1] - P[13], p[2] - P[14]};
+    memcpy(o, d, sizeof d);
 }
 
 /* The chain's bone tips (K × 3) for rotations q under anchor matrix P. */
@@ -108,16 +123,20 @@ static void tb__set_rest(tb__fit *F, const tb__vrm_joint *jt)
 
 /* Plays the runtime model over every clip; returns the summed squared tip
  * distance of the last loop; dist/tip (may be NULL) get summed distances. */
-static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, double *tip)
+static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, double *tip, double *swing,
+                           double *swing_baked)
 {
     const int K = F->K;
     float q[64], cur[48], prev[48], stale[48], tips[48];
-    double cost = 0, dsum = 0, tsum = 0;
+    double cost = 0, dsum = 0, tsum = 0, wsum = 0, wbsum = 0;
+    /* per tip and axis over the recorded loop: Σx, Σx², Σy, Σy², Σxy (x model, y baked) */
+    double mom[48][5];
     F->evals++;
     tb__set_rest(F, jt);
     for (int c = 0; c < F->clip_count; c++) {
         const tb__fit_clip *cl = &F->clips[c];
         double clip_cost = 0;
+        memset(mom, 0, sizeof mom);
         memcpy(q, F->rest_q, (size_t)K * 4 * sizeof *q);
         tb__chain_tips(F, cl->body[0], q, cur);
         memcpy(prev, cur, (size_t)K * 3 * sizeof *cur);
@@ -167,7 +186,14 @@ static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, do
                         double dx = tips[3 * i] - tg[3 * i], dy = tips[3 * i + 1] - tg[3 * i + 1],
                                dz = tips[3 * i + 2] - tg[3 * i + 2];
                         double d2 = dx * dx + dy * dy + dz * dz;
-                        clip_cost += d2;
+                        /* the statistics relative to the anchor: the tail's swing, not the body's travel */
+                        float xl[3], yl[3];
+                        tb__to_body(xl, P, tips + 3 * i);
+                        tb__to_body(yl, P, tg + 3 * i);
+                        for (int k = 0; k < 3; k++) {
+                            double xm = xl[k], yb = yl[k], *mo = mom[3 * i + k];
+                            mo[0] += xm, mo[1] += xm * xm, mo[2] += yb, mo[3] += yb * yb, mo[4] += xm * yb;
+                        }
                         dsum += sqrt(d2);
                         if (i == K - 1)
                             tsum += sqrt(d2);
@@ -175,12 +201,33 @@ static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, do
                 }
             }
         }
-        cost += clip_cost / cl->frames; /* every clip counts the same */
+        /* per tip and axis: the mean squared distance (x − y)² over the loop is
+         * (μx − μy)² + (σx − σy)² + 2(σx σy − cov): where, how far it swings,
+         * and the phase. The last term alone prefers a still tail to a swing
+         * out of phase, so it counts by TB__FIT_PHASE only, and the swing by
+         * TB__FIT_SWING (docs/vrm.md). */
+        const double nf = cl->frames;
+        double sw = 0, swb = 0;
+        for (int j = 0; j < 3 * K; j++) {
+            const double *mo = mom[j];
+            double mx = mo[0] / nf, my = mo[2] / nf;
+            double vx = fmax(mo[1] / nf - mx * mx, 0), vy = fmax(mo[3] / nf - my * my, 0), cxy = mo[4] / nf - mx * my;
+            double sx = sqrt(vx), sy = sqrt(vy);
+            clip_cost += (mx - my) * (mx - my) + F->swing_w * (sx - sy) * (sx - sy) + F->phase * 2 * (sx * sy - cxy);
+            if (j >= 3 * (K - 1))
+                sw += vx, swb += vy;
+        }
+        wsum += sqrt(sw), wbsum += sqrt(swb);
+        cost += clip_cost; /* every clip counts the same */
     }
     if (dist)
         *dist = dsum;
     if (tip)
         *tip = tsum;
+    if (swing)
+        *swing = wsum / F->clip_count;
+    if (swing_baked)
+        *swing_baked = wbsum / F->clip_count;
     return cost;
 }
 
@@ -290,7 +337,7 @@ static void tb__clamp(float *x, int p)
 {
     switch (p % TB__NP) {
     case 0: *x = fminf(fmaxf(*x, -12.0f), 8.0f); break; /* ln stiffness */
-    case 1: *x = fminf(fmaxf(*x, 0.0f), 0.95f); break;  /* dragForce */
+    case 1: *x = fminf(fmaxf(*x, TB__FIT_MIN_DRAG), 0.95f); break; /* dragForce */
     case 2: *x = fmaxf(*x, 0.0f); break;                /* gravityPower */
     default: *x = fminf(fmaxf(*x, -0.6f), 0.6f); break; /* rest tilts, radians */
     }
@@ -321,6 +368,8 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
     memset(&F, 0, sizeof F);
     F.K = K;
     F.h = h;
+    F.phase = TB__FIT_PHASE;
+    F.swing_w = TB__FIT_SWING;
     int joints[17];
     for (int i = 0; i < K; i++) {
         tb_spring_link_state ls;
@@ -373,59 +422,75 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
         for (int c = 0; c < F.clip_count; c++)
             frames += F.clips[c].frames;
         const int P = TB__NP * K;
-        float x[TB__NP * 16], step[TB__NP * 16], lo[TB__NP * 16];
+        float x[TB__NP * 16], step[TB__NP * 16], lo[TB__NP * 16], bx[TB__NP * 16];
         float smean = 0;
         for (int i = 0; i < K; i++)
             smean += joint[i].stiffness / (float)K;
-        for (int i = 0; i < K; i++) {
-            float *xi = x + TB__NP * i, *st = step + TB__NP * i, *l = lo + TB__NP * i;
-            xi[0] = logf(fmaxf(joint[i].stiffness, 1e-5f));
-            xi[1] = joint[i].drag;
-            xi[2] = joint[i].gravity;
-            xi[3] = joint[i].tilt[0];
-            xi[4] = joint[i].tilt[1];
-            st[0] = 0.5f, l[0] = 0.01f;
-            st[1] = 0.1f, l[1] = 0.002f;
-            st[2] = 0.5f * smean, l[2] = 0.002f * smean;
-            st[3] = st[4] = 0.1f, l[3] = l[4] = 0.002f;
-        }
-        for (int p = 0; p < P; p++)
-            tb__clamp(&x[p], p);
         tb__vrm_joint jt[16];
-        double dist, tip;
-        tb__unpack(x, K, jt);
-        tb__simulate(&F, joint, &dist, &tip);
+        double dist, tip, sw, swb;
+        tb__simulate(&F, joint, &dist, &tip, &sw, &swb);
+        rep->swing_before_m = (float)(sw / units);
+        rep->swing_baked_m = (float)(swb / units);
         rep->before_m = (float)(dist / ((double)frames * K) / units);
         rep->tip_before_m = (float)(tip / frames / units);
-        double best = tb__simulate(&F, jt, NULL, NULL);
-        int moving = 1;
-        while (moving && F.evals < TB__FIT_MAX_EVALS) {
-            moving = 0;
-            for (int p = 0; p < P && F.evals < TB__FIT_MAX_EVALS; p++) {
-                if (step[p] < lo[p])
-                    continue;
-                moving = 1;
-                int better = 0;
-                for (int sg = 1; sg >= -1 && !better; sg -= 2) {
-                    float keep = x[p];
-                    x[p] += (float)sg * step[p];
-                    tb__clamp(&x[p], p);
-                    if (x[p] != keep) {
-                        tb__unpack(x, K, jt);
-                        double c = tb__simulate(&F, jt, NULL, NULL);
-                        if (c < best) {
-                            best = c;
-                            better = 1;
+        /* the analytic start; its drag ×0.3; its stiffness ×4 and drag ×0.3
+         * (the search is local and the cost rugged: the best end wins) */
+        const int S = TB__FIT_STARTS;
+        static const float s_scale[TB__FIT_STARTS] = {1, 1, 4}, d_scale[TB__FIT_STARTS] = {1, 0.3f, 0.3f};
+        double gbest = HUGE_VAL;
+        for (int st0 = 0; st0 < S; st0++) {
+            const int cap = TB__FIT_MAX_EVALS * (st0 + 1) / S;
+            for (int i = 0; i < K; i++) {
+                float *xi = x + TB__NP * i, *st = step + TB__NP * i, *l = lo + TB__NP * i;
+                xi[0] = logf(fmaxf(joint[i].stiffness * s_scale[st0], 1e-5f));
+                xi[1] = joint[i].drag * d_scale[st0];
+                xi[2] = joint[i].gravity;
+                xi[3] = joint[i].tilt[0];
+                xi[4] = joint[i].tilt[1];
+                st[0] = 0.5f, l[0] = 0.01f;
+                st[1] = 0.1f, l[1] = 0.002f;
+                st[2] = 0.5f * smean, l[2] = 0.002f * smean;
+                st[3] = st[4] = 0.1f, l[3] = l[4] = 0.002f;
+            }
+            for (int p = 0; p < P; p++)
+                tb__clamp(&x[p], p);
+            tb__unpack(x, K, jt);
+            double best = tb__simulate(&F, jt, NULL, NULL, NULL, NULL);
+            int moving = 1;
+            while (moving && F.evals < cap) {
+                moving = 0;
+                for (int p = 0; p < P && F.evals < cap; p++) {
+                    if (step[p] < lo[p])
+                        continue;
+                    moving = 1;
+                    int better = 0;
+                    for (int sg = 1; sg >= -1 && !better; sg -= 2) {
+                        float keep = x[p];
+                        x[p] += (float)sg * step[p];
+                        tb__clamp(&x[p], p);
+                        if (x[p] != keep) {
+                            tb__unpack(x, K, jt);
+                            double c = tb__simulate(&F, jt, NULL, NULL, NULL, NULL);
+                            if (c < best) {
+                                best = c;
+                                better = 1;
+                            }
                         }
+                        if (!better)
+                            x[p] = keep;
                     }
-                    if (!better)
-                        x[p] = keep;
+                    step[p] *= better ? 1.5f : 0.75f; /* a slow shrink: the cost is rugged (see docs/vrm.md) */
                 }
-                step[p] *= better ? 1.5f : 0.75f; /* a slow shrink: the cost is rugged (see docs/vrm.md) */
+            }
+            if (best < gbest) {
+                gbest = best;
+                memcpy(bx, x, sizeof x);
             }
         }
+        memcpy(x, bx, sizeof x);
         tb__unpack(x, K, jt);
-        tb__simulate(&F, jt, &dist, &tip);
+        tb__simulate(&F, jt, &dist, &tip, &sw, NULL);
+        rep->swing_after_m = (float)(sw / units);
         rep->after_m = (float)(dist / ((double)frames * K) / units);
         rep->tip_after_m = (float)(tip / frames / units);
         rep->clips = F.clip_count;

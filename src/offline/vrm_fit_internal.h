@@ -24,6 +24,10 @@ typedef struct tb__vrm_fit_report {
     float after_m;      /* the same with the fitted settings */
     float tip_before_m; /* the same for the last tip only */
     float tip_after_m;
+    float swing_before_m; /* the last tip's swing: the RMS distance from its mean
+                             over the loop, clips' mean; analytic settings */
+    float swing_after_m;  /* the same, fitted settings */
+    float swing_baked_m;  /* the same for our baked motion */
 } tb__vrm_fit_report;
 
 /* Fits chain `chain` of animator a (built from m with bake desc bd): joint[K]

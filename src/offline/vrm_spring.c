@@ -151,10 +151,18 @@ tb_result tb_vrm_springs(tb_doc *doc, const tb_bake_desc *desc, float hz, tb_vrm
             }
             if (fr.clips) {
                 rep->fit_clips += fr.clips;
+                rep->fit_evaluations += fr.evaluations;
                 rep->fit_before_m = fmaxf(rep->fit_before_m, fr.before_m);
                 rep->fit_after_m = fmaxf(rep->fit_after_m, fr.after_m);
                 rep->fit_tip_before_m = fmaxf(rep->fit_tip_before_m, fr.tip_before_m);
                 rep->fit_tip_after_m = fmaxf(rep->fit_tip_after_m, fr.tip_after_m);
+                /* the chain that swings least against ours counts */
+                if (rep->fit_clips == fr.clips ||
+                    fr.swing_after_m * rep->fit_swing_baked_m < rep->fit_swing_after_m * fr.swing_baked_m) {
+                    rep->fit_swing_before_m = fr.swing_before_m;
+                    rep->fit_swing_after_m = fr.swing_after_m;
+                    rep->fit_swing_baked_m = fr.swing_baked_m;
+                }
             }
         }
         json_t *joints = json_array();

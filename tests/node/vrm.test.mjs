@@ -58,7 +58,14 @@ run(['fix', vrmIn, '-o', baked, '--only', 'Walk']);
 const rep = JSON.parse(run(['fix', vrmIn, '-o', springs, '--vrm-springs', '--json']));
 ok(rep.vrm_springs && rep.vrm_springs.chains === 1 && rep.vrm_springs.version === 1, 'fix --vrm-springs: one VRMC_springBone spring');
 const fit = rep.vrm_springs.fit;
-ok(fit.clips >= 1 && fit.tips_after_m < 0.85 * fit.tips_before_m && fit.tip_after_m < fit.tip_before_m,
+console.log('fit: ' + JSON.stringify(fit));
+// docs/vrm.md, "Measured": all tips 0.157 -> 0.049 m, last tip 0.247 -> 0.085 m,
+// the last tip's swing 0.234 m against ours 0.238 m (0.98; 0.97 to 0.99 over
+// the cost weights tried); the bounds leave a margin for where the search ends.
+ok(fit.swing_after_m >= 0.75 * fit.swing_baked_m,
+  `the fitted model swings the tail like ours: ${fit.swing_after_m.toFixed(3)} m against ${fit.swing_baked_m.toFixed(3)} m ` +
+  `(RMS about its mean, relative to the anchor; analytic start ${fit.swing_before_m.toFixed(3)} m)`);
+ok(fit.clips >= 1 && fit.tips_after_m < 0.5 * fit.tips_before_m && fit.tip_after_m < 0.6 * fit.tip_before_m,
   `the per-joint fit on ${fit.clips} clips brings the modelled runtime nearer our motion: tip ` +
   `${fit.tip_before_m.toFixed(3)} -> ${fit.tip_after_m.toFixed(3)} m, all tips ${fit.tips_before_m.toFixed(3)} -> ` +
   `${fit.tips_after_m.toFixed(3)} m`);
@@ -66,6 +73,7 @@ const outJson = readGlb(fs.readFileSync(springs)).json;
 ok(JSON.stringify(outJson.extensions.VRMC_vrm) === JSON.stringify(json.extensions.VRMC_vrm), 'VRMC_vrm kept byte for byte');
 ok(outJson.extensionsUsed.includes('VRMC_vrm') && outJson.extensionsUsed.includes('VRMC_springBone'), 'extensionsUsed lists both');
 const sp = outJson.extensions.VRMC_springBone.springs[0];
+console.log('joints: ' + sp.joints.slice(0, -1).map((j) => `s ${j.stiffness.toPrecision(3)} d ${j.dragForce.toFixed(3)} g ${j.gravityPower.toFixed(3)}`).join(' | '));
 ok(sp.joints.length >= 4 && sp.joints.slice(0, -1).every((j) => j.stiffness > 0 && j.dragForce > 0 && j.dragForce < 1),
   `spring joints: ${sp.joints.length}, stiffness ${sp.joints.map((j) => j.stiffness ?? '-').join(' ')}`);
 ok(!outJson.animations.some((a) => a.channels.some((c) => /Tail_/.test(outJson.nodes[c.target.node].name || ''))),
@@ -110,14 +118,17 @@ for (let i = 0; i < n; i++) {
   travelA = Math.max(travelA, a.out[i].distanceTo(a.out[0]) / H);
   travelB = Math.max(travelB, b.out[i].distanceTo(b.out[0]) / H);
 }
-// docs/vrm.md, "Measured": mean 4.2% H, max 5.1% H with the fitted settings
-// (10.6% / 10.9% with the analytic ones; 3.8 to 4.2% mean over the search
-// schedules tried); the tolerance is that plus a margin of about 0.8% H
-// (mean) and 1.4% H (max) for other three.js / libm builds.
-const mean = sum / n, TOL_MEAN = 0.05, TOL_MAX = 0.065;
+// docs/vrm.md, "Measured": mean 4.15% H, max 4.39% H, tip travel 5.5% H
+// against the baked 6.5% H with the fitted settings (10.6% / 10.9% and 1.7% H
+// with the analytic ones; 3.96 to 4.20% mean, 4.17 to 4.52% max, travel 5.5
+// to 6.6% H over the cost weights tried); the tolerance is that plus a margin
+// of about 0.8% H (mean) and 1% H (max) for other three.js / libm builds, and
+// the runtime must swing the tip at least half as far as the baked tail.
+const mean = sum / n, TOL_MEAN = 0.05, TOL_MAX = 0.055, MIN_TRAVEL = 0.5;
 console.log(`walk, ${n} frames at 60 Hz: tail tip runtime vs baked: mean ${(100 * mean).toFixed(2)}% H, max ${(100 * worst).toFixed(2)}% H; ` +
   `tip travel baked ${(100 * travelA).toFixed(1)}% H, runtime ${(100 * travelB).toFixed(1)}% H`);
 ok(travelB > 0.01, 'the runtime moves the tail (tip travel over 1% H)');
+ok(travelB >= MIN_TRAVEL * travelA, `the runtime swings the tail: tip travel at least ${100 * MIN_TRAVEL}% of the baked travel`);
 ok(mean < TOL_MEAN && worst < TOL_MAX, `tip within the stated tolerance (mean < ${100 * TOL_MEAN}% H, max < ${100 * TOL_MAX}% H)`);
 
 // 4. VRM 0.x: the same avatar with a "VRM" extension gets a secondaryAnimation bone group
