@@ -358,10 +358,11 @@ static void tb__unite(uint32_t *uf, uint32_t a, uint32_t b)
         uf[a] = b;
 }
 
-/* Eigenvalues of a symmetric 3x3 matrix, descending (Jacobi rotations). */
-static void tb__eig3(const double c[3][3], double ev[3])
+/* Eigenvalues of a symmetric 3x3 matrix, descending (Jacobi rotations);
+ * axis (when not NULL): the unit eigenvector of the largest. */
+static void tb__eig3(const double c[3][3], double ev[3], double axis[3])
 {
-    double a[3][3];
+    double a[3][3], V[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     memcpy(a, c, sizeof a);
     for (int it = 0; it < 50; it++) {
         double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
@@ -384,9 +385,19 @@ static void tb__eig3(const double c[3][3], double ev[3])
                     a[p][k] = cs * apk - sn * aqk;
                     a[q][k] = sn * apk + cs * aqk;
                 }
+                for (int k = 0; k < 3; k++) { /* V ← V J: the eigenvectors, as columns */
+                    double vkp = V[k][p], vkq = V[k][q];
+                    V[k][p] = cs * vkp - sn * vkq;
+                    V[k][q] = sn * vkp + cs * vkq;
+                }
             }
     }
     ev[0] = a[0][0], ev[1] = a[1][1], ev[2] = a[2][2];
+    if (axis) {
+        int top = ev[1] > ev[0] ? (ev[2] > ev[1] ? 2 : 1) : (ev[2] > ev[0] ? 2 : 0);
+        for (int k = 0; k < 3; k++)
+            axis[k] = V[k][top];
+    }
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++)
             if (ev[j] > ev[i]) {
@@ -1711,7 +1722,7 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
             v[a] = w[a] / l;
     }
     double ev[3];
-    tb__eig3(cov, ev);
+    tb__eig3(cov, ev, NULL);
     sh->elong = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
     sh->flat = ev[2] > 0 ? (float)sqrt(ev[1] / ev[2]) : 1e3f;
     float lo = INFINITY, hi = -INFINITY;
@@ -2139,7 +2150,7 @@ static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, c
         int nf = 0;
         for (int i = 1; i <= K; i++) {
             double c3[3][3] = {{cs[i][0], cs[i][3], cs[i][4]}, {cs[i][3], cs[i][1], cs[i][5]}, {cs[i][4], cs[i][5], cs[i][2]}}, ev[3];
-            tb__eig3(c3, ev);
+            tb__eig3(c3, ev, NULL);
             if (rc[i] >= 3 && ev[0] > 0)
                 fl[nf++] = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
         }
@@ -2265,25 +2276,14 @@ static float tb__trunk_dist(const tb__state *st, const float p[3])
 }
 
 /* A rigid rod (SPEC A7: "a carried object is straight and of nearly constant
- * cross-section"). Along the principal axis of the vertices, cut into
+ * cross-section"). Along ax, the principal axis of the vertices, cut into
  * TB__ROD_BINS slices: extent = length along the axis; bow = largest distance
  * of a slice's centroid from the axis, / extent; section = largest / smallest
  * mean radius of the inner slices (the two end slices hold the caps). */
 enum { TB__ROD_BINS = 8 };
-static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const double cen[3], const double cov[3][3],
+static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const double cen[3], const double ax[3],
                     float *extent, float *bow, float *section)
 {
-    double ax[3] = {1, 1, 1};
-    for (int it = 0; it < 64; it++) { /* power iteration: the largest eigenvector */
-        double y[3];
-        for (int a = 0; a < 3; a++)
-            y[a] = cov[a][0] * ax[0] + cov[a][1] * ax[1] + cov[a][2] * ax[2];
-        double l = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
-        if (!(l > 0))
-            break;
-        for (int a = 0; a < 3; a++)
-            ax[a] = y[a] / l;
-    }
     double tmin = INFINITY, tmax = -INFINITY;
     for (size_t k = 0; k < nv; k++) {
         const float *p = wpos + (size_t)wv[k] * 3;
@@ -2493,7 +2493,8 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
             rad = l;
     }
     double ev[3];
-    tb__eig3(cov, ev);
+    double axis[3];
+    tb__eig3(cov, ev, axis);
     ap->elongation = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
     float cf[3] = {(float)cen[0], (float)cen[1], (float)cen[2]};
     ap->radius = (float)rad;
@@ -2591,7 +2592,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) && !sheet;
     float rod_extent = 0, rod_bow = 1, rod_section = INFINITY;
     if (long_ && ap->separate_shell)
-        tb__rod(st->wpos, wv, nv, cen, cov, &rod_extent, &rod_bow, &rod_section);
+        tb__rod(st->wpos, wv, nv, cen, axis, &rod_extent, &rod_bow, &rod_section);
     char *why = ap->reason;
     size_t wn = sizeof ap->reason;
     /* (choice) a curved tail's centroid falls inside its curve, near the
