@@ -397,6 +397,29 @@ static void tb__top_weights(const tb_model *m, size_t v, uint16_t *j, float *w)
 
 #define TB__COLLAR_SHARE 0.5f
 
+/* Vertex v's new influences: the TB__SLOTS largest of the cnt (joint,
+ * weight) pairs in jj/ww (sorted in place), normalised to sum 1. */
+static void tb__store_largest(tb__apply *A, size_t v, uint16_t *jj, float *ww, int cnt)
+{
+    for (int i = 0; i < cnt; i++) /* largest first */
+        for (int k = i + 1; k < cnt; k++)
+            if (ww[k] > ww[i]) {
+                float tw = ww[i];
+                uint16_t tj = jj[i];
+                ww[i] = ww[k], jj[i] = jj[k];
+                ww[k] = tw, jj[k] = tj;
+            }
+    if (cnt > TB__SLOTS)
+        cnt = TB__SLOTS;
+    float sum = 0;
+    for (int i = 0; i < cnt; i++)
+        sum += ww[i];
+    for (int k = 0; k < TB__SLOTS; k++) {
+        A->nj[v * TB__SLOTS + (size_t)k] = k < cnt ? jj[k] : 0;
+        A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
+    }
+}
+
 /* The welded collar itself (choice, issue 13): left with the body's
  * weights, the ring where the tail joins the body follows a thigh while the
  * tail's first ring follows the chain, and the edges between them carry the
@@ -425,23 +448,7 @@ static void tb__blend_collar_ring(tb__apply *A, const tb__chain_plan *c)
                 jj[cnt] = (uint16_t)root[r], ww[cnt++] = 0;
             ww[i] += 0.5f * TB__COLLAR_SHARE;
         }
-        for (int i = 0; i < cnt; i++) /* largest first */
-            for (int k = i + 1; k < cnt; k++)
-                if (ww[k] > ww[i]) {
-                    float tw = ww[i];
-                    uint16_t tj = jj[i];
-                    ww[i] = ww[k], jj[i] = jj[k];
-                    ww[k] = tw, jj[k] = tj;
-                }
-        if (cnt > TB__SLOTS)
-            cnt = TB__SLOTS;
-        float sum = 0;
-        for (int i = 0; i < cnt; i++)
-            sum += ww[i];
-        for (int k = 0; k < TB__SLOTS; k++) {
-            A->nj[v * TB__SLOTS + (size_t)k] = k < cnt ? jj[k] : 0;
-            A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
-        }
+        tb__store_largest(A, v, jj, ww, cnt);
         A->changed[v] = 1;
         if (A->collar)
             A->collar[v] = 1;
@@ -499,23 +506,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
                 ww[i] += w;
             }
         }
-        for (int i = 0; i < cnt; i++) /* sort by weight, largest first */
-            for (int k = i + 1; k < cnt; k++)
-                if (ww[k] > ww[i]) {
-                    float tw = ww[i];
-                    uint16_t tj = jj[i];
-                    ww[i] = ww[k], jj[i] = jj[k];
-                    ww[k] = tw, jj[k] = tj;
-                }
-        if (cnt > TB__SLOTS)
-            cnt = TB__SLOTS;
-        float sum = 0;
-        for (int i = 0; i < cnt; i++)
-            sum += ww[i];
-        for (int k = 0; k < TB__SLOTS; k++) {
-            A->nj[v * TB__SLOTS + (size_t)k] = k < cnt ? jj[k] : 0;
-            A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
-        }
+        tb__store_largest(A, v, jj, ww, cnt);
     }
 }
 
