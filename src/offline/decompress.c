@@ -382,9 +382,11 @@ static tb_result tb__draco_primitive(tb_doc *doc, json_t *prim, json_t *e, const
 }
 #endif
 
-/* Counts the integer members named "bufferView" anywhere under node (the
- * core schema's accessors, sparse parts and images, and extensions). */
-static void tb__count_view_refs(json_t *node, size_t *refs, size_t n)
+/* Visits the integer members named "bufferView" anywhere under node (the
+ * core schema's accessors, sparse parts and images, and extensions) that
+ * index one of n views: counts them in refs[] when map is NULL, else sets
+ * each to map[its index]. */
+static void tb__view_refs(json_t *node, size_t *refs, const json_int_t *map, size_t n)
 {
     if (json_is_object(node)) {
         const char *key;
@@ -392,35 +394,19 @@ static void tb__count_view_refs(json_t *node, size_t *refs, size_t n)
         json_object_foreach(node, key, v) {
             if (!strcmp(key, "bufferView") && json_is_integer(v)) {
                 json_int_t i = json_integer_value(v);
-                if (i >= 0 && (size_t)i < n)
-                    refs[i]++;
+                if (i >= 0 && (size_t)i < n) {
+                    if (map)
+                        json_integer_set(v, map[i]);
+                    else
+                        refs[i]++;
+                }
             } else {
-                tb__count_view_refs(v, refs, n);
+                tb__view_refs(v, refs, map, n);
             }
         }
     } else if (json_is_array(node)) {
         for (size_t i = 0; i < json_array_size(node); i++)
-            tb__count_view_refs(json_array_get(node, i), refs, n);
-    }
-}
-
-static void tb__renumber_views(json_t *node, const json_int_t *map, size_t n)
-{
-    if (json_is_object(node)) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(node, key, v) {
-            if (!strcmp(key, "bufferView") && json_is_integer(v)) {
-                json_int_t i = json_integer_value(v);
-                if (i >= 0 && (size_t)i < n)
-                    json_integer_set(v, map[i]);
-            } else {
-                tb__renumber_views(v, map, n);
-            }
-        }
-    } else if (json_is_array(node)) {
-        for (size_t i = 0; i < json_array_size(node); i++)
-            tb__renumber_views(json_array_get(node, i), map, n);
+            tb__view_refs(json_array_get(node, i), refs, map, n);
     }
 }
 
@@ -438,7 +424,7 @@ static tb_result tb__drop_views(tb_doc *doc, const unsigned char *drop, tb_error
         free(map);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    tb__count_view_refs(doc->root, refs, n);
+    tb__view_refs(doc->root, refs, NULL, n);
     json_int_t next = 0;
     int dropped = 0;
     for (size_t i = 0; i < n; i++) {
@@ -453,7 +439,7 @@ static tb_result tb__drop_views(tb_doc *doc, const unsigned char *drop, tb_error
         for (size_t i = n; i-- > 0;)
             if (map[i] < 0)
                 json_array_remove(views, i);
-        tb__renumber_views(doc->root, map, n);
+        tb__view_refs(doc->root, NULL, map, n);
     }
     free(refs);
     free(map);
