@@ -61,6 +61,11 @@ int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const cha
 
 /* 1 if argv[i] equals a or b. */
 int tb_cli_is(const char *arg, const char *a, const char *b);
+/* Detection without repair: marks in mask[vertex_count] the vertices of
+ * every appendage classified as a tail (what `measure` and `preview` use
+ * on an unrepaired file); returns how many it marked. (cmd_measure.c) */
+struct tb_model;
+size_t tb_cli_detect_tail_mask(const struct tb_model *m, uint8_t *mask);
 
 int tb_cmd_info(int argc, char **argv);
 int tb_cmd_copy(int argc, char **argv);

@@ -238,29 +238,32 @@ typedef struct tb__ctx {
     size_t edge_count;
 } tb__ctx;
 
-/* SPEC A1-A7 detection: the union of the vertices of every appendage
- * classified as a tail, or NULL when there is none. */
-static uint8_t *tb__detect_mask(const tb_model *m, size_t *count)
+size_t tb_cli_detect_tail_mask(const tb_model *m, uint8_t *mask)
 {
     tb_appendage_report rep;
     memset(&rep, 0, sizeof rep);
-    *count = 0;
-    if (tb_appendage_detect(&rep, m, NULL, NULL) != TB_OK) {
-        tb_appendage_report_free(&rep);
-        return NULL;
-    }
-    uint8_t *mask = calloc(m->vertex_count + 1, 1);
-    for (int i = 0; mask && i < rep.appendage_count; i++) {
-        const tb_appendage *a = &rep.appendages[i];
-        if (a->kind != TB_KIND_TAIL)
-            continue;
-        for (size_t k = 0; k < a->vertex_count; k++)
-            if (a->vertices[k] < m->vertex_count && !mask[a->vertices[k]]) {
-                mask[a->vertices[k]] = 1;
-                (*count)++;
-            }
-    }
+    size_t count = 0;
+    if (tb_appendage_detect(&rep, m, NULL, NULL) == TB_OK)
+        for (int i = 0; i < rep.appendage_count; i++) {
+            const tb_appendage *a = &rep.appendages[i];
+            if (a->kind != TB_KIND_TAIL)
+                continue;
+            for (size_t k = 0; k < a->vertex_count; k++)
+                if (a->vertices[k] < m->vertex_count && !mask[a->vertices[k]]) {
+                    mask[a->vertices[k]] = 1;
+                    count++;
+                }
+        }
     tb_appendage_report_free(&rep);
+    return count;
+}
+
+/* The detected tail (tb_cli_detect_tail_mask) as a new mask, or NULL when
+ * there is none. */
+static uint8_t *tb__detect_mask(const tb_model *m, size_t *count)
+{
+    uint8_t *mask = calloc(m->vertex_count + 1, 1);
+    *count = mask ? tb_cli_detect_tail_mask(m, mask) : 0;
     if (*count == 0) {
         free(mask);
         return NULL;

@@ -83,28 +83,6 @@ static json_t *tb__b64(const void *data, size_t n)
     return j;
 }
 
-/* SPEC A1-A7 detection: the union of every appendage classified as a tail
- * (what `tailbone measure` uses on an unrepaired file). */
-static size_t tb__detect_mask(const tb_model *m, uint8_t *mask)
-{
-    tb_appendage_report rep;
-    memset(&rep, 0, sizeof rep);
-    size_t count = 0;
-    if (tb_appendage_detect(&rep, m, NULL, NULL) == TB_OK)
-        for (int i = 0; i < rep.appendage_count; i++) {
-            const tb_appendage *a = &rep.appendages[i];
-            if (a->kind != TB_KIND_TAIL)
-                continue;
-            for (size_t k = 0; k < a->vertex_count; k++)
-                if (a->vertices[k] < m->vertex_count && !mask[a->vertices[k]]) {
-                    mask[a->vertices[k]] = 1;
-                    count++;
-                }
-        }
-    tb_appendage_report_free(&rep);
-    return count;
-}
-
 static const char *tb__basename(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -137,7 +115,7 @@ static json_t *tb__character(const char *path, const char *role, const tb_bake_d
         goto fail;
     }
     /* the tail as `tailbone measure` finds it */
-    size_t tail_n = has_tail ? tb_measure_tail_mask(mask, m, NULL, NULL, NULL) : tb__detect_mask(m, mask);
+    size_t tail_n = has_tail ? tb_measure_tail_mask(mask, m, NULL, NULL, NULL) : tb_cli_detect_tail_mask(m, mask);
 
     o = json_object();
     json_object_set_new(o, "role", json_string(role));
