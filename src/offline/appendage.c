@@ -1272,17 +1272,109 @@ static int tb__tube_end_axis(const double *acc, int nb, double h, float gend, fl
 }
 
 /* Whether welded vertex w, walked g from the tube's tip, lies in the tube's
- * last reach before gend and further than 1.5 tube radii from its axis. */
-static int tb__tube_off_axis(const tb__state *st, uint32_t w, float g, float gend, float reach, const float p[3],
-                             const float d[3], float rt)
+ * reach before gend and further than 1.5 tube radii from its axis (p, d)
+ * and, with acc (tb__tube_rings per band of h), from its own ring's centre
+ * too: further from the end, where the axis is extrapolated over longer, a
+ * ring the tube bends away from it is still the tube. */
+static int tb__tube_off_axis(const tb__state *st, const double *acc, double h, uint32_t w, float g, float gend,
+                             float reach, const float p[3], const float d[3], float rt)
 {
     if (!(g < gend) || g < gend - reach)
         return 0;
     const float *q = st->wpos + (size_t)w * 3;
-    float v[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]};
-    float t = v[0] * d[0] + v[1] * d[1] + v[2] * d[2];
-    float e[3] = {v[0] - t * d[0], v[1] - t * d[1], v[2] - t * d[2]};
-    return e[0] * e[0] + e[1] * e[1] + e[2] * e[2] > 2.25f * rt * rt;
+    const double *b = acc ? acc + (size_t)(int)(g / h) * 5 : NULL;
+    for (int pass = 0; pass < 1 + (acc != NULL); pass++) {
+        float c[3];
+        for (int a = 0; a < 3; a++)
+            c[a] = pass ? (float)(b[a] / b[3]) : p[a];
+        if (pass && !(b[3] > 0))
+            return 1;
+        float v[3] = {q[0] - c[0], q[1] - c[1], q[2] - c[2]};
+        float t = v[0] * d[0] + v[1] * d[1] + v[2] * d[2];
+        float e[3] = {v[0] - t * d[0], v[1] - t * d[1], v[2] - t * d[2]};
+        if (!(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] > 2.25f * rt * rt))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether the skin off the tube's axis in its reach before gend is the body
+ * it leaves rather than the tube's own flare: it lies to one side (mean
+ * offset over 1.5 tube radii) or to one or two sides (a patch below the
+ * weld, a belt across it: five octants round the axis or fewer), never all
+ * round (a fillet, the first piece of a segmented tail). 0 when there is
+ * no such skin. */
+static int tb__tube_trim_side(const tb__state *st, const double *acc, double h, const uint32_t *mv, uint32_t n,
+                              const float *dist, const uint8_t *in, float gend, float reach, const float p[3],
+                              const float d[3], float rt)
+{
+    double side[3] = {0, 0, 0}, u[3] = {0, 0, 0}, v2[3], ul = 0;
+    int ax = fabsf(d[0]) <= fabsf(d[1]) ? (fabsf(d[0]) <= fabsf(d[2]) ? 0 : 2) : (fabsf(d[1]) <= fabsf(d[2]) ? 1 : 2);
+    u[ax] = 1;
+    for (int a = 0; a < 3; a++)
+        u[a] -= d[ax] * d[a];
+    for (int a = 0; a < 3; a++)
+        ul += u[a] * u[a];
+    for (int a = 0; a < 3; a++)
+        u[a] /= sqrt(ul);
+    v2[0] = d[1] * u[2] - d[2] * u[1];
+    v2[1] = d[2] * u[0] - d[0] * u[2];
+    v2[2] = d[0] * u[1] - d[1] * u[0];
+    size_t ns = 0;
+    unsigned octants = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (in[mv[k]] != 1 || !tb__tube_off_axis(st, acc, h, mv[k], dist[mv[k]], gend, reach, p, d, rt))
+            continue;
+        const float *q = st->wpos + (size_t)mv[k] * 3;
+        double v[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]}, e[3];
+        double t = v[0] * d[0] + v[1] * d[1] + v[2] * d[2];
+        for (int a = 0; a < 3; a++) {
+            e[a] = v[a] - t * d[a];
+            side[a] += e[a];
+        }
+        double x = e[0] * u[0] + e[1] * u[1] + e[2] * u[2], y = e[0] * v2[0] + e[1] * v2[1] + e[2] * v2[2];
+        int oct = fabs(x) >= fabs(y) ? (x >= 0 ? (y >= 0 ? 0 : 7) : (y >= 0 ? 3 : 4))
+                                     : (y >= 0 ? (x >= 0 ? 1 : 2) : (x >= 0 ? 6 : 5));
+        octants |= 1u << oct;
+        ns++;
+    }
+    if (!ns)
+        return 0;
+    int around = 0;
+    for (int a = 0; a < 8; a++)
+        around += (int)(octants >> a & 1u);
+    double so = sqrt(side[0] * side[0] + side[1] * side[1] + side[2] * side[2]) / (double)ns;
+    return so > 1.5 * rt || around <= 5;
+}
+
+/* Per band of h along the walk dist from a tube's tip: the ring's centroid
+ * sum (xyz), its vertex count and its vertices' mean distance to the
+ * centroid, over the part's vertices mv not yet trimmed (in[w] == 2). */
+static void tb__tube_rings(const tb__state *st, const uint32_t *mv, uint32_t n, const float *dist, const uint8_t *in,
+                           double h, int nb, double *acc)
+{
+    memset(acc, 0, (size_t)nb * 5 * sizeof *acc);
+    for (uint32_t k = 0; k < n; k++) {
+        float gv = dist[mv[k]];
+        if (!isfinite(gv) || in[mv[k]] == 2)
+            continue;
+        double *b = acc + (size_t)(int)(gv / h) * 5;
+        for (int a = 0; a < 3; a++)
+            b[a] += st->wpos[(size_t)mv[k] * 3 + (size_t)a];
+        b[3] += 1;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        float gv = dist[mv[k]];
+        if (!isfinite(gv) || in[mv[k]] == 2)
+            continue;
+        double *b = acc + (size_t)(int)(gv / h) * 5;
+        double dd = 0;
+        for (int a = 0; a < 3; a++) {
+            double x = st->wpos[(size_t)mv[k] * 3 + (size_t)a] - b[a] / b[3];
+            dd += x * x;
+        }
+        b[4] += sqrt(dd) / b[3];
+    }
 }
 
 /* A tail is a tube that leaves the body. Walked from its far end, the
@@ -1384,28 +1476,7 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
         }
         /* rings: centroid, then mean distance to it, per band of one edge */
         int nb = (int)(gmax / h) + 1;
-        memset(acc, 0, (size_t)nb * 5 * sizeof *acc);
-        for (uint32_t k = 0; k < n; k++) {
-            float gv = dist[mv[k]];
-            if (!isfinite(gv))
-                continue;
-            double *b = acc + (size_t)(int)(gv / h) * 5;
-            for (int a = 0; a < 3; a++)
-                b[a] += st->wpos[(size_t)mv[k] * 3 + (size_t)a];
-            b[3] += 1;
-        }
-        for (uint32_t k = 0; k < n; k++) {
-            float gv = dist[mv[k]];
-            if (!isfinite(gv))
-                continue;
-            double *b = acc + (size_t)(int)(gv / h) * 5;
-            double dd = 0;
-            for (int a = 0; a < 3; a++) {
-                double x = st->wpos[(size_t)mv[k] * 3 + (size_t)a] - b[a] / b[3];
-                dd += x * x;
-            }
-            b[4] += sqrt(dd) / b[3];
-        }
+        tb__tube_rings(st, mv, n, dist, in, h, nb, acc);
         /* walk from the tip: a tube once the walk is 2.5 radii long; it
          * opens where, one radius further on, the ring has grown by half
          * the walk or more, and keeps opening to twice its radius */
@@ -1454,39 +1525,47 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
          * the first skin of the body it leaves (a patch of off-bone buttock
          * below the weld, a belt the root rests on): the tube there is the
          * tube extrapolated, so skin further from its axis than 1.5 tube
-         * radii is body, not tail */
-        float gend = cut >= 0 ? (float)((cut + 1) * h) : gmax + (float)h;
-        float axis_p[3], axis_d[3], rtube = 0;
-        int trim = tube && tb__tube_end_axis(acc, nb, h, gend, axis_p, axis_d, &rtube);
-        float rfar = trim ? (rtube > 2 * (float)h ? rtube : 2 * (float)h) : 0;
-        if (trim) {
-            /* only skin to one side: a flare round the root (a fillet, the
-             * first piece of a segmented tail) is the tail's own */
-            double side[3] = {0, 0, 0};
-            size_t nside = 0;
+         * radii is body, not tail. Where some is found, the reach before is
+         * tested the same way against an axis drawn without it (rings that
+         * hold body skin lean the axis towards it), up to three reaches. */
+        float gend = cut >= 0 ? (float)((cut + 1) * h) : gmax + (float)h, gz = gend;
+        int trim = 0;
+        for (int it = 0; it < 3 && tube; it++) {
+            float axis_p[3], axis_d[3], rtube;
+            if (!tb__tube_end_axis(acc, nb, h, gz, axis_p, axis_d, &rtube))
+                break;
+            float rfar = rtube > 2 * (float)h ? rtube : 2 * (float)h;
+            if (tb__tube_trim_side(st, it ? acc : NULL, h, mv, n, dist, in, gz, rfar, axis_p, axis_d, rtube) == 0)
+                break;
+            /* a reach before the first where (nearly) all skin is off the
+             * axis holds no tube to trim from: the tube ended before it, or
+             * the part was never one; that reach is left as it was */
+            const double *ring = it ? acc : NULL;
+            uint32_t zone = 0, off = 0;
+            for (uint32_t k = 0; k < n; k++) {
+                if (in[mv[k]] != 1 || !(dist[mv[k]] < gz) || dist[mv[k]] < gz - rfar)
+                    continue;
+                zone++;
+                off += (uint32_t)tb__tube_off_axis(st, ring, h, mv[k], dist[mv[k]], gz, rfar, axis_p, axis_d, rtube);
+            }
+            if (it > 0 && 3 * off > 2 * zone)
+                break;
             for (uint32_t k = 0; k < n; k++)
-                if (tb__tube_off_axis(st, mv[k], dist[mv[k]], gend, rfar, axis_p, axis_d, rtube)) {
-                    const float *q = st->wpos + (size_t)mv[k] * 3;
-                    float v[3] = {q[0] - axis_p[0], q[1] - axis_p[1], q[2] - axis_p[2]};
-                    float t = v[0] * axis_d[0] + v[1] * axis_d[1] + v[2] * axis_d[2];
-                    for (int a = 0; a < 3; a++)
-                        side[a] += v[a] - t * axis_d[a];
-                    nside++;
-                }
-            double so = nside ? sqrt(side[0] * side[0] + side[1] * side[1] + side[2] * side[2]) / (double)nside : 0;
-            trim = so > 1.5 * rtube;
+                if (in[mv[k]] == 1 && tb__tube_off_axis(st, ring, h, mv[k], dist[mv[k]], gz, rfar, axis_p, axis_d, rtube))
+                    in[mv[k]] = 2;
+            trim = 1;
+            gz -= rfar;
+            tb__tube_rings(st, mv, n, dist, in, h, nb, acc);
         }
         if (cut >= 0 || trim) {
             size_t keep = 0;
             for (uint32_t k = 0; k < n; k++)
-                keep += dist[mv[k]] < gend && !(trim && tb__tube_off_axis(st, mv[k], dist[mv[k]], gend, rfar, axis_p,
-                                                                       axis_d, rtube));
+                keep += dist[mv[k]] < gend && in[mv[k]] != 2;
             if (keep >= (size_t)st->d.min_vertices)
                 for (uint32_t k = 0; k < n; k++) {
                     uint32_t w = mv[k];
                     st->comp_uf[w] = tip;
-                    if (!(dist[w] < gend) ||
-                        (trim && tb__tube_off_axis(st, w, dist[w], gend, rfar, axis_p, axis_d, rtube))) {
+                    if (!(dist[w] < gend) || in[w] == 2) {
                         st->far[w] = 0;
                         st->thin[w] = 0;
                         st->comp_uf[w] = w;
