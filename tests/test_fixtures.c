@@ -331,7 +331,6 @@ static const char *const known_short[][2] = {
     {"Xbot", "back_lowpoly_nearest"},
     {"Xbot", "up_welded_hips+vest"},
     {"Soldier", "hang_welded_nearest"},
-    {"Soldier", "back_pieces_hips"},
     {"Soldier", "back_pieces_hips+coat"},
 };
 

@@ -1862,6 +1862,58 @@ static int tb__cmp_near(const void *x, const void *y)
  *    principal axis of each elongated piece, within ~45°) are one tail made
  *    of pieces (vertebrae, scales, beads).
  * Candidate pairs come from a grid of row_reach H cells: O(F log F). */
+/* The body's skin (welded vertices not far) in the merge's grid, sorted by
+ * cell; NULL when out of memory. */
+static tb__cell_entry *tb__body_grid(const tb__state *st, float inv, size_t *count)
+{
+    size_t nb = 0;
+    for (size_t w = 0; w < st->nw; w++)
+        nb += !st->far[w];
+    tb__cell_entry *b = malloc((nb ? nb : 1) * sizeof *b);
+    if (!b)
+        return NULL;
+    nb = 0;
+    for (size_t w = 0; w < st->nw; w++) {
+        if (st->far[w])
+            continue;
+        uint32_t c[3];
+        tb__cell_of(st, st->wpos + w * 3, inv, c);
+        b[nb].key = tb__cell_key(c);
+        b[nb].comp = 0;
+        b[nb++].v = (uint32_t)w;
+    }
+    qsort(b, nb, sizeof *b, tb__cmp_entry);
+    *count = nb;
+    return b;
+}
+
+/* Mean distance from component C's skin to the nearest body skin, over up to
+ * 64 of its vertices, each capped at one grid cell (the reach of the 27
+ * cells searched). */
+static float tb__body_gap(const tb__state *st, const tb__cell_entry *body, size_t nbody, float inv, float cell,
+                          const tb__comp *C)
+{
+    size_t step = C->nverts > 64 ? C->nverts / 64 : 1, cnt = 0;
+    double sum = 0;
+    for (size_t k = 0; k < C->nverts; k += step) {
+        const float *p = st->wpos + (size_t)C->verts[k] * 3;
+        uint32_t c[3];
+        size_t lo[27], hi[27];
+        tb__cell_of(st, p, inv, c);
+        int nr = tb__neighbours(body, nbody, c, lo, hi);
+        float best = cell * cell;
+        for (int r = 0; r < nr; r++)
+            for (size_t t = lo[r]; t < hi[r]; t++) {
+                const float *o = st->wpos + (size_t)body[t].v * 3;
+                float d = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) + (o[2] - p[2]) * (o[2] - p[2]);
+                best = d < best ? d : best;
+            }
+        sum += sqrtf(best);
+        cnt++;
+    }
+    return cnt ? (float)(sum / (double)cnt) : 0;
+}
+
 static tb_result tb__merge(tb__state *st, tb_error *err)
 {
     size_t n = st->ncomp, F = 0;
@@ -1873,6 +1925,8 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     size_t *run = NULL;
     uint64_t *nb = NULL;
     struct tb__near *rec = NULL;
+    tb__cell_entry *body = NULL; /* grid of the body's skin, built when a layer asks */
+    size_t nbody = 0;
     uf = malloc((n ? n : 1) * sizeof *uf);
     e = malloc((F ? F : 1) * sizeof *e);
     sh = malloc((n ? n : 1) * sizeof *sh);
@@ -2027,16 +2081,33 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
         /* only skin off the bone can be part of a tail: a joint ball or an
          * armour piece round a bone is body */
         int ta = 2 * sh[pa].thin >= A->nverts, tb = 2 * sh[pb].thin >= B->nverts;
-        /* along: a detached layer over another off-bone part (fur on a tail) */
-        int along = (ta && tb) &&
-                    ((db && bin >= 0.9 * (double)B->nverts) || (da && ain >= 0.9 * (double)A->nverts));
+        /* along: a detached layer over another off-bone part (fur on a tail),
+         * and no nearer the body than the part it covers: a layer of a tail
+         * lies over its free length; a buckle on the belt where a tail's
+         * root sinks into the body rests on the body, nearer to it than the
+         * tail is (at least twice as near, by the mean distance) */
+        int along_b = (ta && tb) && db && bin >= 0.9 * (double)B->nverts,
+            along_a = (ta && tb) && da && ain >= 0.9 * (double)A->nverts;
+        if ((along_a || along_b) && !body) {
+            body = tb__body_grid(st, inv, &nbody);
+            if (!body)
+                goto oom;
+        }
+        if (along_b)
+            along_b = 2 * tb__body_gap(st, body, nbody, inv, cell, B) >= tb__body_gap(st, body, nbody, inv, cell, A);
+        if (along_a)
+            along_a = 2 * tb__body_gap(st, body, nbody, inv, cell, A) >= tb__body_gap(st, body, nbody, inv, cell, B);
+        int along = along_a || along_b;
         da &= ta;
         db &= tb;
         int row = 0;
         float shorter = sa->extent < sb->extent ? sa->extent : sb->extent,
               longer = sa->extent < sb->extent ? sb->extent : sa->extent;
-        /* pieces of one row are alike in size: a pouch is no vertebra of a tail */
-        if (!along && da && db && gap <= st->d.row_gap * shorter && longer <= 3 * shorter) {
+        /* pieces of one row are alike in size (a pouch is no vertebra of a
+         * tail) and lie end to end, not one over the other's surface (a
+         * layer, which joins only as above) */
+        int layer = bin >= 0.9 * (double)B->nverts || ain >= 0.9 * (double)A->nverts;
+        if (!along && !layer && da && db && gap <= st->d.row_gap * shorter && longer <= 3 * shorter) {
             float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
             float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
             float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
@@ -2051,6 +2122,7 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     }
     for (size_t i = 0; i < n; i++)
         st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
+    free(body);
     free(rec);
     free(run);
     free(re);
@@ -2059,6 +2131,7 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
     free(sh);
     return TB_OK;
 oom:
+    free(body);
     free(nb);
     free(rec);
     free(run);
