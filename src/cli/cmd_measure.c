@@ -721,6 +721,14 @@ int tb_cmd_measure(int argc, char **argv)
         c.out = json_array();
         json_decref(json_object()); /* jansson's hash seed, set here before any thread makes an object */
     }
+    int one = -1; /* --clip NAME: its animation */
+    if (rc == TB_EXIT_OK && o.clip) {
+        one = tb_clip_find(doc, o.clip);
+        if (one < 0) {
+            fprintf(stderr, "tailbone measure: %s: no clip named '%s' (or several match)\n", o.in, o.clip);
+            rc = TB_EXIT_FAIL;
+        }
+    }
     /* --compare on an unrepaired file: its repaired variant (SPEC A9), once
      * for every clip, before they run */
     if (rc == TB_EXIT_OK && o.compare && o.spring && g->animation_count > 0) {
@@ -731,16 +739,10 @@ int tb_cmd_measure(int argc, char **argv)
             tb__fixed_model(&c);
     }
     if (rc == TB_EXIT_OK && o.clip) {
-        int a = tb_clip_find(doc, o.clip);
-        if (a < 0) {
-            fprintf(stderr, "tailbone measure: %s: no clip named '%s' (or several match)\n", o.in, o.clip);
-            rc = TB_EXIT_FAIL;
-        } else {
-            tb__slot sl = {.out = stdout, .err = stderr};
-            rc = tb__one_clip(&c, &sl, a);
-            if (sl.json)
-                json_array_append_new(c.out, sl.json);
-        }
+        tb__slot sl = {.out = stdout, .err = stderr};
+        rc = tb__one_clip(&c, &sl, one);
+        if (sl.json)
+            json_array_append_new(c.out, sl.json);
     } else if (rc == TB_EXIT_OK) {
         if (g->animation_count == 0 && !o.json)
             printf("%s: no clips to play\n", o.in);
