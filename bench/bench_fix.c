@@ -10,7 +10,7 @@
  * "1,2"), interleaved with copy. Needs the tailbone binary (argv[2],
  * default ./tailbone beside this program) and ../shared (argv[3]) for the
  * Wolf. $BENCH_FIX_PART1_ONLY skips part 2; $BENCH_FIX_KEEP keeps the
- * dense character; $BENCH_FIX_DENSE_RUNS (default 3) its runs.
+ * dense character; $BENCH_FIX_DENSE_RUNS (default 3) its runs, 0 to skip it.
  *
  * Part 2, the library job (tb_fix_run) by stage on a fixed workload: the synthetic characters tail_leg (746 tail vertices,
  * the SPEC's blend zone tears a stress clip, so the blend-zone search runs
@@ -406,6 +406,9 @@ static int part1(const char *tailbone, const char *shared, const char *jobs, int
         rc |= job_vs_copy("Wolf + Soldier's 4 clips", tailbone, wolf, soldier, jobs, runs, tmp);
     else
         printf("bench_fix: %s or %s not found, Wolf skipped\n", wolf, soldier);
+    int dense_runs = getenv("BENCH_FIX_DENSE_RUNS") ? atoi(getenv("BENCH_FIX_DENSE_RUNS")) : 3;
+    if (dense_runs <= 0)
+        return rc;
     tb_doc *l;
     tb_error err;
     size_t nv = 0;
@@ -416,8 +419,7 @@ static int part1(const char *tailbone, const char *shared, const char *jobs, int
         return 1;
     char label[64];
     snprintf(label, sizeof label, "dense tail_leg %zuk + 6 clips", nv / 1000);
-    int dense_runs = getenv("BENCH_FIX_DENSE_RUNS") ? atoi(getenv("BENCH_FIX_DENSE_RUNS")) : 3;
-    rc |= job_vs_copy(label, tailbone, dense, lib, jobs, dense_runs < 1 ? 1 : dense_runs < runs ? dense_runs : runs, tmp);
+    rc |= job_vs_copy(label, tailbone, dense, lib, jobs, dense_runs < runs ? dense_runs : runs, tmp);
     if (getenv("BENCH_FIX_KEEP")) /* keep the dense character and the library for a profile */
         printf("bench_fix: kept %s and %s\n", dense, lib);
     else

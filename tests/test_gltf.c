@@ -9,6 +9,7 @@
 #include "support.h"
 #include "tailbone/gltf.h"
 #include "tailbone/model.h"
+#include "offline/doc_internal.h"
 
 /* ---- building test files ---------------------------------------------- */
 
@@ -434,6 +435,57 @@ static void appended_accessor_reads_back_and_saves(void **state)
     free(b.p);
 }
 
+/* A copy that borrows its original's BIN (tb__doc_borrow_bin, what
+ * tb_fix_run's working copy does during detection) reads the same values,
+ * copies the BIN before its first append (the original's bytes untouched)
+ * and, once it owns it, outlives the original (ASan checks the reads). */
+static void borrowed_bin_is_copied_on_append_and_outlives_the_original(void **state)
+{
+    (void)state;
+    bytes b = make_glb(k_valid_json, g_bin, sizeof g_bin);
+    tb_doc *orig, *copy;
+    tb_error err;
+    assert_int_equal(load_bytes(b, &err, &orig), TB_OK);
+    assert_int_equal(load_bytes(b, &err, &copy), TB_OK);
+    size_t n0 = 0;
+    const uint8_t *ob = tb_doc_bin(orig, &n0);
+    uint8_t *before = malloc(n0 + 1);
+    memcpy(before, ob, n0);
+    assert_int_equal(tb__doc_borrow_bin(copy, orig), 1);
+    assert_ptr_equal(tb_doc_bin(copy, NULL), ob); /* one BIN in memory */
+    assert_int_equal(tb__doc_borrow_bin(copy, orig), 0); /* already borrowed */
+    assert_same_accessor_values(orig, copy);
+    uint16_t j[8] = {1, 0, 0, 0, 300, 2, 0, 0};
+    int acc = tb_doc_add_accessor(copy, j, 2, TB_COMPONENT_UNSIGNED_SHORT, "VEC4", 0, 34962);
+    assert_true(acc >= 0);
+    assert_int_equal(tb_doc_refresh(copy, &err), TB_OK);
+    assert_ptr_not_equal(tb_doc_bin(copy, NULL), ob);
+    size_t n1 = 0;
+    assert_ptr_equal(tb_doc_bin(orig, &n1), ob);
+    assert_int_equal(n1, n0);
+    assert_memory_equal(ob, before, n0);
+    assert_memory_equal(tb_doc_bin(copy, NULL), before, n0);
+    tb_doc_free(orig);
+    uint32_t r[8];
+    assert_int_equal(tb_accessor_read_uints(copy, acc, r, 8, &err), TB_OK);
+    assert_int_equal(r[4], 300);
+    /* a copy whose bytes differ keeps its own */
+    tb_doc *other;
+    assert_int_equal(load_bytes(b, &err, &other), TB_OK);
+    assert_int_equal(tb__doc_borrow_bin(other, copy), 0);
+    /* owning again without an append: the same bytes, its own memory */
+    assert_int_equal(load_bytes(b, &err, &orig), TB_OK);
+    assert_int_equal(tb__doc_borrow_bin(other, orig), 1);
+    assert_int_equal(tb__doc_own_bin(other), TB_OK);
+    assert_ptr_not_equal(tb_doc_bin(other, NULL), tb_doc_bin(orig, NULL));
+    tb_doc_free(orig);
+    assert_memory_equal(tb_doc_bin(other, NULL), before, n0);
+    tb_doc_free(other);
+    tb_doc_free(copy);
+    free(before);
+    free(b.p);
+}
+
 static void input_is_never_modified_and_output_replaced_atomically(void **state)
 {
     (void)state;
@@ -778,6 +830,7 @@ int main(void)
         cmocka_unit_test(gltf_with_external_and_data_buffers_merges_losslessly),
         cmocka_unit_test(every_component_type_decodes),
         cmocka_unit_test(appended_accessor_reads_back_and_saves),
+        cmocka_unit_test(borrowed_bin_is_copied_on_append_and_outlives_the_original),
         cmocka_unit_test(input_is_never_modified_and_output_replaced_atomically),
         cmocka_unit_test(mesh_without_skin_is_reported),
         cmocka_unit_test(warns_but_accepts_unnormalised_weights),

@@ -724,6 +724,67 @@ static void cli_measures_a_file_and_dumps_positions(void **state)
     free(out);
 }
 
+/* measure --all -j N (clips on N threads) writes what one thread writes, and
+ * that is each clip's own `--clip NAME` report in clip order (blank lines
+ * between in text): text and JSON, plain and --compare (whose third row is
+ * the file repaired in memory, built once for every clip), on the synthetic
+ * tail_leg (6 clips, no Tail_* bones: the tail is detected). */
+static void measure_all_is_the_same_on_one_thread_and_on_four(void **state)
+{
+    (void)state;
+    char in[4096];
+    snprintf(in, sizeof in, "%s", tbt_tmp_path("jobs_tail_leg.glb"));
+    char *out = NULL;
+    assert_int_equal(tbt_run_cli(&out, "synth --variant tail_leg -o '%s'", in), 0);
+    free(out);
+    static const char *const clips[] = {"Walk", "Sprint", "Idle", "Crouch", "HipSweep", "BackFlip"};
+    static const char *const modes[] = {"", "--json", "--compare", "--compare --json"};
+    for (int m = 0; m < 4; m++) {
+        char *one = NULL, *four = NULL, *dflt = NULL;
+        assert_int_equal(tbt_run_cli(&one, "measure '%s' %s --all -j 1", in, modes[m]), 0);
+        assert_int_equal(tbt_run_cli(&four, "measure '%s' %s -j 4", in, modes[m]), 0);
+        assert_int_equal(tbt_run_cli(&dflt, "measure '%s' %s --jobs=0", in, modes[m]), 0);
+        assert_string_equal(one, four);
+        assert_string_equal(one, dflt);
+        if (strstr(modes[m], "--json")) {
+            json_t *j = json_loads(four, 0, NULL), *cl = json_object_get(j, "clips");
+            assert_non_null(j);
+            assert_int_equal(json_array_size(cl), 6);
+            for (size_t c = 0; c < 6; c++) {
+                char *single = NULL;
+                assert_int_equal(tbt_run_cli(&single, "measure '%s' %s --clip %s", in, modes[m], clips[c]), 0);
+                json_t *s = json_loads(single, 0, NULL);
+                assert_non_null(s);
+                assert_string_equal(json_string_value(json_object_get(json_array_get(cl, c), "clip")), clips[c]);
+                assert_true(json_equal(json_array_get(cl, c), json_array_get(json_object_get(s, "clips"), 0)));
+                json_decref(s);
+                free(single);
+            }
+            json_decref(j);
+        } else {
+            size_t at = 0;
+            for (int c = 0; c < 6; c++) {
+                char *single = NULL;
+                assert_int_equal(tbt_run_cli(&single, "measure '%s' %s --clip %s", in, modes[m], clips[c]), 0);
+                size_t n = strlen(single);
+                if (c > 0) {
+                    assert_int_equal(four[at], '\n');
+                    at++;
+                }
+                assert_true(n > 100 && strncmp(four + at, single, n) == 0);
+                at += n;
+                free(single);
+            }
+            assert_int_equal(four[at], 0);
+        }
+        free(one);
+        free(four);
+        free(dflt);
+    }
+    assert_int_equal(tbt_run_cli(&out, "measure '%s' -j -1", in), 2);
+    free(out);
+}
+
 /* ---- corpus ----------------------------------------------------------- */
 
 static void measure_corpus_clip(const char *rel, const char *clip_name)
@@ -950,6 +1011,7 @@ int main(void)
         cmocka_unit_test(corpus_xbot_walk_body_p99_is_finite_and_at_least_one),
         cmocka_unit_test(corpus_soldier_walk_body_p99_is_finite_and_at_least_one),
         cmocka_unit_test(synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one),
+        cmocka_unit_test(measure_all_is_the_same_on_one_thread_and_on_four),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,13 +200,18 @@ int tb_cli_check_output(const char *out, const char *const *inputs, int input_co
     return TB_EXIT_OK;
 }
 
-int tb_cli_error(const char *file, const tb_error *err)
+int tb_cli_error_to(FILE *f, const char *file, const tb_error *err)
 {
     if (err->where[0] && strcmp(err->where, file) != 0)
-        fprintf(stderr, "tailbone: %s: %s: %s [%s]\n", file, err->where, err->message, tb_result_name(err->code));
+        fprintf(f, "tailbone: %s: %s: %s [%s]\n", file, err->where, err->message, tb_result_name(err->code));
     else
-        fprintf(stderr, "tailbone: %s: %s [%s]\n", file, err->message, tb_result_name(err->code));
+        fprintf(f, "tailbone: %s: %s [%s]\n", file, err->message, tb_result_name(err->code));
     return TB_EXIT_FAIL;
+}
+
+int tb_cli_error(const char *file, const tb_error *err)
+{
+    return tb_cli_error_to(stderr, file, err);
 }
 
 int tb_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -14,6 +14,8 @@ enum { TB_EXIT_OK = 0, TB_EXIT_FAIL = 1, TB_EXIT_USAGE = 2 };
 
 /* Prints "tailbone: FILE: WHERE: message (name)" on stderr; returns TB_EXIT_FAIL. */
 int tb_cli_error(const char *file, const tb_error *err);
+/* The same line to f (a clip's buffered error stream). */
+int tb_cli_error_to(FILE *f, const char *file, const tb_error *err);
 /* Prints one line, "tailbone CMD: message (see 'tailbone help CMD')"; returns TB_EXIT_USAGE. */
 int tb_cli_usage_error(const char *cmd, const char *fmt, ...);
 /* Loads a document, printing the error and its warnings (unless quiet). */

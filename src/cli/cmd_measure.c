@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "offline/pool_internal.h"
 #include "runtime/base.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
@@ -27,6 +28,7 @@ typedef struct tb__opts {
     const char *in;
     const char *clip;          /* NULL: every clip */
     int json, compare, loop, instants, spring;
+    int jobs;                  /* --all: clips measured at once (0: one per CPU) */
     const char *tail_bones;    /* joint-name substring */
     const char *tail_mask;     /* file of vertex indices */
     const char *dump;          /* --dump-positions */
@@ -36,7 +38,7 @@ static void tb__help(void)
 {
     printf("usage: tailbone measure FILE [--clip NAME | --all] [--compare] [--json]\n"
            "                        [--tail-bones TEXT | --tail-mask FILE] [--instants N] [--loop]\n"
-           "                        [--no-spring] [--dump-positions OUT.bin]\n\n"
+           "                        [--no-spring] [--dump-positions OUT.bin] [-j N]\n\n"
            "Plays each clip and measures skin stretch: for every unique mesh edge,\n"
            "skinned length / bind length at 24 evenly spaced instants (t_k = k*D/23; --loop:\n"
            "k*D/24). Above 1.5 or below 0.67 is torn. Tail edges (both vertices in the tail)\n"
@@ -48,6 +50,8 @@ static void tb__help(void)
            "--tail-mask FILE (whitespace-separated model vertex indices).\n"
            "  --clip NAME        one clip (exact, case-insensitive, or unique substring)\n"
            "  --all              every clip (the default)\n"
+           "  -j, --jobs N       clips measured at once, one thread each (default 0: one per\n"
+           "                     CPU); the output is the same for any N\n"
            "  --compare          the comparison table: original rig, rigid on Hips,\n"
            "                     tail chain (spring-animated Tail_* bones), body reference\n"
            "  --json             machine-readable output\n"
@@ -191,31 +195,31 @@ static json_t *tb__result_json(const tb_measure_result *r, int sprung, const cha
     return o;
 }
 
-static void tb__row(const char *label, const tb_stretch_stats *s, int torn)
+static void tb__row(FILE *f, const char *label, const tb_stretch_stats *s, int torn)
 {
     if (s->samples == 0) {
-        printf("  %-16s %6s %6s %6s %7s %9s\n", label, "-", "-", "-", "-", "0");
+        fprintf(f, "  %-16s %6s %6s %6s %7s %9s\n", label, "-", "-", "-", "-", "0");
         return;
     }
     if (torn)
-        printf("  %-16s %6.2f %6.2f %6.2f %6.1f%% %9zu\n", label, s->p95, s->p99, s->max, 100.0 * s->torn_frac,
-               s->samples);
+        fprintf(f, "  %-16s %6.2f %6.2f %6.2f %6.1f%% %9zu\n", label, s->p95, s->p99, s->max, 100.0 * s->torn_frac,
+                s->samples);
     else
-        printf("  %-16s %6.2f %6.2f %6.2f %7s %9zu\n", label, s->p95, s->p99, s->max, "-", s->samples);
+        fprintf(f, "  %-16s %6.2f %6.2f %6.2f %7s %9zu\n", label, s->p95, s->p99, s->max, "-", s->samples);
 }
 
-static void tb__header(void)
+static void tb__header(FILE *f)
 {
-    printf("  %-16s %6s %6s %6s %7s %9s\n", "", "p95", "p99", "max", "torn", "samples");
+    fprintf(f, "  %-16s %6s %6s %6s %7s %9s\n", "", "p95", "p99", "max", "torn", "samples");
 }
 
-static void tb__motion_text(const tb_measure_result *r, const char *source)
+static void tb__motion_text(FILE *f, const tb_measure_result *r, const char *source)
 {
     if (r->tip_vertex < 0)
         return;
-    printf("  weighted bone distance %.4g (%.1f%% of H) over %zu tail vertices (%s)\n", r->bone_distance,
+    fprintf(f, "  weighted bone distance %.4g (%.1f%% of H) over %zu tail vertices (%s)\n", r->bone_distance,
            100.0 * r->bone_distance / r->height, r->tail_vertices, source);
-    printf("  tail motion: tip travel %.4g (%.1f%% of H), largest tail-bone rotation %.1f deg\n", r->tip_travel,
+    fprintf(f, "  tail motion: tip travel %.4g (%.1f%% of H), largest tail-bone rotation %.1f deg\n", r->tip_travel,
            100.0 * r->tip_travel_h, r->max_bone_rotation_rad * TB_DEG_PER_RAD);
 }
 
@@ -237,6 +241,17 @@ typedef struct tb__ctx {
     uint64_t *edges;            /* the mesh's edges, once for every clip and variant */
     size_t edge_count;
 } tb__ctx;
+
+/* One clip's output: its text (or JSON object) and its error lines, kept
+ * until every clip has run and then written in clip order, so the output
+ * does not depend on how many clips run at once. */
+typedef struct tb__slot {
+    FILE *out, *err;
+    char *out_buf, *err_buf;
+    size_t out_len, err_len;
+    json_t *json;
+    int rc;
+} tb__slot;
 
 size_t tb_cli_detect_tail_mask(const tb_model *m, uint8_t *mask)
 {
@@ -341,7 +356,7 @@ static int tb__write_dump(const char *path, const tb_model *m, const tb_measure_
     return rc;
 }
 
-static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)
+static int tb__plain(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, tb_measure_desc d)
 {
     float *pos = NULL;
     if (c->o->dump) {
@@ -355,7 +370,7 @@ static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc 
     int sprung = 0;
     if (tb__measure(&r, c->m, clip, d, c->o, &sprung, &err) != TB_OK) {
         free(pos);
-        return tb_cli_error(c->o->in, &err);
+        return tb_cli_error_to(sl->err, c->o->in, &err);
     }
     int rc = TB_EXIT_OK;
     if (pos) {
@@ -363,29 +378,30 @@ static int tb__plain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc 
         free(pos);
     }
     const char *name = clip->name ? clip->name : "(unnamed)";
-    if (c->out) {
+    if (c->o->json) {
         json_t *o = tb__result_json(&r, sprung, tb__source(c, &r));
         json_object_set_new(o, "clip", json_string(name));
         json_object_set_new(o, "animation", json_integer(anim));
-        json_array_append_new(c->out, o);
+        sl->json = o;
         return rc;
     }
-    printf("clip %s: %.3f s, %d instants, H %.4g, world scale %.4g%s\n", name, r.duration_s, r.instants, r.height,
-           r.world_scale, sprung ? ", tail animated by the spring solver" : "");
-    tb__header();
+    FILE *f = sl->out;
+    fprintf(f, "clip %s: %.3f s, %d instants, H %.4g, world scale %.4g%s\n", name, r.duration_s, r.instants,
+            r.height, r.world_scale, sprung ? ", tail animated by the spring solver" : "");
+    tb__header(f);
     if (r.tail_source == TB_TAIL_NONE)
-        printf("  %-16s no tail bones; run detection (or pass --tail-bones / --tail-mask)\n", "tail");
+        fprintf(f, "  %-16s no tail bones; run detection (or pass --tail-bones / --tail-mask)\n", "tail");
     else
-        tb__row("tail", &r.tail, 1);
+        tb__row(f, "tail", &r.tail, 1);
     if (r.seam.edges)
-        tb__row("tail/body seam", &r.seam, 1);
-    tb__row("body", &r.body, 1);
-    tb__motion_text(&r, tb__source(c, &r));
+        tb__row(f, "tail/body seam", &r.seam, 1);
+    tb__row(f, "body", &r.body, 1);
+    tb__motion_text(f, &r, tb__source(c, &r));
     return rc;
 }
 
 /* SPEC C comparison. */
-static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d)
+static int tb__compare(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, tb_measure_desc d)
 {
     const tb_model *m = c->m;
     const char *name = clip->name ? clip->name : "(unnamed)";
@@ -401,7 +417,7 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
         has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
     if (!c->mask && tail_n == 0) {
         free(mask);
-        fprintf(stderr, "tailbone measure: %s: no tail to compare (no Tail_* bones; pass --tail-bones or "
+        fprintf(sl->err, "tailbone measure: %s: no tail to compare (no Tail_* bones; pass --tail-bones or "
                         "--tail-mask)\n", c->o->in);
         return TB_EXIT_FAIL;
     }
@@ -415,18 +431,18 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
     no_spring.spring = 0;
     if (tb__measure(&orig, m, clip, d, &no_spring, &sprung, &err) != TB_OK) {
         free(mask);
-        return tb_cli_error(c->o->in, &err);
+        return tb_cli_error_to(sl->err, c->o->in, &err);
     }
     if (has_tail_joints && c->o->spring) {
         if (tb__measure(&chain, m, clip, d, c->o, &sprung, &err) != TB_OK) {
             free(mask);
-            return tb_cli_error(c->o->in, &err);
+            return tb_cli_error_to(sl->err, c->o->in, &err);
         }
         have_chain = sprung;
     } else if (c->o->spring) {
         /* SPEC C's third row: the same file after the fix pass (SPEC A9),
          * its chain animated by the spring (SPEC B), same tail vertices. */
-        const tb_model *fm = tb__fixed_model(c);
+        const tb_model *fm = c->fixed_m; /* built before the clips run (tb__fixed_model) */
         tb_clip *fclip = NULL;
         if (fm && tb_clip_load(&fclip, c->fixed_doc, fm, anim, NULL, &err) == TB_OK) {
             if (tb__measure(&chain, fm, fclip, d, c->o, &sprung, &err) == TB_OK)
@@ -449,7 +465,7 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
         d.joints = rj;
         d.weights = rw;
         if (tb__measure(&rigid, m, clip, d, &no_spring, &sprung, &err) != TB_OK)
-            rc = tb_cli_error(c->o->in, &err);
+            rc = tb_cli_error_to(sl->err, c->o->in, &err);
         else
             have_rigid = 1;
     }
@@ -460,7 +476,7 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
         return rc;
 
     const char *orig_label = has_tail_joints ? "chain as keyed" : "original rig";
-    if (c->out) {
+    if (c->o->json) {
         json_t *o = json_object();
         json_object_set_new(o, "clip", json_string(name));
         json_object_set_new(o, "animation", json_integer(anim));
@@ -468,45 +484,46 @@ static int tb__compare(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_des
         json_object_set_new(o, "rigid", have_rigid ? tb__result_json(&rigid, 0, tb__source(c, &orig)) : json_null());
         json_object_set_new(o, "chain", have_chain ? tb__result_json(&chain, 1, tb__source(c, &orig)) : json_null());
         json_object_set_new(o, "body", tb__stats_json(&orig.body));
-        json_array_append_new(c->out, o);
+        sl->json = o;
         return TB_EXIT_OK;
     }
-    printf("clip %s: %.3f s, %d instants, %zu tail vertices (%s), H %.4g\n", name, orig.duration_s, orig.instants,
+    FILE *f = sl->out;
+    fprintf(f, "clip %s: %.3f s, %d instants, %zu tail vertices (%s), H %.4g\n", name, orig.duration_s, orig.instants,
            orig.tail_vertices, tb__source(c, &orig), orig.height);
-    tb__header();
-    tb__row(orig_label, &orig.tail, 1);
+    tb__header(f);
+    tb__row(f, orig_label, &orig.tail, 1);
     if (have_rigid)
-        tb__row(hips == m->role_joint[TB_ROLE_HIPS] ? "rigid on Hips" : "rigid on parent", &rigid.tail, 1);
+        tb__row(f, hips == m->role_joint[TB_ROLE_HIPS] ? "rigid on Hips" : "rigid on parent", &rigid.tail, 1);
     else
-        printf("  %-16s (no Hips joint)\n", "rigid on Hips");
+        fprintf(f, "  %-16s (no Hips joint)\n", "rigid on Hips");
     if (have_chain) {
-        tb__row("tail chain", &chain.tail, 1);
+        tb__row(f, "tail chain", &chain.tail, 1);
         if (chain.seam.edges)
-            tb__row("  seam to body", &chain.seam, 1);
+            tb__row(f, "  seam to body", &chain.seam, 1);
     } else if (!c->o->spring)
-        printf("  %-16s (spring solver disabled)\n", "tail chain");
+        fprintf(f, "  %-16s (spring solver disabled)\n", "tail chain");
     else
-        printf("  %-16s (the fix pass made no chain for this file)\n", "tail chain");
-    tb__row("body, reference", &orig.body, 0);
-    printf("  %-16s %10s %10s %10s\n", "", "bone dist", "tip travel", "rotation");
+        fprintf(f, "  %-16s (the fix pass made no chain for this file)\n", "tail chain");
+    tb__row(f, "body, reference", &orig.body, 0);
+    fprintf(f, "  %-16s %10s %10s %10s\n", "", "bone dist", "tip travel", "rotation");
     const tb_measure_result *rows[3] = {&orig, have_rigid ? &rigid : NULL, have_chain ? &chain : NULL};
     const char *labels[3] = {orig_label, "rigid", "tail chain"};
     for (int i = 0; i < 3; i++) {
         if (!rows[i])
             continue;
-        printf("  %-16s %9.1f%% %9.1f%% %8.1f deg\n", labels[i], 100.0 * rows[i]->bone_distance / rows[i]->height,
+        fprintf(f, "  %-16s %9.1f%% %9.1f%% %8.1f deg\n", labels[i], 100.0 * rows[i]->bone_distance / rows[i]->height,
                100.0 * rows[i]->tip_travel_h, rows[i]->max_bone_rotation_rad * TB_DEG_PER_RAD);
     }
-    printf("  (bone distance and tip travel as %% of H)\n");
+    fprintf(f, "  (bone distance and tip travel as %% of H)\n");
     return TB_EXIT_OK;
 }
 
-static int tb__one_clip(tb__ctx *c, int anim)
+static int tb__one_clip(tb__ctx *c, tb__slot *sl, int anim)
 {
     tb_clip *clip = NULL;
     tb_error err = {0};
     if (tb_clip_load(&clip, c->doc, c->m, anim, NULL, &err) != TB_OK)
-        return tb_cli_error(c->o->in, &err);
+        return tb_cli_error_to(sl->err, c->o->in, &err);
     tb_measure_desc d = {0};
     d.instants = c->o->instants;
     d.loop = c->o->loop;
@@ -515,8 +532,68 @@ static int tb__one_clip(tb__ctx *c, int anim)
     d.edges = c->edges; /* the repaired variant has the same triangles */
     d.edge_count = c->edge_count;
     d = tb_measure_desc_defaults(&d); /* the dump is sized from d.instants */
-    int rc = c->o->compare ? tb__compare(c, anim, clip, d) : tb__plain(c, anim, clip, d);
+    int rc = c->o->compare ? tb__compare(c, sl, anim, clip, d) : tb__plain(c, sl, anim, clip, d);
     tb_clip_free(clip);
+    return rc;
+}
+
+/* --all: clip `task` into its own slot, on whichever thread runs it. */
+typedef struct tb__all_job {
+    tb__ctx *c;
+    tb__slot *slots;
+} tb__all_job;
+
+static void tb__all_task(void *ctx, int task, int worker)
+{
+    (void)worker;
+    tb__all_job *job = ctx;
+    tb__slot *sl = &job->slots[task];
+    sl->out = open_memstream(&sl->out_buf, &sl->out_len);
+    sl->err = open_memstream(&sl->err_buf, &sl->err_len);
+    if (!sl->out || !sl->err) {
+        sl->rc = TB_EXIT_FAIL;
+        return;
+    }
+    sl->rc = tb__one_clip(job->c, sl, task);
+    fclose(sl->out);
+    fclose(sl->err);
+    sl->out = sl->err = NULL;
+}
+
+/* Every clip, `threads` at once, written in clip order up to the first
+ * that fails (what one thread would have written). */
+static int tb__all_clips(tb__ctx *c, int n, int threads)
+{
+    tb__slot *slots = calloc((size_t)n + 1, sizeof *slots);
+    if (!slots) {
+        fprintf(stderr, "tailbone: %s: out of memory [oom]\n", c->o->in);
+        return TB_EXIT_FAIL;
+    }
+    tb__all_job job = {c, slots};
+    tb__parallel_for(n, threads, tb__all_task, &job);
+    int rc = TB_EXIT_OK;
+    for (int a = 0; a < n; a++) {
+        tb__slot *sl = &slots[a];
+        if (rc == TB_EXIT_OK) {
+            if (a > 0 && !c->o->json)
+                printf("\n");
+            if (sl->out_buf)
+                fwrite(sl->out_buf, 1, sl->out_len, stdout);
+            if (sl->err_buf)
+                fwrite(sl->err_buf, 1, sl->err_len, stderr);
+            if (!sl->out_buf || !sl->err_buf)
+                fprintf(stderr, "tailbone: %s: out of memory [oom]\n", c->o->in);
+            if (sl->json) {
+                json_array_append_new(c->out, sl->json);
+                sl->json = NULL;
+            }
+            rc = sl->rc;
+        }
+        json_decref(sl->json);
+        free(sl->out_buf);
+        free(sl->err_buf);
+    }
+    free(slots);
     return rc;
 }
 
@@ -526,6 +603,7 @@ int tb_cmd_measure(int argc, char **argv)
     o.spring = 1;
     enum { JSON = TB_CLI_LONG, ALL, COMPARE, LOOP, NO_SPRING, CLIP, TAIL_BONES, TAIL_MASK, DUMP, INSTANTS };
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"jobs", required_argument, NULL, 'j'},
                                          {"json", no_argument, NULL, JSON},
                                          {"all", no_argument, NULL, ALL},
                                          {"compare", no_argument, NULL, COMPARE},
@@ -538,7 +616,7 @@ int tb_cmd_measure(int argc, char **argv)
                                          {"instants", required_argument, NULL, INSTANTS},
                                          {0}};
     tb_cli_args p;
-    tb_cli_args_init(&p, "measure", argc, argv, "h", opts);
+    tb_cli_args_init(&p, "measure", argc, argv, "hj:", opts);
     for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
         const char *v = p.value;
         if (c == TB_CLI_BAD) {
@@ -546,6 +624,12 @@ int tb_cmd_measure(int argc, char **argv)
         } else if (c == 'h') {
             tb__help();
             return TB_EXIT_OK;
+        } else if (c == 'j') {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 0 || n > 4096)
+                return tb_cli_usage_error("measure", "-j must be an integer from 0 to 4096, not '%s'", v);
+            o.jobs = (int)n;
         } else if (c == JSON) {
             o.json = 1;
         } else if (c == ALL) {
@@ -633,24 +717,36 @@ int tb_cmd_measure(int argc, char **argv)
         }
     }
     const tb_gltf *g = tb_doc_gltf(doc);
-    if (rc == TB_EXIT_OK && o.json)
+    if (rc == TB_EXIT_OK && o.json) {
         c.out = json_array();
+        json_decref(json_object()); /* jansson's hash seed, set here before any thread makes an object */
+    }
+    int one = -1; /* --clip NAME: its animation */
     if (rc == TB_EXIT_OK && o.clip) {
-        int a = tb_clip_find(doc, o.clip);
-        if (a < 0) {
+        one = tb_clip_find(doc, o.clip);
+        if (one < 0) {
             fprintf(stderr, "tailbone measure: %s: no clip named '%s' (or several match)\n", o.in, o.clip);
             rc = TB_EXIT_FAIL;
-        } else {
-            rc = tb__one_clip(&c, a);
         }
+    }
+    /* --compare on an unrepaired file: its repaired variant (SPEC A9), once
+     * for every clip, before they run */
+    if (rc == TB_EXIT_OK && o.compare && o.spring && g->animation_count > 0) {
+        int has_tail_joints = 0;
+        for (int j = 0; j < m->skel.joint_count; j++)
+            has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+        if (!has_tail_joints)
+            tb__fixed_model(&c);
+    }
+    if (rc == TB_EXIT_OK && o.clip) {
+        tb__slot sl = {.out = stdout, .err = stderr};
+        rc = tb__one_clip(&c, &sl, one);
+        if (sl.json)
+            json_array_append_new(c.out, sl.json);
     } else if (rc == TB_EXIT_OK) {
         if (g->animation_count == 0 && !o.json)
             printf("%s: no clips to play\n", o.in);
-        for (int a = 0; a < g->animation_count && rc == TB_EXIT_OK; a++) {
-            if (a > 0 && !o.json)
-                printf("\n");
-            rc = tb__one_clip(&c, a);
-        }
+        rc = tb__all_clips(&c, g->animation_count, o.jobs > 0 ? o.jobs : tb__cpu_count());
     }
     if (c.out) {
         if (rc == TB_EXIT_OK) {

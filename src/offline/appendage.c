@@ -454,7 +454,7 @@ typedef struct tb__state {
     uint8_t *far;       /* per welded id */
     tb__graph g;
     uint32_t *shell;    /* welded id → shell root */
-    size_t *shell_total, *shell_far; /* per shell root */
+    uint32_t *shell_total, *shell_far; /* per shell root (counts of welded ids: below 2^32) */
     float *warea;       /* per welded id: a third of its triangles' area */
     float *shell_area;  /* per shell root: the shell's area */
     double area_total;  /* the skin's area */

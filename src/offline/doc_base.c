@@ -30,11 +30,42 @@ void tb__warn(tb_doc *doc, const char *fmt, ...)
         doc->warnings[doc->warning_count++] = s;
 }
 
+int tb__doc_borrow_bin(tb_doc *doc, const tb_doc *from)
+{
+    if (doc->bin_borrowed || !doc->bin || doc->bin_size != from->bin_size ||
+        memcmp(doc->bin, from->bin, doc->bin_size) != 0)
+        return 0;
+    free(doc->bin);
+    doc->bin = (uint8_t *)(uintptr_t)from->bin; /* read only: tb__bin_append copies it first */
+    doc->bin_cap = doc->bin_size;
+    doc->bin_borrowed = 1;
+    return 1;
+}
+
+tb_result tb__doc_own_bin(tb_doc *doc)
+{
+    if (!doc->bin_borrowed)
+        return TB_OK;
+    size_t cap = 1024;
+    while (cap < doc->bin_size)
+        cap *= 2;
+    uint8_t *b = malloc(cap);
+    if (!b)
+        return TB_ERR_OOM;
+    memcpy(b, doc->bin, doc->bin_size);
+    doc->bin = b;
+    doc->bin_cap = cap;
+    doc->bin_borrowed = 0;
+    return TB_OK;
+}
+
 size_t tb__bin_append(tb_doc *doc, const void *data, size_t size)
 {
     size_t start = (doc->bin_size + 15u) & ~(size_t)15u;
     size_t need = start + size;
     if (need < start)
+        return SIZE_MAX;
+    if (doc->bin_borrowed && tb__doc_own_bin(doc) != TB_OK)
         return SIZE_MAX;
     if (need > doc->bin_cap) {
         size_t cap = doc->bin_cap ? doc->bin_cap : 1024;

@@ -15,6 +15,7 @@ struct tb_doc {
     json_t *root;
     uint8_t *bin;
     size_t bin_size, bin_cap;
+    int bin_borrowed; /* bin is another doc's (tb__doc_borrow_bin): never written, never freed here */
     char *name;     /* for messages */
     char *base_dir; /* for external URIs; may be NULL */
     int allow_uri_outside; /* tb_load_desc.allow_uri_outside */
@@ -36,6 +37,15 @@ struct tb_doc {
     tb_gltf_channel *chans;
     tb_gltf_sampler *samps;
 };
+
+/* A copy of `from` (same BIN bytes) drops its own BIN and reads from's
+ * instead, which must then outlive it or be given back by tb__doc_own_bin:
+ * one BIN in memory instead of two while nothing is appended. Returns 1 when
+ * it borrowed (the bytes were equal), 0 when it kept its own. */
+int tb__doc_borrow_bin(tb_doc *doc, const tb_doc *from);
+/* Makes a borrowed BIN the doc's own again (a copy); TB_ERR_OOM when it
+ * cannot. tb__bin_append does this itself before it appends. */
+tb_result tb__doc_own_bin(tb_doc *doc);
 
 void tb__warn(tb_doc *doc, const char *fmt, ...)
 #if defined(__GNUC__)

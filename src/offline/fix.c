@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/base.h"
+#include "offline/doc_internal.h"
 #include "offline/pool_internal.h"
 #include "offline/weights_internal.h"
 #include "tailbone/humanoid.h"
@@ -35,6 +36,11 @@ static tb_doc *tb__copy(const tb_doc *in, tb_error *err)
     tb_load_desc ld = {.allow_unsupported = 1}; /* the input was accepted once already */
     tb_result r = tb_doc_load_memory(&doc, bytes, size, tb_doc_name(in), NULL, &ld, err);
     free(bytes);
+    /* the copy reads in's BIN until it appends (new weights, keys): one BIN
+     * in memory, not two, while detection runs; tb_fix_run gives the copy
+     * its own before it returns it */
+    if (r == TB_OK)
+        tb__doc_borrow_bin(doc, in);
     return r == TB_OK ? doc : NULL;
 }
 
@@ -724,6 +730,8 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
                                  : -1;
         rep->full_reruns++;
     }
+    if (r == TB_OK && tb__doc_own_bin(doc) != TB_OK) /* the caller may free `in` first */
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r != TB_OK) {
         tb_doc_free(doc);
         return r;

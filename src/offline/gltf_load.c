@@ -767,7 +767,8 @@ void tb_doc_free(tb_doc *doc)
         return;
     tb__doc_clear_view(doc);
     json_decref(doc->root);
-    free(doc->bin);
+    if (!doc->bin_borrowed)
+        free(doc->bin);
     free(doc->name);
     free(doc->base_dir);
     for (int i = 0; i < doc->warning_count; i++)
