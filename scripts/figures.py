@@ -428,6 +428,134 @@ def synth_variants(cli, tmp, old=''):
                    f"{', '.join(ks)} | {cls} |")
     return '\n'.join(out)
 
+
+# ---- roles (docs/detection.md "Roles") --------------------------------------
+
+def glb_read(path):
+    import struct
+    b = open(path, 'rb').read()
+    n = struct.unpack_from('<I', b, 12)[0]
+    return json.loads(b[20:20 + n]), b[20 + n:]
+
+
+def glb_write(path, doc, rest):
+    import struct
+    j = json.dumps(doc, separators=(',', ':')).encode()
+    j += b' ' * (-len(j) % 4)
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<III', 0x46546C67, 2, 12 + 8 + len(j) + len(rest)))
+        f.write(struct.pack('<II', len(j), 0x4E4F534A) + j + rest)
+
+
+ROLE_SOURCES = ('name', 'fuzzy-name', 'vrm', 'shape', 'shape-over-name')
+RIGIFY = {'Hips': 'spine', 'Spine': 'spine.001', 'Spine1': 'spine.002', 'Spine2': 'spine.003', 'Neck': 'spine.004',
+          'Head': 'spine.006'}
+RIGIFY_LIMBS = {'Shoulder': 'shoulder', 'Arm': 'upper_arm', 'ForeArm': 'forearm', 'Hand': 'hand', 'UpLeg': 'thigh',
+                'Leg': 'shin', 'Foot': 'foot', 'ToeBase': 'toe'}
+
+
+def axis_name(v):
+    k = max(range(3), key=lambda i: abs(v[i]))
+    return ('+' if v[k] > 0 else '−') + 'XYZ'[k]
+
+
+def roles_row(cli, path, label):
+    info = json.loads(run(cli, 'info', path, '--json'))
+    sk = info['skins'][info.get('main_skin', 0) or 0]
+    count = {s: [] for s in ROLE_SOURCES}
+    other = []
+    for j in sk['joints']:
+        if 'role' in j:
+            (count[j['role_source']] if j['role_source'] in count else other).append(j)
+    cells = []
+    for s in ROLE_SOURCES:
+        js = count[s]
+        if not js:
+            cells.append('–')
+        elif len(js) <= 3:
+            cells.append(f"{len(js)} (" + ', '.join(f"`{j['name']}` {j['role']}" for j in js) + ')')
+        else:
+            cells.append(str(len(js)))
+    b = sk['shape']
+    if b.get('found'):
+        hips = sk['roles'].get('Hips')
+        body = (f"{'quadruped' if b['quadruped'] else 'biped'}, pelvis {b['pelvis']} "
+                + ('(agrees)' if hips == b['pelvis'] else f'(Hips is {hips})' if hips else '(no Hips)')
+                + f", up {axis_name(b['up'])}, facing {axis_name(b['forward'])}")
+    else:
+        body = 'none'
+    if other:
+        body += '; also ' + ', '.join(f"{j['role']} from {j['role_source']}" for j in other)
+    return f"| {label} | " + ' | '.join(cells) + f" | {body} |"
+
+
+def renamed(src, dst, how, named_roles):
+    doc, rest = glb_read(src)
+    nodes = doc['nodes']
+    for i, n in enumerate(nodes):
+        role = named_roles.get(i)
+        if not role:
+            continue
+        name = n['name']
+        if how == 'opaque':
+            n['name'] = f'joint_{i}'
+        elif how == 'blender':
+            n['name'] = f'Bone.{i:03d}' if i else 'Bone'
+        elif how == 'mirror':
+            if name.startswith('Left'):
+                n['name'] = 'Right' + name[4:]
+            elif name.startswith('Right'):
+                n['name'] = 'Left' + name[5:]
+        elif how == 'jnt':
+            n['name'] = ('RighUpLeg' if name == 'RightUpLeg' else name) + '_jnt'
+        elif how == 'rigify':
+            if role in RIGIFY:
+                n['name'] = RIGIFY[role]
+            else:
+                side = '.L' if role.startswith('Left') else '.R'
+                n['name'] = RIGIFY_LIMBS[role[4:] if role.startswith('Left') else role[5:]] + side
+        elif how == 'vrm':
+            n['name'] = f'joint_{i}'
+    if how == 'vrm':
+        inv = {r: i for i, r in named_roles.items()}
+        doc.setdefault('extensions', {})['VRM'] = {'humanoid': {'humanBones': [
+            {'bone': 'hips', 'node': inv['Hips']}, {'bone': 'leftUpperLeg', 'node': inv['LeftUpLeg']}]}}
+        used = doc.setdefault('extensionsUsed', [])
+        if 'VRM' not in used:
+            used.append('VRM')
+    glb_write(dst, doc, rest)
+
+
+def roles_table(cli, tmp):
+    """docs/detection.md "Roles": where each joint's role came from
+    (`tailbone info --json`: role_source per joint, the shape's body) on the
+    corpus characters and on synth characters renamed as riggers name them."""
+    out = ['| file | name | fuzzy-name | vrm | shape | shape-over-name | shape\'s body |', '|---|---|---|---|---|---|---|']
+    rows = []
+    for label, rel in [('corpus Xbot (`mixamorig:`)', 'clips/Xbot_agree_run_walk.glb'),
+                       ('corpus Soldier', 'clips/threejs_Soldier_rexport.glb'),
+                       ('corpus RobotExpressive', 'clips/threejs_RobotExpressive.glb'),
+                       ('corpus Wolf', 'characters/banter_Wolf.glb'),
+                       ('corpus Bone Demon', 'characters/banter_Bone_Demon.glb'),
+                       ('corpus khronos Fox (`b_Hip_01`…)', 'reference/khronos_Fox.glb'),
+                       ('corpus quaternius Fox', 'reference/quaternius_Fox.glb')]:
+        rows.append(roles_row(cli, corpus(rel), label))
+    cases = [('tail_leg', 'opaque', 'synth `tail_leg`, names `joint_N`'),
+             ('tail_leg', 'blender', "synth `tail_leg`, Blender's `Bone.NNN`"),
+             ('tail_leg', 'mirror', 'synth `tail_leg`, Left/Right swapped'),
+             ('tail_leg', 'jnt', 'synth `tail_leg`, `X_jnt` with `RighUpLeg_jnt`'),
+             ('tail_hips', 'rigify', 'synth `tail_hips`, Rigify metarig names'),
+             ('plain', 'vrm', 'synth `plain`, names `joint_N` + VRM map (hips, left thigh)')]
+    for variant, how, label in cases:
+        src, dst = os.path.join(tmp, variant + '.bare.glb'), os.path.join(tmp, f'{variant}.{how}.glb')
+        run(cli, 'synth', '--variant', variant, '--names', 'bare', '-o', src)
+        info = json.loads(run(cli, 'info', src, '--json'))
+        sk = info['skins'][info.get('main_skin', 0) or 0]
+        named = {j['node']: j['role'] for j in sk['joints'] if j.get('role_source') == 'name'}
+        renamed(src, dst, how, named)
+        rows.append(roles_row(cli, dst, label))
+    return '\n'.join(out + rows)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -443,6 +571,7 @@ BLOCKS = {
     'fix-bake-existing': ('docs/fix.md', fix_bake_existing),
     'fix-variants': ('docs/fix.md', fix_variants),
     'fix-bar': ('docs/fix.md', fix_bar_table),
+    'roles': ('docs/detection.md', roles_table),
 }
 
 
