@@ -556,6 +556,84 @@ def roles_table(cli, tmp):
         rows.append(roles_row(cli, dst, label))
     return '\n'.join(out + rows)
 
+
+# ---- docs/fix.md experiments: non-default options, run fresh ----------------
+
+def fix_report(cli, tmp, glb, *opts):
+    rp = os.path.join(tmp, 'exp.report.json')
+    run(cli, 'fix', glb, '-o', os.path.join(tmp, 'exp.glb'), '--report', rp, '-q', *opts)
+    return json.load(open(rp))
+
+
+def fixture_glb(cli, tmp, fixture, body='synth:plain'):
+    f = os.path.join(tmp, fixture + '.glb')
+    run(cli, 'synth', '--onto', body, '--fixture', fixture, '-o', f)
+    return f
+
+
+def fix_solver_experiment(cli, tmp):
+    """docs/fix.md: the solver settings on curl_shell_nearest (synth:plain),
+    `fix --only Walk,Sprint,Crouch [--no-solver-fit --rest-curve R
+    --bend-limit L]`; tail p99 / max / torn per clip."""
+    f = fixture_glb(cli, tmp, 'curl_shell_nearest')
+    clips = ('Walk', 'Sprint', 'Crouch')
+    rows = [('SPEC (restCurve 0, limit 30°)', ['--no-solver-fit', '--rest-curve', '0', '--bend-limit', '30']),
+            ('restCurve 0.5, limit 15°', ['--no-solver-fit', '--rest-curve', '0.5', '--bend-limit', '15']),
+            ('restCurve 1, limit 30°', ['--no-solver-fit', '--rest-curve', '1', '--bend-limit', '30']),
+            ('restCurve 1, limit 22°', ['--no-solver-fit', '--rest-curve', '1', '--bend-limit', '22']),
+            (None, [])]
+    out = ['| solver | ' + ' | '.join(clips) + ' |', '|---|---|---|---|']
+    for label, opts in rows:
+        rep = fix_report(cli, tmp, f, '--only', ','.join(clips), *opts)
+        st = {x['clip']: x for x in rep['stretch']}
+        cells = [f"{st[c]['tail']['p99']:.2f} / {st[c]['tail']['max']:.2f} / {torn(st[c]['tail']['torn'])}"
+                 if c in st else '—' for c in clips]
+        if label is None:
+            sf = rep.get('solver_fit') or {}
+            label = (f"fitted (default): restCurve {sf.get('rest_curve', 0):g}, limit {sf.get('bend_limit_deg', 0):.0f}°, "
+                     f"carry {sf.get('carry_deg', 0):.0f}°" + ('' if sf.get('kept') else ', not kept'))
+            label, cells = f'**{label}**', [f'**{c}**' for c in cells]
+        out.append(f'| {label} | ' + ' | '.join(cells) + ' |')
+    return '\n'.join(out)
+
+
+def fix_collar_band_experiment(cli, tmp):
+    """docs/fix.md: the collar band on synth tail_welded, `fix --only
+    Walk,Sprint,Crouch --blend-zone 0.25 --collar-band S`; seam torn, tail
+    p99 / max."""
+    f = os.path.join(tmp, 'tail_welded.glb')
+    run(cli, 'synth', '--variant', 'tail_welded', '-o', f)
+    out = ['| collar band | Walk seam | Sprint seam | Crouch seam | Walk tail p99 / max | Sprint tail p99 / max |',
+           '|---|---|---|---|---|---|']
+    for band, label in (('0', 'none (SPEC A9 as written)'), ('0.5', '**0.5 segment (default)**'),
+                        ('1', '1 segment'), ('2', '2 segments')):
+        rep = fix_report(cli, tmp, f, '--only', 'Walk,Sprint,Crouch', '--blend-zone', '0.25', '--collar-band', band)
+        st = {x['clip']: x for x in rep['stretch']}
+        seam = [torn(st[c]['seam']['torn']) if c in st and st[c].get('seam') else '—' for c in ('Walk', 'Sprint', 'Crouch')]
+        tail = [f"{st[c]['tail']['p99']:.2f} / {st[c]['tail']['max']:.2f}" if c in st else '—' for c in ('Walk', 'Sprint')]
+        out.append(f'| {label} | ' + ' | '.join(seam + tail) + ' |')
+    return '\n'.join(out)
+
+
+def fix_collar_ring(cli, tmp):
+    """docs/fix.md "The collar ring halfway": the weight search on the two
+    welded fixtures on synth:plain, `fix --only Walk,Sprint,Crouch` with the
+    defaults: every try (`blend_zone_search`), then the kept result per clip."""
+    tries = ['| fixture | try | blend zone | collar band | collar ring | clips torn | worst torn share '
+             '| worst tail p99 / max |', '|---|---|---|---|---|---|---|---|']
+    kept = ['| fixture | clip | kept: tail p99 / max | seam torn | body torn |', '|---|---|---|---|---|']
+    for fx in ('hang_welded_nearest', 'beside_welded_leg'):
+        rep = fix_report(cli, tmp, fixture_glb(cli, tmp, fx), '--only', 'Walk,Sprint,Crouch')
+        for i, z in enumerate(rep.get('blend_zone_search', []), 1):
+            tries.append(f"| {fx if i == 1 else ''} | {i} | {z['blend_zone']:.2f} | {z['collar_band']:g} | "
+                         f"{'halfway' if z.get('collar_ring') else '—'} | {z['torn_clips']} | {torn(z['worst_torn'])} | "
+                         f"{z['worst_tail_p99']:.2f} / {z['worst_tail_max']:.2f} |")
+        for i, x in enumerate(rep['stretch']):
+            seam = torn(x['seam']['torn']) if x.get('seam') else '—'
+            kept.append(f"| {fx if i == 0 else ''} | {x['clip']} | {x['tail']['p99']:.2f} / {x['tail']['max']:.2f} | "
+                        f"{seam} | {100 * x['body']['torn']:.3f}% |")
+    return '\n'.join(tries + [''] + kept)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -572,6 +650,9 @@ BLOCKS = {
     'fix-variants': ('docs/fix.md', fix_variants),
     'fix-bar': ('docs/fix.md', fix_bar_table),
     'roles': ('docs/detection.md', roles_table),
+    'fix-solver-experiment': ('docs/fix.md', fix_solver_experiment),
+    'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
+    'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
 }
 
 
