@@ -634,6 +634,38 @@ def fix_collar_ring(cli, tmp):
                         f"{seam} | {100 * x['body']['torn']:.3f}% |")
     return '\n'.join(tries + [''] + kept)
 
+
+def vrm_measured(cli, tmp):
+    """docs/vrm.md "Measured": the summary of tests/node/vrm.test.mjs run
+    fresh (three.js + @pixiv/three-vrm play the baked and the springs file;
+    the fit's own figures, `fix --vrm-springs --json` vrm_springs.fit)."""
+    for mod in ('three', os.path.join('@pixiv', 'three-vrm')):
+        if not os.path.isdir(os.path.join(ROOT, 'node_modules', mod)):
+            raise NeedsCorpus(os.path.join(ROOT, 'node_modules', mod) + ' (npm ci)')
+    js = os.path.join(ROOT, 'tests', 'node', 'vrm.test.mjs')
+    sj = os.path.join(tmp, 'vrm-summary.json')
+    env = dict(os.environ, TB_CLI=os.path.abspath(cli), TB_TMP=tmp, TB_SUMMARY_JSON=sj)
+    p = subprocess.run(['node', js], capture_output=True, text=True, env=env)
+    if p.returncode != 0 or not os.path.exists(sj):
+        sys.exit(f'figures: {js} failed:\n{(p.stdout + p.stderr)[-2000:]}')
+    r = json.load(open(sj))
+    f, js_ = r['fit'], r['joints']
+    h = lambda x, d=2: f'{100 * x:.{d}f}% H'
+    out = [f"Walk, sixth loop, {r['walk_frames']} frames at 60 Hz, `Tail_End` world position, three-vrm against "
+           f"the baked file: mean {h(r['tip_mean_h'])}, max {h(r['tip_max_h'])}; tip travel in the loop: baked "
+           f"{h(r['travel_baked_h'], 1)}, runtime {h(r['travel_runtime_h'], 1)} "
+           f"({100 * r['travel_runtime_h'] / r['travel_baked_h']:.0f}% of it). The fitted model's swing is "
+           f"{100 * f['swing_after_m'] / f['swing_baked_m']:.0f}% of ours.", '',
+           f"| the fit's model, {f['clips']} clips' mean (`vrm_springs.fit`) | analytic start | fitted |", '|---|---|---|',
+           f"| distance from our motion, last tip | {f['tip_before_m']:.3f} m | {f['tip_after_m']:.3f} m |",
+           f"| distance from our motion, all {len(js_)} tips | {f['tips_before_m']:.3f} m | {f['tips_after_m']:.3f} m |",
+           f"| last tip's swing (ours {f['swing_baked_m']:.3f} m) | {f['swing_before_m']:.3f} m | {f['swing_after_m']:.3f} m |",
+           '', f"Written joints (Tail_1 … Tail_{len(js_)}): stiffness "
+           + ', '.join(f"{j['stiffness']:.3g}" for j in js_) + '; dragForce '
+           + ', '.join(f"{j['dragForce']:.3f}" for j in js_) + '; gravityPower '
+           + ', '.join(f"{j['gravityPower']:.3f}" for j in js_) + f"; {f['evaluations']} model runs."]
+    return '\n'.join(out)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -653,6 +685,7 @@ BLOCKS = {
     'fix-solver-experiment': ('docs/fix.md', fix_solver_experiment),
     'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
+    'vrm-measured': ('docs/vrm.md', vrm_measured),
 }
 
 

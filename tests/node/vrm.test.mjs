@@ -148,5 +148,12 @@ ok(JSON.stringify(o0.extensions.VRM.humanoid) === JSON.stringify(j0.extensions.V
 const g0 = await load(out0);
 ok(g0.userData.vrmSpringBoneManager && g0.userData.vrmSpringBoneManager.joints.size >= 4,
   `VRM 0.x: three-vrm made ${g0.userData.vrmSpringBoneManager ? g0.userData.vrmSpringBoneManager.joints.size : 0} spring joints`);
+// the figures docs/vrm.md shows (scripts/figures.py, block vrm-measured)
+if (process.env.TB_SUMMARY_JSON) {
+  fs.writeFileSync(process.env.TB_SUMMARY_JSON, JSON.stringify({
+    walk_frames: n, tip_mean_h: mean, tip_max_h: worst, travel_baked_h: travelA, travel_runtime_h: travelB, fit,
+    joints: sp.joints.slice(0, -1).map((j) => ({ stiffness: j.stiffness, dragForce: j.dragForce, gravityPower: j.gravityPower })),
+  }, null, 1));
+}
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
