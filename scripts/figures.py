@@ -666,6 +666,32 @@ def vrm_measured(cli, tmp):
            + ', '.join(f"{j['gravityPower']:.3f}" for j in js_) + f"; {f['evaluations']} model runs."]
     return '\n'.join(out)
 
+
+def fix_zone_experiment(cli, tmp):
+    """docs/fix.md: tail torn share by pinned blend zone with smooth weights,
+    `fix [--clips Xbot --only walk,run] --smooth-pieces --blend-zone Z`
+    (synthetic: --only Walk,Sprint); "torn a / b (max a / b)" per clip."""
+    zones = ('0.25', '0.4', '0.5')
+    cases = []
+    for name, rel in (('banter_Wolf', 'characters/banter_Wolf.glb'), ('banter_Bone_Demon', 'characters/banter_Bone_Demon.glb')):
+        cases.append((f'{name}, Xbot walk / run', corpus(rel),
+                      ['--clips', corpus('clips/Xbot_agree_run_walk.glb'), '--only', 'walk,run'], ('walk', 'run')))
+    for v in ('tail_curled', 'tail_fur', 'tail_leg'):
+        f = os.path.join(tmp, v + '.glb')
+        run(cli, 'synth', '--variant', v, '-o', f)
+        cases.append((f'{v} Walk / Sprint', f, ['--only', 'Walk,Sprint'], ('Walk', 'Sprint')))
+    out = ['| tail torn (tail max) | ' + ' | '.join(('SPEC zone ' if z == '0.25' else 'zone ') + z for z in zones) + ' |',
+           '|---|' + '---|' * len(zones)]
+    for label, f, opts, clips in cases:
+        cells = []
+        for z in zones:
+            rep = fix_report(cli, tmp, f, *opts, '--smooth-pieces', '--blend-zone', z)
+            st = [next(x for x in rep['stretch'] if x['clip'].split('|')[-1].lower().startswith(c.lower())) for c in clips]
+            cells.append(' / '.join(torn(x['tail']['torn']) for x in st)
+                         + ' (max ' + ' / '.join(f"{x['tail']['max']:.2f}" for x in st) + ')')
+        out.append(f'| {label} | ' + ' | '.join(cells) + ' |')
+    return '\n'.join(out)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -686,6 +712,7 @@ BLOCKS = {
     'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
     'vrm-measured': ('docs/vrm.md', vrm_measured),
+    'fix-zone-experiment': ('docs/fix.md', fix_zone_experiment),
 }
 
 
