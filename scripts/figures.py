@@ -13,7 +13,11 @@ synthetic truth files), never typed in. `make figures` rewrites the blocks;
 committed block differs from a fresh run, printing the difference. Timings
 are never figures here: they stay in bench output with machine and date.
 
-  scripts/figures.py [--cli build/tailbone] [--check] [--only NAME,NAME]
+  scripts/figures.py [--cli build/tailbone] [--check [--slow]] [--only NAME,NAME]
+
+`--check` leaves out the blocks that take minutes (the Blender converter
+comparison) unless --slow or TB_FIGURES_SLOW=1, and logs them as not
+checked; `make figures` always regenerates every block.
 """
 import argparse
 import difflib
@@ -25,6 +29,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SLOW = False  # --slow: also the blocks that take minutes (Blender)
 TESTS_DIR = os.path.join(ROOT, 'build', 'tests')
 
 
@@ -692,6 +697,79 @@ def fix_zone_experiment(cli, tmp):
         out.append(f'| {label} | ' + ' | '.join(cells) + ' |')
     return '\n'.join(out)
 
+
+class Slow(Exception):
+    pass
+
+
+def blender_converters(cli, tmp):
+    """docs/blender.md "Blender or assimp": scripts/fbx_converters.sh run
+    fresh (GLB -> FBX -> GLB through Blender and through assimp, compared in
+    three.js by scripts/compare_skinned.mjs). Needs Blender, assimp, node
+    and ../shared; minutes of Blender, so `figures.py --check` runs it only
+    with --slow (TB_FIGURES_SLOW=1) and logs it as not checked otherwise."""
+    import shutil
+    for rel in ('reference/khronos_Fox.glb', 'reference/quaternius_Fox.glb', 'clips/Xbot_agree_run_walk.glb',
+                'characters/banter_Wolf.glb'):
+        corpus(rel)
+    for tool in ('blender', 'assimp', 'node'):
+        if not shutil.which(tool):
+            raise NeedsCorpus(f'{tool} (on PATH)')
+    if not os.path.isdir(os.path.join(ROOT, 'node_modules', 'three')):
+        raise NeedsCorpus(os.path.join(ROOT, 'node_modules', 'three') + ' (npm ci)')
+    if not SLOW:
+        raise Slow('Blender converts four files both ways (minutes)')
+    out = os.path.join(tmp, 'fbx')
+    p = subprocess.run([os.path.join(ROOT, 'scripts', 'fbx_converters.sh'), out, cli], capture_output=True, text=True)
+    lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{')]
+    names = {'khronos_Fox': 'khronos_Fox', 'quaternius_Fox': 'quaternius_Fox',
+             'Xbot_agree_run_walk': 'Xbot_agree_run_walk', 'wolf_xbot': 'Wolf + Xbot clips, repaired (`fix --clips`)'}
+    rows = ['| file (vertices, joints, clips) | converter | vertices, joints, clips back | clip durations '
+            '| p99 / max distance, worst clip |', '|---|---|---|---|---|']
+    cur, first = None, {}
+    for i, r in enumerate(lines):
+        if 'converter' not in r:
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) and 'per_clip' in lines[i + 1] else None
+        f, conv = r['file'], r['converter']
+        label = ''
+        if f != cur:
+            cur = f
+            a = nxt or {}
+            label = names.get(f, f) + (f" ({a['vertices'][0]:,}, {a['joints'][0]}, {a['clips'][0]})" if a else '')
+        if nxt is None:
+            rows.append(f"| {label} | {conv} | failed reading its own FBX back (exit {r.get('rc', '?')}), no GLB | | |")
+            continue
+        pc = {k: v for k, v in nxt['per_clip'].items() if isinstance(v, dict)}
+        back = f"{nxt['vertices'][1]:,}, {nxt['joints'][1]}, {nxt['clips'][1]}"
+        if len(pc) != nxt['clips'][0]:
+            back += f' ({len(pc)} matched by name)'
+        if conv == 'assimp' and r.get('rc'):
+            back = f"exit {r['rc']} reading its own FBX, leaving a GLB of " + back
+        durs = [v['duration'] for v in pc.values()]
+        if all(abs(a - b) < 1e-3 for a, b in durs):
+            dur = 'all equal'
+        else:
+            dur = ', '.join(f'{b:.3g} s' for _, b in durs) + ' (were ' + ', '.join(f'{a:.3g}' for a, _ in durs) + ')'
+        worst = max(pc.items(), key=lambda kv: (kv[1]['p99'], kv[1]['max'])) if pc else None
+        if worst is None:
+            dist = 'no clip matched'
+        elif worst[1]['max'] == 0:
+            dist = '0 / 0 H (every clip)'
+        else:
+            short = worst[0].split('|')[-1]
+            dist = f"{worst[1]['p99']:.4g} / {worst[1]['max']:.4g} H ({short[:-9] if short.endswith('_Armature') else short})"
+        if nxt['bind']['max'] > 0.01:
+            dist += f", rest {nxt['bind']['p99']:.4g} / {nxt['bind']['max']:.4g} H"
+        rows.append(f'| {label} | {conv} | {back} | {dur} | {dist} |')
+    leg = next((l['repair_leg'] for l in lines if 'repair_leg' in l), None)
+    if p.returncode != 0 or len(rows) < 6:
+        sys.exit(f'figures: fbx_converters.sh failed:\n{(p.stdout + p.stderr)[-2000:]}')
+    if leg:
+        rows += ['', 'The repair leg (the Wolf as FBX, `fix --clips` Xbot, read back): tail p99 / torn, body torn per '
+                 'clip: ' + '; '.join(f"{c.split('|')[-1].replace('_Armature', '')} {p99:.2f} / {torn(tt)}, {torn(bt)}" for c, p99, tt, bt in leg) + '.']
+    return '\n'.join(rows)
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
@@ -713,6 +791,7 @@ BLOCKS = {
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
     'vrm-measured': ('docs/vrm.md', vrm_measured),
     'fix-zone-experiment': ('docs/fix.md', fix_zone_experiment),
+    'blender-converters': ('docs/blender.md', blender_converters),
 }
 
 
@@ -722,7 +801,11 @@ def main():
     ap.add_argument('--check', action='store_true', help='fail when a committed block differs from a fresh run')
     ap.add_argument('--only', help='comma-separated block names')
     ap.add_argument('--tests-dir', help='where the test programs are (test_fixtures); default: CLI dir/tests')
+    ap.add_argument('--slow', action='store_true',
+                    help='with --check: also the blocks that take minutes (Blender); always on without --check')
     args = ap.parse_args()
+    global SLOW
+    SLOW = not args.check or args.slow or os.environ.get('TB_FIGURES_SLOW') == '1'
     args.cli = os.path.abspath(args.cli)  # some generators run it from a scratch directory
     global TESTS_DIR
     TESTS_DIR = args.tests_dir or os.path.join(os.path.dirname(os.path.abspath(args.cli)), 'tests')
@@ -751,6 +834,14 @@ def main():
                 if log:
                     with open(log, 'a') as f:
                         f.write(f'figures_current: missing {e} (block {name} not checked)\n')
+                continue
+            except Slow as e:
+                # --check without --slow: said, and logged as a skip (docs/testing.md)
+                print(f'figures: {doc} [{name}] NOT CHECKED: {e}; run with --slow (TB_FIGURES_SLOW=1) or `make figures`')
+                log = os.environ.get('TB_SKIP_LOG')
+                if log:
+                    with open(log, 'a') as f:
+                        f.write(f'figures_current: block {name} not checked ({e}; TB_FIGURES_SLOW=1 checks it)\n')
                 continue
             if old == new:
                 print(f'figures: {doc} [{name}] is current')
