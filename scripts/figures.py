@@ -770,8 +770,61 @@ def blender_converters(cli, tmp):
                  'clip: ' + '; '.join(f"{c.split('|')[-1].replace('_Armature', '')} {p99:.2f} / {torn(tt)}, {torn(bt)}" for c, p99, tt, bt in leg) + '.']
     return '\n'.join(rows)
 
+
+def readme_baked(cli, tmp):
+    """README, after "Before and after": the baked demo file per clip,
+    `tailbone fix --report` on synth tail_leg (Walk, Sprint), and the
+    blend-zone search that chose its weights."""
+    f = os.path.join(tmp, 'fox_broken.glb')
+    run(cli, 'synth', '--variant', 'tail_leg', '-o', f)
+    rep = fix_report(cli, tmp, f)
+    st = {x['clip']: x for x in rep['stretch']}
+    bk = {c['clip']: c for c in rep['bake']['clips']}
+    tries = rep.get('blend_zone_search', [])
+    kept = rep['weights'][0]['blend_zone'] if rep.get('weights') else None
+    if tries:
+        t0 = tries[0]
+        torn_end = sum(1 for x in rep['stretch'] if x['tail']['torn'] > 0)
+        how = (f"the blend sized from the tail's geometry, zone {t0['blend_zone']:.2f}, tore {t0['torn_clips']} "
+               f"clips, worst {torn(t0['worst_torn'])}, so `fix` re-weighted the same baked file with other blends "
+               f"and kept {kept:.2g}, which tears " + ('nowhere' if not torn_end else f'{torn_end} clips'))
+    else:
+        how = f"the blend sized from the tail's geometry, zone {kept:.2f}, tore nothing"
+    parts = []
+    for clip in ('Walk', 'Sprint'):
+        x, c = st[clip], bk[clip]
+        parts.append(f"{clip} tail p99 {x['tail']['p99']:.2f} vs body {x['body']['p99']:.2f}, max {x['tail']['max']:.2f}, "
+                     f"{torn(x['tail']['torn'])} torn, loop closure {c['loop_closure_deg']:.2f}°, tail swing "
+                     f"{c['swing_deg']:.0f}°")
+    return f"The baked file (what a viewer plays) reads, per clip, from `tailbone fix` ({how}): " + '; '.join(parts) + '.'
+
+
+def readme_corpus(cli, tmp):
+    """README: the corpus characters repaired with transferred clips, as
+    ranges over every clip (`fix CHAR --clips LIB --only walk,run --report`,
+    as in docs/fix.md's fix-corpus-characters)."""
+    chars = ['characters/banter_Wolf.glb', 'characters/banter_Bone_Demon.glb']
+    tail, body, tornv, seams, swing, travel = [], [], [], [], [], []
+    for crel in chars:
+        for _, lrel, _ in LIBS:
+            rep = fix_report(cli, tmp, corpus(crel), '--clips', corpus(lrel), '--only', 'walk,run')
+            for x in rep['stretch']:
+                tail.append(x['tail']['p99']); body.append(x['body']['p99']); tornv.append(x['tail']['torn'])
+                travel.append(x['tip_travel_h'])
+            for c in rep['bake']['clips']:
+                seams.append(c['loop_closure_deg']); swing.append(c['swing_deg'])
+    rng = lambda v, fmt: (fmt(min(v)) if fmt(min(v)) == fmt(max(v)) else f'{fmt(min(v))}–{fmt(max(v))}')
+    return ("On the real characters in `../shared/corpus` (bodies and tails built from rigid pieces; Xbot and Soldier "
+            "walk/run transferred with `--clips`), `fix` binds each tail piece to one bone like the body: tail p99 "
+            f"{rng(tail, lambda x: f'{x:.2f}')}, body p99 {rng(body, lambda x: f'{x:.2f}')}, "
+            f"{rng(tornv, torn)} torn, loop seams {rng(seams, lambda x: f'{x:.2f}')}°, tail swing "
+            f"{rng(swing, lambda x: f'{x:.0f}')}°, tip travel {rng(travel, lambda x: f'{100 * x:.0f}')}% of H "
+            "(`docs/fix.md` has every row and what smooth weights give instead).")
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
+    'readme-baked': ('README.md', readme_baked),
+    'readme-corpus': ('README.md', readme_corpus),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
     'synth-detection': ('docs/detection.md', synth_detection),
     'synth-variants': ('docs/synth.md', synth_variants),
