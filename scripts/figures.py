@@ -737,6 +737,11 @@ def blender_converters(cli, tmp):
             cur = f
             a = nxt or {}
             label = names.get(f, f) + (f" ({a['vertices'][0]:,}, {a['joints'][0]}, {a['clips'][0]})" if a else '')
+        if nxt is None and conv == 'blender':
+            # Blender is what `fix` uses: a failed conversion is a failure here, not a figure
+            log = os.path.join(out, f + '.log')
+            tail = open(log, errors='replace').read()[-1500:] if os.path.exists(log) else '(no log)'
+            sys.exit(f'figures: Blender did not convert {f} (scripts/fbx_converters.sh); its log ends:\n{tail}')
         if nxt is None:
             rows.append(f"| {label} | {conv} | failed reading its own FBX back (exit {r.get('rc', '?')}), no GLB | | |")
             continue
