@@ -720,7 +720,15 @@ def blender_converters(cli, tmp):
     if not SLOW:
         raise Slow('Blender converts four files both ways (minutes)')
     out = os.path.join(tmp, 'fbx')
-    p = subprocess.run([os.path.join(ROOT, 'scripts', 'fbx_converters.sh'), out, cli], capture_output=True, text=True)
+    # Blender's embedded Python goes wrong (no numpy: Debian's is not found)
+    # when the directory of the Python running this script comes first on
+    # PATH, as a pyenv shim puts it: leave that directory out.
+    env = dict(os.environ)
+    here = os.path.realpath(os.path.dirname(sys.executable))
+    if here not in ('/usr/bin', '/bin', '/usr/local/bin'):
+        env['PATH'] = ':'.join(d for d in env.get('PATH', '').split(':') if os.path.realpath(d) != here)
+    p = subprocess.run([os.path.join(ROOT, 'scripts', 'fbx_converters.sh'), out, cli], capture_output=True, text=True,
+                       env=env)
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{')]
     names = {'khronos_Fox': 'khronos_Fox', 'quaternius_Fox': 'quaternius_Fox',
              'Xbot_agree_run_walk': 'Xbot_agree_run_walk', 'wolf_xbot': 'Wolf + Xbot clips, repaired (`fix --clips`)'}
