@@ -12,6 +12,7 @@ import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { VRMSpringBoneLoaderPlugin } from '@pixiv/three-vrm';
 
 const cli = process.env.TB_CLI;
+fs.mkdirSync(process.env.TB_TMP || '/tmp', { recursive: true }); // absent when run alone
 const tmp = fs.mkdtempSync(path.join(process.env.TB_TMP || '/tmp', 'vrm-'));
 let passed = 0, failed = 0;
 const ok = (cond, msg) => { if (cond) { passed++; console.log('ok   ' + msg); } else { failed++; console.log('FAIL ' + msg); } };
