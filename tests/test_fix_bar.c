@@ -34,11 +34,6 @@ static const body_spec bodies[] = {
 
 /* body, fixture, reason (docs/fix.md, "Short of the bar") */
 static const char *const short_of_bar[][3] = {
-    {"synth:plain", "hang_fur_hips", "Crouch tears 1.0-1.2%: joint 2 bends 41-56 deg from its bind pose"},
-    {"synth:plain", "hang_shell_hips+plate", "Crouch tears 1.2%: joint 2 bends 41 deg from its bind pose"},
-    {"synth:plain", "hang_shell_leg", "Crouch tears 1.2%: joint 2 bends 41 deg from its bind pose"},
-    {"synth:plain", "hang_shell_leg+skirt", "Crouch tears 1.2%: joint 2 bends 41 deg from its bind pose"},
-    {"synth:plain", "rigid_hang_shell_leg", "Crouch tears 1.2%: joint 2 bends 41 deg from its bind pose"},
     {"synth:plain", "hang_welded_nearest", "welded: 0 torn with the collar ring halfway, but tail max 1.32 in Sprint"},
     {"synth:plain", "beside_welded_leg", "welded: 0 torn with the collar ring halfway, but tail max 1.39-1.45"},
     {"Xbot", "up_welded_hips+vest",
