@@ -39,7 +39,6 @@ static const char *const short_of_bar[][3] = {
     {"Xbot", "up_welded_hips+vest",
      "seam tears 0.47% with the blend the search fits, since the tube-end trim peels the body skin off its root"},
     {"Soldier", "hang_welded_nearest", "detection short (test_fixtures known_short); seam tears 2.4% with every blend tried"},
-    {"Soldier", "up_welded_hips+vest", "seam tears 4.2% with every blend tried, the collar ring included"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)

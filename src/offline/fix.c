@@ -301,14 +301,17 @@ static void tb__score_add(tb__score *s, const tb_measure_result *r)
     }
 }
 
-/* a strictly better than b: fewer clips torn, less torn in all, fewer clips
- * past the row, less past it (ties keep the earlier, smaller change) */
+/* a strictly better than b: less torn in all, fewer clips torn, fewer
+ * clips past the row, less past it (ties keep the earlier, smaller change).
+ * The torn share comes first: counting clips first kept Soldier
+ * up_welded_hips+vest's collar band 1 (one clip, 4.2% torn) over band 2
+ * (two clips, under 0.05% each). */
 static int tb__better(const tb__score *a, const tb__score *b)
 {
-    if (a->torn_clips != b->torn_clips)
-        return a->torn_clips < b->torn_clips;
     if (fabsf(a->sum - b->sum) > 1e-6f)
         return a->sum < b->sum;
+    if (a->torn_clips != b->torn_clips)
+        return a->torn_clips < b->torn_clips;
     if (a->over_clips != b->over_clips)
         return a->over_clips < b->over_clips;
     return a->over_sum < b->over_sum - 1e-4f;
