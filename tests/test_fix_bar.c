@@ -37,7 +37,7 @@ static const char *const short_of_bar[][3] = {
     {"synth:plain", "hang_welded_nearest", "welded: 0 torn with the collar ring halfway, but tail max 1.32 in Sprint"},
     {"synth:plain", "beside_welded_leg", "welded: 0 torn with the collar ring halfway, but tail max 1.39-1.45"},
     {"Xbot", "up_welded_hips+vest",
-     "seam tears 0.47% with the blend the search fits, since the tube-end trim peels the body skin off its root"},
+     "seam tears 0.01% with the blend the search fits, since the tube-end trim peels the body skin off its root"},
     {"Soldier", "hang_welded_nearest", "detection short (test_fixtures known_short); seam tears 2.4% with every blend tried"},
 };
 
