@@ -137,7 +137,8 @@ typedef struct tb_fix_report {
      * is baked once more with the bend limit lowered to what the weights
      * carry (less each joint's share of the carry) and, where the bind pose
      * curls more per joint than that, the authored curve kept (restCurve
-     * 1); the better of the two is kept. */
+     * 1), and each joint's bend from its bind pose bounded (bind limit,
+     * spring.h bind_limit_rad); the better of the two is kept. */
     int solver_fit_tried, solver_fit_kept;
     float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
     float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
