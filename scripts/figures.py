@@ -253,8 +253,8 @@ def fix_bar_table(cli, tmp):
     summary = [line for line in text.splitlines() if ' found tails: ' in line]
     if p.returncode != 0 or not rows or not summary:
         sys.exit(f'figures: test_fix_bar failed or printed no table:\n{text[-2000:]}')
-    out = ['| body | fixture | tail p99 / max | torn (tail or seam) | swing | fit | bar |',
-           '|---|---|---|---|---|---|---|'] + rows + ['', summary[0].strip() + '.']
+    out = ['| body | fixture | tail p99 / max | torn (tail or seam) | swing | largest bend | fit | bar |',
+           '|---|---|---|---|---|---|---|---|'] + rows + ['', summary[0].strip() + '.']
     return '\n'.join(out)
 
 def retarget_foot_contact(cli, tmp):

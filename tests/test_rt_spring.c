@@ -1219,6 +1219,72 @@ static void spring_contact_keeps_the_bend_limit_when_asked(void **state)
     assert_true(contacts[1] > 0);
 }
 
+/* bind_limit_rad (opt-in, not SPEC B): SPEC B's limit bounds each joint's
+ * bend from the spring's rest target, which the carry (50° over 4 joints)
+ * puts 12.5° off the straight bind chain, so under hard hip sweeps a joint
+ * bends further than the limit from its bind pose — what the skin was
+ * weighted for. With bind_limit_rad = 15° no bone turns further than that
+ * from its bind direction (straight bind chain: the angle between
+ * neighbouring links, and for the root the hips' bind direction), the tail
+ * still swings, and bones keep their lengths. (Sideways and vertical
+ * sweeps: like SPEC B's limit, the bind limit comes before the hip plane,
+ * which may turn a bone further; a yawing sweep does, by 0.8° here.) */
+static void spring_bind_limit_bounds_the_bend_from_the_bind_pose(void **state)
+{
+    (void)state;
+    rig r;
+    rig_opts o = {.links = 4, .tail_len_m = 0.9f, .dir = {0, -1, -0.1f}};
+    rig_build(&r, &o);
+    float worst[2], swing[2];
+    for (int on = 0; on < 2; on++) {
+        tb_spring_desc d = {0};
+        d.params.ground_off = 1;
+        d.params.bind_limit_rad = on ? 15.0f / 57.2958f : 0.0f;
+        sim s;
+        sim_init(&s, &r, &d);
+        const float dt = 1.0f / 60.0f;
+        float bind[3] = {0, -1, -0.1f}, first_tip[3] = {0};
+        glm_vec3_normalize(bind);
+        worst[on] = swing[on] = 0;
+        float worst_len = 0;
+        for (int f = 0; f < 300; f++) {
+            float t = f * dt;
+            versor q;
+            quat_axis(q, 0.0f, 0, 1, 0);
+            sim_step(&s, dt, hips_at(0.4f * sinf(6 * t), 1 + 0.15f * sinf(9 * t), 0), q);
+            float prev[3];
+            glm_quat_rotatev(q, bind, prev);
+            for (int i = 0; i < 4; i++) {
+                tb_spring_link_state st;
+                link_state(&s, 0, i, &st);
+                float dir[3] = {st.tip[0] - st.head[0], st.tip[1] - st.head[1], st.tip[2] - st.head[2]};
+                float len = glm_vec3_norm(dir);
+                worst_len = fmaxf(worst_len, fabsf(len - st.length_m));
+                glm_vec3_normalize(dir);
+                float c = glm_vec3_dot(prev, dir);
+                float ang = acosf(c > 1 ? 1 : c < -1 ? -1 : c);
+                if (f > 0)
+                    worst[on] = fmaxf(worst[on], ang);
+                glm_vec3_copy(dir, prev);
+                if (i == 3) {
+                    if (f == 0)
+                        glm_vec3_copy(st.tip, first_tip);
+                    else
+                        swing[on] = fmaxf(swing[on], dist3(st.tip, first_tip));
+                }
+            }
+        }
+        assert_true(worst_len < 1e-4f);
+        tb_spring_destroy(s.a);
+    }
+    print_message("hip sweeps, largest bend from the bind pose: SPEC B %.1f deg, bind limit 15 deg: %.1f deg; "
+                  "tip travel %.2f / %.2f m\n",
+                  worst[0] * 57.2958f, worst[1] * 57.2958f, swing[0], swing[1]);
+    assert_true(worst[0] > 20.0f / 57.2958f); /* the SPEC's limit alone lets it past 15° */
+    assert_true(worst[1] <= 15.05f / 57.2958f);
+    assert_true(swing[1] > 0.2f); /* the tail still swings */
+}
+
 /* The hips back up and pitch forward hard: the tail is pushed forwards, but
  * no particle crosses the forward-facing plane through the tail root. */
 static void spring_no_particle_crosses_the_hip_plane(void **state)
@@ -1784,6 +1850,7 @@ int main(void)
         cmocka_unit_test(spring_crouch_settle_and_release_on_the_ground),
         cmocka_unit_test(spring_raised_ground_plane_holds_the_tail),
         cmocka_unit_test(spring_contact_keeps_the_bend_limit_when_asked),
+        cmocka_unit_test(spring_bind_limit_bounds_the_bend_from_the_bind_pose),
         cmocka_unit_test(spring_no_particle_crosses_the_hip_plane),
         cmocka_unit_test(spring_head_deep_below_ground_points_up_without_stretching),
         cmocka_unit_test(spring_survives_1e7_link_steps_of_random_motion),

@@ -391,6 +391,7 @@ TB_PV_API int tb_pv_set_params(tb_pv *c, const float *f)
     if (!c->anim)
         return -1;
     tb_spring_params p;
+    memset(&p, 0, sizeof p); /* the fields the page does not pass stay at their defaults */
     tb__params_from(&p, f);
     for (int k = 0; k < tb_spring_chain_count(c->anim); k++)
         if (tb_spring_set_params(c->anim, k, &p, NULL) != TB_OK)

@@ -108,6 +108,8 @@ typedef struct tb_fix_weights {
     float carry_rad;            /* bend the blend carries within the chain row: the
                                    inner side shortens by radius·θ over 2·zone segments,
                                    18% at θ = 0.36 zone / radius_seg */
+    float sized_zone;           /* the zone sized from the tail's geometry, before the
+                                   search (the solver fit's bind limit uses the smaller) */
 } tb_fix_weights;
 
 #define TB_FIX_MAX_CHAINS 8
@@ -135,11 +137,13 @@ typedef struct tb_fix_report {
      * is baked once more with the bend limit lowered to what the weights
      * carry (less each joint's share of the carry) and, where the bind pose
      * curls more per joint than that, the authored curve kept (restCurve
-     * 1); the better of the two is kept. */
+     * 1), and each joint's bend from its bind pose bounded (bind limit,
+     * spring.h bind_limit_rad); the better of the two is kept. */
     int solver_fit_tried, solver_fit_kept;
     float fit_bend_limit_rad;   /* the limit tried (0: unchanged) */
     float fit_rest_curve;       /* the rest curve tried (-1: unchanged) */
     float fit_carry_rad;        /* the carry tried (-1: unchanged; 0: none) */
+    float fit_bind_limit_rad;   /* the bend limit from the bind pose tried (0: none) */
     int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
 } tb_fix_report;
 

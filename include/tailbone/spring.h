@@ -130,6 +130,14 @@ typedef struct tb_spring_params {
                                 below the clearance), so skin weighted for the
                                 limit is never folded further (tailbone fix uses it
                                 when contact tears the skin, docs/fix.md) */
+    float bind_limit_rad;   /* 0 (SPEC B): none. > 0 (not SPEC B, opt-in): no bone
+                               turns further than this from its BIND direction in
+                               its parent's frame, i.e. from where the skin was
+                               weighted; SPEC B's bend_limit_rad bounds the bend
+                               from the spring's rest target, which the carry and
+                               the centred arc put off the bind pose (tailbone fix
+                               sets it to what the weights carry, docs/fix.md);
+                               values >= pi mean none */
 } tb_spring_params;
 
 /* Animator description. All-zero = SPEC defaults. */

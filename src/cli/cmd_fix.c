@@ -193,6 +193,9 @@ static void tb__help(void)
            "  --root-hz F [0.9]  --tip-ratio R [0.5]  --damping Z [0.65]  --gravity G [1 m/s²]\n"
            "  --carry DEG [50]   --rest-curve B [0]   --coupling K [12 /s] --bend-limit DEG [30]\n"
            "  --ground-y Y [the soles: 0 for a model standing at the origin]   --no-ground\n"
+           "  --bind-limit DEG      no joint bends further than DEG from its bind pose (--bend-limit\n"
+           "                        counts from the spring's rest target; the fit sets this to what\n"
+           "                        the weights carry)\n"
            "  --contact-keeps-limit ground contact never bends a joint past the bend limit (by\n"
            "                        default contact beats it; the fit turns it on when contact\n"
            "                        folds the skin past what the weights carry)\n"
@@ -234,6 +237,8 @@ static void tb__print_weights(const tb_fix_report *rep)
             printf(" rest curve %.3g (the authored curve)", rep->fit_rest_curve);
         if (rep->fit_carry_rad >= 0)
             printf(" carry %.0f°", rep->fit_carry_rad * TB_DEG_PER_RAD);
+        if (rep->fit_bind_limit_rad > 0)
+            printf(" limit from the bind pose %.0f°", rep->fit_bind_limit_rad * TB_DEG_PER_RAD);
         printf(" -> %s\n", rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
     }
     for (int i = 0; i < rep->weight_count; i++) {
@@ -302,7 +307,7 @@ static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char
     enum {
         JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
         FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
-        GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
+        GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, BIND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
     };
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
                                          {"output", required_argument, NULL, 'o'},
@@ -333,6 +338,7 @@ static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char
                                          {"rest-curve", required_argument, NULL, REST_CURVE},
                                          {"coupling", required_argument, NULL, COUPLING},
                                          {"bend-limit", required_argument, NULL, BEND_LIMIT},
+                                         {"bind-limit", required_argument, NULL, BIND_LIMIT},
                                          {"ground-y", required_argument, NULL, GROUND_Y},
                                          {"blend-zone", required_argument, NULL, BLEND_ZONE},
                                          {"collar-band", required_argument, NULL, COLLAR_BAND},
@@ -351,7 +357,8 @@ static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char
         int batch = c == 'q' || c == 'o' || c == 'j' || c == FORCE || c == PROGRESS;
         int hide = c == 'q' || c == 'j' || c == FORCE || c == PROGRESS || c == JSON || c == NO_GROUND || c == CONTACT_KEEPS_LIMIT ||
                    c == PREVIEW || c == REPORT || c == ROOT_HZ || c == TIP_RATIO || c == DAMPING || c == GRAVITY ||
-                   c == CARRY || c == REST_CURVE || c == COUPLING || c == BEND_LIMIT || c == GROUND_Y;
+                   c == CARRY || c == REST_CURVE || c == COUPLING || c == BEND_LIMIT || c == BIND_LIMIT ||
+                   c == GROUND_Y;
         for (int k = p.first; k < p.next; k++) {
             mark[k] = c == TB_CLI_OPERAND ? TB_CLI_ARG_INPUT : batch ? TB_CLI_ARG_BATCH : TB_CLI_ARG_PASS;
             hidden[k] = (unsigned char)hide;
@@ -471,6 +478,10 @@ static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char
         case BEND_LIMIT:
             e = tb__float_arg(opt, v, 1, 180, &f);
             sp->bend_limit_rad = (float)(f * TB_RAD_PER_DEG);
+            break;
+        case BIND_LIMIT:
+            e = tb__float_arg(opt, v, 1, 180, &f);
+            sp->bind_limit_rad = (float)(f * TB_RAD_PER_DEG);
             break;
         case KEEP_ARTIST_KEYS:
             e = tb__float_arg(opt, v, 0, 1, &o->bd.existing_keep);

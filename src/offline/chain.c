@@ -1450,6 +1450,11 @@ void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *
     *smooth = c->smooth;
 }
 
+float tb__weight_plan_sized_zone(const tb__weight_plan *p, int i)
+{
+    return tb__zone_for(&p->c[i], 0.25f, p->auto_zone);
+}
+
 /* The smooth chains' weights for (zone, band) into A->nj/nw/changed. */
 static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, int as_given,
                               float *zone_used, float *band_used)

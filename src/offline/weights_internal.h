@@ -24,6 +24,9 @@ int tb__weight_plan_welded(const tb__weight_plan *p);
 int tb__weight_plan_count(const tb__weight_plan *p);
 void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *ring_seg, float *radius_seg,
                               int *smooth);
+/* Chain i's blend zone as sized from its geometry (SPEC A9's 0.25 raised,
+ * tb__zone_for; as given when the repair pinned it). */
+float tb__weight_plan_sized_zone(const tb__weight_plan *p, int i);
 
 /* mark[v] = 1 for every vertex the plan may reweight (v < V): the chains'
  * and their welded collar rings. */

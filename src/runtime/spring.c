@@ -511,6 +511,7 @@ static tb_result tb__check_params(const tb_spring_params *p, float substep, tb_e
         {offsetof(tb_spring_params, clearance_m), "tb_spring_params.clearance_m"},
         {offsetof(tb_spring_params, contact_damping_per_s),
          "tb_spring_params.contact_damping_per_s"},
+        {offsetof(tb_spring_params, bind_limit_rad), "tb_spring_params.bind_limit_rad"},
     };
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         float v;
@@ -526,6 +527,8 @@ static tb_result tb__check_params(const tb_spring_params *p, float substep, tb_e
         return tb__fail(err, TB_ERR_ARG, "tb_spring_params.rest_curve", "must be in [0, 1]");
     if (!(p->bend_limit_rad > 0.0f))
         return tb__fail(err, TB_ERR_ARG, "tb_spring_params.bend_limit_rad", "must be > 0");
+    if (p->bind_limit_rad < 0.0f)
+        return tb__fail(err, TB_ERR_ARG, "tb_spring_params.bind_limit_rad", "must be >= 0 (0: none)");
     /* Semi-implicit Euler is stable for ωh ≤ 1 and 2ζωh ≤ 1 (both with
      * margin); refuse a spring too stiff for the sub-step rather than let
      * it explode later. */
@@ -603,6 +606,9 @@ static void tb__chain_prepare(tb_spring_animator *a, tb__chain *c)
     c->sin_half_max = p->bend_limit_rad >= (float)GLM_PI ? 1.0f : sinf(0.5f * p->bend_limit_rad);
     c->ground_on = !p->ground_off;
     c->contact_keeps_limit = p->contact_keeps_limit != 0;
+    const int bind_on = p->bind_limit_rad > 0.0f && p->bind_limit_rad < (float)GLM_PI;
+    c->cos_bind_max = bind_on ? cosf(p->bind_limit_rad) : -2.0f;
+    c->sin_bind_max = bind_on ? sinf(p->bind_limit_rad) : 0.0f;
     c->ground_y = p->ground_y_m;
     c->clearance = tb__use(p->clearance_m);
     c->gamma = tb__use(p->contact_damping_per_s);
@@ -1226,6 +1232,41 @@ void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor
             }
         }
 
+        /* bind_limit_rad (not SPEC B, opt-in): the direction is kept within
+         * θb of the bone's bind direction in its parent's current frame —
+         * the bend the skin sees — by turning it back along the great circle
+         * from the bind direction, slerp(bind, d, θb/θ); velocity that keeps
+         * pushing past is removed like the bend limit's. The bend q is then
+         * recomputed from the final direction (below, as for the plane). */
+        int bound = 0;
+        if (c->cos_bind_max > -1.5f) {
+            float bw[3];
+            tb__q_rot(P.r, l->bind_dir, bw);
+            tb__v3_normalize(bw);
+            float cb = tb__v3_dot(bw, d);
+            if (cb < c->cos_bind_max) {
+                cb = cb < -1.0f ? -1.0f : cb;
+                const float th = acosf(cb), st = sinf(th);
+                if (st > 1e-6f) {
+                    const float ka = (sinf(th) * c->cos_bind_max - cb * c->sin_bind_max) / st; /* sin(θ−θb)/sin θ */
+                    const float kb = c->sin_bind_max / st;
+                    for (int k = 0; k < 3; k++)
+                        d[k] = ka * bw[k] + kb * d[k];
+                    tb__v3_normalize(d);
+                    float tau[3];
+                    tb__v3_madd(bw, -tb__v3_dot(bw, d), d, tau);
+                    for (int k = 0; k < 3; k++)
+                        tau[k] = -tau[k];
+                    if (tb__v3_normalize(tau) > 1e-6f) {
+                        const float vt = tb__v3_dot(l->v, tau);
+                        if (vt > 0.0f)
+                            tb__v3_madd(l->v, -vt, tau, l->v);
+                    }
+                    bound = 1;
+                }
+            }
+        }
+
         /* Hip plane: no particle crosses the forward-facing plane through
          * the tail root (SPEC B) — the tail never swings between the legs.
          * The head is behind it (by induction), so rotate the bone on its
@@ -1321,7 +1362,7 @@ void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor
          * free of any twist the bind pose would add: at rest the chain is
          * exactly its rest arc. Unless the plane or the ground moved the
          * tip, s and q already hold that swing and that bend. */
-        if (moved) {
+        if (moved || bound) {
             tb__q_rot(pinv, d, dl);
             tb__v3_normalize(dl);
             tb__swing(l->r, dl, s);

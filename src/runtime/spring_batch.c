@@ -28,7 +28,7 @@
  * tail length from the reference over the same run.
  *
  * Cold starts, teleports, chains longer than TB__LANE_MAX_LINKS and chains
- * with contact_keeps_limit (an opt-in contact rule, spring.h) take the
+ * with contact_keeps_limit or bind_limit_rad (opt-in rules, spring.h) take the
  * scalar reference path. Vector code needs GCC or Clang (vector
  * extensions); on x86-64 an AVX-512 build (16-chain blocks) or an AVX2+FMA
  * build of the block step is chosen at run time when the CPU has it, the
@@ -221,7 +221,8 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
                 continue;
             }
             const int n = c->link_count;
-            if (!c->warm || tb__teleported(a, &c->prev, &cur) || n > TB__LANE_MAX_LINKS || c->contact_keeps_limit) {
+            if (!c->warm || tb__teleported(a, &c->prev, &cur) || n > TB__LANE_MAX_LINKS || c->contact_keeps_limit ||
+                c->cos_bind_max > -1.5f) {
                 tb__chain_frame(a, c, &cur, steps, h);
                 continue;
             }

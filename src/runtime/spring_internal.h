@@ -55,6 +55,7 @@ typedef struct tb__chain {
     float cos_half_max, sin_half_max; /* of the bend limit; cos = -1: none */
     int ground_on;
     int contact_keeps_limit;  /* params.contact_keeps_limit, 0 or 1 */
+    float cos_bind_max, sin_bind_max; /* of params.bind_limit_rad; cos = -2: none */
     /* The batch step may write this chain's outputs in lanes: its anchor is
      * outside every chain's subtree and its end helper (if any) is the last
      * link's child. */
