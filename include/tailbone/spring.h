@@ -266,6 +266,18 @@ typedef struct tb_spring_batch_item {
  * no global state. Without GCC/Clang vector extensions it is a loop over
  * tb_spring_step(). */
 void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt_s);
+/* The same batch, approximately: tb_spring_step_batch()'s blocks and
+ * branches (every SPEC B rule, the same state, so the steps may be mixed)
+ * with cheaper arithmetic: no trigonometry (slerp is a normalised lerp
+ * within 2.6°, a series beyond), reciprocal square roots instead of square
+ * roots and divisions, FMA. Not bit-identical to tb_spring_step(): from the
+ * same state, one sub-step's tips agree within 1e-4 of the tail length
+ * (measured, with one exception in 10^7 link-steps: docs/spring.md); under
+ * violent motion the solver is chaotic, so two runs that differ in any
+ * rounding drift apart over many frames, as the reference does from itself
+ * when its input moves by a micrometre. Same stack, allocation and
+ * threading rules as tb_spring_step_batch(). */
+void tb_spring_step_batch_fast(const tb_spring_batch_item *items, int count, float dt_s);
 /* Chains solved at once by tb_spring_step_batch() (1: the scalar loop), and
  * which code it runs: "avx512", "avx2", "vector" (the compiler's baseline
  * vectors) or "scalar". */

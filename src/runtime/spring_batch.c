@@ -45,55 +45,7 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 
-#define TB__MAX_LANES 16 /* the widest block (AVX-512) */
-#define TB__LANE_MAX_LINKS 16
-/* Coupling: nlerp when the two rotations' dot (cos of half the angle between
- * them) is above this (8.1°); the reference nlerps above 0.9995. */
-
-#define TB__VI static inline __attribute__((always_inline))
-
-/* A chain waiting for a block: its animator's chain and anchor frames. */
-typedef struct tb__entry {
-    tb__chain *chain;
-    tb__link *links;
-    tb__frame prev, cur;
-    const float (*world)[16];  /* the item's arrays */
-    tb_transform *locals;
-    float (*world_out)[16];
-} tb__entry;
-
-typedef struct tb__bucket {
-    int count, steps;
-    float h;
-    tb__entry e[TB__MAX_LANES];
-} tb__bucket;
-
-#define TB__SET3(dst, k, src)                                                                      \
-    do {                                                                                           \
-        (dst).x[k] = (src)[0];                                                                     \
-        (dst).y[k] = (src)[1];                                                                     \
-        (dst).z[k] = (src)[2];                                                                     \
-    } while (0)
-#define TB__SET4(dst, k, src)                                                                      \
-    do {                                                                                           \
-        (dst).x[k] = (src)[0];                                                                     \
-        (dst).y[k] = (src)[1];                                                                     \
-        (dst).z[k] = (src)[2];                                                                     \
-        (dst).w[k] = (src)[3];                                                                     \
-    } while (0)
-#define TB__GET3(src, k, dst)                                                                      \
-    do {                                                                                           \
-        (dst)[0] = (src).x[k];                                                                     \
-        (dst)[1] = (src).y[k];                                                                     \
-        (dst)[2] = (src).z[k];                                                                     \
-    } while (0)
-#define TB__GET4(src, k, dst)                                                                      \
-    do {                                                                                           \
-        (dst)[0] = (src).x[k];                                                                     \
-        (dst)[1] = (src).y[k];                                                                     \
-        (dst)[2] = (src).z[k];                                                                     \
-        (dst)[3] = (src).w[k];                                                                     \
-    } while (0)
+#include "runtime/spring_bucket.h"
 
 #define TB__SUFFIX(name) name##_8
 #define TB__LANES 8
@@ -132,10 +84,8 @@ __attribute__((target(TB__AVX512))) static void tb__block_avx512_8(const tb__buc
 }
 #endif
 
-static void tb__flush(tb__bucket *b, int n, int path)
+static void tb__block_exact(const tb__bucket *b, int n, int path)
 {
-    if (b->count == 0)
-        return;
 #ifdef TB__HAVE_X86_PATHS
     if (path == TB__PATH_AVX512 && b->count > 8)
         tb__block_avx512_16(b, n);
@@ -149,6 +99,13 @@ static void tb__flush(tb__bucket *b, int n, int path)
     (void)path;
     tb__block_base(b, n);
 #endif
+}
+
+static void tb__flush(tb__bucket *b, int n, tb__block_fn block, int path)
+{
+    if (b->count == 0)
+        return;
+    block(b, n, path);
     b->count = 0;
 }
 
@@ -190,11 +147,16 @@ void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt
 void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,
                               int path)
 {
-    assert(count == 0 || items);
     const int best = tb__cpu_path();
     if (path > best)
         path = best;
-    const int width = path == TB__PATH_AVX512 ? 16 : 8;
+    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_exact, path);
+}
+
+void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, int width,
+                     tb__block_fn block, int path)
+{
+    assert(count == 0 || items);
     if (!(dt_s >= TB__MIN_DT_S)) {
         for (int it = 0; it < count; it++)
             tb__write_outputs(items[it].anim, items[it].world, items[it].locals,
@@ -228,7 +190,7 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
             }
             tb__bucket *b = &buckets[n - 1];
             if (b->count > 0 && (b->steps != steps || b->h != h))
-                tb__flush(b, n, path);
+                tb__flush(b, n, block, path);
             tb__entry *e = &b->e[b->count++];
             e->chain = c;
             e->links = a->links + c->first_link;
@@ -241,11 +203,11 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
             b->h = h;
             c->prev = cur;
             if (b->count == width)
-                tb__flush(b, n, path);
+                tb__flush(b, n, block, path);
         }
     }
     for (int k = 0; k < TB__LANE_MAX_LINKS; k++)
-        tb__flush(&buckets[k], k + 1, path);
+        tb__flush(&buckets[k], k + 1, block, path);
     for (int it = 0; it < count; it++)
         tb__write_outputs_rest(items[it].anim, items[it].world, items[it].locals,
                                items[it].world_out);

@@ -114,5 +114,8 @@ void tb__write_outputs_rest(tb_spring_animator *a, const float (*world)[16],
  * runs: tests run every path the CPU has. */
 void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, float dt_s,
                               int path);
+/* tb_spring_step_batch_fast() on a chosen path (the same rule). */
+void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,
+                                   int path);
 
 #endif

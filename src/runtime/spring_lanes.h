@@ -34,6 +34,14 @@
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
 #define tb__block_body TB__SUFFIX(tb__block_body)
 #define tb__lanes_outputs TB__SUFFIX(tb__lanes_outputs)
+#define tb__vrsqrt TB__SUFFIX(tb__vrsqrt)
+#define tb__fnorm TB__SUFFIX(tb__fnorm)
+#define tb__fsqrt TB__SUFFIX(tb__fsqrt)
+#define tb__fswing TB__SUFFIX(tb__fswing)
+#define tb__fslerp TB__SUFFIX(tb__fslerp)
+#define tb__fmid TB__SUFFIX(tb__fmid)
+#define tb__fconj TB__SUFFIX(tb__fconj)
+#define tb__lanes_pass_fast TB__SUFFIX(tb__lanes_pass_fast)
 
 typedef float tb__vf __attribute__((vector_size(4 * TB__LANES)));
 typedef int32_t tb__vi __attribute__((vector_size(4 * TB__LANES)));
@@ -437,6 +445,324 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         L[i].bend_old = L[i].bend;
 }
 
+
+#ifdef TB__FAST
+/* ------------------------------------------------------------------------
+ * The approximate step (spring_fast.c): the same sub-step with the same
+ * branches, cheaper arithmetic. No trigonometry: slerp is a normalised lerp
+ * within 2.6° (as in the reference) and a series in cos θ beyond; no square
+ * root or division where a reciprocal square root with one Newton step does
+ * (the hardware estimate on x86, 1/sqrt elsewhere); no renormalisation of
+ * products of unit quaternions; A q A⁻¹ as a rotation of q's vector part.
+ * spring_fast.c is built with FMA contraction. */
+
+/* 1/sqrt(x) for x > 0: the hardware estimate refined by one Newton step
+ * (relative error about 1e-7 after it), or 1/sqrt where there is none. */
+TB__VI tb__vf tb__vrsqrt(tb__vf x)
+{
+#if TB__LANES == 16 && defined(__AVX512F__)
+    const tb__vf y = (tb__vf)_mm512_rsqrt14_ps((__m512)x);
+#elif TB__LANES == 8 && defined(__AVX__)
+    const tb__vf y = (tb__vf)_mm256_rsqrt_ps((__m256)x);
+#elif defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
+    tb__vf y;
+    for (int k = 0; k < TB__LANES; k += 4) {
+        __m128 e = _mm_rsqrt_ps(_mm_set_ps(x[k + 3], x[k + 2], x[k + 1], x[k]));
+        float f[4];
+        _mm_storeu_ps(f, e);
+        for (int j = 0; j < 4; j++)
+            y[k + j] = f[j];
+    }
+#else
+    return tb__vs(1.0f) / tb__vsqrt(x);
+#endif
+    return y * (tb__vs(1.5f) - tb__vs(0.5f) * x * y * y);
+}
+
+/* sqrt(max(x, 0)) as x/sqrt(x); 0 at 0. */
+TB__VI tb__vf tb__fsqrt(tb__vf x)
+{
+    const tb__vi pos = x > tb__vs(1e-30f);
+    return tb__vsel(pos, x * tb__vrsqrt(tb__vsel(pos, x, tb__vs(1.0f))), tb__vs(0.0f));
+}
+
+/* Normalises where the squared length is > 0 (else leaves the lane alone);
+ * returns the squared length. */
+TB__VI tb__vf tb__fnorm(tb__v3v *v)
+{
+    const tb__vf l2 = tb__dot(*v, *v);
+    const tb__vi pos = l2 > tb__vs(1e-36f);
+    const tb__vf inv = tb__vsel(pos, tb__vrsqrt(tb__vsel(pos, l2, tb__vs(1.0f))), tb__vs(1.0f));
+    v->x *= inv;
+    v->y *= inv;
+    v->z *= inv;
+    return l2;
+}
+
+/* a q a⁻¹ for a unit a: q's vector part turned by a, w kept. */
+TB__VI tb__qv tb__fconj(tb__qv a, tb__qv q)
+{
+    const tb__v3v u = tb__qrot(a, (tb__v3v){q.x, q.y, q.z});
+    return (tb__qv){u.x, u.y, u.z, q.w};
+}
+
+/* swing(a, b) for unit a, b: (a × b, 1 + a·b) / sqrt(2 (1 + a·b)); half a
+ * turn about a perpendicular where they are opposite. */
+TB__VI tb__qv tb__fswing(tb__v3v a, tb__v3v b)
+{
+    const tb__vf c = tb__dot(a, b);
+    const tb__vi opp = c < tb__vs(-1.0f + 1e-6f);
+    const tb__vf w = tb__vs(1.0f) + c;
+    const tb__vf k = tb__vrsqrt(tb__vsel(opp, tb__vs(1.0f), w + w));
+    tb__qv d = {(a.y * b.z - a.z * b.y) * k, (a.z * b.x - a.x * b.z) * k,
+                (a.x * b.y - a.y * b.x) * k, w * k};
+    if (tb__any(opp)) {
+        tb__v3v ax = tb__ortho(a);
+        tb__fnorm(&ax);
+        d = tb__qsel(opp, (tb__qv){ax.x, ax.y, ax.z, tb__vs(0.0f)}, d);
+    }
+    return d;
+}
+
+/* Shortest-path slerp(a, b, t) for unit a, b without trigonometry: the
+ * normalised lerp where they are within 2.6° (dot above 0.9995, as the
+ * reference); beyond, the weights sin(uθ)/sin θ (u = 1 − t and t) from
+ * their series in x = cos θ − 1 (Eberly, "A fast and accurate algorithm for
+ * computing SLERP", 2011): b_0 = u, b_i = b_{i−1} (u² − i²) / (i (2i + 1)),
+ * sum b_i x^i. Ten terms: relative weight error below 1e-7 for θ < 40°
+ * (bends 80° apart), about 1e-4 at the worst case θ = 90°. */
+TB__VI tb__qv tb__fslerp(tb__qv a, tb__qv b, tb__vf t)
+{
+    tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+    const tb__vf sg = tb__vsel(c < tb__vs(0.0f), tb__vs(-1.0f), tb__vs(1.0f));
+    c = tb__vabs(c);
+    const tb__vf one = tb__vs(1.0f);
+    tb__vf wa = one - t, wb = t;
+    const tb__vi far = c <= tb__vs(0.9995f);
+    if (tb__any(far)) {
+        const tb__vf x = c - one;
+        const tb__vf ua = one - t, ua2 = ua * ua, ub2 = t * t;
+        tb__vf ba = ua, bb = t, sa = ua, sb = t, xi = one;
+        for (int i = 1; i <= 10; i++) {
+            const float k = 1.0f / (float)(i * (2 * i + 1)), i2 = (float)(i * i);
+            xi *= x;
+            ba *= (ua2 - tb__vs(i2)) * tb__vs(k);
+            bb *= (ub2 - tb__vs(i2)) * tb__vs(k);
+            sa += ba * xi;
+            sb += bb * xi;
+        }
+        wa = tb__vsel(far, sa, wa);
+        wb = tb__vsel(far, sb, wb);
+    }
+    wb *= sg;
+    tb__qv d = {wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
+                wa * a.w + wb * b.w};
+    const tb__vf k = tb__vrsqrt(d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w);
+    return (tb__qv){d.x * k, d.y * k, d.z * k, d.w * k};
+}
+
+/* slerp(a, b, 1/2): the normalised sum with the nearer sign. */
+TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
+{
+    const tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+    const tb__vf sg = tb__vsel(c < tb__vs(0.0f), tb__vs(-1.0f), tb__vs(1.0f));
+    tb__qv d = {a.x + sg * b.x, a.y + sg * b.y, a.z + sg * b.z, a.w + sg * b.w};
+    const tb__vf n2 = d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w;
+    const tb__vi pos = n2 > tb__vs(1e-30f);
+    const tb__vf k = tb__vrsqrt(tb__vsel(pos, n2, tb__vs(1.0f)));
+    const tb__vf z = tb__vs(0.0f);
+    return (tb__qv){tb__vsel(pos, d.x * k, z), tb__vsel(pos, d.y * k, z),
+                    tb__vsel(pos, d.z * k, z), tb__vsel(pos, d.w * k, tb__vs(1.0f))};
+}
+
+/* One sub-step of a block, approximately (tb__lanes_pass, in the same order
+ * with the same branches). */
+TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
+                                tb__qv Fr, tb__vf Fs, float hs)
+{
+    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
+    const tb__vf inv_h = tb__vs(1.0f / hs);
+    const tb__qv hips = tb__qmul(Fr, C->ba_conj);
+    const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
+    tb__v3v nh = {nf.x, zero, nf.z};
+    const tb__vf nhl = tb__fsqrt(tb__fnorm(&nh));
+    tb__v3v Po = Fo;
+    tb__qv Pr = Fr;
+    tb__vf Ps = Fs;
+    const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
+    const tb__vf floor_y = C->floor_y;
+    /* The coupling's neighbour targets, from the last sub-step's snapshot:
+     * independent of this sub-step, so off the chain's critical path. */
+    tb__qv bar[TB__LANE_MAX_LINKS];
+    const int coupled = n >= 2 && tb__any(C->coupled);
+    if (coupled)
+        for (int i = 0; i < n; i++) {
+            if (i == 0)
+                bar[i] = tb__fmid((tb__qv){zero, zero, zero, one}, L[1].bend_old);
+            else if (i == n - 1)
+                bar[i] = L[n - 2].bend_old;
+            else
+                bar[i] = tb__fmid(L[i - 1].bend_old, L[i + 1].bend_old);
+        }
+
+    for (int i = 0; i < n; i++) {
+        tb__lane_link *l = &L[i];
+        const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
+        const tb__vf ell = Ps * l->lambda;
+        const tb__vf inv_ell = one / ell;
+        const tb__v3v rest_w = tb__qrot(Pr, l->r);
+        const tb__v3v T = tb__madd(hd, ell, rest_w);
+
+        /* Spring, semi-implicit Euler. */
+        tb__v3v v = l->v, p = l->p;
+        v.x += h * (l->omega2 * (T.x - p.x) - l->damp * v.x);
+        v.y += h * (l->omega2 * (T.y - p.y) - l->damp * v.y - C->gravity);
+        v.z += h * (l->omega2 * (T.z - p.z) - l->damp * v.z);
+        p.x += h * v.x;
+        p.y += h * v.y;
+        p.z += h * v.z;
+
+        /* Rope. */
+        tb__v3v d = {p.x - hd.x, p.y - hd.y, p.z - hd.z};
+        const tb__vf dl2 = tb__fnorm(&d);
+        const tb__vf tiny = tb__vs(1e-9f) * tb__vmax(ell, one);
+        d = tb__v3sel(dl2 > tiny * tiny, d, rest_w);
+        v = tb__madd(v, -tb__dot(v, d), d);
+
+        /* Bend coupling and limit in the hips frame. */
+        const tb__qv pinv = tb__qconj(Pr);
+        const tb__v3v dl = tb__qrot(pinv, d); /* unit: a unit vector turned */
+        tb__qv s = tb__fswing(l->r, dl);
+        tb__qv q = tb__fconj(l->A, s);
+        tb__vi changed = C->coupled;
+        if (coupled)
+            q = tb__qsel(changed, tb__fslerp(q, bar[i], C->alpha), q);
+        else
+            changed = (tb__vi){0};
+        tb__vi limited = tb__vabs(q.w) < C->cos_half;
+        if (tb__any(limited)) {
+            const tb__vf sg = tb__vsel(q.w < zero, tb__vs(-1.0f), one);
+            tb__v3v ax = {sg * q.x, sg * q.y, sg * q.z};
+            limited &= tb__fnorm(&ax) > tb__vs(1e-36f);
+            const tb__qv ql = {ax.x * C->sin_half, ax.y * C->sin_half, ax.z * C->sin_half,
+                               C->cos_half};
+            q = tb__qsel(limited, ql, q);
+            changed |= limited;
+        }
+        if (tb__any(changed)) {
+            const tb__v3v before = d;
+            const tb__qv s2 = tb__fconj(tb__qconj(l->A), q);
+            const tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
+            tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
+                                                  d2.z - before.z},
+                                        ell);
+            const tb__vf slen = tb__fsqrt(tb__fnorm(&shift));
+            const tb__vf back = -tb__dot(v, shift);
+            const tb__vi push = (slen > zero) & (back > zero) & changed;
+            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, slen * inv_h), shift), v);
+            d = tb__v3sel(changed, d2, d);
+            s = tb__qsel(changed, s2, s);
+        }
+        if (tb__any(limited)) {
+            tb__v3v tau = tb__madd(rest_w, -tb__dot(rest_w, d), d);
+            tau = (tb__v3v){-tau.x, -tau.y, -tau.z};
+            const tb__vi ok = tb__fnorm(&tau) > tb__vs(1e-12f);
+            const tb__vf vt = tb__dot(v, tau);
+            v = tb__v3sel(limited & ok & (vt > zero), tb__madd(v, -vt, tau), v);
+        }
+
+        /* Hip plane. */
+        const tb__v3v off = {hd.x - root.x, hd.y - root.y, hd.z - root.z};
+        const tb__vf head_off = tb__dot(off, nf);
+        const tb__vf mmax = -head_off * inv_ell;
+        const tb__vf dn = tb__dot(d, nf);
+        const tb__vi plane = (mmax < one) & (dn > mmax);
+        tb__vi moved = plane;
+        if (tb__any(plane)) {
+            tb__v3v tt = tb__madd(d, -dn, nf);
+            const tb__vi bad = ~(tb__fnorm(&tt) > tb__vs(1e-12f)) & plane;
+            if (tb__any(bad)) {
+                tb__v3v t2 = tb__madd(rest_w, -tb__dot(rest_w, nf), nf);
+                const tb__vi bad2 = ~(tb__fnorm(&t2) > tb__vs(1e-12f));
+                tb__v3v t3 = tb__ortho(nf);
+                tb__fnorm(&t3);
+                tt = tb__v3sel(bad, tb__v3sel(bad2, t3, t2), tt);
+            }
+            const tb__vf m = tb__vmax(mmax, tb__vs(-1.0f));
+            const tb__vf k2 = tb__fsqrt(one - m * m);
+            d = tb__v3sel(plane, tb__madd(tb__v3scale(nf, m), k2, tt), d);
+            const tb__vf vn = tb__dot(v, nf);
+            v = tb__v3sel(plane & (vn > zero), tb__madd(v, -vn, nf), v);
+        }
+
+        /* Ground contact. */
+        const tb__vi contact = C->ground_on & (hd.y + ell * d.y < floor_y);
+        if (tb__any(contact)) {
+            tb__vf u = (floor_y - hd.y) * inv_ell;
+            u = tb__vmin(tb__vmax(u, tb__vs(-1.0f)), one);
+            tb__v3v t = {d.x, zero, d.z};
+            const tb__vi ok1 = tb__fnorm(&t) > tb__vs(1e-12f);
+            if (tb__any(~ok1 & contact)) {
+                tb__v3v t2 = {rest_w.x, zero, rest_w.z};
+                const tb__vi ok2 = tb__fnorm(&t2) > tb__vs(1e-12f);
+                tb__v3v t3 = {-nf.x, zero, -nf.z};
+                const tb__vi ok3 = tb__fnorm(&t3) > tb__vs(1e-12f);
+                const tb__v3v t4 = {zero, zero, tb__vs(-1.0f)};
+                t = tb__v3sel(ok1, t, tb__v3sel(ok2, t2, tb__v3sel(ok3, t3, t4)));
+            }
+            const tb__vf rad = tb__fsqrt(one - u * u);
+            const tb__vi room = (rad > tb__vs(1e-6f)) & (nhl > tb__vs(1e-6f));
+            const tb__vf bound = (mmax - u * nf.y) / tb__vsel(room, rad * nhl, one);
+            const tb__vf tn = tb__dot(t, nh);
+            const tb__vi clip = room & (tn > bound) & contact;
+            if (tb__any(clip)) {
+                const tb__vf kk = tb__vmax(bound, tb__vs(-1.0f));
+                tb__v3v perp = tb__madd(t, -tn, nh);
+                const tb__vi pok = tb__fnorm(&perp) > tb__vs(1e-12f);
+                perp = tb__v3sel(pok, perp, (tb__v3v){-nh.z, zero, nh.x});
+                const tb__vf kp = tb__fsqrt(one - kk * kk);
+                t = tb__v3sel(clip, tb__madd(tb__v3scale(nh, kk), kp, perp), t);
+            }
+            d = tb__v3sel(contact, (tb__v3v){rad * t.x, u, rad * t.z}, d);
+            moved |= contact;
+        }
+
+        p = tb__madd(hd, ell, d);
+        v = tb__madd(v, -tb__dot(v, d), d);
+        {
+            const tb__vf keep = tb__vsel(contact, C->keep, one);
+            v.y = tb__vsel(contact & (v.y < zero), zero, v.y);
+            v.x *= keep;
+            v.y *= keep;
+            v.z *= keep;
+        }
+
+        if (tb__any(moved)) {
+            const tb__v3v dm = tb__qrot(pinv, d);
+            const tb__qv sm = tb__fswing(l->r, dm);
+            s = tb__qsel(moved, sm, s);
+            q = tb__qsel(moved, tb__fconj(l->A, sm), q);
+        }
+        /* Products of unit quaternions: unit to rounding, not renormalised. */
+        const tb__qv lq = tb__qmul(s, l->qhat);
+        l->q = lq;
+        l->bend = q;
+        l->head = hd;
+        l->target = T;
+        l->length = ell;
+        l->contact = contact;
+        l->p = p;
+        l->v = v;
+
+        Po = hd;
+        Pr = tb__qmul(Pr, lq);
+        Ps = Ps * l->sigma;
+    }
+    for (int i = 0; i < n; i++)
+        L[i].bend_old = L[i].bend;
+}
+#endif /* TB__FAST */
+
 /* The block's tail locals and world matrices, as tb__write_outputs (spring.c)
  * computes them (tb_transform_to_matrix, then cglm's parent * local with its
  * sums in the same order), for the chains whose outputs may go in lanes
@@ -588,15 +914,23 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
     }
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps) {
+#ifdef TB__FAST
+            tb__lanes_pass_fast(L, n, &C, C.o1, C.r1, C.s1, h);
+#else
             tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h);
+#endif
         } else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
             const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
                                C.o0.z + t * (C.o1.z - C.o0.z)};
             const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
+#ifdef TB__FAST
+            tb__lanes_pass_fast(L, n, &C, o, tb__fslerp(C.r0, C.r1, t), sc, h);
+#else
             const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
             tb__lanes_pass(L, n, &C, o, r, sc, h);
+#endif
         }
     }
     for (int k = 0; k < b->count; k++) {
@@ -650,3 +984,11 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__lanes_pass
 #undef tb__block_body
 #undef tb__lanes_outputs
+#undef tb__vrsqrt
+#undef tb__fnorm
+#undef tb__fsqrt
+#undef tb__fswing
+#undef tb__fslerp
+#undef tb__fmid
+#undef tb__fconj
+#undef tb__lanes_pass_fast

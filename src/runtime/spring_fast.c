@@ -1,0 +1,134 @@
+/* The approximate batch spring step (SPEC B): tb_spring_step_batch_fast().
+ *
+ * The same blocks of chains in SIMD lanes as the exact batch step
+ * (spring_batch.c: same grouping, same state, same scalar fall-backs for
+ * cold starts, teleports, long chains and contact_keeps_limit, same outputs
+ * in lanes), running an approximate sub-step (tb__lanes_pass_fast in
+ * spring_lanes.h): no trigonometry (slerp is a normalised lerp within 2.6°,
+ * a series in cos θ beyond), reciprocal square roots with one Newton step
+ * instead of square roots and divisions, no renormalisation of products of
+ * unit quaternions, and FMA contraction (this file is built with
+ * -ffp-contract=fast). Every SPEC B rule is the reference's, branch for
+ * branch: test_rt_spring_fast runs every test of test_rt_spring.c through
+ * this step, and test_rt_spring.c measures how far it strays from the
+ * reference (docs/spring.md, "The approximate batch step").
+ *
+ * Code paths: on x86-64 the lane code is compiled three times (AVX-512 with
+ * 16-chain blocks, AVX2+FMA with 8, the baseline SSE2 build with 8), each
+ * under its own target pragma so that the reciprocal square root estimate
+ * of that instruction set can be used, and chosen at run time; elsewhere
+ * (GCC/Clang vector extensions) one build with 1/sqrt; without vector
+ * extensions, a loop over tb_spring_step(). No allocation, no I/O, no
+ * global state.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "runtime/spring_internal.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TB__HAVE_X86_PATHS 1
+#endif
+
+#include "runtime/spring_bucket.h"
+
+#define TB__FAST 1
+
+/* Baseline (SSE2 on x86-64, the compiler's default vectors elsewhere). */
+#define TB__SUFFIX(name) name##_f8
+#define TB__LANES 8
+#include "runtime/spring_lanes.h"
+#undef TB__LANES
+#undef TB__SUFFIX
+
+#ifdef TB__HAVE_X86_PATHS
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+#define TB__SUFFIX(name) name##_f8x
+#define TB__LANES 8
+#include "runtime/spring_lanes.h"
+#undef TB__LANES
+#undef TB__SUFFIX
+static void tb__fast_avx2(const tb__bucket *b, int n)
+{
+    tb__block_body_f8x(b, n);
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(                                                                      \
+    __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+#endif
+#define TB__SUFFIX(name) name##_f16
+#define TB__LANES 16
+#include "runtime/spring_lanes.h"
+#undef TB__LANES
+#undef TB__SUFFIX
+static void tb__fast_avx512(const tb__bucket *b, int n)
+{
+    tb__block_body_f16(b, n);
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif /* TB__HAVE_X86_PATHS */
+
+static void tb__block_fast(const tb__bucket *b, int n, int path)
+{
+#ifdef TB__HAVE_X86_PATHS
+    if (path == TB__PATH_AVX512 && b->count > 8)
+        tb__fast_avx512(b, n);
+    else if (path >= TB__PATH_AVX2)
+        tb__fast_avx2(b, n);
+    else
+        tb__block_body_f8(b, n);
+#else
+    (void)path;
+    tb__block_body_f8(b, n);
+#endif
+}
+
+void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,
+                                   int path)
+{
+    const int best = tb__spring_batch_best_path();
+    if (path > best)
+        path = best;
+    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_fast, path);
+}
+
+#else /* no vector extensions: the reference, one animator at a time */
+
+void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,
+                                   int path)
+{
+    (void)path;
+    for (int it = 0; it < count; it++)
+        tb_spring_step(items[it].anim, dt_s, items[it].world, items[it].locals,
+                       items[it].world_out);
+}
+
+#endif
+
+void tb_spring_step_batch_fast(const tb_spring_batch_item *items, int count, float dt_s)
+{
+    tb__spring_step_batch_fast_on(items, count, dt_s, tb__spring_batch_best_path());
+}
