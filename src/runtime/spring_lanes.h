@@ -473,10 +473,13 @@ TB__VI tb__vf tb__vrsqrt(tb__vf x)
         for (int j = 0; j < 4; j++)
             y[k + j] = f[j];
     }
+#endif
+#if (TB__LANES == 16 && defined(__AVX512F__)) || (TB__LANES == 8 && defined(__AVX__)) ||                         \
+    (defined(__SSE__) && (defined(__x86_64__) || defined(__i386__)))
+    return y * (tb__vs(1.5f) - tb__vs(0.5f) * x * y * y);
 #else
     return tb__vs(1.0f) / tb__vsqrt(x);
 #endif
-    return y * (tb__vs(1.5f) - tb__vs(0.5f) * x * y * y);
 }
 
 /* sqrt(max(x, 0)) as x/sqrt(x); 0 at 0. */
