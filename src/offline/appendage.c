@@ -252,13 +252,7 @@ done:
 
 static float tb__skeleton_dist(const tb__seg *s, int n, const float p[3])
 {
-    float best = INFINITY;
-    for (int i = 0; i < n; i++) {
-        float d = tb__seg_dist(&s[i], p);
-        if (d < best)
-            best = d;
-    }
-    return best;
+    return tb__seg_nearest(s, n, p, NULL);
 }
 
 float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices, size_t count,
@@ -447,7 +441,6 @@ typedef struct tb__state {
     tb__seg *segs;
     int nseg;
     uint8_t *is_node;
-    float *dist;        /* per model vertex */
     uint32_t *wid;      /* model vertex → welded id */
     size_t nw;
     float *wpos;        /* 3 per welded id */
@@ -466,6 +459,7 @@ typedef struct tb__state {
     double *ms;         /* stage times (tb_appendage_report.stage_ms) */
     float up[3], fwd[3];/* the character's axes in bind space (tb_model_axes) */
     float *wdist;       /* per welded id: distance to the skeleton (A1) */
+    int *wseg;          /* per welded id: the nearest bone segment (first on ties, -1: none) */
     float *mpos;        /* per welded id: medial point (3), the vertex itself where none */
     float *mrad;        /* per welded id: half the local thickness, 0 where none */
     uint8_t *thin;      /* per welded id: far by thickness (its cross-section holds no bone) */
@@ -477,7 +471,7 @@ static void tb__state_free(tb__state *st)
     free(st->cls);
     free(st->segs);
     free(st->is_node);
-    free(st->dist);
+    free(st->wseg);
     free(st->wid);
     free(st->wpos);
     free(st->far);
@@ -606,13 +600,8 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     }
     for (size_t w = 0; w < nw; w++) {
         const float *p = st->wpos + w * 3, *n = normal + w * 3;
-        float best = INFINITY;
-        int bi = -1;
-        for (int i = 0; i < ns; i++) {
-            float d = tb__seg_dist(&st->segs[i], p);
-            if (d < best)
-                best = d, bi = i;
-        }
+        float best = st->wdist[w]; /* A1's: the same nearest segment */
+        int bi = st->wseg[w];
         near[w] = -1;
         seg[w] = bi; /* the bone segment nearest w, for the far tests below */
         if (bi < 0 || st->thin[w] || !(best > 0))
@@ -1006,16 +995,10 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (st->nseg == 0)
         return tb__fail(err, TB_ERR_INVALID, NULL, "the skeleton has no weighted bone");
-    /* SPEC A1: distance to the skeleton, O(V × segments) */
-    st->dist = malloc((V ? V : 1) * sizeof *st->dist);
     st->wid = malloc((V ? V : 1) * sizeof *st->wid);
-    if (!st->dist || !st->wid)
+    if (!st->wid)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     double t0 = tb__now_ms();
-    for (size_t v = 0; v < V; v++)
-        st->dist[v] = tb__skeleton_dist(st->segs, st->nseg, m->positions + v * 3);
-    double t1 = tb__now_ms();
-    st->ms[0] = t1 - t0;
     /* SPEC A3: weld across every primitive of the skin */
     float eps = st->d.weld_epsilon > 0 ? st->d.weld_epsilon : 1e-5f * st->H;
     if (!(eps > 0))
@@ -1033,16 +1016,13 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
     st->wdist = malloc((nw ? nw : 1) * sizeof *st->wdist);
-    if (!st->wdist)
+    st->wseg = malloc((nw ? nw : 1) * sizeof *st->wseg);
+    if (!st->wdist || !st->wseg)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t v = 0; v < V; v++) {
+    for (size_t v = 0; v < V; v++) { /* a welded id's position: its first model vertex's */
         uint32_t w = st->wid[v];
-        st->model_off[w + 1]++;
-        if (st->model_off[w + 1] == 1) {
+        if (++st->model_off[w + 1] == 1)
             memcpy(st->wpos + (size_t)w * 3, m->positions + v * 3, 3 * sizeof(float));
-            st->far[w] = st->dist[v] > thr;
-            st->wdist[w] = st->dist[v];
-        }
     }
     for (size_t w = 0; w < nw; w++)
         st->model_off[w + 1] += st->model_off[w];
@@ -1055,8 +1035,15 @@ static tb_result tb__prepare(tb__state *st, tb_error *err)
             st->model_list[fill[st->wid[v]]++] = (uint32_t)v;
         free(fill);
     }
+    double t1 = tb__now_ms();
+    st->ms[1] = t1 - t0;
+    /* SPEC A1: distance to the skeleton, O(welded vertices × segments) */
+    for (size_t w = 0; w < nw; w++) {
+        st->wdist[w] = tb__seg_nearest(st->segs, st->nseg, st->wpos + w * 3, &st->wseg[w]);
+        st->far[w] = st->wdist[w] > thr;
+    }
     double t2 = tb__now_ms();
-    st->ms[1] = t2 - t1;
+    st->ms[0] = t2 - t1;
     tb_result r = tb__graph_build(&st->g, nw, m->triangles, m->triangle_count, st->wid, err);
     if (r != TB_OK)
         return r;
@@ -2608,7 +2595,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         float dmin = INFINITY;
         for (size_t k = 0; k < nv; k++) {
             float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
-            dt[k] = isfinite(dd) ? dd : st->dist[st->model_list[st->model_off[wv[k]]]];
+            dt[k] = isfinite(dd) ? dd : st->wdist[wv[k]];
             if (!sunk || !st->far[wv[k]])
                 dmin = dt[k] < dmin ? dt[k] : dmin;
         }

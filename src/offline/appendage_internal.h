@@ -36,6 +36,10 @@ typedef struct tb__seg {
 } tb__seg;
 
 float tb__seg_dist(const tb__seg *s, const float p[3]);
+/* The least tb__seg_dist over s[0..n) (INFINITY when none is finite) and,
+ * in *nearest when not NULL, the first segment at that distance (-1: none).
+ * segdist.c */
+float tb__seg_nearest(const tb__seg *s, int n, const float p[3], int *nearest);
 
 /* Local thickness (medial.c). A context over the welded mesh: outward
  * normals per welded vertex (area weighted, each shell turned outward by its
