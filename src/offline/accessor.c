@@ -88,7 +88,35 @@ static tb_result tb__read(const tb_doc *doc, int accessor, void *dst, size_t dst
         const tb__view *v = &doc->views[a->buffer_view];
         size_t stride = v->stride ? v->stride : elem;
         const uint8_t *base = doc->bin + v->offset + a->byte_offset;
-        for (size_t e = 0; e < a->count; e++) {
+        size_t nc = (size_t)a->components;
+        int ct = a->component_type;
+        /* the common layouts, values as the general loop below gives them */
+        if (!col_rows && sink == tb__sink_f && ct == TB_COMPONENT_FLOAT) {
+            float *out = dst;
+            for (size_t e = 0; e < a->count; e++)
+                memcpy(out + e * nc, base + e * stride, nc * sizeof *out);
+            nvals = 0;
+        } else if (!col_rows && sink == tb__sink_u && !a->normalized &&
+                   (ct == TB_COMPONENT_UNSIGNED_BYTE || ct == TB_COMPONENT_UNSIGNED_SHORT ||
+                    ct == TB_COMPONENT_UNSIGNED_INT)) {
+            uint32_t *out = dst;
+            for (size_t e = 0; e < a->count; e++) {
+                const uint8_t *p = base + e * stride;
+                for (size_t k = 0; k < nc; k++) {
+                    if (ct == TB_COMPONENT_UNSIGNED_BYTE) {
+                        out[e * nc + k] = p[k];
+                    } else if (ct == TB_COMPONENT_UNSIGNED_SHORT) {
+                        uint16_t x;
+                        memcpy(&x, p + k * 2, 2);
+                        out[e * nc + k] = x;
+                    } else {
+                        memcpy(out + e * nc + k, p + k * 4, 4);
+                    }
+                }
+            }
+            nvals = 0;
+        }
+        for (size_t e = 0; nvals && e < a->count; e++) {
             const uint8_t *p = base + e * stride;
             for (int k = 0; k < a->components; k++) {
                 size_t off = col_rows ? (size_t)(k / col_rows) * col_stride + (size_t)(k % col_rows) * cs
