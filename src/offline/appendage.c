@@ -407,12 +407,6 @@ static int tb__cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int tb__cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void tb__copy_name(char *dst, size_t cap, const char *s)
 {
     snprintf(dst, cap, "%s", s ? s : "(unnamed)");
@@ -769,13 +763,6 @@ static void tb__key_cell(uint64_t key, uint32_t c[3])
     c[1] = (uint32_t)(key >> TB__CELL_BITS) & TB__CELL_MAX;
     c[2] = (uint32_t)key & TB__CELL_MAX;
 }
-
-static int tb__cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 
 /* src[w] = the sample vertex w takes its thickness from: one per shell and
  * grid cell of sample_fraction H (the cell's first vertex), the others the
@@ -1625,7 +1612,7 @@ static tb_result tb__components(tb__state *st, tb_error *err)
             }
         }
         if (c->ncollar)
-            qsort(c->collar, c->ncollar, sizeof *c->collar, tb__cmp_u32);
+            tb__sort_u32(c->collar, c->ncollar);
         c->shell = st->shell[c->verts[0]];
         c->attach = -1;
         if (c->ncollar) {
@@ -1989,7 +1976,7 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                 }
                 nb[nn++] = (uint64_t)re[t].comp << 32 | re[t].v;
             }
-        qsort(nb, nn, sizeof *nb, tb__cmp_u64);
+        tb__sort_u64(nb, nn);
         /* per other component: x's samples against its runs around */
         for (size_t g0 = 0; g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
@@ -2344,7 +2331,7 @@ static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_err
         uint32_t w = st->wid[aw->rw_verts[k]];
         key[k] = (uint64_t)st->shell[w] << 32 | w;
     }
-    qsort(key, n, sizeof *key, tb__cmp_u64);
+    tb__sort_u64(key, n);
     /* compact: one entry per whole shell, its piece number in the low bits */
     size_t kept = 0;
     for (size_t i = 0; i < n;) {
@@ -2546,7 +2533,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     if (detached)
         nc = 0; /* its root: where it is nearest the trunk (below) */
     /* collars of merged parts may share vertices: count each once */
-    qsort(wc, nc, sizeof *wc, tb__cmp_u32);
+    tb__sort_u32(wc, nc);
     {
         size_t u = 0;
         for (size_t k = 0; k < nc; k++)
@@ -2682,7 +2669,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     if (r == TB_OK)
         r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, allowed, err);
     tb__graph_free(&bridges);
-    qsort(wv, nv, sizeof *wv, tb__cmp_u32);
+    tb__sort_u32(wv, nv);
     if (r == TB_OK) {
         /* pieces nothing reaches: straight-line distance from J_0 */
         for (size_t k = 0; k < nv; k++)
@@ -2941,7 +2928,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
                         ap->vertices[q++] = st->model_list[e];
                 }
             }
-            qsort(ap->vertices, q, sizeof *ap->vertices, tb__cmp_u32);
+            tb__sort_u32(ap->vertices, q);
             ap->vertex_count = q;
             aw->rw_count = q;
             for (size_t k = 0; k < q; k++) {

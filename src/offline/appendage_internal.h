@@ -41,6 +41,10 @@ float tb__seg_dist(const tb__seg *s, const float p[3]);
  * segdist.c */
 float tb__seg_nearest(const tb__seg *s, int n, const float p[3], int *nearest);
 
+/* Ascending sorts of unsigned integers, the result qsort gives (sort.c). */
+void tb__sort_u64(uint64_t *a, size_t n);
+void tb__sort_u32(uint32_t *a, size_t n);
+
 /* Local thickness (medial.c). A context over the welded mesh: outward
  * normals per welded vertex (area weighted, each shell turned outward by its
  * enclosed volume) and a triangle grid. thickness: per vertex, the distance
