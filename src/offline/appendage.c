@@ -757,11 +757,90 @@ static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3]
     return k;
 }
 
+static int tb__cmp_u64(const void *a, const void *b) /* the first of two: pairs sort by key */
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void tb__key_cell(uint64_t key, uint32_t c[3])
 {
     c[0] = (uint32_t)(key >> (2 * TB__CELL_BITS)) & TB__CELL_MAX;
     c[1] = (uint32_t)(key >> TB__CELL_BITS) & TB__CELL_MAX;
     c[2] = (uint32_t)key & TB__CELL_MAX;
+}
+
+/* The samples: per (shell, grid cell of sample_fraction H) key, its first
+ * welded vertex, in queue (src[w] = w for them, UINT32_MAX for the rest),
+ * ordered by key. One pass through a hash of the keys (as many as samples,
+ * not vertices), then a sort of the samples. SIZE_MAX: out of memory. */
+static size_t tb__first_per_key(const tb__state *st, uint32_t *src, uint32_t *queue)
+{
+    size_t nw = st->nw, cap = 1024, used = 0;
+    float cell = st->d.sample_fraction * st->H, inv = cell > 0 ? 1.0f / cell : 1.0f;
+    uint64_t *hk = NULL, *pair = NULL;
+    uint32_t *hv = NULL;
+    if (!queue)
+        return SIZE_MAX;
+    for (;;) { /* (re)built from scratch when the table fills: first-seen order is the vertices' */
+        free(hk);
+        free(hv);
+        hk = malloc(cap * sizeof *hk);
+        hv = malloc(cap * sizeof *hv);
+        if (!hk || !hv) {
+            free(hk);
+            free(hv);
+            return SIZE_MAX;
+        }
+        memset(hv, 0xff, cap * sizeof *hv);
+        used = 0;
+        size_t mask = cap - 1, w = 0;
+        for (; w < nw; w++) {
+            uint32_t c[3];
+            tb__cell_of(st, st->wpos + w * 3, inv, c);
+            uint64_t key = tb__cell_key(c) ^ ((uint64_t)st->shell[w] * 0x9E3779B97F4A7C15ull);
+            uint64_t h = key * 0x9E3779B97F4A7C15ull;
+            size_t at = (size_t)(h ^ (h >> 29)) & mask;
+            while (hv[at] != UINT32_MAX && hk[at] != key)
+                at = (at + 1) & mask;
+            src[w] = UINT32_MAX;
+            if (hv[at] == UINT32_MAX) {
+                if (2 * (used + 1) > cap)
+                    break;
+                hk[at] = key;
+                hv[at] = (uint32_t)w;
+                used++;
+            }
+        }
+        if (w == nw)
+            break;
+        cap *= 4;
+    }
+    /* (key, sample) by key: keys are distinct, so the order is that of the
+     * sorted (key, index) pairs of every vertex, whose first per key these are */
+    pair = malloc((used ? used : 1) * 2 * sizeof *pair);
+    if (!pair) {
+        free(hk);
+        free(hv);
+        return SIZE_MAX;
+    }
+    size_t n = 0;
+    for (size_t at = 0; at < cap; at++)
+        if (hv[at] != UINT32_MAX) {
+            pair[n * 2] = hk[at];
+            pair[n * 2 + 1] = hv[at];
+            n++;
+        }
+    free(hk);
+    free(hv);
+    qsort(pair, n, 2 * sizeof *pair, tb__cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = (uint32_t)pair[i * 2 + 1];
+        src[w] = w;
+        queue[i] = w;
+    }
+    free(pair);
+    return n;
 }
 
 /* src[w] = the sample vertex w takes its thickness from: one per shell and
@@ -770,56 +849,12 @@ static void tb__key_cell(uint64_t key, uint32_t c[3])
 static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err)
 {
     size_t nw = st->nw;
-    uint64_t *key = malloc((nw ? nw : 1) * 2 * sizeof *key);
     uint32_t *queue = malloc((nw ? nw : 1) * sizeof *queue);
-    if (!key || !queue) {
-        free(key);
+    size_t qn = tb__first_per_key(st, src, queue);
+    if (!queue || qn == SIZE_MAX) {
         free(queue);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    float cell = st->d.sample_fraction * st->H, inv = cell > 0 ? 1.0f / cell : 1.0f;
-    for (size_t w = 0; w < nw; w++) {
-        uint32_t c[3];
-        tb__cell_of(st, st->wpos + w * 3, inv, c);
-        key[w * 2] = tb__cell_key(c) ^ ((uint64_t)st->shell[w] * 0x9E3779B97F4A7C15ull);
-        key[w * 2 + 1] = w;
-        src[w] = UINT32_MAX;
-    }
-    /* (key, index) pairs by key then index: the pairs go in by index, and a
-     * stable LSD radix on the key (4 × 16 bits) keeps that order, O(n) */
-    {
-        uint64_t *tmp = malloc((nw ? nw : 1) * 2 * sizeof *tmp);
-        size_t *cnt = malloc(65537 * sizeof *cnt);
-        if (!tmp || !cnt) {
-            free(tmp);
-            free(cnt);
-            free(key);
-            free(queue);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        for (int shift = 0; shift < 64; shift += 16) {
-            memset(cnt, 0, 65537 * sizeof *cnt);
-            for (size_t i = 0; i < nw; i++)
-                cnt[((key[i * 2] >> shift) & 0xffff) + 1]++;
-            for (size_t d = 0; d < 65536; d++)
-                cnt[d + 1] += cnt[d];
-            for (size_t i = 0; i < nw; i++) {
-                size_t at = cnt[(key[i * 2] >> shift) & 0xffff]++;
-                tmp[at * 2] = key[i * 2];
-                tmp[at * 2 + 1] = key[i * 2 + 1];
-            }
-            memcpy(key, tmp, nw * 2 * sizeof *key);
-        }
-        free(tmp);
-        free(cnt);
-    }
-    size_t qn = 0;
-    for (size_t i = 0; i < nw; i++)
-        if (!i || key[i * 2] != key[(i - 1) * 2]) {
-            uint32_t w = (uint32_t)key[i * 2 + 1];
-            src[w] = w;
-            queue[qn++] = w;
-        }
     for (size_t h = 0; h < qn; h++) {
         uint32_t w = queue[h];
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
@@ -833,7 +868,6 @@ static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_er
     for (size_t w = 0; w < nw; w++) /* isolated vertices: their own sample */
         if (src[w] == UINT32_MAX)
             src[w] = (uint32_t)w;
-    free(key);
     free(queue);
     return TB_OK;
 }
