@@ -45,9 +45,12 @@ size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, 
     }
     for (size_t i = 0; i < cap; i++)
         head[i] = UINT32_MAX;
-    /* cells of 4 epsilon: a point searches only the cells its epsilon-ball
-     * overlaps (usually one or two, never more than eight) */
-    double inv = 1.0 / (4.0 * (double)epsilon);
+    /* cells of 32 epsilon: a point searches only the cells its epsilon-ball
+     * overlaps (one in 83% of points, never more than eight; with cells of
+     * 4 epsilon it was 3.4 on average, each a random probe of the table).
+     * Which points weld does not depend on the cell: every representative
+     * within epsilon lies in a searched cell, and the test is the distance */
+    double inv = 1.0 / (32.0 * (double)epsilon);
     float e2 = epsilon * epsilon;
     size_t groups = 0;
     for (size_t v = 0; v < count; v++) {
