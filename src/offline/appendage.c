@@ -2017,7 +2017,7 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             size_t g1 = g0;
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
-            float gap = INFINITY;
+            float gap2 = INFINITY;
             size_t tried = 0, in = 0;
             for (size_t i = 0; i < xn; i += xstep) {
                 const float *p = st->wpos + (size_t)e[xs + i].v * 3;
@@ -2028,20 +2028,25 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
                     for (size_t j = 0; j < yn; j += ystep) {
                         uint32_t ov = e[ys + j].v;
                         const float *o = st->wpos + (size_t)ov * 3, *m = st->mpos + (size_t)ov * 3;
-                        float d = sqrtf((o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
-                                        (o[2] - p[2]) * (o[2] - p[2]));
-                        gap = d < gap ? d : gap;
+                        /* squared: sqrtf is monotone, the root of the least is the least root */
+                        float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                   (o[2] - p[2]) * (o[2] - p[2]);
+                        gap2 = d2 < gap2 ? d2 : gap2;
+                        if (inside || !st->thin[ov])
+                            continue; /* decided, or no tube to lie along */
+                        float d = sqrtf(d2);
                         float rm = st->mrad[ov], cap = 2 * sh[other].rad;
                         rm = rm < cap ? rm : cap;
-                        float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
-                                         (m[2] - p[2]) * (m[2] - p[2]));
+                        float dm = rm > 0 ? sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                                  (m[2] - p[2]) * (m[2] - p[2]))
+                                          : 0;
                         /* the tube of the other's free part (its off-bone skin):
                          * a root sunk into the body is no tube to lie along */
                         /* a layer lies over the other's surface (fur over
                          * skin), between 0.8 and 1.6 times its local radius,
                          * not through its inside (an accessory the root of a
                          * tail is sunk through) */
-                        inside |= st->thin[ov] && (rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * tol);
+                        inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * tol;
                     }
                 }
                 tried++;
@@ -2059,7 +2064,7 @@ static tb_result tb__merge(tb__state *st, tb_error *err)
             struct tb__near *z = &rec[nrec++];
             z->a = me < other ? me : other;
             z->b = me < other ? other : me;
-            z->gap = gap;
+            z->gap = sqrtf(gap2);
             z->b_in_a = me == z->b ? est : 0;
             z->a_in_b = me == z->a ? est : 0;
         }
