@@ -41,6 +41,7 @@ runtime/result.c        core
 runtime/names.c         core
 offline/doc_base.c      gltf
 offline/doc_internal.h  gltf
+offline/doc_json.h      gltf
 offline/gltf_load.c     gltf
 offline/gltf_parse.c    gltf
 offline/gltf_write.c    gltf
@@ -69,6 +70,8 @@ offline/measure.c       passes
 offline/stretch_hist.c  passes
 offline/stretch_hist.h  passes
 offline/fix.c           passes
+offline/report_json.c   passes
+offline/report_json.h   passes
 offline/vrm_fit.c       passes
 offline/vrm_fit_internal.h passes
 offline/vrm_spring.c    passes
@@ -79,6 +82,8 @@ offline/synth_clips.c   synth
 offline/synth_mesh.c    synth
 offline/synth_onto.c    synth
 offline/synth_internal.h synth
+offline/synth_json.c    synth
+offline/synth_json.h    synth
 '
 
 # ---- where the tree stands ---------------------------------------------------

@@ -15,8 +15,8 @@ below define. The runtime library (core, runtime) stands alone: nothing of
 it may reach above it, and it includes only the runtime's public headers. Above
 it, a call up a layer is allowed only to a function a public header
 (include/tailbone/) declares, and a private header (src/X/...h) only from
-its own layer or above. --check prints what breaks this, and any import
-cycle, and exits 1; the folders of the layout before scripts/relayout.sh
+its own layer or above. --check prints what breaks this, any import
+cycle and any public header that names jansson, and exits 1; the folders of the layout before scripts/relayout.sh
 (runtime < offline < cli) are checked by the same rule.
 
 usage: scripts/structure.py [--root DIR] [--top N] [--json] [--check]
@@ -237,6 +237,14 @@ def main():
                 violations.append(f"{p}: includes {h}, a private header of a higher layer")
     for c in sccs:
         violations.append("import cycle: " + " <-> ".join(c))
+    # the public headers need no jansson (reports are C structs, JSON is text)
+    if os.path.isdir(inc_dir):
+        for f in sorted(os.listdir(inc_dir)):
+            if f.endswith(".h"):
+                with open(os.path.join(inc_dir, f), encoding="utf-8", errors="replace") as fh:
+                    code = strip_comments_and_strings(fh.read())
+                if re.search(r"\bjson_t\b|#\s*include\s*<jansson\.h>", code):
+                    violations.append(f"include/tailbone/{f}: names jansson (json_t); keep it in a private header")
 
     result = {
         "files_per_folder": dict(sorted(per_folder.items())),

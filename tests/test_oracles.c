@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline/synth_json.h"
 #include "support.h"
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
@@ -209,7 +210,7 @@ static void chains_have_the_truths_k_and_joints_on_its_centre_line(void **state)
         tb_doc *doc = NULL;
         json_t *truth = NULL;
         tb_error err = {0};
-        assert_int_equal(tb_synth_build(&doc, name, NULL, &truth, &err), TB_OK);
+        assert_int_equal(tb_synth_build_json(&doc, name, NULL, &truth, &err), TB_OK);
         tb_model *m = NULL;
         assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
         tb_appendage_report rep;

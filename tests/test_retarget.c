@@ -1,6 +1,7 @@
 /* Clip transfer, tail-free grounding, stable calibration and placement
  * (SPEC D; tailbone/retarget.h). Small characters are built here with the
  * document API so every number is known; corpus files add real rigs. */
+#include "offline/doc_json.h"
 #include "support.h"
 
 #include <math.h>
@@ -649,10 +650,11 @@ static void limb_agreement(const char *lib_rel, const char *char_rel, const char
     const char *only[1] = {clip_name};
     d.only = only;
     d.only_count = 1;
-    json_t *rep = NULL;
+    tb_retarget_report rep;
     assert_int_equal(tb_retarget_docs(ch, &lib, 1, &d, &rep, &err), TB_OK);
-    double reported = json_real_value(json_object_get(json_array_get(json_object_get(rep, "clips"), 0), "facing_deg"));
-    json_decref(rep);
+    assert_int_equal(rep.clip_count, 1);
+    double reported = rep.clips[0].facing_deg;
+    tb_retarget_report_free(&rep);
     int anim = tb_clip_find(lib, clip_name);
     assert_true(anim >= 0);
     tb_model *ms = NULL, *mt = NULL;
@@ -858,19 +860,18 @@ static void footContactKeepsTheWolfsFeetOutOfTheFloor(void **state)
         const char *only[2] = {"walk", "run"};
         d.only = only;
         d.only_count = 2;
-        json_t *rep = NULL;
+        tb_retarget_report rep;
         assert_int_equal(tb_retarget_docs(ch, &lib, 1, &d, &rep, &err), TB_OK);
+        assert_int_equal(rep.clip_count, 2);
         low[on] = INFINITY;
         fixes[on] = 0;
-        size_t i;
-        json_t *c;
-        json_array_foreach(json_object_get(rep, "clips"), i, c) {
-            json_t *g = json_object_get(c, "grounding");
-            double y = json_real_value(json_object_get(g, "foot_min_y_low"));
+        for (int i = 0; i < rep.clip_count; i++) {
+            double y = rep.clips[i].foot_min_y_low;
+            assert_true(isfinite(y)); /* the Wolf has feet */
             low[on] = y < low[on] ? y : low[on];
-            fixes[on] += (int)json_integer_value(json_object_get(g, "foot_contact_fixes"));
+            fixes[on] += rep.clips[i].foot_contact_fixes;
         }
-        json_decref(rep);
+        tb_retarget_report_free(&rep);
         tb_doc_free(lib);
         tb_doc_free(ch);
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime/base.h"
+#include "offline/doc_json.h"
 #include "offline/pool_internal.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"

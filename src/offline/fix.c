@@ -8,6 +8,7 @@
 #include "runtime/base.h"
 #include "offline/doc_internal.h"
 #include "offline/pool_internal.h"
+#include "offline/report_json.h"
 #include "offline/weights_internal.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/runtime.h"
@@ -48,7 +49,8 @@ static tb_doc *tb__copy(const tb_doc *in, tb_error *err)
 static void tb__report_clear(tb_fix_report *rep)
 {
     tb_appendage_report_free(&rep->repair);
-    json_decref(rep->retarget);
+    tb_retarget_report_free(rep->retarget);
+    free(rep->retarget);
     tb_bake_report_free(&rep->bake);
     free(rep->stretch);
     memset(rep, 0, sizeof *rep);
@@ -239,7 +241,10 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
         rd.only = d->only;
         rd.only_count = n;
         rd.foot_contact = d->foot_contact;
-        r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, &rep->retarget, err);
+        if (!(rep->retarget = calloc(1, sizeof *rep->retarget)))
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else if ((r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, rep->retarget, err)) != TB_OK)
+            free(rep->retarget), rep->retarget = NULL;
         rep->changed = 1;
     }
     if (r == TB_OK && !d->no_bake) {
@@ -816,7 +821,7 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
     if (rep->repair.collar_changed)
         json_object_set_new(j, "collar_changed", json_integer((json_int_t)rep->repair.collar_changed));
     if (rep->retarget)
-        json_object_set(j, "retarget", rep->retarget);
+        json_object_set_new(j, "retarget", tb_retarget_report_json(rep->retarget));
     if (rep->zone_try_count) {
         json_t *z = json_array();
         for (int i = 0; i < rep->zone_try_count; i++)

@@ -7,6 +7,7 @@
 #include <cglm/cglm.h>
 
 #include "runtime/base.h"
+#include "offline/doc_json.h"
 #include "runtime/tbmath.h"
 #include "tailbone/model.h"
 #include "tailbone/tailchain.h"
