@@ -1,9 +1,14 @@
-/* The character's up and forward in bind space (tailbone/model.h,
- * tb_model_axes): on its own, below both the model's loader (model.c, the
- * height H) and the tail chains (tailchain.c), which each ask for it. */
+/* The character's frame: up and forward in bind space (tb_model_axes) and
+ * world units per bind unit (tb_model_world_scale), tailbone/model.h. On
+ * their own, below the model's loader (model.c, the height H), the tail
+ * chains (tailchain.c), the bake and measure, which each ask for them. */
 #include <math.h>
+#include <stdlib.h>
+
+#include <cglm/cglm.h>
 
 #include "tailbone/model.h"
+#include "tailbone/runtime.h"
 
 static float tb__len3(const float v[3])
 {
@@ -54,4 +59,26 @@ int tb_model_axes(const tb_model *m, float up[3], float fwd[3])
         return 1;
     }
     return 0;
+}
+
+float tb_model_world_scale(const tb_model *m)
+{
+    float(*world)[16] = malloc(((size_t)m->skel.joint_count + 1) * sizeof *world);
+    float *d = malloc(((size_t)m->skin_joint_count + 1) * sizeof *d);
+    float s = NAN;
+    if (world && d) {
+        tb_local_to_world(&m->skel, m->skel.rest_local, NULL, world);
+        size_t n = 0;
+        for (int k = 0; k < m->skin_joint_count; k++) {
+            mat4 w;
+            tb_mat4_mul((float *)w, world[m->skin_joints[k]], m->inverse_bind[k]);
+            float x = cbrtf(fabsf(glm_mat4_det(w)));
+            if (isfinite(x) && x > 0)
+                d[n++] = x;
+        }
+        s = n ? tb_select_kth(d, n, tb_rank_nearest(n, 0.5)) : 1.0f;
+    }
+    free(world);
+    free(d);
+    return s;
 }
