@@ -64,6 +64,7 @@ offline/chain.c         passes
 offline/weights_internal.h passes
 offline/retarget.c      passes
 offline/retarget_doc.c  passes
+offline/retarget_internal.h passes
 offline/ground.c        passes
 offline/bake.c          passes
 offline/measure.c       passes
