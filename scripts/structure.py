@@ -19,7 +19,11 @@ its own layer or above. --check prints what breaks this, any import
 cycle and any public header that names jansson, and exits 1; the folders of the layout before scripts/relayout.sh
 (runtime < offline < cli) are checked by the same rule.
 
-usage: scripts/structure.py [--root DIR] [--top N] [--json] [--check]
+--table BEFORE_DIR prints the markdown table of docs/structure.md
+("Measured"): BEFORE_DIR (a tree with src/ and include/, e.g. `git archive`
+of the base) against --root.
+
+usage: scripts/structure.py [--root DIR] [--top N] [--json] [--check] [--table BEFORE_DIR]
 """
 import argparse
 import json
@@ -108,14 +112,57 @@ def functions(text):
     return found
 
 
+def table(before, after):
+    """docs/structure.md's before/after rows from two results."""
+    def folders(r):
+        return ", ".join(f"{k} {v}" for k, v in r["files_per_folder"].items()) + f" ({r['files']})"
+
+    def longest(r):
+        f = r["longest"][0]
+        return f"`{f['function']}` {f['lines']} lines ({f['file']})"
+
+    def cycles(r):
+        return f"{len(r['cycles'])}" + (": " + "; ".join(" ↔ ".join(c) for c in r["cycles"]) if r["cycles"] else "")
+
+    rows = [("files per folder of src/", folders), ("functions over 100 lines", lambda r: str(r["functions_over_100_lines"])),
+            ("longest function", longest), ("import cycles between files", cycles),
+            ("calls between .c files", lambda r: str(r["call_dependencies"])),
+            ("calls up a layer (through public headers / breaking `--check`)",
+             lambda r: f"{len(r['up_through_public_headers'])} / {len(r['layer_violations'])}")]
+    print("| | before | after |\n| --- | --- | --- |")
+    for name, f in rows:
+        print(f"| {name} | {f(before)} | {f(after)} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     ap.add_argument("--top", type=int, default=10, help="longest functions listed")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", action="store_true", help="exit 1 on a cycle or a dependency up a layer")
+    ap.add_argument("--table", metavar="BEFORE_DIR", help="markdown table: BEFORE_DIR against --root")
     a = ap.parse_args()
-    src = os.path.join(a.root, "src")
+    result = measure(a.root, a.top)
+    if a.table:
+        table(measure(a.table, a.top), result)
+        return
+    sccs, violations, up_public = result["cycles"], result["layer_violations"], result["up_through_public_headers"]
+    mutual = result["mutual_pairs"]
+    if a.check:
+        for v in violations:
+            print("structure: " + v)
+        print(f"structure: {len(violations)} layer violations, {len(sccs)} import cycles, "
+              f"{len(up_public)} calls up a layer through public headers")
+        sys.exit(1 if violations else 0)
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+    report(result)
+
+
+def measure(root, ntop):
+    """The figures of the tree at root (src/, include/tailbone/)."""
+    src = os.path.join(root, "src")
     files = {}
     for d, _, names in os.walk(src):
         for f in names:
@@ -195,7 +242,7 @@ def main():
 
     # public declarations: names followed by '(' in include/tailbone/*.h
     public = set()
-    inc_dir = os.path.join(a.root, "include", "tailbone")
+    inc_dir = os.path.join(root, "include", "tailbone")
     if os.path.isdir(inc_dir):
         for f in os.listdir(inc_dir):
             if f.endswith(".h"):
@@ -251,7 +298,7 @@ def main():
         "files": len(files),
         "functions": len(funcs),
         "functions_over_100_lines": sum(1 for f in funcs if f[0] > 100),
-        "longest": [{"lines": n, "file": p, "line": l, "function": name} for n, p, l, name in funcs[: a.top]],
+        "longest": [{"lines": n, "file": p, "line": l, "function": name} for n, p, l, name in funcs[:ntop]],
         "call_dependencies": sum(len(v) for v in graph.values()),
         "include_lines": include_edges,
         "cycles": sccs,
@@ -259,15 +306,12 @@ def main():
         "up_through_public_headers": up_public,
         "layer_violations": violations,
     }
-    if a.check:
-        for v in violations:
-            print("structure: " + v)
-        print(f"structure: {len(violations)} layer violations, {len(sccs)} import cycles, "
-              f"{len(up_public)} calls up a layer through public headers")
-        sys.exit(1 if violations else 0)
-    if a.json:
-        print(json.dumps(result, indent=2))
-        return
+    return result
+
+
+def report(result):
+    sccs, violations, up_public = result["cycles"], result["layer_violations"], result["up_through_public_headers"]
+    mutual = result["mutual_pairs"]
     print("files per folder (src/): " + ", ".join(f"{k} {v}" for k, v in result["files_per_folder"].items()) +
           f" ({result['files']} in all)")
     print(f"functions: {result['functions']}, over 100 lines: {result['functions_over_100_lines']}")
