@@ -9,7 +9,21 @@ connected set of two or more files in that graph (Tarjan). #include lines
 are counted as well, but the library's private headers (doc_internal.h…)
 are shared by whole folders, so the call graph is what shows a cycle.
 
-usage: scripts/structure.py [--root DIR] [--top N] [--json]
+Layers (--check, the `layers` test): the folders of src/ from the lowest up,
+LAYERS below. A file may call and #include what its own layer and the layers
+below define. The runtime library (core, runtime) stands alone: nothing of
+it may reach above it, and it includes only the runtime's public headers. Above
+it, a call up a layer is allowed only to a function a public header
+(include/tailbone/) declares, and a private header (src/X/...h) only from
+its own layer or above. --check prints what breaks this, any import
+cycle and any public header that names jansson, and exits 1; the folders of the layout before scripts/relayout.sh
+(runtime < offline < cli) are checked by the same rule.
+
+--table BEFORE_DIR prints the markdown table of docs/structure.md
+("Measured"): BEFORE_DIR (a tree with src/ and include/, e.g. `git archive`
+of the base) against --root.
+
+usage: scripts/structure.py [--root DIR] [--top N] [--json] [--check] [--table BEFORE_DIR]
 """
 import argparse
 import json
@@ -18,6 +32,10 @@ import re
 import sys
 
 C_EXT = (".c", ".cc", ".h")
+# lowest first; folders not listed are not checked
+LAYERS = ["core", "runtime", "gltf", "model", "passes", "synth", "offline", "cli"]
+RUNTIME_LIBRARY = {"core", "runtime"}
+RUNTIME_PUBLIC = {"tailbone/common.h", "tailbone/runtime.h", "tailbone/spring.h"}
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
 
 
@@ -94,13 +112,57 @@ def functions(text):
     return found
 
 
+def table(before, after):
+    """docs/structure.md's before/after rows from two results."""
+    def folders(r):
+        return ", ".join(f"{k} {v}" for k, v in r["files_per_folder"].items()) + f" ({r['files']})"
+
+    def longest(r):
+        f = r["longest"][0]
+        return f"`{f['function']}` {f['lines']} lines ({f['file']})"
+
+    def cycles(r):
+        return f"{len(r['cycles'])}" + (": " + "; ".join(" ↔ ".join(c) for c in r["cycles"]) if r["cycles"] else "")
+
+    rows = [("files per folder of src/", folders), ("functions over 100 lines", lambda r: str(r["functions_over_100_lines"])),
+            ("longest function", longest), ("import cycles between files", cycles),
+            ("calls between .c files", lambda r: str(r["call_dependencies"])),
+            ("calls up a layer (through public headers / breaking `--check`)",
+             lambda r: f"{len(r['up_through_public_headers'])} / {len(r['layer_violations'])}")]
+    print("| | before | after |\n| --- | --- | --- |")
+    for name, f in rows:
+        print(f"| {name} | {f(before)} | {f(after)} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     ap.add_argument("--top", type=int, default=10, help="longest functions listed")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--check", action="store_true", help="exit 1 on a cycle or a dependency up a layer")
+    ap.add_argument("--table", metavar="BEFORE_DIR", help="markdown table: BEFORE_DIR against --root")
     a = ap.parse_args()
-    src = os.path.join(a.root, "src")
+    result = measure(a.root, a.top)
+    if a.table:
+        table(measure(a.table, a.top), result)
+        return
+    sccs, violations, up_public = result["cycles"], result["layer_violations"], result["up_through_public_headers"]
+    mutual = result["mutual_pairs"]
+    if a.check:
+        for v in violations:
+            print("structure: " + v)
+        print(f"structure: {len(violations)} layer violations, {len(sccs)} import cycles, "
+              f"{len(up_public)} calls up a layer through public headers")
+        sys.exit(1 if violations else 0)
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+    report(result)
+
+
+def measure(root, ntop):
+    """The figures of the tree at root (src/, include/tailbone/)."""
+    src = os.path.join(root, "src")
     files = {}
     for d, _, names in os.walk(src):
         for f in names:
@@ -140,6 +202,8 @@ def main():
                 if q != p:
                     graph[p].add(q)
 
+    inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
     # Tarjan's strongly connected components
     index, low, on, stack, sccs, counter = {}, {}, set(), [], [], [0]
 
@@ -174,23 +238,80 @@ def main():
     # which pairs inside a cycle call each other both ways (the cycle's edges)
     mutual = sorted({tuple(sorted((p, q))) for p in graph for q in graph[p] if p in graph[q]})
 
-    inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
     include_edges = sum(len(inc.findall(t)) for t in files.values())
+
+    # public declarations: names followed by '(' in include/tailbone/*.h
+    public = set()
+    inc_dir = os.path.join(root, "include", "tailbone")
+    if os.path.isdir(inc_dir):
+        for f in os.listdir(inc_dir):
+            if f.endswith(".h"):
+                with open(os.path.join(inc_dir, f), encoding="utf-8", errors="replace") as fh:
+                    public.update(re.findall(r"\b([A-Za-z_]\w*)\s*\(", strip_comments_and_strings(fh.read())))
+
+    def layer(p):
+        top = p.split("/")[0] if "/" in p else ""
+        return LAYERS.index(top) if top in LAYERS else None
+
+    up_public, violations = [], []
+    for p in sorted(graph):
+        lp = layer(p)
+        if lp is None:
+            continue
+        words = set(ident.findall(strip_comments_and_strings(files[p])))
+        for q in sorted(graph[p]):
+            lq = layer(q)
+            if lq is None or lq <= lp:
+                continue
+            names = sorted(w for w in words if q in defined.get(w, ()))
+            private = [w for w in names if w not in public]
+            if LAYERS[lp] in RUNTIME_LIBRARY:
+                violations.append(f"{p} -> {q}: the runtime library calls up ({', '.join(names)})")
+            elif private:
+                violations.append(f"{p} -> {q}: calls up a layer, not through a public header ({', '.join(private)})")
+            else:
+                up_public.append(f"{p} -> {q} ({', '.join(names)})")
+    for p in sorted(files):
+        lp = layer(p)
+        if lp is None:
+            continue
+        for h in inc.findall(files[p]):
+            top = h.split("/")[0]
+            if h.startswith("tailbone/"):
+                if LAYERS[lp] in RUNTIME_LIBRARY and h not in RUNTIME_PUBLIC:
+                    violations.append(f"{p}: the runtime library includes {h}")
+            elif top in LAYERS and LAYERS.index(top) > lp:
+                violations.append(f"{p}: includes {h}, a private header of a higher layer")
+    for c in sccs:
+        violations.append("import cycle: " + " <-> ".join(c))
+    # the public headers need no jansson (reports are C structs, JSON is text)
+    if os.path.isdir(inc_dir):
+        for f in sorted(os.listdir(inc_dir)):
+            if f.endswith(".h"):
+                with open(os.path.join(inc_dir, f), encoding="utf-8", errors="replace") as fh:
+                    code = strip_comments_and_strings(fh.read())
+                if re.search(r"\bjson_t\b|#\s*include\s*<jansson\.h>", code):
+                    violations.append(f"include/tailbone/{f}: names jansson (json_t); keep it in a private header")
 
     result = {
         "files_per_folder": dict(sorted(per_folder.items())),
         "files": len(files),
         "functions": len(funcs),
         "functions_over_100_lines": sum(1 for f in funcs if f[0] > 100),
-        "longest": [{"lines": n, "file": p, "line": l, "function": name} for n, p, l, name in funcs[: a.top]],
+        "longest": [{"lines": n, "file": p, "line": l, "function": name} for n, p, l, name in funcs[:ntop]],
         "call_dependencies": sum(len(v) for v in graph.values()),
         "include_lines": include_edges,
         "cycles": sccs,
         "mutual_pairs": [list(m) for m in mutual],
+        "up_through_public_headers": up_public,
+        "layer_violations": violations,
     }
-    if a.json:
-        print(json.dumps(result, indent=2))
-        return
+    return result
+
+
+def report(result):
+    sccs, violations, up_public = result["cycles"], result["layer_violations"], result["up_through_public_headers"]
+    mutual = result["mutual_pairs"]
     print("files per folder (src/): " + ", ".join(f"{k} {v}" for k, v in result["files_per_folder"].items()) +
           f" ({result['files']} in all)")
     print(f"functions: {result['functions']}, over 100 lines: {result['functions_over_100_lines']}")
@@ -201,6 +322,12 @@ def main():
     print(f"import cycles (strongly connected files): {len(sccs)}")
     for c in sccs:
         print("  " + " <-> ".join(c))
+    print(f"calls up a layer through a public header: {len(up_public)}")
+    for u in up_public:
+        print("  " + u)
+    print(f"layer violations (--check): {len(violations)}")
+    for v in violations:
+        print("  " + v)
     print(f"pairs of files that call each other: {len(mutual)}")
     for m in mutual:
         print(f"  {m[0]} <-> {m[1]}")

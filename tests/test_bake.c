@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline/report_json.h"
+#include "rig.h"
 #include "support.h"
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
@@ -17,66 +19,12 @@
 
 #define PI_F 3.14159265f
 
-static int add_floats(tb_doc *doc, const float *v, size_t count, const char *type)
-{
-    return tb_doc_add_accessor(doc, v, count, TB_COMPONENT_FLOAT, type, 0, 0);
-}
-
-/* Builds the rig. with_tail = 0 names the bones Bone_1… (no chain). */
+/* Builds the rig (tests/rig.h) and its two clips. with_tail = 0 names the
+ * bones Bone_1… (no chain). */
 static tb_doc *build_rig(int with_tail)
 {
-    tb_doc *doc = tb_doc_create("test_bake");
+    tb_doc *doc = tbt_tail_rig("test_bake", with_tail);
     json_t *root = tb_doc_json(doc);
-    const char *names[6] = {"Root", "Hips", "Tail_1", "Tail_2", "Tail_3", "Tail_End"};
-    const char *plain[6] = {"Root", "Hips", "Bone_1", "Bone_2", "Bone_3", "Bone_End"};
-    /* world positions: hips at y=1; the tail goes back (−Z) and a little down */
-    float pos[6][3] = {{0, 0, 0}, {0, 1, 0}, {0, 0.98f, -0.1f}, {0, 0.95f, -0.3f}, {0, 0.9f, -0.5f}, {0, 0.85f, -0.7f}};
-    json_t *nodes = json_array();
-    for (int i = 0; i < 6; i++) {
-        float t[3] = {pos[i][0] - (i ? pos[i - 1][0] : 0), pos[i][1] - (i ? pos[i - 1][1] : 0),
-                      pos[i][2] - (i ? pos[i - 1][2] : 0)};
-        json_t *n = json_pack("{s:s,s:[f,f,f]}", "name", with_tail ? names[i] : plain[i], "translation", t[0], t[1], t[2]);
-        if (i < 5)
-            json_object_set_new(n, "children", json_pack("[i]", i + 1));
-        json_array_append_new(nodes, n);
-    }
-    /* skin: joints Hips, bones 1..3, end */
-    float ibm[5][16];
-    for (int j = 0; j < 5; j++) {
-        memset(ibm[j], 0, sizeof ibm[j]);
-        ibm[j][0] = ibm[j][5] = ibm[j][10] = ibm[j][15] = 1;
-        ibm[j][12] = -pos[j + 1][0];
-        ibm[j][13] = -pos[j + 1][1];
-        ibm[j][14] = -pos[j + 1][2];
-    }
-    int ibm_acc = add_floats(doc, &ibm[0][0], 5, "MAT4");
-    /* a strip along the tail: 2 vertices per bone tip, weights on the bones */
-    float verts[8][3];
-    uint8_t joints[8][4] = {{0}};
-    float weights[8][4] = {{0}};
-    for (int k = 0; k < 4; k++) {
-        for (int side = 0; side < 2; side++) {
-            int v = k * 2 + side;
-            verts[v][0] = side ? 0.03f : -0.03f;
-            verts[v][1] = pos[k + 1][1];
-            verts[v][2] = pos[k + 1][2];
-            joints[v][0] = (uint8_t)(k == 0 ? 0 : k);
-            weights[v][0] = 1;
-        }
-    }
-    uint16_t idx[18] = {0, 1, 2, 1, 3, 2, 2, 3, 4, 3, 5, 4, 4, 5, 6, 5, 7, 6};
-    int p = add_floats(doc, &verts[0][0], 8, "VEC3");
-    int jt = tb_doc_add_accessor(doc, joints, 8, TB_COMPONENT_UNSIGNED_BYTE, "VEC4", 0, 0);
-    int wt = add_floats(doc, &weights[0][0], 8, "VEC4");
-    int ix = tb_doc_add_accessor(doc, idx, 18, TB_COMPONENT_UNSIGNED_SHORT, "SCALAR", 0, 0);
-    json_array_append_new(nodes, json_pack("{s:s,s:i,s:i}", "name", "Skin", "mesh", 0, "skin", 0));
-    json_object_set_new(root, "nodes", nodes);
-    json_object_set_new(root, "meshes", json_pack("[{s:[{s:{s:i,s:i,s:i},s:i}]}]", "primitives", "attributes",
-                                                  "POSITION", p, "JOINTS_0", jt, "WEIGHTS_0", wt, "indices", ix));
-    json_object_set_new(root, "skins", json_pack("[{s:[i,i,i,i,i],s:i}]", "joints", 1, 2, 3, 4, 5,
-                                                 "inverseBindMatrices", ibm_acc));
-    json_object_set_new(root, "scenes", json_pack("[{s:[i,i]}]", "nodes", 0, 6));
-    json_object_set_new(root, "scene", json_integer(0));
     /* clips: Sway loops (hips ±0.25 m sideways over 1 s), Hop does not */
     float times[31], sway[31][3], hop[31][3];
     for (int k = 0; k <= 30; k++) {
@@ -88,9 +36,9 @@ static tb_doc *build_rig(int with_tail)
         hop[k][1] = 1 + 0.4f * sinf(PI_F * times[k]) + 0.3f * times[k];
         hop[k][2] = 0.5f * times[k];
     }
-    int ti = add_floats(doc, times, 31, "SCALAR");
-    int so = add_floats(doc, &sway[0][0], 31, "VEC3");
-    int ho = add_floats(doc, &hop[0][0], 31, "VEC3");
+    int ti = tbt_add_floats(doc, times, 31, "SCALAR");
+    int so = tbt_add_floats(doc, &sway[0][0], 31, "VEC3");
+    int ho = tbt_add_floats(doc, &hop[0][0], 31, "VEC3");
     json_object_set_new(root, "animations",
                         json_pack("[{s:s,s:[{s:i,s:i}],s:[{s:i,s:{s:i,s:s}}]},{s:s,s:[{s:i,s:i}],s:[{s:i,s:{s:i,s:s}}]}]",
                                   "name", "Sway", "samplers", "input", ti, "output", so, "channels", "sampler", 0,

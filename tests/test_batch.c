@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "offline/doc_json.h"
 #include "support.h"
 #include "tailbone/gltf.h"
 

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "offline/doc_json.h"
 #include "support.h"
 #include "tailbone/clip.h"
 #include "tailbone/gltf.h"
@@ -56,10 +57,10 @@ static tb_doc *transfer_only(tb_doc *lib, const char *clip, tb_result expect, tb
     memset(&d, 0, sizeof d);
     d.only = clip ? only : NULL;
     d.only_count = clip ? 1 : 0;
-    json_t *rep = NULL;
+    tb_retarget_report rep;
     tb_doc *libs[1] = {lib};
     assert_int_equal(tb_retarget_docs(ch, libs, 1, &d, &rep, err), expect);
-    json_decref(rep);
+    tb_retarget_report_free(&rep);
     return ch;
 }
 

@@ -1,6 +1,7 @@
 /* The offline pass (tailbone/appendage.h, SPEC A): appendages are found
  * geometrically, tails get a chain, everything else is left alone, and
  * fix is idempotent. Corpus tests skip when ../shared is absent. */
+#include "offline/synth_json.h"
 #include "support.h"
 
 #include <dirent.h>
@@ -184,7 +185,7 @@ static void every_synthetic_variant_matches_its_truth(void **state)
         tb_doc *doc = NULL;
         json_t *truth = NULL;
         tb_error err = {0};
-        assert_int_equal(tb_synth_build(&doc, name, NULL, &truth, &err), TB_OK);
+        assert_int_equal(tb_synth_build_json(&doc, name, NULL, &truth, &err), TB_OK);
         tb_model *m = model_of(doc);
         tb_appendage_report rep;
         assert_int_equal(tb_appendage_detect(&rep, m, NULL, &err), TB_OK);

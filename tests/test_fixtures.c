@@ -13,6 +13,7 @@
  * the tail changed) for every fixture but those listed in known_short;
  * TB_FIXTURE_STRICT=1 asserts those too. Real bodies skip cleanly when
  * ../shared is absent; the synth:plain ones always run. */
+#include "offline/synth_json.h"
 #include "support.h"
 
 #include <math.h>
@@ -363,7 +364,7 @@ static void every_fixture_on_every_body_is_scored(void **state)
             tb_doc *doc = NULL;
             json_t *truth = NULL;
             tb_error err = {0};
-            if (tb_synth_onto(&doc, body, name, NULL, &truth, &err) != TB_OK)
+            if (tb_synth_onto_json(&doc, body, name, NULL, &truth, &err) != TB_OK)
                 fail_msg("%s: %s", what, err.message);
             check_invariants(what, body, doc, truth, tb_synth_fixture_needs_synth_body(fi));
             score s;
@@ -409,7 +410,7 @@ static void same_seed_same_bytes_and_truth(void **state)
             tb_doc *doc = NULL;
             json_t *truth = NULL;
             tb_synth_desc d = {.seed = 7};
-            assert_int_equal(tb_synth_onto(&doc, body, names[i], &d, &truth, &err), TB_OK);
+            assert_int_equal(tb_synth_onto_json(&doc, body, names[i], &d, &truth, &err), TB_OK);
             assert_int_equal(tb_doc_write_memory(doc, &b[r], &n[r], &err), TB_OK);
             t[r] = json_dumps(truth, JSON_SORT_KEYS);
             json_decref(truth);

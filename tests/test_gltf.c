@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline/doc_json.h"
 #include "support.h"
 #include "tailbone/gltf.h"
 #include "tailbone/model.h"

@@ -1,6 +1,7 @@
 /* Skin stretch during playback (SPEC C; tailbone/measure.h, tailbone/clip.h).
  * A hand-built skinned strip gives analytic ratios; the corpus clip files,
  * when ../shared is present, check real rigs. */
+#include "offline/synth_json.h"
 #include "support.h"
 
 #include <math.h>
@@ -857,7 +858,7 @@ static void synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one(void *
     tb_doc *doc;
     json_t *truth;
     tb_error err;
-    assert_int_equal(tb_synth_build(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
+    assert_int_equal(tb_synth_build_json(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
     tb_model *m;
     tb_clip *clip;
     assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);

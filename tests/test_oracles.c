@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline/synth_json.h"
+#include "rig.h"
 #include "support.h"
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
@@ -209,7 +211,7 @@ static void chains_have_the_truths_k_and_joints_on_its_centre_line(void **state)
         tb_doc *doc = NULL;
         json_t *truth = NULL;
         tb_error err = {0};
-        assert_int_equal(tb_synth_build(&doc, name, NULL, &truth, &err), TB_OK);
+        assert_int_equal(tb_synth_build_json(&doc, name, NULL, &truth, &err), TB_OK);
         tb_model *m = NULL;
         assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
         tb_appendage_report rep;
@@ -408,63 +410,14 @@ static void blended_vertices_sit_at_the_joint_their_two_bones_share(void **state
 
 /* ---- loop closure: the tail's jerk at the wrap against elsewhere --------- */
 
-static int add_floats(tb_doc *doc, const float *v, size_t count, const char *type)
-{
-    return tb_doc_add_accessor(doc, v, count, TB_COMPONENT_FLOAT, type, 0, 0);
-}
-
 /* Root → Hips → Tail_1..Tail_3 → Tail_End and a strip of skin, as in
- * test_bake; one clip "Sway" (hips ±0.25 m sideways, period 1 s) keyed at
+ * tests/rig.h; one clip "Sway" (hips ±0.25 m sideways, period 1 s) keyed at
  * 30 fps: closed (31 keys, the last equal to the first) or gap (30 keys, the
  * last one frame before the loop start: the player wraps). */
 static tb_doc *build_sway_rig(int gap)
 {
-    tb_doc *doc = tb_doc_create("test_oracles");
+    tb_doc *doc = tbt_tail_rig("test_oracles", 1);
     json_t *root = tb_doc_json(doc);
-    const char *names[6] = {"Root", "Hips", "Tail_1", "Tail_2", "Tail_3", "Tail_End"};
-    float pos[6][3] = {{0, 0, 0}, {0, 1, 0}, {0, 0.98f, -0.1f}, {0, 0.95f, -0.3f}, {0, 0.9f, -0.5f}, {0, 0.85f, -0.7f}};
-    json_t *nodes = json_array();
-    for (int i = 0; i < 6; i++) {
-        float t[3] = {pos[i][0] - (i ? pos[i - 1][0] : 0), pos[i][1] - (i ? pos[i - 1][1] : 0),
-                      pos[i][2] - (i ? pos[i - 1][2] : 0)};
-        json_t *n = json_pack("{s:s,s:[f,f,f]}", "name", names[i], "translation", t[0], t[1], t[2]);
-        if (i < 5)
-            json_object_set_new(n, "children", json_pack("[i]", i + 1));
-        json_array_append_new(nodes, n);
-    }
-    float ibm[5][16];
-    for (int j = 0; j < 5; j++) {
-        memset(ibm[j], 0, sizeof ibm[j]);
-        ibm[j][0] = ibm[j][5] = ibm[j][10] = ibm[j][15] = 1;
-        for (int c = 0; c < 3; c++)
-            ibm[j][12 + c] = -pos[j + 1][c];
-    }
-    int ibm_acc = add_floats(doc, &ibm[0][0], 5, "MAT4");
-    float verts[8][3];
-    uint8_t joints[8][4] = {{0}};
-    float weights[8][4] = {{0}};
-    for (int k = 0; k < 4; k++)
-        for (int side = 0; side < 2; side++) {
-            int v = k * 2 + side;
-            verts[v][0] = side ? 0.03f : -0.03f;
-            verts[v][1] = pos[k + 1][1];
-            verts[v][2] = pos[k + 1][2];
-            joints[v][0] = (uint8_t)k;
-            weights[v][0] = 1;
-        }
-    uint16_t idx[18] = {0, 1, 2, 1, 3, 2, 2, 3, 4, 3, 5, 4, 4, 5, 6, 5, 7, 6};
-    int p = add_floats(doc, &verts[0][0], 8, "VEC3");
-    int jt = tb_doc_add_accessor(doc, joints, 8, TB_COMPONENT_UNSIGNED_BYTE, "VEC4", 0, 0);
-    int wt = add_floats(doc, &weights[0][0], 8, "VEC4");
-    int ix = tb_doc_add_accessor(doc, idx, 18, TB_COMPONENT_UNSIGNED_SHORT, "SCALAR", 0, 0);
-    json_array_append_new(nodes, json_pack("{s:s,s:i,s:i}", "name", "Skin", "mesh", 0, "skin", 0));
-    json_object_set_new(root, "nodes", nodes);
-    json_object_set_new(root, "meshes", json_pack("[{s:[{s:{s:i,s:i,s:i},s:i}]}]", "primitives", "attributes",
-                                                  "POSITION", p, "JOINTS_0", jt, "WEIGHTS_0", wt, "indices", ix));
-    json_object_set_new(root, "skins", json_pack("[{s:[i,i,i,i,i],s:i}]", "joints", 1, 2, 3, 4, 5,
-                                                 "inverseBindMatrices", ibm_acc));
-    json_object_set_new(root, "scenes", json_pack("[{s:[i,i]}]", "nodes", 0, 6));
-    json_object_set_new(root, "scene", json_integer(0));
     int keys = gap ? 30 : 31;
     float times[31], sway[31][3], yaw[31][4];
     for (int k = 0; k < keys; k++) {
@@ -477,9 +430,9 @@ static tb_doc *build_sway_rig(int gap)
         yaw[k][1] = sinf(half);
         yaw[k][3] = cosf(half);
     }
-    int ti = add_floats(doc, times, (size_t)keys, "SCALAR");
-    int so = add_floats(doc, &sway[0][0], (size_t)keys, "VEC3");
-    int ro = add_floats(doc, &yaw[0][0], (size_t)keys, "VEC4");
+    int ti = tbt_add_floats(doc, times, (size_t)keys, "SCALAR");
+    int so = tbt_add_floats(doc, &sway[0][0], (size_t)keys, "VEC3");
+    int ro = tbt_add_floats(doc, &yaw[0][0], (size_t)keys, "VEC4");
     json_object_set_new(root, "animations",
                         json_pack("[{s:s,s:[{s:i,s:i},{s:i,s:i}],s:[{s:i,s:{s:i,s:s}},{s:i,s:{s:i,s:s}}]}]", "name",
                                   "Sway", "samplers", "input", ti, "output", so, "input", ti, "output", ro, "channels",

@@ -1,6 +1,8 @@
 /* Clip transfer, tail-free grounding, stable calibration and placement
  * (SPEC D; tailbone/retarget.h). Small characters are built here with the
  * document API so every number is known; corpus files add real rigs. */
+#include "offline/doc_json.h"
+#include "offline/retarget_internal.h"
 #include "support.h"
 
 #include <math.h>
@@ -649,10 +651,11 @@ static void limb_agreement(const char *lib_rel, const char *char_rel, const char
     const char *only[1] = {clip_name};
     d.only = only;
     d.only_count = 1;
-    json_t *rep = NULL;
+    tb_retarget_report rep;
     assert_int_equal(tb_retarget_docs(ch, &lib, 1, &d, &rep, &err), TB_OK);
-    double reported = json_real_value(json_object_get(json_array_get(json_object_get(rep, "clips"), 0), "facing_deg"));
-    json_decref(rep);
+    assert_int_equal(rep.clip_count, 1);
+    double reported = rep.clips[0].facing_deg;
+    tb_retarget_report_free(&rep);
     int anim = tb_clip_find(lib, clip_name);
     assert_true(anim >= 0);
     tb_model *ms = NULL, *mt = NULL;
@@ -858,19 +861,18 @@ static void footContactKeepsTheWolfsFeetOutOfTheFloor(void **state)
         const char *only[2] = {"walk", "run"};
         d.only = only;
         d.only_count = 2;
-        json_t *rep = NULL;
+        tb_retarget_report rep;
         assert_int_equal(tb_retarget_docs(ch, &lib, 1, &d, &rep, &err), TB_OK);
+        assert_int_equal(rep.clip_count, 2);
         low[on] = INFINITY;
         fixes[on] = 0;
-        size_t i;
-        json_t *c;
-        json_array_foreach(json_object_get(rep, "clips"), i, c) {
-            json_t *g = json_object_get(c, "grounding");
-            double y = json_real_value(json_object_get(g, "foot_min_y_low"));
+        for (int i = 0; i < rep.clip_count; i++) {
+            double y = rep.clips[i].foot_min_y_low;
+            assert_true(isfinite(y)); /* the Wolf has feet */
             low[on] = y < low[on] ? y : low[on];
-            fixes[on] += (int)json_integer_value(json_object_get(g, "foot_contact_fixes"));
+            fixes[on] += rep.clips[i].foot_contact_fixes;
         }
-        json_decref(rep);
+        tb_retarget_report_free(&rep);
         tb_doc_free(lib);
         tb_doc_free(ch);
     }
@@ -946,10 +948,76 @@ static void cliRetargetsAndReports(void **state)
     free(text);
 }
 
+/* ---- the pure stages of tb_retarget_run (offline/retarget_internal.h) ---- */
+
+static void rotate(float d[3], const float q[4], const float v[3])
+{
+    /* d = q v q^-1, written out (not the library's helper) */
+    float tx = 2 * (q[1] * v[2] - q[2] * v[1]), ty = 2 * (q[2] * v[0] - q[0] * v[2]), tz = 2 * (q[0] * v[1] - q[1] * v[0]);
+    d[0] = v[0] + q[3] * tx + (q[1] * tz - q[2] * ty);
+    d[1] = v[1] + q[3] * ty + (q[2] * tx - q[0] * tz);
+    d[2] = v[2] + q[3] * tz + (q[0] * ty - q[1] * tx);
+}
+
+/* C takes each column of the source frame onto the target's; the yaw is the
+ * turn about the target's up from the source's forward to the target's. */
+static void stageFrameMapTurnsSourceFrameOntoTarget(void **state)
+{
+    (void)state;
+    const float src[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    /* the target faces +X: the source turned +90° about Y; then facing -Z; then the same */
+    const float dst[3][3][3] = {{{0, 0, -1}, {0, 1, 0}, {1, 0, 0}},
+                                {{-1, 0, 0}, {0, 1, 0}, {0, 0, -1}},
+                                {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+    const float yaw[3] = {90, 180, 0};
+    for (int c = 0; c < 3; c++) {
+        float cq[4], facing = NAN;
+        tb__rt_frame_map(src, dst[c], cq, &facing);
+        assert_float_equal(cq[0] * cq[0] + cq[1] * cq[1] + cq[2] * cq[2] + cq[3] * cq[3], 1, 1e-5);
+        for (int k = 0; k < 3; k++) {
+            float r[3];
+            rotate(r, cq, src[k]);
+            for (int i = 0; i < 3; i++)
+                assert_float_equal(r[i], dst[c][k][i], 1e-5);
+        }
+        assert_float_equal(fabsf(facing), yaw[c], 1e-3); /* 180 may read as -180 */
+        if (c == 0)
+            assert_true(facing > 0);
+    }
+}
+
+/* Every rotation ends on the previous frame's hemisphere, and one already
+ * there is left as it is. */
+static void stageShortArcKeepsTheHemisphere(void **state)
+{
+    (void)state;
+    tb_transform prev[3], loc[3];
+    memset(prev, 0, sizeof prev);
+    memset(loc, 0, sizeof loc);
+    const float p[3][4] = {{0, 0, 0, 1}, {0, 0.6f, 0, 0.8f}, {0.8f, 0, 0, 0.6f}};
+    const float l[3][4] = {{0, 0, 0, -1}, {0, 0.8f, 0, 0.6f}, {-0.6f, 0, 0, -0.8f}};
+    for (int j = 0; j < 3; j++)
+        memcpy(prev[j].r, p[j], sizeof p[j]), memcpy(loc[j].r, l[j], sizeof l[j]);
+    tb__rt_short_arc(loc, prev, 3);
+    for (int j = 0; j < 3; j++) {
+        float dot = 0;
+        for (int i = 0; i < 4; i++)
+            dot += loc[j].r[i] * prev[j].r[i];
+        assert_true(dot >= 0);
+    }
+    assert_float_equal(loc[0].r[3], 1, 0);    /* flipped */
+    assert_float_equal(loc[1].r[1], 0.8f, 0); /* already on it: kept */
+    assert_float_equal(loc[1].r[3], 0.6f, 0);
+    assert_float_equal(loc[2].r[0], 0.6f, 0); /* flipped */
+    assert_float_equal(loc[2].r[3], 0.8f, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(calibrateRejectsSkeletonWithoutHips),
+        cmocka_unit_test(stageFrameMapTurnsSourceFrameOntoTarget),
+        cmocka_unit_test(stageShortArcKeepsTheHemisphere),
         cmocka_unit_test(rolesMatchAcrossPrefixesAndUnits),
         cmocka_unit_test(supportsSplitTailFeetAndBody),
         cmocka_unit_test(smoothingNeverLowersTheLift),

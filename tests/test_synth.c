@@ -1,6 +1,7 @@
 /* Synthetic characters (tailbone/synth.h): every variant is a valid 1.9 m
  * humanoid, byte-identical per seed, and its ground truth agrees with its
  * geometry and weights. */
+#include "offline/synth_json.h"
 #include "support.h"
 
 #include <math.h>
@@ -18,7 +19,7 @@ static tb_doc *build_and_reload(const char *variant, const tb_synth_desc *desc, 
 {
     tb_doc *doc = NULL;
     tb_error err = {0};
-    tb_result r = tb_synth_build(&doc, variant, desc, truth, &err);
+    tb_result r = tb_synth_build_json(&doc, variant, desc, truth, &err);
     if (r != TB_OK)
         fail_msg("%s: build failed: %s %s", variant, err.where, err.message);
     char name[128];
@@ -292,7 +293,7 @@ static void same_seed_gives_identical_bytes(void **state)
             d.seed = k == 2 ? 12345u : 0u; /* 0 = the default seed */
             tb_doc *doc = NULL;
             json_t *truth = NULL;
-            assert_int_equal(tb_synth_build(&doc, name, &d, &truth, NULL), TB_OK);
+            assert_int_equal(tb_synth_build_json(&doc, name, &d, &truth, NULL), TB_OK);
             assert_int_equal(tb_doc_write_memory(doc, &bytes[k], &size[k], NULL), TB_OK);
             json_object_del(truth, "seed");
             truth_text[k] = json_dumps(truth, JSON_COMPACT);

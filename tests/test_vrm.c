@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "offline/doc_json.h"
 #include "support.h"
 #include "tailbone/appendage.h"
 #include "tailbone/synth.h"

@@ -33,8 +33,6 @@
 #ifndef TAILBONE_APPENDAGE_H
 #define TAILBONE_APPENDAGE_H
 
-#include <jansson.h>
-
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
 #include "tailbone/humanoid.h"
@@ -246,8 +244,10 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc,
 
 void tb_appendage_report_free(tb_appendage_report *rep);
 
-/* The report as JSON ({"skin":…, "appendages":[…]}); caller json_decref()s. */
-json_t *tb_appendage_report_json(const tb_appendage_report *rep);
+/* The report as JSON text ({"skin":…, "appendages":[…]}, as `tailbone detect
+ * --json` prints it), indented by `indent` spaces (0: one line); free() it.
+ * NULL when out of memory. */
+char *tb_appendage_report_json_text(const tb_appendage_report *rep, int indent);
 
 const char *tb_appendage_kind_name(tb_appendage_kind k);
 const char *tb_appendage_decision_name(tb_appendage_decision d);

@@ -43,13 +43,12 @@
 #ifndef TAILBONE_FIX_H
 #define TAILBONE_FIX_H
 
-#include <jansson.h>
-
 #include "tailbone/appendage.h"
 #include "tailbone/bake.h"
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
 #include "tailbone/measure.h"
+#include "tailbone/retarget.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -118,7 +117,7 @@ typedef struct tb_fix_weights {
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */
-    json_t *retarget;           /* tb_retarget_docs' report; NULL without libraries */
+    tb_retarget_report *retarget; /* tb_retarget_docs' report; NULL without libraries */
     int baked;                  /* the bake step ran (not no_bake) */
     tb_bake_report bake;        /* its report (chain_count 0: nothing to bake) */
     int stretch_count;
@@ -155,10 +154,12 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
 
 void tb_fix_report_free(tb_fix_report *rep);
 
-/* The report as JSON: the detection report's fields (tb_appendage_report_json)
- * plus "changed", "retarget", "blend_zone_search", "bake" and "stretch" (one
- * row per clip: tail, body and seam figures, tip travel, rotation). */
-json_t *tb_fix_report_json(const tb_fix_report *rep);
+/* The report as JSON text, as `tailbone fix --report` writes it: the
+ * detection report's fields (tb_appendage_report_json_text) plus "changed",
+ * "retarget", "blend_zone_search", "bake" and "stretch" (one row per clip:
+ * tail, body and seam figures, tip travel, rotation), indented by `indent`
+ * spaces (0: one line); free() it. NULL when out of memory. */
+char *tb_fix_report_json_text(const tb_fix_report *rep, int indent);
 
 /* Torn fraction of a stretch row: the tail's, or its seam's when larger. */
 float tb_fix_torn(const tb_fix_stretch *s);

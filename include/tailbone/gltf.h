@@ -15,16 +15,15 @@
  * aligned, bufferViews re-pointed) and written as the GLB's BIN chunk.
  * External images are embedded as bufferViews, since the output is a GLB.
  *
- * Ownership: tb_doc_load returns a doc freed by tb_doc_free. tb_doc_gltf and
- * tb_doc_json return borrowed pointers valid until the doc is freed or
- * tb_doc_refresh() is called (after a JSON edit).
+ * Ownership: tb_doc_load returns a doc freed by tb_doc_free. tb_doc_gltf
+ * returns a borrowed pointer valid until the doc is freed or tb_doc_refresh()
+ * is called (after an edit). The JSON tree itself is the library's own
+ * (src/offline/doc_json.h): no public header needs jansson.
  */
 #ifndef TAILBONE_GLTF_H
 #define TAILBONE_GLTF_H
 
 #include <signal.h>
-
-#include <jansson.h>
 
 #include "tailbone/common.h"
 #include "tailbone/runtime.h"
@@ -192,12 +191,11 @@ tb_result tb_file_save_ex(const char *path, const void *data, size_t size, const
 tb_result tb_doc_save_ex(const tb_doc *doc, const char *path, const tb_save_desc *desc, tb_error *err);
 
 const tb_gltf *tb_doc_gltf(const tb_doc *doc);
-json_t *tb_doc_json(tb_doc *doc);
 const char *tb_doc_name(const tb_doc *doc);
 /* Warnings the loader accepted (e.g. non-normalised weights), one per line. */
 int tb_doc_warning_count(const tb_doc *doc);
 const char *tb_doc_warning(const tb_doc *doc, int i);
-/* Re-parses the view after JSON edits; validates like a load. */
+/* Re-parses the view after edits of the JSON tree; validates like a load. */
 tb_result tb_doc_refresh(tb_doc *doc, tb_error *err);
 
 /* Accessor decoding: count*components values, `normalized` applied,

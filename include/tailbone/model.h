@@ -146,6 +146,13 @@ int tb_model_axes(const tb_model *m, float up[3], float forward[3]);
  * grounding and the bake (tb_retarget_bind_to_world is the same). */
 void tb_model_bind_to_world(const tb_model *m, float M[16]);
 
+/* The one world-scale rule: world units per bind unit, the uniform scale the
+ * stored pose applies to the bind mesh: the median over skin joints of
+ * cbrt|det(W_j IBM_j)| with W the rest pose's world matrices. 1 when no
+ * joint gives one; NAN when out of memory. The bake's unit guess (H in
+ * world units) and measure's lengths (world_scale) both use it. */
+float tb_model_world_scale(const tb_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,10 +5,11 @@
  * One call does the whole job on documents:
  *
  *   tb_retarget_desc d = {0};                 // zero = documented defaults
- *   json_t *report = NULL;
+ *   tb_retarget_report report;
  *   tb_retarget_docs(character, libs, lib_count, &d, &report, &err);
  *   tb_doc_save(character, "out.glb", &err);  // clips appended as animations
- *   json_decref(report);
+ *   char *text = tb_retarget_report_json_text(&report, 2);  // as `tailbone retarget --report`
+ *   free(text); tb_retarget_report_free(&report);
  *
  * or step by step, for engines that keep their own skeletons:
  *
@@ -48,7 +49,7 @@
 #ifndef TAILBONE_RETARGET_H
 #define TAILBONE_RETARGET_H
 
-#include <jansson.h>
+#include <stddef.h>
 
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
@@ -221,12 +222,58 @@ void tb_retarget_bake_free(tb_retarget_bake *b);
 tb_result tb_retarget_write(tb_doc *doc, const tb_retarget_calib *dst,
                             const tb_retarget_bake *b, tb_error *err);
 
+/* What tb_retarget_docs did (docs/retarget.md, "Report"): world units,
+ * seconds, degrees as in the JSON. A figure with no sample (no finite
+ * value) is NAN, and null in the JSON. */
+typedef struct tb_retarget_tail_found {
+    char *attachment;           /* the joint the detected tail hangs from */
+    size_t vertex_count;
+    float length;
+} tb_retarget_tail_found;
+
+typedef struct tb_retarget_clip_report {
+    char *name, *source;        /* the clip and its library's name */
+    float duration_s;
+    int frame_count, roles_matched;
+    float leg_ratio, facing_deg;
+    /* grounding: the lift that kept the body out of the floor, its clearance,
+     * the feet's lowest y and how far they are from the source's */
+    float lift_max, lift_max_at_s, lift_raw_max, clearance_min;
+    float foot_min_y_low, foot_min_y_high;
+    double foot_vs_source_mean, foot_vs_source_max;
+    float tail_min_y;
+    int foot_contact_fixes;
+    float foot_contact_raise_max;
+} tb_retarget_clip_report;
+
+typedef struct tb_retarget_report {
+    int tail_count;             /* tails detected for the ground's mask (none when the rig has Tail_ bones) */
+    tb_retarget_tail_found *tails;
+    char *file;                 /* the character's name (tb_doc_name) */
+    float height;
+    int roles;
+    float leg_length;
+    int supports_body, supports_tail, supports_foot;
+    float supports_f_body;
+    size_t supports_hanging_vertices;
+    tb_placement placement;
+    int clip_count;
+    tb_retarget_clip_report *clips;
+} tb_retarget_report;
+
+void tb_retarget_report_free(tb_retarget_report *rep);
+/* The report as JSON text ({"detected_tails", "character", "placement",
+ * "clips"}), indented by `indent` spaces (0: one line); free() it. NULL when
+ * out of memory. */
+char *tb_retarget_report_json_text(const tb_retarget_report *rep, int indent);
+
 /* The whole job: every clip of every lib (filtered by desc->only) onto the
  * character's main skin, appended to its animations, doc refreshed. *report
- * (may be NULL) receives a JSON object: placement, per-clip lift and foot
- * statistics. A name in desc->only that no lib has fails with TB_ERR_ARG. */
+ * (may be NULL) receives what was done: placement, per-clip lift and foot
+ * statistics (tb_retarget_report_free; zeroed on failure). A name in
+ * desc->only that no lib has fails with TB_ERR_ARG. */
 tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count,
-                           const tb_retarget_desc *desc, json_t **report,
+                           const tb_retarget_desc *desc, tb_retarget_report *report,
                            tb_error *err);
 
 #ifdef __cplusplus

@@ -1,12 +1,12 @@
 /* tailbone/synth.h — synthetic rigged humanoids with known ground truth.
  *
  *   tb_doc *doc;
- *   json_t *truth;
+ *   char *truth;                                  // JSON text
  *   tb_synth_desc d = {0};                        // all-zero: defaults
  *   if (tb_synth_build(&doc, "tail_leg", &d, &truth, &err) == TB_OK) {
  *       tb_doc_save(doc, "fox.glb", &err);
- *       json_dump_file(truth, "fox.json", JSON_INDENT(1));
- *       json_decref(truth);
+ *       tb_file_save("fox.json", truth, strlen(truth), &err);
+ *       free(truth);
  *       tb_doc_free(doc);
  *   }
  *
@@ -23,15 +23,14 @@
  * thread-safe.
  *
  * Ownership: tb_synth_build returns a doc freed by tb_doc_free and, when
- * truth is non-NULL, a JSON object released with json_decref. Variant
+ * truth is non-NULL, the truth as JSON text (as `tailbone synth --truth`
+ * writes it: one-space indent, keys in order), released with free(). Variant
  * names are static strings.
  */
 #ifndef TAILBONE_SYNTH_H
 #define TAILBONE_SYNTH_H
 
 #include <stdint.h>
-
-#include <jansson.h>
 
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
@@ -75,11 +74,11 @@ int tb_synth_variant_find(const char *name);
  * unknown variant or an out-of-range desc field, TB_ERR_OOM on allocation
  * failure. */
 tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc *desc,
-                         json_t **truth, tb_error *err);
+                         char **truth, tb_error *err);
 
 /* ---- fixtures on other bodies (docs/synth.md "Fixtures on real bodies") ----
  *
- *   tb_doc *body, *doc; json_t *truth;
+ *   tb_doc *body, *doc; char *truth;
  *   tb_doc_load(&body, "Xbot.glb", NULL, &err);
  *   tb_synth_onto(&doc, body, "hang_shell_leg", NULL, &truth, &err);
  *
@@ -88,7 +87,7 @@ tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc 
  * skin) as new skinned mesh nodes appended after everything else, so the
  * body's vertices keep their tb_model indices. `body` is only read. On
  * success *out is a new validated doc (tb_doc_free) and *truth, when truth
- * is non-NULL, the ground truth (json_decref). desc->seed varies the fur's
+ * is non-NULL, the ground truth as JSON text (free()). desc->seed varies the fur's
  * irregularity only; units and names are ignored. Fails with TB_ERR_ARG for
  * an unknown fixture (or a rigid-body fixture on a body that is not the
  * synthetic one), TB_ERR_NO_SKIN / TB_ERR_NO_HIPS when the body has no skin
@@ -101,7 +100,7 @@ int tb_synth_fixture_find(const char *name);
 /* 1 when fixture i works only on the synthetic body (it rebuilds it in rigid pieces). */
 int tb_synth_fixture_needs_synth_body(int i);
 tb_result tb_synth_onto(tb_doc **out, const tb_doc *body, const char *fixture, const tb_synth_desc *desc,
-                        json_t **truth, tb_error *err);
+                        char **truth, tb_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,9 @@
 
 #include <jansson.h>
 
+#include "offline/doc_json.h"
+#include "offline/report_json.h"
+#include "offline/synth_json.h"
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
 

@@ -55,7 +55,7 @@ static void tb__print_bake(const tb_fix_report *rep)
         return;
     }
     printf("bake: %d chain(s), %d bone(s), ground at y = %.3g, %g scene unit(s) per metre;\n"
-           "      result measured at 24 instants per clip (SPEC C)\n",
+           "      result measured at 24 instants per clip\n",
            b->chain_count, b->bone_count, b->ground_y_m, b->world_units_per_m);
     printf("  %-18s %5s %6s %8s %7s | %-27s | %-16s | %s\n", "clip", "keys", "passes", "closure", "swing",
            "tail p95 / p99 / max / torn", "body p99 / max", "tip travel");
@@ -223,7 +223,7 @@ static void tb__print_zones(const tb_fix_report *rep)
         printf(", collar band %.3g", rep->collar_band);
     if (rep->repair.collar_changed)
         printf(", collar ring halfway");
-    printf(" (SPEC A9: 0.25; wider blends spread a bend over more skin; each try re-weights the same\n"
+    printf(" (default 0.25; wider blends spread a bend over more skin; each try re-weights the same\n"
            "  baked file: detection, transfer and bake ran once)\n");
 }
 

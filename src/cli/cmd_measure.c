@@ -315,7 +315,7 @@ static const char *tb__source(const tb__ctx *c, const tb_measure_result *r)
     if (r->tail_source == TB_TAIL_NONE)
         return "none";
     if (c->detected)
-        return "detected (SPEC A)";
+        return "detected";
     if (c->tail_joints)
         return "weights on --tail-bones joints";
     if (c->o->tail_mask)

@@ -122,7 +122,7 @@ static json_t *tb__character(const char *path, const char *role, const tb_bake_d
     json_object_set_new(o, "file", json_string(tb__basename(path)));
     json_object_set_new(o, "height", json_real(m->height));
     json_object_set_new(o, "tail_vertices", json_integer((json_int_t)tail_n));
-    json_object_set_new(o, "tail_source", json_string(has_tail ? "Tail_* bones" : tail_n ? "detected (SPEC A)" : "none"));
+    json_object_set_new(o, "tail_source", json_string(has_tail ? "Tail_* bones" : tail_n ? "detected" : "none"));
 
     json_t *names = json_array(), *parents = json_array(), *has_ibm = json_array(), *tailj = json_array();
     float *rest = malloc(((size_t)nj * 10 + 1) * sizeof *rest);

@@ -20,34 +20,27 @@ static int tb__split(char *s, char **out, int max)
     return n;
 }
 
-static void tb__print_report(json_t *rep, const char *out)
+static void tb__print_report(const tb_retarget_report *rep, const char *out)
 {
-    json_t *pl = json_object_get(rep, "placement"), *ch = json_object_get(rep, "character");
-    json_t *sup = json_object_get(ch, "supports");
-    printf("character: %s (H %.3f, %lld roles, leg %.3f)\n", json_string_value(json_object_get(ch, "file")),
-           json_real_value(json_object_get(ch, "height")), json_integer_value(json_object_get(ch, "roles")),
-           json_real_value(json_object_get(ch, "leg_length")));
+    const tb_placement *pl = &rep->placement;
+    printf("character: %s (H %.3f, %lld roles, leg %.3f)\n", rep->file, (double)rep->height, (long long)rep->roles,
+           (double)rep->leg_length);
     printf("support points: %lld body, %lld tail (excluded; %lld hanging torso vertices), %lld foot; f_body %.4f\n",
-           json_integer_value(json_object_get(sup, "body")), json_integer_value(json_object_get(sup, "tail")),
-           json_integer_value(json_object_get(sup, "hanging_vertices")), json_integer_value(json_object_get(sup, "foot")),
-           json_real_value(json_object_get(sup, "f_body")));
+           (long long)rep->supports_body, (long long)rep->supports_tail, (long long)rep->supports_hanging_vertices,
+           (long long)rep->supports_foot, (double)rep->supports_f_body);
     printf("placement: ground offset %+.4f (body lowest %.4f; whole mesh lowest %.4f; %lld tail vertices ignored)\n",
-           json_real_value(json_object_get(pl, "ground_offset_y")), json_real_value(json_object_get(pl, "body_min_y")),
-           json_real_value(json_object_get(pl, "all_min_y")), json_integer_value(json_object_get(pl, "tail_vertices")));
+           (double)pl->ground_offset_y, (double)pl->body_min_y, (double)pl->all_min_y,
+           (long long)pl->tail_vertex_count);
     printf("%-34s %6s %5s %5s %7s %8s %8s %8s\n", "clip", "dur s", "keys", "roles", "legs x", "lift max", "feet min",
            "feet err");
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(rep, "clips"), i, c) {
-        json_t *g = json_object_get(c, "grounding");
-        json_t *fm = json_object_get(g, "foot_min_y_low"), *fe = json_object_get(g, "foot_vs_source_mean");
+    for (int i = 0; i < rep->clip_count; i++) {
+        const tb_retarget_clip_report *c = &rep->clips[i];
         char ferr[16] = "     n/a"; /* a library without a skin has no feet to compare with */
-        if (json_is_real(fe) && isfinite(json_real_value(fe)))
-            snprintf(ferr, sizeof ferr, "%8.4f", json_real_value(fe));
-        printf("%-34s %6.3f %5lld %5lld %7.3f %8.4f %8.4f %s\n", json_string_value(json_object_get(c, "name")),
-               json_real_value(json_object_get(c, "duration_s")), json_integer_value(json_object_get(c, "frames")),
-               json_integer_value(json_object_get(c, "roles_matched")), json_real_value(json_object_get(c, "leg_ratio")),
-               json_real_value(json_object_get(g, "lift_max")), json_is_real(fm) ? json_real_value(fm) : NAN, ferr);
+        if (isfinite(c->foot_vs_source_mean))
+            snprintf(ferr, sizeof ferr, "%8.4f", c->foot_vs_source_mean);
+        printf("%-34s %6.3f %5lld %5lld %7.3f %8.4f %8.4f %s\n", c->name, (double)c->duration_s,
+               (long long)c->frame_count, (long long)c->roles_matched, (double)c->leg_ratio, (double)c->lift_max,
+               (double)c->foot_min_y_low, ferr);
     }
     printf("wrote %s\n", out);
 }
@@ -148,7 +141,7 @@ int tb_cmd_retarget(int argc, char **argv)
     int rc = TB_EXIT_FAIL;
     tb_doc *libs[TB__MAX_LIST] = {0};
     tb_doc *doc = NULL;
-    json_t *report = NULL;
+    tb_retarget_report report = {0};
     if (lib_count == 0) {
         rc = tb_cli_usage_error("retarget", "--clips lists no file");
         goto done;
@@ -186,14 +179,17 @@ int tb_cmd_retarget(int argc, char **argv)
     if (tb_cli_save_doc(doc, out) != TB_EXIT_OK)
         goto done;
     if (report_path) {
-        if (tb_cli_save_json(report_path, report, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != TB_EXIT_OK)
+        json_t *j = tb_retarget_report_json(&report);
+        int saved = tb_cli_save_json(report_path, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        json_decref(j);
+        if (saved != TB_EXIT_OK)
             goto done;
     }
     if (!quiet)
-        tb__print_report(report, out);
+        tb__print_report(&report, out);
     rc = TB_EXIT_OK;
 done:
-    json_decref(report);
+    tb_retarget_report_free(&report);
     tb_doc_free(doc);
     for (int l = 0; l < lib_count; l++)
         tb_doc_free(libs[l]);

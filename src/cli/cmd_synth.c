@@ -70,7 +70,7 @@ static int tb__synth_onto(const char *onto, const char *fixture, const char *var
     tb_doc *doc = NULL;
     json_t *truth = NULL;
     int rc = TB_EXIT_OK;
-    if (tb_synth_onto(&doc, body, fixture, desc, truth_path ? &truth : NULL, &err) != TB_OK) {
+    if (tb_synth_onto_json(&doc, body, fixture, desc, truth_path ? &truth : NULL, &err) != TB_OK) {
         rc = tb_cli_error(onto, &err);
     } else if ((rc = tb_cli_save_doc(doc, out)) != TB_EXIT_OK) {
         /* tb_cli_save_doc said why */
@@ -183,7 +183,7 @@ int tb_cmd_synth(int argc, char **argv)
     tb_doc *doc = NULL;
     json_t *truth = NULL;
     tb_error err = {0};
-    if (tb_synth_build(&doc, variant, &desc, truth_path ? &truth : NULL, &err) != TB_OK)
+    if (tb_synth_build_json(&doc, variant, &desc, truth_path ? &truth : NULL, &err) != TB_OK)
         return tb_cli_error(variant, &err);
     int rc = TB_EXIT_OK;
     if ((rc = tb_cli_save_doc(doc, out)) != TB_EXIT_OK) {

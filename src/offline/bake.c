@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime/base.h"
+#include "offline/doc_json.h"
 #include "offline/pool_internal.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
@@ -32,11 +33,9 @@ tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
 tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *desc, float *units_out, float *ground_out)
 {
     tb_bake_desc d = tb_bake_desc_defaults(desc);
-    float M[16];
-    tb_model_bind_to_world(m, M);
-    float det = M[0] * (M[5] * M[10] - M[6] * M[9]) - M[4] * (M[1] * M[10] - M[2] * M[9]) +
-                M[8] * (M[1] * M[6] - M[2] * M[5]);
-    float h_world = m->height * cbrtf(fabsf(det));
+    /* H in world units, by the one world-scale rule (measure's too) */
+    float scale = tb_model_world_scale(m);
+    float h_world = m->height * (isfinite(scale) ? scale : 1.0f);
     /* A humanoid over 25 units tall is in centimetres, over 2500 in
      * millimetres (glTF says metres; real files do not always). */
     float units = d.world_units_per_m > 0 ? d.world_units_per_m : h_world > 2500 ? 1000.0f : h_world > 25 ? 100.0f : 1.0f;

@@ -9,6 +9,7 @@
 
 #include "offline/appendage_internal.h"
 #include "runtime/base.h"
+#include "offline/doc_json.h"
 #include "offline/weights_internal.h"
 #include "tailbone/measure.h"
 

@@ -106,3 +106,9 @@ int tb__type_components(const char *type)
             return t[i].c;
     return 0;
 }
+
+char *tb__json_text(const json_t *j, int indent)
+{
+    size_t flags = (indent > 0 ? JSON_INDENT(indent > 31 ? 31 : indent) : JSON_COMPACT) | JSON_REAL_PRECISION(6);
+    return j ? json_dumps(j, flags) : NULL;
+}

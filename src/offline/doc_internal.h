@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "runtime/base.h"
+#include "offline/doc_json.h"
 #include "tailbone/gltf.h"
 
 typedef struct tb__view {

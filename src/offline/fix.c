@@ -8,6 +8,7 @@
 #include "runtime/base.h"
 #include "offline/doc_internal.h"
 #include "offline/pool_internal.h"
+#include "offline/report_json.h"
 #include "offline/weights_internal.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/runtime.h"
@@ -17,7 +18,6 @@
 #include "tailbone/retarget.h"
 #include "tailbone/tailchain.h"
 
-#define TB__DEG (3.14159265358979 / 180.0)
 #define TB__STRAIN_ROW 0.18f /* SPEC C chain row: p99 1.18 */
 #define TB__BIND_SHARE 0.75f /* the solver fit's bind limit: this share of the carried bend */
 
@@ -48,7 +48,8 @@ static tb_doc *tb__copy(const tb_doc *in, tb_error *err)
 static void tb__report_clear(tb_fix_report *rep)
 {
     tb_appendage_report_free(&rep->repair);
-    json_decref(rep->retarget);
+    tb_retarget_report_free(rep->retarget);
+    free(rep->retarget);
     tb_bake_report_free(&rep->bake);
     free(rep->stretch);
     memset(rep, 0, sizeof *rep);
@@ -239,7 +240,10 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
         rd.only = d->only;
         rd.only_count = n;
         rd.foot_contact = d->foot_contact;
-        r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, &rep->retarget, err);
+        if (!(rep->retarget = calloc(1, sizeof *rep->retarget)))
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else if ((r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, rep->retarget, err)) != TB_OK)
+            free(rep->retarget), rep->retarget = NULL;
         rep->changed = 1;
     }
     if (r == TB_OK && !d->no_bake) {
@@ -551,8 +555,8 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
 static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_report *rep, tb_bake_desc *fb)
 {
     tb_spring_params *sp = &fb->spring.params;
-    float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB__DEG;
-    float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB__DEG;
+    float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB_RAD_PER_DEG;
+    float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB_RAD_PER_DEG;
     float fit_limit = INFINITY, min_carry = INFINITY, min_sized = INFINITY, max_turn = 0;
     int max_k = 0;
     for (int i = 0; i < rep->weight_count; i++) {
@@ -564,7 +568,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
         if (K < 1)
             continue;
         max_k = K > max_k ? K : max_k;
-        float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB__DEG;
+        float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB_RAD_PER_DEG;
         l = l < lo ? lo : l;
         fit_limit = l < fit_limit ? l : fit_limit;
         min_carry = w->carry_rad < min_carry ? w->carry_rad : min_carry;
@@ -596,7 +600,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
         }
     float leftover = 0; /* what the limit cannot take above its floor */
     if (excess > 0) {
-        float l = limit - excess, lo = 10 * (float)TB__DEG;
+        float l = limit - excess, lo = 10 * (float)TB_RAD_PER_DEG;
         leftover = l < lo ? lo - l : 0;
         l = l < lo ? lo : l;
         fit_limit = l < fit_limit ? l : fit_limit;
@@ -614,7 +618,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
      * hang_shell_leg's Crouch (0.1-0.3% at 28-31 deg), 3/4 of it (24 deg)
      * did not (docs/fix.md). */
     if (!(d->bake.spring.params.bind_limit_rad > 0) && min_sized < INFINITY) {
-        float b = TB__BIND_SHARE * min_sized, lo = 10 * (float)TB__DEG;
+        float b = TB__BIND_SHARE * min_sized, lo = 10 * (float)TB_RAD_PER_DEG;
         sp->bind_limit_rad = b < lo ? lo : b;
         changed = 1;
     }
@@ -798,8 +802,8 @@ static json_t *tb__bake_json(const tb_bake_report *b)
         } else {
             json_t *facts = json_pack("{s:b,s:b,s:i,s:i,s:f,s:f,s:f}", "looping", bc->looping, "wraps", bc->wraps,
                                       "passes", bc->passes, "keys", bc->keys, "duration_s", (double)bc->duration_s,
-                                      "loop_closure_deg", bc->closure_rad / TB__DEG, "swing_deg",
-                                      bc->swing_rad / TB__DEG);
+                                      "loop_closure_deg", bc->closure_rad * TB_DEG_PER_RAD, "swing_deg",
+                                      bc->swing_rad * TB_DEG_PER_RAD);
             json_object_update(o, facts);
             json_decref(facts);
         }
@@ -816,7 +820,7 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
     if (rep->repair.collar_changed)
         json_object_set_new(j, "collar_changed", json_integer((json_int_t)rep->repair.collar_changed));
     if (rep->retarget)
-        json_object_set(j, "retarget", rep->retarget);
+        json_object_set_new(j, "retarget", tb_retarget_report_json(rep->retarget));
     if (rep->zone_try_count) {
         json_t *z = json_array();
         for (int i = 0; i < rep->zone_try_count; i++)
@@ -842,7 +846,7 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
             json_object_set_new(o, "radius_segments", tb__num(x->radius_seg));
             if (x->smooth) {
                 json_object_set_new(o, "blend_zone", tb__num(x->zone));
-                json_object_set_new(o, "carried_bend_deg", tb__num(x->carry_rad / TB__DEG));
+                json_object_set_new(o, "carried_bend_deg", tb__num(x->carry_rad * TB_DEG_PER_RAD));
             }
             json_array_append_new(w, o);
         }
@@ -851,13 +855,13 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
         if (rep->solver_fit_tried) {
             json_t *f = json_pack("{s:b}", "kept", rep->solver_fit_kept);
             if (rep->fit_bend_limit_rad > 0)
-                json_object_set_new(f, "bend_limit_deg", tb__num(rep->fit_bend_limit_rad / TB__DEG));
+                json_object_set_new(f, "bend_limit_deg", tb__num(rep->fit_bend_limit_rad * TB_DEG_PER_RAD));
             if (rep->fit_rest_curve >= 0)
                 json_object_set_new(f, "rest_curve", tb__num(rep->fit_rest_curve));
             if (rep->fit_carry_rad >= 0)
-                json_object_set_new(f, "carry_deg", tb__num(rep->fit_carry_rad / TB__DEG));
+                json_object_set_new(f, "carry_deg", tb__num(rep->fit_carry_rad * TB_DEG_PER_RAD));
             if (rep->fit_bind_limit_rad > 0)
-                json_object_set_new(f, "bind_limit_deg", tb__num(rep->fit_bind_limit_rad / TB__DEG));
+                json_object_set_new(f, "bind_limit_deg", tb__num(rep->fit_bind_limit_rad * TB_DEG_PER_RAD));
             json_object_set_new(j, "solver_fit", f);
         }
     }
@@ -872,13 +876,13 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
             json_object_set_new(row, "tail", tb__stats_row(&r->tail));
             json_object_set_new(row, "body", tb__stats_row(&r->body));
             json_object_set_new(row, "tip_travel_h", tb__num(r->tip_travel_h));
-            json_object_set_new(row, "max_tail_rotation_deg", tb__num(r->max_bone_rotation_rad / TB__DEG));
+            json_object_set_new(row, "max_tail_rotation_deg", tb__num(r->max_bone_rotation_rad * TB_DEG_PER_RAD));
             json_object_set_new(row, "bone_distance_h", tb__num(r->bone_distance / r->height));
             if (r->seam.edges)
                 json_object_set_new(row, "seam", tb__stats_row(&r->seam));
             json_t *bends = json_object();
             for (int k = 0; k < s->bend_count; k++)
-                json_object_set_new(bends, s->bend_joint[k], tb__num(s->bend_rad[k] / TB__DEG));
+                json_object_set_new(bends, s->bend_joint[k], tb__num(s->bend_rad[k] * TB_DEG_PER_RAD));
             json_object_set_new(row, "max_bend_deg", bends);
             json_array_append_new(rows, row);
         }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/appendage_internal.h"
+#include "offline/mesh_internal.h"
 #include "runtime/base.h"
 
 void tb__graph_free(tb__graph *g)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/tbmath.h" /* tb__dot, tb__cross */
 #include "tailbone/humanoid.h"
 
 static const char *const tb__role_names[TB_ROLE_COUNT] = {
@@ -477,11 +478,6 @@ typedef struct tb__shape {
     float g, top, S;     /* ground, top, S = top - ground */
 } tb__shape;
 
-static float tb__dot(const float a[3], const float b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 static float tb__norm(const float a[3])
 {
     return sqrtf(tb__dot(a, a));
@@ -743,13 +739,6 @@ static int tb__assign_leg(const tb__shape *s, tb_role *roles, const int *ch, int
     return k0;
 }
 
-static void tb__cross(const float a[3], const float b[3], float out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 /* Spine roles over the path joints p[0..len): Spine, Spine1, …, the last
  * (where the arms leave) Spine2 when there are three or more. */
 static void tb__assign_spine(tb_role *roles, const int *p, int len)
@@ -956,7 +945,7 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
         tb__lo_point(&s, best.b, fb);
         tb__horiz(&s, fa, fb, lat);
     }
-    tb__cross(lat, s.up, f0);
+    tb__cross(f0, lat, s.up);
     float lf = tb__norm(f0);
     if (!(lf > 0))
         goto done;
@@ -991,7 +980,7 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
     if (arm_at >= 0) {
         /* each arm's side from where it reaches: left = up x forward */
         float left[3], d[3];
-        tb__cross(body->up, body->forward, left);
+        tb__cross(left, body->up, body->forward);
         tb__horiz(&s, tb__pos(&s, arm_ch[0][0]), tb__pos(&s, arm_ch[1][0]), d);
         if (tb__norm(d) < 0.02f * s.S) {
             float fa[3], fb[3];

@@ -245,22 +245,6 @@ size_t tb_measure_edges(const tb_model *m, uint64_t **out)
     return u;
 }
 
-/* Uniform scale the stored pose applies to the bind mesh (see measure.h):
- * median over skin joints of cbrt|det(W_j IBM_j)|. */
-static float tb__world_scale(const tb_model *m, float (*world)[16], float *scratch)
-{
-    tb_local_to_world(&m->skel, m->skel.rest_local, NULL, world);
-    size_t n = 0;
-    for (int k = 0; k < m->skin_joint_count; k++) {
-        mat4 s;
-        tb_mat4_mul((float *)s, world[m->skin_joints[k]], m->inverse_bind[k]);
-        float d = cbrtf(fabsf(glm_mat4_det(s)));
-        if (isfinite(d) && d > 0)
-            scratch[n++] = d;
-    }
-    return n ? tb_measure_percentile(scratch, n, 0.5) : 1.0f;
-}
-
 /* Rotation part of a world matrix as a unit quaternion (scale removed). */
 static void tb__world_rotation(const float w[16], versor q)
 {
@@ -339,7 +323,6 @@ typedef struct tb__scratch {
     float (*skin_mats)[16];
     float *skinned;
     tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
-    float *scale_tmp;
     versor *rot0;
     size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
 } tb__scratch;
@@ -358,7 +341,6 @@ static void tb__scratch_free(tb__scratch *s)
     free(s->skinned);
     for (int g = 0; g < 3; g++)
         tb__hist_free(&s->hist[g]);
-    free(s->scale_tmp);
     free(s->rot0);
     free(s->runs);
 }
@@ -427,10 +409,9 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     s.world = malloc(((size_t)jc + 1) * sizeof *s.world);
     s.skin_mats = malloc(((size_t)m->skin_joint_count + 1) * sizeof *s.skin_mats);
     s.skinned = malloc((nv + 1) * 3 * sizeof *s.skinned);
-    s.scale_tmp = malloc(((size_t)m->skin_joint_count + 1) * sizeof *s.scale_tmp);
     s.rot0 = malloc(((size_t)jc + 1) * sizeof *s.rot0);
     if (!s.bind_len || !s.group || !s.mask || !s.is_tail_joint || !s.motion || !s.locals || !s.world ||
-        !s.skin_mats || !s.skinned || !s.scale_tmp || !s.rot0) {
+        !s.skin_mats || !s.skinned || !s.rot0) {
         tb__scratch_free(&s);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
@@ -438,7 +419,11 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     out->duration_s = clip->duration_s;
     out->instants = n;
     out->height = m->height;
-    out->world_scale = tb__world_scale(m, s.world, s.scale_tmp);
+    out->world_scale = tb_model_world_scale(m); /* the one rule (tailbone/model.h) */
+    if (!isfinite(out->world_scale)) {
+        tb__scratch_free(&s);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     const float inv_scale = 1.0f / out->world_scale;
 
     /* The tail (see measure.h). */

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/appendage_internal.h"
+#include "offline/mesh_internal.h"
 #include "runtime/base.h"
 
 typedef struct tb__tgrid {

@@ -10,6 +10,7 @@
 
 #include "runtime/base.h"
 #include "runtime/tbmath.h"
+#include "offline/retarget_internal.h"
 #include "tailbone/retarget.h"
 
 /* Quaternion and matrix helpers: runtime/tbmath.h. tb_retarget_bind_to_world
@@ -500,32 +501,106 @@ static void tb__foot_contact(const tb_retarget_calib *dst, const tb__legs *L, tb
     }
 }
 
-tb_result tb_retarget_run(tb_retarget_bake **out, const tb_retarget_calib *src, const tb_clip *clip,
-                          const tb_retarget_calib *dst, const tb_retarget_desc *desc, tb_error *err)
+/* ---- tb_retarget_run as named stages ---------------------------------
+ *
+ * setup (the bake and the scratch of one run, tb__rt_job) → frame map (C:
+ * the source's character frame onto the target's) → joint match (the source
+ * joint and base rotation of each target joint) → channels (what the bake
+ * writes per joint) → per frame: pose (the target's pose and the grounding
+ * probes) → lift (smoothed) → per frame: place (lift, foot contact, short
+ * arc). The pure stages are declared in offline/retarget_internal.h and
+ * tested on their own (test_retarget). */
+
+void tb__rt_frame_map(const float src_frame[3][3], const float dst_frame[3][3], float cq[4], float *facing_deg)
 {
-    *out = NULL;
-    tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
+    float cm[3][3]; /* columns: C = F_dst F_src^T */
+    for (int col = 0; col < 3; col++)
+        for (int row = 0; row < 3; row++) {
+            float s = 0;
+            for (int k = 0; k < 3; k++)
+                s += dst_frame[k][row] * src_frame[k][col];
+            cm[col][row] = s;
+        }
+    tb__quat_from_cols(cq, cm[0], cm[1], cm[2]);
+    /* yaw of C about the target's up, for reports */
+    const float *fs = src_frame[2], *ft = dst_frame[2];
+    float cr[3];
+    tb__cross(cr, fs, ft);
+    *facing_deg = atan2f(tb__dot(cr, dst_frame[1]), tb__dot(fs, ft)) * 57.29578f;
+}
+
+void tb__rt_short_arc(tb_transform *loc, const tb_transform *prev, int joint_count)
+{
+    for (int j = 0; j < joint_count; j++) {
+        const float *q0 = prev[j].r;
+        float *q1 = loc[j].r;
+        if (q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3] < 0)
+            q1[0] = -q1[0], q1[1] = -q1[1], q1[2] = -q1[2], q1[3] = -q1[3];
+    }
+}
+
+/* One run: its inputs, the bake it fills and its scratch. */
+typedef struct tb__rt_job {
+    const tb_retarget_calib *src, *dst;
+    const tb_clip *clip;
+    tb_retarget_desc d;
+    float dur;
+    int frames, ns, nt, sh, th, up;
+    tb_retarget_bake *b;
+    tb_transform *src_local;
+    float (*src_world)[16], (*tgt_world)[16], (*wq)[4], (*skin)[16], *scratch;
+    float (*hips_parent)[16], (*hips_pos)[3];
+    float cq[4], cqi[4];
+    int *match;         /* per target joint: its source joint, or -1 */
+    float (*base)[4];   /* per target joint: Q_b^-1 R_tgt_bind */
+} tb__rt_job;
+
+static void tb__rt_free(tb__rt_job *j)
+{
+    free(j->src_local);
+    free(j->src_world);
+    free(j->tgt_world);
+    free(j->wq);
+    free(j->skin);
+    free(j->scratch);
+    free(j->hips_parent);
+    free(j->hips_pos);
+    free(j->match);
+    free(j->base);
+    tb_retarget_bake_free(j->b);
+}
+
+/* Setup: the desc's defaults, the frame count, the bake and the scratch. */
+static tb_result tb__rt_setup(tb__rt_job *j, const tb_retarget_calib *src, const tb_clip *clip,
+                              const tb_retarget_calib *dst, const tb_retarget_desc *desc, tb_error *err)
+{
+    memset(j, 0, sizeof *j);
+    j->d = desc ? *desc : (tb_retarget_desc){0};
     if (!src || !dst || !clip)
         return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_run: source, clip and target are required");
-    if (d.fps < 0 || d.smooth_s < 0)
+    if (j->d.fps < 0 || j->d.smooth_s < 0)
         return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_desc.fps and smooth_s must be >= 0");
-    if (d.fps == 0)
-        d.fps = 30;
-    if (d.smooth_s == 0)
-        d.smooth_s = 0.1f;
+    if (j->d.fps == 0)
+        j->d.fps = 30;
+    if (j->d.smooth_s == 0)
+        j->d.smooth_s = 0.1f;
     for (int i = 0; i < clip->channel_count; i++)
         if (clip->channels[i].joint < 0 || clip->channels[i].joint >= src->joint_count)
             return tb__fail(err, TB_ERR_ARG, NULL, "clip channel %d targets joint %d, outside the source skeleton", i,
                             clip->channels[i].joint);
-    float dur = clip->duration_s > 0 ? clip->duration_s : 0;
-    int frames = 1 + (int)ceilf(dur * d.fps - 1e-3f);
+    j->src = src, j->dst = dst, j->clip = clip;
+    j->dur = clip->duration_s > 0 ? clip->duration_s : 0;
+    int frames = 1 + (int)ceilf(j->dur * j->d.fps - 1e-3f);
     if (frames < 1)
         frames = 1;
-    if (dur > 0 && frames < 2)
+    if (j->dur > 0 && frames < 2)
         frames = 2;
-    int ns = src->joint_count, nt = dst->joint_count;
+    j->frames = frames;
+    int ns = j->ns = src->joint_count, nt = j->nt = dst->joint_count;
+    j->sh = src->role_joint[TB_ROLE_HIPS], j->th = dst->role_joint[TB_ROLE_HIPS];
+    j->up = dst->up_axis;
 
-    tb_retarget_bake *b = calloc(1, sizeof *b);
+    tb_retarget_bake *b = j->b = calloc(1, sizeof *b);
     if (!b)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     b->name = strdup(clip->name ? clip->name : "clip");
@@ -542,211 +617,208 @@ tb_result tb_retarget_run(tb_retarget_bake **out, const tb_retarget_calib *src, 
     b->foot_min_y = calloc((size_t)frames, sizeof(float));
     b->tail_min_y = calloc((size_t)frames, sizeof(float));
     b->source_foot_y = calloc((size_t)frames, sizeof(float));
-    tb_transform *src_local = malloc((size_t)ns * sizeof *src_local);
-    float(*src_world)[16] = malloc((size_t)ns * sizeof *src_world);
-    float(*tgt_world)[16] = malloc((size_t)nt * sizeof *tgt_world);
-    float(*wq)[4] = malloc((size_t)nt * sizeof *wq);
+    j->src_local = malloc((size_t)ns * sizeof *j->src_local);
+    j->src_world = malloc((size_t)ns * sizeof *j->src_world);
+    j->tgt_world = malloc((size_t)nt * sizeof *j->tgt_world);
+    j->wq = malloc((size_t)nt * sizeof *j->wq);
     int nmax_skin = src->skin_joint_count > dst->skin_joint_count ? src->skin_joint_count : dst->skin_joint_count;
-    float(*skin)[16] = malloc(((size_t)nmax_skin + 1) * sizeof *skin);
+    j->skin = malloc(((size_t)nmax_skin + 1) * sizeof *j->skin);
     int nsup = src->sup.count > dst->sup.count ? src->sup.count : dst->sup.count;
-    float *scratch = malloc(((size_t)nsup + 1) * 3 * sizeof(float));
-    float(*hips_parent)[16] = malloc((size_t)frames * sizeof *hips_parent);
-    float(*hips_pos)[3] = malloc((size_t)frames * sizeof *hips_pos);
+    j->scratch = malloc(((size_t)nsup + 1) * 3 * sizeof(float));
+    j->hips_parent = malloc((size_t)frames * sizeof *j->hips_parent);
+    j->hips_pos = malloc((size_t)frames * sizeof *j->hips_pos);
+    j->match = malloc((size_t)nt * sizeof *j->match);
+    j->base = malloc((size_t)nt * sizeof *j->base);
     if (!b->name || !b->times || !b->locals || !b->animated || !b->constant || !b->lift || !b->lift_raw ||
-        !b->clearance || !b->allowance || !b->foot_min_y || !b->tail_min_y || !b->source_foot_y || !src_local || !src_world ||
-        !tgt_world || !wq || !skin || !scratch || !hips_parent || !hips_pos) {
-        tb_retarget_bake_free(b);
-        b = NULL;
-    }
-    tb_result res = TB_OK;
-    if (!b) {
-        res = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        goto done;
-    }
+        !b->clearance || !b->allowance || !b->foot_min_y || !b->tail_min_y || !b->source_foot_y || !j->src_local ||
+        !j->src_world || !j->tgt_world || !j->wq || !j->skin || !j->scratch || !j->hips_parent || !j->hips_pos ||
+        !j->match || !j->base)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return TB_OK;
+}
 
-    /* C: the source's character frame onto the target's (facing, up). */
-    float cm[3][3]; /* columns: C = F_dst F_src^T */
-    for (int col = 0; col < 3; col++)
-        for (int row = 0; row < 3; row++) {
-            float s = 0;
-            for (int k = 0; k < 3; k++)
-                s += dst->frame[k][row] * src->frame[k][col];
-            cm[col][row] = s;
-        }
-    float cq[4], cqi[4];
-    tb__quat_from_cols(cq, cm[0], cm[1], cm[2]);
-    tb__qconj(cqi, cq);
-    {
-        /* yaw of C about the target's up, for reports */
-        const float *fs = src->frame[2], *ft = dst->frame[2];
-        float cr[3];
-        tb__cross(cr, fs, ft);
-        b->facing_deg = atan2f(tb__dot(cr, dst->frame[1]), tb__dot(fs, ft)) * 57.29578f;
-    }
-    b->leg_ratio = dst->leg_length / src->leg_length;
-
-    /* Per target joint: the matched source joint and Q_b^-1 R_tgt_bind. */
-    int *match = malloc((size_t)nt * sizeof *match);
-    float(*base)[4] = malloc((size_t)nt * sizeof *base);
-    if (!match || !base) {
-        free(match);
-        free(base);
-        res = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        goto done;
-    }
-    for (int j = 0; j < nt; j++) {
-        match[j] = -1;
-        memcpy(base[j], dst->bind_rot[j], sizeof base[j]);
-        tb_role r = dst->roles[j];
-        if (r == TB_ROLE_NONE || dst->role_joint[r] != j || src->role_joint[r] < 0)
+/* Joint match: per target joint, the matched source joint and Q_b^-1
+ * R_tgt_bind (limbs turned so the bind directions agree, unless raw_delta). */
+static void tb__rt_match(tb__rt_job *j)
+{
+    const tb_retarget_calib *src = j->src, *dst = j->dst;
+    for (int t = 0; t < j->nt; t++) {
+        j->match[t] = -1;
+        memcpy(j->base[t], dst->bind_rot[t], sizeof j->base[t]);
+        tb_role r = dst->roles[t];
+        if (r == TB_ROLE_NONE || dst->role_joint[r] != t || src->role_joint[r] < 0)
             continue;
-        match[j] = src->role_joint[r];
+        j->match[t] = src->role_joint[r];
         tb_role child = tb__limb_child(r);
-        if (d.raw_delta || child == TB_ROLE_NONE || dst->role_joint[child] < 0 || src->role_joint[child] < 0)
+        if (j->d.raw_delta || child == TB_ROLE_NONE || dst->role_joint[child] < 0 || src->role_joint[child] < 0)
             continue;
         const float *sa = &src->bind_world[src->role_joint[r]][12], *sb = &src->bind_world[src->role_joint[child]][12];
-        const float *ta = &dst->bind_world[j][12], *tb = &dst->bind_world[dst->role_joint[child]][12];
+        const float *ta = &dst->bind_world[t][12], *tb = &dst->bind_world[dst->role_joint[child]][12];
         float ds[3] = {sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2]}, dt[3] = {tb[0] - ta[0], tb[1] - ta[1], tb[2] - ta[2]};
         if (tb__norm3(ds) <= 0 || tb__norm3(dt) <= 0)
             continue;
         float cds[3], q[4], qi[4];
-        tb__qrot(cds, cq, ds);
+        tb__qrot(cds, j->cq, ds);
         tb__swing(q, cds, dt);
         tb__qconj(qi, q);
-        tb__qmul(base[j], qi, dst->bind_rot[j]);
-        tb_quat_normalize(base[j]);
+        tb__qmul(j->base[t], qi, dst->bind_rot[t]);
+        tb_quat_normalize(j->base[t]);
     }
-    int sh = src->role_joint[TB_ROLE_HIPS], th = dst->role_joint[TB_ROLE_HIPS];
-    for (int j = 0; j < nt; j++) {
-        if (match[j] >= 0)
-            b->animated[j] |= TB_RETARGET_R;
-        if (!dst->has_ibm[j])
+}
+
+/* Channels: what the bake writes per joint (rotations of matched joints,
+ * the hips' translation, stored poses that differ from bind). */
+static void tb__rt_channels(tb__rt_job *j)
+{
+    const tb_retarget_calib *dst = j->dst;
+    tb_retarget_bake *b = j->b;
+    int th = j->th;
+    for (int t = 0; t < j->nt; t++) {
+        if (j->match[t] >= 0)
+            b->animated[t] |= TB_RETARGET_R;
+        if (!dst->has_ibm[t])
             continue;
         float len = dst->leg_length;
         for (int p = TB_RETARGET_T; p <= TB_RETARGET_S; p <<= 1)
-            if (!(b->animated[j] & p) && !(j == th && p == TB_RETARGET_T) &&
-                tb__differs(&dst->stored_local[j], &dst->bind_local[j], p, len))
-                b->constant[j] |= (uint8_t)p;
+            if (!(b->animated[t] & p) && !(t == th && p == TB_RETARGET_T) &&
+                tb__differs(&dst->stored_local[t], &dst->bind_local[t], p, len))
+                b->constant[t] |= (uint8_t)p;
     }
     b->animated[th] |= TB_RETARGET_T | TB_RETARGET_R;
     b->constant[th] &= (uint8_t)~(TB_RETARGET_T | TB_RETARGET_R);
-    const float *src_hips0 = &src->bind_world[sh][12], *dst_hips0 = &dst->bind_world[th][12];
-    int up = dst->up_axis;
+}
 
-    for (int f = 0; f < frames; f++) {
-        float t = f == frames - 1 ? dur : (float)f / d.fps;
-        if (t > dur)
-            t = dur;
-        b->times[f] = t;
-        /* source pose in true world space (armature nodes included) */
-        tb_clip_sample(clip, &src->skel, t, src_local);
-        tb__world_pass(src, src_local, src_world);
-        tb_transform *loc = b->locals + (size_t)f * (size_t)nt;
-        for (int j = 0; j < nt; j++) {
-            int p = dst->parents[j];
-            static const float qid[4] = {0, 0, 0, 1};
-            const float *rp = p >= 0 ? wq[p] : qid;
-            loc[j] = dst->bind_local[j];
-            if (match[j] >= 0) {
-                /* Δ_w = R_src(t) R_src_bind^-1, turned into the target's frame */
-                float rs[4], inv[4], delta[4], rt[4], rpi[4];
-                tb__mat_rot(rs, src_world[match[j]]);
-                tb__qconj(inv, src->bind_rot[match[j]]);
-                tb__qmul(delta, rs, inv);
-                tb__qmul(delta, cq, delta);
-                tb__qmul(delta, delta, cqi);
-                tb__qmul(rt, delta, base[j]);
-                tb_quat_normalize(rt);
-                memcpy(wq[j], rt, sizeof rt);
-                tb__qconj(rpi, rp);
-                tb__qmul(loc[j].r, rpi, rt);
-                tb_quat_normalize(loc[j].r);
-            } else {
-                tb__qmul(wq[j], rp, loc[j].r);
-                tb_quat_normalize(wq[j]);
-            }
-            if (j == th) {
-                /* hips: source displacement from bind, world, scaled by legs */
-                float disp[3] = {src_world[sh][12] - src_hips0[0], src_world[sh][13] - src_hips0[1],
-                                 src_world[sh][14] - src_hips0[2]};
-                float cd[3];
-                tb__qrot(cd, cq, disp);
-                for (int k = 0; k < 3; k++)
-                    hips_pos[f][k] = dst_hips0[k] + b->leg_ratio * cd[k];
-                static const float id16[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-                memcpy(hips_parent[f], p >= 0 ? tgt_world[p] : id16, sizeof hips_parent[f]);
-                float pinv[16];
-                tb__mat_inv(pinv, hips_parent[f]);
-                tb__mat_point(loc[j].t, pinv, hips_pos[f]);
-            }
-            float ml[16];
-            tb_transform_to_matrix(&loc[j], ml);
-            if (p >= 0)
-                tb_mat4_mul(tgt_world[j], tgt_world[p], ml);
-            else
-                memcpy(tgt_world[j], ml, sizeof ml);
+/* Pose of frame f: the source sampled, its rotations carried onto the
+ * target, the hips displaced by the legs' ratio; then SPEC D's grounding
+ * probes on the target (before the lift) and on the source (its allowance). */
+static void tb__rt_pose(tb__rt_job *j, int f)
+{
+    const tb_retarget_calib *src = j->src, *dst = j->dst;
+    tb_retarget_bake *b = j->b;
+    int nt = j->nt, sh = j->sh, th = j->th;
+    const float *src_hips0 = &src->bind_world[sh][12], *dst_hips0 = &dst->bind_world[th][12];
+    float(*src_world)[16] = j->src_world, (*tgt_world)[16] = j->tgt_world, (*wq)[4] = j->wq;
+    float(*skin)[16] = j->skin, *scratch = j->scratch;
+    float t = f == j->frames - 1 ? j->dur : (float)f / j->d.fps;
+    if (t > j->dur)
+        t = j->dur;
+    b->times[f] = t;
+    /* source pose in true world space (armature nodes included) */
+    tb_clip_sample(j->clip, &src->skel, t, j->src_local);
+    tb__world_pass(src, j->src_local, src_world);
+    tb_transform *loc = b->locals + (size_t)f * (size_t)nt;
+    for (int k = 0; k < nt; k++) {
+        int p = dst->parents[k];
+        static const float qid[4] = {0, 0, 0, 1};
+        const float *rp = p >= 0 ? wq[p] : qid;
+        loc[k] = dst->bind_local[k];
+        if (j->match[k] >= 0) {
+            /* Δ_w = R_src(t) R_src_bind^-1, turned into the target's frame */
+            float rs[4], inv[4], delta[4], rt[4], rpi[4];
+            tb__mat_rot(rs, src_world[j->match[k]]);
+            tb__qconj(inv, src->bind_rot[j->match[k]]);
+            tb__qmul(delta, rs, inv);
+            tb__qmul(delta, j->cq, delta);
+            tb__qmul(delta, delta, j->cqi);
+            tb__qmul(rt, delta, j->base[k]);
+            tb_quat_normalize(rt);
+            memcpy(wq[k], rt, sizeof rt);
+            tb__qconj(rpi, rp);
+            tb__qmul(loc[k].r, rpi, rt);
+            tb_quat_normalize(loc[k].r);
+        } else {
+            tb__qmul(wq[k], rp, loc[k].r);
+            tb_quat_normalize(wq[k]);
         }
-        /* SPEC D grounding probes on the target (before the lift) ... */
-        tb_skin_matrices(skin, (const float(*)[16])tgt_world, dst->skin_joints,
-                         (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
-        b->clearance[f] = tb_ground_clearance(&dst->sup, (const float(*)[16])skin, scratch);
-        b->foot_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch);
-        b->tail_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_TAIL, (const float(*)[16])skin, scratch);
-        /* ... and the same quantity on the source: its allowance a(t) <= 0 */
-        tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
-                         (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
-        float cs = tb_ground_clearance(&src->sup, (const float(*)[16])skin, scratch);
-        b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
-        b->source_foot_y[f] = (tb_ground_lowest(&src->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch) -
-                               src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
-        /* L_raw(t) = max(0, a(t) − c(t)) */
-        float lr = isfinite(b->clearance[f]) ? b->allowance[f] - b->clearance[f] : 0;
-        b->lift_raw[f] = d.no_ground || !(lr > 0) ? 0 : lr;
+        if (k == th) {
+            /* hips: source displacement from bind, world, scaled by legs */
+            float disp[3] = {src_world[sh][12] - src_hips0[0], src_world[sh][13] - src_hips0[1],
+                             src_world[sh][14] - src_hips0[2]};
+            float cd[3];
+            tb__qrot(cd, j->cq, disp);
+            for (int a = 0; a < 3; a++)
+                j->hips_pos[f][a] = dst_hips0[a] + b->leg_ratio * cd[a];
+            static const float id16[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+            memcpy(j->hips_parent[f], p >= 0 ? tgt_world[p] : id16, sizeof j->hips_parent[f]);
+            float pinv[16];
+            tb__mat_inv(pinv, j->hips_parent[f]);
+            tb__mat_point(loc[k].t, pinv, j->hips_pos[f]);
+        }
+        float ml[16];
+        tb_transform_to_matrix(&loc[k], ml);
+        if (p >= 0)
+            tb_mat4_mul(tgt_world[k], tgt_world[p], ml);
+        else
+            memcpy(tgt_world[k], ml, sizeof ml);
     }
-    tb_ground_smooth(b->lift, b->lift_raw, frames, 1.0f / d.fps, d.smooth_s);
+    /* SPEC D grounding probes on the target (before the lift) ... */
+    tb_skin_matrices(skin, (const float(*)[16])tgt_world, dst->skin_joints,
+                     (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
+    b->clearance[f] = tb_ground_clearance(&dst->sup, (const float(*)[16])skin, scratch);
+    b->foot_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch);
+    b->tail_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_TAIL, (const float(*)[16])skin, scratch);
+    /* ... and the same quantity on the source: its allowance a(t) <= 0 */
+    tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
+                     (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
+    float cs = tb_ground_clearance(&src->sup, (const float(*)[16])skin, scratch);
+    b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
+    b->source_foot_y[f] = (tb_ground_lowest(&src->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch) -
+                           src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
+    /* L_raw(t) = max(0, a(t) − c(t)) */
+    float lr = isfinite(b->clearance[f]) ? b->allowance[f] - b->clearance[f] : 0;
+    b->lift_raw[f] = j->d.no_ground || !(lr > 0) ? 0 : lr;
+}
+
+/* Place frame f: the smoothed lift on the hips, the feet out of the floor
+ * (foot_contact), rotations on the previous frame's hemisphere. */
+static void tb__rt_place(tb__rt_job *j, const tb__legs *legs, int f)
+{
+    tb_retarget_bake *b = j->b;
+    int nt = j->nt, th = j->th;
+    tb_transform *loc = b->locals + (size_t)f * (size_t)nt;
+    if (b->lift[f] > 0) {
+        float pos[3] = {j->hips_pos[f][0], j->hips_pos[f][1], j->hips_pos[f][2]}, pinv[16];
+        pos[j->up] += b->lift[f];
+        tb__mat_inv(pinv, j->hips_parent[f]);
+        tb__mat_point(loc[th].t, pinv, pos);
+    }
+    b->foot_min_y[f] += b->lift[f];
+    b->tail_min_y[f] += b->lift[f];
+    if (j->d.foot_contact && !j->d.no_ground && legs->count)
+        tb__foot_contact(j->dst, legs, loc, b, f, j->tgt_world, j->skin, j->scratch, j->up);
+    /* keep rotations on one hemisphere so LINEAR keys take the short arc */
+    if (f > 0)
+        tb__rt_short_arc(loc, b->locals + (size_t)(f - 1) * (size_t)nt, nt);
+}
+
+tb_result tb_retarget_run(tb_retarget_bake **out, const tb_retarget_calib *src, const tb_clip *clip,
+                          const tb_retarget_calib *dst, const tb_retarget_desc *desc, tb_error *err)
+{
+    *out = NULL;
+    tb__rt_job j;
+    tb_result res = tb__rt_setup(&j, src, clip, dst, desc, err);
+    if (res != TB_OK) {
+        tb__rt_free(&j);
+        return res;
+    }
+    tb__rt_frame_map(src->frame, dst->frame, j.cq, &j.b->facing_deg);
+    tb__qconj(j.cqi, j.cq);
+    j.b->leg_ratio = dst->leg_length / src->leg_length;
+    tb__rt_match(&j);
+    tb__rt_channels(&j);
+    for (int f = 0; f < j.frames; f++)
+        tb__rt_pose(&j, f);
+    tb_ground_smooth(j.b->lift, j.b->lift_raw, j.frames, 1.0f / j.d.fps, j.d.smooth_s);
     tb__legs legs;
     if (tb__legs_init(&legs, dst) != TB_OK) {
-        res = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        free(match);
-        free(base);
-        goto done;
+        tb__rt_free(&j);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    for (int f = 0; f < frames; f++) {
-        tb_transform *loc = b->locals + (size_t)f * (size_t)nt;
-        if (b->lift[f] > 0) {
-            float pos[3] = {hips_pos[f][0], hips_pos[f][1], hips_pos[f][2]}, pinv[16];
-            pos[up] += b->lift[f];
-            tb__mat_inv(pinv, hips_parent[f]);
-            tb__mat_point(loc[th].t, pinv, pos);
-        }
-        b->foot_min_y[f] += b->lift[f];
-        b->tail_min_y[f] += b->lift[f];
-        if (d.foot_contact && !d.no_ground && legs.count)
-            tb__foot_contact(dst, &legs, loc, b, f, tgt_world, skin, scratch, up);
-        /* keep rotations on one hemisphere so LINEAR keys take the short arc */
-        if (f > 0)
-            for (int j = 0; j < nt; j++) {
-                const float *q0 = b->locals[(size_t)(f - 1) * (size_t)nt + (size_t)j].r;
-                float *q1 = loc[j].r;
-                if (q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3] < 0)
-                    q1[0] = -q1[0], q1[1] = -q1[1], q1[2] = -q1[2], q1[3] = -q1[3];
-            }
-    }
-    free(match);
-    free(base);
+    for (int f = 0; f < j.frames; f++)
+        tb__rt_place(&j, &legs, f);
     free(legs.leg_of_point);
-done:
-    free(src_local);
-    free(src_world);
-    free(tgt_world);
-    free(wq);
-    free(skin);
-    free(scratch);
-    free(hips_parent);
-    free(hips_pos);
-    if (res == TB_OK)
-        *out = b;
-    else
-        tb_retarget_bake_free(b);
-    return res;
+    *out = j.b;
+    j.b = NULL;
+    tb__rt_free(&j);
+    return TB_OK;
 }

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "runtime/base.h"
+#include "offline/report_json.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
 #include "tailbone/retarget.h"
@@ -113,16 +114,24 @@ static json_t *tb__vec3(const float *v)
     return json_pack("[f,f,f]", (double)v[0], (double)v[1], (double)v[2]);
 }
 
-static json_t *tb__clip_report(const tb_retarget_bake *b, const char *lib, int roles)
+static char *tb__strdup(const char *s)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(b->name));
-    json_object_set_new(o, "source", json_string(lib ? lib : ""));
-    json_object_set_new(o, "duration_s", json_real(b->times[b->frame_count - 1]));
-    json_object_set_new(o, "frames", json_integer(b->frame_count));
-    json_object_set_new(o, "roles_matched", json_integer(roles));
-    json_object_set_new(o, "leg_ratio", json_real(b->leg_ratio));
-    json_object_set_new(o, "facing_deg", json_real(b->facing_deg));
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    return c ? memcpy(c, s, n) : NULL;
+}
+
+/* One clip's figures (tb_retarget_clip_report). 0 when out of memory. */
+static int tb__clip_report(tb_retarget_clip_report *o, const tb_retarget_bake *b, const char *lib, int roles)
+{
+    memset(o, 0, sizeof *o);
+    o->name = tb__strdup(b->name);
+    o->source = tb__strdup(lib ? lib : "");
+    o->duration_s = b->times[b->frame_count - 1];
+    o->frame_count = b->frame_count;
+    o->roles_matched = roles;
+    o->leg_ratio = b->leg_ratio;
+    o->facing_deg = b->facing_deg;
     double ferr = 0, ferr_max = 0;
     int fn = 0;
     for (int f = 0; f < b->frame_count; f++)
@@ -147,20 +156,95 @@ static json_t *tb__clip_report(const tb_retarget_bake *b, const char *lib, int r
         if (b->tail_min_y[f] < tmin)
             tmin = b->tail_min_y[f];
     }
-    json_t *gr = json_object();
-    json_object_set_new(gr, "lift_max", json_real(lmax));
-    json_object_set_new(gr, "lift_max_at_s", json_real(lmax_t));
-    json_object_set_new(gr, "lift_raw_max", json_real(rawmax));
-    json_object_set_new(gr, "clearance_min", isfinite(cmin) ? json_real(cmin) : json_null());
-    json_object_set_new(gr, "foot_min_y_low", isfinite(fmin) ? json_real(fmin) : json_null());
-    json_object_set_new(gr, "foot_min_y_high", isfinite(fmax) ? json_real(fmax) : json_null());
-    json_object_set_new(gr, "foot_vs_source_mean", fn ? json_real(ferr / fn) : json_null());
-    json_object_set_new(gr, "foot_vs_source_max", fn ? json_real(ferr_max) : json_null());
-    json_object_set_new(gr, "tail_min_y", isfinite(tmin) ? json_real(tmin) : json_null());
-    json_object_set_new(gr, "foot_contact_fixes", json_integer(b->foot_fixes));
-    json_object_set_new(gr, "foot_contact_raise_max", json_real(b->foot_raise_max));
-    json_object_set_new(o, "grounding", gr);
-    return o;
+    o->lift_max = lmax;
+    o->lift_max_at_s = lmax_t;
+    o->lift_raw_max = rawmax;
+    o->clearance_min = isfinite(cmin) ? cmin : NAN;
+    o->foot_min_y_low = isfinite(fmin) ? fmin : NAN;
+    o->foot_min_y_high = isfinite(fmax) ? fmax : NAN;
+    o->foot_vs_source_mean = fn ? ferr / fn : NAN;
+    o->foot_vs_source_max = fn ? ferr_max : NAN;
+    o->tail_min_y = isfinite(tmin) ? tmin : NAN;
+    o->foot_contact_fixes = b->foot_fixes;
+    o->foot_contact_raise_max = b->foot_raise_max;
+    return o->name && o->source;
+}
+
+/* a figure, or null when it has no sample */
+static json_t *tb__real(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *tb_retarget_report_json(const tb_retarget_report *rep)
+{
+    json_t *j = json_object(), *detected = json_array(), *clips = json_array();
+    for (int i = 0; i < rep->tail_count; i++) {
+        const tb_retarget_tail_found *t = &rep->tails[i];
+        json_array_append_new(detected, json_pack("{s:s, s:I, s:f}", "attachment", t->attachment, "vertices",
+                                                  (json_int_t)t->vertex_count, "length", (double)t->length));
+    }
+    json_object_set_new(j, "detected_tails", detected);
+    json_t *ch = json_object();
+    json_object_set_new(ch, "file", json_string(rep->file ? rep->file : ""));
+    json_object_set_new(ch, "height", json_real(rep->height));
+    json_object_set_new(ch, "roles", json_integer(rep->roles));
+    json_object_set_new(ch, "leg_length", json_real(rep->leg_length));
+    json_object_set_new(ch, "supports", json_pack("{s:i, s:i, s:i, s:f, s:I}", "body", rep->supports_body, "tail",
+                                                  rep->supports_tail, "foot", rep->supports_foot, "f_body",
+                                                  (double)rep->supports_f_body, "hanging_vertices",
+                                                  (json_int_t)rep->supports_hanging_vertices));
+    json_object_set_new(j, "character", ch);
+    const tb_placement *place = &rep->placement;
+    json_t *pl = json_object();
+    json_object_set_new(pl, "ground_offset_y", json_real(place->ground_offset_y));
+    json_object_set_new(pl, "body_min_y", json_real(place->body_min_y));
+    json_object_set_new(pl, "all_min_y", json_real(place->all_min_y));
+    json_object_set_new(pl, "tail_vertices", json_integer((json_int_t)place->tail_vertex_count));
+    json_object_set_new(pl, "frame_min", tb__vec3(place->frame_min));
+    json_object_set_new(pl, "frame_max", tb__vec3(place->frame_max));
+    json_object_set_new(j, "placement", pl);
+    for (int c = 0; c < rep->clip_count; c++) {
+        const tb_retarget_clip_report *b = &rep->clips[c];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(b->name));
+        json_object_set_new(o, "source", json_string(b->source));
+        json_object_set_new(o, "duration_s", json_real(b->duration_s));
+        json_object_set_new(o, "frames", json_integer(b->frame_count));
+        json_object_set_new(o, "roles_matched", json_integer(b->roles_matched));
+        json_object_set_new(o, "leg_ratio", json_real(b->leg_ratio));
+        json_object_set_new(o, "facing_deg", json_real(b->facing_deg));
+        json_t *gr = json_object();
+        json_object_set_new(gr, "lift_max", json_real(b->lift_max));
+        json_object_set_new(gr, "lift_max_at_s", json_real(b->lift_max_at_s));
+        json_object_set_new(gr, "lift_raw_max", json_real(b->lift_raw_max));
+        json_object_set_new(gr, "clearance_min", tb__real(b->clearance_min));
+        json_object_set_new(gr, "foot_min_y_low", tb__real(b->foot_min_y_low));
+        json_object_set_new(gr, "foot_min_y_high", tb__real(b->foot_min_y_high));
+        json_object_set_new(gr, "foot_vs_source_mean", tb__real(b->foot_vs_source_mean));
+        json_object_set_new(gr, "foot_vs_source_max", tb__real(b->foot_vs_source_max));
+        json_object_set_new(gr, "tail_min_y", tb__real(b->tail_min_y));
+        json_object_set_new(gr, "foot_contact_fixes", json_integer(b->foot_contact_fixes));
+        json_object_set_new(gr, "foot_contact_raise_max", json_real(b->foot_contact_raise_max));
+        json_object_set_new(o, "grounding", gr);
+        json_array_append_new(clips, o);
+    }
+    json_object_set_new(j, "clips", clips);
+    return j;
+}
+
+void tb_retarget_report_free(tb_retarget_report *rep)
+{
+    if (!rep)
+        return;
+    for (int i = 0; i < rep->tail_count; i++)
+        free(rep->tails[i].attachment);
+    for (int c = 0; c < rep->clip_count; c++)
+        free(rep->clips[c].name), free(rep->clips[c].source);
+    free(rep->tails);
+    free(rep->clips);
+    free(rep->file);
+    memset(rep, 0, sizeof *rep);
 }
 
 static int tb__matched_roles(const tb_retarget_calib *a, const tb_retarget_calib *b)
@@ -172,10 +256,10 @@ static int tb__matched_roles(const tb_retarget_calib *a, const tb_retarget_calib
 }
 
 tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
-                           json_t **report, tb_error *err)
+                           tb_retarget_report *report, tb_error *err)
 {
     if (report)
-        *report = NULL;
+        memset(report, 0, sizeof *report);
     tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
     if (!character || (lib_count > 0 && !libs) || lib_count < 0)
         return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_docs: a character and its libraries are required");
@@ -237,7 +321,7 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
     /* SPEC D: T = skin mostly on tail bones. A character that has not been
      * through the tail pass has none: find its tails (SPEC A) for the mask. */
     uint8_t *mask = NULL;
-    json_t *detected = json_array();
+    tb_retarget_report rep = {0};
     int has_tail_bones = 0;
     for (int j = 0; j < tm->skel.joint_count; j++) {
         int c, i;
@@ -258,9 +342,19 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
                 for (size_t k = 0; k < ap->vertex_count; k++)
                     if (ap->vertices[k] < tm->vertex_count)
                         mask[ap->vertices[k]] = 1;
-                json_array_append_new(detected, json_pack("{s:s, s:I, s:f}", "attachment", ap->attach_name,
-                                                          "vertices", (json_int_t)ap->vertex_count, "length",
-                                                          (double)ap->length));
+                tb_retarget_tail_found *tails = realloc(rep.tails, (size_t)(rep.tail_count + 1) * sizeof *tails);
+                if (!tails) {
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    break;
+                }
+                rep.tails = tails;
+                tb_retarget_tail_found *found = &rep.tails[rep.tail_count++];
+                found->vertex_count = ap->vertex_count;
+                found->length = ap->length;
+                if (!(found->attachment = tb__strdup(ap->attach_name))) {
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    break;
+                }
             }
         }
         tb_appendage_report_free(&ar);
@@ -276,31 +370,23 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
     tb_model_free(tm); /* the calibration holds all it needs: the doc may now change */
     if (r != TB_OK) {
         tb_retarget_calib_free(dst);
-        json_decref(detected);
+        tb_retarget_report_free(&rep);
         return r;
     }
-    json_t *rep = json_object(), *clips = json_array();
-    json_object_set_new(rep, "detected_tails", detected);
     {
         const tb_ground_supports *s = tb_retarget_calib_supports(dst);
-        json_t *ch = json_object();
-        json_object_set_new(ch, "file", json_string(tb_doc_name(character)));
-        json_object_set_new(ch, "height", json_real(height));
-        json_object_set_new(ch, "roles", json_integer(tb_retarget_calib_role_count(dst)));
-        json_object_set_new(ch, "leg_length", json_real(tb_retarget_calib_leg_length(dst)));
-        json_object_set_new(ch, "supports", json_pack("{s:i, s:i, s:i, s:f, s:I}", "body", s->body_count, "tail",
-                                                      s->tail_count, "foot", s->foot_count, "f_body",
-                                                      (double)s->f_body, "hanging_vertices",
-                                                      (json_int_t)s->hanging_vertex_count));
-        json_object_set_new(rep, "character", ch);
-        json_t *pl = json_object();
-        json_object_set_new(pl, "ground_offset_y", json_real(place.ground_offset_y));
-        json_object_set_new(pl, "body_min_y", json_real(place.body_min_y));
-        json_object_set_new(pl, "all_min_y", json_real(place.all_min_y));
-        json_object_set_new(pl, "tail_vertices", json_integer((json_int_t)place.tail_vertex_count));
-        json_object_set_new(pl, "frame_min", tb__vec3(place.frame_min));
-        json_object_set_new(pl, "frame_max", tb__vec3(place.frame_max));
-        json_object_set_new(rep, "placement", pl);
+        rep.file = tb__strdup(tb_doc_name(character));
+        rep.height = height;
+        rep.roles = tb_retarget_calib_role_count(dst);
+        rep.leg_length = tb_retarget_calib_leg_length(dst);
+        rep.supports_body = s->body_count;
+        rep.supports_tail = s->tail_count;
+        rep.supports_foot = s->foot_count;
+        rep.supports_f_body = s->f_body;
+        rep.supports_hanging_vertices = s->hanging_vertex_count;
+        rep.placement = place;
+        if (!rep.file)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     for (int l = 0; l < lib_count && r == TB_OK; l++) {
         const tb_gltf *g = tb_doc_gltf(libs[l]);
@@ -326,8 +412,14 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
                 r = tb_retarget_run(&b, src, clip, dst, &d, err);
             if (r == TB_OK)
                 r = tb_retarget_write(character, dst, b, err);
-            if (r == TB_OK)
-                json_array_append_new(clips, tb__clip_report(b, tb_doc_name(libs[l]), tb__matched_roles(src, dst)));
+            if (r == TB_OK) {
+                tb_retarget_clip_report *clips = realloc(rep.clips, (size_t)(rep.clip_count + 1) * sizeof *clips);
+                if (clips)
+                    rep.clips = clips;
+                if (!clips || !tb__clip_report(&rep.clips[rep.clip_count++], b, tb_doc_name(libs[l]),
+                                               tb__matched_roles(src, dst)))
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            }
             tb_retarget_bake_free(b);
             tb_clip_free(clip);
         }
@@ -342,11 +434,10 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         }
     }
     tb_retarget_calib_free(dst);
-    json_object_set_new(rep, "clips", clips);
     if (r == TB_OK)
         r = tb_doc_refresh(character, err);
     if (r != TB_OK || !report)
-        json_decref(rep);
+        tb_retarget_report_free(&rep);
     else
         *report = rep;
     return r;

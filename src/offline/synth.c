@@ -1063,7 +1063,7 @@ static void tbs__weld_root(tbs_mesh *tail, size_t ring0, const tbs_mesh *body)
     }
 }
 
-tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc *desc, json_t **truth,
+tb_result tb_synth_build_json(tb_doc **out, const char *variant, const tb_synth_desc *desc, json_t **truth,
                          tb_error *err)
 {
     if (out)

@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "offline/synth_json.h"
+
 #include "tailbone/gltf.h"
 
 /* The 22 body joints, parent-first; joint j has role j + 1 (tb_role). */

@@ -1564,8 +1564,8 @@ static tb_result fx__write(fx_build *bd, tb_doc *doc, const char *body_name, uin
     return TB_OK;
 }
 
-tb_result tb_synth_onto(tb_doc **out, const tb_doc *body, const char *fixture, const tb_synth_desc *desc,
-                        json_t **truth, tb_error *err)
+tb_result tb_synth_onto_json(tb_doc **out, const tb_doc *body, const char *fixture, const tb_synth_desc *desc,
+                             json_t **truth, tb_error *err)
 {
     if (out)
         *out = NULL;

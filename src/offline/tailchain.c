@@ -199,6 +199,24 @@ static int tb__structural(const tb_model *m, const int *top, const int *first, c
     return behind > 0.02f * m->height;
 }
 
+/* A named chain from joint j down: each next joint is the first child of the
+ * last that the rule takes (by_index: tailbone's Tail_<next index>; else any
+ * name with a tail word), up to TB_TAIL_CHAIN_MAX_BONES. */
+static void tb__follow(const tb_model *m, tb_tail_chain *c, int j, int by_index)
+{
+    const char *const *names = m->skel.names;
+    int n = m->skel.joint_count, ci, ii;
+    for (int cur = j; cur >= 0 && c->count < TB_TAIL_CHAIN_MAX_BONES;) {
+        c->joints[c->count++] = cur;
+        int next = -1;
+        for (int k = cur + 1; k < n && next < 0; k++)
+            if (m->skel.parents[k] == cur &&
+                (by_index ? tb_tail_name_parse(names[k], &ci, &ii) && ii == c->count + 1 : tb_tail_word(names[k])))
+                next = k;
+        cur = next;
+    }
+}
+
 int tb_tail_chains_find(const tb_model *m, tb_tail_chain *out, int cap)
 {
     int n = m->skel.joint_count, found = 0;
@@ -224,30 +242,14 @@ int tb_tail_chains_find(const tb_model *m, tb_tail_chain *out, int cap)
                 /* tailbone's: Tail_1, Tail_2, … by index, Tail_End last */
                 c.source = TB_CHAIN_TAILBONE;
                 c.anchor = p;
-                int cur = j;
-                while (cur >= 0 && c.count < TB_TAIL_CHAIN_MAX_BONES) {
-                    c.joints[c.count++] = cur;
-                    int next = -1;
-                    for (int k = cur + 1; k < n && next < 0; k++)
-                        if (m->skel.parents[k] == cur && tb_tail_name_parse(names[k], &ci, &ii) && ii == c.count + 1)
-                            next = k;
-                    cur = next;
-                }
+                tb__follow(m, &c, j, 1);
             } else if (pass == 1) {
                 if (!names || !tb_tail_word(names[j]) || tb_tail_name_parse(names[j], &ci, &ii) ||
                     (p >= 0 && tb_tail_word(names[p])) || p < 0 || tb__taken(out, found, cap, j))
                     continue;
                 c.source = TB_CHAIN_NAME;
                 c.anchor = p;
-                int cur = j;
-                while (cur >= 0 && c.count < TB_TAIL_CHAIN_MAX_BONES) {
-                    c.joints[c.count++] = cur;
-                    int next = -1;
-                    for (int k = cur + 1; k < n && next < 0; k++)
-                        if (m->skel.parents[k] == cur && tb_tail_word(names[k]))
-                            next = k;
-                    cur = next;
-                }
+                tb__follow(m, &c, j, 0);
             } else {
                 if (tb__taken(out, found, cap, j) || (p >= 0 && tb__taken(out, found, cap, p)) ||
                     !tb__structural(m, top, first, nchild, j, &c))

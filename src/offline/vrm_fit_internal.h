@@ -3,6 +3,7 @@
 #ifndef TB_VRM_FIT_INTERNAL_H
 #define TB_VRM_FIT_INTERNAL_H
 
+#include "offline/doc_json.h"
 #include "tailbone/bake.h"
 #include "tailbone/gltf.h"
 #include "tailbone/model.h"

@@ -24,6 +24,13 @@ int main(void)
         fprintf(stderr, "consumer: fix: %s: %s\n", err.where, err.message);
         return 1;
     }
+    /* the report as JSON text: no jansson in the public headers */
+    char *text = tb_fix_report_json_text(&rep, 2);
+    if (!text || !strstr(text, "\"appendages\"")) {
+        fprintf(stderr, "consumer: the fix report's JSON text lacks its appendages\n");
+        return 1;
+    }
+    free(text);
     uint8_t *glb = NULL;
     size_t size = 0;
     if (tb_doc_write_memory(out, &glb, &size, &err) != TB_OK ||

@@ -1,0 +1,18 @@
+/* Private: the pure stages of tb_retarget_run (retarget.c), tested on
+ * their own (test_retarget). Not installed. */
+#ifndef TB_RETARGET_INTERNAL_H
+#define TB_RETARGET_INTERNAL_H
+
+#include "tailbone/runtime.h"
+
+/* Frame map: the rotation C taking the source's character frame onto the
+ * target's (frames as columns left, up, forward; C = F_dst F_src^T) as a
+ * unit quaternion, and its yaw about the target's up in degrees (the
+ * report's facing_deg). */
+void tb__rt_frame_map(const float src_frame[3][3], const float dst_frame[3][3], float cq[4], float *facing_deg);
+
+/* Short arc: each joint's rotation in loc flipped onto the hemisphere of
+ * the same joint's in prev, so LINEAR keys between them take the short arc. */
+void tb__rt_short_arc(tb_transform *loc, const tb_transform *prev, int joint_count);
+
+#endif
