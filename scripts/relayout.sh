@@ -60,6 +60,8 @@ offline/medial.c        model
 offline/mesh_internal.h model
 offline/appendage.c     passes
 offline/appendage_internal.h passes
+offline/segdist.c       passes
+offline/sort.c          passes
 offline/chain.c         passes
 offline/weights_internal.h passes
 offline/retarget.c      passes
