@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 #include "tailbone/fix.h"
 #include "tailbone/gltf.h"
 #include "tailbone/synth.h"

@@ -1,8 +1,8 @@
-# Compressed glTF input (src/offline/decompress.c): each decoder is built only
+# Compressed glTF input (src/gltf/decompress.c): each decoder is built only
 # when its Debian library is found; without it the loader refuses that
 # extension with a clear message, as before.
 #   EXT_meshopt_compression     libmeshoptimizer-dev (C API)
-#   KHR_draco_mesh_compression  libdraco-dev (C++: the shim src/offline/draco_shim.cc)
+#   KHR_draco_mesh_compression  libdraco-dev (C++: the shim src/gltf/draco_shim.cc)
 option(TB_MESHOPT "Decode EXT_meshopt_compression when libmeshoptimizer is found" ON)
 option(TB_DRACO "Decode KHR_draco_mesh_compression when libdraco is found" ON)
 set(TB_DECODERS "")
@@ -32,7 +32,7 @@ if(TB_DRACO AND NOT TB_FUZZ)
     set(CMAKE_CXX_STANDARD 17)
     set(CMAKE_CXX_STANDARD_REQUIRED ON)
     foreach(t ${TB_DECOMPRESS_TARGETS})
-      target_sources(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/offline/draco_shim.cc)
+      target_sources(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/gltf/draco_shim.cc)
       target_compile_definitions(${t} PRIVATE TB_HAVE_DRACO)
       target_link_libraries(${t} PRIVATE draco::draco)
     endforeach()

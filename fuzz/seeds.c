@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 #include "tailbone/fix.h"
 #include "tailbone/gltf.h"
 

@@ -6,7 +6,7 @@
 #ifndef TBT_RIG_H
 #define TBT_RIG_H
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 
 /* The rig's bind positions, world = model space: Root, Hips, the tail's
  * four joints. */

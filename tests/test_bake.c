@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/report_json.h"
+#include "passes/report_json.h"
 #include "rig.h"
 #include "support.h"
 #include "tailbone/appendage.h"

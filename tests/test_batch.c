@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 #include "support.h"
 #include "tailbone/gltf.h"
 

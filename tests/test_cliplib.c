@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 #include "support.h"
 #include "tailbone/clip.h"
 #include "tailbone/gltf.h"

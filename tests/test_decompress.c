@@ -1,4 +1,4 @@
-/* Compressed input at load (src/offline/decompress.c): meshopt data made here
+/* Compressed input at load (src/gltf/decompress.c): meshopt data made here
  * with libmeshoptimizer's encoder decodes to the original values; damaged or
  * out-of-range compressed data fails in one error naming the bufferView;
  * undecodable Draco bytes name the primitive. KHR_meshopt_compression with

@@ -1,7 +1,7 @@
 /* The offline pass (tailbone/appendage.h, SPEC A): appendages are found
  * geometrically, tails get a chain, everything else is left alone, and
  * fix is idempotent. Corpus tests skip when ../shared is absent. */
-#include "offline/synth_json.h"
+#include "synth/synth_json.h"
 #include "support.h"
 
 #include <dirent.h>

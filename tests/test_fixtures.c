@@ -13,7 +13,7 @@
  * the tail changed) for every fixture but those listed in known_short;
  * TB_FIXTURE_STRICT=1 asserts those too. Real bodies skip cleanly when
  * ../shared is absent; the synth:plain ones always run. */
-#include "offline/synth_json.h"
+#include "synth/synth_json.h"
 #include "support.h"
 
 #include <math.h>

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 #include "support.h"
 #include "tailbone/gltf.h"
 #include "tailbone/model.h"
-#include "offline/doc_internal.h"
+#include "gltf/doc_internal.h"
 
 /* ---- building test files ---------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/report_json.h"
+#include "passes/report_json.h"
 #include "support.h"
 #include "tailbone/appendage.h"
 #include "tailbone/humanoid.h"

@@ -1,7 +1,7 @@
 /* Skin stretch during playback (SPEC C; tailbone/measure.h, tailbone/clip.h).
  * A hand-built skinned strip gives analytic ratios; the corpus clip files,
  * when ../shared is present, check real rigs. */
-#include "offline/synth_json.h"
+#include "synth/synth_json.h"
 #include "support.h"
 
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/stretch_hist.h"
+#include "passes/stretch_hist.h"
 #include "tailbone/clip.h"
 #include "tailbone/measure.h"
 #include "tailbone/model.h"
@@ -583,7 +583,7 @@ static void percentile_agrees_with_sorting_on_random_data_with_ties(void **state
     }
 }
 
-/* The streaming histogram measure keeps (offline/stretch_hist.h) against
+/* The streaming histogram measure keeps (passes/stretch_hist.h) against
  * the exact nearest rank of the same samples, sorted: every percentile lies
  * in the exact value's bin, within half its width, so below 128 it prints the
  * same with "%.2f"; the count, the torn count, the min and the max are exact.

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/synth_json.h"
+#include "synth/synth_json.h"
 #include "rig.h"
 #include "support.h"
 #include "tailbone/appendage.h"

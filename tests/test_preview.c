@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/stretch_hist.h"
+#include "passes/stretch_hist.h"
 #include "preview_model.h"
 #include "tailbone/fix.h"
 #include "tailbone/measure.h"

@@ -1,13 +1,13 @@
 /* The public JSON text of the reports and of the synthetic truth
  * (tb_*_json_text, tb_synth_build's char **truth): the same JSON the CLI
- * writes from the library's trees (offline/report_json.h), and the retarget
+ * writes from the library's trees (passes/report_json.h), and the retarget
  * report's C struct against its JSON. Synthetic characters only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/report_json.h"
-#include "offline/synth_json.h"
+#include "passes/report_json.h"
+#include "synth/synth_json.h"
 #include "support.h"
 #include "tailbone/fix.h"
 #include "tailbone/retarget.h"

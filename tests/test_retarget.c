@@ -1,8 +1,8 @@
 /* Clip transfer, tail-free grounding, stable calibration and placement
  * (SPEC D; tailbone/retarget.h). Small characters are built here with the
  * document API so every number is known; corpus files add real rigs. */
-#include "offline/doc_json.h"
-#include "offline/retarget_internal.h"
+#include "gltf/doc_json.h"
+#include "passes/retarget_internal.h"
 #include "support.h"
 
 #include <math.h>
@@ -948,7 +948,7 @@ static void cliRetargetsAndReports(void **state)
     free(text);
 }
 
-/* ---- the pure stages of tb_retarget_run (offline/retarget_internal.h) ---- */
+/* ---- the pure stages of tb_retarget_run (passes/retarget_internal.h) ---- */
 
 static void rotate(float d[3], const float q[4], const float v[3])
 {

@@ -1,4 +1,4 @@
-/* The one Tail_ name rule (src/runtime/names.c, tailbone/common.h): linked
+/* The one Tail_ name rule (src/core/names.c, tailbone/common.h): linked
  * against the runtime alone, as the spring uses it; the offline passes call
  * the same function. A table of names and what the rule says of each. */
 #include "support.h"

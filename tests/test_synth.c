@@ -1,7 +1,7 @@
 /* Synthetic characters (tailbone/synth.h): every variant is a valid 1.9 m
  * humanoid, byte-identical per seed, and its ground truth agrees with its
  * geometry and weights. */
-#include "offline/synth_json.h"
+#include "synth/synth_json.h"
 #include "support.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* tb_vrm_springs (src/offline/vrm_spring.c, vrm_fit.c): the tail written as
+/* tb_vrm_springs (src/passes/vrm_spring.c, vrm_fit.c): the tail written as
  * VRMC_springBone joints, their settings fitted per joint to our baked
  * motion. The three-vrm check of the written file is tests/node/vrm.test.mjs;
  * here: the fit runs, brings its model of the runtime nearer our motion,
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "offline/doc_json.h"
+#include "gltf/doc_json.h"
 #include "support.h"
 #include "tailbone/appendage.h"
 #include "tailbone/synth.h"

@@ -18,7 +18,7 @@
  * Ownership: tb_doc_load returns a doc freed by tb_doc_free. tb_doc_gltf
  * returns a borrowed pointer valid until the doc is freed or tb_doc_refresh()
  * is called (after an edit). The JSON tree itself is the library's own
- * (src/offline/doc_json.h): no public header needs jansson.
+ * (src/gltf/doc_json.h): no public header needs jansson.
  */
 #ifndef TAILBONE_GLTF_H
 #define TAILBONE_GLTF_H

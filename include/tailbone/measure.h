@@ -41,7 +41,7 @@
  *
  * Percentiles. The samples are not kept: each group streams them into a
  * histogram (bins 1e-4 wide on [0.5, 2.5), 1e-3 below and up to 20, 5e-3
- * up to 128, 512 an octave above; src/offline/stretch_hist.h). Sample and
+ * up to 128, 512 an octave above; src/passes/stretch_hist.h). Sample and
  * torn counts, min and max are exact; p95/p99 are the nearest rank's value
  * within half a bin (exact when the rank is the first or last of its bin).
  * Below 128 no bin straddles a two-decimal rounding boundary, so p95/p99

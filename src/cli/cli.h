@@ -6,9 +6,9 @@
 
 #include <jansson.h>
 
-#include "offline/doc_json.h"
-#include "offline/report_json.h"
-#include "offline/synth_json.h"
+#include "gltf/doc_json.h"
+#include "passes/report_json.h"
+#include "synth/synth_json.h"
 #include "tailbone/common.h"
 #include "tailbone/gltf.h"
 

@@ -9,7 +9,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/fbx.h"
-#include "runtime/base.h"
+#include "core/base.h"
 #include "tailbone/fix.h"
 #include "tailbone/vrm.h"
 

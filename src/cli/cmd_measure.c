@@ -7,8 +7,8 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "offline/pool_internal.h"
-#include "runtime/base.h"
+#include "passes/pool_internal.h"
+#include "core/base.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
 #include "tailbone/humanoid.h"

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "tailbone/spring.h"
-#include "runtime/base.h"
+#include "core/base.h"
 #include "runtime/spring_internal.h"
 
 /* SPEC B defaults. */
@@ -61,7 +61,7 @@
 
 /* ---------------------------------------------------------------- errors */
 
-/* tb__fail: runtime/base.h */
+/* tb__fail: core/base.h */
 
 static const char *tb__joint_name(const tb_skeleton *skel, int j, char buf[32])
 {

@@ -1,7 +1,7 @@
 /* Order statistics for stretch figures (SPEC C): the nearest-rank percentile
  * of the preview page's runtime and of the offline layer's small selections
  * (world scale, chain radii). `tailbone measure` streams its samples into a
- * histogram instead (src/offline/stretch_hist.c) whose percentiles are these
+ * histogram instead (src/passes/stretch_hist.c) whose percentiles are these
  * within half a bin. No allocation, no I/O. */
 #include <math.h>
 #include <stdlib.h>

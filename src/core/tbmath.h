@@ -1,0 +1,137 @@
+/* The quaternion and matrix layer of the library, over cglm: quaternions
+ * (x, y, z, w), column-major 4x4 matrices as float[16], radians (glTF's
+ * conventions, tailbone/common.h). Header-only, static inline; part of the
+ * ground floor (core/base.h): it includes nothing of ours but the public
+ * runtime.h. Destination first, as in the rest of the library's C API.
+ * (The spring's own forced-inline helpers in spring.c keep cglm's
+ * argument order; they are its hot loop.) */
+#ifndef TB_TBMATH_H
+#define TB_TBMATH_H
+
+#include <math.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "tailbone/runtime.h"
+
+
+static inline void tb__qmul(float d[4], const float a[4], const float b[4])
+{
+    float r[4] = {a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+                  a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+                  a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+                  a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+    memcpy(d, r, sizeof r);
+}
+
+static inline void tb__qconj(float d[4], const float a[4])
+{
+    d[0] = -a[0], d[1] = -a[1], d[2] = -a[2], d[3] = a[3];
+}
+
+static inline void tb__qrot(float d[3], const float q[4], const float v[3])
+{
+    float p[4] = {v[0], v[1], v[2], 0}, c[4], t[4];
+    tb__qconj(c, q);
+    tb__qmul(t, q, p);
+    tb__qmul(t, t, c);
+    d[0] = t[0], d[1] = t[1], d[2] = t[2];
+}
+
+static inline float tb__norm3(float v[3])
+{
+    float l = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (l > 1e-20f)
+        v[0] /= l, v[1] /= l, v[2] /= l;
+    return l;
+}
+
+static inline void tb__cross(float d[3], const float a[3], const float b[3])
+{
+    float r[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    memcpy(d, r, sizeof r);
+}
+
+static inline float tb__dot(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Unit quaternion of a rotation matrix given as 3 orthonormal columns. */
+static inline void tb__quat_from_cols(float q[4], const float x[3], const float y[3], const float z[3])
+{
+    float m00 = x[0], m10 = x[1], m20 = x[2], m01 = y[0], m11 = y[1], m21 = y[2], m02 = z[0], m12 = z[1],
+          m22 = z[2];
+    float tr = m00 + m11 + m22;
+    if (tr > 0) {
+        float s = sqrtf(tr + 1.0f) * 2;
+        q[3] = 0.25f * s, q[0] = (m21 - m12) / s, q[1] = (m02 - m20) / s, q[2] = (m10 - m01) / s;
+    } else if (m00 > m11 && m00 > m22) {
+        float s = sqrtf(1.0f + m00 - m11 - m22) * 2;
+        q[3] = (m21 - m12) / s, q[0] = 0.25f * s, q[1] = (m01 + m10) / s, q[2] = (m02 + m20) / s;
+    } else if (m11 > m22) {
+        float s = sqrtf(1.0f + m11 - m00 - m22) * 2;
+        q[3] = (m02 - m20) / s, q[0] = (m01 + m10) / s, q[1] = 0.25f * s, q[2] = (m12 + m21) / s;
+    } else {
+        float s = sqrtf(1.0f + m22 - m00 - m11) * 2;
+        q[3] = (m10 - m01) / s, q[0] = (m02 + m20) / s, q[1] = (m12 + m21) / s, q[2] = 0.25f * s;
+    }
+    tb_quat_normalize(q);
+}
+
+/* Rotation of a (uniformly scaled) world matrix. */
+static inline void tb__mat_rot(float q[4], const float m[16])
+{
+    float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3];
+    tb__norm3(x);
+    tb__norm3(y);
+    tb__cross(z, x, y); /* re-orthogonalise; ignores shear and mirroring */
+    tb__norm3(z);
+    tb__cross(y, z, x);
+    tb__quat_from_cols(q, x, y, z);
+}
+
+static inline void tb__decompose(tb_transform *t, const float m[16])
+{
+    t->t[0] = m[12], t->t[1] = m[13], t->t[2] = m[14];
+    for (int c = 0; c < 3; c++)
+        t->s[c] = sqrtf(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] + m[c * 4 + 2] * m[c * 4 + 2]);
+    tb__mat_rot(t->r, m);
+}
+
+/* Shortest rotation taking unit a to unit b. */
+static inline void tb__swing(float q[4], const float a[3], const float b[3])
+{
+    float d = tb__dot(a, b), c[3];
+    tb__cross(c, a, b);
+    if (d < -0.999999f) {
+        float ax[3] = {1, 0, 0};
+        if (fabsf(a[0]) > 0.9f)
+            ax[0] = 0, ax[1] = 1;
+        tb__cross(c, a, ax);
+        tb__norm3(c);
+        q[0] = c[0], q[1] = c[1], q[2] = c[2], q[3] = 0;
+        return;
+    }
+    q[0] = c[0], q[1] = c[1], q[2] = c[2], q[3] = 1 + d;
+    tb_quat_normalize(q);
+}
+
+static inline void tb__mat_inv(float d[16], const float m[16])
+{
+    mat4 a, r;
+    memcpy(a, m, sizeof a);
+    glm_mat4_inv(a, r);
+    memcpy(d, r, sizeof r);
+}
+
+static inline void tb__mat_point(float d[3], const float m[16], const float p[3])
+{
+    float r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = m[i] * p[0] + m[4 + i] * p[1] + m[8 + i] * p[2] + m[12 + i];
+    memcpy(d, r, sizeof r);
+}
+
+#endif

@@ -1,0 +1,64 @@
+/* Private state of a tb_doc, shared by the loader, writer and accessors. */
+#ifndef TB_DOC_INTERNAL_H
+#define TB_DOC_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "core/base.h"
+#include "gltf/doc_json.h"
+#include "tailbone/gltf.h"
+
+typedef struct tb__view {
+    size_t offset, length, stride;
+} tb__view;
+
+struct tb_doc {
+    json_t *root;
+    uint8_t *bin;
+    size_t bin_size, bin_cap;
+    int bin_borrowed; /* bin is another doc's (tb__doc_borrow_bin): never written, never freed here */
+    char *name;     /* for messages */
+    char *base_dir; /* for external URIs; may be NULL */
+    int allow_uri_outside; /* tb_load_desc.allow_uri_outside */
+    char **warnings;
+    int warning_count, warning_cap;
+    int container_warnings; /* warnings from the container, before parsing */
+
+    /* parsed view, rebuilt by tb__doc_parse */
+    tb_gltf g;
+    tb__view *views;
+    tb_gltf_accessor *accessors;
+    tb_gltf_node *nodes;
+    int *children;
+    tb_gltf_skin *skins;
+    int *joints;
+    tb_gltf_mesh *meshes;
+    tb_gltf_primitive *prims;
+    tb_gltf_animation *anims;
+    tb_gltf_channel *chans;
+    tb_gltf_sampler *samps;
+};
+
+/* A copy of `from` (same BIN bytes) drops its own BIN and reads from's
+ * instead, which must then outlive it or be given back by tb__doc_own_bin:
+ * one BIN in memory instead of two while nothing is appended. Returns 1 when
+ * it borrowed (the bytes were equal), 0 when it kept its own. */
+int tb__doc_borrow_bin(tb_doc *doc, const tb_doc *from);
+/* Makes a borrowed BIN the doc's own again (a copy); TB_ERR_OOM when it
+ * cannot. tb__bin_append does this itself before it appends. */
+tb_result tb__doc_own_bin(tb_doc *doc);
+
+void tb__warn(tb_doc *doc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Parses and validates doc->root against doc->bin into the view arrays. */
+tb_result tb__doc_parse(tb_doc *doc, tb_error *err);
+void tb__doc_clear_view(tb_doc *doc);
+size_t tb__component_size(int component_type);
+int tb__type_components(const char *type);
+/* Appends bytes (16-aligned start) to the BIN; returns offset or SIZE_MAX. */
+size_t tb__bin_append(tb_doc *doc, const void *data, size_t size);
+
+#endif

@@ -1,0 +1,202 @@
+/* glTF animation → runtime tb_clip (SPEC C: the clips whose playback is
+ * measured; SPEC B/D sample the same clips). Offline: decodes accessors and
+ * allocates once; the runtime then samples without allocating. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "tailbone/clip.h"
+
+void tb_clip_free(tb_clip *clip)
+{
+    free(clip);
+}
+
+/* Components per key of a sampler's output (VEC3 or VEC4 here). */
+static int tb__path_components(tb_gltf_path p)
+{
+    return p == TB_GLTF_PATH_ROTATION ? 4 : 3;
+}
+
+static int tb__kept(const tb_gltf_channel *ch, const tb_model *m, int node_count)
+{
+    return ch->node >= 0 && ch->node < node_count && ch->path <= TB_GLTF_PATH_SCALE &&
+           m->joint_of_node[ch->node] >= 0;
+}
+
+/* Floats rounded up so every array in the block stays 16-byte aligned. */
+static size_t tb__align16(size_t bytes)
+{
+    return (bytes + 15u) & ~(size_t)15u;
+}
+
+tb_result tb_clip_load(tb_clip **out, const tb_doc *doc, const tb_model *m, int animation,
+                       tb_clip_info *info, tb_error *err)
+{
+    *out = NULL;
+    if (info)
+        memset(info, 0, sizeof *info);
+    const tb_gltf *g = tb_doc_gltf(doc);
+    if (!m || animation < 0 || animation >= g->animation_count)
+        return tb__fail(err, TB_ERR_ARG, NULL, "animation %d out of range (the file has %d)", animation,
+                        g->animation_count);
+    const tb_gltf_animation *an = &g->animations[animation];
+    /* Work scales with a clip's length (baked keys, simulated steps): a
+     * clip lasting longer than TB_MAX_CLIP_S, or a non-finite key time, is
+     * refused naming the input accessor that holds it. */
+    if (!(an->duration_s <= TB_MAX_CLIP_S)) {
+        for (int q = 0; q < an->sampler_count; q++) {
+            int in = an->samplers[q].input;
+            size_t n = g->accessors[in].count;
+            float *t = malloc((n ? n : 1) * sizeof *t);
+            if (!t)
+                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            tb_result r = tb_accessor_read_floats(doc, in, t, n, err);
+            for (size_t i = 0; r == TB_OK && i < n; i++)
+                if (!(t[i] <= TB_MAX_CLIP_S) || !(t[i] >= -TB_MAX_CLIP_S)) {
+                    char where[64];
+                    snprintf(where, sizeof where, "/accessors/%d", in);
+                    r = tb__fail(err, TB_ERR_UNSUPPORTED, where,
+                                 "key %zu of clip %s is at %g s (input of /animations/%d/samplers/%d); clips "
+                                 "longer than %g s are refused",
+                                 i, an->name ? an->name : "(unnamed)", (double)t[i], animation, q,
+                                 (double)TB_MAX_CLIP_S);
+                }
+            free(t);
+            if (r != TB_OK)
+                return r;
+        }
+        return tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "clip %s lasts %g s; clips longer than %g s are refused",
+                        an->name ? an->name : "(unnamed)", (double)an->duration_s, (double)TB_MAX_CLIP_S);
+    }
+
+    /* Pass 1: size one block for the clip, its channels and every kept
+     * channel's times and values (each channel gets its own copy: samplers
+     * shared by several channels are rare and small). */
+    int kept = 0;
+    size_t bytes = tb__align16(sizeof(tb_clip));
+    for (int c = 0; c < an->channel_count; c++) {
+        const tb_gltf_channel *ch = &an->channels[c];
+        if (!tb__kept(ch, m, g->node_count))
+            continue;
+        const tb_gltf_sampler *s = &an->samplers[ch->sampler];
+        size_t keys = g->accessors[s->input].count;
+        size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
+        size_t comp = (size_t)tb__path_components(ch->path);
+        if (g->accessors[s->output].count != keys * per || keys == 0 || keys > (size_t)INT32_MAX) {
+            char where[96];
+            snprintf(where, sizeof where, "/animations/%d/samplers/%d", animation, ch->sampler);
+            return tb__fail(err, TB_ERR_INVALID, where, "output has %zu elements for %zu keys",
+                            g->accessors[s->output].count, keys);
+        }
+        bytes += tb__align16(keys * sizeof(float)) + tb__align16(keys * per * comp * sizeof(float));
+        kept++;
+    }
+    size_t chan_off = bytes;
+    bytes += tb__align16((size_t)kept * sizeof(tb_channel));
+    uint8_t *block = malloc(bytes);
+    if (!block)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb_clip *clip = (tb_clip *)block;
+    tb_channel *chans = (tb_channel *)(block + chan_off);
+    size_t at = tb__align16(sizeof(tb_clip));
+
+    /* Pass 2: decode. */
+    int k = 0, reordered = 0;
+    for (int c = 0; c < an->channel_count; c++) {
+        const tb_gltf_channel *ch = &an->channels[c];
+        if (!tb__kept(ch, m, g->node_count))
+            continue;
+        const tb_gltf_sampler *s = &an->samplers[ch->sampler];
+        size_t keys = g->accessors[s->input].count;
+        size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
+        size_t comp = (size_t)tb__path_components(ch->path);
+        float *times = (float *)(block + at);
+        at += tb__align16(keys * sizeof(float));
+        float *values = (float *)(block + at);
+        at += tb__align16(keys * per * comp * sizeof(float));
+        tb_result r = tb_accessor_read_floats(doc, s->input, times, keys, err);
+        if (r == TB_OK)
+            r = tb_accessor_read_floats(doc, s->output, values, keys * per * comp, err);
+        if (r != TB_OK) {
+            free(block);
+            return r;
+        }
+        /* The sampler's binary search needs non-decreasing times. */
+        for (size_t q = 1; q < keys; q++)
+            if (times[q] < times[q - 1]) {
+                times[q] = times[q - 1];
+                reordered++;
+            }
+        tb_channel *dst = &chans[k++];
+        dst->joint = m->joint_of_node[ch->node];
+        dst->path = ch->path == TB_GLTF_PATH_TRANSLATION ? TB_PATH_TRANSLATION
+                    : ch->path == TB_GLTF_PATH_ROTATION  ? TB_PATH_ROTATION
+                                                         : TB_PATH_SCALE;
+        dst->interp = s->interp;
+        dst->key_count = (int)keys;
+        dst->times = times;
+        dst->values = values;
+    }
+    clip->name = an->name;
+    clip->duration_s = an->duration_s;
+    clip->channel_count = kept;
+    clip->channels = chans;
+    if (info) {
+        info->kept_channels = kept;
+        info->ignored_channels = an->channel_count - kept;
+        info->reordered_keys = reordered;
+    }
+    *out = clip;
+    return TB_OK;
+}
+
+static int tb__ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+static int tb__icontains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+int tb_clip_find(const tb_doc *doc, const char *name)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    if (!name)
+        return -1;
+    for (int a = 0; a < g->animation_count; a++)
+        if (g->animations[a].name && !strcmp(g->animations[a].name, name))
+            return a;
+    for (int a = 0; a < g->animation_count; a++)
+        if (g->animations[a].name && tb__ieq(g->animations[a].name, name))
+            return a;
+    /* Blender/exporters prefix the armature: "AnimalArmature|Gallop". */
+    for (int a = 0; a < g->animation_count; a++) {
+        const char *bar = g->animations[a].name ? strrchr(g->animations[a].name, '|') : NULL;
+        if (bar && tb__ieq(bar + 1, name))
+            return a;
+    }
+    int found = -1;
+    for (int a = 0; a < g->animation_count; a++)
+        if (g->animations[a].name && tb__icontains(g->animations[a].name, name)) {
+            if (found >= 0)
+                return -1;
+            found = a;
+        }
+    return found;
+}

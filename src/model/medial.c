@@ -1,0 +1,426 @@
+/* Local thickness of the skin along its inward normal (SPEC A10: "far"
+ * measured against the body's own local thickness, not a fixed band).
+ *
+ * From each welded vertex a ray goes inward (against the outward normal) and
+ * stops where it leaves the solid the vertex bounds. Only the vertex's own
+ * shell counts: other surfaces it crosses (a joint ball inside an arm, the
+ * next rigid piece overlapping this one, the body under a coat) are not its
+ * part; re-entries into a concave shell are counted, so the thickness is
+ * that of the vertex's own part. Its midpoint is the vertex's
+ * medial point: on the axis of the tube the vertex belongs to. Body skin
+ * wraps a bone (the bone is inside its cross-section); a tail's skin does
+ * not, even where the tail lies beside a thigh, closer to the thigh's bone
+ * than any fixed fraction of H.
+ *
+ * Triangles go into a uniform grid (open-addressing hash of cell keys over a
+ * sorted entry list); rays walk it cell by cell (3D DDA), O(V + T) to build,
+ * each ray bounded by its own length. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/mesh_internal.h"
+#include "core/base.h"
+
+typedef struct tb__tgrid {
+    float lo[3], cell, inv;
+    int dim[3];
+    uint64_t *keys;     /* hash slots: cell key + 1, 0 = empty */
+    uint32_t *start;    /* per slot: first entry */
+    uint32_t *count;    /* per slot: entries */
+    size_t slots;       /* power of two */
+    uint32_t *tris;     /* triangle ids grouped by cell */
+} tb__tgrid;
+
+#define TB__GRID_MAX 1024 /* cells per axis: a cell key fits 30 bits */
+
+static uint64_t tb__ckey(int x, int y, int z)
+{
+    return (uint64_t)(uint32_t)x | ((uint64_t)(uint32_t)y << 10) | ((uint64_t)(uint32_t)z << 20);
+}
+
+/* Sorts (cell key << 32 | triangle) pairs by key, stably (triangles stay in
+ * ascending order within a cell): LSD radix on the key's two 16-bit halves,
+ * O(n). */
+static int tb__radix_pairs(uint64_t *a, size_t n)
+{
+    uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    size_t *cnt = malloc(65537 * sizeof *cnt);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return 0;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int shift = 32 + 16 * pass;
+        memset(cnt, 0, 65537 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[((a[i] >> shift) & 0xffff) + 1]++;
+        for (size_t d = 0; d < 65536; d++)
+            cnt[d + 1] += cnt[d];
+        for (size_t i = 0; i < n; i++)
+            tmp[cnt[(a[i] >> shift) & 0xffff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
+    }
+    free(tmp);
+    free(cnt);
+    return 1;
+}
+
+static size_t tb__hash(uint64_t k, size_t mask)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k & mask;
+}
+
+static void tb__tgrid_free(tb__tgrid *g)
+{
+    free(g->keys);
+    free(g->start);
+    free(g->count);
+    free(g->tris);
+    memset(g, 0, sizeof *g);
+}
+
+static int tb__cell_clamp(float x, int dim)
+{
+    int c = (int)floorf(x);
+    return c < 0 ? 0 : c >= dim ? dim - 1 : c;
+}
+
+/* The cells [c0, c1] the bounding box of triangle tv covers. */
+static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *tv, int c0[3], int c1[3])
+{
+    for (int a = 0; a < 3; a++) {
+        float mn = INFINITY, mx = -INFINITY;
+        for (int k = 0; k < 3; k++) {
+            float x = pos[(size_t)tv[k] * 3 + (size_t)a];
+            mn = x < mn ? x : mn;
+            mx = x > mx ? x : mx;
+        }
+        c0[a] = tb__cell_clamp((mn - g->lo[a]) * g->inv, g->dim[a]);
+        c1[a] = tb__cell_clamp((mx - g->lo[a]) * g->inv, g->dim[a]);
+    }
+}
+
+static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt,
+                                 tb_error *err)
+{
+    memset(g, 0, sizeof *g);
+    float hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int a = 0; a < 3; a++)
+        g->lo[a] = INFINITY;
+    for (size_t v = 0; v < nw; v++)
+        for (int a = 0; a < 3; a++) {
+            float x = pos[v * 3 + (size_t)a];
+            g->lo[a] = x < g->lo[a] ? x : g->lo[a];
+            hi[a] = x > hi[a] ? x : hi[a];
+        }
+    double edge = 0;
+    for (size_t t = 0; t < nt; t++) {
+        const float *a = pos + (size_t)tri[t * 3] * 3, *b = pos + (size_t)tri[t * 3 + 1] * 3;
+        edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
+                     (double)(a[2] - b[2]) * (a[2] - b[2]));
+    }
+    float diag = sqrtf((hi[0] - g->lo[0]) * (hi[0] - g->lo[0]) + (hi[1] - g->lo[1]) * (hi[1] - g->lo[1]) +
+                       (hi[2] - g->lo[2]) * (hi[2] - g->lo[2]));
+    if (!(diag > 0))
+        diag = 1;
+    float cell = nt ? (float)(4.0 * edge / (double)nt) : diag;
+    cell = cell < diag / 1000.0f ? diag / 1000.0f : cell > diag / 8.0f ? diag / 8.0f : cell;
+    for (int a = 0; a < 3; a++) /* at most TB__GRID_MAX cells along any axis */
+        if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
+            cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
+    g->cell = cell;
+    g->inv = 1.0f / cell;
+    for (int a = 0; a < 3; a++) {
+        double d = ceil((double)(hi[a] - g->lo[a]) * g->inv) + 1;
+        g->dim[a] = d > TB__GRID_MAX ? TB__GRID_MAX : (int)d;
+    }
+    /* count, then fill the (cell, triangle) pairs of each triangle's box */
+    size_t np = 0;
+    for (size_t t = 0; t < nt; t++) {
+        int c0[3], c1[3];
+        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+        np += (size_t)(c1[0] - c0[0] + 1) * (size_t)(c1[1] - c0[1] + 1) * (size_t)(c1[2] - c0[2] + 1);
+    }
+    if (np >= UINT32_MAX)
+        return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
+    uint64_t *pr = malloc((np ? np : 1) * sizeof *pr);
+    if (!pr)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    size_t q = 0;
+    for (size_t t = 0; t < nt; t++) {
+        int c0[3], c1[3];
+        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+        for (int x = c0[0]; x <= c1[0]; x++)
+            for (int y = c0[1]; y <= c1[1]; y++)
+                for (int z = c0[2]; z <= c1[2]; z++)
+                    pr[q++] = tb__ckey(x, y, z) << 32 | (uint32_t)t;
+    }
+    if (!tb__radix_pairs(pr, np)) {
+        free(pr);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    size_t cells = 0;
+    for (size_t i = 0; i < np; i++)
+        cells += !i || pr[i] >> 32 != pr[i - 1] >> 32;
+    g->slots = 16;
+    while (g->slots < cells * 2)
+        g->slots *= 2;
+    g->keys = calloc(g->slots, sizeof *g->keys);
+    g->start = malloc(g->slots * sizeof *g->start);
+    g->count = calloc(g->slots, sizeof *g->count);
+    g->tris = malloc((np ? np : 1) * sizeof *g->tris);
+    if (!g->keys || !g->start || !g->count || !g->tris) {
+        free(pr);
+        tb__tgrid_free(g);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    size_t mask = g->slots - 1;
+    for (size_t i = 0; i < np;) {
+        size_t j = i;
+        uint64_t key = pr[i] >> 32;
+        while (j < np && pr[j] >> 32 == key) {
+            g->tris[j] = (uint32_t)pr[j];
+            j++;
+        }
+        size_t h = tb__hash(key, mask);
+        while (g->keys[h])
+            h = (h + 1) & mask;
+        g->keys[h] = key + 1;
+        g->start[h] = (uint32_t)i;
+        g->count[h] = (uint32_t)(j - i);
+        i = j;
+    }
+    free(pr);
+    return TB_OK;
+}
+
+static int tb__tgrid_cell(const tb__tgrid *g, int x, int y, int z, uint32_t *start)
+{
+    uint64_t k = tb__ckey(x, y, z) + 1;
+    size_t mask = g->slots - 1;
+    for (size_t h = tb__hash(k - 1, mask);; h = (h + 1) & mask) {
+        if (!g->keys[h])
+            return 0;
+        if (g->keys[h] == k) {
+            *start = g->start[h];
+            return (int)g->count[h];
+        }
+    }
+}
+
+typedef struct tb__hit {
+    float t;
+    int exit; /* leaves a solid (the triangle faces along the ray) */
+} tb__hit;
+
+static int tb__cmp_hit(const void *a, const void *b)
+{
+    float x = ((const tb__hit *)a)->t, y = ((const tb__hit *)b)->t;
+    return (x > y) - (x < y);
+}
+
+/* Möller–Trumbore, both sides. Returns t > 0 or INFINITY; *exit from the
+ * winding (after the shell's flip). */
+static float tb__ray_tri(const float o[3], const float d[3], const float *a, const float *b, const float *c,
+                         int flip, int *exit)
+{
+    float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    float pv[3] = {d[1] * e2[2] - d[2] * e2[1], d[2] * e2[0] - d[0] * e2[2], d[0] * e2[1] - d[1] * e2[0]};
+    float det = e1[0] * pv[0] + e1[1] * pv[1] + e1[2] * pv[2];
+    if (fabsf(det) < 1e-20f)
+        return INFINITY;
+    float inv = 1.0f / det;
+    float tv[3] = {o[0] - a[0], o[1] - a[1], o[2] - a[2]};
+    float u = (tv[0] * pv[0] + tv[1] * pv[1] + tv[2] * pv[2]) * inv;
+    if (u < 0 || u > 1)
+        return INFINITY;
+    float qv[3] = {tv[1] * e1[2] - tv[2] * e1[1], tv[2] * e1[0] - tv[0] * e1[2], tv[0] * e1[1] - tv[1] * e1[0]};
+    float v = (d[0] * qv[0] + d[1] * qv[1] + d[2] * qv[2]) * inv;
+    if (v < 0 || u + v > 1)
+        return INFINITY;
+    float t = (e2[0] * qv[0] + e2[1] * qv[1] + e2[2] * qv[2]) * inv;
+    /* det = −d · (e1 × e2): positive when the face normal opposes the ray (an
+     * entry), negative when it leaves through the face */
+    *exit = flip ? det > 0 : det < 0;
+    return t;
+}
+
+/* Walks the ray from o along unit d up to tmax. others = 0: only triangles
+ * of shell `own` count, and the distance where the ray leaves the solid it
+ * starts in (depth 1) is returned, or INFINITY; triangles touching vertex
+ * `self` are skipped. others = 1: only the other shells count (those with
+ * count_shell[root] set, all when NULL), the walk goes to the end, and
+ * *inside gets exits − entries: how many of them enclose o. */
+static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *tri, const uint8_t *tflip,
+                          const uint32_t *shell, const float o[3], const float d[3], float tmax, uint32_t self,
+                          uint32_t own, int others, const uint8_t *count_shell, int *inside, float tmin,
+                          tb__hit *hits, int hcap)
+{
+    int c[3], step[3];
+    float tnext[3], tdelta[3];
+    for (int a = 0; a < 3; a++) {
+        float x = (o[a] - g->lo[a]) * g->inv;
+        c[a] = tb__cell_clamp(x, g->dim[a]);
+        if (d[a] > 0) {
+            step[a] = 1;
+            tnext[a] = ((float)(c[a] + 1) - x) * g->cell / d[a];
+            tdelta[a] = g->cell / d[a];
+        } else if (d[a] < 0) {
+            step[a] = -1;
+            tnext[a] = (x - (float)c[a]) * g->cell / -d[a];
+            tdelta[a] = g->cell / -d[a];
+        } else {
+            step[a] = 0;
+            tnext[a] = INFINITY;
+            tdelta[a] = INFINITY;
+        }
+    }
+    int depth = 1;
+    float tcell = 0;
+    for (int guard = 0; guard < 100000; guard++) {
+        float tout = fminf(tnext[0], fminf(tnext[1], tnext[2]));
+        uint32_t s;
+        int n = tb__tgrid_cell(g, c[0], c[1], c[2], &s), nh = 0;
+        for (int i = 0; i < n; i++) {
+            uint32_t t = g->tris[s + (uint32_t)i];
+            const uint32_t *tv = tri + (size_t)t * 3;
+            if (tv[0] == self || tv[1] == self || tv[2] == self || (shell[tv[0]] == own) == others ||
+                (others && count_shell && !count_shell[shell[tv[0]]]))
+                continue;
+            int ex = 0;
+            float th = tb__ray_tri(o, d, pos + (size_t)tv[0] * 3, pos + (size_t)tv[1] * 3, pos + (size_t)tv[2] * 3,
+                                   tflip[t], &ex);
+            /* a hit counts in the cell it lies in (a triangle spans cells) */
+            if (th > tmin && th >= tcell && th < tout && th <= tmax && nh < hcap) {
+                hits[nh].t = th;
+                hits[nh++].exit = ex;
+            }
+        }
+        if (nh > 1)
+            qsort(hits, (size_t)nh, sizeof *hits, tb__cmp_hit);
+        for (int i = 0; i < nh; i++) {
+            depth += hits[i].exit ? -1 : 1;
+            if (depth == 0 && !others)
+                return hits[i].t;
+        }
+        if (others)
+            *inside = 1 - depth;
+        if (tout > tmax)
+            return INFINITY;
+        int ax = tnext[0] <= tnext[1] && tnext[0] <= tnext[2] ? 0 : tnext[1] <= tnext[2] ? 1 : 2;
+        c[ax] += step[ax];
+        if (c[ax] < 0 || c[ax] >= g->dim[ax])
+            return INFINITY;
+        tcell = tout;
+        tnext[ax] += tdelta[ax];
+    }
+    return INFINITY;
+}
+
+struct tb__medial {
+    const float *pos;
+    const uint32_t *tri, *shell;
+    size_t nw, nt;
+    float *normal;      /* 3 per welded vertex, outward */
+    uint8_t *tflip;     /* per triangle: its shell is wound inside out */
+    tb__tgrid g;
+    float tmin;
+};
+
+void tb__medial_free(tb__medial *md)
+{
+    if (!md)
+        return;
+    tb__tgrid_free(&md->g);
+    free(md->normal);
+    free(md->tflip);
+    free(md);
+}
+
+const float *tb__medial_normals(const tb__medial *md)
+{
+    return md->normal;
+}
+
+tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
+                            const uint32_t *shell, tb_error *err)
+{
+    *out = NULL;
+    tb__medial *md = calloc(1, sizeof *md);
+    double *vol = calloc(nw ? nw : 1, sizeof *vol);
+    if (md) {
+        md->normal = calloc((nw ? nw : 1) * 3, sizeof *md->normal);
+        md->tflip = malloc(nt ? nt : 1);
+    }
+    if (!md || !vol || !md->normal || !md->tflip) {
+        free(vol);
+        tb__medial_free(md);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    md->pos = pos, md->tri = wtri, md->shell = shell, md->nw = nw, md->nt = nt;
+    /* area-weighted normals from the winding, each shell turned outward by the
+     * sign of its enclosed volume (a file wound inside out still works) */
+    float *normal = md->normal;
+    for (size_t t = 0; t < nt; t++) {
+        const float *a = pos + (size_t)wtri[t * 3] * 3, *b = pos + (size_t)wtri[t * 3 + 1] * 3,
+                    *c = pos + (size_t)wtri[t * 3 + 2] * 3;
+        float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        for (int k = 0; k < 3; k++)
+            for (int x = 0; x < 3; x++)
+                normal[(size_t)wtri[t * 3 + (size_t)k] * 3 + (size_t)x] += n[x];
+        /* signed volume about the shell's root vertex (translation-free) */
+        const float *r = pos + (size_t)shell[wtri[t * 3]] * 3;
+        double pa[3] = {a[0] - r[0], a[1] - r[1], a[2] - r[2]}, pb[3] = {b[0] - r[0], b[1] - r[1], b[2] - r[2]},
+               pc[3] = {c[0] - r[0], c[1] - r[1], c[2] - r[2]};
+        vol[shell[wtri[t * 3]]] += pa[0] * (pb[1] * pc[2] - pb[2] * pc[1]) + pa[1] * (pb[2] * pc[0] - pb[0] * pc[2]) +
+                                   pa[2] * (pb[0] * pc[1] - pb[1] * pc[0]);
+    }
+    for (size_t t = 0; t < nt; t++)
+        md->tflip[t] = vol[shell[wtri[t * 3]]] < 0;
+    for (size_t v = 0; v < nw; v++) {
+        float *n = normal + v * 3, s = vol[shell[v]] < 0 ? -1.0f : 1.0f;
+        float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int x = 0; x < 3; x++)
+            n[x] = l > 0 ? s * n[x] / l : 0;
+    }
+    free(vol);
+    tb_result r = tb__tgrid_build(&md->g, pos, nw, wtri, nt, err);
+    if (r != TB_OK) {
+        tb__medial_free(md);
+        return r;
+    }
+    md->tmin = md->g.cell * 1e-4f;
+    *out = md;
+    return TB_OK;
+}
+
+enum { TB__HCAP = 256 };
+
+void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick)
+{
+    tb__hit hits[TB__HCAP];
+    for (size_t v = 0; v < md->nw; v++) {
+        thick[v] = INFINITY;
+        const float *n = md->normal + v * 3;
+        if (!(tmax[v] > 0) || (n[0] == 0 && n[1] == 0 && n[2] == 0))
+            continue;
+        float d[3] = {-n[0], -n[1], -n[2]};
+        thick[v] = tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, md->shell, md->pos + v * 3, d, tmax[v],
+                                (uint32_t)v, md->shell[v], 0, NULL, NULL, md->tmin, hits, TB__HCAP);
+    }
+}
+
+int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell)
+{
+    tb__hit hits[TB__HCAP];
+    int inside = 0;
+    tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, md->shell, q, md->normal + v * 3, INFINITY, UINT32_MAX,
+                 md->shell[v], 1, count_shell, &inside, md->tmin, hits, TB__HCAP);
+    return inside > 0;
+}

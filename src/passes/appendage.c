@@ -1,0 +1,3244 @@
+/* The offline pass, detection half (SPEC A1–A7, plus the A9 geodesic and
+ * chain joints that the report shows): distance field, far vertices, weld,
+ * components, collar and attachment, tests, merge, classification. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "passes/appendage_internal.h"
+#include "gltf/doc_internal.h"
+
+tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
+{
+    tb_appendage_desc d;
+    if (desc)
+        d = *desc;
+    else
+        memset(&d, 0, sizeof d);
+#define TB__DEF(field, value) \
+    if (!(d.field > 0))       \
+    d.field = (value)
+    TB__DEF(far_fraction, 0.07f);         /* SPEC A2 */
+    TB__DEF(thin_margin, 0.01f);          /* SPEC A10 (choice) */
+    TB__DEF(envelope_margin, 0.15f);      /* SPEC A10 (choice) */
+    TB__DEF(grow_fraction, 0.8f);
+    TB__DEF(sample_fraction, 0.0025f);
+    TB__DEF(wrap_min_deg, 270.0f);        /* SPEC A10 (choice) */
+    TB__DEF(slender_min, 5.0f);
+    TB__DEF(leave_min, 0.25f);
+    TB__DEF(flat_max, 2.5f);
+    TB__DEF(row_gap, 1.0f);
+    TB__DEF(row_reach, 0.08f);
+    TB__DEF(extension_fraction, 0.5f);    /* SPEC A1 (choice) */
+    TB__DEF(attach_bias, 1.5f);           /* SPEC A4 */
+    TB__DEF(centroid_ratio_min, 0.40f);   /* SPEC A5 (1) */
+    TB__DEF(elongation_min, 1.8f);        /* SPEC A5 (2) (choice) */
+    TB__DEF(merge_overlap, 0.5f);         /* SPEC A6 */
+    TB__DEF(length_percentile, 0.99f);    /* SPEC A9 */
+    TB__DEF(segment_fraction, 0.1f);      /* SPEC A9 */
+    TB__DEF(min_bones, 3);                /* SPEC A9 */
+    TB__DEF(max_bones, 8);                /* SPEC A9 */
+    TB__DEF(blend_zone, 0.25f);           /* SPEC A9 weights */
+    TB__DEF(piece_span_max, 0.5f);        /* segmented tails (choice) */
+    TB__DEF(rigid_body_min, 0.9f);
+    TB__DEF(collar_band, 0.5f);
+    TB__DEF(weld_epsilon, 0.0f);          /* resolved against H at detection */
+    TB__DEF(min_vertices, 12);            /* (choice) */
+    TB__DEF(touch_fraction, 0.025f);       /* A6 (choice) */
+    TB__DEF(tail_length_min, 0.15f);      /* A7 (choice) */
+    TB__DEF(tail_taper_max, 0.7f);        /* SPEC A7 beyond the article (choice) */
+    TB__DEF(tail_bend_min, 0.08f);
+    TB__DEF(tail_reach_min, 0.15f);
+    TB__DEF(tail_lateral_max, 0.05f);
+#undef TB__DEF
+    if (desc && desc->collar_band < 0)
+        d.collar_band = 0; /* asked for: none */
+    if (d.smoothing_passes == 0)
+        d.smoothing_passes = 2;           /* SPEC A9 */
+    else if (d.smoothing_passes < 0)
+        d.smoothing_passes = 0;
+    if (d.blend_zone > 0.5f)
+        d.blend_zone = 0.5f;
+    if (d.max_bones > TB_TAIL_MAX_BONES)
+        d.max_bones = TB_TAIL_MAX_BONES;
+    if (d.min_bones > d.max_bones)
+        d.min_bones = d.max_bones;
+    if (d.skin < 0)
+        d.skin = 0;
+    return d;
+}
+
+const char *tb_appendage_stage_name(int i)
+{
+    static const char *const n[] = {"distance", "weld", "graph", "components", "merge", "analysis", "thickness"};
+    return (i >= 0 && i < 7) ? n[i] : NULL;
+}
+
+static double tb__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+const char *tb_appendage_kind_name(tb_appendage_kind k)
+{
+    static const char *const n[] = {"tail", "carried", "wide", "head", "limb", "body", "other", "short"};
+    return (k >= 0 && k < TB_KIND_COUNT) ? n[k] : "other";
+}
+
+const char *tb_appendage_decision_name(tb_appendage_decision d)
+{
+    static const char *const n[] = {"untouched", "chain", "rigid"};
+    return (d >= 0 && d <= TB_DECIDE_RIGID) ? n[d] : "untouched";
+}
+
+void tb_appendage_report_free(tb_appendage_report *rep)
+{
+    if (!rep)
+        return;
+    for (int i = 0; i < rep->appendage_count; i++)
+        free(rep->appendages[i].vertices);
+    free(rep->appendages);
+    memset(rep, 0, sizeof *rep);
+}
+
+void tb__detect_work_free(tb__detect_work *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->count; i++) {
+        free(w->apps[i].rw_verts);
+        free(w->apps[i].rw_g);
+        free(w->apps[i].rw_piece);
+        free(w->apps[i].collar);
+    }
+    free(w->apps);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- SPEC A1: bone segments and the distance field ---------------------- */
+
+float tb__seg_dist(const tb__seg *s, const float p[3])
+{
+    float ap[3] = {p[0] - s->a[0], p[1] - s->a[1], p[2] - s->a[2]};
+    float t = (ap[0] * s->ab[0] + ap[1] * s->ab[1] + ap[2] * s->ab[2]) * s->inv_len2;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    float d[3] = {ap[0] - t * s->ab[0], ap[1] - t * s->ab[1], ap[2] - t * s->ab[2]};
+    return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+static void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint)
+{
+    for (int k = 0; k < 3; k++) {
+        s->a[k] = a[k];
+        s->ab[k] = b[k] - a[k];
+    }
+    float l2 = s->ab[0] * s->ab[0] + s->ab[1] * s->ab[1] + s->ab[2] * s->ab[2];
+    s->inv_len2 = l2 > 0 ? 1.0f / l2 : 0.0f;
+    s->joint = joint;
+    s->extension = 0;
+}
+
+static const float *tb__jpos(const tb_model *m, int j)
+{
+    return &m->skel.bind_world[j][12];
+}
+
+/* Skeleton joints that carry a positive weight somewhere in the mesh. */
+static uint8_t *tb__weighted_joints(const tb_model *m)
+{
+    uint8_t *w = calloc((size_t)m->skel.joint_count + 1, 1);
+    if (!w)
+        return NULL;
+    size_t n = m->vertex_count * (size_t)m->influences;
+    for (size_t i = 0; i < n; i++)
+        if (m->weights[i] > 0 && m->joints[i] < m->skin_joint_count)
+            w[m->skin_joints[m->joints[i]]] = 1;
+    return w;
+}
+
+/* Segments of the skeleton (SPEC A1). filtered = 1 for detection: a segment
+ * a→c needs a weighted joint a, and a weightless subtree under c is skipped
+ * when a has weighted children (IK targets, pole targets, stripped helper
+ * chains are not body). filtered = 0 (measurement): every skin joint owns a
+ * segment to each skin child. In both, a terminal joint gets an extension of
+ * ext × its incoming bone; a joint with no segment at all becomes a point.
+ * Returns the count; *out is malloc'd. */
+static int tb__segments(const tb_model *m, float ext, int filtered, tb__seg **out, uint8_t **is_node_out)
+{
+    int J = m->skel.joint_count;
+    const uint8_t *ibm = m->skel.has_ibm;
+    /* Which joints carry weight is read only by the filter and the node
+     * flags: measurement (once per appendage) skips that scan of every
+     * vertex's weights, which made it O(vertices x appendages). */
+    uint8_t *wt = filtered || is_node_out ? tb__weighted_joints(m)
+                                          : calloc((size_t)J + 1, 1);
+    uint8_t *sub = calloc((size_t)J + 1, 1), *started = calloc((size_t)J + 1, 1);
+    int *incoming = malloc(((size_t)J + 1) * sizeof *incoming);
+    uint8_t *wchild = calloc((size_t)J + 1, 1);
+    tb__seg *s = malloc(((size_t)J * 2 + 1) * sizeof *s);
+    int n = 0;
+    *out = NULL;
+    if (!wt || !sub || !started || !incoming || !wchild || !s)
+        goto done;
+    for (int j = 0; j < J; j++) {
+        sub[j] = wt[j];
+        incoming[j] = -1;
+    }
+    for (int j = J - 1; j > 0; j--)
+        if (m->skel.parents[j] >= 0)
+            sub[m->skel.parents[j]] |= sub[j];
+    for (int j = 0; j < J; j++) {
+        int p = m->skel.parents[j];
+        if (p >= 0 && ibm[j] && ibm[p] && sub[j])
+            wchild[p] = 1;
+    }
+    for (int c = 0; c < J; c++) {
+        int a = m->skel.parents[c];
+        if (a < 0 || !ibm[a] || !ibm[c])
+            continue;
+        if (filtered && (!wt[a] || (!sub[c] && wchild[a])))
+            continue;
+        tb__seg_set(&s[n++], tb__jpos(m, a), tb__jpos(m, c), a);
+        started[a] = 1;
+        incoming[c] = a;
+    }
+    for (int c = 0; c < J; c++) {
+        if (!ibm[c] || started[c])
+            continue;
+        if (incoming[c] >= 0) { /* terminal: extend the incoming bone */
+            const float *a = tb__jpos(m, incoming[c]), *b = tb__jpos(m, c);
+            float e[3] = {b[0] + ext * (b[0] - a[0]), b[1] + ext * (b[1] - a[1]), b[2] + ext * (b[2] - a[2])};
+            tb__seg_set(&s[n], b, e, c);
+            s[n++].extension = 1;
+        } else if (!filtered || wt[c]) {
+            int p = m->skel.parents[c];
+            const float *b = tb__jpos(m, c);
+            if (p >= 0 && ibm[p]) {
+                const float *a = tb__jpos(m, p);
+                float e[3] = {b[0] + ext * (b[0] - a[0]), b[1] + ext * (b[1] - a[1]), b[2] + ext * (b[2] - a[2])};
+                tb__seg_set(&s[n], b, e, c);
+                s[n++].extension = 1;
+            } else {
+                tb__seg_set(&s[n++], b, b, c);
+            }
+        }
+    }
+    if (is_node_out) { /* joints that are ends of real segments: attachment candidates */
+        for (int j = 0; j < J; j++)
+            sub[j] = 0;
+        for (int i = 0; i < n; i++)
+            sub[s[i].joint] = 1;
+        for (int c = 0; c < J; c++)
+            if (incoming[c] >= 0 && (wt[c] || started[c]))
+                sub[c] = 1;
+        *is_node_out = sub;
+        sub = NULL;
+    }
+    *out = s;
+    s = NULL;
+done:
+    free(wt);
+    free(sub);
+    free(started);
+    free(incoming);
+    free(wchild);
+    free(s);
+    return *out ? n : -1;
+}
+
+static float tb__skeleton_dist(const tb__seg *s, int n, const float p[3])
+{
+    return tb__seg_nearest(s, n, p, NULL);
+}
+
+float tb_weighted_bone_distance(const tb_model *m, const uint32_t *vertices, size_t count,
+                                float extension_fraction)
+{
+    if (!m || !count)
+        return 0.0f;
+    return tb__bone_distance(m, vertices, count, extension_fraction, m->joints, m->weights);
+}
+
+/* SPEC A9 weighted bone distance with any joints/weights (a variant's, or
+ * the model's): vertices without weight are left out of the average. */
+float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t count, float extension_fraction,
+                        const uint16_t *joints, const float *weights)
+{
+    if (!m || !count)
+        return NAN;
+    tb__seg *s = NULL;
+    int n = tb__segments(m, extension_fraction > 0 ? extension_fraction : 0.5f, 0, &s, NULL);
+    if (n < 0)
+        return NAN;
+    /* CSR of segments per joint (segments are grouped by owner below) */
+    int J = m->skel.joint_count;
+    int *off = calloc((size_t)J + 2, sizeof *off), *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    if (!off || !idx) {
+        free(off);
+        free(idx);
+        free(s);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        off[s[i].joint + 1]++;
+    for (int j = 0; j < J; j++)
+        off[j + 1] += off[j];
+    int *fill = calloc((size_t)J + 1, sizeof *fill);
+    if (!fill) {
+        free(off);
+        free(idx);
+        free(s);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        idx[off[s[i].joint] + fill[s[i].joint]++] = i;
+    free(fill);
+    double total = 0;
+    size_t weighted = 0;
+    for (size_t q = 0; q < count; q++) {
+        size_t v = vertices[q];
+        const float *p = m->positions + v * 3;
+        double acc = 0, wsum = 0;
+        for (int k = 0; k < m->influences; k++) {
+            float w = weights[v * (size_t)m->influences + (size_t)k];
+            uint16_t sj = joints[v * (size_t)m->influences + (size_t)k];
+            if (!(w > 0) || sj >= m->skin_joint_count)
+                continue;
+            int j = m->skin_joints[sj];
+            float best = INFINITY;
+            for (int e = off[j]; e < off[j + 1]; e++) {
+                float d = tb__seg_dist(&s[idx[e]], p);
+                if (d < best)
+                    best = d;
+            }
+            if (isfinite(best)) {
+                acc += (double)w * best;
+                wsum += w;
+            }
+        }
+        if (wsum > 0) {
+            total += acc / wsum;
+            weighted++;
+        }
+    }
+    free(off);
+    free(idx);
+    free(s);
+    return weighted ? (float)(total / (double)weighted) : NAN;
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static uint32_t tb__find(uint32_t *uf, uint32_t x)
+{
+    while (uf[x] != x) {
+        uf[x] = uf[uf[x]];
+        x = uf[x];
+    }
+    return x;
+}
+
+static void tb__unite(uint32_t *uf, uint32_t a, uint32_t b)
+{
+    a = tb__find(uf, a);
+    b = tb__find(uf, b);
+    if (a < b)
+        uf[b] = a; /* smallest index is the root: deterministic labels */
+    else if (b < a)
+        uf[a] = b;
+}
+
+/* Eigenvalues of a symmetric 3x3 matrix, descending (Jacobi rotations);
+ * axis (when not NULL): the unit eigenvector of the largest. */
+static void tb__eig3(const double c[3][3], double ev[3], double axis[3])
+{
+    double a[3][3], V[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    memcpy(a, c, sizeof a);
+    for (int it = 0; it < 50; it++) {
+        double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+        if (off < 1e-30)
+            break;
+        for (int p = 0; p < 2; p++)
+            for (int q = p + 1; q < 3; q++) {
+                if (fabs(a[p][q]) < 1e-300)
+                    continue;
+                double th = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+                double t = (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1));
+                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
+                for (int k = 0; k < 3; k++) { /* A ← Jᵀ A J */
+                    double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = cs * akp - sn * akq;
+                    a[k][q] = sn * akp + cs * akq;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = cs * apk - sn * aqk;
+                    a[q][k] = sn * apk + cs * aqk;
+                }
+                for (int k = 0; k < 3; k++) { /* V ← V J: the eigenvectors, as columns */
+                    double vkp = V[k][p], vkq = V[k][q];
+                    V[k][p] = cs * vkp - sn * vkq;
+                    V[k][q] = sn * vkp + cs * vkq;
+                }
+            }
+    }
+    ev[0] = a[0][0], ev[1] = a[1][1], ev[2] = a[2][2];
+    if (axis) {
+        int top = ev[1] > ev[0] ? (ev[2] > ev[1] ? 2 : 1) : (ev[2] > ev[0] ? 2 : 0);
+        for (int k = 0; k < 3; k++)
+            axis[k] = V[k][top];
+    }
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (ev[j] > ev[i]) {
+                double t = ev[i];
+                ev[i] = ev[j];
+                ev[j] = t;
+            }
+}
+
+static int tb__cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void tb__copy_name(char *dst, size_t cap, const char *s)
+{
+    snprintf(dst, cap, "%s", s ? s : "(unnamed)");
+}
+
+/* ---- the detector state -------------------------------------------------- */
+
+typedef struct tb__comp {
+    uint32_t *verts;  /* welded ids, ascending */
+    size_t nverts;
+    uint32_t *collar; /* welded ids */
+    size_t ncollar;
+    int separate;     /* its shell is its own (A9 choice) */
+    uint32_t shell;
+    int attach;
+    float bmin[3], bmax[3];
+    int group;        /* merge root (A6) */
+} tb__comp;
+
+typedef struct tb__state {
+    const tb_model *m;
+    tb_appendage_desc d;
+    float H;
+    int pelvis;
+    tb_role_class *cls;
+    tb__seg *segs;
+    int nseg;
+    uint8_t *is_node;
+    uint32_t *wid;      /* model vertex → welded id */
+    size_t nw;
+    float *wpos;        /* 3 per welded id */
+    uint8_t *far;       /* per welded id */
+    tb__graph g;
+    uint32_t *shell;    /* welded id → shell root */
+    uint32_t *shell_total, *shell_far; /* per shell root (counts of welded ids: below 2^32) */
+    float *warea;       /* per welded id: a third of its triangles' area */
+    float *shell_area;  /* per shell root: the shell's area */
+    double area_total;  /* the skin's area */
+    uint32_t *comp_uf;
+    tb__comp *comps;
+    size_t ncomp;
+    uint32_t *model_off, *model_list; /* welded id → its model vertices (CSR) */
+    uint32_t *shell_off, *shell_list; /* shell root → its welded ids (CSR) */
+    double *ms;         /* stage times (tb_appendage_report.stage_ms) */
+    float up[3], fwd[3];/* the character's axes in bind space (tb_model_axes) */
+    float *wdist;       /* per welded id: distance to the skeleton (A1) */
+    int *wseg;          /* per welded id: the nearest bone segment (first on ties, -1: none) */
+    float *mpos;        /* per welded id: medial point (3), the vertex itself where none */
+    float *mrad;        /* per welded id: half the local thickness, 0 where none */
+    uint8_t *thin;      /* per welded id: far by thickness (its cross-section holds no bone) */
+    uint32_t *shell_total_pre; /* per shell root: welded vertices (before far is known) */
+} tb__state;
+
+static void tb__state_free(tb__state *st)
+{
+    free(st->cls);
+    free(st->segs);
+    free(st->is_node);
+    free(st->wseg);
+    free(st->wid);
+    free(st->wpos);
+    free(st->far);
+    tb__graph_free(&st->g);
+    free(st->shell);
+    free(st->shell_total);
+    free(st->warea);
+    free(st->shell_area);
+    free(st->shell_far);
+    free(st->comp_uf);
+    for (size_t i = 0; i < st->ncomp; i++) {
+        free(st->comps[i].verts);
+        free(st->comps[i].collar);
+    }
+    free(st->comps);
+    free(st->shell_off);
+    free(st->shell_list);
+    free(st->model_off);
+    free(st->model_list);
+    free(st->wdist);
+    free(st->mpos);
+    free(st->mrad);
+    free(st->thin);
+    free(st->shell_total_pre);
+}
+
+static int tb__joint_by_name(const tb_model *m, const char *name)
+{
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        const char *n = m->skel.names[j];
+        if (!n)
+            continue;
+        if (!strcmp(n, name))
+            return j;
+        const char *colon = strrchr(n, ':');
+        if (colon && !strcmp(colon + 1, name))
+            return j;
+    }
+    return -1;
+}
+
+/* SPEC A4: nearest joint to the collar centroid, with the torso/thigh bias.
+ * A thigh that wins the bias stands for the body: the pelvis. */
+static int tb__attach_joint(const tb__state *st, const float p[3])
+{
+    const tb_model *m = st->m;
+    int best = -1;
+    float dbest = INFINITY;
+    float *d = calloc((size_t)m->skel.joint_count + 1, sizeof *d);
+    if (!d)
+        return st->pelvis;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        d[j] = INFINITY;
+        if (!st->is_node[j])
+            continue;
+        const float *q = tb__jpos(m, j);
+        float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
+        d[j] = sqrtf(dx * dx + dy * dy + dz * dz);
+        if (d[j] < dbest) {
+            dbest = d[j];
+            best = j;
+        }
+    }
+    int torso = -1, thigh = -1;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        if (!(d[j] <= st->d.attach_bias * dbest))
+            continue;
+        tb_role_class c = st->cls[j];
+        if ((c == TB_CLASS_PELVIS || c == TB_CLASS_SPINE) && (torso < 0 || d[j] < d[torso]))
+            torso = j;
+        if (c == TB_CLASS_THIGH && (thigh < 0 || d[j] < d[thigh]))
+            thigh = j;
+    }
+    float d_pelvis = d[st->pelvis];
+    free(d);
+    /* the pelvis first: a root between the hips and the thigh heads, or
+     * between the hips and the first spine joint, belongs to the body */
+    if (d_pelvis <= st->d.attach_bias * dbest)
+        return st->pelvis;
+    if (torso >= 0)
+        return torso;
+    if (thigh >= 0)
+        return st->pelvis;
+    return best >= 0 ? best : st->pelvis;
+}
+
+/* SPEC A10: far against the body's own thickness. A vertex whose local
+ * cross-section (the inward ray to where it leaves its solid, tb__thickness)
+ * has no bone inside it — its medial point is further from the skeleton
+ * than half the thickness, with a margin — is skin of a part that hangs off
+ * the skeleton: a tail beside a thigh, a bead on the back. Vertices already
+ * far by A2 keep that; A2 stays for open surfaces (capes) that no ray can
+ * measure. Rays are cast only where a bone could be outside the section
+ * (2 × the distance to the skeleton), so their cost follows the skin's. */
+/* A standing humanoid whose skeleton runs through its whole body: spine
+ * roles known and not a quadruped (whose body runs on past its pelvis). */
+static int tb__upright(const tb_model *m)
+{
+    return m->role_joint[TB_ROLE_SPINE] >= 0 && !m->body.quadruped;
+}
+
+/* The body's own thickness around each bone (SPEC A10): per bone segment,
+ * the median distance of the skin that faces away from it (outward normal
+ * within 60° of the direction from the bone) and is not off-bone skin
+ * itself. A thin vertex (its cross-section holds no bone) is far when it
+ * also stands outside that envelope by envelope_margin; far regions then
+ * grow through the thin skin they touch, so the side of a tail that faces
+ * the thigh, inside the thigh's envelope, stays with the tail. Bones
+ * without such skin keep the A2 band. O(V × segments + V log V). */
+static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
+{
+    size_t nw = st->nw;
+    int ns = st->nseg;
+    int *near = malloc((nw ? nw : 1) * sizeof *near), *seg = malloc((nw ? nw : 1) * sizeof *seg);
+    float *env = malloc(((size_t)ns + 1) * sizeof *env);
+    uint32_t *cnt = calloc((size_t)ns + 2, sizeof *cnt), *queue = malloc((nw ? nw : 1) * sizeof *queue);
+    float *samples = malloc((nw ? nw : 1) * sizeof *samples);
+    if (!near || !seg || !env || !cnt || !queue || !samples) {
+        free(near);
+        free(seg);
+        free(env);
+        free(cnt);
+        free(queue);
+        free(samples);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t w = 0; w < nw; w++) {
+        const float *p = st->wpos + w * 3, *n = normal + w * 3;
+        float best = st->wdist[w]; /* A1's: the same nearest segment */
+        int bi = st->wseg[w];
+        near[w] = -1;
+        seg[w] = bi; /* the bone segment nearest w, for the far tests below */
+        if (bi < 0 || st->thin[w] || !(best > 0))
+            continue;
+        /* direction from the nearest bone point */
+        const tb__seg *sg = &st->segs[bi];
+        float ap[3] = {p[0] - sg->a[0], p[1] - sg->a[1], p[2] - sg->a[2]};
+        float t = (ap[0] * sg->ab[0] + ap[1] * sg->ab[1] + ap[2] * sg->ab[2]) * sg->inv_len2;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        float u[3] = {ap[0] - t * sg->ab[0], ap[1] - t * sg->ab[1], ap[2] - t * sg->ab[2]};
+        if ((u[0] * n[0] + u[1] * n[1] + u[2] * n[2]) > 0.5f * best) {
+            near[w] = bi;
+            cnt[bi + 1]++;
+        }
+    }
+    for (int i = 0; i < ns; i++)
+        cnt[i + 1] += cnt[i];
+    {
+        uint32_t *fill = malloc(((size_t)ns + 1) * sizeof *fill);
+        if (!fill) {
+            free(near);
+            free(seg);
+            free(env);
+            free(cnt);
+            free(queue);
+            free(samples);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        memcpy(fill, cnt, (size_t)ns * sizeof *fill);
+        for (size_t w = 0; w < nw; w++)
+            if (near[w] >= 0)
+                samples[fill[near[w]]++] = st->wdist[w];
+        free(fill);
+    }
+    float band = st->d.far_fraction * st->H;
+    for (int i = 0; i < ns; i++) {
+        uint32_t a = cnt[i], b = cnt[i + 1];
+        if (b - a < 8) {
+            env[i] = band;
+            continue;
+        }
+        qsort(samples + a, b - a, sizeof *samples, tb__cmp_float);
+        env[i] = samples[a + (b - a) / 2];
+    }
+    /* Only on a humanoid skeleton, whose bones run through every part of
+     * the body: on an unknown layout (a quadruped whose tail bones were
+     * stripped) the body goes on past the last bone, and its rump would be
+     * taken for off-bone skin (the quaternius fox) */
+    int humanoid = tb__upright(st->m);
+    size_t qn = 0;
+    for (size_t w = 0; w < nw; w++) {
+        if (!st->thin[w] || st->far[w]) {
+            if (st->far[w])
+                queue[qn++] = (uint32_t)w;
+            continue;
+        }
+        int bi = seg[w];
+        float best = tb__seg_dist(&st->segs[bi], st->wpos + w * 3);
+        if (humanoid && best > env[bi] * (1 + st->d.envelope_margin) + st->d.thin_margin * st->H) {
+            st->far[w] = 1;
+            queue[qn++] = (uint32_t)w;
+        }
+    }
+    /* grow through connected off-bone skin standing at least grow_fraction of
+     * the envelope off its bone: the side of a tail facing the thigh, not
+     * the body's own surface around a welded root */
+    for (size_t h = 0; h < qn; h++) {
+        uint32_t w = queue[h];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (!st->thin[o] || st->far[o] || !humanoid)
+                continue;
+            int bi = seg[o];
+            if (tb__seg_dist(&st->segs[bi], st->wpos + (size_t)o * 3) >= st->d.grow_fraction * env[bi]) {
+                st->far[o] = 1;
+                queue[qn++] = o;
+            }
+        }
+    }
+    free(near);
+    free(seg);
+    free(env);
+    free(cnt);
+    free(queue);
+    free(samples);
+    return TB_OK;
+}
+
+static int tb__off_bone(const tb__state *st, const float q[3], float h)
+{
+    return tb__skeleton_dist(st->segs, st->nseg, q) > h + st->d.thin_margin * st->H;
+}
+
+/* ---- a uniform grid over welded vertices, as a sorted array ------------- */
+
+typedef struct tb__cell_entry {
+    uint64_t key;
+    uint32_t comp, v;
+} tb__cell_entry;
+
+#define TB__CELL_BITS 21
+#define TB__CELL_MAX ((1u << TB__CELL_BITS) - 1)
+
+static void tb__cell_of(const tb__state *st, const float *p, float inv, uint32_t c[3])
+{
+    for (int a = 0; a < 3; a++) {
+        double x = floor(((double)p[a] - (double)st->m->bbox_min[a]) * inv);
+        c[a] = x < 0 ? 0 : x > TB__CELL_MAX ? TB__CELL_MAX : (uint32_t)x;
+    }
+}
+
+static uint64_t tb__cell_key(const uint32_t c[3])
+{
+    return ((uint64_t)c[0] << (2 * TB__CELL_BITS)) | ((uint64_t)c[1] << TB__CELL_BITS) | c[2];
+}
+
+static int tb__cmp_entry(const void *a, const void *b)
+{
+    const tb__cell_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->comp != y->comp)
+        return x->comp < y->comp ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Index ranges [lo, hi) of the entries in the 27 cells around cell c. */
+static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+{
+    int k = 0;
+    for (int dx = -1; dx <= 1; dx++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dz = -1; dz <= 1; dz++) {
+                uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] + (uint32_t)dz};
+                if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX || q[2] > TB__CELL_MAX)
+                    continue; /* wrapped below 0 */
+                uint64_t key = tb__cell_key(q);
+                size_t a = tb__lower(e, n, key), b = a;
+                while (b < n && e[b].key == key)
+                    b++;
+                if (b > a) {
+                    lo[k] = a;
+                    hi[k++] = b;
+                }
+            }
+    return k;
+}
+
+static int tb__cmp_u64(const void *a, const void *b) /* the first of two: pairs sort by key */
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void tb__key_cell(uint64_t key, uint32_t c[3])
+{
+    c[0] = (uint32_t)(key >> (2 * TB__CELL_BITS)) & TB__CELL_MAX;
+    c[1] = (uint32_t)(key >> TB__CELL_BITS) & TB__CELL_MAX;
+    c[2] = (uint32_t)key & TB__CELL_MAX;
+}
+
+/* The samples: per (shell, grid cell of sample_fraction H) key, its first
+ * welded vertex, in queue (src[w] = w for them, UINT32_MAX for the rest),
+ * ordered by key. One pass through a hash of the keys (as many as samples,
+ * not vertices), then a sort of the samples. SIZE_MAX: out of memory. */
+static size_t tb__first_per_key(const tb__state *st, uint32_t *src, uint32_t *queue)
+{
+    size_t nw = st->nw, cap = 1024, used = 0;
+    float cell = st->d.sample_fraction * st->H, inv = cell > 0 ? 1.0f / cell : 1.0f;
+    uint64_t *hk = NULL, *pair = NULL;
+    uint32_t *hv = NULL;
+    if (!queue)
+        return SIZE_MAX;
+    for (;;) { /* (re)built from scratch when the table fills: first-seen order is the vertices' */
+        free(hk);
+        free(hv);
+        hk = malloc(cap * sizeof *hk);
+        hv = malloc(cap * sizeof *hv);
+        if (!hk || !hv) {
+            free(hk);
+            free(hv);
+            return SIZE_MAX;
+        }
+        memset(hv, 0xff, cap * sizeof *hv);
+        used = 0;
+        size_t mask = cap - 1, w = 0;
+        for (; w < nw; w++) {
+            uint32_t c[3];
+            tb__cell_of(st, st->wpos + w * 3, inv, c);
+            uint64_t key = tb__cell_key(c) ^ ((uint64_t)st->shell[w] * 0x9E3779B97F4A7C15ull);
+            uint64_t h = key * 0x9E3779B97F4A7C15ull;
+            size_t at = (size_t)(h ^ (h >> 29)) & mask;
+            while (hv[at] != UINT32_MAX && hk[at] != key)
+                at = (at + 1) & mask;
+            src[w] = UINT32_MAX;
+            if (hv[at] == UINT32_MAX) {
+                if (2 * (used + 1) > cap)
+                    break;
+                hk[at] = key;
+                hv[at] = (uint32_t)w;
+                used++;
+            }
+        }
+        if (w == nw)
+            break;
+        cap *= 4;
+    }
+    /* (key, sample) by key: keys are distinct, so the order is that of the
+     * sorted (key, index) pairs of every vertex, whose first per key these are */
+    pair = malloc((used ? used : 1) * 2 * sizeof *pair);
+    if (!pair) {
+        free(hk);
+        free(hv);
+        return SIZE_MAX;
+    }
+    size_t n = 0;
+    for (size_t at = 0; at < cap; at++)
+        if (hv[at] != UINT32_MAX) {
+            pair[n * 2] = hk[at];
+            pair[n * 2 + 1] = hv[at];
+            n++;
+        }
+    free(hk);
+    free(hv);
+    qsort(pair, n, 2 * sizeof *pair, tb__cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = (uint32_t)pair[i * 2 + 1];
+        src[w] = w;
+        queue[i] = w;
+    }
+    free(pair);
+    return n;
+}
+
+/* src[w] = the sample vertex w takes its thickness from: one per shell and
+ * grid cell of sample_fraction H (the cell's first vertex), the others the
+ * nearest sample in hops over the mesh graph (multi-source BFS, O(V)). */
+static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err)
+{
+    size_t nw = st->nw;
+    uint32_t *queue = malloc((nw ? nw : 1) * sizeof *queue);
+    size_t qn = tb__first_per_key(st, src, queue);
+    if (!queue || qn == SIZE_MAX) {
+        free(queue);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t h = 0; h < qn; h++) {
+        uint32_t w = queue[h];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (src[o] == UINT32_MAX) {
+                src[o] = src[w];
+                queue[qn++] = o;
+            }
+        }
+    }
+    for (size_t w = 0; w < nw; w++) /* isolated vertices: their own sample */
+        if (src[w] == UINT32_MAX)
+            src[w] = (uint32_t)w;
+    free(queue);
+    return TB_OK;
+}
+
+static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t nw = st->nw, nt = 0;
+    uint32_t *wtri = malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
+    float *tmax = malloc((nw ? nw : 1) * sizeof *tmax);
+    uint32_t *sh_thin = calloc(nw ? nw : 1, sizeof *sh_thin);
+    uint8_t *body_shell = calloc(nw ? nw : 1, 1);
+    st->mpos = malloc((nw ? nw : 1) * 3 * sizeof *st->mpos);
+    st->mrad = malloc((nw ? nw : 1) * sizeof *st->mrad);
+    st->thin = calloc(nw ? nw : 1, 1);
+    tb__medial *md = NULL;
+    uint32_t *src = NULL;
+    tb_result r = TB_OK;
+    if (!wtri || !tmax || !sh_thin || !body_shell || !st->mpos || !st->mrad || !st->thin) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
+                 c = st->wid[m->triangles[t * 3 + 2]];
+        if (a == b || b == c || a == c)
+            continue;
+        wtri[nt * 3] = a, wtri[nt * 3 + 1] = b, wtri[nt * 3 + 2] = c;
+        nt++;
+    }
+    r = tb__medial_create(&md, st->wpos, nw, wtri, nt, st->shell, err);
+    if (r != TB_OK)
+        goto done;
+    const float *normal = tb__medial_normals(md);
+    float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
+    /* rays from one vertex per shell and grid cell of sample_fraction H:
+     * thickness varies over a tail's radius, not over a dense mesh's edge,
+     * so a million-vertex mesh casts tens of thousands of rays; the other
+     * vertices take the nearest sample's over the mesh graph */
+    src = malloc((nw ? nw : 1) * sizeof *src);
+    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r != TB_OK)
+        goto done;
+    for (size_t w = 0; w < nw; w++) {
+        float d = st->wdist[w];
+        tmax[w] = src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
+    }
+    float *thick = st->mrad; /* reused: thickness, then half of it */
+    tb__medial_thickness(md, tmax, thick);
+    for (size_t w = 0; w < nw; w++)
+        if (src[w] != w)
+            thick[w] = thick[src[w]];
+    for (size_t w = 0; w < nw; w++) {
+        const float *p = st->wpos + w * 3, *n = normal + w * 3;
+        float *q = st->mpos + w * 3;
+        if (!isfinite(thick[w])) {
+            memcpy(q, p, 3 * sizeof *q);
+            st->mrad[w] = 0;
+            continue;
+        }
+        float h = 0.5f * thick[w];
+        for (int a = 0; a < 3; a++)
+            q[a] = p[a] - n[a] * h;
+        st->mrad[w] = h;
+        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+        sh_thin[st->shell[w]] += st->thin[w];
+    }
+    /* body shells: those mostly around bones. Off-bone skin whose medial
+     * point lies inside one of them is a strap or plate on a body part, not
+     * a part of its own; inside a shell that is itself off the bone (a tail
+     * under its fur) it stays off-bone. */
+    for (size_t w = 0; w < nw; w++)
+        if (st->shell[w] == w)
+            body_shell[w] = 2 * sh_thin[w] < st->shell_total_pre[w];
+    /* the enclosure test on the samples; the rest follow their sample */
+    for (size_t w = 0; w < nw; w++)
+        if (src[w] == w && st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
+            tmax[w] = -1; /* mark */
+    for (size_t w = 0; w < nw; w++)
+        if (tmax[src[w]] < 0)
+            st->thin[w] = 0;
+    /* on a body shell, off-bone skin is a part's surface, never a strand one
+     * vertex wide (a seam whose rays slip through a crack of the mesh): an
+     * opening of the off-bone set over the mesh graph keeps what has a core
+     * of off-bone vertices all of whose neighbours are off-bone, and the
+     * skin touching that core */
+    {
+        uint8_t *core = calloc(nw ? nw : 1, 1);
+        if (!core) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
+        }
+        for (size_t w = 0; w < nw; w++) {
+            core[w] = st->thin[w];
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && core[w]; e++)
+                core[w] = st->thin[st->g.adj[e]];
+        }
+        for (size_t w = 0; w < nw; w++) {
+            if (!st->thin[w] || core[w] || !body_shell[st->shell[w]])
+                continue;
+            int touches = 0;
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
+                touches = core[st->g.adj[e]];
+            st->thin[w] = (uint8_t)touches;
+        }
+        free(core);
+    }
+    /* only a humanoid skeleton runs through every part of the body: on an
+     * unknown layout (a quadruped with its tail bones stripped) the body
+     * goes on past the last bone and its rump would read as off-bone skin
+     * (the quaternius fox); there A2 alone says what is far */
+    if (!tb__upright(m))
+        memset(st->thin, 0, nw);
+    r = tb__envelope_far(st, normal, err);
+done:
+    tb__medial_free(md);
+    free(src);
+    free(wtri);
+    free(tmax);
+    free(sh_thin);
+    free(body_shell);
+    return r;
+}
+
+static tb_result tb__tube_cut(tb__state *st, tb_error *err);
+
+static tb_result tb__prepare(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count;
+    int J = m->skel.joint_count;
+    st->cls = malloc(((size_t)J + 1) * sizeof *st->cls);
+    if (!st->cls)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* a joint without a role (finger, eye, end helper) takes its parent's
+     * class; the caller-named pelvis of an unknown layout passes nothing on */
+    for (int j = 0; j < J; j++) {
+        int p = m->skel.parents[j];
+        st->cls[j] = tb_role_class_of(m->roles[j]);
+        if (m->roles[j] == TB_ROLE_NONE && p >= 0)
+            st->cls[j] = st->cls[p];
+    }
+    st->cls[st->pelvis] = TB_CLASS_PELVIS;
+    st->nseg = tb__segments(m, st->d.extension_fraction, 1, &st->segs, &st->is_node);
+    if (st->nseg < 0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (st->nseg == 0)
+        return tb__fail(err, TB_ERR_INVALID, NULL, "the skeleton has no weighted bone");
+    st->wid = malloc((V ? V : 1) * sizeof *st->wid);
+    if (!st->wid)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    double t0 = tb__now_ms();
+    /* SPEC A3: weld across every primitive of the skin */
+    float eps = st->d.weld_epsilon > 0 ? st->d.weld_epsilon : 1e-5f * st->H;
+    if (!(eps > 0))
+        eps = 1e-7f;
+    tb_weld_positions(st->wid, m->positions, V, 3, eps);
+    size_t nw = 0;
+    for (size_t v = 0; v < V; v++)
+        st->wid[v] = st->wid[v] == v ? (uint32_t)nw++ : st->wid[st->wid[v]];
+    st->nw = nw;
+    st->wpos = malloc((nw ? nw : 1) * 3 * sizeof *st->wpos);
+    st->far = calloc(nw ? nw : 1, 1);
+    st->model_off = calloc(nw + 1, sizeof *st->model_off);
+    st->model_list = malloc((V ? V : 1) * sizeof *st->model_list);
+    if (!st->wpos || !st->far || !st->model_off || !st->model_list)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    float thr = st->d.far_fraction * st->H; /* SPEC A2 */
+    st->wdist = malloc((nw ? nw : 1) * sizeof *st->wdist);
+    st->wseg = malloc((nw ? nw : 1) * sizeof *st->wseg);
+    if (!st->wdist || !st->wseg)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t v = 0; v < V; v++) { /* a welded id's position: its first model vertex's */
+        uint32_t w = st->wid[v];
+        if (++st->model_off[w + 1] == 1)
+            memcpy(st->wpos + (size_t)w * 3, m->positions + v * 3, 3 * sizeof(float));
+    }
+    for (size_t w = 0; w < nw; w++)
+        st->model_off[w + 1] += st->model_off[w];
+    {
+        uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
+        if (!fill)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        memcpy(fill, st->model_off, nw * sizeof *fill);
+        for (size_t v = 0; v < V; v++)
+            st->model_list[fill[st->wid[v]]++] = (uint32_t)v;
+        free(fill);
+    }
+    double t1 = tb__now_ms();
+    st->ms[1] = t1 - t0;
+    /* SPEC A1: distance to the skeleton, O(welded vertices × segments) */
+    for (size_t w = 0; w < nw; w++) {
+        st->wdist[w] = tb__seg_nearest(st->segs, st->nseg, st->wpos + w * 3, &st->wseg[w]);
+        st->far[w] = st->wdist[w] > thr;
+    }
+    double t2 = tb__now_ms();
+    st->ms[0] = t2 - t1;
+    tb_result r = tb__graph_build(&st->g, nw, m->triangles, m->triangle_count, st->wid, err);
+    if (r != TB_OK)
+        return r;
+    /* shells (all edges) and far components (far-far edges), union-find */
+    st->shell = malloc((nw ? nw : 1) * sizeof *st->shell);
+    st->comp_uf = malloc((nw ? nw : 1) * sizeof *st->comp_uf);
+    st->shell_total = calloc(nw ? nw : 1, sizeof *st->shell_total);
+    st->shell_far = calloc(nw ? nw : 1, sizeof *st->shell_far);
+    if (!st->shell || !st->comp_uf || !st->shell_total || !st->shell_far)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++)
+        st->shell[w] = st->comp_uf[w] = (uint32_t)w;
+    for (size_t t = 0; t < m->triangle_count; t++) { /* a triangle's corners: one shell */
+        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
+                 c = st->wid[m->triangles[t * 3 + 2]];
+        tb__unite(st->shell, a, b);
+        tb__unite(st->shell, b, c);
+    }
+    st->shell_total_pre = calloc(nw ? nw : 1, sizeof *st->shell_total_pre);
+    if (!st->shell_total_pre)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++) {
+        st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        st->shell_total_pre[st->shell[w]]++;
+    }
+    /* areas: how much of the skin a part is does not depend on how finely
+     * it is meshed (a dense tail on a low-poly body) */
+    st->warea = calloc(nw ? nw : 1, sizeof *st->warea);
+    st->shell_area = calloc(nw ? nw : 1, sizeof *st->shell_area);
+    if (!st->warea || !st->shell_area)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
+                 c = st->wid[m->triangles[t * 3 + 2]];
+        if (a == b || b == c || a == c)
+            continue;
+        const float *pa = st->wpos + (size_t)a * 3, *pb = st->wpos + (size_t)b * 3, *pc = st->wpos + (size_t)c * 3;
+        float u[3] = {pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]}, v[3] = {pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]};
+        float x[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+        float third = sqrtf(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / 6.0f;
+        if (!isfinite(third))
+            continue;
+        st->warea[a] += third, st->warea[b] += third, st->warea[c] += third;
+    }
+    for (size_t w = 0; w < nw; w++) {
+        st->shell_area[st->shell[w]] += st->warea[w];
+        st->area_total += st->warea[w];
+    }
+    st->ms[2] = tb__now_ms() - t2;
+    t2 = tb__now_ms();
+    r = tb__far_by_thickness(st, err);
+    st->ms[6] = tb__now_ms() - t2;
+    if (r != TB_OK)
+        return r;
+    t2 = tb__now_ms();
+    /* holes: a patch of fewer than min_vertices non-far vertices wholly
+     * surrounded by far skin (the pole of a tail's tip, whose ray runs along
+     * the tail) is part of what surrounds it */
+    {
+        uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
+        if (!uf || !cnt) {
+            free(uf);
+            free(cnt);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        for (size_t w = 0; w < nw; w++)
+            uf[w] = (uint32_t)w;
+        for (size_t w = 0; w < nw; w++)
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+                if (!st->far[w] && !st->far[st->g.adj[e]])
+                    tb__unite(uf, (uint32_t)w, st->g.adj[e]);
+        for (size_t w = 0; w < nw; w++)
+            if (!st->far[w])
+                cnt[tb__find(uf, (uint32_t)w)]++;
+        for (size_t w = 0; w < nw; w++) /* roots first: far[] is read by the test below */
+            uf[w] = tb__find(uf, (uint32_t)w);
+        for (size_t w = 0; w < nw; w++) {
+            uint32_t root = uf[w];
+            /* a patch that is a whole shell of its own is no hole */
+            if (!st->far[w] && cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]])
+                cnt[w] |= 0x80000000u; /* mark, read below */
+        }
+        for (size_t w = 0; w < nw; w++)
+            if (cnt[w] & 0x80000000u) {
+                st->far[w] = 1;
+                /* and off the bone when what surrounds it is */
+                for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+                    st->thin[w] |= st->thin[st->g.adj[e]] && !(cnt[st->g.adj[e]] & 0x80000000u);
+            }
+        free(uf);
+        free(cnt);
+    }
+    /* on a body shell (mostly skin round bones), off-bone skin and far skin
+     * round a bone are different parts even where they touch: a tail welded
+     * into the buttocks is not the buttocks (SPEC A10) */
+    uint32_t *sthin = calloc(nw ? nw : 1, sizeof *sthin);
+    if (!sthin)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++)
+        sthin[st->shell[w]] += st->thin[w];
+    for (size_t w = 0; w < nw; w++)
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
+            if (st->far[w] && st->far[o] && (!body || st->thin[w] == st->thin[o]))
+                tb__unite(st->comp_uf, (uint32_t)w, o);
+        }
+    free(sthin);
+    /* a scrap of far skin split off that way (the pole of a tail's tip,
+     * whose ray runs along the tail: not off-bone by itself) goes with the
+     * far part it touches rather than being dropped as too small */
+    {
+        uint32_t *size = calloc(nw ? nw : 1, sizeof *size);
+        if (!size)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        for (size_t w = 0; w < nw; w++)
+            if (st->far[w])
+                size[tb__find(st->comp_uf, (uint32_t)w)]++;
+        for (size_t w = 0; w < nw; w++) {
+            if (!st->far[w])
+                continue;
+            uint32_t rw = tb__find(st->comp_uf, (uint32_t)w);
+            if (size[rw] >= (uint32_t)st->d.min_vertices)
+                continue;
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+                uint32_t o = st->g.adj[e], ro;
+                if (st->far[o] && (ro = tb__find(st->comp_uf, o)) != rw) {
+                    uint32_t total = size[rw] + size[ro];
+                    tb__unite(st->comp_uf, rw, ro);
+                    rw = tb__find(st->comp_uf, (uint32_t)w);
+                    size[rw] = total;
+                    break;
+                }
+            }
+        }
+        free(size);
+    }
+    for (size_t w = 0; w < nw; w++) /* roots first: the cut lists parts by root */
+        if (st->far[w])
+            st->comp_uf[w] = tb__find(st->comp_uf, (uint32_t)w);
+    {
+        tb_result rc = tb__tube_cut(st, err);
+        if (rc != TB_OK)
+            return rc;
+    }
+    st->shell_off = calloc(nw + 1, sizeof *st->shell_off);
+    st->shell_list = malloc((nw ? nw : 1) * sizeof *st->shell_list);
+    if (!st->shell_off || !st->shell_list)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t s = st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        st->shell_total[s]++;
+        st->shell_off[s + 1]++;
+        if (st->far[w])
+            st->shell_far[s]++;
+    }
+    for (size_t w = 0; w < nw; w++)
+        st->shell_off[w + 1] += st->shell_off[w];
+    uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
+    if (!fill)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memcpy(fill, st->shell_off, nw * sizeof *fill);
+    for (size_t w = 0; w < nw; w++) /* shell[] is fully compressed now: shell[w] is the root */
+        st->shell_list[fill[st->shell[w]]++] = (uint32_t)w;
+    free(fill);
+    st->ms[2] += tb__now_ms() - t2;
+    return TB_OK;
+}
+
+/* The axis of a tube near where its walk ends (gend): a line through the
+ * ring centroids between 3 and 1 reach before the end (reach = the ring
+ * radius there, at least two edges), and the mean ring radius there.
+ * acc: per band of h, (centroid sum xyz, count, mean radius). 0 when the
+ * window holds too few rings. */
+static int tb__tube_end_axis(const double *acc, int nb, double h, float gend, float p[3], float d[3], float *rt)
+{
+    int e = (int)(gend / h) - 1;
+    e = e >= nb ? nb - 1 : e;
+    double r0 = 0;
+    for (int b = e; b >= 0 && !(r0 > 0); b--)
+        r0 = acc[(size_t)b * 5 + 3] ? acc[(size_t)b * 5 + 4] : 0;
+    double reach = r0 > 2 * h ? r0 : 2 * h;
+    double lo = gend - 3 * reach, hi = gend - reach, mid = 0.5 * (lo + hi);
+    double c[2][4] = {{0}}, rs = 0;
+    int rn = 0;
+    for (int b = 0; b < nb; b++) {
+        double gb = (b + 0.5) * h, cnt = acc[(size_t)b * 5 + 3];
+        if (!cnt || gb < lo || gb > hi)
+            continue;
+        int half = gb >= mid;
+        for (int a = 0; a < 3; a++)
+            c[half][a] += acc[(size_t)b * 5 + (size_t)a];
+        c[half][3] += cnt;
+        rs += acc[(size_t)b * 5 + 4];
+        rn++;
+    }
+    if (rn < 2 || !c[0][3] || !c[1][3])
+        return 0;
+    double len = 0;
+    for (int a = 0; a < 3; a++) {
+        double x0 = c[0][a] / c[0][3], x1 = c[1][a] / c[1][3];
+        p[a] = (float)x1;
+        d[a] = (float)(x1 - x0);
+        len += (x1 - x0) * (x1 - x0);
+    }
+    len = sqrt(len);
+    if (!(len > 0))
+        return 0;
+    for (int a = 0; a < 3; a++)
+        d[a] = (float)(d[a] / len);
+    *rt = (float)(rs / rn);
+    return *rt > 0;
+}
+
+/* Whether welded vertex w, walked g from the tube's tip, lies in the tube's
+ * reach before gend and further than 1.5 tube radii from its axis (p, d)
+ * and, with acc (tb__tube_rings per band of h), from its own ring's centre
+ * too: further from the end, where the axis is extrapolated over longer, a
+ * ring the tube bends away from it is still the tube. */
+static int tb__tube_off_axis(const tb__state *st, const double *acc, double h, uint32_t w, float g, float gend,
+                             float reach, const float p[3], const float d[3], float rt)
+{
+    if (!(g < gend) || g < gend - reach)
+        return 0;
+    const float *q = st->wpos + (size_t)w * 3;
+    const double *b = acc ? acc + (size_t)(int)(g / h) * 5 : NULL;
+    for (int pass = 0; pass < 1 + (acc != NULL); pass++) {
+        float c[3];
+        for (int a = 0; a < 3; a++)
+            c[a] = pass ? (float)(b[a] / b[3]) : p[a];
+        if (pass && !(b[3] > 0))
+            return 1;
+        float v[3] = {q[0] - c[0], q[1] - c[1], q[2] - c[2]};
+        float t = v[0] * d[0] + v[1] * d[1] + v[2] * d[2];
+        float e[3] = {v[0] - t * d[0], v[1] - t * d[1], v[2] - t * d[2]};
+        if (!(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] > 2.25f * rt * rt))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether the skin off the tube's axis in its reach before gend is the body
+ * it leaves rather than the tube's own flare: it lies to one side (mean
+ * offset over 1.5 tube radii) or to one or two sides (a patch below the
+ * weld, a belt across it: five octants round the axis or fewer), never all
+ * round (a fillet, the first piece of a segmented tail). 0 when there is
+ * no such skin. */
+static int tb__tube_trim_side(const tb__state *st, const double *acc, double h, const uint32_t *mv, uint32_t n,
+                              const float *dist, const uint8_t *in, float gend, float reach, const float p[3],
+                              const float d[3], float rt)
+{
+    double side[3] = {0, 0, 0}, u[3] = {0, 0, 0}, v2[3], ul = 0;
+    int ax = fabsf(d[0]) <= fabsf(d[1]) ? (fabsf(d[0]) <= fabsf(d[2]) ? 0 : 2) : (fabsf(d[1]) <= fabsf(d[2]) ? 1 : 2);
+    u[ax] = 1;
+    for (int a = 0; a < 3; a++)
+        u[a] -= d[ax] * d[a];
+    for (int a = 0; a < 3; a++)
+        ul += u[a] * u[a];
+    for (int a = 0; a < 3; a++)
+        u[a] /= sqrt(ul);
+    v2[0] = d[1] * u[2] - d[2] * u[1];
+    v2[1] = d[2] * u[0] - d[0] * u[2];
+    v2[2] = d[0] * u[1] - d[1] * u[0];
+    size_t ns = 0;
+    unsigned octants = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (in[mv[k]] != 1 || !tb__tube_off_axis(st, acc, h, mv[k], dist[mv[k]], gend, reach, p, d, rt))
+            continue;
+        const float *q = st->wpos + (size_t)mv[k] * 3;
+        double v[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]}, e[3];
+        double t = v[0] * d[0] + v[1] * d[1] + v[2] * d[2];
+        for (int a = 0; a < 3; a++) {
+            e[a] = v[a] - t * d[a];
+            side[a] += e[a];
+        }
+        double x = e[0] * u[0] + e[1] * u[1] + e[2] * u[2], y = e[0] * v2[0] + e[1] * v2[1] + e[2] * v2[2];
+        int oct = fabs(x) >= fabs(y) ? (x >= 0 ? (y >= 0 ? 0 : 7) : (y >= 0 ? 3 : 4))
+                                     : (y >= 0 ? (x >= 0 ? 1 : 2) : (x >= 0 ? 6 : 5));
+        octants |= 1u << oct;
+        ns++;
+    }
+    if (!ns)
+        return 0;
+    int around = 0;
+    for (int a = 0; a < 8; a++)
+        around += (int)(octants >> a & 1u);
+    double so = sqrt(side[0] * side[0] + side[1] * side[1] + side[2] * side[2]) / (double)ns;
+    return so > 1.5 * rt || around <= 5;
+}
+
+/* Per band of h along the walk dist from a tube's tip: the ring's centroid
+ * sum (xyz), its vertex count and its vertices' mean distance to the
+ * centroid, over the part's vertices mv not yet trimmed (in[w] == 2). */
+static void tb__tube_rings(const tb__state *st, const uint32_t *mv, uint32_t n, const float *dist, const uint8_t *in,
+                           double h, int nb, double *acc)
+{
+    memset(acc, 0, (size_t)nb * 5 * sizeof *acc);
+    for (uint32_t k = 0; k < n; k++) {
+        float gv = dist[mv[k]];
+        if (!isfinite(gv) || in[mv[k]] == 2)
+            continue;
+        double *b = acc + (size_t)(int)(gv / h) * 5;
+        for (int a = 0; a < 3; a++)
+            b[a] += st->wpos[(size_t)mv[k] * 3 + (size_t)a];
+        b[3] += 1;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        float gv = dist[mv[k]];
+        if (!isfinite(gv) || in[mv[k]] == 2)
+            continue;
+        double *b = acc + (size_t)(int)(gv / h) * 5;
+        double dd = 0;
+        for (int a = 0; a < 3; a++) {
+            double x = st->wpos[(size_t)mv[k] * 3 + (size_t)a] - b[a] / b[3];
+            dd += x * x;
+        }
+        b[4] += sqrt(dd) / b[3];
+    }
+}
+
+/* A tail is a tube that leaves the body. Walked from its far end, the
+ * geodesic rings of a tube keep about the tube's radius (a tail tapers
+ * slowly); where it is welded into skin that reads off-bone as well (the
+ * buttocks, the crotch between two thigh bones), the rings open out over
+ * that skin and their radius grows about as fast as the walk. A far part
+ * that begins as a tube is cut where its rings open: what lies beyond is
+ * the body the tube leaves, not the appendage (SPEC A10). Parts that never
+ * form a tube (coats, capes, patches) or never open are left whole.
+ * One Dijkstra pair per far part: O(n log n) in all. */
+static tb_result tb__tube_cut(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
+    uint32_t *off = calloc(nw + 1, sizeof *off), *list = malloc((nw ? nw : 1) * sizeof *list);
+    float *dist = malloc((nw ? nw : 1) * sizeof *dist);
+    uint8_t *in = calloc(nw ? nw : 1, 1);
+    uint32_t *src = malloc((nw ? nw : 1) * sizeof *src);
+    enum { NB = 512 };
+    double *acc = malloc(NB * 5 * sizeof *acc);
+    tb_result r = TB_OK;
+    if (!off || !list || !dist || !in || !src || !acc) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w])
+            off[tb__find(st->comp_uf, (uint32_t)w) + 1]++;
+    for (size_t w = 0; w < nw; w++)
+        off[w + 1] += off[w];
+    {
+        uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
+        if (!fill) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
+        }
+        memcpy(fill, off, nw * sizeof *fill);
+        for (size_t w = 0; w < nw; w++)
+            if (st->far[w])
+                list[fill[st->comp_uf[w]]++] = (uint32_t)w; /* roots: compressed by the caller's find */
+        free(fill);
+    }
+    for (size_t root = 0; root < nw && r == TB_OK; root++) {
+        uint32_t n = off[root + 1] - off[root];
+        const uint32_t *mv = list + off[root];
+        if (n < 4u * (uint32_t)st->d.min_vertices || n >= st->shell_total_pre[tb__find(st->shell, (uint32_t)root)])
+            continue; /* small, or a shell of its own: nothing to leave */
+        size_t ns = 0;
+        double edge = 0;
+        size_t ne = 0;
+        for (uint32_t k = 0; k < n; k++)
+            in[mv[k]] = 1;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t w = mv[k];
+            int edge_of = 0;
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+                uint32_t o = st->g.adj[e];
+                if (!in[o]) {
+                    edge_of = 1;
+                    continue;
+                }
+                const float *a = st->wpos + (size_t)w * 3, *b = st->wpos + (size_t)o * 3;
+                edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
+                             (double)(a[2] - b[2]) * (a[2] - b[2]));
+                ne++;
+            }
+            dist[w] = INFINITY;
+            if (edge_of) {
+                src[ns++] = w;
+                dist[w] = 0;
+            }
+        }
+        uint32_t tip = UINT32_MAX;
+        if (ns && ne)
+            r = tb__dijkstra(dist, &st->g, NULL, st->wpos, src, ns, in, err);
+        float far_g = 0;
+        for (uint32_t k = 0; r == TB_OK && ns && ne && k < n; k++)
+            if (isfinite(dist[mv[k]]) && dist[mv[k]] > far_g) {
+                far_g = dist[mv[k]];
+                tip = mv[k];
+            }
+        if (tip != UINT32_MAX) {
+            for (uint32_t k = 0; k < n; k++)
+                dist[mv[k]] = INFINITY;
+            dist[tip] = 0;
+            r = tb__dijkstra(dist, &st->g, NULL, st->wpos, &tip, 1, in, err);
+        }
+        float gmax = 0;
+        for (uint32_t k = 0; r == TB_OK && tip != UINT32_MAX && k < n; k++)
+            if (isfinite(dist[mv[k]]) && dist[mv[k]] > gmax)
+                gmax = dist[mv[k]];
+        double h = edge / (double)(ne ? ne : 1);
+        if (gmax / h > NB - 1)
+            h = gmax / (NB - 1);
+        if (r != TB_OK || tip == UINT32_MAX || !(h > 0)) {
+            for (uint32_t k = 0; k < n; k++)
+                in[mv[k]] = 0;
+            continue;
+        }
+        /* rings: centroid, then mean distance to it, per band of one edge */
+        int nb = (int)(gmax / h) + 1;
+        tb__tube_rings(st, mv, n, dist, in, h, nb, acc);
+        /* walk from the tip: a tube once the walk is 2.5 radii long; it
+         * opens where, one radius further on, the ring has grown by half
+         * the walk or more, and keeps opening to twice its radius */
+        int cut = -1, tube = 0;
+        for (int b = 0; b < nb && cut < 0; b++) {
+            if (acc[(size_t)b * 5 + 3] == 0)
+                continue;
+            double gb = (b + 0.5) * h, rb = acc[(size_t)b * 5 + 4];
+            if (!tube) {
+                tube = gb >= 2.5 * rb && rb > 0;
+                continue;
+            }
+            double reach = rb > 2 * h ? rb : 2 * h, rmax = rb;
+            int opens = 0;
+            for (int c = b + 1; c < nb; c++) {
+                if (acc[(size_t)c * 5 + 3] == 0)
+                    continue;
+                double gc = (c + 0.5) * h, rc = acc[(size_t)c * 5 + 4];
+                rmax = rc > rmax ? rc : rmax;
+                if (!opens && gc - gb >= reach) {
+                    if (rc - rb < 0.5 * (gc - gb))
+                        break;
+                    opens = 1;
+                }
+            }
+            if (opens && rmax >= 2 * rb)
+                cut = b;
+            /* or it narrows for good past half the walk: the tube has ended
+             * and a strip of skin goes on from its root (a belt it touches) */
+            int prev = 0, narrow = 1, ahead = 0;
+            double rref = 0;
+            for (int c = b - 1; c >= 0 && prev < 4; c--)
+                if (acc[(size_t)c * 5 + 3] != 0) {
+                    rref = acc[(size_t)c * 5 + 4] > rref ? acc[(size_t)c * 5 + 4] : rref;
+                    prev++;
+                }
+            for (int c = b; c < nb && ahead < 3 && narrow; c++)
+                if (acc[(size_t)c * 5 + 3] != 0) {
+                    narrow = acc[(size_t)c * 5 + 4] < 0.5 * rref;
+                    ahead++;
+                }
+            if (cut < 0 && narrow && ahead == 3 && gb >= 0.5 * gmax)
+                cut = b - 1;
+        }
+        /* where the tube ends (cut or not), its last radius of walk may hold
+         * the first skin of the body it leaves (a patch of off-bone buttock
+         * below the weld, a belt the root rests on): the tube there is the
+         * tube extrapolated, so skin further from its axis than 1.5 tube
+         * radii is body, not tail. Where some is found, the reach before is
+         * tested the same way against an axis drawn without it (rings that
+         * hold body skin lean the axis towards it), up to three reaches. */
+        float gend = cut >= 0 ? (float)((cut + 1) * h) : gmax + (float)h, gz = gend;
+        int trim = 0;
+        for (int it = 0; it < 3 && tube; it++) {
+            float axis_p[3], axis_d[3], rtube;
+            if (!tb__tube_end_axis(acc, nb, h, gz, axis_p, axis_d, &rtube))
+                break;
+            float rfar = rtube > 2 * (float)h ? rtube : 2 * (float)h;
+            if (tb__tube_trim_side(st, it ? acc : NULL, h, mv, n, dist, in, gz, rfar, axis_p, axis_d, rtube) == 0)
+                break;
+            /* a reach before the first where (nearly) all skin is off the
+             * axis holds no tube to trim from: the tube ended before it, or
+             * the part was never one; that reach is left as it was */
+            const double *ring = it ? acc : NULL;
+            uint32_t zone = 0, off = 0;
+            for (uint32_t k = 0; k < n; k++) {
+                if (in[mv[k]] != 1 || !(dist[mv[k]] < gz) || dist[mv[k]] < gz - rfar)
+                    continue;
+                zone++;
+                off += (uint32_t)tb__tube_off_axis(st, ring, h, mv[k], dist[mv[k]], gz, rfar, axis_p, axis_d, rtube);
+            }
+            if (it > 0 && 3 * off > 2 * zone)
+                break;
+            for (uint32_t k = 0; k < n; k++)
+                if (in[mv[k]] == 1 && tb__tube_off_axis(st, ring, h, mv[k], dist[mv[k]], gz, rfar, axis_p, axis_d, rtube))
+                    in[mv[k]] = 2;
+            trim = 1;
+            gz -= rfar;
+            tb__tube_rings(st, mv, n, dist, in, h, nb, acc);
+        }
+        if (cut >= 0 || trim) {
+            size_t keep = 0;
+            for (uint32_t k = 0; k < n; k++)
+                keep += dist[mv[k]] < gend && in[mv[k]] != 2;
+            if (keep >= (size_t)st->d.min_vertices)
+                for (uint32_t k = 0; k < n; k++) {
+                    uint32_t w = mv[k];
+                    st->comp_uf[w] = tip;
+                    if (!(dist[w] < gend) || in[w] == 2) {
+                        st->far[w] = 0;
+                        st->thin[w] = 0;
+                        st->comp_uf[w] = w;
+                    }
+                }
+        }
+        for (uint32_t k = 0; k < n; k++)
+            in[mv[k]] = 0;
+    }
+done:
+    free(off);
+    free(list);
+    free(dist);
+    free(in);
+    free(src);
+    free(acc);
+    return r;
+}
+
+/* SPEC A3/A4: far components (every island, however small: a small one may
+ * be a piece of a segmented tail) and their collars. A component with no
+ * non-far neighbour floats: it has no collar and no attachment of its own. */
+static tb_result tb__components(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
+    size_t *count = calloc(nw ? nw : 1, sizeof *count);
+    uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
+    uint32_t *mark = calloc(nw ? nw : 1, sizeof *mark);
+    if (!count || !slot || !mark)
+        goto oom;
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w])
+            count[tb__find(st->comp_uf, (uint32_t)w)]++;
+    size_t n = 0;
+    for (size_t w = 0; w < nw; w++)
+        slot[w] = (st->far[w] && st->comp_uf[w] == w) ? (uint32_t)n++ : UINT32_MAX;
+    st->comps = calloc(n ? n : 1, sizeof *st->comps);
+    if (!st->comps)
+        goto oom;
+    st->ncomp = n;
+    for (size_t w = 0; w < nw; w++)
+        if (slot[w] != UINT32_MAX) {
+            st->comps[slot[w]].verts = malloc(count[w] * sizeof(uint32_t));
+            if (!st->comps[slot[w]].verts)
+                goto oom;
+        }
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w]) {
+            tb__comp *c = &st->comps[slot[tb__find(st->comp_uf, (uint32_t)w)]];
+            c->verts[c->nverts++] = (uint32_t)w;
+        }
+    for (size_t i = 0; i < n; i++) {
+        tb__comp *c = &st->comps[i];
+        size_t cap = 0;
+        for (size_t k = 0; k < c->nverts; k++) {
+            uint32_t w = c->verts[k];
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+                uint32_t o = st->g.adj[e];
+                if (st->far[o] || mark[o] == i + 1)
+                    continue;
+                mark[o] = (uint32_t)i + 1;
+                if (c->ncollar == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    uint32_t *nc = realloc(c->collar, cap * sizeof *nc);
+                    if (!nc)
+                        goto oom;
+                    c->collar = nc;
+                }
+                c->collar[c->ncollar++] = o;
+            }
+        }
+        if (c->ncollar)
+            tb__sort_u32(c->collar, c->ncollar);
+        c->shell = st->shell[c->verts[0]];
+        c->attach = -1;
+        if (c->ncollar) {
+            float cp[3] = {0, 0, 0};
+            for (size_t k = 0; k < c->ncollar; k++)
+                for (int a = 0; a < 3; a++)
+                    cp[a] += st->wpos[(size_t)c->collar[k] * 3 + (size_t)a] / (float)c->ncollar;
+            c->attach = tb__attach_joint(st, cp);
+        }
+        for (int a = 0; a < 3; a++) {
+            c->bmin[a] = INFINITY;
+            c->bmax[a] = -INFINITY;
+        }
+        for (size_t k = 0; k < c->nverts; k++)
+            for (int a = 0; a < 3; a++) {
+                float x = st->wpos[(size_t)c->verts[k] * 3 + (size_t)a];
+                c->bmin[a] = x < c->bmin[a] ? x : c->bmin[a];
+                c->bmax[a] = x > c->bmax[a] ? x : c->bmax[a];
+            }
+        c->group = (int)i;
+    }
+    free(count);
+    free(slot);
+    free(mark);
+    return TB_OK;
+oom:
+    free(count);
+    free(slot);
+    free(mark);
+    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+}
+
+
+/* Shape of one far component for the merge: centroid, principal axis,
+ * extent along it, elongation, and whether it wraps a bone (its skin goes
+ * more than wrap_min_deg around the bone segment nearest to most of it: a
+ * coat, a belt, a plate around the pelvis, a limb's own skin). */
+typedef struct tb__shape {
+    float c[3], axis[3], extent, elong, flat, rad;
+    int wraps;
+    size_t thin;      /* vertices whose cross-section holds no bone */
+} tb__shape;
+
+/* Whether skin goes around a bone: the welded vertices' angular coverage
+ * (12 sectors) about the bone segment nearest each, counting only vertices
+ * beside a bone (projection strictly inside it); more than wrap_min_deg
+ * around one bone is a coat, a belt, a plate round the pelvis, a limb's own
+ * skin — never a tail (SPEC A10). O(n × segments). */
+static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
+{
+    enum { SECT = 12 };
+    int wraps = 0;
+    int ns = st->nseg;
+    uint16_t *bins = calloc((size_t)ns * SECT + 1, sizeof *bins);
+    if (!bins)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        const float *p = st->wpos + (size_t)verts[k] * 3;
+        float best = INFINITY, bt = 0;
+        int bi = -1;
+        for (int i = 0; i < ns; i++) {
+            const tb__seg *g = &st->segs[i];
+            float ap[3] = {p[0] - g->a[0], p[1] - g->a[1], p[2] - g->a[2]};
+            float t = (ap[0] * g->ab[0] + ap[1] * g->ab[1] + ap[2] * g->ab[2]) * g->inv_len2;
+            float tc = t < 0 ? 0 : t > 1 ? 1 : t;
+            float dd[3] = {ap[0] - tc * g->ab[0], ap[1] - tc * g->ab[1], ap[2] - tc * g->ab[2]};
+            float d = dd[0] * dd[0] + dd[1] * dd[1] + dd[2] * dd[2];
+            if (d < best)
+                best = d, bi = i, bt = t;
+        }
+        /* beside a real bone only: an extension past a terminal joint (the
+         * pelvis of a rig whose tail bones were stripped) is no bone */
+        if (bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0) || st->segs[bi].extension)
+            continue;
+        const tb__seg *g = &st->segs[bi];
+        /* a frame around the bone: e1 ⟂ bone, e2 = bone × e1 */
+        float L = 1.0f / sqrtf(g->inv_len2), ax[3] = {g->ab[0] / L, g->ab[1] / L, g->ab[2] / L};
+        float ref[3] = {st->up[0], st->up[1], st->up[2]};
+        if (fabsf(ax[0] * ref[0] + ax[1] * ref[1] + ax[2] * ref[2]) > 0.8f)
+            memcpy(ref, st->fwd, sizeof ref);
+        float dp = ax[0] * ref[0] + ax[1] * ref[1] + ax[2] * ref[2];
+        float e1[3] = {ref[0] - dp * ax[0], ref[1] - dp * ax[1], ref[2] - dp * ax[2]};
+        float l1 = sqrtf(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+        for (int a = 0; a < 3; a++)
+            e1[a] /= l1;
+        float e2[3] = {ax[1] * e1[2] - ax[2] * e1[1], ax[2] * e1[0] - ax[0] * e1[2], ax[0] * e1[1] - ax[1] * e1[0]};
+        float ap[3] = {p[0] - g->a[0], p[1] - g->a[1], p[2] - g->a[2]};
+        float x = ap[0] * e1[0] + ap[1] * e1[1] + ap[2] * e1[2], y = ap[0] * e2[0] + ap[1] * e2[1] + ap[2] * e2[2];
+        int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
+        sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
+        uint16_t *bb = &bins[(size_t)bi * SECT + (size_t)sct];
+        if (*bb < 60000)
+            (*bb)++;
+    }
+    /* around the body's own vertical axis (the line through the pelvis along
+     * up): a belt of pouches or a coat is near several torso bones at once */
+    if (tb__upright(st->m)) { /* a humanoid trunk: up is meaningful */
+        uint16_t tb[SECT] = {0};
+        const float *hp = tb__jpos(st->m, st->pelvis);
+        float side[3] = {st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
+                         st->up[0] * st->fwd[1] - st->up[1] * st->fwd[0]};
+        for (size_t k = 0; k < n; k++) {
+            const float *p = st->wpos + (size_t)verts[k] * 3;
+            float dv[3] = {p[0] - hp[0], p[1] - hp[1], p[2] - hp[2]};
+            float h = dv[0] * st->up[0] + dv[1] * st->up[1] + dv[2] * st->up[2];
+            if (h < -0.1f * st->H || h > 0.4f * st->H)
+                continue; /* the trunk's height only (a quadruped's tail runs along up) */
+            float x = dv[0] * st->fwd[0] + dv[1] * st->fwd[1] + dv[2] * st->fwd[2];
+            float y = dv[0] * side[0] + dv[1] * side[1] + dv[2] * side[2];
+            if (x * x + y * y < 0.0025f * st->H * st->H)
+                continue; /* at the axis itself (a tail's root on the pelvis joint) */
+            int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
+            sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
+            if (tb[sct] < 60000)
+                tb[sct]++;
+        }
+        int covered = 0;
+        for (int k = 0; k < SECT; k++)
+            covered += tb[k] >= 2;
+        wraps = n >= 24 && covered * 360 >= (int)(st->d.wrap_min_deg * SECT);
+    }
+    for (int i = 0; i < ns && !wraps; i++) {
+        int covered = 0, total = 0;
+        for (int k = 0; k < SECT; k++) {
+            covered += bins[(size_t)i * SECT + (size_t)k] >= 2;
+            total += bins[(size_t)i * SECT + (size_t)k];
+        }
+        wraps = total >= 24 && covered * 360 >= (int)(st->d.wrap_min_deg * SECT);
+    }
+    free(bins);
+    return wraps;
+}
+
+static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh)
+{
+    double cen[3] = {0, 0, 0}, cov[3][3] = {{0}};
+    size_t n = c->nverts;
+    for (size_t k = 0; k < n; k++)
+        for (int a = 0; a < 3; a++)
+            cen[a] += st->wpos[(size_t)c->verts[k] * 3 + (size_t)a] / (double)n;
+    for (size_t k = 0; k < n; k++) {
+        const float *p = st->wpos + (size_t)c->verts[k] * 3;
+        double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                cov[a][b] += q[a] * q[b] / (double)n;
+    }
+    double v[3] = {1, 0.7, 0.4}; /* power iteration: the principal axis */
+    for (int it = 0; it < 40; it++) {
+        double w[3] = {0, 0, 0}, l = 0;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                w[a] += cov[a][b] * v[b];
+        for (int a = 0; a < 3; a++)
+            l += w[a] * w[a];
+        l = sqrt(l);
+        if (!(l > 0))
+            break;
+        for (int a = 0; a < 3; a++)
+            v[a] = w[a] / l;
+    }
+    double ev[3];
+    tb__eig3(cov, ev, NULL);
+    sh->elong = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+    sh->flat = ev[2] > 0 ? (float)sqrt(ev[1] / ev[2]) : 1e3f;
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        const float *p = st->wpos + (size_t)c->verts[k] * 3;
+        float t = (float)((p[0] - cen[0]) * v[0] + (p[1] - cen[1]) * v[1] + (p[2] - cen[2]) * v[2]);
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+    }
+    sh->extent = n ? hi - lo : 0;
+    for (int a = 0; a < 3; a++) {
+        sh->c[a] = (float)cen[a];
+        sh->axis[a] = (float)v[a];
+    }
+    sh->wraps = tb__wraps(st, c->verts, n);
+    sh->thin = 0;
+    for (size_t k = 0; k < n; k++)
+        sh->thin += st->thin[c->verts[k]];
+    /* its typical half-thickness (median of the hits): the tube's radius is
+     * capped by it, as a cap's ray runs along the axis */
+    float *r = malloc((n ? n : 1) * sizeof *r);
+    size_t m = 0;
+    for (size_t k = 0; r && k < n; k++)
+        if (st->mrad[c->verts[k]] > 0)
+            r[m++] = st->mrad[c->verts[k]];
+    if (r && m)
+        qsort(r, m, sizeof *r, tb__cmp_float);
+    sh->rad = r && m ? r[m / 2] : 0;
+    free(r);
+}
+
+
+/* One (run, other component) record of the merge: the nearest distance and
+ * the run's vertices estimated in the other's tube. */
+struct tb__near {
+    uint32_t a, b;    /* a < b */
+    float gap;
+    float b_in_a;     /* b's vertices (estimated) lying in a's tube */
+    float a_in_b;
+};
+
+static int tb__cmp_near(const void *x, const void *y)
+{
+    const uint32_t *a = x, *b = y; /* (a, b) leading fields */
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* SPEC A6/A10: which far components form one appendage. Never by bounding
+ * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
+ * rules, both about the tail's own shape:
+ *  - along: a detached, off-bone component whose vertices lie (>= 90%)
+ *    over the other's off-bone surface — 0.8 to 1.6 local radii from the
+ *    medial point of a nearby vertex of it — is part of it (fur over skin);
+ *  - in a row: pieces whose gap is small against their own length
+ *    (row_gap × the shorter), alike in size (within 3×), and that line up (the gap runs along the
+ *    principal axis of each elongated piece, within ~45°) are one tail made
+ *    of pieces (vertebrae, scales, beads).
+ * Candidate pairs come from a grid of row_reach H cells: O(F log F). */
+/* The body's skin (welded vertices not far) in the merge's grid, sorted by
+ * cell; NULL when out of memory. */
+static tb__cell_entry *tb__body_grid(const tb__state *st, float inv, size_t *count)
+{
+    size_t nb = 0;
+    for (size_t w = 0; w < st->nw; w++)
+        nb += !st->far[w];
+    tb__cell_entry *b = malloc((nb ? nb : 1) * sizeof *b);
+    if (!b)
+        return NULL;
+    nb = 0;
+    for (size_t w = 0; w < st->nw; w++) {
+        if (st->far[w])
+            continue;
+        uint32_t c[3];
+        tb__cell_of(st, st->wpos + w * 3, inv, c);
+        b[nb].key = tb__cell_key(c);
+        b[nb].comp = 0;
+        b[nb++].v = (uint32_t)w;
+    }
+    qsort(b, nb, sizeof *b, tb__cmp_entry);
+    *count = nb;
+    return b;
+}
+
+/* Mean distance from component C's skin to the nearest body skin, over up to
+ * 64 of its vertices, each capped at one grid cell (the reach of the 27
+ * cells searched). */
+static float tb__body_gap(const tb__state *st, const tb__cell_entry *body, size_t nbody, float inv, float cell,
+                          const tb__comp *C)
+{
+    size_t step = C->nverts > 64 ? C->nverts / 64 : 1, cnt = 0;
+    double sum = 0;
+    for (size_t k = 0; k < C->nverts; k += step) {
+        const float *p = st->wpos + (size_t)C->verts[k] * 3;
+        uint32_t c[3];
+        size_t lo[27], hi[27];
+        tb__cell_of(st, p, inv, c);
+        int nr = tb__neighbours(body, nbody, c, lo, hi);
+        float best = cell * cell;
+        for (int r = 0; r < nr; r++)
+            for (size_t t = lo[r]; t < hi[r]; t++) {
+                const float *o = st->wpos + (size_t)body[t].v * 3;
+                float d = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) + (o[2] - p[2]) * (o[2] - p[2]);
+                best = d < best ? d : best;
+            }
+        sum += sqrtf(best);
+        cnt++;
+    }
+    return cnt ? (float)(sum / (double)cnt) : 0;
+}
+
+static tb_result tb__merge(tb__state *st, tb_error *err)
+{
+    size_t n = st->ncomp, F = 0;
+    for (size_t i = 0; i < n; i++)
+        F += st->comps[i].nverts;
+    uint32_t *uf = NULL;
+    tb__cell_entry *e = NULL, *re = NULL;
+    tb__shape *sh = NULL;
+    size_t *run = NULL;
+    uint64_t *nb = NULL;
+    struct tb__near *rec = NULL;
+    tb__cell_entry *body = NULL; /* grid of the body's skin, built when a layer asks */
+    size_t nbody = 0;
+    uf = malloc((n ? n : 1) * sizeof *uf);
+    e = malloc((F ? F : 1) * sizeof *e);
+    sh = malloc((n ? n : 1) * sizeof *sh);
+    /* per pair: along-count of b's vertices in a's tube, gap */
+    if (!uf || !e || !sh)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        uf[i] = (uint32_t)i;
+        tb__comp_shape(st, &st->comps[i], &sh[i]);
+    }
+    float cell = st->d.row_reach * st->H;
+    float inv = cell > 0 ? 1.0f / cell : 1.0f;
+    size_t q = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < st->comps[i].nverts; k++) {
+            uint32_t c[3];
+            tb__cell_of(st, st->wpos + (size_t)st->comps[i].verts[k] * 3, inv, c);
+            e[q].key = tb__cell_key(c);
+            e[q].comp = (uint32_t)i;
+            e[q].v = st->comps[i].verts[k];
+            q++;
+        }
+    qsort(e, q, sizeof *e, tb__cmp_entry);
+    /* runs of one component in one cell, each with up to SAMPLES of its
+     * vertices spread over the run: the pair tests look at samples, so a
+     * dense mesh costs (cells × neighbours × SAMPLES²), not (vertices ×
+     * vertices in the 27 cells around) */
+    enum { SAMPLES = 16 };
+    size_t nrun = 0;
+    for (size_t k = 0; k < q; k++)
+        nrun += !k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp;
+    run = malloc((nrun + 1) * sizeof *run); /* start index of each run, then q */
+    /* run keys for the neighbour search: one entry per run */
+    re = malloc((nrun ? nrun : 1) * sizeof *re);
+    /* one record per (run, other component) near it: the nearest distance
+     * (gap) and the run's vertices estimated in the other's tube; sorted by
+     * pair and reduced, O(R log R) */
+    size_t rcap = 256, nrec = 0;
+    rec = malloc(rcap * sizeof *rec);
+    if (!rec || !run || !re)
+        goto oom;
+    nrun = 0;
+    for (size_t k = 0; k < q; k++)
+        if (!k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp) {
+            re[nrun] = e[k];
+            re[nrun].v = (uint32_t)nrun; /* the run's index */
+            run[nrun++] = k;
+        }
+    run[nrun] = q;
+    float tol = 0.01f * st->H;
+    size_t ncap = 64;
+    nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
+    if (!nb)
+        goto oom;
+    for (size_t x = 0; x < nrun; x++) {
+        uint32_t c[3];
+        size_t lo[27], hi[27], nn = 0;
+        tb__key_cell(re[x].key, c);
+        uint32_t me = re[x].comp;
+        size_t xs = run[x], xn = run[x + 1] - run[x];
+        size_t xstep = xn > SAMPLES ? xn / SAMPLES : 1;
+        int nr = tb__neighbours(re, nrun, c, lo, hi);
+        for (int r = 0; r < nr; r++)
+            for (size_t t = lo[r]; t < hi[r]; t++) {
+                if (re[t].comp == me)
+                    continue;
+                if (nn == ncap) {
+                    ncap *= 2;
+                    void *n2 = realloc(nb, ncap * sizeof *nb);
+                    if (!n2)
+                        goto oom;
+                    nb = n2;
+                }
+                nb[nn++] = (uint64_t)re[t].comp << 32 | re[t].v;
+            }
+        tb__sort_u64(nb, nn);
+        /* per other component: x's samples against its runs around */
+        for (size_t g0 = 0; g0 < nn;) {
+            uint32_t other = (uint32_t)(nb[g0] >> 32);
+            size_t g1 = g0;
+            while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
+                g1++;
+            float gap2 = INFINITY;
+            size_t tried = 0, in = 0;
+            for (size_t i = 0; i < xn; i += xstep) {
+                const float *p = st->wpos + (size_t)e[xs + i].v * 3;
+                int inside = 0;
+                for (size_t gi = g0; gi < g1; gi++) {
+                    size_t y = (size_t)(uint32_t)nb[gi], ys = run[y], yn = run[y + 1] - run[y];
+                    size_t ystep = yn > SAMPLES ? yn / SAMPLES : 1;
+                    for (size_t j = 0; j < yn; j += ystep) {
+                        uint32_t ov = e[ys + j].v;
+                        const float *o = st->wpos + (size_t)ov * 3, *m = st->mpos + (size_t)ov * 3;
+                        /* squared: sqrtf is monotone, the root of the least is the least root */
+                        float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                   (o[2] - p[2]) * (o[2] - p[2]);
+                        gap2 = d2 < gap2 ? d2 : gap2;
+                        if (inside || !st->thin[ov])
+                            continue; /* decided, or no tube to lie along */
+                        float d = sqrtf(d2);
+                        float rm = st->mrad[ov], cap = 2 * sh[other].rad;
+                        rm = rm < cap ? rm : cap;
+                        float dm = rm > 0 ? sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                                  (m[2] - p[2]) * (m[2] - p[2]))
+                                          : 0;
+                        /* the tube of the other's free part (its off-bone skin):
+                         * a root sunk into the body is no tube to lie along */
+                        /* a layer lies over the other's surface (fur over
+                         * skin), between 0.8 and 1.6 times its local radius,
+                         * not through its inside (an accessory the root of a
+                         * tail is sunk through) */
+                        inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * tol;
+                    }
+                }
+                tried++;
+                in += (size_t)inside;
+            }
+            g0 = g1;
+            if (nrec == rcap) {
+                rcap *= 2;
+                void *nr2 = realloc(rec, rcap * sizeof *rec);
+                if (!nr2)
+                    goto oom;
+                rec = nr2;
+            }
+            float est = tried ? (float)xn * (float)in / (float)tried : 0;
+            struct tb__near *z = &rec[nrec++];
+            z->a = me < other ? me : other;
+            z->b = me < other ? other : me;
+            z->gap = sqrtf(gap2);
+            z->b_in_a = me == z->b ? est : 0;
+            z->a_in_b = me == z->a ? est : 0;
+        }
+    }
+    free(nb);
+    nb = NULL;
+    qsort(rec, nrec, sizeof *rec, tb__cmp_near);
+    for (size_t i = 0; i < nrec;) {
+        size_t j = i;
+        float bin = 0, ain = 0;
+        float gap = INFINITY;
+        for (; j < nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
+            bin += rec[j].b_in_a;
+            ain += rec[j].a_in_b;
+            gap = rec[j].gap < gap ? rec[j].gap : gap;
+        }
+        uint32_t pa = rec[i].a, pb = rec[i].b;
+        i = j;
+        const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
+        const tb__shape *sa = &sh[pa], *sb = &sh[pb];
+        if (sa->wraps || sb->wraps)
+            continue;
+        /* detached: a piece of its own shell, not far skin of a shell that is
+         * mostly body; only a detached piece joins another component */
+        int da = st->shell_total[A->shell] - st->shell_far[A->shell] < A->nverts,
+            db = st->shell_total[B->shell] - st->shell_far[B->shell] < B->nverts;
+        /* only skin off the bone can be part of a tail: a joint ball or an
+         * armour piece round a bone is body */
+        int ta = 2 * sh[pa].thin >= A->nverts, tb = 2 * sh[pb].thin >= B->nverts;
+        /* along: a detached layer over another off-bone part (fur on a tail),
+         * and no nearer the body than the part it covers: a layer of a tail
+         * lies over its free length; a buckle on the belt where a tail's
+         * root sinks into the body rests on the body, nearer to it than the
+         * tail is (at least twice as near, by the mean distance) */
+        int along_b = (ta && tb) && db && bin >= 0.9 * (double)B->nverts,
+            along_a = (ta && tb) && da && ain >= 0.9 * (double)A->nverts;
+        if ((along_a || along_b) && !body) {
+            body = tb__body_grid(st, inv, &nbody);
+            if (!body)
+                goto oom;
+        }
+        if (along_b)
+            along_b = 2 * tb__body_gap(st, body, nbody, inv, cell, B) >= tb__body_gap(st, body, nbody, inv, cell, A);
+        if (along_a)
+            along_a = 2 * tb__body_gap(st, body, nbody, inv, cell, A) >= tb__body_gap(st, body, nbody, inv, cell, B);
+        int along = along_a || along_b;
+        da &= ta;
+        db &= tb;
+        int row = 0;
+        float shorter = sa->extent < sb->extent ? sa->extent : sb->extent,
+              longer = sa->extent < sb->extent ? sb->extent : sa->extent;
+        /* pieces of one row are alike in size (a pouch is no vertebra of a
+         * tail) and lie end to end, not one over the other's surface (a
+         * layer, which joins only as above) */
+        int layer = bin >= 0.9 * (double)B->nverts || ain >= 0.9 * (double)A->nverts;
+        if (!along && !layer && da && db && gap <= st->d.row_gap * shorter && longer <= 3 * shorter) {
+            float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
+            float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
+            float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
+            float cb = dl > 0 ? fabsf(dcv[0] * sb->axis[0] + dcv[1] * sb->axis[1] + dcv[2] * sb->axis[2]) / dl : 1;
+            /* a round piece (a bead) has no direction of its own; a flat one
+             * (a plate) is no bead */
+            int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
+            row = (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
+        }
+        if (along || row)
+            tb__unite(uf, pa, pb);
+    }
+    for (size_t i = 0; i < n; i++)
+        st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
+    free(body);
+    free(rec);
+    free(run);
+    free(re);
+    free(uf);
+    free(e);
+    free(sh);
+    return TB_OK;
+oom:
+    free(body);
+    free(nb);
+    free(rec);
+    free(run);
+    free(re);
+    free(uf);
+    free(e);
+    free(sh);
+    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+}
+
+/* Bridges between the pieces of a merged group (A6 choice), so the
+ * geodesic crosses from one closed segment to the next. Per grid cell and
+ * piece, its first vertex is linked to the nearest vertex of each other
+ * piece in the 27 cells around: O(F) on a grid of touch_fraction H. */
+static tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv,
+                             tb__graph *out, tb_error *err)
+{
+    float cell = st->d.touch_fraction * st->H;
+    float inv = cell > 0 ? 1.0f / cell : 1.0f;
+    tb__cell_entry *e = malloc((nv ? nv : 1) * sizeof *e);
+    size_t cap = 256, ne = 0;
+    uint32_t *edges = malloc(cap * 2 * sizeof *edges);
+    if (!e || !edges) {
+        free(e);
+        free(edges);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t k = 0; k < nv; k++) {
+        uint32_t c[3];
+        tb__cell_of(st, st->wpos + (size_t)wv[k] * 3, inv, c);
+        e[k].key = tb__cell_key(c);
+        e[k].comp = piece[k];
+        e[k].v = wv[k];
+    }
+    qsort(e, nv, sizeof *e, tb__cmp_entry);
+    for (size_t k = 0; k < nv; k++) {
+        if (k && e[k - 1].key == e[k].key && e[k - 1].comp == e[k].comp)
+            continue; /* first vertex of its (cell, piece) only */
+        uint32_t c[3];
+        size_t lo[27], hi[27];
+        tb__key_cell(e[k].key, c);
+        const float *p = st->wpos + (size_t)e[k].v * 3;
+        int nr = tb__neighbours(e, nv, c, lo, hi);
+        /* the nearest vertex of every other piece around (runs are per piece) */
+        for (int r = 0; r < nr; r++)
+            for (size_t t = lo[r]; t < hi[r];) {
+                uint32_t other = e[t].comp;
+                size_t end = t;
+                while (end < hi[r] && e[end].comp == other)
+                    end++;
+                if (other != e[k].comp) {
+                    uint32_t best = UINT32_MAX;
+                    float bd = INFINITY;
+                    for (size_t q = t; q < end; q++) {
+                        const float *o = st->wpos + (size_t)e[q].v * 3;
+                        float d = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                                  (o[2] - p[2]) * (o[2] - p[2]);
+                        if (d < bd) {
+                            bd = d;
+                            best = e[q].v;
+                        }
+                    }
+                    if (ne == cap) {
+                        cap *= 2;
+                        uint32_t *n2 = realloc(edges, cap * 2 * sizeof *edges);
+                        if (!n2) {
+                            free(e);
+                            free(edges);
+                            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                        }
+                        edges = n2;
+                    }
+                    edges[ne * 2] = e[k].v;
+                    edges[ne * 2 + 1] = best;
+                    ne++;
+                }
+                t = end;
+            }
+    }
+    free(e);
+    tb_result r = tb__graph_from_edges(out, st->nw, edges, ne, err);
+    free(edges);
+    return r;
+}
+
+/* Chain joints from g (SPEC A9). wv: welded far vertices with geodesic g[]. */
+/* The chain station (1..K) whose half-segment band geodesic coordinate g
+ * falls in: |g - iL/K| <= L/2K; -1 outside every band or for no g (A9). */
+static int tb__station(float g, float L, int K)
+{
+    if (!isfinite(g))
+        return -1;
+    int i = (int)floorf(g / (L / (float)K) + 0.5f);
+    return i < 1 || i > K || fabsf(g - (float)i * L / (float)K) > L / (2.0f * (float)K) ? -1 : i;
+}
+
+static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
+                            const float j0[3], float (*J)[3], float *radius, float *flatness)
+{
+    double acc[TB_TAIL_MAX_BONES + 1][4];
+    memset(acc, 0, sizeof acc);
+    for (size_t k = 0; k < n; k++) {
+        int i = tb__station(g[wv[k]], L, K);
+        if (i < 0)
+            continue;
+        const float *p = st->wpos + (size_t)wv[k] * 3;
+        acc[i][0] += p[0], acc[i][1] += p[1], acc[i][2] += p[2], acc[i][3] += 1;
+    }
+    memcpy(J[0], j0, sizeof J[0]);
+    int have[TB_TAIL_MAX_BONES + 1] = {1};
+    for (int i = 1; i <= K; i++)
+        if (acc[i][3] > 0) {
+            for (int a = 0; a < 3; a++)
+                J[i][a] = (float)(acc[i][a] / acc[i][3]);
+            have[i] = 1;
+        }
+    /* empty stations (a very thin or cut tail): interpolate the neighbours */
+    for (int i = 1; i <= K; i++) {
+        if (have[i])
+            continue;
+        int lo = i - 1, hi = i + 1;
+        while (hi <= K && !have[hi])
+            hi++;
+        for (int a = 0; a < 3; a++)
+            J[i][a] = hi <= K ? J[lo][a] + (J[hi][a] - J[lo][a]) / (float)(hi - lo) : J[lo][a];
+        have[i] = 1;
+    }
+    /* cross-section radius per station (for the A7 taper measure) */
+    double rs[TB_TAIL_MAX_BONES + 1] = {0}, rc[TB_TAIL_MAX_BONES + 1] = {0};
+    for (size_t k = 0; k < n; k++) {
+        int i = tb__station(g[wv[k]], L, K);
+        if (i < 0)
+            continue;
+        const float *p = st->wpos + (size_t)wv[k] * 3;
+        float dx = p[0] - J[i][0], dy = p[1] - J[i][1], dz = p[2] - J[i][2];
+        rs[i] += sqrt(dx * dx + dy * dy + dz * dz);
+        rc[i] += 1;
+    }
+    for (int i = 0; i <= K; i++)
+        radius[i] = rc[i] > 0 ? (float)(rs[i] / rc[i]) : 0;
+    /* cross-section shape per station: the spread of its skin across the
+     * chain, largest over smallest principal axis (a tube's ring ~1, a
+     * cape's or a plate's section a line) */
+    {
+        double cs[TB_TAIL_MAX_BONES + 1][6];
+        memset(cs, 0, sizeof cs);
+        float tan_[TB_TAIL_MAX_BONES + 1][3];
+        for (int i = 1; i <= K; i++) {
+            const float *a = J[i - 1], *b = J[i < K ? i + 1 : K];
+            float t[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            float l = sqrtf(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+            for (int x = 0; x < 3; x++)
+                tan_[i][x] = l > 0 ? t[x] / l : 0;
+        }
+        for (size_t k = 0; k < n; k++) {
+            int i = tb__station(g[wv[k]], L, K);
+            if (i < 0)
+                continue;
+            const float *p = st->wpos + (size_t)wv[k] * 3;
+            float q[3] = {p[0] - J[i][0], p[1] - J[i][1], p[2] - J[i][2]};
+            float dt = q[0] * tan_[i][0] + q[1] * tan_[i][1] + q[2] * tan_[i][2];
+            for (int x = 0; x < 3; x++)
+                q[x] -= dt * tan_[i][x];
+            cs[i][0] += q[0] * q[0], cs[i][1] += q[1] * q[1], cs[i][2] += q[2] * q[2];
+            cs[i][3] += q[0] * q[1], cs[i][4] += q[0] * q[2], cs[i][5] += q[1] * q[2];
+        }
+        float fl[TB_TAIL_MAX_BONES + 1];
+        int nf = 0;
+        for (int i = 1; i <= K; i++) {
+            double c3[3][3] = {{cs[i][0], cs[i][3], cs[i][4]}, {cs[i][3], cs[i][1], cs[i][5]}, {cs[i][4], cs[i][5], cs[i][2]}}, ev[3];
+            tb__eig3(c3, ev, NULL);
+            if (rc[i] >= 3 && ev[0] > 0)
+                fl[nf++] = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+        }
+        qsort(fl, (size_t)nf, sizeof *fl, tb__cmp_float);
+        *flatness = nf ? fl[nf / 2] : 1;
+    }
+    /* two smoothing passes on the interior joints (SPEC A9) */
+    for (int pass = 0; pass < st->d.smoothing_passes; pass++) {
+        float prev[TB_TAIL_MAX_BONES + 1][3];
+        memcpy(prev, J, sizeof(float) * 3 * (size_t)(K + 1));
+        for (int i = 1; i < K; i++)
+            for (int a = 0; a < 3; a++)
+                J[i][a] = 0.5f * prev[i][a] + 0.25f * (prev[i - 1][a] + prev[i + 1][a]);
+    }
+    return K;
+}
+
+static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work, tb_appendage **app,
+                                tb__app_work **aw, tb_error *err)
+{
+    tb_appendage *na = realloc(out->appendages, ((size_t)out->appendage_count + 1) * sizeof *na);
+    if (!na)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    out->appendages = na;
+    tb__app_work *nw = realloc(work->apps, ((size_t)work->count + 1) * sizeof *nw);
+    if (!nw)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    work->apps = nw;
+    *app = &out->appendages[out->appendage_count++];
+    *aw = &work->apps[work->count++];
+    memset(*app, 0, sizeof **app);
+    memset(*aw, 0, sizeof **aw);
+    (*app)->chain = -1;
+    (*aw)->parent_joint = -1;
+    return TB_OK;
+}
+
+
+/* Numbers the separate pieces of an appendage's skin: a welded shell all of
+ * whose vertices are in the appendage is one piece (a vertebra, a tuft, a
+ * ring of a segmented tail); vertices of a shell that also holds other skin
+ * (a tail welded into the body) get TB__NO_PIECE. O(n log n) in the
+ * appendage's vertices. */
+static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_error *err)
+{
+    size_t n = aw->rw_count;
+    aw->piece_count = 0;
+    uint64_t *key = malloc((n + 1) * sizeof *key); /* shell << 32 | welded id */
+    if (!key)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t w = st->wid[aw->rw_verts[k]];
+        key[k] = (uint64_t)st->shell[w] << 32 | w;
+    }
+    tb__sort_u64(key, n);
+    /* compact: one entry per whole shell, its piece number in the low bits */
+    size_t kept = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t s = (uint32_t)(key[i] >> 32);
+        size_t distinct = 0, j = i;
+        for (; j < n && (uint32_t)(key[j] >> 32) == s; j++)
+            distinct += j == i || key[j] != key[j - 1];
+        if (distinct == st->shell_total[s])
+            key[kept++] = (uint64_t)s << 32 | aw->piece_count++;
+        i = j;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t probe = (uint64_t)st->shell[st->wid[aw->rw_verts[k]]] << 32;
+        size_t lo = 0, hi = kept; /* first entry >= probe */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (key[mid] < probe)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        aw->rw_piece[k] = lo < kept && key[lo] >> 32 == probe >> 32 ? (uint32_t)key[lo] : TB__NO_PIECE;
+    }
+    free(key);
+    return TB_OK;
+}
+
+/* Distance to the trunk: the bones from the pelvis up the spine (a joint of
+ * the pelvis or spine class to its parent of the same), INFINITY without. */
+/* Distance from p to the trunk's bones (pelvis and spine segments); *joint
+ * (when not NULL) gets the joint owning the nearest one, -1 when none. */
+static float tb__trunk_nearest(const tb__state *st, const float p[3], int *joint)
+{
+    const tb_model *m = st->m;
+    float dd = INFINITY;
+    if (joint)
+        *joint = -1;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        int pj = m->skel.parents[j];
+        /* joints with a trunk role of their own (not a role-less child that
+         * inherits the class, such as a stripped tail bone under the pelvis) */
+        if (pj < 0)
+            continue;
+        tb_role_class cj = j == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[j]),
+                      cp = pj == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[pj]);
+        if (!m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
+            (cj != TB_CLASS_SPINE && cj != TB_CLASS_PELVIS) || (cp != TB_CLASS_SPINE && cp != TB_CLASS_PELVIS))
+            continue;
+        tb__seg g;
+        tb__seg_set(&g, tb__jpos(m, pj), tb__jpos(m, j), pj);
+        float x = tb__seg_dist(&g, p);
+        if (x < dd) {
+            dd = x;
+            if (joint)
+                *joint = pj;
+        }
+    }
+    if (!isfinite(dd)) { /* no trunk bones known (an unknown layout): the pelvis */
+        const float *q = tb__jpos(m, st->pelvis);
+        dd = sqrtf((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+    }
+    return dd;
+}
+
+static float tb__trunk_dist(const tb__state *st, const float p[3])
+{
+    return tb__trunk_nearest(st, p, NULL);
+}
+
+/* A rigid rod (SPEC A7: "a carried object is straight and of nearly constant
+ * cross-section"). Along ax, the principal axis of the vertices, cut into
+ * TB__ROD_BINS slices: extent = length along the axis; bow = largest distance
+ * of a slice's centroid from the axis, / extent; section = largest / smallest
+ * mean radius of the inner slices (the two end slices hold the caps). */
+enum { TB__ROD_BINS = 8 };
+static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const double cen[3], const double ax[3],
+                    float *extent, float *bow, float *section)
+{
+    double tmin = INFINITY, tmax = -INFINITY;
+    for (size_t k = 0; k < nv; k++) {
+        const float *p = wpos + (size_t)wv[k] * 3;
+        double t = (p[0] - cen[0]) * ax[0] + (p[1] - cen[1]) * ax[1] + (p[2] - cen[2]) * ax[2];
+        tmin = t < tmin ? t : tmin;
+        tmax = t > tmax ? t : tmax;
+    }
+    *extent = nv ? (float)(tmax - tmin) : 0;
+    *bow = 1;
+    *section = INFINITY;
+    if (!(tmax > tmin))
+        return;
+    double c[TB__ROD_BINS][3] = {{0}}, r[TB__ROD_BINS] = {0};
+    size_t n[TB__ROD_BINS] = {0};
+    double w = (tmax - tmin) / TB__ROD_BINS;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < nv; k++) {
+            const float *p = wpos + (size_t)wv[k] * 3;
+            double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
+            double t = q[0] * ax[0] + q[1] * ax[1] + q[2] * ax[2];
+            int b = (int)((t - tmin) / w);
+            b = b < 0 ? 0 : b >= TB__ROD_BINS ? TB__ROD_BINS - 1 : b;
+            if (pass == 0) {
+                for (int a = 0; a < 3; a++)
+                    c[b][a] += q[a];
+                n[b]++;
+            } else { /* distance from the slice's centroid, across the axis */
+                double e[3] = {q[0] - c[b][0], q[1] - c[b][1], q[2] - c[b][2]};
+                double te = e[0] * ax[0] + e[1] * ax[1] + e[2] * ax[2];
+                for (int a = 0; a < 3; a++)
+                    e[a] -= te * ax[a];
+                r[b] += sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) / (double)n[b];
+            }
+            if (pass == 0 && k + 1 == nv)
+                for (int bb = 0; bb < TB__ROD_BINS; bb++)
+                    for (int a = 0; a < 3 && n[bb]; a++)
+                        c[bb][a] /= (double)n[bb];
+        }
+    double dev = 0, rmin = INFINITY, rmax = 0;
+    for (int b = 0; b < TB__ROD_BINS; b++) {
+        if (!n[b])
+            return; /* a gap along the axis: pieces, not one rod */
+        double tc = c[b][0] * ax[0] + c[b][1] * ax[1] + c[b][2] * ax[2];
+        double e[3] = {c[b][0] - tc * ax[0], c[b][1] - tc * ax[1], c[b][2] - tc * ax[2]};
+        double dv = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+        dev = dv > dev ? dv : dev;
+        if (b > 0 && b < TB__ROD_BINS - 1) {
+            rmin = r[b] < rmin ? r[b] : rmin;
+            rmax = r[b] > rmax ? r[b] : rmax;
+        }
+    }
+    *bow = (float)(dev / (tmax - tmin));
+    *section = rmin > 0 ? (float)(rmax / rmin) : INFINITY;
+}
+
+/* Everything about one merged appendage: tests, classification, geodesic. */
+static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
+                             float *g, uint8_t *allowed, tb_error *err)
+{
+    const tb_model *m = st->m;
+    const tb_appendage_desc *d = &st->d;
+    tb_appendage *ap = NULL;
+    tb__app_work *aw = NULL;
+    tb_result r = tb__append_app(out, work, &ap, &aw, err);
+    if (r != TB_OK)
+        return r;
+    /* gather the group's pieces: welded vertices, collars */
+    size_t nv = 0, nc = 0, nx = 0;
+    for (size_t i = 0; i < st->ncomp; i++)
+        if (st->comps[i].group == group) {
+            nv += st->comps[i].nverts;
+            nc += st->comps[i].ncollar;
+            ap->shell_count++;
+            if (st->comps[i].ncollar)
+                nx += st->shell_total[st->comps[i].shell];
+        }
+    /* a group made only of detached, off-bone pieces (separate shells) is
+     * taken whole: each piece's shell, its part inside the body's band too
+     * (SPEC A10: a tail built as its own shell is all tail) */
+    int detached = 1;
+    for (size_t i = 0; i < st->ncomp; i++)
+        if (st->comps[i].group == group)
+            detached &= st->shell_total[st->comps[i].shell] - st->shell_far[st->comps[i].shell] <
+                        st->comps[i].nverts;
+    if (detached)
+        nv += nx;
+    uint32_t *wv = malloc((nv ? nv : 1) * sizeof *wv), *wc = malloc((nc + nv + 1) * sizeof *wc);
+    uint32_t *src = malloc((nc + nx + nv + 1) * sizeof *src), *piece = malloc((nv ? nv : 1) * sizeof *piece);
+    if (!wv || !wc || !src || !piece) {
+        free(wv);
+        free(wc);
+        free(src);
+        free(piece);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    nv = nc = 0;
+    for (size_t i = 0; i < st->ncomp; i++) {
+        const tb__comp *c = &st->comps[i];
+        if (c->group != group)
+            continue;
+        for (size_t k = 0; k < c->nverts; k++) {
+            piece[nv] = (uint32_t)i;
+            wv[nv++] = c->verts[k];
+        }
+        if (c->ncollar)
+            memcpy(wc + nc, c->collar, c->ncollar * sizeof *wc);
+        nc += c->ncollar;
+        if (detached && c->ncollar)
+            for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++) {
+                uint32_t w = st->shell_list[e];
+                if (!st->far[w] && !allowed[w]) {
+                    allowed[w] = 3; /* once; cleared below */
+                    piece[nv] = (uint32_t)i;
+                    wv[nv++] = w;
+                }
+            }
+    }
+    for (size_t k = 0; k < nv; k++)
+        if (allowed[wv[k]] == 3)
+            allowed[wv[k]] = 0;
+    if (detached)
+        nc = 0; /* its root: where it is nearest the trunk (below) */
+    /* collars of merged parts may share vertices: count each once */
+    tb__sort_u32(wc, nc);
+    {
+        size_t u = 0;
+        for (size_t k = 0; k < nc; k++)
+            if (!u || wc[u - 1] != wc[k])
+                wc[u++] = wc[k];
+        nc = u;
+    }
+    int floating = nc == 0;
+    if (0) {
+        /* a separate shell touches the body band where it is sunk into the
+         * body and wherever it passes close to a limb: its root is the patch
+         * nearest the trunk (SPEC A10) */
+        float *dt = malloc(nc * sizeof *dt), dmin = INFINITY;
+        if (dt) {
+            for (size_t k = 0; k < nc; k++) {
+                dt[k] = tb__trunk_dist(st, st->wpos + (size_t)wc[k] * 3);
+                dmin = dt[k] < dmin ? dt[k] : dmin;
+            }
+            size_t u = 0;
+            for (size_t k = 0; k < nc && isfinite(dmin); k++)
+                if (dt[k] <= dmin + 0.03f * st->H)
+                    wc[u++] = wc[k];
+            if (isfinite(dmin))
+                nc = u;
+            free(dt);
+        }
+    }
+    if (floating) {
+        /* no piece touches the body: its vertices nearest the trunk (the
+         * pelvis and spine bones) stand in — what hangs off the body hangs
+         * from the trunk, even when its tip passes closer to a knee (SPEC
+         * A10); without trunk bones, the vertices nearest the skeleton */
+        float *dt = malloc((nv ? nv : 1) * sizeof *dt);
+        if (!dt) {
+            free(wv);
+            free(wc);
+            free(src);
+            free(piece);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        /* a separate shell sunk into the body: its part inside the body's
+         * band (not far) nearest the trunk is its root */
+        int sunk = 0;
+        for (size_t k = 0; k < nv; k++)
+            sunk |= !st->far[wv[k]];
+        float dmin = INFINITY;
+        for (size_t k = 0; k < nv; k++) {
+            float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
+            dt[k] = isfinite(dd) ? dd : st->wdist[wv[k]];
+            if (!sunk || !st->far[wv[k]])
+                dmin = dt[k] < dmin ? dt[k] : dmin;
+        }
+        float band = sunk ? 0.03f * st->H : 0.01f * st->H;
+        for (size_t k = 0; k < nv; k++)
+            if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
+                wc[nc++] = wv[k];
+        free(dt);
+    }
+    ap->welded_count = nv;
+    for (size_t k = 0; k < nc; k++)
+        for (int a = 0; a < 3; a++)
+            ap->attach_point[a] += st->wpos[(size_t)wc[k] * 3 + (size_t)a] / (float)nc;
+    int attach = tb__attach_joint(st, ap->attach_point);
+    ap->attach_joint = attach;
+    tb__copy_name(ap->attach_name, sizeof ap->attach_name, m->skel.names[attach]);
+
+    /* SPEC A5: centroid ratio and elongation */
+    double cen[3] = {0, 0, 0};
+    for (size_t k = 0; k < nv; k++)
+        for (int a = 0; a < 3; a++)
+            cen[a] += st->wpos[(size_t)wv[k] * 3 + (size_t)a];
+    for (int a = 0; a < 3; a++)
+        cen[a] /= (double)nv;
+    double cov[3][3] = {{0}}, rad = 0;
+    for (size_t k = 0; k < nv; k++) {
+        const float *p = st->wpos + (size_t)wv[k] * 3;
+        double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                cov[a][b] += q[a] * q[b] / (double)nv;
+        double l = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+        if (l > rad)
+            rad = l;
+    }
+    double ev[3];
+    double axis[3];
+    tb__eig3(cov, ev, axis);
+    ap->elongation = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
+    float cf[3] = {(float)cen[0], (float)cen[1], (float)cen[2]};
+    ap->radius = (float)rad;
+    ap->centroid_ratio = rad > 0 ? tb__skeleton_dist(st->segs, st->nseg, cf) / (float)rad : 0;
+
+    /* SPEC A9: geodesic from the collar, and from the whole non-far band of
+     * a separate shell (choice: a shell whose non-far part is smaller than
+     * the appendage is the tail's own, not the body) */
+    size_t ns = 0;
+    for (size_t k = 0; k < nc; k++)
+        src[ns++] = wc[k];
+    /* a floating group is made of whole shells: separate by construction */
+    if (floating)
+        ap->separate_shell = 1;
+    for (size_t i = 0; i < st->ncomp && !floating; i++) {
+        tb__comp *c = &st->comps[i];
+        c->separate = 0;
+        if (c->group != group || !c->ncollar)
+            continue;
+        size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
+        if (nonfar >= nv || 2 * (double)st->shell_area[c->shell] > st->area_total)
+            continue; /* the body's own shell (choice: never more than half the skin) */
+        int dup = 0; /* two pieces of one shell: its band once */
+        for (size_t q = 0; q < i; q++)
+            dup |= st->comps[q].group == group && st->comps[q].separate && st->comps[q].shell == c->shell;
+        c->separate = 1;
+        ap->separate_shell = 1;
+        if (dup)
+            continue;
+        for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++)
+            if (!st->far[st->shell_list[e]])
+                src[ns++] = st->shell_list[e];
+    }
+    for (size_t k = 0; k < nv; k++) {
+        allowed[wv[k]] = 1;
+        g[wv[k]] = INFINITY;
+    }
+    for (size_t k = 0; k < ns; k++) {
+        allowed[src[k]] = 1;
+        g[src[k]] = 0;
+    }
+    tb__graph bridges;
+    memset(&bridges, 0, sizeof bridges);
+    if (ap->shell_count > 1)
+        r = tb__bridges(st, wv, piece, nv, &bridges, err);
+    if (r == TB_OK)
+        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, allowed, err);
+    tb__graph_free(&bridges);
+    tb__sort_u32(wv, nv);
+    if (r == TB_OK) {
+        /* pieces nothing reaches: straight-line distance from J_0 */
+        for (size_t k = 0; k < nv; k++)
+            if (!isfinite(g[wv[k]])) {
+                const float *p = st->wpos + (size_t)wv[k] * 3;
+                float dx = p[0] - ap->attach_point[0], dy = p[1] - ap->attach_point[1], dz = p[2] - ap->attach_point[2];
+                g[wv[k]] = sqrtf(dx * dx + dy * dy + dz * dz);
+            }
+        float *gs = malloc((nv ? nv : 1) * sizeof *gs);
+        if (!gs) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        } else {
+            for (size_t k = 0; k < nv; k++)
+                gs[k] = g[wv[k]];
+            qsort(gs, nv, sizeof *gs, tb__cmp_float);
+            size_t at = (size_t)floor((double)d->length_percentile * (double)(nv - 1) + 0.5);
+            ap->length = gs[at < nv ? at : nv - 1];
+            free(gs);
+        }
+    }
+    int K = (int)lroundf(ap->length / (d->segment_fraction * st->H));
+    K = K < d->min_bones ? d->min_bones : K > d->max_bones ? d->max_bones : K;
+    float radius[TB_TAIL_MAX_BONES + 1] = {0}, flat = 1;
+    if (r == TB_OK && ap->length > 0)
+        tb__chain_joints(st, wv, nv, g, ap->length, K, ap->attach_point, ap->chain_joints, radius, &flat);
+    /* SPEC A10: long = a tube much longer than it is thick, however it curls
+     * (a curled tail's covariance is round); a sheet (cape) is never a tube */
+    {
+        double rsum = 0;
+        int rn = 0;
+        for (int i = 1; i <= K; i++)
+            if (radius[i] > 0)
+                rsum += radius[i], rn++;
+        ap->slenderness = rn && rsum > 0 ? (float)(ap->length / (2 * rsum / rn)) : 0;
+        ap->flatness = flat;
+        /* how far the chain leaves the trunk, root to tip, per unit length */
+        float d0 = tb__trunk_dist(st, ap->chain_joints[0]), dk = tb__trunk_dist(st, ap->chain_joints[K]);
+        ap->leave = ap->length > 0 && isfinite(d0) && isfinite(dk) ? (dk - d0) / ap->length : 0;
+    }
+
+    /* SPEC A7: classify */
+    tb_role_class cls = st->cls[attach];
+    /* a sheet (cape, plate): its section is flat and it is not much longer
+     * than that section is wide */
+    int sheet = ap->flatness >= d->flat_max && ap->slenderness < d->slender_min;
+    int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) && !sheet;
+    float rod_extent = 0, rod_bow = 1, rod_section = INFINITY;
+    if (long_ && ap->separate_shell)
+        tb__rod(st->wpos, wv, nv, cen, axis, &rod_extent, &rod_bow, &rod_section);
+    char *why = ap->reason;
+    size_t wn = sizeof ap->reason;
+    /* (choice) a curved tail's centroid falls inside its curve, near the
+     * legs; its chain joints do not: far skin wrapping a bone has its ring
+     * centroids on the bone. The better of the two ratios is tested. */
+    if (ap->length > 0) {
+        double sd = 0;
+        for (int i = 1; i <= K; i++)
+            sd += tb__skeleton_dist(st->segs, st->nseg, ap->chain_joints[i]);
+        ap->standoff_ratio = rad > 0 ? (float)(sd / K / rad) : 0;
+    }
+    {
+        const float *hp = tb__jpos(m, st->pelvis);
+        /* the character's own axes (a model may face -Z) */
+        float d3[3] = {cf[0] - hp[0], cf[1] - hp[1], cf[2] - hp[2]}, side[3] = {
+            st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
+            st->up[0] * st->fwd[1] - st->up[1] * st->fwd[0]};
+        ap->lateral = fabsf(d3[0] * side[0] + d3[1] * side[1] + d3[2] * side[2]) / st->H;
+    }
+    float ratio = ap->centroid_ratio > ap->standoff_ratio ? ap->centroid_ratio : ap->standoff_ratio;
+    /* SPEC A10: skin whose cross-section holds no bone (a tube hanging beside a
+     * leg) is an appendage wherever its centroid falls */
+    size_t nthin = 0;
+    for (size_t k = 0; k < nv; k++)
+        nthin += st->thin[wv[k]];
+    /* (choice) the test is about far skin of the body's own surface; a
+     * separate shell that is mostly far (a garment, a strapped-on object)
+     * is not body skin even when it wraps or crosses a bone */
+    double far_area = 0;
+    for (size_t k = 0; k < nv; k++)
+        far_area += st->warea[wv[k]];
+    if (2 * far_area > st->area_total) {
+        /* (choice) an appendage is never most of the skin (by area, not by
+         * vertex count: a dense tail on a low-poly body is still a tail): a
+         * body thicker than the far threshold all round (a quadruped's trunk
+         * against a height H meant for humanoids) must not be rebound */
+        ap->kind = TB_KIND_BODY;
+        snprintf(why, wn, "far skin is %.0f%% of the skin's area (more than half): the body itself, "
+                 "thicker than %.0f%% of H, not an appendage", 100.0 * far_area / st->area_total,
+                 100.0 * (double)d->far_fraction);
+    } else if (tb__wraps(st, wv, nv)) {
+        /* SPEC A10: skin that goes around a bone is body or clothing, whatever
+         * its shell (a coat, a belt of pouches, a plate round the pelvis) */
+        ap->kind = TB_KIND_BODY;
+        snprintf(why, wn, "goes more than %.0f deg around a bone: body or clothing, not an appendage",
+                 (double)d->wrap_min_deg);
+    } else if (ratio < d->centroid_ratio_min && !ap->separate_shell && 2 * nthin < nv) {
+        ap->kind = TB_KIND_BODY;
+        snprintf(why, wn, "centroid ratio %.2f and chain standoff %.2f < %.2f: far skin around a bone (body)",
+                 ap->centroid_ratio, ap->standoff_ratio, d->centroid_ratio_min);
+    } else if (cls == TB_CLASS_HEAD) {
+        ap->kind = TB_KIND_HEAD;
+        snprintf(why, wn, "on the head (%s): ears and hair stay with the head", ap->attach_name);
+    } else if (cls == TB_CLASS_ARM || cls == TB_CLASS_LOWER_LIMB || cls == TB_CLASS_THIGH) {
+        ap->kind = TB_KIND_LIMB;
+        snprintf(why, wn, "on a limb (%s, %s): left as rigged", ap->attach_name, tb_role_class_name(cls));
+    } else if (cls != TB_CLASS_PELVIS && cls != TB_CLASS_SPINE) {
+        ap->kind = TB_KIND_OTHER;
+        snprintf(why, wn, "attached to %s, a joint of no known class: left as rigged", ap->attach_name);
+    } else if (long_ && ap->separate_shell && ap->shell_count == 1 && rod_extent >= d->tail_length_min * st->H &&
+               rod_bow <= d->tail_bend_min && rod_section * d->tail_taper_max <= 1 && ap->leave < d->leave_min) {
+        /* SPEC A7: a carried object (scabbard, quiver, strap) is one rigid
+         * shell, straight, of nearly constant section, lying along the trunk
+         * instead of leaving it (A10's leave): rigid on the trunk bone it
+         * crosses (the A7 tail signs taper and bend, read the other way) */
+        int tj = -1;
+        tb__trunk_nearest(st, ap->attach_point, &tj);
+        if (tj >= 0) {
+            attach = tj;
+            ap->attach_joint = tj;
+            tb__copy_name(ap->attach_name, sizeof ap->attach_name, m->skel.names[tj]);
+        }
+        ap->kind = TB_KIND_CARRIED;
+        ap->decision = TB_DECIDE_RIGID;
+        aw->parent_joint = attach;
+        snprintf(why, wn,
+                 "a separate straight rod %.3g long (bow %.2f <= %.2f, section ratio %.2f <= %.2f) lying along the "
+                 "trunk (leave %.2f): carried, rigid on %s",
+                 rod_extent, rod_bow, d->tail_bend_min, rod_section, 1 / d->tail_taper_max, ap->leave, ap->attach_name);
+    } else if (long_ && ap->length < d->tail_length_min * st->H) {
+        ap->kind = TB_KIND_SHORT;
+        snprintf(why, wn, "elongation %.2f but length L %.3g < %.2f H: too short for bones (pouch, spike)",
+                 ap->elongation, ap->length, d->tail_length_min);
+    } else if (!long_) {
+        ap->kind = TB_KIND_WIDE;
+        if (d->rigid_wide) {
+            ap->decision = TB_DECIDE_RIGID;
+            aw->parent_joint = attach;
+            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f) on the %s (%s): wide; bound rigidly on request",
+                     sheet ? "a sheet" : "not long", ap->elongation, ap->slenderness, tb_role_class_name(cls),
+                     ap->attach_name);
+        } else {
+            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f, section flatness %.1f) on the %s (%s): wide (cape, "
+                     "skirt), untouched by default", sheet ? "a sheet" : "not long", ap->elongation, ap->slenderness,
+                     ap->flatness, tb_role_class_name(cls), ap->attach_name);
+        }
+    } else if (ap->leave < d->leave_min) {
+        /* SPEC A10: a tail leaves the body; what runs along it at one
+         * distance (a belt of pouches, a strap, a scabbard at the hip) is
+         * worn: binding it is a change to the character on a guess (as a
+         * cape's, SPEC A7), so it is left as rigged */
+        ap->kind = TB_KIND_WIDE;
+        snprintf(why, wn, "long (elongation %.2f, slenderness %.1f) but its tip is only %.2f L further from the trunk "
+                 "than its root (< %.2f): worn along the body, untouched", ap->elongation, ap->slenderness, ap->leave,
+                 d->leave_min);
+    } else if (cls == TB_CLASS_PELVIS) {
+        ap->kind = TB_KIND_TAIL;
+        aw->parent_joint = st->pelvis;
+        char off_bone[96]; /* which half of the A5 (1) test passed */
+        if (ap->centroid_ratio >= d->centroid_ratio_min)
+            snprintf(off_bone, sizeof off_bone, "centroid ratio %.2f >= %.2f", ap->centroid_ratio,
+                     d->centroid_ratio_min);
+        else if (ap->standoff_ratio >= d->centroid_ratio_min)
+            snprintf(off_bone, sizeof off_bone, "chain standoff %.2f >= %.2f", ap->standoff_ratio,
+                     d->centroid_ratio_min);
+        else
+            snprintf(off_bone, sizeof off_bone, "a separate shell (centroid ratio %.2f)", ap->centroid_ratio);
+        snprintf(why, wn, "elongation %.2f >= %.2f, %s, on the pelvis (%s): tail", ap->elongation, d->elongation_min,
+                 off_bone, ap->attach_name);
+    } else {
+        /* SPEC A7, beyond the article: a tail on the spine vs a carried object */
+        const float *hp = tb__jpos(m, st->pelvis);
+        float(*Jc)[3] = ap->chain_joints;
+        ap->taper = radius[1] > 0 ? radius[K - 1 > 1 ? K - 1 : 1] / radius[1] : 1;
+        float chord[3] = {Jc[K][0] - Jc[0][0], Jc[K][1] - Jc[0][1], Jc[K][2] - Jc[0][2]};
+        float cl2 = chord[0] * chord[0] + chord[1] * chord[1] + chord[2] * chord[2];
+        float bend = 0;
+        for (int i = 1; i < K; i++) {
+            float q[3] = {Jc[i][0] - Jc[0][0], Jc[i][1] - Jc[0][1], Jc[i][2] - Jc[0][2]};
+            float t = cl2 > 0 ? (q[0] * chord[0] + q[1] * chord[1] + q[2] * chord[2]) / cl2 : 0;
+            float e[3] = {q[0] - t * chord[0], q[1] - t * chord[1], q[2] - t * chord[2]};
+            float dev = sqrtf(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+            if (dev > bend)
+                bend = dev;
+        }
+        ap->bend = ap->length > 0 ? bend / ap->length : 0;
+        float tip[3] = {hp[0] - Jc[K][0], hp[1] - Jc[K][1], hp[2] - Jc[K][2]};
+        float below = tip[0] * st->up[0] + tip[1] * st->up[1] + tip[2] * st->up[2];
+        float behind = tip[0] * st->fwd[0] + tip[1] * st->fwd[1] + tip[2] * st->fwd[2];
+        ap->reach = (below > behind ? below : behind) / st->H;
+        /* (A10) a fourth sign: it hangs free, its tip well away from the
+         * trunk (a bead chain leaving the back), where a carried object
+         * lies along the body */
+        int votes = (ap->taper < d->tail_taper_max) + (ap->bend > d->tail_bend_min) +
+                    (ap->reach > d->tail_reach_min) + (ap->leave > 2 * d->leave_min);
+        int midline = ap->lateral <= d->tail_lateral_max; /* wings come off the side */
+        if (votes >= 2 && midline) {
+            ap->kind = TB_KIND_TAIL;
+            aw->parent_joint = attach;
+            snprintf(why, wn,
+                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
+                     "signs: tail",
+                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, ap->leave, votes);
+        } else {
+            ap->kind = TB_KIND_CARRIED;
+            ap->decision = TB_DECIDE_RIGID;
+            aw->parent_joint = attach;
+            snprintf(why, wn,
+                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
+                     "signs%s: carried, rigid on %s",
+                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, ap->leave, votes,
+                     midline ? "" : ", off the midline", ap->attach_name);
+        }
+    }
+    if (ap->kind == TB_KIND_TAIL) {
+        ap->decision = d->mode == TB_FIX_RIGID ? TB_DECIDE_RIGID : TB_DECIDE_CHAIN;
+        if (ap->decision == TB_DECIDE_CHAIN)
+            ap->bone_count = K;
+        tb__copy_name(ap->chain_parent, sizeof ap->chain_parent, m->skel.names[aw->parent_joint]);
+    } else if (ap->decision == TB_DECIDE_RIGID) {
+        tb__copy_name(ap->chain_parent, sizeof ap->chain_parent, m->skel.names[aw->parent_joint]);
+    }
+    if (ap->decision != TB_DECIDE_CHAIN)
+        memset(ap->chain_joints, 0, sizeof ap->chain_joints);
+
+    /* model vertices: the far component, plus the rest of a separate shell */
+    if (r == TB_OK) {
+        size_t cnt = 0;
+        for (size_t k = 0; k < nv; k++)
+            cnt += st->model_off[wv[k] + 1] - st->model_off[wv[k]];
+        size_t extra = 0;
+        for (size_t k = 0; k < ns; k++)
+            if (!st->far[src[k]] && ap->separate_shell)
+                extra += st->model_off[src[k] + 1] - st->model_off[src[k]];
+        ap->vertices = malloc((cnt + extra + 1) * sizeof *ap->vertices);
+        aw->rw_verts = malloc((cnt + extra + 1) * sizeof *aw->rw_verts);
+        aw->rw_g = malloc((cnt + extra + 1) * sizeof *aw->rw_g);
+        aw->rw_piece = malloc((cnt + extra + 1) * sizeof *aw->rw_piece);
+        if (!ap->vertices || !aw->rw_verts || !aw->rw_g || !aw->rw_piece) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        } else {
+            size_t q = 0;
+            for (size_t k = 0; k < nv; k++)
+                for (uint32_t e = st->model_off[wv[k]]; e < st->model_off[wv[k] + 1]; e++)
+                    ap->vertices[q++] = st->model_list[e];
+            /* separate shell: its non-far band is reweighted too (g = 0) */
+            for (size_t i = 0; i < st->ncomp && ap->separate_shell; i++) {
+                const tb__comp *c = &st->comps[i];
+                if (c->group != group || !c->separate)
+                    continue;
+                for (size_t k = 0; k < ns; k++) {
+                    uint32_t w = src[k];
+                    if (st->far[w] || st->shell[w] != c->shell || allowed[w] != 1)
+                        continue;
+                    allowed[w] = 2; /* once */
+                    for (uint32_t e = st->model_off[w]; e < st->model_off[w + 1]; e++)
+                        ap->vertices[q++] = st->model_list[e];
+                }
+            }
+            tb__sort_u32(ap->vertices, q);
+            ap->vertex_count = q;
+            aw->rw_count = q;
+            for (size_t k = 0; k < q; k++) {
+                aw->rw_verts[k] = ap->vertices[k];
+                aw->rw_g[k] = g[st->wid[ap->vertices[k]]];
+                if (!isfinite(aw->rw_g[k]))
+                    aw->rw_g[k] = 0;
+            }
+            r = tb__number_pieces(st, aw, err);
+            aw->collar = malloc((nc + 1) * sizeof *aw->collar);
+            if (r == TB_OK && !aw->collar)
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            for (size_t k = 0; aw->collar && k < nc; k++)
+                aw->collar[aw->collar_count++] = st->model_list[st->model_off[wc[k]]];
+            ap->piece_count = aw->piece_count;
+            ap->pieces_cover = q > 0;
+            for (size_t k = 0; k < q; k++)
+                ap->pieces_cover &= aw->rw_piece[k] != TB__NO_PIECE;
+            ap->distance_before = tb_weighted_bone_distance(m, ap->vertices, q, d->extension_fraction);
+            ap->distance_after = ap->distance_before;
+        }
+    }
+    /* restore the scratch arrays for the next group */
+    for (size_t k = 0; k < nv; k++)
+        allowed[wv[k]] = 0;
+    for (size_t k = 0; k < ns; k++)
+        allowed[src[k]] = 0;
+    free(wv);
+    free(wc);
+    free(src);
+    free(piece);
+    return r;
+}
+
+/* How the rigger skinned the rest of the body: the fraction of the skin's
+ * vertices outside every appendage whose weight is all (>= 0.99) on one
+ * joint. Near 1 for characters built from rigid pieces. */
+static tb_result tb__body_style(tb_appendage_report *out, const tb_model *m, tb_error *err)
+{
+    uint8_t *in_app = calloc(m->vertex_count + 1, 1);
+    if (!in_app)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; i < out->appendage_count; i++)
+        for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
+            in_app[out->appendages[i].vertices[k]] = 1;
+    size_t body = 0, single = 0;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        if (in_app[v])
+            continue;
+        const float *w = m->weights + v * (size_t)m->influences;
+        double sum = 0, top = 0;
+        for (int k = 0; k < m->influences; k++)
+            if (w[k] > 0) {
+                sum += w[k];
+                top = w[k] > top ? w[k] : top;
+            }
+        if (!(sum > 0))
+            continue;
+        body++;
+        single += top >= 0.99 * sum;
+    }
+    out->body_single_bone = body ? (float)((double)single / (double)body) : 0;
+    free(in_app);
+    return TB_OK;
+}
+
+tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
+                               const tb_appendage_desc *resolved, tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(work, 0, sizeof *work);
+    tb__state st;
+    memset(&st, 0, sizeof st);
+    st.m = m;
+    st.d = *resolved;
+    st.H = m->height;
+    out->skin = m->skin;
+    out->height = m->height;
+    out->vertex_count = m->vertex_count;
+    st.pelvis = st.d.pelvis_joint ? tb__joint_by_name(m, st.d.pelvis_joint) : m->role_joint[TB_ROLE_HIPS];
+    if (st.pelvis < 0 || !m->skel.has_ibm[st.pelvis]) {
+        if (st.d.pelvis_joint)
+            return tb__fail(err, TB_ERR_NO_HIPS, "tb_appendage_desc.pelvis_joint",
+                            "no skin joint named '%s'", st.d.pelvis_joint);
+        return tb__fail(err, TB_ERR_NO_HIPS, NULL,
+                        "no joint is recognised as the hips: name the pelvis joint (--pelvis NAME)");
+    }
+    out->pelvis_joint = st.pelvis;
+    for (int ro = 1; ro < TB_ROLE_COUNT; ro++) {
+        int j = m->role_joint[ro];
+        if (j < 0)
+            continue;
+        out->roles[out->role_count].role = (tb_role)ro;
+        tb__copy_name(out->roles[out->role_count].joint, sizeof out->roles[0].joint, m->skel.names[j]);
+        out->roles[out->role_count].source = m->role_source ? m->role_source[j] : TB_ROLE_SRC_NAME;
+        out->role_count++;
+    }
+    tb__copy_name(out->pelvis_name, sizeof out->pelvis_name, m->skel.names[st.pelvis]);
+    for (int chain = 0; chain < 26; chain++)
+        for (int j = 0; j < m->skel.joint_count; j++) {
+            int c, i;
+            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain) {
+                out->existing_chains++;
+                break;
+            }
+        }
+    st.ms = out->stage_ms;
+    tb_model_axes(m, st.up, st.fwd);
+    tb_result r = tb__prepare(&st, err);
+    double t = tb__now_ms();
+    if (r == TB_OK) {
+        out->welded_count = st.nw;
+        for (size_t w = 0; w < st.nw; w++)
+            out->far_count += st.far[w];
+        r = tb__components(&st, err);
+    }
+    out->stage_ms[3] = tb__now_ms() - t;
+    t = tb__now_ms();
+    if (r == TB_OK)
+        r = tb__merge(&st, err);
+    out->stage_ms[4] = tb__now_ms() - t;
+    t = tb__now_ms();
+    float *g = NULL;
+    uint8_t *allowed = NULL;
+    if (r == TB_OK) {
+        g = malloc((st.nw ? st.nw : 1) * sizeof *g);
+        allowed = calloc(st.nw ? st.nw : 1, 1);
+        if (!g || !allowed)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        for (size_t w = 0; g && w < st.nw; w++)
+            g[w] = INFINITY;
+    }
+    size_t *gsize = r == TB_OK ? calloc(st.ncomp + 1, sizeof *gsize) : NULL;
+    if (r == TB_OK && !gsize)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++)
+        gsize[st.comps[i].group] += st.comps[i].nverts;
+    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++) {
+        if (st.comps[i].group != (int)i)
+            continue;
+        if (gsize[i] < (size_t)st.d.min_vertices)
+            out->ignored_islands++;
+        else
+            r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
+    }
+    out->stage_ms[5] = tb__now_ms() - t;
+    if (r == TB_OK)
+        r = tb__body_style(out, m, err);
+    free(gsize);
+    free(g);
+    free(allowed);
+    tb__state_free(&st);
+    if (r != TB_OK) {
+        tb_appendage_report_free(out);
+        tb__detect_work_free(work);
+    }
+    return r;
+}
+
+tb_result tb_appendage_detect(tb_appendage_report *out, const tb_model *m, const tb_appendage_desc *desc,
+                              tb_error *err)
+{
+    if (!out || !m) {
+        if (out)
+            memset(out, 0, sizeof *out);
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_appendage_detect needs a report and a model");
+    }
+    tb_appendage_desc d = tb_appendage_defaults(desc);
+    tb__detect_work work;
+    tb_result r = tb__appendage_detect(out, &work, m, &d, err);
+    tb__detect_work_free(&work);
+    return r;
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static json_t *tb__jreal(float x)
+{
+    return isfinite(x) ? json_real((double)x) : json_null();
+}
+
+json_t *tb_appendage_report_json(const tb_appendage_report *rep)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "skin", json_integer(rep->skin));
+    json_object_set_new(o, "height", tb__jreal(rep->height));
+    json_object_set_new(o, "pelvis", json_string(rep->pelvis_name));
+    json_object_set_new(o, "vertex_count", json_integer((json_int_t)rep->vertex_count));
+    json_object_set_new(o, "welded_count", json_integer((json_int_t)rep->welded_count));
+    json_object_set_new(o, "far_count", json_integer((json_int_t)rep->far_count));
+    json_object_set_new(o, "ignored_islands", json_integer((json_int_t)rep->ignored_islands));
+    json_object_set_new(o, "body_single_bone", tb__jreal(rep->body_single_bone));
+    json_t *roles = json_array();
+    for (int i = 0; i < rep->role_count; i++)
+        json_array_append_new(roles, json_pack("{s:s,s:s,s:s}", "role", tb_role_name(rep->roles[i].role), "joint",
+                                               rep->roles[i].joint, "source",
+                                               tb_role_source_name(rep->roles[i].source)));
+    json_object_set_new(o, "roles", roles);
+    if (rep->changed)
+        json_object_set_new(o, "changed_outside", json_integer((json_int_t)rep->changed_outside));
+    json_object_set_new(o, "existing_chains", json_integer(rep->existing_chains));
+    json_object_set_new(o, "changed", json_boolean(rep->changed));
+    if (rep->message[0])
+        json_object_set_new(o, "message", json_string(rep->message));
+    json_t *arr = json_array();
+    for (int i = 0; i < rep->appendage_count; i++) {
+        const tb_appendage *a = &rep->appendages[i];
+        json_t *e = json_object();
+        json_object_set_new(e, "kind", json_string(tb_appendage_kind_name(a->kind)));
+        json_object_set_new(e, "decision", json_string(tb_appendage_decision_name(a->decision)));
+        json_object_set_new(e, "reason", json_string(a->reason));
+        json_object_set_new(e, "vertex_count", json_integer((json_int_t)a->vertex_count));
+        json_object_set_new(e, "welded_count", json_integer((json_int_t)a->welded_count));
+        json_object_set_new(e, "shells", json_integer((json_int_t)a->shell_count));
+        json_object_set_new(e, "separate_shell", json_boolean(a->separate_shell));
+        json_object_set_new(e, "pieces", json_integer((json_int_t)a->piece_count));
+        json_object_set_new(e, "pieces_cover", json_boolean(a->pieces_cover));
+        if (a->decision == TB_DECIDE_CHAIN && rep->changed) {
+            if (a->pieces_cover)
+                json_object_set_new(e, "piece_span", tb__jreal(a->piece_span));
+            json_object_set_new(e, "rigid_pieces", json_boolean(a->rigid_pieces));
+            if (!a->rigid_pieces)
+                json_object_set_new(e, "blend_zone", tb__jreal(a->blend_zone));
+            json_object_set_new(e, "welded_collar", json_integer((json_int_t)a->welded_collar));
+            if (a->welded_collar)
+                json_object_set_new(e, "collar_band", tb__jreal(a->collar_band));
+        }
+        json_object_set_new(e, "attachment", json_string(a->attach_name));
+        json_t *ap = json_array();
+        for (int k = 0; k < 3; k++)
+            json_array_append_new(ap, tb__jreal(a->attach_point[k]));
+        json_object_set_new(e, "attachment_point", ap);
+        json_object_set_new(e, "elongation", tb__jreal(a->elongation));
+        json_object_set_new(e, "centroid_ratio", tb__jreal(a->centroid_ratio));
+        json_object_set_new(e, "standoff_ratio", tb__jreal(a->standoff_ratio));
+        json_object_set_new(e, "lateral", tb__jreal(a->lateral));
+        json_object_set_new(e, "radius", tb__jreal(a->radius));
+        json_object_set_new(e, "slenderness", tb__jreal(a->slenderness));
+        json_object_set_new(e, "flatness", tb__jreal(a->flatness));
+        json_object_set_new(e, "leave", tb__jreal(a->leave));
+        if (a->kind == TB_KIND_TAIL || a->kind == TB_KIND_CARRIED) {
+            json_object_set_new(e, "taper", tb__jreal(a->taper));
+            json_object_set_new(e, "bend", tb__jreal(a->bend));
+            json_object_set_new(e, "reach", tb__jreal(a->reach));
+        }
+        json_object_set_new(e, "length", tb__jreal(a->length));
+        json_object_set_new(e, "bones", json_integer(a->bone_count));
+        if (a->decision != TB_DECIDE_UNTOUCHED)
+            json_object_set_new(e, "parent", json_string(a->chain_parent));
+        if (a->chain >= 0) {
+            char prefix[8];
+            if (a->chain == 0)
+                snprintf(prefix, sizeof prefix, "Tail_");
+            else
+                snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + a->chain);
+            json_object_set_new(e, "chain", json_string(prefix));
+        }
+        if (a->decision == TB_DECIDE_CHAIN) {
+            json_t *js = json_array();
+            for (int k = 0; k <= a->bone_count; k++) {
+                json_t *p = json_array();
+                for (int c = 0; c < 3; c++)
+                    json_array_append_new(p, tb__jreal(a->chain_joints[k][c]));
+                json_array_append_new(js, p);
+            }
+            json_object_set_new(e, "joints", js);
+        }
+        json_object_set_new(e, "distance_before", tb__jreal(a->distance_before));
+        json_object_set_new(e, "distance_after", tb__jreal(a->distance_after));
+        json_array_append_new(arr, e);
+    }
+    json_object_set_new(o, "appendages", arr);
+    return o;
+}

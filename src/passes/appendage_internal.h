@@ -1,0 +1,57 @@
+/* Private pieces of the appendage pass (SPEC A), shared by appendage.c,
+ * chain.c and measure.c. Not installed. The mesh graph and local thickness
+ * it builds on are in mesh_internal.h. */
+#ifndef TB_APPENDAGE_INTERNAL_H
+#define TB_APPENDAGE_INTERNAL_H
+
+#include "tailbone/appendage.h"
+#include "model/mesh_internal.h"
+
+/* A bone segment a→b owned by joint `joint` (SPEC A1). */
+typedef struct tb__seg {
+    float a[3], ab[3], inv_len2; /* inv_len2 = 0 for a point */
+    int joint;
+    int extension;               /* a terminal joint's extension, not a bone */
+} tb__seg;
+
+float tb__seg_dist(const tb__seg *s, const float p[3]);
+/* The least tb__seg_dist over s[0..n) (INFINITY when none is finite) and,
+ * in *nearest when not NULL, the first segment at that distance (-1: none).
+ * segdist.c */
+float tb__seg_nearest(const tb__seg *s, int n, const float p[3], int *nearest);
+
+/* Ascending sorts of unsigned integers, the result qsort gives (sort.c). */
+void tb__sort_u64(uint64_t *a, size_t n);
+void tb__sort_u32(uint32_t *a, size_t n);
+
+#define TB__NO_PIECE 0xffffffffu
+
+/* What the detector knows per appendage beyond the public report, for fix. */
+typedef struct tb__app_work {
+    size_t rw_count;      /* model vertices to reweight */
+    uint32_t *rw_verts;   /* ascending model vertex indices */
+    float *rw_g;          /* geodesic coordinate per rw vertex (A9) */
+    uint32_t *rw_piece;   /* per rw vertex: its separate piece (a welded shell lying wholly
+                             in the appendage), numbered 0..piece_count-1, or
+                             TB__NO_PIECE when its shell also holds other skin */
+    uint32_t piece_count;
+    uint32_t *collar;     /* model vertices, one per welded collar vertex (A4) */
+    size_t collar_count;
+    int parent_joint;     /* skel joint Tail_1 (or the rigid weight) goes to */
+} tb__app_work;
+
+typedef struct tb__detect_work {
+    int count;
+    tb__app_work *apps;   /* one per report appendage */
+} tb__detect_work;
+
+tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
+                               const tb_appendage_desc *resolved, tb_error *err);
+void tb__detect_work_free(tb__detect_work *w);
+
+/* SPEC A9 weighted bone distance over `vertices` with the given joints and
+ * weights (tb_model layout); NaN when no listed vertex has weight. */
+float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t count, float extension_fraction,
+                        const uint16_t *joints, const float *weights);
+
+#endif

@@ -1,0 +1,661 @@
+/* Baking the simulated tail into keyframes (SPEC D "Bake"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "gltf/doc_json.h"
+#include "passes/pool_internal.h"
+#include "tailbone/bake.h"
+#include "tailbone/clip.h"
+#include "tailbone/humanoid.h"
+#include "tailbone/model.h"
+#include "tailbone/retarget.h"
+#include "tailbone/tailchain.h"
+
+#define TB__PI 3.14159265358979323846f
+
+tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
+{
+    tb_bake_desc r = d ? *d : (tb_bake_desc){0};
+    if (r.fps <= 0)
+        r.fps = 30.0f;
+    if (r.max_passes <= 0)
+        r.max_passes = 24;
+    if (r.loop_tolerance_rad <= 0)
+        r.loop_tolerance_rad = 0.1f * TB__PI / 180.0f;
+    if (r.settle_s <= 0)
+        r.settle_s = 4.0f;
+    return r;
+}
+
+tb_spring_desc tb_bake_spring_desc(const tb_model *m, const tb_bake_desc *desc, float *units_out, float *ground_out)
+{
+    tb_bake_desc d = tb_bake_desc_defaults(desc);
+    /* H in world units, by the one world-scale rule (measure's too) */
+    float scale = tb_model_world_scale(m);
+    float h_world = m->height * (isfinite(scale) ? scale : 1.0f);
+    /* A humanoid over 25 units tall is in centimetres, over 2500 in
+     * millimetres (glTF says metres; real files do not always). */
+    float units = d.world_units_per_m > 0 ? d.world_units_per_m : h_world > 2500 ? 1000.0f : h_world > 25 ? 100.0f : 1.0f;
+    tb_spring_desc sd = tb_spring_desc_defaults(&d.spring);
+    tb_spring_params *p = &sd.params;
+    if (p->gravity_mps2 > 0)
+        p->gravity_mps2 *= units;
+    if (p->clearance_m > 0)
+        p->clearance_m *= units;
+    if (isfinite(sd.teleport_m))
+        sd.teleport_m *= units;
+    int given = 0;
+    for (int k = 0; k < 3; k++)
+        given |= sd.bind_up[k] != 0 || sd.bind_forward[k] != 0;
+    if (!given) /* the caller named no axes: the character's own */
+        tb_model_axes(m, sd.bind_up, sd.bind_forward);
+    int has_feet = m->role_joint[TB_ROLE_LEFT_FOOT] >= 0 || m->role_joint[TB_ROLE_RIGHT_FOOT] >= 0;
+    if (!d.ground_as_given && has_feet && p->ground_y_m == 0 && !p->ground_off) {
+        /* SPEC B puts the ground at world y = 0; a humanoid whose soles are
+         * elsewhere (origin at the hips) would have its tail pushed up. Only
+         * a skeleton with feet says where its soles are. */
+        tb_placement pl;
+        if (tb_ground_placement(&pl, m, NULL, NULL) == TB_OK && isfinite(pl.body_min_y) &&
+            fabsf(pl.body_min_y) > 0.02f * h_world)
+            p->ground_y_m = pl.body_min_y;
+    }
+    if (units_out)
+        *units_out = units;
+    if (ground_out)
+        *ground_out = p->ground_y_m;
+    return sd;
+}
+
+void tb_bake_report_free(tb_bake_report *report)
+{
+    if (!report)
+        return;
+    free(report->clips);
+    memset(report, 0, sizeof *report);
+}
+
+/* Angle of the rotation between two unit quaternions, precise near zero
+ * (4 atan2(|a − b|, |a + b|) with b on a's hemisphere; 2 acos(|a·b|) in
+ * float cannot tell 0 from 0.04°). */
+static float tb__quat_angle(const float a[4], const float b[4])
+{
+    double dot = 0, dm = 0, dp = 0;
+    for (int i = 0; i < 4; i++)
+        dot += (double)a[i] * b[i];
+    double s = dot < 0 ? -1 : 1;
+    for (int i = 0; i < 4; i++) {
+        double m = a[i] - s * b[i], p = a[i] + s * b[i];
+        dm += m * m;
+        dp += p * p;
+    }
+    return (float)(4.0 * atan2(sqrt(dm), sqrt(dp)));
+}
+
+/* Everything one clip's simulation needs, allocated once per bake. */
+typedef struct tb__sim {
+    const tb_model *m;
+    tb_spring_animator *anim;
+    tb_transform *locals;
+    float (*world)[16];
+    int bone_count;
+    int *bones;      /* skeleton joints keyed (Tail_1..K of every chain) */
+    uint8_t *is_tail;
+    float keep;      /* existing chains: share of the artist's keyed rotation kept */
+    float *artist;   /* 4 per bone: the artist's keyed rotations this frame */
+} tb__sim;
+
+/* Shortest-path slerp of unit quaternions a → b by t, into out. */
+static void tb__slerp(const float a[4], const float b[4], float t, float out[4])
+{
+    float d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3], bs[4];
+    float sg = d < 0 ? -1.0f : 1.0f;
+    d *= sg;
+    for (int i = 0; i < 4; i++)
+        bs[i] = sg * b[i];
+    float wa = 1 - t, wb = t;
+    if (d < 0.9995f) {
+        float th = acosf(d), st = sinf(th);
+        wa = sinf((1 - t) * th) / st;
+        wb = sinf(t * th) / st;
+    }
+    float n = 0;
+    for (int i = 0; i < 4; i++) {
+        out[i] = wa * a[i] + wb * bs[i];
+        n += out[i] * out[i];
+    }
+    n = sqrtf(n);
+    for (int i = 0; i < 4; i++)
+        out[i] /= n;
+}
+
+static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
+{
+    tb_clip_sample(clip, &s->m->skel, t, s->locals);
+    tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
+}
+
+/* One frame: pose the body at t, advance the tail by dt. */
+static void tb__frame(tb__sim *s, const tb_clip *clip, float t, float dt)
+{
+    tb__pose(s, clip, t);
+    if (s->keep > 0)
+        for (int b = 0; b < s->bone_count; b++)
+            memcpy(s->artist + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
+    tb_spring_step(s->anim, dt, (const float(*)[16])s->world, s->locals, s->world);
+}
+
+static void tb__tail_rotations(const tb__sim *s, float *dst)
+{
+    for (int b = 0; b < s->bone_count; b++) {
+        if (s->keep > 0)
+            tb__slerp(s->locals[s->bones[b]].r, s->artist + b * 4, s->keep, dst + b * 4);
+        else
+            memcpy(dst + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
+    }
+}
+
+/* Existing chains: the artist's rotation channels on the chain bones go
+ * (the written keys replace or blend them); samplers stay, unused. */
+static void tb__drop_tail_rotations(tb_doc *doc, const tb__sim *s, int a)
+{
+    json_t *anim = json_array_get(json_object_get(tb_doc_json(doc), "animations"), (size_t)a);
+    json_t *channels = json_object_get(anim, "channels");
+    for (size_t c = json_array_size(channels); c-- > 0;) {
+        json_t *tg = json_object_get(json_array_get(channels, c), "target");
+        json_t *node = json_object_get(tg, "node");
+        const char *path = json_string_value(json_object_get(tg, "path"));
+        if (!json_is_integer(node) || !path || strcmp(path, "rotation"))
+            continue;
+        json_int_t nd = json_integer_value(node);
+        if (nd < 0 || nd >= tb_doc_gltf(doc)->node_count)
+            continue;
+        int j = s->m->joint_of_node[nd];
+        if (j >= 0 && s->is_tail[j])
+            json_array_remove(channels, c);
+    }
+}
+
+static float tb__max_angle(const tb__sim *s, const float *a, const float *b)
+{
+    float worst = 0;
+    for (int k = 0; k < s->bone_count; k++) {
+        float ang = tb__quat_angle(a + k * 4, b + k * 4);
+        if (ang > worst)
+            worst = ang;
+    }
+    return worst;
+}
+
+/* Largest rotation between two poses over the body (tail bones excluded). */
+static float tb__pose_angle(const tb__sim *s, const tb_transform *a, const tb_transform *b)
+{
+    float worst = 0;
+    for (int j = 0; j < s->m->skel.joint_count; j++) {
+        if (s->is_tail[j])
+            continue;
+        float ang = tb__quat_angle(a[j].r, b[j].r);
+        if (ang > worst)
+            worst = ang;
+    }
+    return worst;
+}
+
+/* Key interval of the clip's first channel (the source's frame time). */
+static float tb__key_interval(const tb_clip *clip)
+{
+    for (int c = 0; c < clip->channel_count; c++) {
+        const tb_channel *ch = &clip->channels[c];
+        if (ch->key_count >= 2)
+            return (ch->times[ch->key_count - 1] - ch->times[0]) / (float)(ch->key_count - 1);
+    }
+    return 0;
+}
+
+/* Does the clip loop, and how? TB__CLOSED: its last pose equals its first
+ * (rotations within 2°, hips height within 2% of H; horizontal travel is
+ * root motion and allowed). TB__GAP: the last key is one frame before the
+ * loop start, as many exporters write cycles — the pose difference between
+ * the end and the start is no more than one and a half frames of the
+ * clip's own motion there. *gap_s receives that frame time. */
+enum { TB__NOT_LOOPING = 0, TB__CLOSED, TB__GAP };
+static int tb__loop_kind(tb__sim *s, const tb_clip *clip, tb_transform *tmp, float (*tmp_world)[16],
+                         float *gap_s)
+{
+    const float D = clip->duration_s, deg = TB__PI / 180.0f;
+    *gap_s = 0;
+    if (D <= 0)
+        return TB__NOT_LOOPING;
+    int hips = s->m->role_joint[TB_ROLE_HIPS];
+    tb_clip_sample(clip, &s->m->skel, 0, tmp);
+    tb_clip_sample(clip, &s->m->skel, D, s->locals);
+    if (hips >= 0) {
+        tb_local_to_world(&s->m->skel, tmp, NULL, tmp_world);
+        tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
+        if (fabsf(tmp_world[hips][13] - s->world[hips][13]) > 0.02f * s->m->height)
+            return TB__NOT_LOOPING;
+    }
+    float seam = tb__pose_angle(s, tmp, s->locals);
+    if (seam <= 2.0f * deg)
+        return TB__CLOSED;
+    float step = tb__key_interval(clip);
+    if (step <= 0 || step >= 0.25f * D)
+        return TB__NOT_LOOPING;
+    /* motion over one frame at each end of the clip */
+    tb_clip_sample(clip, &s->m->skel, D - step, tmp);
+    float end_motion = tb__pose_angle(s, tmp, s->locals);
+    tb_clip_sample(clip, &s->m->skel, 0, tmp);
+    tb_clip_sample(clip, &s->m->skel, step, s->locals);
+    float start_motion = tb__pose_angle(s, tmp, s->locals);
+    float frame = end_motion > start_motion ? end_motion : start_motion;
+    if (seam <= 2.0f * deg + 1.5f * frame) {
+        *gap_s = step;
+        return TB__GAP;
+    }
+    return TB__NOT_LOOPING;
+}
+
+static int tb__clip_has_tail_keys(const tb_doc *doc, const tb__sim *s, int a)
+{
+    const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
+    for (int c = 0; c < an->channel_count; c++) {
+        int node = an->channels[c].node;
+        if (node < 0)
+            continue;
+        int j = s->m->joint_of_node[node];
+        if (j >= 0 && s->is_tail[j])
+            return 1;
+    }
+    return 0;
+}
+
+/* Names match as everywhere (tb_clip_find): exact, case-insensitive, after
+ * the last '|', or a unique substring. */
+static int tb__selected(const tb_bake_desc *d, const tb_doc *doc, int a)
+{
+    if (!d->only)
+        return 1;
+    for (const char *const *p = d->only; *p; p++)
+        if (tb_clip_find(doc, *p) == a)
+            return 1;
+    return 0;
+}
+
+/* Appends the keys as one sampler input and a rotation channel per bone. */
+static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const float *times, int keys,
+                                const float *rot, tb_error *err)
+{
+    int in = tb_doc_add_accessor(doc, times, (size_t)keys, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+    if (in < 0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    json_t *anim = json_array_get(json_object_get(tb_doc_json(doc), "animations"), (size_t)a);
+    json_t *samplers = json_object_get(anim, "samplers"), *channels = json_object_get(anim, "channels");
+    float *q = malloc((size_t)keys * 4 * sizeof *q);
+    if (!q)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int b = 0; b < s->bone_count; b++) {
+        for (int k = 0; k < keys; k++) {
+            memcpy(q + k * 4, rot + ((size_t)k * (size_t)s->bone_count + (size_t)b) * 4, 4 * sizeof(float));
+            /* keep neighbouring keys on the same hemisphere: LINEAR slerps
+             * then never take the long way round */
+            if (k > 0) {
+                const float *p = q + (k - 1) * 4;
+                float *c = q + k * 4;
+                if (p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] * c[3] < 0)
+                    for (int i = 0; i < 4; i++)
+                        c[i] = -c[i];
+            }
+        }
+        int out = tb_doc_add_accessor(doc, q, (size_t)keys, TB_COMPONENT_FLOAT, "VEC4", 0, 0);
+        if (out < 0) {
+            free(q);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        json_array_append_new(samplers, json_pack("{s:i,s:i,s:s}", "input", in, "output", out,
+                                                  "interpolation", "LINEAR"));
+        int node = s->m->node_of_joint[s->bones[b]];
+        json_array_append_new(channels,
+                              json_pack("{s:i,s:{s:i,s:s}}", "sampler", (int)json_array_size(samplers) - 1,
+                                        "target", "node", node, "path", "rotation"));
+    }
+    free(q);
+    return TB_OK;
+}
+
+/* One clip's keys, simulated; written to the doc afterwards, in clip order. */
+typedef struct tb__baked {
+    float *times, *rot;
+    int keys;
+    tb_result r;
+    tb_error err;
+} tb__baked;
+
+/* Simulates clip a into out (times, rotations): reads the doc only, so the
+ * clips run in parallel, each on its own tb__sim. */
+static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc *d, int a, tb_bake_clip *rep,
+                               tb_transform *tmp, float (*tmp_world)[16], tb__baked *out, tb_error *err)
+{
+    tb_clip *clip = NULL;
+    tb_result r = tb_clip_load(&clip, doc, s->m, a, NULL, err);
+    if (r != TB_OK)
+        return r;
+    const float D = clip->duration_s;
+    rep->duration_s = D;
+    float gap = 0;
+    int kind = tb__loop_kind(s, clip, tmp, tmp_world, &gap);
+    if (d->loop == TB_LOOP_NEVER)
+        kind = TB__NOT_LOOPING;
+    else if (d->loop == TB_LOOP_ALWAYS && kind == TB__NOT_LOOPING && D > 0)
+        kind = TB__CLOSED;
+    int looping = kind != TB__NOT_LOOPING;
+    rep->looping = looping;
+    rep->wraps = kind == TB__GAP;
+    const float dt = 1.0f / d->fps;
+    int frames = D > 0 ? (int)ceilf(D * d->fps - 1e-4f) : 0; /* steps from 0 to D */
+    int keys = frames + 1;
+    float *times = malloc((size_t)keys * sizeof *times);
+    float *rot = malloc((size_t)keys * (size_t)s->bone_count * 4 * sizeof *rot);
+    float *prev = malloc((size_t)s->bone_count * 4 * sizeof *prev);
+    float *cur = malloc((size_t)s->bone_count * 4 * sizeof *cur);
+    if (!times || !rot || !prev || !cur) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (int k = 0; k < keys; k++)
+        times[k] = k == frames ? D : (float)k * dt;
+    tb_spring_reset(s->anim);
+    /* Warm-up (SPEC D): start from rest at the first frame ... */
+    tb__frame(s, clip, 0, dt);
+    tb__tail_rotations(s, prev);
+    if (looping) {
+        /* ... play whole passes until the loop-start state repeats. */
+        int p;
+        for (p = 1; p <= d->max_passes; p++) {
+            for (int k = 1; k < keys; k++)
+                tb__frame(s, clip, times[k], times[k] - times[k - 1]);
+            if (kind == TB__GAP) /* the player wraps from the last key to the first */
+                tb__frame(s, clip, 0, gap);
+            tb__tail_rotations(s, cur);
+            float change = tb__max_angle(s, prev, cur);
+            memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
+            if (change < d->loop_tolerance_rad)
+                break;
+        }
+        rep->passes = p > d->max_passes ? d->max_passes : p;
+    } else {
+        /* ... or settle on the first frame. */
+        int limit = (int)ceilf(d->settle_s * d->fps), f;
+        for (f = 1; f <= limit; f++) {
+            tb__frame(s, clip, 0, dt);
+            tb__tail_rotations(s, cur);
+            float change = tb__max_angle(s, prev, cur);
+            memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
+            if (change < 0.01f * TB__PI / 180.0f)
+                break;
+        }
+        rep->passes = f > limit ? limit : f;
+    }
+    /* Record. */
+    tb__tail_rotations(s, rot);
+    for (int k = 1; k < keys; k++) {
+        tb__frame(s, clip, times[k], times[k] - times[k - 1]);
+        tb__tail_rotations(s, rot + (size_t)k * (size_t)s->bone_count * 4);
+    }
+    rep->keys = keys;
+    if (kind == TB__GAP) {
+        /* the seam is between the last key and the wrap back to the first */
+        tb__frame(s, clip, 0, gap);
+        tb__tail_rotations(s, cur);
+        rep->closure_rad = tb__max_angle(s, rot, cur);
+    } else {
+        rep->closure_rad = tb__max_angle(s, rot, rot + (size_t)(keys - 1) * (size_t)s->bone_count * 4);
+    }
+    rep->swing_rad = 0;
+    for (int k = 1; k < keys; k++) {
+        float ang = tb__max_angle(s, rot, rot + (size_t)k * (size_t)s->bone_count * 4);
+        if (ang > rep->swing_rad)
+            rep->swing_rad = ang;
+    }
+    out->times = times;
+    out->rot = rot;
+    out->keys = keys;
+    times = rot = NULL;
+done:
+    free(times);
+    free(rot);
+    free(prev);
+    free(cur);
+    tb_clip_free(clip);
+    return r;
+}
+
+/* ---- every clip: simulated in parallel, written in order -------------- */
+
+typedef struct tb__bake_job {
+    const tb_doc *doc;
+    const tb_bake_desc *d;
+    const tb_spring_desc *sd;
+    tb_bake_report *report;
+    tb__sim *sims;          /* one per worker; [0] is the caller's */
+    tb_transform **tmp;
+    float (**tmp_world)[16];
+    tb__baked *out;         /* one per clip of the report */
+} tb__bake_job;
+
+static void tb__bake_task(void *ctx, int c, int w)
+{
+    tb__bake_job *job = ctx;
+    tb_bake_clip *rc = &job->report->clips[c];
+    tb__baked *o = &job->out[c];
+    if (rc->skipped)
+        return;
+    tb__sim *s = &job->sims[w];
+    if (!s->anim && s->m) { /* this worker's set-up failed on an earlier clip */
+        o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+        return;
+    }
+    if (!s->anim) { /* this worker's first clip: its own solver and scratch */
+        const tb__sim *s0 = &job->sims[0];
+        int n = s0->m->skel.joint_count;
+        *s = *s0;
+        s->anim = NULL;
+        s->locals = malloc((size_t)n * sizeof *s->locals);
+        s->world = malloc((size_t)n * sizeof *s->world);
+        s->artist = s0->artist ? malloc((size_t)n * 4 * sizeof *s->artist) : NULL;
+        job->tmp[w] = malloc((size_t)n * sizeof *job->tmp[w]);
+        job->tmp_world[w] = malloc((size_t)n * sizeof *job->tmp_world[w]);
+        if (!s->locals || !s->world || (s0->artist && !s->artist) || !job->tmp[w] || !job->tmp_world[w]) {
+            o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+            return;
+        }
+        o->r = tb_spring_create(&s->anim, &s0->m->skel, job->sd, &o->err);
+        if (o->r != TB_OK)
+            return;
+    }
+    o->r = tb__bake_clip(job->doc, s, job->d, rc->animation, rc, job->tmp[w], job->tmp_world[w], o, &o->err);
+}
+
+static tb_result tb__bake_all(tb_doc *doc, tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
+                              tb_bake_report *report, tb_transform *tmp, float (*tmp_world)[16], tb_error *err)
+{
+    int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
+    if (threads > n)
+        threads = n > 0 ? n : 1;
+    tb__bake_job job = {doc, d, sd, report, NULL, NULL, NULL, NULL};
+    job.sims = calloc((size_t)threads, sizeof *job.sims);
+    job.tmp = calloc((size_t)threads, sizeof *job.tmp);
+    job.tmp_world = calloc((size_t)threads, sizeof *job.tmp_world);
+    job.out = calloc((size_t)n + 1, sizeof *job.out);
+    tb_result r = TB_OK;
+    if (!job.sims || !job.tmp || !job.tmp_world || !job.out) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    job.sims[0] = *s;
+    job.tmp[0] = tmp;
+    job.tmp_world[0] = tmp_world;
+    tb__parallel_for(n, threads, tb__bake_task, &job);
+    for (int c = 0; c < n && r == TB_OK; c++) {
+        tb__baked *o = &job.out[c];
+        if (report->clips[c].skipped)
+            continue;
+        if (o->r != TB_OK) {
+            *err = o->err;
+            r = o->r;
+            break;
+        }
+        if (s->artist)
+            tb__drop_tail_rotations(doc, s, report->clips[c].animation);
+        r = tb__write_keys(doc, s, report->clips[c].animation, o->times, o->keys, o->rot, err);
+    }
+done:
+    for (int w = 1; job.sims && w < threads; w++) {
+        tb_spring_destroy(job.sims[w].anim);
+        free(job.sims[w].locals);
+        free(job.sims[w].world);
+        free(job.sims[w].artist);
+        free(job.tmp[w]);
+        free(job.tmp_world[w]);
+    }
+    for (int c = 0; job.out && c < n; c++) {
+        free(job.out[c].times);
+        free(job.out[c].rot);
+    }
+    free(job.sims);
+    free(job.tmp);
+    free(job.tmp_world);
+    free(job.out);
+    return r;
+}
+
+tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err)
+{
+    tb_bake_desc d = tb_bake_desc_defaults(desc);
+    memset(report, 0, sizeof *report);
+    const tb_gltf *g = tb_doc_gltf(doc);
+    if (d.only) {
+        for (const char *const *p = d.only; *p; p++) {
+            if (tb_clip_find(doc, *p) < 0)
+                return tb__fail(err, TB_ERR_ARG, "/animations", "no clip named '%s'", *p);
+        }
+    }
+    tb_model *m = NULL;
+    tb_result r = tb_model_load(&m, doc, -1, err);
+    if (r != TB_OK)
+        return r;
+    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
+    float units = 1, ground = 0;
+    tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);
+    report->world_units_per_m = units;
+    report->ground_y_m = ground;
+    /* existing chains: the skeleton's own, driven by index */
+    tb_tail_chain *ex = NULL;
+    int *ex_joints = NULL, *ex_len = NULL, *ex_end = NULL, ex_count = 0;
+    if (d.existing) {
+        int cap = 16;
+        ex = malloc((size_t)cap * sizeof *ex);
+        ex_joints = malloc((size_t)cap * TB_TAIL_CHAIN_MAX_BONES * sizeof *ex_joints);
+        ex_len = malloc((size_t)cap * sizeof *ex_len);
+        ex_end = malloc((size_t)cap * sizeof *ex_end);
+        s.artist = malloc((size_t)m->skel.joint_count * 4 * sizeof *s.artist);
+        if (!ex || !ex_joints || !ex_len || !ex_end || !s.artist) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto early;
+        }
+        int all = tb_tail_chains_find(m, ex, cap);
+        for (int c = 0; c < all && c < cap; c++)
+            if (ex[c].source != TB_CHAIN_TAILBONE)
+                ex[ex_count++] = ex[c];
+        tb_tail_chains_spring_desc(ex, ex_count, ex_joints, ex_len, ex_end, &sd);
+        s.keep = d.existing_keep > 0 ? (d.existing_keep < 1 ? d.existing_keep : 1) : 0;
+        int axes_given = 0;
+        for (int k = 0; k < 3; k++)
+            axes_given |= d.spring.bind_up[k] != 0 || d.spring.bind_forward[k] != 0;
+        if (!axes_given && ex_count)
+            tb_tail_chain_axes(m, &ex[0], sd.bind_up, sd.bind_forward);
+        if (d.spring.params.carry_rad == 0)
+            sd.params.carry_rad = TB_SPRING_ZERO; /* the artist's pose is the rest pose */
+        if (d.spring.params.rest_curve == 0)
+            sd.params.rest_curve = 1;
+    }
+    r = tb_spring_create(&s.anim, &m->skel, &sd, err);
+early:
+    /* ex_* stay until the end: sd points into them, and each worker
+     * thread of tb__bake_all creates its solver from sd */
+    if (r != TB_OK) {
+        free(ex);
+        free(ex_joints);
+        free(ex_len);
+        free(ex_end);
+        free(s.artist);
+        tb_model_free(m);
+        return r;
+    }
+    int n = m->skel.joint_count;
+    int chains = tb_spring_chain_count(s.anim);
+    report->chain_count = chains;
+    s.locals = malloc((size_t)n * sizeof *s.locals);
+    s.world = malloc((size_t)n * sizeof *s.world);
+    s.bones = malloc((size_t)n * sizeof *s.bones);
+    s.is_tail = calloc((size_t)n, 1);
+    tb_transform *tmp = malloc((size_t)n * sizeof *tmp);
+    float (*tmp_world)[16] = malloc((size_t)n * sizeof *tmp_world);
+    report->clips = calloc((size_t)(g->animation_count ? g->animation_count : 1), sizeof *report->clips);
+    if (!s.locals || !s.world || !s.bones || !s.is_tail || !tmp || !tmp_world || !report->clips) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    for (int j = 0; j < n; j++)
+        s.is_tail[j] = (uint8_t)(!d.existing && tb_tail_name_parse(m->skel.names[j], NULL, NULL));
+    for (int c = 0; c < chains; c++) {
+        tb_spring_chain_info ci;
+        tb_spring_get_chain_info(s.anim, c, &ci);
+        for (int l = 0; l < ci.link_count; l++) {
+            tb_spring_link_state ls;
+            tb_spring_get_link_state(s.anim, c, l, &ls);
+            s.bones[s.bone_count++] = ls.joint;
+            s.is_tail[ls.joint] = 1;
+        }
+        if (ci.end_joint >= 0)
+            s.is_tail[ci.end_joint] = 1;
+    }
+    report->bone_count = s.bone_count;
+    if (chains == 0)
+        goto done;
+    int animation_count = g->animation_count; /* the doc grows as we write */
+    for (int a = 0; a < animation_count; a++) {
+        const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
+        tb_bake_clip *rc = &report->clips[report->clip_count];
+        snprintf(rc->name, sizeof rc->name, "%s", an->name ? an->name : "");
+        rc->animation = a;
+        if (!tb__selected(&d, doc, a))
+            continue;
+        report->clip_count++;
+        if (!d.existing && tb__clip_has_tail_keys(doc, &s, a)) {
+            rc->skipped = 1;
+            snprintf(rc->reason, sizeof rc->reason, "already has keys on the tail bones");
+        }
+    }
+    /* Simulate every clip (in parallel: d.threads), then write the keys in
+     * clip order: the same bytes whatever the number of threads. */
+    r = tb__bake_all(doc, &s, &sd, &d, report, tmp, tmp_world, err);
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, err);
+done:
+    free(ex);
+    free(ex_joints);
+    free(ex_len);
+    free(ex_end);
+    free(tmp);
+    free(tmp_world);
+    free(s.locals);
+    free(s.world);
+    free(s.bones);
+    free(s.is_tail);
+    free(s.artist);
+    tb_spring_destroy(s.anim);
+    tb_model_free(m);
+    return r;
+}

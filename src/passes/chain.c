@@ -1,0 +1,1591 @@
+/* The offline pass, repair half (SPEC A8 rigid, A9 chain): new tail joints,
+ * inverse bind matrices, skin weights, written into the document. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "passes/appendage_internal.h"
+#include "core/base.h"
+#include "gltf/doc_json.h"
+#include "passes/weights_internal.h"
+#include "tailbone/measure.h"
+
+#define TB__SLOTS 4 /* influences written per reweighted vertex (set 0) */
+
+/* SPEC A9: weights of a vertex at geodesic g on a chain of K bones of length
+ * L. bones[] are skin joint indices; returns the influence count (<= 3).
+ * zone: half-width of the blend around a joint in segments; the SPEC's
+ * w_prev = clamp(0.5 − 2f, 0, 0.5) is zone 0.25, i.e. 0.5·(1 − f/zone). */
+static int tb__chain_weights(float g, float L, int K, float zone, int parent_sk, int first_sk, uint16_t j[3],
+                             float w[3])
+{
+    float s = L > 0 ? (float)K * g / L : 0;
+    int k = (int)floorf(s);
+    float f = s - (float)k;
+    if (k < 0) {
+        k = 0;
+        f = 0;
+    }
+    if (k >= K) { /* choice: g >= L clamps into the last segment */
+        k = K - 1;
+        f = 1;
+    }
+    float wp = 0.5f * (1 - f / zone), wn = 0.5f * (1 - (1 - f) / zone);
+    wp = wp < 0 ? 0 : wp > 0.5f ? 0.5f : wp;
+    wn = wn < 0 ? 0 : wn > 0.5f ? 0.5f : wn;
+    int self = first_sk + k;
+    int prev = k == 0 ? parent_sk : self - 1; /* root segment: prev is Hips (the parent) */
+    int n = 0;
+    if (k == K - 1) { /* Tail_End carries no weight: the next share stays on Tail_K */
+        wn = 0;
+    }
+    float ws = 1 - wp - wn;
+    j[n] = (uint16_t)self, w[n++] = ws;
+    if (wp > 0)
+        j[n] = (uint16_t)prev, w[n++] = wp;
+    if (wn > 0)
+        j[n] = (uint16_t)(self + 1), w[n++] = wn;
+    return n;
+}
+
+/* Coordinate along the chain for the weights (SPEC A9, choice). The
+ * geodesic g differs around a ring of the tail by up to its radius, and
+ * across separately modelled pieces of a segmented tail by more, so two
+ * neighbouring vertices at the same place along the tail could land on
+ * different bones and tear the edge between them. The vertex is therefore
+ * placed at the arc length of its projection onto the chain polyline
+ * J_0…J_K (joint i sits at g = iL/K), searched within one segment of its
+ * geodesic segment so a tail curling back near itself cannot jump. The
+ * collar ring (g = 0) keeps g = 0: the 50/50 parent/Tail_1 blend. */
+static float tb__chain_coordinate(float g, float L, int K, const float (*J)[3], const float *p)
+{
+    if (!(g > 0) || !(L > 0))
+        return g;
+    int k0 = (int)floorf((float)K * g / L);
+    if (k0 > K - 1)
+        k0 = K - 1;
+    float best_d = INFINITY, best = g;
+    for (int k = k0 - 1; k <= k0 + 1; k++) {
+        if (k < 0 || k > K - 1)
+            continue;
+        const float *a = J[k], *b = J[k + 1];
+        float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+        float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+        float t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        float q[3] = {a[0] + t * ab[0] - p[0], a[1] + t * ab[1] - p[1], a[2] + t * ab[2] - p[2]};
+        float d = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+        if (d < best_d) {
+            best_d = d;
+            best = ((float)k + t) * L / (float)K;
+        }
+    }
+    return best;
+}
+
+/* Normalised integer weights whose sum is exactly `scale` (largest remainder). */
+static void tb__quantize(const float *w, int n, double scale, uint32_t *q)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += w[i] > 0 ? w[i] : 0;
+    if (sum <= 0) {
+        for (int i = 0; i < n; i++)
+            q[i] = 0;
+        return;
+    }
+    double rem[64];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        double x = (w[i] > 0 ? w[i] : 0) / sum * scale;
+        q[i] = (uint32_t)floor(x);
+        rem[i] = x - floor(x);
+        total += (long)q[i];
+    }
+    while (total < (long)scale) {
+        int best = 0;
+        for (int i = 1; i < n; i++)
+            if (rem[i] > rem[best])
+                best = i;
+        q[best]++;
+        rem[best] = -1;
+        total++;
+    }
+}
+
+/* How many primitive attributes anywhere in the document use `accessor`. */
+static int tb__accessor_refs(json_t *root, int accessor)
+{
+    int n = 0;
+    size_t i, k;
+    json_t *mesh, *prim;
+    json_array_foreach(json_object_get(root, "meshes"), i, mesh) {
+        json_array_foreach(json_object_get(mesh, "primitives"), k, prim) {
+            const char *key;
+            json_t *val;
+            json_object_foreach(json_object_get(prim, "attributes"), key, val)
+                n += json_is_integer(val) && json_integer_value(val) == accessor;
+            json_t *t;
+            size_t q;
+            json_array_foreach(json_object_get(prim, "targets"), q, t) {
+                json_object_foreach(t, key, val) n += json_is_integer(val) && json_integer_value(val) == accessor;
+            }
+        }
+    }
+    return n;
+}
+
+/* What one chain's weights are computed from, kept after the repair so
+ * fix's search can weight the chain again for another blend without
+ * detecting, transferring or baking again (weights_internal.h). */
+typedef struct tb__chain_plan {
+    int app;          /* report index */
+    size_t n;
+    uint32_t *verts;  /* model vertices reweighted (ascending) */
+    float *g;         /* geodesic distance from the collar (SPEC A9's g) */
+    float *gc;        /* chain coordinate (tb__chain_coordinate) */
+    uint32_t *welded; /* welded collar vertices (the ring where the tail joins the body) */
+    size_t nwelded;
+    uint16_t *cj;     /* their own (body) weights before the repair, TB__SLOTS each */
+    float *cw;
+    int K;
+    float L;
+    int skP, sk0;     /* skin joints: the chain's parent, Tail_1 */
+    float ring;       /* spacing of the tail's rings along the chain (bind units) */
+    float radius;     /* 75th percentile of the skin's distance from the chain polyline */
+    int smooth;       /* smooth weights (not one bone per piece) */
+} tb__chain_plan;
+
+struct tb__weight_plan {
+    int skin;         /* the repaired skin (document index) */
+    int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
+    int ring;         /* welded collar rings blended halfway (tb__weight_plan_collar_ring) */
+    int count;
+    tb__chain_plan *c;
+};
+
+static void tb__chain_plan_clear(tb__chain_plan *c)
+{
+    free(c->verts);
+    free(c->g);
+    free(c->gc);
+    free(c->welded);
+    free(c->cj);
+    free(c->cw);
+    memset(c, 0, sizeof *c);
+}
+
+void tb__weight_plan_free(tb__weight_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->count; i++)
+        tb__chain_plan_clear(&p->c[i]);
+    free(p->c);
+    free(p);
+}
+
+typedef struct tb__apply {
+    tb_doc *doc;
+    const tb_model *m;
+    json_t *root;
+    size_t V;
+    uint8_t *changed;
+    uint16_t *nj; /* TB__SLOTS per vertex */
+    float *nw;    /* TB__SLOTS per vertex */
+    int max_joint;
+    int skipped;  /* reweighted vertices in primitives without JOINTS_n */
+    float blend_zone; /* resolved tb_appendage_desc.blend_zone */
+    int smooth_pieces;
+    float piece_span_max, rigid_body_min, body_single;
+    float collar_band; /* segments; 0: no blend at a welded collar */
+    /* subset skins (tb_model.joint_maps): per m->skins entry, our joint index
+     * → its index (-1: not in it yet), and the count after appending */
+    int **local_of_main;
+    int *local_count;
+    int main_total;    /* our skin joints, new tail joints included */
+    int auto_zone, auto_band; /* blend zone / collar band raised by the tail's geometry */
+    const uint64_t *edges;    /* the model's edges (tb_measure_edges) */
+    size_t edge_count;
+    tb__weight_plan *plan;    /* NULL: the chains' plans are dropped after use */
+    uint8_t *collar;          /* NULL or V marks: welded collar vertices reweighted */
+} tb__apply;
+
+/* Index of our skin joint `j` in the joint list of m->skins[k]: as is for
+ * our own list, mapped for a subset skin, appended to it when absent (the
+ * new tail joints, or a joint the new weights use that its mesh did not).
+ * -1 when out of memory. */
+static int tb__local_joint(tb__apply *A, int k, int j)
+{
+    const tb_model *m = A->m;
+    if (!m->joint_maps[k])
+        return j;
+    if (!A->local_of_main[k]) {
+        A->local_of_main[k] = malloc(((size_t)A->main_total + 1) * sizeof(int));
+        if (!A->local_of_main[k])
+            return -1;
+        for (int i = 0; i < A->main_total; i++)
+            A->local_of_main[k][i] = -1;
+        for (int i = 0; i < m->joint_map_counts[k]; i++)
+            A->local_of_main[k][m->joint_maps[k][i]] = i;
+        A->local_count[k] = m->joint_map_counts[k];
+    }
+    if (A->local_of_main[k][j] < 0)
+        A->local_of_main[k][j] = A->local_count[k]++;
+    return A->local_of_main[k][j];
+}
+
+static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
+                                     tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(A->doc);
+    const tb_gltf_primitive *p = &g->meshes[mp->mesh].primitives[mp->primitive];
+    size_t vc = mp->vertex_count, vo = mp->vertex_offset;
+    json_t *attrs = json_object_get(
+        json_array_get(json_object_get(json_array_get(json_object_get(A->root, "meshes"), (size_t)mesh_json),
+                                       "primitives"),
+                       (size_t)mp->primitive),
+        "attributes");
+    if (p->set_count == 0) {
+        for (size_t v = 0; v < vc; v++)
+            A->skipped += A->changed[vo + v];
+        return TB_OK;
+    }
+    int sk = tb_model_skin_slot(A->m, g->nodes[mp->node].skin); /* which of the model's skins */
+    uint32_t *jr = malloc(vc * 4 * sizeof *jr);
+    float *wr = malloc(vc * 4 * sizeof *wr);
+    uint8_t *bytes = malloc(vc * 4 * 4 + 4);
+    tb_result r = (!jr || !wr || !bytes) ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
+    for (int s = 0; s < p->set_count && r == TB_OK; s++) {
+        int ja = p->joints[s], wa = p->weights[s];
+        r = tb_accessor_read_uints(A->doc, ja, jr, vc * 4, err);
+        if (r == TB_OK)
+            r = tb_accessor_read_floats(A->doc, wa, wr, vc * 4, err);
+        if (r != TB_OK)
+            break;
+        for (size_t v = 0; v < vc; v++) {
+            if (!A->changed[vo + v])
+                continue;
+            for (int q = 0; q < 4; q++) {
+                jr[v * 4 + (size_t)q] = 0;
+                wr[v * 4 + (size_t)q] = 0;
+            }
+            if (s == 0)
+                for (int q = 0; q < TB__SLOTS; q++) {
+                    int lj = A->nw[(vo + v) * TB__SLOTS + (size_t)q] > 0
+                                 ? tb__local_joint(A, sk, A->nj[(vo + v) * TB__SLOTS + (size_t)q])
+                                 : 0;
+                    if (lj < 0)
+                        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    jr[v * 4 + (size_t)q] = lj < 0 ? 0 : (uint32_t)lj;
+                    wr[v * 4 + (size_t)q] = A->nw[(vo + v) * TB__SLOTS + (size_t)q];
+                }
+        }
+        /* joints: keep the source type; u8 grows to u16 past 255 joints */
+        int jct = g->accessors[ja].component_type;
+        uint32_t jmax = 0;
+        for (size_t i = 0; i < vc * 4; i++)
+            if (jr[i] > jmax)
+                jmax = jr[i];
+        if (jct == TB_COMPONENT_UNSIGNED_BYTE && jmax > 255)
+            jct = TB_COMPONENT_UNSIGNED_SHORT;
+        if (jct != TB_COMPONENT_UNSIGNED_BYTE)
+            jct = TB_COMPONENT_UNSIGNED_SHORT;
+        for (size_t i = 0; i < vc * 4; i++) {
+            if (jct == TB_COMPONENT_UNSIGNED_BYTE)
+                bytes[i] = (uint8_t)jr[i];
+            else
+                ((uint16_t *)(void *)bytes)[i] = (uint16_t)jr[i];
+        }
+        char key[32];
+        snprintf(key, sizeof key, "JOINTS_%d", s);
+        if (!cloned && tb__accessor_refs(A->root, ja) == 1) {
+            r = tb_doc_replace_accessor_data(A->doc, ja, bytes, jct, err);
+        } else {
+            int na = tb_doc_add_accessor(A->doc, bytes, vc, jct, "VEC4", 0, 34962);
+            if (na < 0)
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            else
+                json_object_set_new(attrs, key, json_integer(na));
+        }
+        if (r != TB_OK)
+            break;
+        /* weights: same type; normalised integers sum exactly to their max */
+        int wct = g->accessors[wa].component_type;
+        if (wct == TB_COMPONENT_FLOAT) {
+            memcpy(bytes, wr, vc * 4 * sizeof(float));
+        } else {
+            double scale = wct == TB_COMPONENT_UNSIGNED_BYTE ? 255.0 : 65535.0;
+            for (size_t v = 0; v < vc; v++) {
+                uint32_t q[4];
+                if (A->changed[vo + v]) {
+                    tb__quantize(wr + v * 4, 4, scale, q);
+                } else {
+                    for (int k = 0; k < 4; k++) /* exact round trip of the source value */
+                        q[k] = (uint32_t)lround((double)wr[v * 4 + (size_t)k] * scale);
+                }
+                for (int k = 0; k < 4; k++) {
+                    if (wct == TB_COMPONENT_UNSIGNED_BYTE)
+                        bytes[v * 4 + (size_t)k] = (uint8_t)q[k];
+                    else
+                        ((uint16_t *)(void *)bytes)[v * 4 + (size_t)k] = (uint16_t)q[k];
+                }
+            }
+        }
+        snprintf(key, sizeof key, "WEIGHTS_%d", s);
+        if (!cloned && tb__accessor_refs(A->root, wa) == 1) {
+            r = tb_doc_replace_accessor_data(A->doc, wa, bytes, wct, err);
+        } else {
+            int na = tb_doc_add_accessor(A->doc, bytes, vc, wct, "VEC4", g->accessors[wa].normalized, 34962);
+            if (na < 0)
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            else
+                json_object_set_new(attrs, key, json_integer(na));
+        }
+    }
+    free(jr);
+    free(wr);
+    free(bytes);
+    return r;
+}
+
+static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
+{
+    for (int k = 0; k < TB__SLOTS; k++) {
+        A->nj[v * TB__SLOTS + (size_t)k] = k ? 0 : joint;
+        A->nw[v * TB__SLOTS + (size_t)k] = k ? 0 : 1;
+    }
+}
+
+/* A tail welded into the body (choice, beyond the article). SPEC A9 leaves
+ * the body's collar with the rigger's weights — often partly on a thigh —
+ * while the first ring beyond it goes 50/50 parent/Tail_1: the seam between
+ * them tears as soon as a leg or the tail moves (synthetic tail_welded,
+ * Sprint: seam p99 2.2, 20% of samples torn). So within a band of
+ * collar_band segments from the welded collar, the tail's weights blend from
+ * the nearest collar vertex's own weights to the chain's,
+ * w = (1 − t) w_collar + t w_chain with t = smoothstep(g / band), g the
+ * vertex's geodesic distance from the collar (SPEC A9's g): the seam skins
+ * alike on both sides and the change is spread over the band. A separate
+ * shell has no such seam (its collar is the tail's own root ring, reweighted
+ * at g = 0). */
+/* A vertex's own weights, the TB__SLOTS largest, normalised. */
+static void tb__top_weights(const tb_model *m, size_t v, uint16_t *j, float *w)
+{
+    int I = m->influences;
+    for (int k = 0; k < TB__SLOTS; k++)
+        j[k] = 0, w[k] = 0;
+    for (int k = 0; k < I; k++) {
+        float x = m->weights[v * (size_t)I + (size_t)k];
+        uint16_t jx = m->joints[v * (size_t)I + (size_t)k];
+        for (int s = 0; s < TB__SLOTS; s++)
+            if (x > w[s]) {
+                for (int t = TB__SLOTS - 1; t > s; t--)
+                    j[t] = j[t - 1], w[t] = w[t - 1];
+                j[s] = jx, w[s] = x;
+                break;
+            }
+    }
+    float sum = 0;
+    for (int k = 0; k < TB__SLOTS; k++)
+        sum += w[k];
+    for (int k = 0; k < TB__SLOTS; k++)
+        w[k] = sum > 0 ? w[k] / sum : 0;
+}
+
+#define TB__COLLAR_SHARE 0.5f
+
+/* Vertex v's new influences: the TB__SLOTS largest of the cnt (joint,
+ * weight) pairs in jj/ww (sorted in place), normalised to sum 1. */
+static void tb__store_largest(tb__apply *A, size_t v, uint16_t *jj, float *ww, int cnt)
+{
+    for (int i = 0; i < cnt; i++) /* largest first */
+        for (int k = i + 1; k < cnt; k++)
+            if (ww[k] > ww[i]) {
+                float tw = ww[i];
+                uint16_t tj = jj[i];
+                ww[i] = ww[k], jj[i] = jj[k];
+                ww[k] = tw, jj[k] = tj;
+            }
+    if (cnt > TB__SLOTS)
+        cnt = TB__SLOTS;
+    float sum = 0;
+    for (int i = 0; i < cnt; i++)
+        sum += ww[i];
+    for (int k = 0; k < TB__SLOTS; k++) {
+        A->nj[v * TB__SLOTS + (size_t)k] = k < cnt ? jj[k] : 0;
+        A->nw[v * TB__SLOTS + (size_t)k] = k < cnt && sum > 0 ? ww[k] / sum : 0;
+    }
+}
+
+/* The welded collar itself (choice, issue 13): left with the body's
+ * weights, the ring where the tail joins the body follows a thigh while the
+ * tail's first ring follows the chain, and the edges between them carry the
+ * whole difference (synthetic hang_welded_nearest, Crouch: 4.0% of seam
+ * samples torn). So the collar ring goes TB__COLLAR_SHARE (halfway) from its
+ * own weights to the chain's at its root (SPEC A9 at g = 0: parent and
+ * Tail_1, half each), w = ½ w_own + ½ w_root, and the tail's band blends on
+ * from there: the step is split between the seam and the band. Only the
+ * collar ring changes; the body beyond it keeps its weights exactly. */
+static void tb__blend_collar_ring(tb__apply *A, const tb__chain_plan *c)
+{
+    for (size_t q = 0; q < c->nwelded; q++) {
+        size_t v = c->welded[q];
+        uint16_t jj[TB__SLOTS + 2];
+        float ww[TB__SLOTS + 2];
+        int cnt = 0;
+        for (int k = 0; k < TB__SLOTS; k++)
+            if (c->cw[q * TB__SLOTS + (size_t)k] > 0)
+                jj[cnt] = c->cj[q * TB__SLOTS + (size_t)k], ww[cnt++] = (1 - TB__COLLAR_SHARE) * c->cw[q * TB__SLOTS + (size_t)k];
+        const int root[2] = {c->skP, c->sk0};
+        for (int r = 0; r < 2; r++) {
+            int i = 0;
+            while (i < cnt && jj[i] != (uint16_t)root[r])
+                i++;
+            if (i == cnt)
+                jj[cnt] = (uint16_t)root[r], ww[cnt++] = 0;
+            ww[i] += 0.5f * TB__COLLAR_SHARE;
+        }
+        tb__store_largest(A, v, jj, ww, cnt);
+        A->changed[v] = 1;
+        if (A->collar)
+            A->collar[v] = 1;
+    }
+}
+
+static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
+{
+    const tb_model *m = A->m;
+    size_t n = c->nwelded;
+    const uint32_t *welded = c->welded;
+    if (!n || !(band_seg > 0) || c->K <= 0)
+        return;
+    if (ring)
+        tb__blend_collar_ring(A, c);
+    const tb__chain_plan *cpl = c;
+    float band = band_seg * c->L / (float)c->K;
+    for (size_t q = 0; q < c->n; q++) {
+        /* along the surface: a tail curling back past its root is not blended */
+        float g = c->g[q];
+        if (!(g < band))
+            continue;
+        size_t v = c->verts[q];
+        const float *p = m->positions + v * 3;
+        float best = INFINITY;
+        size_t c = welded[0], kq = 0;
+        for (size_t k = 0; k < n; k++) {
+            const float *cp = m->positions + (size_t)welded[k] * 3;
+            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 < best)
+                best = d2, c = welded[k], kq = k;
+        }
+        /* the collar's weights as the ring above left them (its own where
+         * it was left to the body) */
+        const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + kq * TB__SLOTS;
+        const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + kq * TB__SLOTS;
+        float t = g / band;
+        t = t * t * (3 - 2 * t);
+        /* joint → weight, both sources; keep the TB__SLOTS largest */
+        uint16_t jj[TB__SLOTS + 16];
+        float ww[TB__SLOTS + 16];
+        int cnt = 0;
+        for (int src = 0; src < 2; src++) {
+            for (int k = 0; k < TB__SLOTS; k++) {
+                uint16_t j = src ? cj[k] : A->nj[v * TB__SLOTS + (size_t)k];
+                float w = src ? cw[k] : A->nw[v * TB__SLOTS + (size_t)k];
+                if (!(w > 0))
+                    continue;
+                w *= src ? 1 - t : t;
+                int i = 0;
+                while (i < cnt && jj[i] != j)
+                    i++;
+                if (i == cnt)
+                    jj[cnt] = j, ww[cnt++] = 0;
+                ww[i] += w;
+            }
+        }
+        tb__store_largest(A, v, jj, ww, cnt);
+    }
+}
+
+/* Segmented tails (choice, beyond the article). Some characters are built
+ * from rigid pieces, every vertex on one bone, and their tail is a row of
+ * separate pieces too (vertebrae, rings, tufts: welded shells that touch
+ * nothing else). Smooth chain weights bend each piece like rubber; the
+ * rigger's own style — and what keeps every piece undeformed — is one bone
+ * per piece. When every vertex of the tail lies in such a piece and no piece
+ * spans more than piece_span_max of the chain, each piece is bound 1.0 to
+ * the bone holding most of its smooth weight (its joints still swing it).
+ * A tail with one continuous shell, or welded into the body, keeps the
+ * smooth weights. Fills a->piece_span; sets a->rigid_pieces. */
+static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_work *aw, const float *gcs, int skP,
+                                 int sk0, tb_error *err)
+{
+    size_t P = aw->piece_count;
+    a->piece_span = 0;
+    a->rigid_pieces = 0;
+    if (!a->pieces_cover || P < 1 || !(a->length > 0))
+        return TB_OK;
+    int K = a->bone_count, nb = K + 1; /* slot 0: the parent, 1..K: Tail_1..Tail_K */
+    float *lo = malloc(P * sizeof *lo), *hi = malloc(P * sizeof *hi);
+    double *mass = calloc(P * (size_t)nb, sizeof *mass);
+    if (!lo || !hi || !mass) {
+        free(lo);
+        free(hi);
+        free(mass);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t p = 0; p < P; p++)
+        lo[p] = INFINITY, hi[p] = -INFINITY;
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        size_t p = aw->rw_piece[q], v = aw->rw_verts[q];
+        lo[p] = gcs[q] < lo[p] ? gcs[q] : lo[p];
+        hi[p] = gcs[q] > hi[p] ? gcs[q] : hi[p];
+        for (int k = 0; k < TB__SLOTS; k++) {
+            int j = A->nj[v * TB__SLOTS + (size_t)k];
+            int slot = j == skP ? 0 : j - sk0 + 1;
+            if (slot >= 0 && slot < nb)
+                mass[p * (size_t)nb + (size_t)slot] += A->nw[v * TB__SLOTS + (size_t)k];
+        }
+    }
+    float span = 0;
+    for (size_t p = 0; p < P; p++)
+        span = hi[p] - lo[p] > span ? hi[p] - lo[p] : span;
+    a->piece_span = span / a->length;
+    size_t used = strlen(a->reason);
+    if (P < 2) {
+        /* one continuous shell: the smooth chain weights */
+    } else if (!A->smooth_pieces && a->piece_span <= A->piece_span_max && A->body_single >= A->rigid_body_min) {
+        a->rigid_pieces = 1;
+        snprintf(a->reason + used, sizeof a->reason - used,
+                 "; segmented: %zu separate pieces, longest %.2f L <= %.2f, body %.0f%% on one bone each: "
+                 "one bone per piece",
+                 P, (double)a->piece_span, (double)A->piece_span_max, 100.0 * (double)A->body_single);
+        for (size_t q = 0; q < aw->rw_count; q++) {
+            size_t p = aw->rw_piece[q], v = aw->rw_verts[q];
+            int best = 0;
+            for (int b = 1; b < nb; b++)
+                if (mass[p * (size_t)nb + (size_t)b] > mass[p * (size_t)nb + (size_t)best])
+                    best = b;
+            tb__set_single(A, v, (uint16_t)(best == 0 ? skP : sk0 + best - 1));
+        }
+    } else {
+        snprintf(a->reason + used, sizeof a->reason - used,
+                 "; %zu separate pieces, longest %.2f L, body %.0f%% on one bone each%s: smooth weights", P,
+                 (double)a->piece_span, 100.0 * (double)A->body_single,
+                 A->smooth_pieces ? " (--smooth-pieces)" : "");
+    }
+    free(lo);
+    free(hi);
+    free(mass);
+    return TB_OK;
+}
+
+/* The 75th percentile of |x[a] − x[b]| over the mesh edges with both ends
+ * among verts (ascending model vertices, x per vert): along a tube, the
+ * spacing of its rings (an edge round a ring barely moves along it, one
+ * along the tail or across a quad moves one ring spacing: two edges in three
+ * on a triangulated tube). 0 when no edge. */
+static float tb__edge_spread(const uint32_t *verts, const float *x, size_t n, const uint64_t *edges, size_t ne)
+{
+    size_t cap = 0, cnt = 0;
+    float *dg = NULL;
+    for (size_t e = 0; e < ne; e++) {
+        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
+        size_t lo = 0, hi = n, ia = SIZE_MAX, ib = SIZE_MAX;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (verts[mid] < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && verts[lo] == a)
+            ia = lo;
+        if (ia == SIZE_MAX)
+            continue;
+        lo = ia, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (verts[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && verts[lo] == b)
+            ib = lo;
+        if (ib == SIZE_MAX || !isfinite(x[ia]) || !isfinite(x[ib]))
+            continue;
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 1024;
+            float *nd = realloc(dg, cap * sizeof *nd);
+            if (!nd)
+                break;
+            dg = nd;
+        }
+        dg[cnt++] = fabsf(x[ia] - x[ib]);
+    }
+    float r = dg && cnt ? tb_measure_percentile(dg, cnt, 0.75) : 0;
+    free(dg);
+    return r;
+}
+
+/* The tail's geometry its blend is sized from (choice, issue 13). ring:
+ * how far apart the tail's rings lie along the chain, the 75th percentile
+ * of |change of chain coordinate| over the tail's own edges (an edge round
+ * a ring barely moves along the chain, one along the tail or across a quad
+ * moves one ring spacing: on a triangulated tube two edges in three do).
+ * radius: the 75th percentile of the skin's distance from the joint
+ * polyline J_0..J_K (the thick part near the root counts most). */
+static void tb__chain_geometry(tb__chain_plan *c, const tb_model *m, const uint64_t *edges, size_t ne,
+                               const float (*J)[3])
+{
+    c->ring = 0;
+    c->radius = 0;
+    if (c->n == 0)
+        return;
+    float *d = malloc((c->n + 1) * sizeof *d);
+    if (d) {
+        for (size_t q = 0; q < c->n; q++) {
+            const float *p = m->positions + (size_t)c->verts[q] * 3;
+            float best = INFINITY;
+            for (int k = 0; k < c->K; k++) {
+                const float *a = J[k], *b = J[k + 1];
+                float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+                float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+                float t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
+                t = t < 0 ? 0 : t > 1 ? 1 : t;
+                float e[3] = {ap[0] - t * ab[0], ap[1] - t * ab[1], ap[2] - t * ab[2]};
+                float dd = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+                best = dd < best ? dd : best;
+            }
+            d[q] = sqrtf(best);
+        }
+        c->radius = tb_measure_percentile(d, c->n, 0.75);
+        free(d);
+    }
+    c->ring = tb__edge_spread(c->verts, c->gc, c->n, edges, ne);
+}
+
+/* K from the mesh (choice, issue 13): no more bones than the rings can
+ * follow. A segment needs two rings, one inside each half of its blend; a
+ * tail with fewer (a low-poly tail, rings far apart for its length) gets
+ * fewer, longer bones — at least 2 — placed as SPEC A9 places joints
+ * (centroid of the skin within half a segment of i·L/K, empty stations
+ * interpolated, two smoothing passes). Ring spacing here is measured on the
+ * geodesic g (the chain coordinate needs the joints). */
+static void tb__fit_bones_to_rings(tb_appendage *a, const tb__app_work *aw, const tb_model *m, const uint64_t *edges,
+                                   size_t ne)
+{
+    int K = a->bone_count;
+    float L = a->length;
+    if (K <= 2 || !(L > 0))
+        return;
+    float ring = tb__edge_spread(aw->rw_verts, aw->rw_g, aw->rw_count, edges, ne);
+    if (!(ring > 0))
+        return;
+    float fit = floorf(L / (2 * ring));
+    int K2 = fit < 2 ? 2 : fit >= (float)K ? K : (int)fit;
+    if (K2 >= K)
+        return;
+    float seg = L / (float)K2;
+    double acc[TB_TAIL_MAX_BONES + 1][4];
+    memset(acc, 0, sizeof acc);
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        float g = aw->rw_g[q];
+        if (!isfinite(g))
+            continue;
+        int i = (int)floorf(g / seg + 0.5f);
+        if (i < 1 || i > K2 || fabsf(g - (float)i * seg) > seg / 2)
+            continue;
+        const float *p = m->positions + (size_t)aw->rw_verts[q] * 3;
+        acc[i][0] += p[0], acc[i][1] += p[1], acc[i][2] += p[2], acc[i][3] += 1;
+    }
+    float J[TB_TAIL_MAX_BONES + 1][3];
+    int have[TB_TAIL_MAX_BONES + 1] = {1};
+    memcpy(J[0], a->chain_joints[0], sizeof J[0]);
+    for (int i = 1; i <= K2; i++)
+        if (acc[i][3] > 0) {
+            for (int x = 0; x < 3; x++)
+                J[i][x] = (float)(acc[i][x] / acc[i][3]);
+            have[i] = 1;
+        }
+    for (int i = 1; i <= K2; i++) {
+        if (have[i])
+            continue;
+        int lo = i - 1, hi = i + 1;
+        while (hi <= K2 && !have[hi])
+            hi++;
+        for (int x = 0; x < 3; x++)
+            J[i][x] = hi <= K2 ? J[lo][x] + (J[hi][x] - J[lo][x]) / (float)(hi - lo) : J[lo][x];
+        have[i] = 1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        float P[TB_TAIL_MAX_BONES + 1][3];
+        memcpy(P, J, sizeof P);
+        for (int i = 1; i < K2; i++)
+            for (int x = 0; x < 3; x++)
+                J[i][x] = 0.5f * P[i][x] + 0.25f * (P[i - 1][x] + P[i + 1][x]);
+    }
+    memset(a->chain_joints, 0, sizeof a->chain_joints);
+    memcpy(a->chain_joints, J, (size_t)(K2 + 1) * sizeof J[0]);
+    a->bone_count = K2;
+    size_t used = strlen(a->reason);
+    snprintf(a->reason + used, sizeof a->reason - used,
+             "; %d bones, not %d: its rings lie %.2f L apart, and a segment needs two (no more bones than the "
+             "rings can follow)",
+             K2, K, (double)(ring / L));
+}
+
+#define TB__BEND_LIMIT_RAD 0.5235988f /* SPEC B's bend limit, 30 degrees */
+#define TB__CHAIN_STRAIN 0.18f        /* SPEC C's chain row: p99 1.18 */
+
+/* The blend zone (half-width around a joint, segments) for a chain: the
+ * requested one, raised by the tail's geometry unless pinned (issue 13):
+ * - rings: at least 1.25 ring spacings either side of a joint, so a ring
+ *   sits inside each ramp (a low-poly tail with two rings per segment has
+ *   none inside the SPEC's quarter segment: its joints crease);
+ * - thickness: a joint bent by θ shortens its inner side by about r·θ over
+ *   the blend's 2h, so h >= r·θ / (2·0.18) keeps the inner side within the
+ *   chain row's 18% at SPEC B's bend limit (30°).
+ * At most 0.5 (linear across whole segments). */
+static float tb__zone_for(const tb__chain_plan *c, float zone, int autoz)
+{
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    if (!autoz || !(seg > 0))
+        return zone;
+    float z = zone, zr = 1.25f * c->ring / seg, zt = c->radius * TB__BEND_LIMIT_RAD / (2 * TB__CHAIN_STRAIN) / seg;
+    z = zr > z ? zr : z;
+    z = zt > z ? zt : z;
+    return z > 0.5f ? 0.5f : z;
+}
+
+/* The collar band (segments) on a welded tail: the requested one, at least
+ * two ring spacings unless pinned (a band shorter than a ring holds no
+ * vertex, and the seam goes from the body's weights to the chain's in one
+ * edge), at most 2 segments. */
+static float tb__band_for(const tb__chain_plan *c, float band, int autob)
+{
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    if (!autob || !(band > 0) || !(seg > 0))
+        return band;
+    float b = 2 * c->ring / seg;
+    b = b > band ? b : band;
+    return b > 2 ? 2 : b;
+}
+
+/* SPEC A9 weights of a chain's vertices for blend zone `zone`, then the
+ * welded collar's blend over `band` (0: none). */
+static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zone, float band, int ring)
+{
+    for (size_t q = 0; q < c->n; q++) {
+        size_t v = c->verts[q];
+        uint16_t jj[3];
+        float ww[3];
+        int n = tb__chain_weights(c->gc[q], c->L, c->K, zone, c->skP, c->sk0, jj, ww);
+        A->changed[v] = 1;
+        for (int k = 0; k < TB__SLOTS; k++) {
+            A->nj[v * TB__SLOTS + (size_t)k] = k < n ? jj[k] : 0;
+            A->nw[v * TB__SLOTS + (size_t)k] = k < n ? ww[k] : 0;
+        }
+    }
+    tb__blend_welded_collar(A, c, band, ring);
+}
+
+/* Applies the decisions of `rep` to the document (no refresh). */
+static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
+                               tb_error *err)
+{
+    const tb_model *m = A->m;
+    const tb_gltf *g = tb_doc_gltf(A->doc);
+    json_t *root = A->root;
+    json_t *nodes = json_object_get(root, "nodes");
+    json_t *skin = json_array_get(json_object_get(root, "skins"), (size_t)m->skin);
+    json_t *skin_joints = json_object_get(skin, "joints");
+    int J = m->skel.joint_count;
+    int *sk_of = malloc(((size_t)J + 1) * sizeof *sk_of);
+    size_t ibm_cap = (size_t)m->skin_joint_count + 64, ibm_n = (size_t)m->skin_joint_count;
+    float(*ibm)[16] = malloc(ibm_cap * sizeof *ibm);
+    if (!sk_of || !ibm) {
+        free(sk_of);
+        free(ibm);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    memcpy(ibm, m->inverse_bind, ibm_n * sizeof *ibm);
+    for (int j = 0; j < J; j++)
+        sk_of[j] = -1;
+    for (int k = m->skin_joint_count - 1; k >= 0; k--)
+        sk_of[m->skin_joints[k]] = k;
+    int used[26] = {0};
+    for (int j = 0; j < J; j++) {
+        int c, i;
+        if (tb_tail_name_parse(m->skel.names[j], &c, &i))
+            used[c] = 1;
+    }
+    tb_result r = TB_OK;
+    for (int ai = 0; ai < rep->appendage_count && r == TB_OK; ai++) {
+        tb_appendage *a = &rep->appendages[ai];
+        const tb__app_work *aw = &work->apps[ai];
+        if (a->decision == TB_DECIDE_UNTOUCHED)
+            continue;
+        int P = aw->parent_joint;
+        int skP = P >= 0 ? sk_of[P] : -1;
+        if (skP < 0) {
+            a->decision = TB_DECIDE_UNTOUCHED;
+            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
+                     "; not applied: %s is not a skin joint", a->chain_parent);
+            continue;
+        }
+        if (a->decision == TB_DECIDE_RIGID) { /* SPEC A8 */
+            for (size_t q = 0; q < aw->rw_count; q++) {
+                size_t v = aw->rw_verts[q];
+                A->changed[v] = 1;
+                tb__set_single(A, v, (uint16_t)skP);
+            }
+            a->reweighted_count = aw->rw_count;
+            continue;
+        }
+        /* SPEC A9: the chain */
+        int letter = 0;
+        while (letter < 26 && used[letter])
+            letter++;
+        if (letter == 26) {
+            a->decision = TB_DECIDE_UNTOUCHED;
+            continue;
+        }
+        used[letter] = 1;
+        a->chain = letter;
+        tb__fit_bones_to_rings(a, aw, m, A->edges, A->edge_count);
+        int K = a->bone_count;
+        int n0 = (int)json_array_size(nodes);
+        int sk0 = (int)ibm_n;
+        if (ibm_n + (size_t)K + 1 > ibm_cap) {
+            ibm_cap = ibm_n + (size_t)K + 65;
+            float(*ni)[16] = realloc(ibm, ibm_cap * sizeof *ibm);
+            if (!ni) {
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
+            ibm = ni;
+        }
+        /* Every tail joint shares the parent's bind rotation and scale (the
+         * armature's too): W_i = W_P with its origin moved to J_i. */
+        float WP[16], prevW[16];
+        memcpy(WP, m->skel.bind_world[P], sizeof WP);
+        memcpy(prevW, WP, sizeof prevW);
+        for (int i = 0; i <= K; i++) {
+            float Wi[16], inv[16], local[16];
+            memcpy(Wi, WP, sizeof Wi);
+            Wi[12] = a->chain_joints[i][0], Wi[13] = a->chain_joints[i][1], Wi[14] = a->chain_joints[i][2];
+            glm_mat4_inv((vec4 *)prevW, (vec4 *)inv);
+            tb_mat4_mul(local, inv, Wi); /* pure translation in the parent's frame */
+            glm_mat4_inv((vec4 *)Wi, (vec4 *)ibm[ibm_n++]);
+            char prefix[8], name[32];
+            if (letter)
+                snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + letter);
+            else
+                snprintf(prefix, sizeof prefix, "Tail_");
+            if (i < K)
+                snprintf(name, sizeof name, "%s%d", prefix, i + 1);
+            else
+                snprintf(name, sizeof name, "%sEnd", prefix);
+            json_t *nd = json_object();
+            json_object_set_new(nd, "name", json_string(name));
+            json_t *t = json_array();
+            for (int c = 0; c < 3; c++)
+                json_array_append_new(t, json_real((double)local[12 + c]));
+            json_object_set_new(nd, "translation", t);
+            if (i < K) {
+                json_t *ch = json_array();
+                json_array_append_new(ch, json_integer(n0 + i + 1));
+                json_object_set_new(nd, "children", ch);
+            }
+            json_array_append_new(nodes, nd);
+            json_array_append_new(skin_joints, json_integer(n0 + i));
+            memcpy(prevW, Wi, sizeof prevW);
+        }
+        json_t *pn = json_array_get(nodes, (size_t)m->node_of_joint[P]);
+        json_t *pch = json_object_get(pn, "children");
+        if (!json_is_array(pch)) {
+            pch = json_array();
+            json_object_set_new(pn, "children", pch);
+        }
+        json_array_append_new(pch, json_integer(n0));
+        tb__chain_plan c;
+        memset(&c, 0, sizeof c);
+        c.app = ai;
+        c.n = aw->rw_count;
+        c.K = K;
+        c.L = a->length;
+        c.skP = skP;
+        c.sk0 = sk0;
+        c.verts = malloc((c.n + 1) * sizeof *c.verts);
+        c.g = malloc((c.n + 1) * sizeof *c.g);
+        c.gc = malloc((c.n + 1) * sizeof *c.gc);
+        c.welded = malloc((aw->collar_count + 1) * sizeof *c.welded);
+        if (!c.verts || !c.g || !c.gc || !c.welded) {
+            tb__chain_plan_clear(&c);
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            break;
+        }
+        memcpy(c.verts, aw->rw_verts, c.n * sizeof *c.verts);
+        memcpy(c.g, aw->rw_g, c.n * sizeof *c.g);
+        for (size_t q = 0; q < c.n; q++)
+            c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
+                                           m->positions + (size_t)c.verts[q] * 3);
+        tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
+        float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
+        tb__chain_plan_fill(A, &c, zone, 0, 0);
+        a->blend_zone = zone;
+        r = tb__bind_pieces(A, a, aw, c.gc, skP, sk0, err);
+        c.smooth = !a->rigid_pieces;
+        a->welded_collar = 0;
+        a->collar_band = 0;
+        if (r == TB_OK && c.smooth) {
+            float seg = a->length / (float)K;
+            size_t used = strlen(a->reason);
+            snprintf(a->reason + used, sizeof a->reason - used,
+                     "; blend sized from the tail: rings every %.2f segment, radius %.2f segment%s",
+                     seg > 0 ? (double)(c.ring / seg) : 0.0, seg > 0 ? (double)(c.radius / seg) : 0.0,
+                     A->auto_zone ? "" : " (zone pinned)");
+            for (size_t k = 0; k < aw->collar_count; k++)
+                if (!A->changed[aw->collar[k]])
+                    c.welded[c.nwelded++] = aw->collar[k];
+            c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
+            c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
+            if (!c.cj || !c.cw) {
+                tb__chain_plan_clear(&c);
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
+            for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
+                tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
+            float band = tb__band_for(&c, A->collar_band, A->auto_band);
+            a->welded_collar = c.nwelded;
+            a->collar_band = c.nwelded ? band : 0;
+            if (c.nwelded && band > 0) {
+                used = strlen(a->reason);
+                snprintf(a->reason + used, sizeof a->reason - used,
+                         "; welded into the body: weights blend from those of its %zu collar vertices to the "
+                         "chain's over the collar band",
+                         c.nwelded);
+                tb__blend_welded_collar(A, &c, band, 0);
+            }
+        }
+        if (r == TB_OK && A->plan) {
+            tb__chain_plan *nc = realloc(A->plan->c, ((size_t)A->plan->count + 1) * sizeof *nc);
+            if (!nc) {
+                tb__chain_plan_clear(&c);
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
+            A->plan->c = nc;
+            nc[A->plan->count++] = c;
+        } else {
+            tb__chain_plan_clear(&c);
+        }
+        a->reweighted_count = aw->rw_count;
+    }
+    /* primitives whose vertices changed; each (mesh, primitive) once */
+    A->main_total = (int)ibm_n;
+    A->local_of_main = calloc((size_t)m->skin_count + 1, sizeof *A->local_of_main);
+    A->local_count = calloc((size_t)m->skin_count + 1, sizeof *A->local_count);
+    if (r == TB_OK && (!A->local_of_main || !A->local_count))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    int nmesh = g->mesh_count;
+    int *mesh_json = malloc(((size_t)nmesh + 1) * sizeof *mesh_json);
+    uint8_t *done = calloc((size_t)m->prim_count + 1, 1);
+    if (r == TB_OK && (!mesh_json || !done))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; mesh_json && i < nmesh; i++)
+        mesh_json[i] = -2; /* not decided */
+    for (int pi = 0; r == TB_OK && pi < m->prim_count; pi++) {
+        const tb_model_prim *mp = &m->prims[pi];
+        int any = 0;
+        for (size_t v = 0; v < mp->vertex_count && !any; v++)
+            any = A->changed[mp->vertex_offset + v];
+        if (!any)
+            continue;
+        int dup = 0;
+        for (int q = 0; q < pi; q++)
+            dup |= done[q] && m->prims[q].mesh == mp->mesh && m->prims[q].primitive == mp->primitive;
+        if (dup)
+            continue;
+        done[pi] = 1;
+        if (mesh_json[mp->mesh] == -2) {
+            /* A mesh also drawn by a node with another skin (or none) is cloned
+             * for our skin's nodes, so the other instance keeps its weights. */
+            int shared = 0;
+            for (int n = 0; n < g->node_count; n++)
+                shared |= g->nodes[n].mesh == mp->mesh && !tb_model_uses_skin(m, g->nodes[n].skin);
+            mesh_json[mp->mesh] = mp->mesh;
+            if (shared) {
+                json_t *meshes = json_object_get(root, "meshes");
+                json_t *copy = json_deep_copy(json_array_get(meshes, (size_t)mp->mesh));
+                json_array_append_new(meshes, copy);
+                int idx = (int)json_array_size(meshes) - 1;
+                for (int n = 0; n < g->node_count; n++)
+                    if (g->nodes[n].mesh == mp->mesh && tb_model_uses_skin(m, g->nodes[n].skin))
+                        json_object_set_new(json_array_get(nodes, (size_t)n), "mesh", json_integer(idx));
+                mesh_json[mp->mesh] = -1 - idx; /* negative: cloned */
+            }
+        }
+        int mj = mesh_json[mp->mesh];
+        r = tb__write_primitive(A, mp, mj >= 0 ? mj : -1 - mj, mj < 0, err);
+    }
+    if (r == TB_OK && ibm_n > (size_t)m->skin_joint_count) {
+        int acc = tb_doc_add_accessor(A->doc, ibm, ibm_n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+        if (acc < 0)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            json_object_set_new(skin, "inverseBindMatrices", json_integer(acc));
+        /* skins that share this skeleton (one per mesh, as three.js writes
+         * them) get the same joints and inverse bind matrices */
+        json_t *skins = json_object_get(root, "skins");
+        for (int k = 1; r == TB_OK && k < m->skin_count; k++) {
+            if (m->joint_maps[k])
+                continue; /* a subset skin: below */
+            json_t *other = json_array_get(skins, (size_t)m->skins[k]);
+            json_object_set_new(other, "joints", json_deep_copy(skin_joints));
+            json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
+        }
+    }
+    /* subset skins that gained joints: the joints and their matrices appended */
+    for (int k = 1; r == TB_OK && A->local_of_main && k < m->skin_count; k++) {
+        if (!A->local_of_main[k] || A->local_count[k] == m->joint_map_counts[k])
+            continue;
+        json_t *other = json_array_get(json_object_get(root, "skins"), (size_t)m->skins[k]);
+        json_t *oj = json_object_get(other, "joints");
+        int n = A->local_count[k], n0 = m->joint_map_counts[k];
+        float(*mats)[16] = malloc((size_t)n * sizeof *mats);
+        if (!mats) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            break;
+        }
+        /* its own matrices, kept exactly, then those of the joints it gains */
+        if ((r = tb_skin_inverse_binds(A->doc, m->skins[k], mats, err)) != TB_OK) {
+            free(mats);
+            break;
+        }
+        for (int j = 0; j < A->main_total; j++) {
+            int l = A->local_of_main[k][j];
+            if (l < n0)
+                continue;
+            memcpy(mats[l], ibm[j], sizeof mats[l]);
+        }
+        json_t *added = json_array(); /* in local order */
+        for (int l = n0; l < n; l++)
+            for (int j = 0; j < A->main_total; j++)
+                if (A->local_of_main[k][j] == l)
+                    json_array_append(added, json_array_get(skin_joints, (size_t)j));
+        json_array_extend(oj, added);
+        json_decref(added);
+        int acc2 = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+        free(mats);
+        if (acc2 < 0)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            json_object_set_new(other, "inverseBindMatrices", json_integer(acc2));
+    }
+    if (A->local_of_main)
+        for (int k = 0; k < m->skin_count; k++)
+            free(A->local_of_main[k]);
+    free(A->local_of_main);
+    free(A->local_count);
+    A->local_of_main = NULL;
+    A->local_count = NULL;
+    free(mesh_json);
+    free(done);
+    free(sk_of);
+    free(ibm);
+    return r;
+}
+
+/* The skin joint holding all of vertex v's weight, or -1 when it has
+ * none or shares it. */
+static int tb__single_joint(const tb_model *m, size_t v)
+{
+    double top = 0, total = 0;
+    int tj = -1;
+    for (int k = 0; k < m->influences; k++) {
+        float w = m->weights[v * (size_t)m->influences + (size_t)k];
+        if (!(w > 0))
+            continue;
+        total += w;
+        if (w > top)
+            top = w, tj = m->joints[v * (size_t)m->influences + (size_t)k];
+    }
+    return total > 0 && top >= total * (1 - 1e-6) ? tj : -1;
+}
+
+/* 1 when every vertex of a rigid decision already has all its weight on
+ * the target bone: applying it would change nothing. A carried object
+ * (scabbard, quiver) only has to move rigidly: when all of it already
+ * follows one bone, whichever, the rigger's choice stands (SPEC A10: the
+ * body is never touched on a guess). */
+static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carried)
+{
+    if (aw->parent_joint < 0)
+        return 1;
+    if (carried) {
+        /* each separate piece already on one bone: the rigger built it from
+         * rigid pieces (an armour plate on the arm, another on the
+         * shoulder): it moves rigidly piece by piece as it is */
+        uint32_t np = aw->piece_count;
+        int *bone = np ? malloc(np * sizeof *bone) : NULL;
+        int pieces_rigid = bone != NULL;
+        for (uint32_t i = 0; bone && i < np; i++)
+            bone[i] = -1;
+        for (size_t q = 0; pieces_rigid && q < aw->rw_count; q++) {
+            size_t v = aw->rw_verts[q];
+            uint32_t pc = aw->rw_piece[q];
+            int tj = tb__single_joint(m, v);
+            if (pc == TB__NO_PIECE || tj < 0 || (bone[pc] >= 0 && bone[pc] != tj))
+                pieces_rigid = 0;
+            else
+                bone[pc] = tj;
+        }
+        free(bone);
+        if (pieces_rigid)
+            return 1;
+        int one = -1;
+        for (size_t q = 0; q < aw->rw_count; q++) {
+            size_t v = aw->rw_verts[q];
+            int tj = tb__single_joint(m, v);
+            if (tj < 0 || (one >= 0 && tj != one))
+                return 0;
+            one = tj;
+        }
+        return 1;
+    }
+    for (size_t q = 0; q < aw->rw_count; q++) {
+        size_t v = aw->rw_verts[q];
+        double on = 0, total = 0;
+        for (int k = 0; k < m->influences; k++) {
+            float w = m->weights[v * (size_t)m->influences + (size_t)k];
+            uint16_t j = m->joints[v * (size_t)m->influences + (size_t)k];
+            if (!(w > 0))
+                continue;
+            total += w;
+            if (j < m->skin_joint_count && m->skin_joints[j] == aw->parent_joint)
+                on += w;
+        }
+        if (total <= 0 || on < total * (1 - 1e-6))
+            return 0;
+    }
+    return 1;
+}
+
+/* The weight vertex v puts on the joint named `name` (0 when none). */
+static float tb__weight_on(const tb_model *m, size_t v, const char *name)
+{
+    float w = 0;
+    for (int k = 0; name && k < m->influences; k++) {
+        float x = m->weights[v * (size_t)m->influences + (size_t)k];
+        uint16_t j = m->joints[v * (size_t)m->influences + (size_t)k];
+        const char *n = j < m->skin_joint_count ? m->skel.names[m->skin_joints[j]] : NULL;
+        if (x > 0 && n && !strcmp(n, name))
+            w += x;
+    }
+    return w;
+}
+
+/* Do no harm (SPEC A10): the vertices whose influences changed — compared
+ * by skeleton joint between the model read before the edit and the one
+ * decoded from the edited document, not from what the pass says it wrote —
+ * that lie outside every appendage it acted on. A welded tail's collar
+ * ring, blended halfway to the chain (tb__blend_collar_ring), is counted
+ * apart (collar_changed), so on a correct pass this is 0. */
+static tb_result tb__count_changed_outside(tb_appendage_report *out, const tb_model *a, const tb_model *b,
+                                           const uint8_t *collar, tb_error *err)
+{
+    out->changed_outside = 0;
+    out->collar_changed = 0;
+    if (a->vertex_count != b->vertex_count)
+        return tb__fail(err, TB_ERR_INVALID, NULL, "the edit changed the vertex count");
+    uint8_t *in = calloc(a->vertex_count + 1, 1);
+    if (!in)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; i < out->appendage_count; i++)
+        if (out->appendages[i].decision != TB_DECIDE_UNTOUCHED)
+            for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
+                in[out->appendages[i].vertices[k]] = 1;
+    for (size_t v = 0; v < a->vertex_count; v++) {
+        if (in[v])
+            continue;
+        /* joint names identify joints across the two skeletons (the edit
+         * appends joints, never renames): every joint either model puts
+         * weight on must carry the same weight in both */
+        int changed = 0;
+        for (int side = 0; side < 2 && !changed; side++) {
+            const tb_model *x = side ? b : a;
+            for (int k = 0; k < x->influences && !changed; k++) {
+                uint16_t sj = x->joints[v * (size_t)x->influences + (size_t)k];
+                if (!(x->weights[v * (size_t)x->influences + (size_t)k] > 0) || sj >= x->skin_joint_count)
+                    continue;
+                const char *name = x->skel.names[x->skin_joints[sj]];
+                changed = fabsf(tb__weight_on(a, v, name) - tb__weight_on(b, v, name)) > 1.0f / 255.0f;
+            }
+        }
+        if (collar && collar[v])
+            out->collar_changed += (size_t)changed;
+        else
+            out->changed_outside += (size_t)changed;
+    }
+    free(in);
+    return TB_OK;
+}
+
+/* A weighted joint whose name says tail ("tail", "Tail1", "DEF-tail.001",
+ * "b_Tail01") but not a Tail_* chain of ours: a rigger's own tail bones.
+ * Returns the skeleton joint, or -1. */
+static int tb__artist_tail_joint(const tb_model *m)
+{
+    uint8_t *weighted = calloc((size_t)m->skin_joint_count + 1, 1);
+    if (!weighted)
+        return -1;
+    for (size_t i = 0; i < m->vertex_count * (size_t)m->influences; i++)
+        if (m->weights[i] > 0.1f && m->joints[i] < m->skin_joint_count)
+            weighted[m->joints[i]] = 1;
+    int found = -1;
+    for (int k = 0; k < m->skin_joint_count && found < 0; k++) {
+        int j = m->skin_joints[k];
+        const char *n = m->skel.names[j];
+        if (!weighted[k] || !n || tb_tail_name_parse(n, NULL, NULL))
+            continue;
+        for (const char *c = n; *c && found < 0; c++)
+            if ((c[0] | 32) == 't' && (c[1] | 32) == 'a' && (c[2] | 32) == 'i' && (c[3] | 32) == 'l')
+                found = j;
+    }
+    free(weighted);
+    return found;
+}
+
+tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc, tb_error *err)
+{
+    return tb__appendage_fix_plan(out, doc, desc, NULL, err);
+}
+
+tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc,
+                                 tb__weight_plan **plan, tb_error *err)
+{
+    if (plan)
+        *plan = NULL;
+    if (!out || !doc) {
+        if (out)
+            memset(out, 0, sizeof *out);
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_appendage_fix needs a report and a document");
+    }
+    memset(out, 0, sizeof *out);
+    tb_appendage_desc d = tb_appendage_defaults(desc);
+    tb_model *m = NULL;
+    /* the caller's role overrides (--role) reach the model detection reads */
+    tb_model_desc md = {d.skin > 0 ? d.skin : 0, d.roles, d.role_count, 0};
+    tb_result r = tb_model_load_desc(&m, doc, &md, err);
+    if (r != TB_OK)
+        return r;
+    tb__detect_work work;
+    r = tb__appendage_detect(out, &work, m, &d, err);
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    int actions = 0;
+    for (int i = 0; i < out->appendage_count; i++) {
+        tb_appendage *a = &out->appendages[i];
+        if (a->decision == TB_DECIDE_RIGID && tb__rigid_is_noop(m, &work.apps[i], a->kind == TB_KIND_CARRIED)) {
+            /* already 1.0 on its bone (a second run, or the rigger did it) */
+            a->decision = TB_DECIDE_UNTOUCHED;
+            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
+                     "; already bound rigidly");
+        }
+        actions += a->decision != TB_DECIDE_UNTOUCHED;
+    }
+    int artist;
+    if (!actions) {
+        if (out->existing_chains)
+            snprintf(out->message, sizeof out->message,
+                     "nothing to change: the skeleton already has %d Tail_* chain(s) and no unrigged appendage "
+                     "needs one",
+                     out->existing_chains);
+        else if ((artist = tb__artist_tail_joint(m)) >= 0)
+            snprintf(out->message, sizeof out->message,
+                     "nothing to change: the tail already has the rigger's own bones (%s, not named Tail_*: "
+                     "tailbone neither rebuilds nor animates them)",
+                     m->skel.names[artist]);
+        else
+            snprintf(out->message, sizeof out->message, "nothing to change: no tail (%d appendage(s) left as rigged)",
+                     out->appendage_count);
+        tb__detect_work_free(&work);
+        tb_model_free(m);
+        return TB_OK;
+    }
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.doc = doc;
+    A.m = m;
+    A.blend_zone = d.blend_zone;
+    A.smooth_pieces = d.smooth_pieces;
+    A.piece_span_max = d.piece_span_max;
+    A.rigid_body_min = d.rigid_body_min;
+    A.collar_band = d.collar_band;
+    /* a zone or band the caller gave is kept as given; the defaults are
+     * raised where the tail's geometry needs more (tb__zone_for) */
+    A.auto_zone = !(desc && desc->blend_zone > 0);
+    A.auto_band = !(desc && desc->collar_band != 0);
+    A.body_single = out->body_single_bone;
+    A.root = tb_doc_json(doc);
+    A.V = m->vertex_count;
+    A.changed = calloc(A.V + 1, 1);
+    A.collar = calloc(A.V + 1, 1);
+    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
+    uint64_t *edges = NULL;
+    A.edge_count = tb_measure_edges(m, &edges);
+    A.edges = edges;
+    if (plan) {
+        A.plan = calloc(1, sizeof *A.plan);
+        if (A.plan) {
+            A.plan->skin = m->skin;
+            A.plan->auto_zone = A.auto_zone;
+            A.plan->auto_band = A.auto_band;
+        }
+    }
+    if (!A.changed || !A.collar || !A.nj || !A.nw || A.edge_count == SIZE_MAX || (plan && !A.plan))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK)
+        r = tb__apply_all(&A, out, &work, err);
+    free(edges);
+    int skin = m->skin;
+    /* kept for the do-no-harm count below: every vertex's influences by
+     * skeleton joint before the edit */
+    tb_model *before = m;
+    m = NULL;
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    tb__detect_work_free(&work);
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, err);
+    if (r == TB_OK)
+        r = tb_model_load_desc(&m, doc, &(tb_model_desc){skin + 1, d.roles, d.role_count, 0}, err);
+    if (r == TB_OK)
+        r = tb__count_changed_outside(out, before, m, A.collar, err);
+    free(A.collar);
+    tb_model_free(before);
+    if (r != TB_OK) {
+        tb__weight_plan_free(A.plan);
+        tb_model_free(m);
+        tb_appendage_report_free(out);
+        return r;
+    }
+    if (plan && A.plan && A.plan->count)
+        *plan = A.plan;
+    else
+        tb__weight_plan_free(A.plan);
+    out->changed = 1;
+    int chains = 0, rigid = 0;
+    for (int i = 0; i < out->appendage_count; i++) {
+        tb_appendage *a = &out->appendages[i];
+        chains += a->decision == TB_DECIDE_CHAIN;
+        rigid += a->decision == TB_DECIDE_RIGID;
+        if (a->decision != TB_DECIDE_UNTOUCHED)
+            a->distance_after = tb_weighted_bone_distance(m, a->vertices, a->vertex_count, d.extension_fraction);
+    }
+    snprintf(out->message, sizeof out->message, "%d tail chain(s) added, %d appendage(s) bound rigidly%s", chains,
+             rigid, A.skipped ? "; some vertices had no JOINTS_0 and kept no weights" : "");
+    tb_model_free(m);
+    return TB_OK;
+}
+
+void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V)
+{
+    for (int i = 0; p && i < p->count; i++) {
+        for (size_t q = 0; q < p->c[i].n; q++)
+            if (p->c[i].verts[q] < V)
+                mark[p->c[i].verts[q]] = 1;
+        for (size_t q = 0; q < p->c[i].nwelded; q++) /* the collar ring, when blended */
+            if (p->c[i].welded[q] < V)
+                mark[p->c[i].welded[q]] = 1;
+    }
+}
+
+void tb__weight_plan_collar_ring(tb__weight_plan *p, int on)
+{
+    if (p)
+        p->ring = on != 0;
+}
+
+int tb__weight_plan_count(const tb__weight_plan *p)
+{
+    return p ? p->count : 0;
+}
+
+int tb__weight_plan_smooth(const tb__weight_plan *p)
+{
+    int n = 0;
+    for (int i = 0; p && i < p->count; i++)
+        n += p->c[i].smooth;
+    return n;
+}
+
+int tb__weight_plan_welded(const tb__weight_plan *p)
+{
+    int n = 0;
+    for (int i = 0; p && i < p->count; i++)
+        n += p->c[i].smooth && p->c[i].nwelded > 0;
+    return n;
+}
+
+void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *ring_seg, float *radius_seg,
+                              int *smooth)
+{
+    const tb__chain_plan *c = &p->c[i];
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    *app = c->app;
+    *ring_seg = seg > 0 ? c->ring / seg : 0;
+    *radius_seg = seg > 0 ? c->radius / seg : 0;
+    *smooth = c->smooth;
+}
+
+float tb__weight_plan_sized_zone(const tb__weight_plan *p, int i)
+{
+    return tb__zone_for(&p->c[i], 0.25f, p->auto_zone);
+}
+
+/* The smooth chains' weights for (zone, band) into A->nj/nw/changed. */
+static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, int as_given,
+                              float *zone_used, float *band_used)
+{
+    int first = 1;
+    for (int i = 0; i < p->count; i++) {
+        const tb__chain_plan *c = &p->c[i];
+        if (!c->smooth)
+            continue;
+        float z = tb__zone_for(c, zone, p->auto_zone && !as_given),
+              b = tb__band_for(c, band, p->auto_band && !as_given);
+        tb__chain_plan_fill(A, c, z, c->nwelded ? b : 0, p->ring);
+        if (first) {
+            if (zone_used)
+                *zone_used = z;
+            if (band_used)
+                *band_used = c->nwelded ? b : 0;
+            first = 0;
+        }
+    }
+}
+
+tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, float zone, float band, int as_given,
+                                  uint16_t *joints, float *weights, float *zone_used, float *band_used,
+                                  tb_error *err)
+{
+    if (!p || !M || M->skin != p->skin || M->influences < TB__SLOTS)
+        return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.m = M;
+    A.V = M->vertex_count;
+    A.changed = calloc(A.V + 1, 1);
+    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
+    tb_result r = TB_OK;
+    if (!A.changed || !A.nj || !A.nw) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    } else {
+        for (int i = 0; i < p->count; i++)
+            for (size_t q = 0; q < p->c[i].n; q++)
+                if (p->c[i].verts[q] >= A.V)
+                    r = tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another model");
+    }
+    if (r == TB_OK) {
+        tb__plan_fill_all(&A, p, zone, band, as_given, zone_used, band_used);
+        size_t I = (size_t)M->influences;
+        memcpy(joints, M->joints, A.V * I * sizeof *joints);
+        memcpy(weights, M->weights, A.V * I * sizeof *weights);
+        for (size_t v = 0; v < A.V; v++) {
+            if (!A.changed[v])
+                continue;
+            for (size_t k = 0; k < I; k++) {
+                joints[v * I + k] = k < TB__SLOTS ? A.nj[v * TB__SLOTS + k] : 0;
+                weights[v * I + k] = k < TB__SLOTS ? A.nw[v * TB__SLOTS + k] : 0;
+            }
+        }
+    }
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    return r;
+}
+
+tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
+                                int as_given, tb_appendage_report *rep, tb_error *err)
+{
+    if (!p || !M || !doc || M->skin != p->skin)
+        return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.doc = doc;
+    A.m = M;
+    A.root = tb_doc_json(doc);
+    A.V = M->vertex_count;
+    A.main_total = M->skin_joint_count;
+    A.changed = calloc(A.V + 1, 1);
+    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
+    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
+    A.local_of_main = calloc((size_t)M->skin_count + 1, sizeof *A.local_of_main);
+    A.local_count = calloc((size_t)M->skin_count + 1, sizeof *A.local_count);
+    uint8_t *done = calloc((size_t)M->prim_count + 1, 1);
+    tb_result r = TB_OK;
+    if (!A.changed || !A.nj || !A.nw || !A.local_of_main || !A.local_count || !done)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    float zu = 0, bu = 0;
+    A.collar = calloc(A.V + 1, 1);
+    if (r == TB_OK && !A.collar)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK)
+        tb__plan_fill_all(&A, p, zone, band, as_given, &zu, &bu);
+    if (r == TB_OK && rep) {
+        rep->collar_changed = 0;
+        for (size_t v = 0; v < A.V; v++)
+            rep->collar_changed += A.collar[v];
+    }
+    free(A.collar);
+    for (int pi = 0; r == TB_OK && pi < M->prim_count; pi++) {
+        const tb_model_prim *mp = &M->prims[pi];
+        int any = 0;
+        for (size_t v = 0; v < mp->vertex_count && !any; v++)
+            any = A.changed[mp->vertex_offset + v];
+        int dup = 0;
+        for (int q = 0; q < pi; q++)
+            dup |= done[q] && M->prims[q].mesh == mp->mesh && M->prims[q].primitive == mp->primitive;
+        if (!any || dup)
+            continue;
+        done[pi] = 1;
+        r = tb__write_primitive(&A, mp, mp->mesh, 0, err);
+    }
+    /* a subset skin would need a joint it lacks: the repair has to add it */
+    for (int k = 0; r == TB_OK && k < M->skin_count; k++)
+        if (A.local_of_main[k] && A.local_count[k] != M->joint_map_counts[k])
+            r = tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "the new weights need a joint a subset skin lacks");
+    for (int k = 0; A.local_of_main && k < M->skin_count; k++)
+        free(A.local_of_main[k]);
+    free(A.local_of_main);
+    free(A.local_count);
+    free(done);
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, err);
+    for (int i = 0; r == TB_OK && rep && i < p->count; i++) {
+        const tb__chain_plan *c = &p->c[i];
+        if (!c->smooth || c->app >= rep->appendage_count)
+            continue;
+        rep->appendages[c->app].blend_zone = tb__zone_for(c, zone, p->auto_zone && !as_given);
+        rep->appendages[c->app].collar_band = c->nwelded ? tb__band_for(c, band, p->auto_band && !as_given) : 0;
+    }
+    return r;
+}

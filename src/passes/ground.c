@@ -1,0 +1,365 @@
+/* Grounding support points, body clearance, lift smoothing and placement
+ * (SPEC D "Grounding in retargeting", "Placement"). The tail is excluded
+ * from BOTH the calibration minimum f_body and the per-frame probe c(t). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "tailbone/retarget.h"
+
+#define TB__PI 3.14159265358979323846f
+
+void tb_ground_supports_free(tb_ground_supports *s)
+{
+    if (!s)
+        return;
+    free(s->bind_pos);
+    free(s->bind_y);
+    free(s->joints);
+    free(s->weights);
+    free(s->vertex);
+    free(s->kind);
+    memset(s, 0, sizeof *s);
+}
+
+/* Per skin joint: 1 when it is a Tail_* bone made by tailbone. */
+static uint8_t *tb__tail_joints(const tb_model *m)
+{
+    uint8_t *t = calloc((size_t)m->skin_joint_count + 1, 1);
+    if (!t)
+        return NULL;
+    for (int k = 0; k < m->skin_joint_count; k++) {
+        int c, i;
+        const char *name = m->skel.names ? m->skel.names[m->skin_joints[k]] : NULL;
+        t[k] = (uint8_t)(name && tb_tail_name_parse(name, &c, &i));
+    }
+    return t;
+}
+
+/* SPEC D: T = skin mostly influenced by tail bones (or the caller's mask). */
+static int tb__is_tail(const tb_model *m, size_t v, const uint8_t *tail_joint, const uint8_t *mask)
+{
+    if (mask && mask[v])
+        return 1;
+    float tail = 0, all = 0;
+    for (int q = 0; q < m->influences; q++) {
+        float w = m->weights[v * (size_t)m->influences + (size_t)q];
+        if (w <= 0)
+            continue;
+        all += w;
+        if (tail_joint[m->joints[v * (size_t)m->influences + (size_t)q]])
+            tail += w;
+    }
+    return all > 0 && tail > 0.5f * all;
+}
+
+/* Skin joint with the largest weight, or -1 for an unweighted vertex. */
+static int tb__dominant(const tb_model *m, size_t v)
+{
+    int best = -1;
+    float bw = 0;
+    for (int q = 0; q < m->influences; q++) {
+        float w = m->weights[v * (size_t)m->influences + (size_t)q];
+        if (w > bw) {
+            bw = w;
+            best = m->joints[v * (size_t)m->influences + (size_t)q];
+        }
+    }
+    return best;
+}
+
+/* Role of a joint or of its nearest ancestor with one. */
+static tb_role tb__role_up(const tb_model *m, int j)
+{
+    for (; j >= 0; j = m->skel.parents[j])
+        if (m->roles[j] != TB_ROLE_NONE)
+            return m->roles[j];
+    return TB_ROLE_NONE;
+}
+
+/* Bind heights that separate the regions of a leg (NAN when unknown). */
+typedef struct tb__levels {
+    float ankle, knee;
+} tb__levels;
+
+/* World position at bind of a bind-space point: M × p. */
+static void tb__to_world(float out[3], const float M[16], const float p[3])
+{
+    float r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = M[i] * p[0] + M[4 + i] * p[1] + M[8 + i] * p[2] + M[12 + i];
+    memcpy(out, r, sizeof r);
+}
+
+static float tb__joint_y(const tb_model *m, const float M[16], int j)
+{
+    float w[3];
+    tb__to_world(w, M, &m->skel.bind_world[j][12]);
+    return w[1];
+}
+
+static float tb__mean_y(const tb_model *m, const float M[16], tb_role a, tb_role b)
+{
+    int ja = m->role_joint[a], jb = m->role_joint[b];
+    if (ja < 0 && jb < 0)
+        return NAN;
+    if (ja < 0 || jb < 0)
+        return tb__joint_y(m, M, ja >= 0 ? ja : jb);
+    return 0.5f * (tb__joint_y(m, M, ja) + tb__joint_y(m, M, jb));
+}
+
+/* E: skin the feet's contact handles — dominant bone a foot or toe (or a
+ * helper below one), or a shin holding the foot's skin below the ankle (riggers
+ * often weight the whole foot to the shin). */
+static int tb__is_foot(const tb_model *m, int j, float y, const tb__levels *lv)
+{
+    tb_role r = tb__role_up(m, j);
+    if (r == TB_ROLE_LEFT_FOOT || r == TB_ROLE_LEFT_TOE || r == TB_ROLE_RIGHT_FOOT || r == TB_ROLE_RIGHT_TOE)
+        return 1;
+    return (r == TB_ROLE_LEFT_LEG || r == TB_ROLE_RIGHT_LEG) && y <= lv->ankle;
+}
+
+/* Skin on a torso or head bone that hangs below the knees is no part of the
+ * body's support: it is an appendage (tail, long cape) whose own solver
+ * handles contact. Counting it would lift the pelvis (SPEC D). */
+static int tb__is_hanging(const tb_model *m, int j, float y, const tb__levels *lv)
+{
+    tb_role_class c = tb_role_class_of(tb__role_up(m, j));
+    return (c == TB_CLASS_PELVIS || c == TB_CLASS_SPINE || c == TB_CLASS_HEAD) && y < lv->knee;
+}
+
+typedef struct tb__cand {
+    uint32_t group; /* dominant skin joint * 4 + tb_support_kind */
+    float y;
+    uint32_t v;
+} tb__cand;
+
+static int tb__cand_cmp(const void *a, const void *b)
+{
+    const tb__cand *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->y != y->y)
+        return x->y < y->y ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+static uint32_t tb__hash(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
+                                   const uint8_t *tail_mask, const tb_ground_desc *desc,
+                                   tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_ground_desc d = desc ? *desc : (tb_ground_desc){0};
+    if (d.lowest_per_bone < 0 || d.sampled_per_bone < 0)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_ground_desc.lowest_per_bone and sampled_per_bone must be >= 0");
+    if (d.lowest_per_bone == 0)
+        d.lowest_per_bone = 8;
+    if (d.sampled_per_bone == 0)
+        d.sampled_per_bone = 24;
+    if (d.seed == 0)
+        d.seed = 0x7a11b0e5u;
+    uint8_t *tail_joint = tb__tail_joints(m);
+    tb__cand *cand = malloc((m->vertex_count ? m->vertex_count : 1) * sizeof *cand);
+    if (!tail_joint || !cand) {
+        free(tail_joint);
+        free(cand);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    float M[16];
+    tb_model_bind_to_world(m, M);
+    tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
+                     tb__mean_y(m, M, TB_ROLE_LEFT_LEG, TB_ROLE_RIGHT_LEG)};
+    size_t n = 0, hanging = 0;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        int k = tb__dominant(m, v);
+        if (k < 0)
+            continue;
+        float wp[3];
+        tb__to_world(wp, M, m->positions + v * 3);
+        float y = wp[1];
+        int j = m->skin_joints[k];
+        uint32_t kind = TB_SUPPORT_BODY;
+        if (tb__is_tail(m, v, tail_joint, tail_mask)) {
+            kind = TB_SUPPORT_TAIL;
+        } else if (!d.keep_hanging && tb__is_hanging(m, j, y, &lv)) {
+            kind = TB_SUPPORT_TAIL;
+            hanging++;
+        } else if (tb__is_foot(m, j, y, &lv)) {
+            kind = TB_SUPPORT_FOOT;
+        }
+        cand[n].group = (uint32_t)k * 4u + kind;
+        cand[n].y = y; /* world height at bind: the lowest of a group touch the floor first */
+        cand[n].v = (uint32_t)v;
+        n++;
+    }
+    /* SPEC D: sample skin in groups by dominant bone — the few lowest of each
+     * group (where contact happens) plus strata over its height. */
+    qsort(cand, n, sizeof *cand, tb__cand_cmp);
+    size_t per = (size_t)d.lowest_per_bone + (size_t)d.sampled_per_bone;
+    size_t groups = 0;
+    for (size_t i = 0; i < n; i++)
+        groups += i == 0 || cand[i].group != cand[i - 1].group;
+    size_t cap = groups * per + 1;
+    int inf = m->influences;
+    out->influences = inf;
+    out->bind_pos = malloc(cap * 3 * sizeof(float));
+    out->bind_y = malloc(cap * sizeof(float));
+    out->joints = malloc(cap * (size_t)inf * sizeof(uint16_t));
+    out->weights = malloc(cap * (size_t)inf * sizeof(float));
+    out->vertex = malloc(cap * sizeof(uint32_t));
+    out->kind = malloc(cap);
+    if (!out->bind_pos || !out->bind_y || !out->joints || !out->weights || !out->vertex || !out->kind) {
+        free(tail_joint);
+        free(cand);
+        tb_ground_supports_free(out);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    size_t count = 0;
+    for (size_t g0 = 0; g0 < n;) {
+        size_t g1 = g0;
+        while (g1 < n && cand[g1].group == cand[g0].group)
+            g1++;
+        size_t size = g1 - g0;
+        size_t low = size < (size_t)d.lowest_per_bone ? size : (size_t)d.lowest_per_bone;
+        size_t rest = size - low;
+        size_t strata = rest < (size_t)d.sampled_per_bone ? rest : (size_t)d.sampled_per_bone;
+        for (size_t s = 0; s < low + strata; s++) {
+            size_t idx;
+            if (s < low) {
+                idx = g0 + s;
+            } else {
+                size_t k = s - low;
+                size_t a = low + rest * k / strata, b = low + rest * (k + 1) / strata;
+                uint32_t h = tb__hash(d.seed ^ tb__hash(cand[g0].group * 977u + (uint32_t)k));
+                idx = g0 + a + (b > a ? h % (b - a) : 0);
+            }
+            uint32_t v = cand[idx].v;
+            memcpy(out->bind_pos + count * 3, m->positions + (size_t)v * 3, 3 * sizeof(float));
+            out->bind_y[count] = cand[idx].y;
+            memcpy(out->joints + count * (size_t)inf, m->joints + (size_t)v * (size_t)inf,
+                   (size_t)inf * sizeof(uint16_t));
+            memcpy(out->weights + count * (size_t)inf, m->weights + (size_t)v * (size_t)inf,
+                   (size_t)inf * sizeof(float));
+            out->vertex[count] = v;
+            out->kind[count] = (uint8_t)(cand[g0].group & 3u);
+            count++;
+        }
+        g0 = g1;
+    }
+    free(cand);
+    free(tail_joint);
+    out->count = (int)count;
+    out->hanging_vertex_count = hanging;
+    out->f_body = INFINITY;
+    for (int i = 0; i < out->count; i++) {
+        if (out->kind[i] == TB_SUPPORT_TAIL) {
+            out->tail_count++;
+            continue;
+        }
+        if (out->kind[i] == TB_SUPPORT_FOOT)
+            out->foot_count++;
+        else
+            out->body_count++;
+        /* SPEC D calibration: f_body = min over S \ T of bind y */
+        if (out->bind_y[i] < out->f_body)
+            out->f_body = out->bind_y[i];
+    }
+    if (!isfinite(out->f_body))
+        out->f_body = 0;
+    return TB_OK;
+}
+
+float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,
+                       const float (*skin_mats)[16], float *scratch)
+{
+    float lo = INFINITY;
+    for (int i = 0; i < s->count; i++) {
+        if (s->kind[i] != kind)
+            continue;
+        tb_skin_points(scratch, 3, s->bind_pos + (size_t)i * 3, 3, 1, s->joints + (size_t)i * (size_t)s->influences,
+                       s->weights + (size_t)i * (size_t)s->influences, s->influences, skin_mats, 0);
+        if (scratch[1] < lo)
+            lo = scratch[1];
+    }
+    return lo;
+}
+
+float tb_ground_clearance(const tb_ground_supports *s, const float (*skin_mats)[16], float *scratch)
+{
+    /* SPEC D per frame: c(t) = min over S \ (T ∪ E) of y(t) − f_body */
+    return tb_ground_lowest(s, TB_SUPPORT_BODY, skin_mats, scratch) - s->f_body;
+}
+
+void tb_ground_smooth(float *lift, const float *lift_raw, int n, float dt_s, float smooth_s)
+{
+    int w = (dt_s > 0 && smooth_s > 0) ? (int)ceilf(smooth_s / dt_s) : 0;
+    for (int i = 0; i < n; i++) {
+        float best = 0;
+        int a = i - w < 0 ? 0 : i - w, b = i + w >= n ? n - 1 : i + w;
+        for (int j = a; j <= b; j++) {
+            if (lift_raw[j] <= 0)
+                continue;
+            float x = w ? fabsf((float)(i - j)) * dt_s / smooth_s : 0;
+            float k = x >= 1 ? 0 : 0.5f * (1 + cosf(TB__PI * x));
+            if (lift_raw[j] * k > best)
+                best = lift_raw[j] * k;
+        }
+        lift[i] = best;
+    }
+}
+
+tb_result tb_ground_placement(tb_placement *out, const tb_model *m, const uint8_t *tail_mask,
+                              tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *tail_joint = tb__tail_joints(m);
+    if (!tail_joint)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    float M[16];
+    tb_model_bind_to_world(m, M);
+    tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
+                     tb__mean_y(m, M, TB_ROLE_LEFT_LEG, TB_ROLE_RIGHT_LEG)};
+    float body = INFINITY, all = INFINITY;
+    for (int a = 0; a < 3; a++)
+        out->frame_min[a] = INFINITY, out->frame_max[a] = -INFINITY;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        float wp[3];
+        tb__to_world(wp, M, m->positions + v * 3);
+        float y = wp[1];
+        for (int a = 0; a < 3; a++) {
+            if (wp[a] < out->frame_min[a])
+                out->frame_min[a] = wp[a];
+            if (wp[a] > out->frame_max[a])
+                out->frame_max[a] = wp[a];
+        }
+        if (y < all)
+            all = y;
+        int k = tb__dominant(m, v);
+        if (tb__is_tail(m, v, tail_joint, tail_mask) || (k >= 0 && tb__is_hanging(m, m->skin_joints[k], y, &lv))) {
+            out->tail_vertex_count++;
+            continue;
+        }
+        if (y < body)
+            body = y;
+    }
+    free(tail_joint);
+    if (!isfinite(body))
+        body = isfinite(all) ? all : 0;
+    out->body_min_y = body;
+    out->all_min_y = isfinite(all) ? all : 0;
+    out->ground_offset_y = -body;
+    if (!m->vertex_count)
+        memset(out->frame_min, 0, sizeof out->frame_min), memset(out->frame_max, 0, sizeof out->frame_max);
+    return TB_OK;
+}

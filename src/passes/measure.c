@@ -1,0 +1,671 @@
+/* Skin stretch during playback (SPEC C) and the figures that go with it:
+ * the rigid reference variant (SPEC A8) and the weighted bone distance
+ * (SPEC A9). Offline: allocates its scratch once per call, then poses and
+ * skins with the runtime (tailbone/runtime.h) at every instant. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "passes/appendage_internal.h"
+#include "core/base.h"
+#include "passes/stretch_hist.h"
+#include "tailbone/measure.h"
+#include "tailbone/runtime.h"
+
+/* SPEC C defaults. */
+#define TB__INSTANTS 24
+#define TB__TORN_ABOVE 1.5f
+#define TB__TORN_BELOW 0.67f
+#define TB__DEGENERATE_H 1e-6f
+/* A vertex belongs to the tail when at least this much of its weight is on
+ * tail joints: the collar blend of SPEC A9 (50/50 Hips/Tail_1) is tail. */
+#define TB__TAIL_WEIGHT 0.5f
+/* SPEC A1: a terminal joint's extension, as a fraction of its incoming bone. */
+#define TB__TERMINAL_EXTENSION 0.5f
+
+tb_measure_desc tb_measure_desc_defaults(const tb_measure_desc *d)
+{
+    tb_measure_desc r;
+    if (d)
+        r = *d;
+    else
+        memset(&r, 0, sizeof r);
+    if (r.instants == 0)
+        r.instants = TB__INSTANTS;
+    if (r.torn_above == 0)
+        r.torn_above = TB__TORN_ABOVE;
+    if (r.torn_below == 0)
+        r.torn_below = TB__TORN_BELOW;
+    if (r.degenerate_h == 0)
+        r.degenerate_h = TB__DEGENERATE_H;
+    return r;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static const uint16_t *tb__joints(const tb_model *m, const uint16_t *j)
+{
+    return j ? j : m->joints;
+}
+
+static const float *tb__weights(const tb_model *m, const float *w)
+{
+    return w ? w : m->weights;
+}
+
+static float tb__dist3(const float *a, const float *b)
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+float tb_measure_percentile(float *v, size_t n, double q)
+{
+    return n ? tb_select_kth(v, n, tb_rank_nearest(n, q)) : NAN;
+}
+
+/* Skin joint index (into inverse_bind / JOINTS) of skeleton joint j, or -1. */
+static int tb__skin_index(const tb_model *m, int j)
+{
+    for (int k = 0; k < m->skin_joint_count; k++)
+        if (m->skin_joints[k] == j)
+            return k;
+    return -1;
+}
+
+/* ---- tail set, variants, bone distance -------------------------------- */
+
+/* is_tail[j] for every skeleton joint: desc's bytes or Tail_* names. Returns
+ * how many. */
+static int tb__tail_joints(uint8_t *is_tail, const tb_model *m, const uint8_t *given)
+{
+    int n = 0;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        is_tail[j] = given ? (given[j] != 0)
+                           : (uint8_t)tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+        n += is_tail[j];
+    }
+    return n;
+}
+
+static size_t tb__mask_from(uint8_t *dst, const tb_model *m, const uint8_t *is_tail, const uint16_t *joints,
+                            const float *weights)
+{
+    const size_t inf = (size_t)m->influences;
+    size_t n = 0;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        float tail = 0, total = 0;
+        for (size_t i = 0; i < inf; i++) {
+            float w = weights[v * inf + i];
+            if (!(w > 0))
+                continue;
+            total += w;
+            uint16_t k = joints[v * inf + i];
+            if (k < m->skin_joint_count && is_tail[m->skin_joints[k]])
+                tail += w;
+        }
+        /* Relative to the total: weights need not sum to exactly 1. */
+        dst[v] = total > 0 && tail >= TB__TAIL_WEIGHT * total;
+        n += dst[v];
+    }
+    return n;
+}
+
+size_t tb_measure_tail_mask(uint8_t *dst, const tb_model *m, const uint8_t *tail_joints, const uint16_t *joints,
+                            const float *weights)
+{
+    uint8_t *is_tail = malloc((size_t)m->skel.joint_count + 1);
+    if (!is_tail) {
+        memset(dst, 0, m->vertex_count);
+        return 0;
+    }
+    tb__tail_joints(is_tail, m, tail_joints);
+    size_t n = tb__mask_from(dst, m, is_tail, tb__joints(m, joints), tb__weights(m, weights));
+    free(is_tail);
+    return n;
+}
+
+tb_result tb_measure_rigid_weights(uint16_t *joints_dst, float *weights_dst, const tb_model *m, const uint8_t *mask,
+                                   int joint, tb_error *err)
+{
+    int k = joint >= 0 && joint < m->skel.joint_count ? tb__skin_index(m, joint) : -1;
+    if (k < 0)
+        return tb__fail(err, TB_ERR_ARG, NULL, "joint %d is not a joint of the skin", joint);
+    const size_t inf = (size_t)m->influences;
+    memcpy(joints_dst, m->joints, m->vertex_count * inf * sizeof *joints_dst);
+    memcpy(weights_dst, m->weights, m->vertex_count * inf * sizeof *weights_dst);
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        if (!mask[v])
+            continue;
+        /* SPEC A8: weight 1.0 on one bone, every other influence cleared. */
+        for (size_t i = 0; i < inf; i++) {
+            joints_dst[v * inf + i] = 0;
+            weights_dst[v * inf + i] = 0;
+        }
+        joints_dst[v * inf] = (uint16_t)k;
+        weights_dst[v * inf] = 1.0f;
+    }
+    return TB_OK;
+}
+
+static void tb__joint_pos(const tb_model *m, int j, float out[3])
+{
+    const float *w = m->skel.bind_world[j];
+    out[0] = w[12];
+    out[1] = w[13];
+    out[2] = w[14];
+}
+
+float tb_measure_bone_distance(const tb_model *m, const uint8_t *mask, const uint16_t *joints, const float *weights)
+{
+    uint32_t *list = malloc((m->vertex_count ? m->vertex_count : 1) * sizeof *list);
+    if (!list)
+        return NAN;
+    size_t n = 0;
+    for (size_t v = 0; v < m->vertex_count; v++)
+        if (mask[v])
+            list[n++] = (uint32_t)v;
+    /* one implementation of SPEC A9 for the report and the measurement */
+    float d = n ? tb__bone_distance(m, list, n, TB__TERMINAL_EXTENSION, tb__joints(m, joints), tb__weights(m, weights))
+                : NAN;
+    free(list);
+    return d;
+}
+
+/* ---- measuring -------------------------------------------------------- */
+
+/* LSD radix sort of 64-bit keys, 16 bits a pass over the bits in use. */
+static int tb__radix_sort_u64(uint64_t *a, size_t n)
+{
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++)
+        top |= a[i];
+    uint64_t *tmp = malloc((n + 1) * sizeof *tmp);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return 0;
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64 && (top >> shift); shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t k = 0; k < 65536; k++) {
+            size_t c = count[k];
+            count[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(tmp);
+    free(count);
+    return 1;
+}
+
+size_t tb_measure_edges(const tb_model *m, uint64_t **out)
+{
+    *out = NULL;
+    if (m->triangle_count == 0)
+        return 0;
+    size_t n = m->triangle_count * 3;
+    uint64_t *e = malloc(n * sizeof *e);
+    if (!e)
+        return SIZE_MAX;
+    size_t c = 0;
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        const uint32_t *tri = m->triangles + t * 3;
+        for (int s = 0; s < 3; s++) {
+            uint32_t a = tri[s], b = tri[(s + 1) % 3];
+            if (a == b)
+                continue; /* degenerate triangle side */
+            uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+            e[c++] = (uint64_t)lo << 32 | hi;
+        }
+    }
+    if (!tb__radix_sort_u64(e, c)) {
+        free(e);
+        return SIZE_MAX;
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < c; i++)
+        if (u == 0 || e[i] != e[u - 1])
+            e[u++] = e[i];
+    *out = e;
+    return u;
+}
+
+/* Rotation part of a world matrix as a unit quaternion (scale removed). */
+static void tb__world_rotation(const float w[16], versor q)
+{
+    mat4 r;
+    glm_mat4_identity(r);
+    for (int c = 0; c < 3; c++) {
+        float len = sqrtf(w[c * 4] * w[c * 4] + w[c * 4 + 1] * w[c * 4 + 1] + w[c * 4 + 2] * w[c * 4 + 2]);
+        float inv = len > 0 ? 1.0f / len : 0;
+        for (int row = 0; row < 3; row++)
+            r[c][row] = w[c * 4 + row] * inv;
+    }
+    glm_mat4_quat(r, q);
+    glm_quat_normalize(q);
+}
+
+static float tb__quat_angle(const versor a, const versor b)
+{
+    float d = fabsf(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
+    if (d > 1)
+        d = 1;
+    return 2.0f * acosf(d);
+}
+
+/* The group's figures from its histogram (passes/stretch_hist.h): the
+ * count, torn count, min and max exact; p95 and p99 the nearest ranks'
+ * values within half a bin (1e-4 wide near 1). */
+static void tb__stats(tb_stretch_stats *s, const tb__hist *h, size_t edges)
+{
+    memset(s, 0, sizeof *s);
+    s->edges = edges;
+    s->samples = (size_t)h->n;
+    if (h->n == 0) {
+        s->p95 = s->p99 = s->min = s->max = s->torn_frac = NAN;
+        return;
+    }
+    s->torn = (size_t)h->torn;
+    s->min = h->min <= h->max ? h->min : NAN; /* all NaN: no value */
+    s->max = h->min <= h->max ? h->max : NAN;
+    s->p99 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.99));
+    s->p95 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.95));
+    s->torn_frac = (float)((double)s->torn / (double)h->n);
+}
+
+static tb_result tb__validate(const tb_measure_desc *d, tb_error *err)
+{
+    if (d->instants < 2)
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.instants", "must be >= 2 (0 means 24)");
+    if (d->instants > TB_MEASURE_MAX_INSTANTS) /* time grows as edges x instants */
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.instants", "must be at most %d, not %d",
+                        TB_MEASURE_MAX_INSTANTS, d->instants);
+    if (!(d->torn_above > 1))
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.torn_above", "must be > 1");
+    if (!(d->torn_below > 0 && d->torn_below < 1))
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.torn_below", "must be in (0, 1)");
+    if (!(d->degenerate_h > 0))
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.degenerate_h", "must be > 0");
+    if (!(d->hook_rate_hz >= 0) || !isfinite(d->hook_rate_hz))
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.hook_rate_hz", "must be >= 0");
+    if (d->warmup_passes < 0)
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.warmup_passes", "must be >= 0");
+    if ((d->joints == NULL) != (d->weights == NULL))
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.joints", "joints and weights go together");
+    return TB_OK;
+}
+
+/* Everything tb_measure_clip allocates, in one place so one exit frees it. */
+typedef struct tb__scratch {
+    uint64_t *edges;
+    float *bind_len;
+    uint8_t *group;      /* per edge: 0 skip, 1 tail, 2 body, 3 seam (one vertex in the tail) */
+    uint8_t *mask;
+    uint8_t *is_tail_joint;
+    uint8_t *motion;     /* per skeleton joint: a tail (motion) bone */
+    tb_transform *locals;
+    float (*world)[16];
+    float (*skin_mats)[16];
+    float *skinned;
+    tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
+    versor *rot0;
+    size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
+} tb__scratch;
+
+static void tb__scratch_free(tb__scratch *s)
+{
+    free(s->edges);
+    free(s->bind_len);
+    free(s->group);
+    free(s->mask);
+    free(s->is_tail_joint);
+    free(s->motion);
+    free(s->locals);
+    free(s->world);
+    free(s->skin_mats);
+    free(s->skinned);
+    for (int g = 0; g < 3; g++)
+        tb__hist_free(&s->hist[g]);
+    free(s->rot0);
+    free(s->runs);
+}
+
+/* Poses the skeleton at clip time t (sample, local-to-world, hook). */
+static void tb__pose(const tb_model *m, const tb_clip *clip, const tb_measure_desc *d, tb__scratch *s, float t,
+                     float dt)
+{
+    tb_clip_sample(clip, &m->skel, t, s->locals);
+    tb_local_to_world(&m->skel, s->locals, NULL, s->world);
+    if (d->pose_hook)
+        d->pose_hook(d->hook_user, t, dt, s->locals, s->world);
+}
+
+/* The hook sees the clip between instants at hook_rate_hz: poses times in
+ * (t0, t1) without skinning, so t1 is posed by the caller with the returned
+ * dt (the last sub-interval). */
+static float tb__hook_between(const tb_model *m, const tb_clip *clip, const tb_measure_desc *d, tb__scratch *s,
+                              float t0, float t1)
+{
+    float span = t1 - t0;
+    if (!d->pose_hook || d->hook_rate_hz <= 0 || !(span > 0))
+        return span > 0 ? span : 0;
+    int steps = (int)ceilf(span * d->hook_rate_hz - 1e-4f);
+    if (steps < 1)
+        steps = 1;
+    float dt = span / (float)steps;
+    for (int i = 1; i < steps; i++)
+        tb__pose(m, clip, d, s, t0 + dt * (float)i, dt);
+    return dt;
+}
+
+tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
+                          const tb_measure_desc *desc_in, tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_measure_desc d = tb_measure_desc_defaults(desc_in);
+    tb_result r = tb__validate(&d, err);
+    if (r != TB_OK)
+        return r;
+    const uint16_t *joints = tb__joints(m, d.joints);
+    const float *weights = tb__weights(m, d.weights);
+    const size_t nv = m->vertex_count, inf = (size_t)m->influences;
+    const int jc = m->skel.joint_count;
+    const int n = d.instants;
+
+    tb__scratch s;
+    memset(&s, 0, sizeof s);
+    size_t ne;
+    const uint64_t *edges;
+    if (d.edges) { /* the caller's, from tb_measure_edges: shared across clips */
+        ne = d.edge_count;
+        edges = d.edges;
+    } else {
+        ne = tb_measure_edges(m, &s.edges);
+        if (ne == SIZE_MAX)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        edges = s.edges;
+    }
+    s.bind_len = malloc((ne + 1) * sizeof *s.bind_len);
+    s.group = malloc(ne + 1);
+    s.mask = malloc(nv + 1);
+    s.is_tail_joint = malloc((size_t)jc + 1);
+    s.motion = calloc((size_t)jc + 1, 1);
+    s.locals = malloc(((size_t)jc + 1) * sizeof *s.locals);
+    s.world = malloc(((size_t)jc + 1) * sizeof *s.world);
+    s.skin_mats = malloc(((size_t)m->skin_joint_count + 1) * sizeof *s.skin_mats);
+    s.skinned = malloc((nv + 1) * 3 * sizeof *s.skinned);
+    s.rot0 = malloc(((size_t)jc + 1) * sizeof *s.rot0);
+    if (!s.bind_len || !s.group || !s.mask || !s.is_tail_joint || !s.motion || !s.locals || !s.world ||
+        !s.skin_mats || !s.skinned || !s.rot0) {
+        tb__scratch_free(&s);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+
+    out->duration_s = clip->duration_s;
+    out->instants = n;
+    out->height = m->height;
+    out->world_scale = tb_model_world_scale(m); /* the one rule (tailbone/model.h) */
+    if (!isfinite(out->world_scale)) {
+        tb__scratch_free(&s);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    const float inv_scale = 1.0f / out->world_scale;
+
+    /* The tail (see measure.h). */
+    int tail_joint_count = tb__tail_joints(s.is_tail_joint, m, d.tail_joints);
+    if (d.tail_mask) {
+        memcpy(s.mask, d.tail_mask, nv);
+        for (size_t v = 0; v < nv; v++)
+            out->tail_vertices += s.mask[v] = d.tail_mask[v] != 0;
+        out->tail_source = TB_TAIL_FROM_MASK;
+    } else if (tail_joint_count > 0) {
+        out->tail_vertices = tb__mask_from(s.mask, m, s.is_tail_joint, joints, weights);
+        out->tail_source = TB_TAIL_FROM_JOINTS;
+    } else {
+        memset(s.mask, 0, nv);
+        out->tail_source = TB_TAIL_NONE;
+    }
+
+    /* Groups and bind lengths; degenerate edges are skipped (group 0). */
+    const float min_len = d.degenerate_h * m->height;
+    size_t n_tail = 0, n_body = 0, n_seam = 0;
+    for (size_t e = 0; e < ne; e++) {
+        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
+        float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
+        s.bind_len[e] = len;
+        uint8_t g = 0;
+        if (len >= min_len && isfinite(len))
+            g = (s.mask[a] && s.mask[b]) ? 1 : (!s.mask[a] && !s.mask[b]) ? 2 : 3;
+        s.group[e] = g;
+        n_tail += g == 1;
+        n_body += g == 2;
+        n_seam += g == 3;
+    }
+    const size_t group_edges[3] = {n_tail, n_body, n_seam};
+    for (int g = 0; g < 3; g++)
+        if (group_edges[g] && !tb__hist_init(&s.hist[g], d.torn_above, d.torn_below)) {
+            tb__scratch_free(&s);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+
+    /* Tail root and tip (bind space), the bones whose rotation is reported. */
+    out->tip_vertex = -1;
+    out->bone_distance = NAN;
+    out->max_bone_rotation_rad = NAN;
+    if (out->tail_vertices > 0) {
+        float root[3] = {0, 0, 0};
+        int have_root = 0;
+        for (int j = 0; j < jc && !have_root; j++)
+            if (s.is_tail_joint[j] && (m->skel.parents[j] < 0 || !s.is_tail_joint[m->skel.parents[j]])) {
+                tb__joint_pos(m, j, root);
+                have_root = 1;
+            }
+        if (!have_root) {
+            /* Mask only: the collar ring where tail edges meet body edges. */
+            double acc[3] = {0, 0, 0};
+            size_t cnt = 0;
+            for (size_t e = 0; e < ne; e++) {
+                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
+                if (s.mask[a] != s.mask[b]) {
+                    uint32_t t = s.mask[a] ? a : b;
+                    for (int c = 0; c < 3; c++)
+                        acc[c] += m->positions[(size_t)t * 3 + (size_t)c];
+                    cnt++;
+                }
+            }
+            if (cnt) {
+                for (int c = 0; c < 3; c++)
+                    root[c] = (float)(acc[c] / (double)cnt);
+            } else {
+                /* A separate shell: its vertex nearest the hips. */
+                int hips = m->role_joint[TB_ROLE_HIPS] >= 0 ? m->role_joint[TB_ROLE_HIPS] : 0;
+                float hp[3], best = INFINITY;
+                tb__joint_pos(m, hips, hp);
+                for (size_t v = 0; v < nv; v++)
+                    if (s.mask[v]) {
+                        float dd = tb__dist3(m->positions + v * 3, hp);
+                        if (dd < best) {
+                            best = dd;
+                            memcpy(root, m->positions + v * 3, sizeof root);
+                        }
+                    }
+            }
+        }
+        float far = -1;
+        for (size_t v = 0; v < nv; v++)
+            if (s.mask[v]) {
+                float dd = tb__dist3(m->positions + v * 3, root);
+                if (dd > far) {
+                    far = dd;
+                    out->tip_vertex = (int)v;
+                }
+            }
+        out->bone_distance = tb_measure_bone_distance(m, s.mask, joints, weights);
+        /* The bones that actually carry the tail (its dominant influences):
+         * the Tail_* bones on a repaired rig, Hips in the rigid variant, the
+         * leg on a wrongly weighted one, so every variant reports the
+         * rotation of what moves its tail. */
+        for (size_t v = 0; v < nv; v++) {
+            if (!s.mask[v])
+                continue;
+            float best = 0;
+            int bj = -1;
+            for (size_t i = 0; i < inf; i++)
+                if (weights[v * inf + i] > best && joints[v * inf + i] < m->skin_joint_count) {
+                    best = weights[v * inf + i];
+                    bj = m->skin_joints[joints[v * inf + i]];
+                }
+            if (bj >= 0)
+                s.motion[bj] = 1;
+        }
+        for (int j = 0; j < jc; j++)
+            out->motion_bone_count += s.motion[j];
+    }
+
+    /* Only the vertices some measured edge (or the tip) uses are skinned,
+     * in runs of consecutive indices, when that is under half of them (the
+     * blend search's tries measure the edges near the tail). */
+    size_t nruns = 0;
+    if (!d.positions_out && nv > 0) {
+        uint8_t *used = calloc(nv, 1);
+        if (!used) {
+            tb__scratch_free(&s);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        size_t count = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (s.group[e]) {
+                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
+                count += !used[a] + !used[b];
+                used[a] = used[b] = 1;
+            }
+        if (out->tip_vertex >= 0 && !used[out->tip_vertex])
+            used[out->tip_vertex] = 1, count++;
+        if (count < nv / 2) {
+            size_t cap = 0;
+            for (size_t v = 0; v < nv; v++)
+                cap += used[v] && (v == 0 || !used[v - 1]);
+            s.runs = malloc((cap + 1) * 2 * sizeof *s.runs);
+            if (!s.runs) {
+                free(used);
+                tb__scratch_free(&s);
+                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            }
+            for (size_t v = 0; v < nv; v++)
+                if (used[v]) {
+                    if (v == 0 || !used[v - 1])
+                        s.runs[2 * nruns++] = v, s.runs[2 * nruns - 1] = 0;
+                    s.runs[2 * nruns - 1]++;
+                }
+        }
+        free(used);
+    }
+
+    /* Warm-up: whole passes through the clip for the hook only. */
+    const float dur = clip->duration_s > 0 ? clip->duration_s : 0;
+    const float step = d.loop ? dur / (float)n : dur / (float)(n - 1);
+    float last_dt = 0; /* dt of the first posed time: 0 unless warmed up */
+    if (d.pose_hook && d.warmup_passes > 0) {
+        float t_prev = 0;
+        tb__pose(m, clip, &d, &s, 0, 0);
+        for (int pass = 0; pass < d.warmup_passes; pass++) {
+            for (int k = 1; k <= (d.loop ? n : n - 1); k++) {
+                float t = (float)k * step;
+                float dt = tb__hook_between(m, clip, &d, &s, t_prev, t);
+                /* The end of a looping pass is the start of the next one. */
+                tb__pose(m, clip, &d, &s, d.loop && k == n ? 0 : t, dt);
+                t_prev = t;
+            }
+            if (!d.loop) {
+                /* A non-looping clip jumps back to its start: one step. */
+                tb__pose(m, clip, &d, &s, 0, step > 0 ? step : 0);
+            }
+            t_prev = 0;
+        }
+        last_dt = -1; /* the first instant was just posed */
+    }
+
+    /* Measure. */
+    float prev_tip[3] = {0, 0, 0};
+    double travel = 0;
+    float max_rot = 0;
+    for (int k = 0; k < n; k++) {
+        float t = (float)k * step;
+        if (k == 0) {
+            if (last_dt < 0) {
+                /* already posed at t = 0 by the warm-up's last step */
+            } else {
+                tb__pose(m, clip, &d, &s, 0, 0);
+            }
+        } else {
+            float dt = tb__hook_between(m, clip, &d, &s, (float)(k - 1) * step, t);
+            tb__pose(m, clip, &d, &s, t, dt);
+        }
+        tb_skin_matrices(s.skin_mats, (const float(*)[16])s.world, m->skin_joints,
+                         (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
+        if (s.runs) {
+            for (size_t r = 0; r < nruns; r++) {
+                size_t v0 = s.runs[2 * r];
+                tb_skin_points(s.skinned + v0 * 3, 3, m->positions + v0 * 3, 3, s.runs[2 * r + 1], joints + v0 * inf,
+                               weights + v0 * inf, m->influences, (const float(*)[16])s.skin_mats, 0);
+            }
+        } else {
+            tb_skin_points(s.skinned, 3, m->positions, 3, nv, joints, weights, m->influences,
+                           (const float(*)[16])s.skin_mats, 0);
+        }
+        if (d.positions_out)
+            memcpy(d.positions_out + (size_t)k * nv * 3, s.skinned, nv * 3 * sizeof(float));
+        for (size_t e = 0; e < ne; e++) {
+            if (!s.group[e])
+                continue;
+            uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
+            float ratio = tb__dist3(s.skinned + (size_t)a * 3, s.skinned + (size_t)b * 3) * inv_scale / s.bind_len[e];
+            tb__hist_add(&s.hist[s.group[e] - 1], ratio);
+        }
+        if (out->tip_vertex >= 0) {
+            const float *tip = s.skinned + (size_t)out->tip_vertex * 3;
+            if (k > 0)
+                travel += tb__dist3(tip, prev_tip);
+            memcpy(prev_tip, tip, sizeof prev_tip);
+        }
+        for (int j = 0; j < jc; j++) {
+            if (!s.motion[j])
+                continue;
+            versor q;
+            tb__world_rotation(s.world[j], q);
+            if (k == 0) {
+                glm_quat_copy(q, s.rot0[j]);
+            } else {
+                float a = tb__quat_angle(q, s.rot0[j]);
+                if (a > max_rot)
+                    max_rot = a;
+            }
+        }
+    }
+    if (out->tip_vertex >= 0) {
+        out->tip_travel = (float)travel;
+        out->tip_travel_h = (float)(travel / ((double)out->world_scale * (double)m->height));
+    }
+    if (out->motion_bone_count > 0)
+        out->max_bone_rotation_rad = max_rot;
+    tb__stats(&out->tail, &s.hist[0], n_tail);
+    tb__stats(&out->body, &s.hist[1], n_body);
+    tb__stats(&out->seam, &s.hist[2], n_seam);
+    tb__scratch_free(&s);
+    return TB_OK;
+}

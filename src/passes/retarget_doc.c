@@ -1,0 +1,444 @@
+/* Retargeting on documents: clips read from a doc, bakes written as glTF
+ * animations, and the whole-job driver with its JSON report (SPEC D). */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/base.h"
+#include "passes/report_json.h"
+#include "tailbone/appendage.h"
+#include "tailbone/clip.h"
+#include "tailbone/retarget.h"
+
+static json_t *tb__sampler(int in, int out)
+{
+    return json_pack("{s:i, s:i, s:s}", "input", in, "output", out, "interpolation", "LINEAR");
+}
+
+static json_t *tb__channel(int sampler, int node, const char *path)
+{
+    return json_pack("{s:i, s:{s:i, s:s}}", "sampler", sampler, "target", "node", node, "path", path);
+}
+
+tb_result tb_retarget_write(tb_doc *doc, const tb_retarget_calib *dst, const tb_retarget_bake *b,
+                            tb_error *err)
+{
+    const tb_skeleton *sk = tb_retarget_calib_skeleton(dst);
+    json_t *root = tb_doc_json(doc);
+    int n = b->frame_count, nt = b->joint_count;
+    if (nt != sk->joint_count)
+        return tb__fail(err, TB_ERR_ARG, NULL, "bake has %d joints, the calibration %d", nt, sk->joint_count);
+    float *buf = malloc((size_t)n * 4 * sizeof(float));
+    if (!buf)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    json_t *samplers = json_array(), *channels = json_array();
+    int input = tb_doc_add_accessor(doc, b->times, (size_t)n, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+    int input1 = -1;
+    int ok = input >= 0;
+    static const char *const paths[3] = {"translation", "rotation", "scale"};
+    /* Node indices come from the calibration; it was captured on this doc. */
+    for (int j = 0; j < nt && ok; j++) {
+        int node = tb_retarget_calib_node(dst, j);
+        for (int p = 0; p < 3 && ok; p++) {
+            int bit = 1 << p, comps = p == 1 ? 4 : 3;
+            int acc = -1, in = input;
+            if (b->animated[j] & bit) {
+                for (int f = 0; f < n; f++) {
+                    const tb_transform *x = &b->locals[(size_t)f * (size_t)nt + (size_t)j];
+                    memcpy(buf + (size_t)f * (size_t)comps, p == 0 ? x->t : p == 1 ? x->r : x->s,
+                           (size_t)comps * sizeof(float));
+                }
+                acc = tb_doc_add_accessor(doc, buf, (size_t)n, TB_COMPONENT_FLOAT, p == 1 ? "VEC4" : "VEC3", 0, 0);
+            } else if (b->constant[j] & bit) {
+                /* bind value where the stored node pose holds something else */
+                if (input1 < 0) {
+                    float zero = 0;
+                    input1 = tb_doc_add_accessor(doc, &zero, 1, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+                    ok = input1 >= 0;
+                }
+                const tb_transform *x = &sk->rest_local[j];
+                acc = tb_doc_add_accessor(doc, p == 0 ? x->t : p == 1 ? x->r : x->s, 1, TB_COMPONENT_FLOAT,
+                                          p == 1 ? "VEC4" : "VEC3", 0, 0);
+                in = input1;
+            } else {
+                continue;
+            }
+            if (acc < 0 || in < 0) {
+                ok = 0;
+                break;
+            }
+            int si = (int)json_array_size(samplers);
+            json_array_append_new(samplers, tb__sampler(in, acc));
+            json_array_append_new(channels, tb__channel(si, node, paths[p]));
+        }
+    }
+    free(buf);
+    if (!ok) {
+        json_decref(samplers);
+        json_decref(channels);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    json_t *anims = json_object_get(root, "animations");
+    if (!json_is_array(anims)) {
+        anims = json_array();
+        json_object_set_new(root, "animations", anims);
+    }
+    json_t *a = json_object();
+    json_object_set_new(a, "name", json_string(b->name));
+    json_object_set_new(a, "channels", channels);
+    json_object_set_new(a, "samplers", samplers);
+    json_array_append_new(anims, a);
+    return TB_OK;
+}
+
+/* ---- the whole job ------------------------------------------------------ */
+
+/* Name selection as everywhere else (tb_clip_find): exact, case-insensitive,
+ * the part after the last '|', or a unique substring ("walk" finds
+ * "Armature|Armature|walk_Armature"). */
+static int tb__selected(const tb_retarget_desc *d, const tb_doc *lib, int a)
+{
+    if (!d->only)
+        return 1;
+    for (int i = 0; i < d->only_count; i++)
+        if (tb_clip_find(lib, d->only[i]) == a)
+            return 1;
+    return 0;
+}
+
+static json_t *tb__vec3(const float *v)
+{
+    return json_pack("[f,f,f]", (double)v[0], (double)v[1], (double)v[2]);
+}
+
+static char *tb__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    return c ? memcpy(c, s, n) : NULL;
+}
+
+/* One clip's figures (tb_retarget_clip_report). 0 when out of memory. */
+static int tb__clip_report(tb_retarget_clip_report *o, const tb_retarget_bake *b, const char *lib, int roles)
+{
+    memset(o, 0, sizeof *o);
+    o->name = tb__strdup(b->name);
+    o->source = tb__strdup(lib ? lib : "");
+    o->duration_s = b->times[b->frame_count - 1];
+    o->frame_count = b->frame_count;
+    o->roles_matched = roles;
+    o->leg_ratio = b->leg_ratio;
+    o->facing_deg = b->facing_deg;
+    double ferr = 0, ferr_max = 0;
+    int fn = 0;
+    for (int f = 0; f < b->frame_count; f++)
+        if (isfinite(b->foot_min_y[f]) && isfinite(b->source_foot_y[f])) {
+            double e = fabs((double)b->foot_min_y[f] - (double)b->source_foot_y[f]);
+            ferr += e, fn++;
+            if (e > ferr_max)
+                ferr_max = e;
+        }
+    float lmax = 0, lmax_t = 0, rawmax = 0, cmin = INFINITY, fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY;
+    for (int f = 0; f < b->frame_count; f++) {
+        if (b->lift[f] > lmax)
+            lmax = b->lift[f], lmax_t = b->times[f];
+        if (b->lift_raw[f] > rawmax)
+            rawmax = b->lift_raw[f];
+        if (b->clearance[f] < cmin)
+            cmin = b->clearance[f];
+        if (b->foot_min_y[f] < fmin)
+            fmin = b->foot_min_y[f];
+        if (b->foot_min_y[f] > fmax)
+            fmax = b->foot_min_y[f];
+        if (b->tail_min_y[f] < tmin)
+            tmin = b->tail_min_y[f];
+    }
+    o->lift_max = lmax;
+    o->lift_max_at_s = lmax_t;
+    o->lift_raw_max = rawmax;
+    o->clearance_min = isfinite(cmin) ? cmin : NAN;
+    o->foot_min_y_low = isfinite(fmin) ? fmin : NAN;
+    o->foot_min_y_high = isfinite(fmax) ? fmax : NAN;
+    o->foot_vs_source_mean = fn ? ferr / fn : NAN;
+    o->foot_vs_source_max = fn ? ferr_max : NAN;
+    o->tail_min_y = isfinite(tmin) ? tmin : NAN;
+    o->foot_contact_fixes = b->foot_fixes;
+    o->foot_contact_raise_max = b->foot_raise_max;
+    return o->name && o->source;
+}
+
+/* a figure, or null when it has no sample */
+static json_t *tb__real(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *tb_retarget_report_json(const tb_retarget_report *rep)
+{
+    json_t *j = json_object(), *detected = json_array(), *clips = json_array();
+    for (int i = 0; i < rep->tail_count; i++) {
+        const tb_retarget_tail_found *t = &rep->tails[i];
+        json_array_append_new(detected, json_pack("{s:s, s:I, s:f}", "attachment", t->attachment, "vertices",
+                                                  (json_int_t)t->vertex_count, "length", (double)t->length));
+    }
+    json_object_set_new(j, "detected_tails", detected);
+    json_t *ch = json_object();
+    json_object_set_new(ch, "file", json_string(rep->file ? rep->file : ""));
+    json_object_set_new(ch, "height", json_real(rep->height));
+    json_object_set_new(ch, "roles", json_integer(rep->roles));
+    json_object_set_new(ch, "leg_length", json_real(rep->leg_length));
+    json_object_set_new(ch, "supports", json_pack("{s:i, s:i, s:i, s:f, s:I}", "body", rep->supports_body, "tail",
+                                                  rep->supports_tail, "foot", rep->supports_foot, "f_body",
+                                                  (double)rep->supports_f_body, "hanging_vertices",
+                                                  (json_int_t)rep->supports_hanging_vertices));
+    json_object_set_new(j, "character", ch);
+    const tb_placement *place = &rep->placement;
+    json_t *pl = json_object();
+    json_object_set_new(pl, "ground_offset_y", json_real(place->ground_offset_y));
+    json_object_set_new(pl, "body_min_y", json_real(place->body_min_y));
+    json_object_set_new(pl, "all_min_y", json_real(place->all_min_y));
+    json_object_set_new(pl, "tail_vertices", json_integer((json_int_t)place->tail_vertex_count));
+    json_object_set_new(pl, "frame_min", tb__vec3(place->frame_min));
+    json_object_set_new(pl, "frame_max", tb__vec3(place->frame_max));
+    json_object_set_new(j, "placement", pl);
+    for (int c = 0; c < rep->clip_count; c++) {
+        const tb_retarget_clip_report *b = &rep->clips[c];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(b->name));
+        json_object_set_new(o, "source", json_string(b->source));
+        json_object_set_new(o, "duration_s", json_real(b->duration_s));
+        json_object_set_new(o, "frames", json_integer(b->frame_count));
+        json_object_set_new(o, "roles_matched", json_integer(b->roles_matched));
+        json_object_set_new(o, "leg_ratio", json_real(b->leg_ratio));
+        json_object_set_new(o, "facing_deg", json_real(b->facing_deg));
+        json_t *gr = json_object();
+        json_object_set_new(gr, "lift_max", json_real(b->lift_max));
+        json_object_set_new(gr, "lift_max_at_s", json_real(b->lift_max_at_s));
+        json_object_set_new(gr, "lift_raw_max", json_real(b->lift_raw_max));
+        json_object_set_new(gr, "clearance_min", tb__real(b->clearance_min));
+        json_object_set_new(gr, "foot_min_y_low", tb__real(b->foot_min_y_low));
+        json_object_set_new(gr, "foot_min_y_high", tb__real(b->foot_min_y_high));
+        json_object_set_new(gr, "foot_vs_source_mean", tb__real(b->foot_vs_source_mean));
+        json_object_set_new(gr, "foot_vs_source_max", tb__real(b->foot_vs_source_max));
+        json_object_set_new(gr, "tail_min_y", tb__real(b->tail_min_y));
+        json_object_set_new(gr, "foot_contact_fixes", json_integer(b->foot_contact_fixes));
+        json_object_set_new(gr, "foot_contact_raise_max", json_real(b->foot_contact_raise_max));
+        json_object_set_new(o, "grounding", gr);
+        json_array_append_new(clips, o);
+    }
+    json_object_set_new(j, "clips", clips);
+    return j;
+}
+
+void tb_retarget_report_free(tb_retarget_report *rep)
+{
+    if (!rep)
+        return;
+    for (int i = 0; i < rep->tail_count; i++)
+        free(rep->tails[i].attachment);
+    for (int c = 0; c < rep->clip_count; c++)
+        free(rep->clips[c].name), free(rep->clips[c].source);
+    free(rep->tails);
+    free(rep->clips);
+    free(rep->file);
+    memset(rep, 0, sizeof *rep);
+}
+
+static int tb__matched_roles(const tb_retarget_calib *a, const tb_retarget_calib *b)
+{
+    int n = 0;
+    for (int r = 1; r < TB_ROLE_COUNT; r++)
+        n += tb_retarget_calib_role_joint(a, (tb_role)r) >= 0 && tb_retarget_calib_role_joint(b, (tb_role)r) >= 0;
+    return n;
+}
+
+tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
+                           tb_retarget_report *report, tb_error *err)
+{
+    if (report)
+        memset(report, 0, sizeof *report);
+    tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
+    if (!character || (lib_count > 0 && !libs) || lib_count < 0)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_docs: a character and its libraries are required");
+    /* every requested name must exist somewhere, before any work */
+    for (int i = 0; d.only && i < d.only_count; i++) {
+        int found = 0;
+        for (int l = 0; l < lib_count && !found; l++) {
+            const tb_gltf *g = tb_doc_gltf(libs[l]);
+            found = g->animation_count > 0 && tb_clip_find(libs[l], d.only[i]) >= 0;
+        }
+        if (!found) {
+            char have[200] = "";
+            for (int l = 0; l < lib_count; l++) {
+                const tb_gltf *g = tb_doc_gltf(libs[l]);
+                for (int a = 0; a < g->animation_count; a++) {
+                    size_t len = strlen(have);
+                    snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "",
+                             g->animations[a].name ? g->animations[a].name : "(unnamed)");
+                }
+            }
+            return tb__fail(err, TB_ERR_ARG, "--only", "no clip named '%s' in the libraries (they have: %s)",
+                            d.only[i], have[0] ? have : "no clips");
+        }
+    }
+    /* a library with no clip is a mistake, not an empty success */
+    for (int l = 0; l < lib_count; l++)
+        if (tb_doc_gltf(libs[l])->animation_count == 0)
+            return tb__fail(err, TB_ERR_INVALID, tb_doc_name(libs[l]), "the clip library has no clips (animations)");
+    tb_model *tm = NULL;
+    tb_result r = tb_model_load(&tm, character, -1, err);
+    if (r != TB_OK)
+        return r;
+    /* Bounded work: the keys every selected clip adds to the character
+     * (frames x joints, a rotation, translation and scale each), estimated
+     * before any is made. */
+    {
+        double fps = d.fps > 0 ? d.fps : 30, bytes = 0;
+        int count = 0;
+        for (int l = 0; l < lib_count; l++) {
+            const tb_gltf *g = tb_doc_gltf(libs[l]);
+            for (int a = 0; a < g->animation_count; a++) {
+                if (!tb__selected(&d, libs[l], a))
+                    continue;
+                double dur = g->animations[a].duration_s;
+                dur = dur > 0 && dur <= TB_MAX_CLIP_S ? dur : 0; /* longer ones are refused by name below */
+                bytes += (ceil(dur * fps) + 1) * (double)tm->skel.joint_count * 40.0;
+                count++;
+            }
+        }
+        if (bytes > TB_RETARGET_MAX_BYTES) {
+            int joints = tm->skel.joint_count;
+            tb_model_free(tm);
+            return tb__fail(err, TB_ERR_UNSUPPORTED, "--clips",
+                            "transferring %d clip(s) onto %d joints would add about %.0f MiB of keys; tailbone "
+                            "transfers at most %.0f MiB at once: pick clips with --only",
+                            count, joints, bytes / 1048576.0, TB_RETARGET_MAX_BYTES / 1048576.0);
+        }
+    }
+    /* SPEC D: T = skin mostly on tail bones. A character that has not been
+     * through the tail pass has none: find its tails (SPEC A) for the mask. */
+    uint8_t *mask = NULL;
+    tb_retarget_report rep = {0};
+    int has_tail_bones = 0;
+    for (int j = 0; j < tm->skel.joint_count; j++) {
+        int c, i;
+        has_tail_bones |= tm->skel.names[j] && tb_tail_name_parse(tm->skel.names[j], &c, &i);
+    }
+    if (!d.no_detect && !has_tail_bones) {
+        tb_appendage_report ar = {0};
+        tb_error derr = {0};
+        if (tb_appendage_detect(&ar, tm, NULL, &derr) == TB_OK) {
+            for (int a = 0; a < ar.appendage_count; a++) {
+                const tb_appendage *ap = &ar.appendages[a];
+                if (ap->kind != TB_KIND_TAIL)
+                    continue;
+                if (!mask && !(mask = calloc(tm->vertex_count + 1, 1))) {
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    break;
+                }
+                for (size_t k = 0; k < ap->vertex_count; k++)
+                    if (ap->vertices[k] < tm->vertex_count)
+                        mask[ap->vertices[k]] = 1;
+                tb_retarget_tail_found *tails = realloc(rep.tails, (size_t)(rep.tail_count + 1) * sizeof *tails);
+                if (!tails) {
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    break;
+                }
+                rep.tails = tails;
+                tb_retarget_tail_found *found = &rep.tails[rep.tail_count++];
+                found->vertex_count = ap->vertex_count;
+                found->length = ap->length;
+                if (!(found->attachment = tb__strdup(ap->attach_name))) {
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    break;
+                }
+            }
+        }
+        tb_appendage_report_free(&ar);
+    }
+    tb_retarget_calib *dst = NULL;
+    if (r == TB_OK)
+        r = tb_retarget_calibrate(&dst, tm, mask, &d, err);
+    tb_placement place;
+    if (r == TB_OK)
+        r = tb_ground_placement(&place, tm, mask, err);
+    free(mask);
+    float height = tm->height;
+    tb_model_free(tm); /* the calibration holds all it needs: the doc may now change */
+    if (r != TB_OK) {
+        tb_retarget_calib_free(dst);
+        tb_retarget_report_free(&rep);
+        return r;
+    }
+    {
+        const tb_ground_supports *s = tb_retarget_calib_supports(dst);
+        rep.file = tb__strdup(tb_doc_name(character));
+        rep.height = height;
+        rep.roles = tb_retarget_calib_role_count(dst);
+        rep.leg_length = tb_retarget_calib_leg_length(dst);
+        rep.supports_body = s->body_count;
+        rep.supports_tail = s->tail_count;
+        rep.supports_foot = s->foot_count;
+        rep.supports_f_body = s->f_body;
+        rep.supports_hanging_vertices = s->hanging_vertex_count;
+        rep.placement = place;
+        if (!rep.file)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (int l = 0; l < lib_count && r == TB_OK; l++) {
+        const tb_gltf *g = tb_doc_gltf(libs[l]);
+        int any = 0;
+        for (int a = 0; a < g->animation_count; a++)
+            any |= tb__selected(&d, libs[l], a);
+        if (!any)
+            continue;
+        tb_model *sm = NULL;
+        tb_retarget_calib *src = NULL;
+        r = tb_model_load_skeleton(&sm, libs[l], NULL, err); /* a library may have no mesh */
+        if (r == TB_OK)
+            r = tb_retarget_calibrate(&src, sm, NULL, &d, err);
+        if (r == TB_OK && tb__matched_roles(src, dst) == 0)
+            r = tb__fail(err, TB_ERR_NO_HIPS, tb_doc_name(libs[l]), "no humanoid role in common with the character");
+        for (int a = 0; a < g->animation_count && r == TB_OK; a++) {
+            if (!tb__selected(&d, libs[l], a))
+                continue;
+            tb_clip *clip = NULL;
+            tb_retarget_bake *b = NULL;
+            r = tb_clip_load(&clip, libs[l], sm, a, NULL, err);
+            if (r == TB_OK)
+                r = tb_retarget_run(&b, src, clip, dst, &d, err);
+            if (r == TB_OK)
+                r = tb_retarget_write(character, dst, b, err);
+            if (r == TB_OK) {
+                tb_retarget_clip_report *clips = realloc(rep.clips, (size_t)(rep.clip_count + 1) * sizeof *clips);
+                if (clips)
+                    rep.clips = clips;
+                if (!clips || !tb__clip_report(&rep.clips[rep.clip_count++], b, tb_doc_name(libs[l]),
+                                               tb__matched_roles(src, dst)))
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            }
+            tb_retarget_bake_free(b);
+            tb_clip_free(clip);
+        }
+        tb_retarget_calib_free(src);
+        tb_model_free(sm);
+        if (r != TB_OK && err && strncmp(err->where, tb_doc_name(libs[l]), strlen(tb_doc_name(libs[l])))) {
+            /* the library's fault: name it, then the place inside it */
+            char inner[sizeof err->where];
+            snprintf(inner, sizeof inner, "%s", err->where);
+            snprintf(err->where, sizeof err->where, "%.120s%s%.64s", tb_doc_name(libs[l]), inner[0] ? ": " : "",
+                     inner);
+        }
+    }
+    tb_retarget_calib_free(dst);
+    if (r == TB_OK)
+        r = tb_doc_refresh(character, err);
+    if (r != TB_OK || !report)
+        tb_retarget_report_free(&rep);
+    else
+        *report = rep;
+    return r;
+}

@@ -1,0 +1,69 @@
+/* Streaming histogram of stretch ratios: see stretch_hist.h. */
+#include "passes/stretch_hist.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
+{
+    h->n = h->torn = 0;
+    h->min = INFINITY;
+    h->max = -INFINITY;
+    h->torn_above = torn_above;
+    h->torn_below = torn_below;
+    h->count = calloc(TB__HIST_BINS, sizeof *h->count);
+    h->lo = malloc(TB__HIST_BINS * sizeof *h->lo);
+    h->hi = malloc(TB__HIST_BINS * sizeof *h->hi);
+    if (!h->count || !h->lo || !h->hi) {
+        tb__hist_free(h);
+        return 0;
+    }
+    return 1;
+}
+
+void tb__hist_free(tb__hist *h)
+{
+    free(h->count);
+    free(h->lo);
+    free(h->hi);
+    h->count = NULL;
+    h->lo = h->hi = NULL;
+}
+
+float tb__hist_rank(const tb__hist *h, uint64_t k)
+{
+    if (k >= h->n)
+        return NAN;
+    uint64_t before = 0;
+    for (size_t b = 0; b < TB__HIST_BINS; b++) {
+        uint64_t c = h->count[b];
+        if (k >= before + c) {
+            before += c;
+            continue;
+        }
+        /* rank k lies in bin b: its first and last ranks are exact */
+        if (k == before)
+            return h->lo[b];
+        if (k == before + c - 1)
+            return h->hi[b];
+        return (float)(0.5 * ((double)h->lo[b] + (double)h->hi[b]));
+    }
+    return NAN; /* not reached: the counts sum to n */
+}
+
+double tb__hist_bin_width(float x)
+{
+    if (!(x == x) || x >= 1099511627776.0f)
+        return INFINITY;
+    if (x < 0.5f)
+        return 1e-3;
+    if (x < 2.5f)
+        return 1e-4;
+    if (x < 20.0f)
+        return 1e-3;
+    if (x < 128.0f)
+        return 5e-3;
+    int e;
+    frexpf(x, &e); /* x = f · 2^e, f in [0.5, 1): the octave [2^(e-1), 2^e) */
+    return ldexp(1.0, e - 1 - 9);
+}
