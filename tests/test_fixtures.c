@@ -17,6 +17,7 @@
 #include "support.h"
 
 #include <math.h>
+#include <cglm/cglm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ static const body_spec bodies[] = {
     {"synth:plain", NULL},
     {"Xbot", "clips/Xbot_agree_run_walk.glb"},
     {"Soldier", "clips/threejs_Soldier_rexport.glb"},
+    {"Robot", "clips/threejs_RobotExpressive.glb"},
 };
 
 static tb_doc *body_doc(const body_spec *b)
@@ -50,7 +52,13 @@ static tb_doc *body_doc(const body_spec *b)
         return NULL;
     if (tb_doc_load(&doc, path, NULL, &err) != TB_OK)
         fail_msg("%s: %s", path, err.message);
-    return doc;
+    /* a body of rigid parts (the robot): the skinned body its fixtures stand on */
+    tb_doc *skinned = NULL;
+    int parts = 0;
+    if (tb_synth_skin_parts(&skinned, doc, &parts, &err) != TB_OK)
+        fail_msg("%s: %s", path, err.message);
+    tb_doc_free(doc);
+    return skinned;
 }
 
 static tb_model *model_of(const tb_doc *doc)
@@ -333,6 +341,10 @@ static const char *const known_short[][2] = {
     {"Xbot", "up_welded_hips+vest"},
     {"Soldier", "hang_welded_nearest"},
     {"Soldier", "back_pieces_hips+coat"},
+    {"Robot", "hang_welded_nearest"},
+    {"Robot", "hang_fur_hips"},
+    {"Robot", "beside_welded_leg"},
+    {"Robot", "up_welded_hips+vest"},
 };
 
 static int is_known_short(const char *body, const char *fixture)
@@ -444,14 +456,113 @@ static void bad_fixtures_and_bodies_are_refused(void **state)
         assert_int_equal(tb_synth_onto(&doc, body, "rigid_plate_only", NULL, NULL, &err), TB_ERR_ARG);
         tb_doc_free(body);
     }
-    /* RobotExpressive: only its hands are skinned (its spine roles come from structure) */
-    const char *robot = tbt_corpus_file("clips/threejs_RobotExpressive.glb");
-    if (robot) {
-        assert_int_equal(tb_doc_load(&body, robot, NULL, &err), TB_OK);
-        assert_int_equal(tb_synth_onto(&doc, body, "hang_shell_leg", NULL, NULL, &err), TB_ERR_NO_HIPS);
-        assert_null(doc);
+}
+
+/* World position of vertex i of accessor acc under node matrix w. */
+static void world_of(const float *pos, size_t i, const float *w, float out[3])
+{
+    glm_mat4_mulv3((vec4 *)w, (float *)pos + i * 3, 1.0f, out);
+}
+
+/* A body of rigid parts (RobotExpressive: meshes parented to bone nodes,
+ * only the hands skinned) is skinned part by part: every part 100% on the
+ * joint it hangs from, and standing where it stood — each vertex, skinned
+ * at rest (joint world · inverse bind), lands on the part's vertex through
+ * the part node's world matrix in the original file. A skinned body (the
+ * Xbot) comes back with no part to skin. */
+static void rigid_parts_are_skinned_where_they_stood(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    const char *xbot = tbt_corpus_file("clips/Xbot_agree_run_walk.glb");
+    if (xbot) {
+        tb_doc *body = NULL, *out = NULL;
+        int parts = -1;
+        assert_int_equal(tb_doc_load(&body, xbot, NULL, &err), TB_OK);
+        assert_int_equal(tb_synth_skin_parts(&out, body, &parts, &err), TB_OK);
+        assert_int_equal(parts, 0);
+        assert_int_equal(tb_doc_gltf(out)->mesh_count, tb_doc_gltf(body)->mesh_count);
+        tb_doc_free(out);
         tb_doc_free(body);
     }
+    const char *robot = tbt_corpus_file("clips/threejs_RobotExpressive.glb");
+    if (!robot)
+        return;
+    tb_doc *body = NULL, *out = NULL;
+    int parts = 0;
+    assert_int_equal(tb_doc_load(&body, robot, NULL, &err), TB_OK);
+    assert_int_equal(tb_synth_skin_parts(&out, body, &parts, &err), TB_OK);
+    const tb_gltf *g0 = tb_doc_gltf(body), *g1 = tb_doc_gltf(out);
+    /* every unskinned mesh node under the skeleton: Torso, Head, arms, legs, feet */
+    int expect = 0;
+    for (int n = 0; n < g0->node_count; n++)
+        expect += g0->nodes[n].mesh >= 0 && g0->nodes[n].skin < 0;
+    assert_int_equal(parts, expect);
+    assert_true(parts >= 10);
+    const tb_gltf_skin *sk = &g1->skins[0];
+    float *ibm = malloc((size_t)sk->joint_count * 16 * sizeof *ibm);
+    assert_non_null(ibm);
+    assert_int_equal(tb_accessor_read_floats(out, sk->inverse_bind_matrices, ibm, (size_t)sk->joint_count * 16, &err),
+                     TB_OK);
+    int checked = 0;
+    for (int n = 0; n < g0->node_count; n++) {
+        if (g0->nodes[n].mesh < 0 || g0->nodes[n].skin >= 0)
+            continue;
+        /* its skinned copy: the new node of the same name with a skin */
+        int c = -1;
+        for (int q = g0->node_count; q < g1->node_count && c < 0; q++)
+            if (g1->nodes[q].skin == 0 && g1->nodes[q].mesh >= 0 && g1->nodes[q].name && g0->nodes[n].name &&
+                !strcmp(g1->nodes[q].name, g0->nodes[n].name))
+                c = q;
+        assert_true(c >= 0);
+        assert_int_equal(g1->nodes[n].mesh, -1); /* the bone node keeps its place, without the mesh */
+        const tb_gltf_primitive *p0 = &g0->meshes[g0->nodes[n].mesh].primitives[0],
+                                *p1 = &g1->meshes[g1->nodes[c].mesh].primitives[0];
+        size_t nv = g0->accessors[p0->position].count;
+        assert_int_equal(g1->accessors[p1->position].count, nv);
+        float *a = malloc(nv * 3 * sizeof *a), *b = malloc(nv * 3 * sizeof *b), *w = malloc(nv * 4 * sizeof *w);
+        uint32_t *j = malloc(nv * 4 * sizeof *j);
+        assert_true(a && b && w && j);
+        assert_int_equal(tb_accessor_read_floats(body, p0->position, a, nv * 3, &err), TB_OK);
+        assert_int_equal(tb_accessor_read_floats(out, p1->position, b, nv * 3, &err), TB_OK);
+        assert_int_equal(tb_accessor_read_floats(out, p1->weights[0], w, nv * 4, &err), TB_OK);
+        assert_int_equal(tb_accessor_read_uints(out, p1->joints[0], j, nv * 4, &err), TB_OK);
+        /* the joint it hangs from: its nearest ancestor in the skin */
+        int hang = -1;
+        for (int an = g0->nodes[n].parent; an >= 0 && hang < 0; an = g0->nodes[an].parent)
+            for (int k = 0; k < sk->joint_count; k++)
+                if (sk->joints[k] == an)
+                    hang = k;
+        assert_true(hang >= 0);
+        mat4 skin;
+        glm_mat4_mul((vec4 *)g1->nodes[sk->joints[hang]].world, (vec4 *)(ibm + hang * 16), skin);
+        float worst = 0, scale = 0;
+        for (size_t v = 0; v < nv; v++) {
+            assert_int_equal(j[v * 4], (uint32_t)hang);
+            assert_true(w[v * 4] == 1.0f && w[v * 4 + 1] == 0 && w[v * 4 + 2] == 0 && w[v * 4 + 3] == 0);
+            float p[3], q[3];
+            world_of(a, v, g0->nodes[n].world, p);
+            world_of(b, v, (float *)skin, q);
+            float dd = sqrtf((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+            worst = dd > worst ? dd : worst;
+            float l = sqrtf(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+            scale = l > scale ? l : scale;
+        }
+        assert_true(worst <= 1e-5f * scale);
+        checked++;
+        free(a);
+        free(b);
+        free(w);
+        free(j);
+    }
+    assert_int_equal(checked, parts);
+    free(ibm);
+    /* and the fixtures stand on it: the robot's hips now carry skin */
+    tb_doc *doc = NULL;
+    assert_int_equal(tb_synth_onto(&doc, body, "hang_shell_leg", NULL, NULL, &err), TB_OK);
+    tb_doc_free(doc);
+    tb_doc_free(out);
+    tb_doc_free(body);
 }
 
 static void cli_synth_onto(void **state)
@@ -508,6 +619,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_fixtures_and_bodies_are_refused),
+        cmocka_unit_test(rigid_parts_are_skinned_where_they_stood),
         cmocka_unit_test(same_seed_same_bytes_and_truth),
         cmocka_unit_test(cli_synth_onto),
         cmocka_unit_test(every_fixture_on_every_body_is_scored),

@@ -85,7 +85,8 @@ tb_result tb_synth_build(tb_doc **out, const char *variant, const tb_synth_desc 
  * Adds a tail and/or clothing to a rigged, tail-less humanoid in its bind
  * space (sizes are fractions of its height H, placed from its own joints and
  * skin) as new skinned mesh nodes appended after everything else, so the
- * body's vertices keep their tb_model indices. `body` is only read. On
+ * body's vertices keep their tb_model indices (those of
+ * tb_synth_skin_parts' body when it is built of rigid parts). `body` is only read. On
  * success *out is a new validated doc (tb_doc_free) and *truth, when truth
  * is non-NULL, the ground truth as JSON text (free()). desc->seed varies the fur's
  * irregularity only; units and names are ignored. Fails with TB_ERR_ARG for
@@ -101,6 +102,16 @@ int tb_synth_fixture_find(const char *name);
 int tb_synth_fixture_needs_synth_body(int i);
 tb_result tb_synth_onto(tb_doc **out, const tb_doc *body, const char *fixture, const tb_synth_desc *desc,
                         char **truth, tb_error *err);
+
+/* A body built of rigid parts — meshes parented to bone nodes instead of
+ * skinned, like three.js's RobotExpressive — made into the skinned body an
+ * auto-rigger's export of it would be: each part 100% on the joint it hangs
+ * from (skin 0), its vertices moved into the bind space so it stands where
+ * it stood, on a new root node (the bone node keeps its place, without the
+ * mesh). tb_synth_onto does this itself; this is the body its fixtures'
+ * truth counts vertices of. *parts (may be NULL): the parts skinned; 0 and
+ * an unchanged copy when there are none. `body` is only read. */
+tb_result tb_synth_skin_parts(tb_doc **out, const tb_doc *body, int *parts, tb_error *err);
 
 #ifdef __cplusplus
 }

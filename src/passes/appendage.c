@@ -2504,6 +2504,61 @@ static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const doub
     *section = rmin > 0 ? (float)(rmax / rmin) : INFINITY;
 }
 
+/* The root of a floating group is one of its ends. Its vertices nearest
+ * the trunk stand in for a root (wc[0..*nc)), but a tail hanging against a
+ * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
+ * height) is nearest the trunk halfway down. Geodesic double sweep over the
+ * group (from the patch to the farthest vertex e1, from e1 to the farthest
+ * e2: the two ends of a tube): when the patch lies more than a quarter of
+ * the e1–e2 length from both ends, the end nearer the trunk becomes the
+ * root (its vertices within 2% H). Groups the sweep does not cover whole
+ * (pieces in a row) keep their patch. g and allowed are scratch (allowed
+ * is left zero on wv). */
+static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, size_t nv, float *g, uint8_t *allowed,
+                                    uint32_t *wc, size_t *nc, tb_error *err)
+{
+    if (!*nc || nv < 8)
+        return TB_OK;
+    float *dp = malloc(nv * sizeof *dp);
+    if (!dp)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t k = 0; k < nv; k++)
+        allowed[wv[k]] = 1, g[wv[k]] = INFINITY;
+    for (size_t k = 0; k < *nc; k++)
+        g[wc[k]] = 0;
+    tb_result r = tb__dijkstra(g, &st->g, NULL, st->wpos, wc, *nc, allowed, err);
+    size_t e1 = 0, e2 = 0;
+    int whole = r == TB_OK;
+    for (size_t k = 0; whole && k < nv; k++) {
+        dp[k] = g[wv[k]];
+        whole = isfinite(dp[k]);
+        e1 = dp[k] > dp[e1] ? k : e1;
+    }
+    if (whole) {
+        for (size_t k = 0; k < nv; k++)
+            g[wv[k]] = INFINITY;
+        g[wv[e1]] = 0;
+        r = tb__dijkstra(g, &st->g, NULL, st->wpos, &wv[e1], 1, allowed, err);
+        for (size_t k = 0; r == TB_OK && k < nv; k++)
+            e2 = g[wv[k]] > g[wv[e2]] ? k : e2;
+    }
+    float L = whole && r == TB_OK ? g[wv[e2]] : 0;
+    if (L > 0 && dp[e1] > 0.25f * L && dp[e2] > 0.25f * L) {
+        float t1 = tb__trunk_dist(st, st->wpos + (size_t)wv[e1] * 3),
+              t2 = tb__trunk_dist(st, st->wpos + (size_t)wv[e2] * 3);
+        float band = 0.02f * st->H;
+        size_t n = 0;
+        for (size_t k = 0; k < nv; k++) /* g: geodesic from e1 */
+            if (t1 <= t2 ? g[wv[k]] <= band : g[wv[k]] >= L - band)
+                wc[n++] = wv[k];
+        *nc = n;
+    }
+    for (size_t k = 0; k < nv; k++)
+        allowed[wv[k]] = 0;
+    free(dp);
+    return r;
+}
+
 /* Everything about one merged appendage: tests, classification, geodesic. */
 static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
                              float *g, uint8_t *allowed, tb_error *err)
@@ -2614,22 +2669,33 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
             return tb__fail(err, TB_ERR_OOM, NULL, NULL);
         }
         /* a separate shell sunk into the body: its part inside the body's
-         * band (not far) nearest the trunk is its root */
-        int sunk = 0;
-        for (size_t k = 0; k < nv; k++)
-            sunk |= !st->far[wv[k]];
-        float dmin = INFINITY;
+         * band (not far) nearest the trunk is its root — when that part is
+         * at the end nearest the trunk; a shell that only passes through a
+         * limb's band (a tail hanging against a thigh) is not sunk there */
+        float dmin = INFINITY, dmin_in = INFINITY;
         for (size_t k = 0; k < nv; k++) {
             float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
             dt[k] = isfinite(dd) ? dd : st->wdist[wv[k]];
-            if (!sunk || !st->far[wv[k]])
-                dmin = dt[k] < dmin ? dt[k] : dmin;
+            dmin = dt[k] < dmin ? dt[k] : dmin;
+            if (!st->far[wv[k]])
+                dmin_in = dt[k] < dmin_in ? dt[k] : dmin_in;
         }
+        int sunk = dmin_in <= dmin + 0.03f * st->H;
+        if (sunk)
+            dmin = dmin_in;
         float band = sunk ? 0.03f * st->H : 0.01f * st->H;
         for (size_t k = 0; k < nv; k++)
             if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
                 wc[nc++] = wv[k];
         free(dt);
+        r = tb__root_at_an_end(st, wv, nv, g, allowed, wc, &nc, err);
+        if (r != TB_OK) {
+            free(wv);
+            free(wc);
+            free(src);
+            free(piece);
+            return r;
+        }
     }
     ap->welded_count = nv;
     for (size_t k = 0; k < nc; k++)

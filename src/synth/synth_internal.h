@@ -109,4 +109,10 @@ int tbs_add_clips(tb_doc *doc, const int *joint_node, float unit, uint32_t seed)
 #define TBS_BIT(j) (1u << (j))
 #define TBS_PI 3.14159265358979323846
 
+/* A body of rigid parts (meshes parented to bone nodes, not skinned) made
+ * skinned: each part 100% on the joint it hangs from (skin 0), moved into
+ * the bind space so it stands where it stood, on a new root node (synth_rigid.c).
+ * *converted: the number of parts; 0 leaves the doc as it was. */
+tb_result tbs_skin_rigid_parts(tb_doc *doc, int *converted, tb_error *err);
+
 #endif

@@ -301,12 +301,16 @@ static tb_result fx__body_init(fx_body *b, const tb_model *m, tb_error *err)
     {
         /* a fixture dresses and welds onto skinned skin round the hips (a
          * robot whose skin is only its hands is rigid parts, not a body) */
-        int hk = b->skin_of_skel[m->role_joint[TB_ROLE_HIPS]];
+        /* the hips, or a joint above them (a robot's pelvis part may hang
+         * from the body bone the hips hang from) */
         size_t on_hips = 0;
-        for (size_t v = 0; hk >= 0 && v < m->vertex_count; v++)
-            for (int q = 0; q < m->influences; q++)
-                on_hips += m->joints[v * (size_t)m->influences + (size_t)q] == hk &&
-                           m->weights[v * (size_t)m->influences + (size_t)q] > 0;
+        for (int j = m->role_joint[TB_ROLE_HIPS]; j >= 0 && !on_hips; j = m->skel.parents[j]) {
+            int hk = b->skin_of_skel[j];
+            for (size_t v = 0; hk >= 0 && v < m->vertex_count; v++)
+                for (int q = 0; q < m->influences; q++)
+                    on_hips += m->joints[v * (size_t)m->influences + (size_t)q] == hk &&
+                               m->weights[v * (size_t)m->influences + (size_t)q] > 0;
+        }
         if (!on_hips)
             return tb__fail(err, TB_ERR_NO_HIPS, NULL,
                             "no skinned vertex is weighted to the hips (%s): fixtures need a skinned body",
@@ -1564,6 +1568,41 @@ static tb_result fx__write(fx_build *bd, tb_doc *doc, const char *body_name, uin
     return TB_OK;
 }
 
+/* A private copy of the body: written and re-read (lossless). */
+static tb_result fx__copy(tb_doc **out, const tb_doc *body, tb_error *err)
+{
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    tb_result r = tb_doc_write_memory(body, &bytes, &size, err);
+    if (r != TB_OK)
+        return r;
+    r = tb_doc_load_memory(out, bytes, size, tb_doc_name(body), NULL, NULL, err);
+    free(bytes);
+    return r;
+}
+
+tb_result tb_synth_skin_parts(tb_doc **out, const tb_doc *body, int *parts, tb_error *err)
+{
+    int n = 0;
+    if (parts)
+        *parts = 0;
+    if (!out || !body)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_synth_skin_parts: out and body must not be NULL");
+    *out = NULL;
+    tb_doc *doc = NULL;
+    tb_result r = fx__copy(&doc, body, err);
+    if (r == TB_OK)
+        r = tbs_skin_rigid_parts(doc, &n, err);
+    if (r != TB_OK) {
+        tb_doc_free(doc);
+        return r;
+    }
+    if (parts)
+        *parts = n;
+    *out = doc;
+    return TB_OK;
+}
+
 tb_result tb_synth_onto_json(tb_doc **out, const tb_doc *body, const char *fixture, const tb_synth_desc *desc,
                              json_t **truth, tb_error *err)
 {
@@ -1579,15 +1618,8 @@ tb_result tb_synth_onto_json(tb_doc **out, const tb_doc *body, const char *fixtu
                         fixture ? fixture : "(null)");
     const fx_fixture *fx = &fx__fixtures[fi];
     uint32_t seed = desc && desc->seed ? desc->seed : TB_SYNTH_DEFAULT_SEED;
-    /* a private copy of the body: written and re-read (lossless) */
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    tb_result r = tb_doc_write_memory(body, &bytes, &size, err);
-    if (r != TB_OK)
-        return r;
     tb_doc *doc = NULL;
-    r = tb_doc_load_memory(&doc, bytes, size, tb_doc_name(body), NULL, NULL, err);
-    free(bytes);
+    tb_result r = fx__copy(&doc, body, err);
     if (r != TB_OK)
         return r;
     if (fx->rigid_body) {
@@ -1604,8 +1636,12 @@ tb_result tb_synth_onto_json(tb_doc **out, const tb_doc *body, const char *fixtu
             return r;
         }
     }
+    int parts = 0;
+    if (!fx->rigid_body) /* a robot of rigid parts: skinned first, as a rigger's export */
+        r = tbs_skin_rigid_parts(doc, &parts, err);
     tb_model *m = NULL;
-    r = tb_model_load(&m, doc, -1, err);
+    if (r == TB_OK)
+        r = tb_model_load(&m, doc, -1, err);
     if (r != TB_OK) {
         tb_doc_free(doc);
         return r;
