@@ -209,6 +209,7 @@ def fixture_table(cli, tmp):
     truth file), run fresh."""
     corpus('clips/Xbot_agree_run_walk.glb')
     corpus('clips/threejs_Soldier_rexport.glb')
+    corpus('clips/threejs_RobotExpressive.glb')
     exe = os.path.join(TESTS_DIR, 'test_fixtures')
     if not os.path.exists(exe):
         sys.exit(f'figures: {exe} not built (make build)')

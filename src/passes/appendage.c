@@ -2509,24 +2509,32 @@ static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const doub
  * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
  * height) is nearest the trunk halfway down. Geodesic double sweep over the
  * group (from the patch to the farthest vertex e1, from e1 to the farthest
- * e2: the two ends of a tube): when the patch lies more than a quarter of
- * the e1–e2 length from both ends, the end nearer the trunk becomes the
- * root (its vertices within 2% H). Groups the sweep does not cover whole
- * (pieces in a row) keep their patch. g and allowed are scratch (allowed
- * is left zero on wv). */
-static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, size_t nv, float *g, uint8_t *allowed,
-                                    uint32_t *wc, size_t *nc, tb_error *err)
+ * e2: the two ends of a tube, bridges joining the shells of a group): when
+ * the patch lies more than 15% of the e1–e2 length from both ends, and the
+ * end nearer the trunk is about as near it (within 1.5× `near`, the patch's
+ * trunk distance: a tube hangs by an end), that end becomes the root (its
+ * vertices within 2% H). A carried object touching the hip halfway along
+ * (a scabbard: its ends 3× farther from the trunk than its middle) keeps
+ * its patch, as do groups the sweep does not reach whole. g and allowed
+ * are scratch (allowed is left zero on wv). */
+static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, int shells,
+                                    float near, float *g, uint8_t *allowed, uint32_t *wc, size_t *nc, tb_error *err)
 {
     if (!*nc || nv < 8)
         return TB_OK;
     float *dp = malloc(nv * sizeof *dp);
     if (!dp)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb__graph bridges; /* between the shells of a group (fur over a tail, pieces in a row) */
+    memset(&bridges, 0, sizeof bridges);
+    tb_result r = shells > 1 ? tb__bridges(st, wv, piece, nv, &bridges, err) : TB_OK;
+    const tb__graph *extra = shells > 1 ? &bridges : NULL;
     for (size_t k = 0; k < nv; k++)
         allowed[wv[k]] = 1, g[wv[k]] = INFINITY;
     for (size_t k = 0; k < *nc; k++)
         g[wc[k]] = 0;
-    tb_result r = tb__dijkstra(g, &st->g, NULL, st->wpos, wc, *nc, allowed, err);
+    if (r == TB_OK)
+        r = tb__dijkstra(g, &st->g, extra, st->wpos, wc, *nc, allowed, err);
     size_t e1 = 0, e2 = 0;
     int whole = r == TB_OK;
     for (size_t k = 0; whole && k < nv; k++) {
@@ -2538,14 +2546,14 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, size_t nv
         for (size_t k = 0; k < nv; k++)
             g[wv[k]] = INFINITY;
         g[wv[e1]] = 0;
-        r = tb__dijkstra(g, &st->g, NULL, st->wpos, &wv[e1], 1, allowed, err);
+        r = tb__dijkstra(g, &st->g, extra, st->wpos, &wv[e1], 1, allowed, err);
         for (size_t k = 0; r == TB_OK && k < nv; k++)
             e2 = g[wv[k]] > g[wv[e2]] ? k : e2;
     }
     float L = whole && r == TB_OK ? g[wv[e2]] : 0;
-    if (L > 0 && dp[e1] > 0.25f * L && dp[e2] > 0.25f * L) {
-        float t1 = tb__trunk_dist(st, st->wpos + (size_t)wv[e1] * 3),
-              t2 = tb__trunk_dist(st, st->wpos + (size_t)wv[e2] * 3);
+    float t1 = L > 0 ? tb__trunk_dist(st, st->wpos + (size_t)wv[e1] * 3) : INFINITY,
+          t2 = L > 0 ? tb__trunk_dist(st, st->wpos + (size_t)wv[e2] * 3) : INFINITY;
+    if (L > 0 && dp[e1] > 0.15f * L && dp[e2] > 0.15f * L && (t1 < t2 ? t1 : t2) <= 1.5f * near) {
         float band = 0.02f * st->H;
         size_t n = 0;
         for (size_t k = 0; k < nv; k++) /* g: geodesic from e1 */
@@ -2555,6 +2563,7 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, size_t nv
     }
     for (size_t k = 0; k < nv; k++)
         allowed[wv[k]] = 0;
+    tb__graph_free(&bridges);
     free(dp);
     return r;
 }
@@ -2688,7 +2697,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
             if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
                 wc[nc++] = wv[k];
         free(dt);
-        r = tb__root_at_an_end(st, wv, nv, g, allowed, wc, &nc, err);
+        r = tb__root_at_an_end(st, wv, piece, nv, ap->shell_count, dmin, g, allowed, wc, &nc, err);
         if (r != TB_OK) {
             free(wv);
             free(wc);
