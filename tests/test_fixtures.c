@@ -341,10 +341,8 @@ static const char *const known_short[][2] = {
     {"Xbot", "up_welded_hips+vest"},
     {"Soldier", "hang_welded_nearest"},
     {"Soldier", "back_pieces_hips+coat"},
-    {"Robot", "hang_welded_nearest"},
     {"Robot", "hang_fur_hips"},
     {"Robot", "beside_welded_leg"},
-    {"Robot", "up_welded_hips+vest"},
 };
 
 static int is_known_short(const char *body, const char *fixture)

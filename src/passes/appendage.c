@@ -2504,6 +2504,27 @@ static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const doub
     *section = rmin > 0 ? (float)(rmax / rmin) : INFINITY;
 }
 
+/* Whether a shell's skin inside the body's band (not far) goes round a
+ * bone: then that shell is a body part (a robot's pelvis piece a tail is
+ * welded into, however small against the tail), not a tail's own shell
+ * whose root is sunk into the body. */
+static int tb__shell_band_wraps(const tb__state *st, uint32_t shell)
+{
+    size_t n = 0;
+    for (uint32_t e = st->shell_off[shell]; e < st->shell_off[shell + 1]; e++)
+        n += !st->far[st->shell_list[e]];
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return 0;
+    n = 0;
+    for (uint32_t e = st->shell_off[shell]; e < st->shell_off[shell + 1]; e++)
+        if (!st->far[st->shell_list[e]])
+            v[n++] = st->shell_list[e];
+    int w = tb__wraps(st, v, n);
+    free(v);
+    return w;
+}
+
 /* The root of a floating group is one of its ends. Its vertices nearest
  * the trunk stand in for a root (wc[0..*nc)), but a tail hanging against a
  * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
@@ -2596,7 +2617,8 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     for (size_t i = 0; i < st->ncomp; i++)
         if (st->comps[i].group == group)
             detached &= st->shell_total[st->comps[i].shell] - st->shell_far[st->comps[i].shell] <
-                        st->comps[i].nverts;
+                            st->comps[i].nverts &&
+                        !tb__shell_band_wraps(st, st->comps[i].shell);
     if (detached)
         nv += nx;
     uint32_t *wv = malloc((nv ? nv : 1) * sizeof *wv), *wc = malloc((nc + nv + 1) * sizeof *wc);
@@ -2755,8 +2777,8 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
         if (c->group != group || !c->ncollar)
             continue;
         size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
-        if (nonfar >= nv || 2 * (double)st->shell_area[c->shell] > st->area_total)
-            continue; /* the body's own shell (choice: never more than half the skin) */
+        if (nonfar >= nv || 2 * (double)st->shell_area[c->shell] > st->area_total || tb__shell_band_wraps(st, c->shell))
+            continue; /* the body's own shell (choice: never more than half the skin; a band round a bone) */
         int dup = 0; /* two pieces of one shell: its band once */
         for (size_t q = 0; q < i; q++)
             dup |= st->comps[q].group == group && st->comps[q].separate && st->comps[q].shell == c->shell;
