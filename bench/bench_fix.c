@@ -165,7 +165,7 @@ static int job_vs_copy(const char *label, const char *tailbone, const char *in, 
                        int runs, const char *tmp)
 {
     char out[1024], jl[64];
-    snprintf(out, sizeof out, "%s/bench_fix_out.glb", tmp);
+    snprintf(out, sizeof out, "%s/bench_fix_out_%d.glb", tmp, (int)getpid());
     snprintf(jl, sizeof jl, "%s", jobs);
     char *js[8];
     int nj = 0;

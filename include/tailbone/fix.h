@@ -147,6 +147,8 @@ typedef struct tb_fix_report {
     float fit_carry_rad;        /* the carry tried (-1: unchanged; 0: none) */
     float fit_bind_limit_rad;   /* the bend limit from the bind pose tried (0: none) */
     int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
+    int bakes;                  /* times the clips were baked: 1, 2 when the solver fit was
+                                   tried (each on the document repaired and transferred once) */
 } tb_fix_report;
 
 /* Runs the job on a copy of `in`; *out receives the result (free with

@@ -262,6 +262,7 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
     tb_result r = TB_OK;
     if (!d->no_bake) {
         rep->baked = 1;
+        rep->bakes++;
         tb__progress(d, "bake");
         tb_bake_desc bd = d->bake;
         bd.only = d->library_count > 0 ? NULL : d->only; /* transferred clips are already filtered */
@@ -586,13 +587,14 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             r = tb__attempt(&nd, in, d, &repair, &again, NULL, err);
             if (r == TB_OK) {
                 tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
-                int nt = rep->zone_try_count;
+                int nt = rep->zone_try_count, bakes = rep->bakes;
                 memcpy(tries, rep->zone_tries, sizeof tries);
                 tb__report_clear(rep);
                 *rep = again;
                 memcpy(rep->zone_tries, tries, sizeof tries);
                 rep->zone_try_count = nt;
                 rep->full_reruns = 1;
+                rep->bakes += bakes;
                 tb_doc_free(*doc);
                 *doc = nd;
             } else {
@@ -861,13 +863,17 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
                 tb_doc_free(doc);
                 doc = fdoc;
                 fdoc = NULL;
-                int reruns = rep->full_reruns;
+                int reruns = rep->full_reruns, bakes = rep->bakes;
                 tb__report_clear(rep);
                 *rep = fit;
                 memset(&fit, 0, sizeof fit);
                 rep->full_reruns += reruns;
+                rep->bakes += bakes;
                 rep->solver_fit_kept = 1;
-            } else if (!doc) {
+            } else {
+                rep->bakes += fit.bakes;
+            }
+            if (!doc) {
                 /* the first result back in place */
                 fr = tb__doc_state_restore(fdoc, &first, err);
                 doc = fdoc;
@@ -999,6 +1005,7 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
         }
         json_object_set_new(j, "weights", w);
         json_object_set_new(j, "full_reruns", json_integer(rep->full_reruns));
+        json_object_set_new(j, "bakes", json_integer(rep->bakes));
         if (rep->solver_fit_tried) {
             json_t *f = json_pack("{s:b}", "kept", rep->solver_fit_kept);
             if (rep->fit_bend_limit_rad > 0)
