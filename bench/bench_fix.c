@@ -10,7 +10,9 @@
  * "1,2"), interleaved with copy. Needs the tailbone binary (argv[2],
  * default ./tailbone beside this program) and ../shared (argv[3]) for the
  * Wolf. $BENCH_FIX_PART1_ONLY skips part 2; $BENCH_FIX_KEEP keeps the
- * dense character; $BENCH_FIX_DENSE_RUNS (default 3) its runs, 0 to skip it.
+ * dense character; $BENCH_FIX_DENSE_RUNS (default 3) its runs, 0 to skip it;
+ * $BENCH_FIX_BASELINE=BIN runs BIN's fix as well, interleaved with ours
+ * (before/after in one run).
  *
  * Part 2, the library job (tb_fix_run) by stage on a fixed workload: the synthetic characters tail_leg (746 tail vertices,
  * the SPEC's blend zone tears a stress clip, so the blend-zone search runs
@@ -155,19 +157,25 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* copy and fix -j J for every J in `jobs` (comma-separated), interleaved
- * `runs` times: medians of the wall times, the largest peak RSS of each. */
+ * `runs` times: medians of the wall times, the largest peak RSS of each.
+ * With $BENCH_FIX_BASELINE (another tailbone binary, e.g. one built from an
+ * earlier commit), its fix runs too, right after ours in every round: a
+ * before/after in the same run. */
 static int job_vs_copy(const char *label, const char *tailbone, const char *in, const char *lib, const char *jobs,
                        int runs, const char *tmp)
 {
     char out[1024], jl[64];
-    snprintf(out, sizeof out, "%s/bench_fix_out.glb", tmp);
+    snprintf(out, sizeof out, "%s/bench_fix_out_%d.glb", tmp, (int)getpid());
     snprintf(jl, sizeof jl, "%s", jobs);
     char *js[8];
     int nj = 0;
     for (char *t = strtok(jl, ","); t && nj < 8; t = strtok(NULL, ","))
         js[nj++] = t;
+    const char *base = getenv("BENCH_FIX_BASELINE");
+    const char *bins[2] = {tailbone, base && *base ? base : NULL};
+    int nb = bins[1] ? 2 : 1;
     char *copy_argv[] = {(char *)tailbone, "copy", (char *)in, out, NULL};
-    double tc[16], tf[8][16], rc = 0, rf[8] = {0};
+    double tc[16], tf[2][8][16], rc = 0, rf[2][8] = {{0}};
     runs = runs > 16 ? 16 : runs;
     for (int r = 0; r < runs; r++) {
         child_run c, f;
@@ -175,23 +183,26 @@ static int job_vs_copy(const char *label, const char *tailbone, const char *in, 
             return 1;
         tc[r] = c.wall_s;
         rc = c.peak_mib > rc ? c.peak_mib : rc;
-        for (int k = 0; k < nj; k++) {
-            char *fix_argv[] = {(char *)tailbone, "fix", (char *)in, "--clips", (char *)lib, "-o", out, "-q", "-j", js[k], NULL};
-            if (run_child(fix_argv, &f))
-                return 1;
-            tf[k][r] = f.wall_s;
-            rf[k] = f.peak_mib > rf[k] ? f.peak_mib : rf[k];
-        }
+        for (int k = 0; k < nj; k++)
+            for (int b = 0; b < nb; b++) {
+                char *fix_argv[] = {(char *)bins[b], "fix", (char *)in, "--clips", (char *)lib, "-o", out, "-q", "-j",
+                                    js[k], NULL};
+                if (run_child(fix_argv, &f))
+                    return 1;
+                tf[b][k][r] = f.wall_s;
+                rf[b][k] = f.peak_mib > rf[b][k] ? f.peak_mib : rf[b][k];
+            }
     }
     qsort(tc, (size_t)runs, sizeof *tc, cmp_double);
     double mc = tc[runs / 2];
     printf("%-30s copy %8.1f ms %6.1f MiB\n", label, 1e3 * mc, rc);
-    for (int k = 0; k < nj; k++) {
-        qsort(tf[k], (size_t)runs, sizeof *tf[k], cmp_double);
-        double mf = tf[k][runs / 2];
-        printf("%-30s fix --clips -j %-3s %8.1f ms %6.1f MiB: time %5.2fx copy, peak RSS %4.2fx copy\n", "", js[k],
-               1e3 * mf, rf[k], mf / mc, rf[k] / rc);
-    }
+    for (int k = 0; k < nj; k++)
+        for (int b = 0; b < nb; b++) {
+            qsort(tf[b][k], (size_t)runs, sizeof *tf[b][k], cmp_double);
+            double mf = tf[b][k][runs / 2];
+            printf("%-30s %sfix --clips -j %-3s %8.1f ms %6.1f MiB: time %5.2fx copy, peak RSS %4.2fx copy\n", "",
+                   b ? "baseline " : "", js[k], 1e3 * mf, rf[b][k], mf / mc, rf[b][k] / rc);
+        }
     remove(out);
     return 0;
 }

@@ -31,10 +31,12 @@
  * same baked document with only the weights changed (detection, transfer
  * and bake run once); the first that meets the bar is kept, else the
  * best (fewest clips torn, least torn, fewest clips past the row). The
- * tries are in the report. Solver fit: when that best still tears, the job
- * runs once more with the bend limit (and, for a tail curled in its bind
- * pose, the rest curve) fitted to what the weights carry, unless the
- * caller set them or no_solver_fit; the better result is kept.
+ * tries are in the report. Solver fit: when that best still tears, the
+ * clips are baked once more with the bend limit (and, for a tail curled in
+ * its bind pose, the rest curve) fitted to what the weights carry, unless
+ * the caller set them or no_solver_fit, then measured and searched again;
+ * the better result is kept. Detection and transfer run once: the fit
+ * re-bakes the document as it was before the first bake.
  *
  * `in` is never modified: each attempt works on its own copy, made by
  * writing and re-reading it (lossless, docs/gltf.md). Reentrant: no global
@@ -129,9 +131,10 @@ typedef struct tb_fix_report {
     int changed;                /* the output differs from the input */
     int weight_count;           /* chains below (at most TB_FIX_MAX_CHAINS) */
     tb_fix_weights weights[TB_FIX_MAX_CHAINS];
-    int full_reruns;            /* attempts that redid repair, transfer and bake (0 unless
-                                   the weights could not be rewritten in place, or the
-                                   solver fit was tried) */
+    int full_reruns;            /* attempts that redid repair, transfer and bake from a
+                                   fresh copy: 0 unless the kept weights could not be
+                                   written in place (a subset skin lacked a joint); the
+                                   solver fit re-bakes without one */
     /* Solver fit (docs/fix.md): when the best weights still tear, the job
      * is baked once more with the bend limit lowered to what the weights
      * carry (less each joint's share of the carry) and, where the bind pose
@@ -144,6 +147,8 @@ typedef struct tb_fix_report {
     float fit_carry_rad;        /* the carry tried (-1: unchanged; 0: none) */
     float fit_bind_limit_rad;   /* the bend limit from the bind pose tried (0: none) */
     int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
+    int bakes;                  /* times the clips were baked: 1, 2 when the solver fit was
+                                   tried (each on the document repaired and transferred once) */
 } tb_fix_report;
 
 /* Runs the job on a copy of `in`; *out receives the result (free with

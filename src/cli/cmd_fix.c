@@ -239,7 +239,8 @@ static void tb__print_weights(const tb_fix_report *rep)
             printf(" carry %.0f°", rep->fit_carry_rad * TB_DEG_PER_RAD);
         if (rep->fit_bind_limit_rad > 0)
             printf(" limit from the bind pose %.0f°", rep->fit_bind_limit_rad * TB_DEG_PER_RAD);
-        printf(" -> %s\n", rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
+        printf(" -> %s (baked again on the same repaired document: detection and transfer ran once)\n",
+               rep->solver_fit_kept ? "kept: it tears less" : "not kept: it does not tear less");
     }
     for (int i = 0; i < rep->weight_count; i++) {
         const tb_fix_weights *w = &rep->weights[i];

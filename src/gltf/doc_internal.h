@@ -48,6 +48,22 @@ int tb__doc_borrow_bin(tb_doc *doc, const tb_doc *from);
  * cannot. tb__bin_append does this itself before it appends. */
 tb_result tb__doc_own_bin(tb_doc *doc);
 
+/* A state of a document to come back to (fix's solver fit re-bakes the
+ * document it detected and transferred once): its JSON and the BIN's bytes
+ * from `base` on. Passes only append to the BIN (tb__bin_append), so the
+ * bytes below `base` are the same whenever the state is restored. */
+typedef struct tb__doc_state {
+    json_t *root;
+    size_t base, size; /* the BIN was `size` long; tail holds bin[base, size) */
+    uint8_t *tail;
+} tb__doc_state;
+/* Saves doc's JSON (a deep copy) and bin[base, bin_size) (base <= bin_size). */
+tb_result tb__doc_state_save(const tb_doc *doc, size_t base, tb__doc_state *st);
+/* Puts doc back to the saved state (moving the state's JSON into it: a state
+ * is restored once) and re-parses it. */
+tb_result tb__doc_state_restore(tb_doc *doc, tb__doc_state *st, tb_error *err);
+void tb__doc_state_free(tb__doc_state *st);
+
 void tb__warn(tb_doc *doc, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

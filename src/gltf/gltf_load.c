@@ -777,6 +777,59 @@ void tb_doc_free(tb_doc *doc)
     free(doc);
 }
 
+/* ---- a state to come back to (doc_internal.h) ---- */
+
+tb_result tb__doc_state_save(const tb_doc *doc, size_t base, tb__doc_state *st)
+{
+    memset(st, 0, sizeof *st);
+    if (base > doc->bin_size)
+        return TB_ERR_ARG;
+    st->base = base;
+    st->size = doc->bin_size;
+    st->root = json_deep_copy(doc->root);
+    st->tail = malloc(st->size - base + 1);
+    if (!st->root || !st->tail) {
+        tb__doc_state_free(st);
+        return TB_ERR_OOM;
+    }
+    if (st->size > base)
+        memcpy(st->tail, doc->bin + base, st->size - base);
+    return TB_OK;
+}
+
+tb_result tb__doc_state_restore(tb_doc *doc, tb__doc_state *st, tb_error *err)
+{
+    if (!st->root || st->base > doc->bin_size)
+        return tb__fail(err, TB_ERR_ARG, NULL, "no document state to restore");
+    if (st->size > st->base) {
+        if (doc->bin_borrowed && tb__doc_own_bin(doc) != TB_OK)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        if (st->size > doc->bin_cap) {
+            uint8_t *b = realloc(doc->bin, st->size);
+            if (!b)
+                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            doc->bin = b;
+            doc->bin_cap = st->size;
+        }
+        memcpy(doc->bin + st->base, st->tail, st->size - st->base);
+    }
+    doc->bin_size = st->size;
+    json_decref(doc->root);
+    doc->root = st->root;
+    st->root = NULL;
+    tb__doc_state_free(st);
+    return tb_doc_refresh(doc, err);
+}
+
+void tb__doc_state_free(tb__doc_state *st)
+{
+    if (!st)
+        return;
+    json_decref(st->root);
+    free(st->tail);
+    memset(st, 0, sizeof *st);
+}
+
 const tb_gltf *tb_doc_gltf(const tb_doc *doc) { return &doc->g; }
 json_t *tb_doc_json(tb_doc *doc) { return doc->root; }
 const char *tb_doc_name(const tb_doc *doc) { return doc->name; }

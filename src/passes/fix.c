@@ -210,8 +210,9 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     return r;
 }
 
-/* One attempt: a fresh copy of `in` through every step. */
-static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
+/* Steps 1-2 of an attempt: a fresh copy of `in`, repaired (the weight plan
+ * handed back) and given the library's clips. */
+static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
                              tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
 {
     *out = NULL;
@@ -246,8 +247,22 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
             free(rep->retarget), rep->retarget = NULL;
         rep->changed = 1;
     }
-    if (r == TB_OK && !d->no_bake) {
+    if (r != TB_OK) {
+        tb_doc_free(doc);
+        return r;
+    }
+    *out = doc;
+    return TB_OK;
+}
+
+/* Steps 3-4 on a prepared document: the bake with d->bake, every baked
+ * clip measured. */
+static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_report *rep, tb_error *err)
+{
+    tb_result r = TB_OK;
+    if (!d->no_bake) {
         rep->baked = 1;
+        rep->bakes++;
         tb__progress(d, "bake");
         tb_bake_desc bd = d->bake;
         bd.only = d->library_count > 0 ? NULL : d->only; /* transferred clips are already filtered */
@@ -267,12 +282,81 @@ static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *
             rep->collar_band = a->welded_collar ? a->collar_band : 0;
         }
     }
-    if (r != TB_OK) {
-        tb_doc_free(doc);
-        return r;
+    return r;
+}
+
+/* One attempt: a fresh copy of `in` through every step. */
+static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
+                             tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
+{
+    tb_result r = tb__prepare(out, in, d, repair, rep, plan, err);
+    if (r == TB_OK && (r = tb__bake_measure(*out, d, rep, err)) != TB_OK) {
+        tb_doc_free(*out);
+        *out = NULL;
     }
-    *out = doc;
+    return r;
+}
+
+/* Deep copies of the repair's and the transfer's reports: the solver fit
+ * starts from the state after them (its report owns its own). */
+static tb_result tb__repair_copy(tb_appendage_report *dst, const tb_appendage_report *src)
+{
+    *dst = *src;
+    dst->appendages = NULL;
+    dst->appendage_count = 0;
+    if (!src->appendage_count)
+        return TB_OK;
+    if (!(dst->appendages = malloc((size_t)src->appendage_count * sizeof *dst->appendages)))
+        return TB_ERR_OOM;
+    memcpy(dst->appendages, src->appendages, (size_t)src->appendage_count * sizeof *dst->appendages);
+    for (int i = 0; i < src->appendage_count; i++)
+        dst->appendages[i].vertices = NULL;
+    dst->appendage_count = src->appendage_count;
+    for (int i = 0; i < src->appendage_count; i++) {
+        const tb_appendage *a = &src->appendages[i];
+        if (!a->vertices)
+            continue;
+        size_t bytes = a->vertex_count * sizeof *a->vertices;
+        if (!(dst->appendages[i].vertices = malloc(bytes + 1)))
+            return TB_ERR_OOM;
+        memcpy(dst->appendages[i].vertices, a->vertices, bytes);
+    }
     return TB_OK;
+}
+
+static char *tb__strdup0(const char *s, int *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    *oom |= s && !d;
+    return d;
+}
+
+static tb_retarget_report *tb__retarget_copy(const tb_retarget_report *src, int *oom)
+{
+    if (!src)
+        return NULL;
+    tb_retarget_report *d = calloc(1, sizeof *d);
+    if (!d) {
+        *oom = 1;
+        return NULL;
+    }
+    *d = *src;
+    d->tails = NULL, d->tail_count = 0, d->clips = NULL, d->clip_count = 0;
+    d->file = tb__strdup0(src->file, oom);
+    if (src->tail_count && (d->tails = calloc((size_t)src->tail_count, sizeof *d->tails)))
+        for (d->tail_count = 0; d->tail_count < src->tail_count; d->tail_count++) {
+            d->tails[d->tail_count] = src->tails[d->tail_count];
+            d->tails[d->tail_count].attachment = tb__strdup0(src->tails[d->tail_count].attachment, oom);
+        }
+    *oom |= src->tail_count && !d->tails;
+    if (src->clip_count && (d->clips = calloc((size_t)src->clip_count, sizeof *d->clips)))
+        for (d->clip_count = 0; d->clip_count < src->clip_count; d->clip_count++) {
+            d->clips[d->clip_count] = src->clips[d->clip_count];
+            d->clips[d->clip_count].name = tb__strdup0(src->clips[d->clip_count].name, oom);
+            d->clips[d->clip_count].source = tb__strdup0(src->clips[d->clip_count].source, oom);
+        }
+    *oom |= src->clip_count && !d->clips;
+    return d;
 }
 
 /* How an attempt's clips meet the bar: tears (tail or seam) first, then
@@ -503,13 +587,14 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             r = tb__attempt(&nd, in, d, &repair, &again, NULL, err);
             if (r == TB_OK) {
                 tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
-                int nt = rep->zone_try_count;
+                int nt = rep->zone_try_count, bakes = rep->bakes;
                 memcpy(tries, rep->zone_tries, sizeof tries);
                 tb__report_clear(rep);
                 *rep = again;
                 memcpy(rep->zone_tries, tries, sizeof tries);
                 rep->zone_try_count = nt;
                 rep->full_reruns = 1;
+                rep->bakes += bakes;
                 tb_doc_free(*doc);
                 *doc = nd;
             } else {
@@ -692,62 +777,126 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         d = *desc;
     else
         memset(&d, 0, sizeof d);
-    /* Detection, transfer and bake run once; the blend search re-applies
-     * only the weights. The user's own zone is never searched, nor a band
-     * given with it. */
+    /* Detection and transfer run once; the blend search re-applies only the
+     * weights, the solver fit only the bake (and the search after it). The
+     * user's own zone is never searched, nor a band given with it. */
     int search_zone = !(d.repair.blend_zone > 0) && !d.no_bake;
     int search_band = search_zone && d.repair.collar_band == 0;
+    int may_fit = search_zone && !d.no_solver_fit && !d.bake.existing;
     tb__weight_plan *plan = NULL;
     tb_doc *doc = NULL;
-    tb_result r = tb__attempt(&doc, in, &d, &d.repair, rep, &plan, err);
+    /* what the solver fit starts from: the document before its first bake
+     * (JSON and BIN length: the bake and the weights only append), and the
+     * repair's and transfer's reports as they were then */
+    tb__doc_state pre;
+    memset(&pre, 0, sizeof pre);
+    tb_appendage_report pre_repair;
+    memset(&pre_repair, 0, sizeof pre_repair);
+    tb_retarget_report *pre_retarget = NULL;
+    int pre_changed = 0, have_pre = 0;
+    tb_result r = tb__prepare(&doc, in, &d, &d.repair, rep, &plan, err);
+    if (r == TB_OK && may_fit && plan && tb__weight_plan_smooth(plan)) {
+        int oom = tb__doc_state_save(doc, doc->bin_size, &pre) != TB_OK;
+        oom |= tb__repair_copy(&pre_repair, &rep->repair) != TB_OK;
+        pre_retarget = tb__retarget_copy(rep->retarget, &oom);
+        pre_changed = rep->changed;
+        have_pre = !oom;
+        if (oom)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    if (r == TB_OK && (r = tb__bake_measure(doc, &d, rep, err)) != TB_OK) {
+        tb_doc_free(doc);
+        doc = NULL;
+    }
     if (r == TB_OK && search_zone && plan && rep->baked && tb__weight_plan_smooth(plan))
         r = tb__search(&doc, in, &d, plan, rep, search_band, err);
     if (r == TB_OK)
         tb__weights_report(rep, plan);
-    tb__weight_plan_free(plan);
-    plan = NULL;
     tb__score best;
     tb__score_report(rep, &best);
     tb_fix_desc fd = d;
     rep->fit_rest_curve = -1;
     rep->fit_carry_rad = -1;
-    if (r == TB_OK && search_zone && !d.no_solver_fit && !d.bake.existing && rep->baked && (best.torn_clips || best.over_clips) &&
+    if (r == TB_OK && may_fit && rep->baked && (best.torn_clips || best.over_clips) &&
         tb__solver_fit(&d, in, rep, &fd.bake)) {
-        /* the solver fitted to the weights: one more whole job (its bake
-         * differs), with its own blend search */
-        tb__progress(&d, "solver fitted to the weights: again");
+        /* the solver fitted to the weights: its bake differs, so the bake,
+         * the measure and the blend search again, on the document as it
+         * was before the first bake (detection and transfer kept) */
+        tb__progress(&d, "solver fitted to the weights: bake again");
         tb_fix_report fit;
         memset(&fit, 0, sizeof fit);
         tb_doc *fdoc = NULL;
-        tb_result fr = tb__attempt(&fdoc, in, &fd, &d.repair, &fit, &plan, err);
+        tb__doc_state first; /* the first result, while the fit is baked */
+        memset(&first, 0, sizeof first);
+        int in_place = have_pre && !rep->full_reruns;
+        tb_result fr = TB_OK;
+        if (in_place) {
+            if (tb__doc_state_save(doc, pre.base, &first) != TB_OK)
+                fr = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            fit.repair = pre_repair;
+            memset(&pre_repair, 0, sizeof pre_repair);
+            fit.retarget = pre_retarget;
+            pre_retarget = NULL;
+            fit.changed = pre_changed;
+            fit.bake_existing = rep->bake_existing;
+            if (fr == TB_OK && (fr = tb__doc_state_restore(doc, &pre, err)) == TB_OK) {
+                fdoc = doc;
+                doc = NULL;
+                fr = tb__bake_measure(fdoc, &fd, &fit, err);
+            }
+        } else {
+            /* the first search redid the whole job (a subset skin lacked a
+             * joint): so does the fit, from a fresh copy */
+            tb__weight_plan_free(plan);
+            plan = NULL;
+            fr = tb__attempt(&fdoc, in, &fd, &d.repair, &fit, &plan, err);
+            rep->full_reruns++;
+        }
         if (fr == TB_OK && plan && tb__weight_plan_smooth(plan))
             fr = tb__search(&fdoc, in, &fd, plan, &fit, search_band, err);
         if (fr == TB_OK)
             tb__weights_report(&fit, plan);
-        tb__weight_plan_free(plan);
+        if (fr == TB_OK) {
+            tb__score sc;
+            tb__score_report(&fit, &sc);
+            if (tb__better(&sc, &best)) {
+                tb_doc_free(doc);
+                doc = fdoc;
+                fdoc = NULL;
+                int reruns = rep->full_reruns, bakes = rep->bakes;
+                tb__report_clear(rep);
+                *rep = fit;
+                memset(&fit, 0, sizeof fit);
+                rep->full_reruns += reruns;
+                rep->bakes += bakes;
+                rep->solver_fit_kept = 1;
+            } else {
+                rep->bakes += fit.bakes;
+            }
+            if (!doc) {
+                /* the first result back in place */
+                fr = tb__doc_state_restore(fdoc, &first, err);
+                doc = fdoc;
+                fdoc = NULL;
+            }
+        }
+        tb__doc_state_free(&first);
+        tb_doc_free(fdoc);
+        tb__report_clear(&fit);
         if (fr != TB_OK) {
-            tb_doc_free(fdoc);
-            tb__report_clear(&fit);
+            tb__weight_plan_free(plan);
+            tb__doc_state_free(&pre);
+            tb_appendage_report_free(&pre_repair);
+            tb_retarget_report_free(pre_retarget);
+            free(pre_retarget);
             tb_doc_free(doc);
             return fr;
         }
-        tb__score sc;
-        tb__score_report(&fit, &sc);
         float lim = fd.bake.spring.params.bend_limit_rad != d.bake.spring.params.bend_limit_rad
                         ? fd.bake.spring.params.bend_limit_rad
                         : 0;
         float rc = fd.bake.spring.params.rest_curve != d.bake.spring.params.rest_curve ? fd.bake.spring.params.rest_curve
                                                                                        : -1;
-        if (tb__better(&sc, &best)) {
-            tb_doc_free(doc);
-            doc = fdoc;
-            tb__report_clear(rep);
-            *rep = fit;
-            rep->solver_fit_kept = 1;
-        } else {
-            tb_doc_free(fdoc);
-            tb__report_clear(&fit);
-        }
         rep->solver_fit_tried = 1;
         rep->fit_bend_limit_rad = lim;
         rep->fit_rest_curve = rc;
@@ -757,8 +906,12 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         rep->fit_bind_limit_rad = fd.bake.spring.params.bind_limit_rad != d.bake.spring.params.bind_limit_rad
                                       ? fd.bake.spring.params.bind_limit_rad
                                       : 0;
-        rep->full_reruns++;
     }
+    tb__weight_plan_free(plan);
+    tb__doc_state_free(&pre);
+    tb_appendage_report_free(&pre_repair);
+    tb_retarget_report_free(pre_retarget);
+    free(pre_retarget);
     if (r == TB_OK && tb__doc_own_bin(doc) != TB_OK) /* the caller may free `in` first */
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r != TB_OK) {
@@ -852,6 +1005,7 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
         }
         json_object_set_new(j, "weights", w);
         json_object_set_new(j, "full_reruns", json_integer(rep->full_reruns));
+        json_object_set_new(j, "bakes", json_integer(rep->bakes));
         if (rep->solver_fit_tried) {
             json_t *f = json_pack("{s:b}", "kept", rep->solver_fit_kept);
             if (rep->fit_bend_limit_rad > 0)
