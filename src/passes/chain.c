@@ -670,6 +670,49 @@ static void tb__chain_geometry(tb__chain_plan *c, const tb_model *m, const uint6
     c->ring = tb__edge_spread(c->verts, c->gc, c->n, edges, ne);
 }
 
+/* Every copy of the welded collar (choice, issue 13). Detection lists one
+ * model vertex per welded collar position, but a position can hold several:
+ * the body's vertex and the welded tail's own root ring (a tail modelled as
+ * a separate primitive whose root vertices lie on the body's), or a body
+ * vertex split at a UV or normal seam. Moving one copy and not the others
+ * (the collar ring halfway, tb__blend_collar_ring) opens the surface
+ * between vertices that share a position — a crack no edge measures, since
+ * the copies share no triangle — and tears the copy's own edges (synthetic
+ * beside_welded_leg, Sprint: the tail's root ring to its next ring 2.0, in
+ * the body group). So the copies at each collar position (within the weld
+ * distance, 1e-5 H) not already reweighted are appended to c->welded, each
+ * with its own weights; c->nwelded counts them all. O(V * positions). */
+static tb_result tb__collar_copies(tb__chain_plan *c, const tb_model *m, const uint8_t *changed)
+{
+    size_t n0 = c->nwelded, cap = n0 + 1;
+    if (!n0)
+        return TB_OK;
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1), e2 = eps * eps;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        if (changed[v])
+            continue;
+        const float *p = m->positions + v * 3;
+        for (size_t k = 0; k < n0; k++) {
+            size_t w = c->welded[k];
+            const float *q = m->positions + w * 3;
+            float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+            if (w == v || !(dx * dx + dy * dy + dz * dz <= e2))
+                continue;
+            if (c->nwelded + 1 >= cap) {
+                size_t nc = cap * 2 > c->nwelded + 2 ? cap * 2 : c->nwelded + 2;
+                uint32_t *nw = realloc(c->welded, nc * sizeof *nw);
+                if (!nw)
+                    return TB_ERR_OOM;
+                c->welded = nw;
+                cap = nc;
+            }
+            c->welded[c->nwelded++] = (uint32_t)v;
+            break;
+        }
+    }
+    return TB_OK;
+}
+
 /* K from the mesh (choice, issue 13): no more bones than the rings can
  * follow. A segment needs two rings, one inside each half of its blend; a
  * tail with fewer (a low-poly tail, rings far apart for its length) gets
@@ -954,6 +997,12 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             for (size_t k = 0; k < aw->collar_count; k++)
                 if (!A->changed[aw->collar[k]])
                     c.welded[c.nwelded++] = aw->collar[k];
+            size_t positions = c.nwelded;
+            if (tb__collar_copies(&c, m, A->changed) != TB_OK) {
+                tb__chain_plan_clear(&c);
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
             c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
             c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
             if (!c.cj || !c.cw) {
@@ -964,14 +1013,14 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
                 tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
             float band = tb__band_for(&c, A->collar_band, A->auto_band);
-            a->welded_collar = c.nwelded;
+            a->welded_collar = positions;
             a->collar_band = c.nwelded ? band : 0;
             if (c.nwelded && band > 0) {
                 used = strlen(a->reason);
                 snprintf(a->reason + used, sizeof a->reason - used,
                          "; welded into the body: weights blend from those of its %zu collar vertices to the "
                          "chain's over the collar band",
-                         c.nwelded);
+                         positions);
                 tb__blend_welded_collar(A, &c, band, 0);
             }
         }
