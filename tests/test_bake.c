@@ -583,6 +583,40 @@ static void fix_run_is_the_whole_job_and_leaves_its_input_alone(void **state)
     assert_int_equal(tb_fix_run(&out, in, &d, &rep, &err), TB_OK);
     assert_int_equal(rep.zone_try_count, 0);
     assert_float_equal(rep.blend_zone, 0.25f, 1e-6f);
+    /* the largest bend per joint per clip (issue 13 item 4), read back from
+     * the written keys: the angle of each Tail_k key from the node's rest
+     * rotation, 2 acos |q . r| in double, largest over the keys */
+    const tb_gltf *g = tb_doc_gltf(out);
+    int checked = 0;
+    for (int c = 0; c < rep.stretch_count; c++) {
+        const tb_gltf_animation *an = &g->animations[rep.stretch[c].animation];
+        for (int k = 0; k < rep.stretch[c].bend_count; k++) {
+            double key_max = -1;
+            for (int ch = 0; ch < an->channel_count; ch++) {
+                const tb_gltf_channel *cc = &an->channels[ch];
+                if (cc->path != TB_GLTF_PATH_ROTATION || cc->node < 0 || !g->nodes[cc->node].name ||
+                    strcmp(g->nodes[cc->node].name, rep.stretch[c].bend_joint[k]))
+                    continue;
+                int acc = an->samplers[cc->sampler].output;
+                size_t nq = g->accessors[acc].count;
+                float *q = malloc(nq * 4 * sizeof *q);
+                assert_non_null(q);
+                assert_int_equal(tb_accessor_read_floats(out, acc, q, nq * 4, &err), TB_OK);
+                const float *r = g->nodes[cc->node].local.r;
+                for (size_t i = 0; i < nq; i++) {
+                    double dot = fabs((double)q[4 * i] * r[0] + (double)q[4 * i + 1] * r[1] +
+                                      (double)q[4 * i + 2] * r[2] + (double)q[4 * i + 3] * r[3]);
+                    double ang = 2 * acos(dot > 1 ? 1 : dot);
+                    key_max = ang > key_max ? ang : key_max;
+                }
+                free(q);
+            }
+            assert_true(key_max >= 0); /* every reported joint is keyed */
+            assert_float_equal(rep.stretch[c].bend_rad[k], key_max, 0.5 * 0.0174533);
+            checked++;
+        }
+    }
+    assert_int_equal(checked, rep.stretch_count * 4);
     tb_fix_report_free(&rep);
     tb_doc_free(out);
 
