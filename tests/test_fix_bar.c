@@ -34,11 +34,12 @@ static const body_spec bodies[] = {
 
 /* body, fixture, reason (docs/fix.md, "Short of the bar") */
 static const char *const short_of_bar[][3] = {
-    {"synth:plain", "hang_welded_nearest", "welded: 0 torn with the collar ring halfway, but tail max 1.32 in Sprint"},
-    {"synth:plain", "beside_welded_leg", "welded: 0 torn with the collar ring halfway, but tail max 1.39-1.45"},
-    {"Xbot", "up_welded_hips+vest",
-     "seam tears 0.01% with the blend the search fits, since the tube-end trim peels the body skin off its root"},
-    {"Soldier", "hang_welded_nearest", "detection short (test_fixtures known_short); seam tears 2.4% with every blend tried"},
+    {"synth:plain", "hang_welded_nearest",
+     "welded between the thighs: the collar's thigh weights, carried into the band, pull the tail's first rings "
+     "apart in Sprint (tail max 1.33)"},
+    {"synth:plain", "beside_welded_leg",
+     "welded beside the left thigh: the collar's left-thigh weight (0.17 after the collar ring) fades over one "
+     "ring in the band (tail max 1.39-1.46)"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)

@@ -111,6 +111,10 @@ typedef struct tb_fix_weights {
                                    18% at θ = 0.36 zone / radius_seg */
     float sized_zone;           /* the zone sized from the tail's geometry, before the
                                    search (the solver fit's bind limit uses the smaller) */
+    float ramp_zone;            /* the kept weights' steepest ramp along the tail, as a
+                                   zone (0.5 / slope per segment): below `zone` where a
+                                   welded collar's band steepens a joint's ramp; the
+                                   solver fit's bind limit uses it too */
 } tb_fix_weights;
 
 #define TB_FIX_MAX_CHAINS 8

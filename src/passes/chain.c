@@ -157,6 +157,9 @@ typedef struct tb__chain_plan {
     float ring;       /* spacing of the tail's rings along the chain (bind units) */
     float radius;     /* 75th percentile of the skin's distance from the chain polyline */
     int smooth;       /* smooth weights (not one bone per piece) */
+    uint32_t *along;  /* the tail's edges along it, pairs of indices into verts */
+    size_t nalong;
+    float ramp_zone;  /* the written weights' steepest ramp as a zone (tb__chain_ramp_zone) */
 } tb__chain_plan;
 
 struct tb__weight_plan {
@@ -175,6 +178,7 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->welded);
     free(c->cj);
     free(c->cw);
+    free(c->along);
     memset(c, 0, sizeof *c);
 }
 
@@ -670,6 +674,49 @@ static void tb__chain_geometry(tb__chain_plan *c, const tb_model *m, const uint6
     c->ring = tb__edge_spread(c->verts, c->gc, c->n, edges, ne);
 }
 
+/* Every copy of the welded collar (choice, issue 13). Detection lists one
+ * model vertex per welded collar position, but a position can hold several:
+ * the body's vertex and the welded tail's own root ring (a tail modelled as
+ * a separate primitive whose root vertices lie on the body's), or a body
+ * vertex split at a UV or normal seam. Moving one copy and not the others
+ * (the collar ring halfway, tb__blend_collar_ring) opens the surface
+ * between vertices that share a position — a crack no edge measures, since
+ * the copies share no triangle — and tears the copy's own edges (synthetic
+ * beside_welded_leg, Sprint: the tail's root ring to its next ring 2.0, in
+ * the body group). So the copies at each collar position (within the weld
+ * distance, 1e-5 H) not already reweighted are appended to c->welded, each
+ * with its own weights; c->nwelded counts them all. O(V * positions). */
+static tb_result tb__collar_copies(tb__chain_plan *c, const tb_model *m, const uint8_t *changed)
+{
+    size_t n0 = c->nwelded, cap = n0 + 1;
+    if (!n0)
+        return TB_OK;
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1), e2 = eps * eps;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        if (changed[v])
+            continue;
+        const float *p = m->positions + v * 3;
+        for (size_t k = 0; k < n0; k++) {
+            size_t w = c->welded[k];
+            const float *q = m->positions + w * 3;
+            float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+            if (w == v || !(dx * dx + dy * dy + dz * dz <= e2))
+                continue;
+            if (c->nwelded + 1 >= cap) {
+                size_t nc = cap * 2 > c->nwelded + 2 ? cap * 2 : c->nwelded + 2;
+                uint32_t *nw = realloc(c->welded, nc * sizeof *nw);
+                if (!nw)
+                    return TB_ERR_OOM;
+                c->welded = nw;
+                cap = nc;
+            }
+            c->welded[c->nwelded++] = (uint32_t)v;
+            break;
+        }
+    }
+    return TB_OK;
+}
+
 /* K from the mesh (choice, issue 13): no more bones than the rings can
  * follow. A segment needs two rings, one inside each half of its blend; a
  * tail with fewer (a low-poly tail, rings far apart for its length) gets
@@ -775,6 +822,82 @@ static float tb__band_for(const tb__chain_plan *c, float band, int autob)
     float b = 2 * c->ring / seg;
     b = b > band ? b : band;
     return b > 2 ? 2 : b;
+}
+
+/* How steep the chain's weights actually are (choice, issue 13): the
+ * steepest change of a chain bone's weight (the parent's or a Tail_k's)
+ * along the tail, over the tail's own edges that run along it (chain
+ * coordinates at least half a ring spacing apart: an edge round a ring
+ * says nothing about a ramp along the tail), per segment, read as the zone
+ * of the plain ramp with that slope, 0.5 / slope (segments). SPEC A9's
+ * ramp of zone z reads exactly z (its weights are piecewise linear in the
+ * chain coordinate); the welded collar's band blends over the geodesic g
+ * and scales the chain's weights by its smoothstep, so where it reaches a
+ * joint's ramp it makes it steeper (on the Xbot's up_welded_hips+vest,
+ * zone 0.44 and band 2 segments: Tail_2 0.41 -> 0.78 over one ring at
+ * joint 1, a ramp of zone 0.31) and the joint carries less bend than the
+ * zone says. The solver fit bounds the bend from the bind pose by what the
+ * steepest ramp carries (fix.c, tb__solver_fit). 0 when no edge runs
+ * along the tail. */
+static float tb__chain_ramp_zone(const tb__apply *A, const tb__chain_plan *c)
+{
+    float seg = c->K > 0 ? c->L / (float)c->K : 0;
+    float slope = 0;
+    for (size_t e = 0; seg > 0 && e < c->nalong; e++) {
+        size_t ia = c->along[2 * e], ib = c->along[2 * e + 1], a = c->verts[ia], b = c->verts[ib];
+        float dg = fabsf(c->gc[ia] - c->gc[ib]);
+        for (int bone = -1; bone < c->K; bone++) { /* -1: the parent */
+            uint16_t j = (uint16_t)(bone < 0 ? c->skP : c->sk0 + bone);
+            float wa = 0, wb = 0;
+            for (int k = 0; k < TB__SLOTS; k++) {
+                if (A->nj[a * TB__SLOTS + (size_t)k] == j)
+                    wa += A->nw[a * TB__SLOTS + (size_t)k];
+                if (A->nj[b * TB__SLOTS + (size_t)k] == j)
+                    wb += A->nw[b * TB__SLOTS + (size_t)k];
+            }
+            float sl = fabsf(wa - wb) * seg / dg;
+            slope = sl > slope ? sl : slope;
+        }
+    }
+    return slope > 0 ? 0.5f / slope : 0;
+}
+
+/* The tail's own edges that run along it (tb__chain_ramp_zone): both ends
+ * among c->verts, chain coordinates at least half a ring spacing apart;
+ * kept as pairs of indices into c->verts. */
+static tb_result tb__chain_along_edges(tb__chain_plan *c, const uint64_t *edges, size_t ne)
+{
+    size_t cap = 0;
+    c->nalong = 0;
+    for (size_t e = 0; c->ring > 0 && e < ne; e++) {
+        uint32_t ab[2] = {(uint32_t)(edges[e] >> 32), (uint32_t)(edges[e] & 0xffffffffu)};
+        size_t at[2] = {SIZE_MAX, SIZE_MAX};
+        for (int s = 0; s < 2; s++) {
+            size_t lo = 0, hi = c->n;
+            while (lo < hi) { /* c->verts ascending */
+                size_t mid = (lo + hi) / 2;
+                if (c->verts[mid] < ab[s])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < c->n && c->verts[lo] == ab[s])
+                at[s] = lo;
+        }
+        if (at[0] == SIZE_MAX || at[1] == SIZE_MAX || !(fabsf(c->gc[at[0]] - c->gc[at[1]]) >= 0.5f * c->ring))
+            continue;
+        if (c->nalong == cap) {
+            cap = cap ? cap * 2 : 256;
+            uint32_t *na = realloc(c->along, 2 * cap * sizeof *na);
+            if (!na)
+                return TB_ERR_OOM;
+            c->along = na;
+        }
+        c->along[2 * c->nalong] = (uint32_t)at[0];
+        c->along[2 * c->nalong + 1] = (uint32_t)at[1];
+        c->nalong++;
+    }
+    return TB_OK;
 }
 
 /* SPEC A9 weights of a chain's vertices for blend zone `zone`, then the
@@ -937,6 +1060,11 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
                                            m->positions + (size_t)c.verts[q] * 3);
         tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
+        if (tb__chain_along_edges(&c, A->edges, A->edge_count) != TB_OK) {
+            tb__chain_plan_clear(&c);
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            break;
+        }
         float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
         tb__chain_plan_fill(A, &c, zone, 0, 0);
         a->blend_zone = zone;
@@ -954,6 +1082,12 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             for (size_t k = 0; k < aw->collar_count; k++)
                 if (!A->changed[aw->collar[k]])
                     c.welded[c.nwelded++] = aw->collar[k];
+            size_t positions = c.nwelded;
+            if (tb__collar_copies(&c, m, A->changed) != TB_OK) {
+                tb__chain_plan_clear(&c);
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                break;
+            }
             c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
             c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
             if (!c.cj || !c.cw) {
@@ -964,17 +1098,18 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
                 tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
             float band = tb__band_for(&c, A->collar_band, A->auto_band);
-            a->welded_collar = c.nwelded;
+            a->welded_collar = positions;
             a->collar_band = c.nwelded ? band : 0;
             if (c.nwelded && band > 0) {
                 used = strlen(a->reason);
                 snprintf(a->reason + used, sizeof a->reason - used,
                          "; welded into the body: weights blend from those of its %zu collar vertices to the "
                          "chain's over the collar band",
-                         c.nwelded);
+                         positions);
                 tb__blend_welded_collar(A, &c, band, 0);
             }
         }
+        c.ramp_zone = r == TB_OK && c.smooth ? tb__chain_ramp_zone(A, &c) : 0;
         if (r == TB_OK && A->plan) {
             tb__chain_plan *nc = realloc(A->plan->c, ((size_t)A->plan->count + 1) * sizeof *nc);
             if (!nc) {
@@ -1456,6 +1591,11 @@ float tb__weight_plan_sized_zone(const tb__weight_plan *p, int i)
     return tb__zone_for(&p->c[i], 0.25f, p->auto_zone);
 }
 
+float tb__weight_plan_ramp_zone(const tb__weight_plan *p, int i)
+{
+    return p->c[i].ramp_zone;
+}
+
 /* The smooth chains' weights for (zone, band) into A->nj/nw/changed. */
 static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, int as_given,
                               float *zone_used, float *band_used)
@@ -1547,6 +1687,8 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r == TB_OK)
         tb__plan_fill_all(&A, p, zone, band, as_given, &zu, &bu);
+    for (int i = 0; r == TB_OK && i < p->count; i++) /* what the written weights carry */
+        p->c[i].ramp_zone = p->c[i].smooth ? tb__chain_ramp_zone(&A, &p->c[i]) : 0;
     if (r == TB_OK && rep) {
         rep->collar_changed = 0;
         for (size_t v = 0; v < A.V; v++)

@@ -625,6 +625,7 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
         w->zone = w->smooth ? rep->repair.appendages[w->appendage].blend_zone : 0;
         w->carry_rad = w->smooth && w->radius_seg > 0 ? 2 * w->zone * TB__STRAIN_ROW / w->radius_seg : 0;
         w->sized_zone = w->smooth ? tb__weight_plan_sized_zone(plan, i) : 0;
+        w->ramp_zone = w->smooth ? tb__weight_plan_ramp_zone(plan, i) : 0;
         rep->weight_count++;
     }
 }
@@ -659,6 +660,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
         min_carry = w->carry_rad < min_carry ? w->carry_rad : min_carry;
         /* the fit's own search may keep a narrower zone than this bake's */
         float zs = w->sized_zone > 0 && w->sized_zone < w->zone ? w->sized_zone : w->zone;
+        zs = w->ramp_zone > 0 && w->ramp_zone < zs ? w->ramp_zone : zs; /* a steeper ramp carries less */
         float cs = 2 * zs * TB__STRAIN_ROW / w->radius_seg;
         min_sized = cs < min_sized ? cs : min_sized;
         for (int k = 1; k < K; k++) {
@@ -1000,6 +1002,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
             if (x->smooth) {
                 json_object_set_new(o, "blend_zone", tb__num(x->zone));
                 json_object_set_new(o, "carried_bend_deg", tb__num(x->carry_rad * TB_DEG_PER_RAD));
+                if (x->ramp_zone > 0)
+                    json_object_set_new(o, "ramp_zone", tb__num(x->ramp_zone));
             }
             json_array_append_new(w, o);
         }

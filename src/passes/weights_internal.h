@@ -27,6 +27,10 @@ void tb__weight_plan_geometry(const tb__weight_plan *p, int i, int *app, float *
 /* Chain i's blend zone as sized from its geometry (SPEC A9's 0.25 raised,
  * tb__zone_for; as given when the repair pinned it). */
 float tb__weight_plan_sized_zone(const tb__weight_plan *p, int i);
+/* Chain i's written weights (the repair's, or the last tb__weight_plan_write)
+ * read as a zone: 0.5 / the steepest change of a chain bone's weight per
+ * segment along the tail (chain.c, tb__chain_ramp_zone); 0 when unknown. */
+float tb__weight_plan_ramp_zone(const tb__weight_plan *p, int i);
 
 /* mark[v] = 1 for every vertex the plan may reweight (v < V): the chains'
  * and their welded collar rings. */
