@@ -8,7 +8,9 @@
  * a series in cos θ beyond), reciprocal square roots with one Newton step
  * instead of square roots and divisions, no renormalisation of products of
  * unit quaternions, and FMA contraction (this file is built with
- * -ffp-contract=fast). Every SPEC B rule is the reference's, branch for
+ * -ffp-contract=fast). Outside the lanes, the anchor frames come from
+ * tb__frame_approx (no glm_mat3_quat, cbrtf only as a fall-back) and the
+ * teleport test compares cosines (no acosf). Every SPEC B rule is the reference's, branch for
  * branch: test_rt_spring_fast runs every test of test_rt_spring.c through
  * this step, and test_rt_spring.c measures how far it strays from the
  * reference (docs/spring.md, "The approximate batch step").
