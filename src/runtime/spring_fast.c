@@ -10,7 +10,8 @@
  * unit quaternions, and FMA contraction (this file is built with
  * -ffp-contract=fast). Outside the lanes, the anchor frames come from
  * tb__frame_approx (no glm_mat3_quat, cbrtf only as a fall-back) and the
- * teleport test compares cosines (no acosf). Every SPEC B rule is the reference's, branch for
+ * teleport test compares cosines (no acosf). Every SPEC B rule is the
+ * reference's, branch for
  * branch: test_rt_spring_fast runs every test of test_rt_spring.c through
  * this step, and test_rt_spring.c measures how far it strays from the
  * reference (docs/spring.md, "The approximate batch step").
