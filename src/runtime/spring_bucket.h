@@ -74,7 +74,7 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
 /* approx (the approximate step): anchor frames by tb__frame_approx, and the
  * teleport test without acos (the angle's half-cosine against that of the
  * threshold, the distance squared). */
-/* tb__frame_from_matrix to rounding (spring_fast.c): the same refusals
+/* tb__frame_from_matrix to rounding (spring_batch.c): the same refusals
  * (non-finite, degenerate, mirrored), one branch-light quaternion. */
 int tb__frame_approx(const float m[16], tb__frame *f);
 

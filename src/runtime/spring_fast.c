@@ -9,10 +9,9 @@
  * instead of square roots and divisions, no renormalisation of products of
  * unit quaternions, and FMA contraction (this file is built with
  * -ffp-contract=fast). Outside the lanes, the anchor frames come from
- * tb__frame_approx (no glm_mat3_quat, cbrtf only as a fall-back) and the
- * teleport test compares cosines (no acosf). Every SPEC B rule is the
- * reference's, branch for
- * branch: test_rt_spring_fast runs every test of test_rt_spring.c through
+ * tb__frame_approx (spring_batch.c: no glm_mat3_quat, cbrtf only as a
+ * fall-back) and the teleport test compares cosines (no acosf). Every SPEC
+ * B rule is the reference's, branch for branch: test_rt_spring_fast runs every test of test_rt_spring.c through
  * this step, and test_rt_spring.c measures how far it strays from the
  * reference (docs/spring.md, "The approximate batch step").
  *
@@ -93,74 +92,6 @@ static void tb__fast_avx512(const tb__bucket *b, int n)
 #pragma GCC pop_options
 #endif
 #endif /* TB__HAVE_X86_PATHS */
-
-int tb__frame_approx(const float m[16], tb__frame *f)
-{
-    /* x * 0 is NaN exactly when x is not finite */
-    float nf = 0.0f;
-    for (int k = 0; k < 16; k++)
-        nf += m[k] * 0.0f;
-    if (nf != 0.0f)
-        return 0;
-    float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3] = {m[8], m[9], m[10]};
-    const float det = x[0] * (y[1] * z[2] - y[2] * z[1]) + x[1] * (y[2] * z[0] - y[0] * z[2]) +
-                      x[2] * (y[0] * z[1] - y[1] * z[0]);
-    if (!(det > 1e-30f))
-        return 0;
-    f->o[0] = m[12];
-    f->o[1] = m[13];
-    f->o[2] = m[14];
-    const float lx = sqrtf(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]), ix = 1.0f / lx;
-    /* cbrt(det): two Newton steps from the first column's length, which is
-     * the root itself for a similarity; cbrtf where that start is poor. */
-    float s = lx;
-    s = (s + s + det / (s * s)) * (1.0f / 3.0f);
-    s = (s + s + det / (s * s)) * (1.0f / 3.0f);
-    f->s = fabsf(s * s * s - det) <= 1e-6f * det ? s : cbrtf(det);
-    for (int k = 0; k < 3; k++)
-        x[k] *= ix;
-    const float yx = y[0] * x[0] + y[1] * x[1] + y[2] * x[2];
-    for (int k = 0; k < 3; k++)
-        y[k] -= yx * x[k];
-    const float y2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2];
-    if (!(y2 > 0.0f))
-        return 0;
-    const float iy = 1.0f / sqrtf(y2);
-    for (int k = 0; k < 3; k++)
-        y[k] *= iy;
-    z[0] = x[1] * y[2] - x[2] * y[1];
-    z[1] = x[2] * y[0] - x[0] * y[2];
-    z[2] = x[0] * y[1] - x[1] * y[0];
-    /* Rotation with columns x, y, z to a quaternion (Shepperd: the largest
-     * of 4w², 4x², 4y², 4z² under the root), then unit. */
-    const float tr = x[0] + y[1] + z[2];
-    float q[4];
-    if (tr > 0.0f) {
-        q[3] = 1.0f + tr;
-        q[0] = y[2] - z[1];
-        q[1] = z[0] - x[2];
-        q[2] = x[1] - y[0];
-    } else if (x[0] >= y[1] && x[0] >= z[2]) {
-        q[0] = 1.0f + x[0] - y[1] - z[2];
-        q[1] = x[1] + y[0];
-        q[2] = z[0] + x[2];
-        q[3] = y[2] - z[1];
-    } else if (y[1] >= z[2]) {
-        q[1] = 1.0f + y[1] - x[0] - z[2];
-        q[0] = x[1] + y[0];
-        q[2] = y[2] + z[1];
-        q[3] = z[0] - x[2];
-    } else {
-        q[2] = 1.0f + z[2] - x[0] - y[1];
-        q[0] = z[0] + x[2];
-        q[1] = y[2] + z[1];
-        q[3] = x[1] - y[0];
-    }
-    const float iq = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (int k = 0; k < 4; k++)
-        f->r[k] = q[k] * iq;
-    return 1;
-}
 
 static void tb__block_fast(const tb__bucket *b, int n, int path)
 {
