@@ -150,11 +150,80 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
     const int best = tb__cpu_path();
     if (path > best)
         path = best;
-    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_exact, path);
+    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_exact, path,
+                    0);
+}
+
+int tb__frame_approx(const float m[16], tb__frame *f)
+{
+    /* x * 0 is NaN exactly when x is not finite */
+    float nf = 0.0f;
+    for (int k = 0; k < 16; k++)
+        nf += m[k] * 0.0f;
+    if (nf != 0.0f)
+        return 0;
+    float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3] = {m[8], m[9], m[10]};
+    const float det = x[0] * (y[1] * z[2] - y[2] * z[1]) + x[1] * (y[2] * z[0] - y[0] * z[2]) +
+                      x[2] * (y[0] * z[1] - y[1] * z[0]);
+    if (!(det > 1e-30f))
+        return 0;
+    f->o[0] = m[12];
+    f->o[1] = m[13];
+    f->o[2] = m[14];
+    const float lx = sqrtf(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]), ix = 1.0f / lx;
+    /* cbrt(det): two Newton steps from the first column's length, which is
+     * the root itself for a similarity; cbrtf where that start is poor. */
+    float s = lx;
+    s = (s + s + det / (s * s)) * (1.0f / 3.0f);
+    s = (s + s + det / (s * s)) * (1.0f / 3.0f);
+    f->s = fabsf(s * s * s - det) <= 1e-6f * det ? s : cbrtf(det);
+    for (int k = 0; k < 3; k++)
+        x[k] *= ix;
+    const float yx = y[0] * x[0] + y[1] * x[1] + y[2] * x[2];
+    for (int k = 0; k < 3; k++)
+        y[k] -= yx * x[k];
+    const float y2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2];
+    if (!(y2 > 0.0f))
+        return 0;
+    const float iy = 1.0f / sqrtf(y2);
+    for (int k = 0; k < 3; k++)
+        y[k] *= iy;
+    z[0] = x[1] * y[2] - x[2] * y[1];
+    z[1] = x[2] * y[0] - x[0] * y[2];
+    z[2] = x[0] * y[1] - x[1] * y[0];
+    /* Rotation with columns x, y, z to a quaternion (Shepperd: the largest
+     * of 4w², 4x², 4y², 4z² under the root), then unit. */
+    const float tr = x[0] + y[1] + z[2];
+    float q[4];
+    if (tr > 0.0f) {
+        q[3] = 1.0f + tr;
+        q[0] = y[2] - z[1];
+        q[1] = z[0] - x[2];
+        q[2] = x[1] - y[0];
+    } else if (x[0] >= y[1] && x[0] >= z[2]) {
+        q[0] = 1.0f + x[0] - y[1] - z[2];
+        q[1] = x[1] + y[0];
+        q[2] = z[0] + x[2];
+        q[3] = y[2] - z[1];
+    } else if (y[1] >= z[2]) {
+        q[1] = 1.0f + y[1] - x[0] - z[2];
+        q[0] = x[1] + y[0];
+        q[2] = y[2] + z[1];
+        q[3] = z[0] - x[2];
+    } else {
+        q[2] = 1.0f + z[2] - x[0] - y[1];
+        q[0] = z[0] + x[2];
+        q[1] = y[2] + z[1];
+        q[3] = x[1] - y[0];
+    }
+    const float iq = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++)
+        f->r[k] = q[k] * iq;
+    return 1;
 }
 
 void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, int width,
-                     tb__block_fn block, int path)
+                     tb__block_fn block, int path, int approx)
 {
     assert(count == 0 || items);
     if (!(dt_s >= TB__MIN_DT_S)) {
@@ -163,6 +232,9 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
                               items[it].world_out);
         return;
     }
+    /* approx: the teleport threshold's half-angle cosine, kept while the
+     * animators share it (a crowd): one cosf per distinct threshold. */
+    float tp_rad = -1.0f, tp_cos = -2.0f;
     tb__bucket buckets[TB__LANE_MAX_LINKS];
     for (int k = 0; k < TB__LANE_MAX_LINKS; k++)
         buckets[k].count = 0;
@@ -175,15 +247,33 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
         if (steps < 1)
             steps = 1;
         const float h = dt / (float)steps;
+        if (approx && a->teleport_rad != tp_rad) {
+            tp_rad = a->teleport_rad;
+            /* 2 acos(c) > rad  <=>  c < cos(rad / 2) while rad / 2 <= pi */
+            tp_cos = tp_rad < 6.2831853f ? cosf(0.5f * tp_rad) : -2.0f;
+        }
         for (int ci = 0; ci < a->chain_count; ci++) {
             tb__chain *c = &a->chains[ci];
             tb__frame cur;
-            if (!tb__frame_from_matrix(world[c->anchor], &cur)) {
+            if (!(approx ? tb__frame_approx(world[c->anchor], &cur)
+                         : tb__frame_from_matrix(world[c->anchor], &cur))) {
                 c->warm = 0;
                 continue;
             }
             const int n = c->link_count;
-            if (!c->warm || tb__teleported(a, &c->prev, &cur) || n > TB__LANE_MAX_LINKS || c->contact_keeps_limit ||
+            int jump;
+            if (!c->warm)
+                jump = 1;
+            else if (approx) {
+                const tb__frame *f = &c->prev;
+                const float dx = cur.o[0] - f->o[0], dy = cur.o[1] - f->o[1],
+                            dz = cur.o[2] - f->o[2];
+                const float cq = fabsf(f->r[0] * cur.r[0] + f->r[1] * cur.r[1] +
+                                       f->r[2] * cur.r[2] + f->r[3] * cur.r[3]);
+                jump = dx * dx + dy * dy + dz * dz > a->teleport_m * a->teleport_m || cq < tp_cos;
+            } else
+                jump = tb__teleported(a, &c->prev, &cur);
+            if (jump || n > TB__LANE_MAX_LINKS || c->contact_keeps_limit ||
                 c->cos_bind_max > -1.5f) {
                 tb__chain_frame(a, c, &cur, steps, h);
                 continue;
@@ -191,6 +281,18 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             tb__bucket *b = &buckets[n - 1];
             if (b->count > 0 && (b->steps != steps || b->h != h))
                 tb__flush(b, n, block, path);
+            /* The block runs when its last chain arrives: start loading
+             * this chain's links and the output rows it writes now, so
+             * that the block finds them in cache (a crowd's animators
+             * and outputs are far apart in memory). */
+            {
+                const char *lp = (const char *)(a->links + c->first_link);
+                for (size_t o = 0; o < sizeof(tb__link) * (size_t)n; o += 64)
+                    __builtin_prefetch(lp + o, 1);
+                if (items[it].world_out && c->lane_out_ok)
+                    for (int i = 0; i < n; i++)
+                        __builtin_prefetch(items[it].world_out[a->links[c->first_link + i].joint], 1);
+            }
             tb__entry *e = &b->e[b->count++];
             e->chain = c;
             e->links = a->links + c->first_link;

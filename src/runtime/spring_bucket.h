@@ -65,8 +65,17 @@ typedef void (*tb__block_fn)(const tb__bucket *b, int n, int path);
  * teleported, at most TB__LANE_MAX_LINKS links long and without
  * contact_keeps_limit are grouped by link count into blocks of `width` and
  * handed to `block`; the others take the scalar reference path
- * (tb__chain_frame); then the outputs the blocks did not write. */
+ * (tb__chain_frame); then the outputs the blocks did not write. With
+ * approx (the approximate step) the anchor frames are tb__frame_approx's
+ * and the teleport test compares cosines (no acos). */
 void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, int width,
-                     tb__block_fn block, int path);
+                     tb__block_fn block, int path, int approx);
+
+/* approx (the approximate step): anchor frames by tb__frame_approx, and the
+ * teleport test without acos (the angle's half-cosine against that of the
+ * threshold, the distance squared). */
+/* tb__frame_from_matrix to rounding (spring_batch.c): the same refusals
+ * (non-finite, degenerate, mirrored), one branch-light quaternion. */
+int tb__frame_approx(const float m[16], tb__frame *f);
 
 #endif

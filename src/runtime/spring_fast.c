@@ -8,8 +8,10 @@
  * a series in cos θ beyond), reciprocal square roots with one Newton step
  * instead of square roots and divisions, no renormalisation of products of
  * unit quaternions, and FMA contraction (this file is built with
- * -ffp-contract=fast). Every SPEC B rule is the reference's, branch for
- * branch: test_rt_spring_fast runs every test of test_rt_spring.c through
+ * -ffp-contract=fast). Outside the lanes, the anchor frames come from
+ * tb__frame_approx (spring_batch.c: no glm_mat3_quat, cbrtf only as a
+ * fall-back) and the teleport test compares cosines (no acosf). Every SPEC
+ * B rule is the reference's, branch for branch: test_rt_spring_fast runs every test of test_rt_spring.c through
  * this step, and test_rt_spring.c measures how far it strays from the
  * reference (docs/spring.md, "The approximate batch step").
  *
@@ -112,7 +114,7 @@ void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count,
     const int best = tb__spring_batch_best_path();
     if (path > best)
         path = best;
-    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_fast, path);
+    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_fast, path, 1);
 }
 
 #else /* no vector extensions: the reference, one animator at a time */
