@@ -621,6 +621,70 @@ def fix_collar_band_experiment(cli, tmp):
     return '\n'.join(out)
 
 
+def welded_fox_glb(tmp):
+    """The Quaternius fox with its artist's Tail1..Tail8 weights moved onto
+    its Back bone (as test_detect's strip_tail_weights does), written beside
+    the other scratch files: one welded surface whose tail has no bone."""
+    import struct
+    b = bytearray(open(corpus('reference/quaternius_Fox.glb'), 'rb').read())
+    n = struct.unpack_from('<I', b, 12)[0]
+    doc = json.loads(b[20:20 + n])
+    bin0 = 20 + n + 8
+    names = [doc['nodes'][j].get('name') or '' for j in doc['skins'][0]['joints']]
+    target = names.index('Back')
+    tail = {k for k, nm in enumerate(names) if nm.startswith('Tail') and nm[4:5] in tuple('123456789')}
+    f32 = lambda x: struct.unpack('<f', struct.pack('<f', x))[0]  # sums in float, as the C test does
+    for mesh in doc['meshes']:
+        for prim in mesh['primitives']:
+            ja, wa = (doc['accessors'][prim['attributes'][k]] for k in ('JOINTS_0', 'WEIGHTS_0'))
+            if ja['componentType'] != 5123 or wa['componentType'] != 5126 or 'sparse' in ja or 'sparse' in wa:
+                sys.exit('figures: quaternius_Fox.glb: JOINTS_0/WEIGHTS_0 are not the packed ushort/float this expects')
+            jo, wo = (bin0 + doc['bufferViews'][a['bufferView']].get('byteOffset', 0) + a.get('byteOffset', 0)
+                      for a in (ja, wa))
+            for v in range(ja['count']):
+                j = list(struct.unpack_from('<4H', b, jo + 8 * v))
+                w = list(struct.unpack_from('<4f', b, wo + 16 * v))
+                moved, slot = 0.0, -1
+                for q in range(4):
+                    if w[q] > 0 and j[q] in tail:
+                        moved, w[q], j[q] = f32(moved + w[q]), 0.0, 0
+                    if w[q] > 0 and j[q] == target:
+                        slot = q
+                if moved > 0:
+                    slot = slot if slot >= 0 else w.index(0.0)
+                    j[slot], w[slot] = target, f32(w[slot] + moved)
+                    struct.pack_into('<4H', b, jo + 8 * v, *j)
+                    struct.pack_into('<4f', b, wo + 16 * v, *w)
+    f = os.path.join(tmp, 'fox_welded.glb')
+    open(f, 'wb').write(b)
+    return f
+
+
+def fix_welded_fox(cli, tmp):
+    """docs/fix.md "Welded tails": the Quaternius fox, its tail weights on
+    its Back bone, `fix --pelvis Back --only Walk,Gallop,Idle
+    [--collar-band S]`: seam torn per clip, the tail's worst p99 / max."""
+    f = welded_fox_glb(tmp)
+    clips = ('Walk', 'Gallop', 'Idle')
+    out = ['| collar band | ' + ' | '.join(f'{c} seam torn' for c in clips) + ' | tail p99 / max (worst clip) '
+           '| blend zone kept (tries) |', '|---|' + '---|' * (len(clips) + 2)]
+    for band in ('0', '0.5', '1', '2', None):
+        rep = fix_report(cli, tmp, f, '--pelvis', 'Back', '--only', ','.join(clips),
+                         *(['--collar-band', band] if band is not None else []))
+        st = {x['clip'].split('|')[-1]: x for x in rep['stretch']}
+        a = next(a for a in rep['appendages'] if a.get('decision') == 'chain')
+        label = ({'0': 'none (SPEC A9 as written)'}.get(band, f'{band} segment' + ('s' if band == '2' else ''))
+                 if band is not None else
+                 f"**default: {a['collar_band']:.2f} segment** ({a['welded_collar']} collar vertices)")
+        seam = [torn(st[c]['seam']['torn']) if c in st and st[c].get('seam') else '—' for c in clips]
+        p99 = max(x['tail']['p99'] for x in rep['stretch'])
+        mx = max(x['tail']['max'] for x in rep['stretch'])
+        tries = rep.get('blend_zone_search') or []
+        zone = f"{rep['weights'][0]['blend_zone']:.2f}" + (f' ({len(tries)})' if tries else '')
+        out.append(f'| {label} | ' + ' | '.join(seam) + f' | {p99:.2f} / {mx:.2f} | {zone} |')
+    return '\n'.join(out)
+
+
 def fix_collar_ring(cli, tmp):
     """docs/fix.md "The collar ring halfway": the weight search on the two
     welded fixtures on synth:plain, `fix --only Walk,Sprint,Crouch` with the
@@ -856,6 +920,7 @@ BLOCKS = {
     'fix-solver-experiment': ('docs/fix.md', fix_solver_experiment),
     'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
+    'fix-welded-fox': ('docs/fix.md', fix_welded_fox),
     'vrm-measured': ('docs/vrm.md', vrm_measured),
     'fix-zone-experiment': ('docs/fix.md', fix_zone_experiment),
     'blender-converters': ('docs/blender.md', blender_converters),
