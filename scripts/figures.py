@@ -435,6 +435,31 @@ def synth_variants(cli, tmp, old=''):
     return '\n'.join(out)
 
 
+def synth_truth_example(cli, tmp):
+    """docs/synth.md "Ground truth": `tailbone synth --variant tail_leg
+    --truth T` as written, each key on its own line, long strings and lists
+    shortened to their first item and "…"."""
+    tf = os.path.join(tmp, 'truth.json')
+    run(cli, 'synth', '--variant', 'tail_leg', '-o', os.path.join(tmp, 'truth.glb'), '--truth', tf)
+    t = json.load(open(tf))
+
+    def short(v):
+        if isinstance(v, str) and len(v) > 40:
+            return '"…"'
+        if isinstance(v, list) and len(v) > 6:
+            return '[' + json.dumps(v[0]) + ', …]'
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            return '[ ' + json.dumps(v[0]) + (', … ]' if len(v) > 1 else ' ]')
+        return json.dumps(v)
+
+    def obj(d, indent):
+        pad = ' ' * indent
+        return (',\n'.join(f'{pad}"{k}": ' + (('[ {\n' + obj(v[0], indent + 2) + '\n' + pad + '} ]'
+                                                 + (' /* … */' if len(v) > 1 else ''))
+                                                if k == 'appendages' else short(v)) for k, v in d.items()))
+    return '```json\n{\n' + obj(t, 2) + '\n}\n```'
+
+
 # ---- roles (docs/detection.md "Roles") --------------------------------------
 
 def glb_read(path):
@@ -906,6 +931,7 @@ BLOCKS = {
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
     'synth-detection': ('docs/detection.md', synth_detection),
     'synth-variants': ('docs/synth.md', synth_variants),
+    'synth-truth-example': ('docs/synth.md', synth_truth_example),
     'measure-example': ('docs/measure.md', measure_example),
     'measure-compare-example': ('docs/measure.md', measure_compare_example),
     'detection-corpus': ('docs/detection.md', detection_corpus),
