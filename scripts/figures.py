@@ -74,6 +74,16 @@ def readme_demo(cli, tmp):
     return '\n'.join(out)
 
 
+def bends(s):
+    """A stretch row's largest bend per Tail_* joint from its bind pose, as
+    the range over the joints (`max_bend_deg`)."""
+    b = list((s.get('max_bend_deg') or {}).values())
+    if not b:
+        return '—'
+    lo, hi = f'{min(b):.0f}', f'{max(b):.0f}'
+    return f'{lo}°' if lo == hi else f'{lo}–{hi}°'
+
+
 def fix_tail_leg(cli, tmp):
     """docs/fix.md: `tailbone fix --report` on synth tail_leg, every clip."""
     f = os.path.join(tmp, 'tail_leg.glb')
@@ -83,17 +93,21 @@ def fix_tail_leg(cli, tmp):
     rep = json.load(open(rp))
     stretch = {s['clip']: s for s in rep['stretch']}
     search = ', '.join(f"{z['blend_zone']:.3g}: {z['torn_clips']}" for z in rep.get('blend_zone_search', []))
-    out = [f'Blend-zone search (zone: clips torn): {search or "not run"}.', '',
-           '| clip | keys | passes | closure | swing | tail p95 / p99 / max / torn | body p99 | tip travel |',
-           '|---|---|---|---|---|---|---|---|']
+    chain = next((a for a in rep['appendages'] if a.get('decision') == 'chain'), {})
+    w = rep['weights'][0] if rep.get('weights') else {}
+    out = [f'Blend-zone search (zone: clips torn): {search or "not run"}. K = {chain.get("bones", "—")}, zone kept '
+           f'{w.get("blend_zone", 0):.2f}, which carries {w.get("carried_bend_deg", 0):.0f}° per joint.', '',
+           '| clip | keys | passes | closure | swing | tail p95 / p99 / max / torn | body p99 | tip travel '
+           '| largest bend per joint |',
+           '|---|---|---|---|---|---|---|---|---|']
     for c in rep['bake']['clips']:
         s = stretch.get(c['clip'])
         t = s['tail'] if s else None
         tail = f"{t['p95']:.2f} / {t['p99']:.2f} / {t['max']:.2f} / {torn(t['torn'])}" if t else '—'
         out.append(f"| {c['clip']} | {c['keys']} | {c['passes']} | {c['loop_closure_deg']:.2f}° | "
                    f"{c['swing_deg']:.1f}° | {tail} | {s['body']['p99']:.2f} | "
-                   f"{100 * s['tip_travel_h']:.{0 if s['tip_travel_h'] >= 1 else 1}f}% H |"
-                   if s else f"| {c['clip']} | {c['keys']} | {c['passes']} | | | — | | |")
+                   f"{100 * s['tip_travel_h']:.{0 if s['tip_travel_h'] >= 1 else 1}f}% H | {bends(s)} |"
+                   if s else f"| {c['clip']} | {c['keys']} | {c['passes']} | | | — | | | |")
     return '\n'.join(out)
 
 
@@ -667,6 +681,34 @@ def fix_solver_experiment(cli, tmp):
     return '\n'.join(out)
 
 
+def fix_bind_limit_experiment(cli, tmp):
+    """docs/fix.md, the bind limit: fixture hang_shell_leg on synth:plain,
+    `fix --only Walk,Sprint,Crouch [--bind-limit D]`; tail p99 / max / torn
+    and the largest bend per joint from the bind pose, per clip."""
+    f = fixture_glb(cli, tmp, 'hang_shell_leg')
+    clips = ('Walk', 'Sprint', 'Crouch')
+    out = ['| solver | ' + ' | '.join(clips) + ' |', '|---|' + '---|' * len(clips)]
+    carried = None
+    for opts in (['--bind-limit', '180'], ['--bind-limit', '31'], ['--bind-limit', '24'], []):
+        rep = fix_report(cli, tmp, f, '--only', ','.join(clips), *opts)
+        st = {x['clip']: x for x in rep['stretch']}
+        cells = [f"{st[c]['tail']['p99']:.2f} / {st[c]['tail']['max']:.2f} / {torn(st[c]['tail']['torn'])}; {bends(st[c])}"
+                 if c in st else '—' for c in clips]
+        if opts:
+            label = f'`--bind-limit {opts[1]}`' + (' (none in effect: the fit\'s bend limit alone)' if opts[1] == '180' else '')
+        else:
+            sf = rep.get('solver_fit') or {}
+            w = rep['weights'][0] if rep.get('weights') else {}
+            carried = w.get('carried_bend_deg')
+            label = (f"fitted (default): bend limit {sf.get('bend_limit_deg', 0):.0f}°, bind limit "
+                     f"{sf.get('bind_limit_deg', 0):.0f}°" + ('' if sf.get('kept') else ', not kept'))
+            label, cells = f'**{label}**', [f'**{c}**' for c in cells]
+        out.append(f'| {label} | ' + ' | '.join(cells) + ' |')
+    if carried is not None:
+        out += ['', f'The weights kept carry {carried:.0f}° per joint (`weights[].carried_bend_deg`).']
+    return '\n'.join(out)
+
+
 def fix_collar_band_experiment(cli, tmp):
     """docs/fix.md: the collar band on synth tail_welded, `fix --only
     Walk,Sprint,Crouch --blend-zone 0.25 --collar-band S`; seam torn, tail
@@ -913,6 +955,39 @@ def blender_converters(cli, tmp):
     return '\n'.join(rows)
 
 
+def blender_block_shape(old, doc_text):
+    """What `--check` without --slow still verifies of the blender-converters
+    block (its figures are not recomputed): the label before it that says
+    where it comes from, the table's header, a Blender and an assimp row for
+    each of the four files, a figure in every Blender row, the repair leg's
+    line. A list of what is wrong, empty when the block has that shape."""
+    bad = []
+    label = '(block `blender-converters`'
+    head = doc_text.split('<!-- figures:blender-converters -->', 1)[0]
+    if label not in head[-1500:]:
+        bad.append(f'the text before the block does not say it is generated ({label}… within 1,500 characters)')
+    lines = [l for l in old.splitlines() if l.startswith('|')]
+    if not lines or not lines[0].startswith('| file (vertices, joints, clips) | converter |'):
+        bad.append('the table header is missing')
+    files = ('khronos_Fox', 'quaternius_Fox', 'Xbot_agree_run_walk', 'Wolf + Xbot clips')
+    rows, cur = {}, None
+    for l in lines[2:]:
+        c = [x.strip() for x in l.strip().strip('|').split('|')]
+        if c[0]:
+            cur = next((f for f in files if c[0].startswith(f)), c[0])
+        rows.setdefault(cur, {})[c[1] if len(c) > 1 else ''] = c
+    for f in files:
+        for conv in ('blender', 'assimp'):
+            if conv not in rows.get(f, {}):
+                bad.append(f'no {conv} row for {f}')
+        b = rows.get(f, {}).get('blender')
+        if b and not re.search(r'\d', b[-1]):
+            bad.append(f'the blender row of {f} has no distance figure')
+    if 'The repair leg (the Wolf as FBX' not in old:
+        bad.append("the repair leg's line is missing")
+    return bad
+
+
 def readme_baked(cli, tmp):
     """README, after "Before and after": the baked demo file per clip,
     `tailbone fix --report` on synth tail_leg (Walk, Sprint), and the
@@ -984,6 +1059,7 @@ BLOCKS = {
     'fix-bar-short': ('docs/fix.md', fix_bar_short),
     'roles': ('docs/detection.md', roles_table),
     'fix-solver-experiment': ('docs/fix.md', fix_solver_experiment),
+    'fix-bind-limit-experiment': ('docs/fix.md', fix_bind_limit_experiment),
     'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
     'fix-welded-fox': ('docs/fix.md', fix_welded_fox),
@@ -1021,6 +1097,13 @@ def main():
                 sys.exit(f'{doc}: needs exactly one {begin} ... {end} block')
             head, rest = text.split(begin, 1)
             old, tail = rest.split(end, 1)
+            # blocks whose figures --check may leave out (Blender): their shape
+            # is checked always, whether or not the figures are recomputed
+            bad = blender_block_shape(old, text) if name == 'blender-converters' and args.check else []
+            if bad:
+                stale.append(name)
+                print(f'figures: {doc} [{name}] is not a well-formed generated block: ' + '; '.join(bad))
+                continue
             try:
                 new = '\n' + (gen(args.cli, tmp, old) if gen in (synth_variants, fix_bar_short) else gen(args.cli, tmp)) + '\n'
             except NeedsCorpus as e:
@@ -1034,8 +1117,11 @@ def main():
                         f.write(f'figures_current: missing {e} (block {name} not checked)\n')
                 continue
             except Slow as e:
-                # --check without --slow: said, and logged as a skip (docs/testing.md)
-                print(f'figures: {doc} [{name}] NOT CHECKED: {e}; run with --slow (TB_FIGURES_SLOW=1) or `make figures`')
+                # --check without --slow: the block's shape is checked, its
+                # figures are not: said, and logged as a skip (docs/testing.md)
+                print(f'figures: {doc} [{name}] FIGURES NOT CHECKED ({e}): the block is present, labelled and has '
+                      'every file\'s rows, but its figures are not recomputed; run with --slow (TB_FIGURES_SLOW=1) '
+                      'or `make figures`')
                 log = os.environ.get('TB_SKIP_LOG')
                 if log:
                     with open(log, 'a') as f:
