@@ -131,6 +131,23 @@ def synth_detection(cli, tmp):
     return '\n'.join(out)
 
 
+def detection_spine_rule(cli, tmp):
+    """docs/detection.md, rules 6-9: `tailbone detect --json` on synth
+    tail_back and scabbard, the values the spine-tail and carried rules
+    read."""
+    keys = ('elongation', 'slenderness', 'leave', 'taper', 'bend', 'reach', 'lateral')
+    out = ['| variant | kind, decision | ' + ' | '.join(keys) + ' |', '|---|---|' + '---|' * len(keys)]
+    for v in ('tail_back', 'scabbard'):
+        f = os.path.join(tmp, v + '.glb')
+        run(cli, 'synth', '--variant', v, '-o', f)
+        det = json.loads(run(cli, 'detect', f, '--json'))
+        for a in det.get('appendages', []):
+            if a.get('decision') in ('chain', 'rigid'):
+                out.append(f"| `{v}` | {a['kind']}, {a['decision']} | "
+                           + ' | '.join(f"{a[k]:.2f}".replace('-0.00', '0.00') if k in a else '—' for k in keys) + ' |')
+    return '\n'.join(out)
+
+
 def run_in(cli, cwd, *args):
     p = subprocess.run([cli, *args], capture_output=True, text=True, cwd=cwd)
     if p.returncode != 0:
@@ -1044,6 +1061,7 @@ BLOCKS = {
     'readme-corpus': ('README.md', readme_corpus),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
     'synth-detection': ('docs/detection.md', synth_detection),
+    'detection-spine-rule': ('docs/detection.md', detection_spine_rule),
     'synth-variants': ('docs/synth.md', synth_variants),
     'synth-truth-example': ('docs/synth.md', synth_truth_example),
     'measure-example': ('docs/measure.md', measure_example),
