@@ -15,9 +15,11 @@ are never figures here: they stay in bench output with machine and date.
 
   scripts/figures.py [--cli build/tailbone] [--check [--slow]] [--only NAME,NAME]
 
-`--check` leaves out the blocks that take minutes (the Blender converter
-comparison) unless --slow or TB_FIGURES_SLOW=1, and logs them as not
-checked; `make figures` always regenerates every block.
+`--check` does not recompute the figures of the blocks that take minutes
+(the Blender converter comparison) unless --slow or TB_FIGURES_SLOW=1, and
+logs them as not checked; their shape (present, labelled as generated, a
+row per file and converter) is checked always. `make figures` always
+regenerates every block.
 """
 import argparse
 import difflib
