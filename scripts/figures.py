@@ -791,7 +791,7 @@ def fix_welded_fox(cli, tmp):
     [--collar-band S]`: seam torn per clip, the tail's worst p99 / max."""
     f = welded_fox_glb(tmp)
     clips = ('Walk', 'Gallop', 'Idle')
-    out = ['| collar band | ' + ' | '.join(f'{c} seam torn' for c in clips) + ' | tail p99 / max (worst clip) '
+    out = ['| collar band | ' + ' | '.join(f'{c} seam torn' for c in clips) + ' | tail p99 / max (largest over the clips) '
            '| blend zone kept (tries) |', '|---|' + '---|' * (len(clips) + 2)]
     for band in ('0', '0.5', '1', '2', None):
         rep = fix_report(cli, tmp, f, '--pelvis', 'Back', '--only', ','.join(clips),
