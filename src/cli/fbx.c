@@ -1,7 +1,11 @@
 /* FBX through Blender in background mode: `blender -b --factory-startup
  * --python-expr SCRIPT -- SRC DST`, SCRIPT being blender/fbx_convert.py
  * (embedded at build time). $TAILBONE_BLENDER names the program, else
- * `blender` on PATH. */
+ * `blender` on PATH. Blender runs in a cleaned copy of our environment
+ * (tb__child_env): a Blender built on the system's Python (Debian's) reads
+ * PYTHONPATH / PYTHONHOME and takes its Python prefix from the first
+ * pythonX.Y on PATH, so a pyenv or virtualenv Python of the same version
+ * ahead on PATH, or a PYTHONPATH with its own numpy, breaks its importers. */
 #include "cli/fbx.h"
 
 #include <dirent.h>
@@ -17,6 +21,8 @@
 
 #include "cli/cli.h"
 #include "tb_fbx_convert_py.h" /* generated: tb_fbx_convert_py[] */
+
+extern char **environ;
 
 int tb_cli_is_fbx(const char *path)
 {
@@ -80,6 +86,65 @@ static int tb__need_blender(char *blender, size_t size, const char *name)
     return 1;
 }
 
+/* The system's program folders, put on Blender's PATH ahead of ours. */
+static const char tb__system_path[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+static int tb__path_has(const char *list, const char *dir, size_t len)
+{
+    while (*list) {
+        size_t n = strcspn(list, ":");
+        if (n == len && !strncmp(list, dir, len))
+            return 1;
+        list += n + (list[n] == ':');
+    }
+    return 0;
+}
+
+/* Blender's environment: ours without any PYTHON* variable (PYTHONPATH,
+ * PYTHONHOME, PYTHONSTARTUP, ...), with PATH = Blender's own folder, the
+ * system's program folders, then our PATH's other folders, so that the
+ * Python Blender was built with is the first one found. Everything else
+ * (HOME, TMPDIR, BLENDER_*, locale) is kept. Built before fork (the child
+ * only execs); free with free(*env) then free(env). NULL when out of memory. */
+static char **tb__child_env(const char *blender)
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    const char *inherited = getenv("PATH");
+    if (!inherited)
+        inherited = "";
+    const char *slash = strrchr(blender, '/');
+    size_t own = slash ? (size_t)(slash - blender) : 0;
+    size_t cap = 5 + own + 1 + sizeof tb__system_path + strlen(inherited) + 1;
+    char **env = malloc((n + 2) * sizeof *env);
+    char *path = malloc(cap);
+    if (!env || !path) {
+        free(env);
+        free(path);
+        return NULL;
+    }
+    size_t k = 0;
+    env[k++] = path;
+    int w = snprintf(path, cap, "PATH=%.*s%s%s", (int)own, blender, own ? ":" : "", tb__system_path);
+    size_t used = w > 0 ? (size_t)w : 0;
+    for (const char *p = inherited; *p;) {
+        size_t len = strcspn(p, ":");
+        if (len && !tb__path_has(path + 5, p, len) && used + 1 + len < cap) {
+            path[used++] = ':';
+            memcpy(path + used, p, len);
+            used += len;
+            path[used] = 0;
+        }
+        p += len + (p[len] == ':');
+    }
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "PYTHON", 6) && strncmp(*e, "PATH=", 5))
+            env[k++] = *e;
+    env[k] = NULL;
+    return env;
+}
+
 /* Runs the converter from src to dst; `name` is the file the user named. */
 static int tb__convert(const tb_cli_fbx *f, const char *src, const char *dst, const char *name)
 {
@@ -88,9 +153,16 @@ static int tb__convert(const tb_cli_fbx *f, const char *src, const char *dst, co
         return TB_EXIT_FAIL;
     char log[4200];
     snprintf(log, sizeof log, "%s/blender.log", f->dir);
+    char **env = tb__child_env(blender);
+    if (!env) {
+        fprintf(stderr, "tailbone: %s: cannot start %s: out of memory [fbx-converter]\n", name, blender);
+        return TB_EXIT_FAIL;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "tailbone: %s: cannot start %s: %s [fbx-converter]\n", name, blender, strerror(errno));
+        free(env[0]);
+        free(env);
         return TB_EXIT_FAIL;
     }
     if (pid == 0) {
@@ -102,9 +174,11 @@ static int tb__convert(const tb_cli_fbx *f, const char *src, const char *dst, co
         }
         char *argv[] = {blender, "-b", "--factory-startup", "--python-exit-code", "1", "--python-expr",
                         (char *)tb_fbx_convert_py, "--", (char *)src, (char *)dst, NULL};
-        execv(blender, argv);
+        execve(blender, argv, env);
         _exit(127);
     }
+    free(env[0]);
+    free(env);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

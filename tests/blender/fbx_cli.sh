@@ -3,7 +3,8 @@
 #   the Wolf as FBX -> fix --clips Xbot -> FBX, and -> GLB; the FBX result
 #   read back to GLB and compared in three.js with the GLB result; Khronos
 #   validator and `tailbone measure` (0 torn) on both; a missing converter
-#   refused with a message naming what to install.
+#   refused with a message naming what to install; the FBX -> GLB run made
+#   under a hostile Python environment that tailbone must keep from Blender.
 #   tests/blender/fbx_cli.sh CLI TMPDIR        (exit 77: skipped, with the reason)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -30,7 +31,20 @@ else bad "no converter: unexpected message: $(cat err.txt)"; fi
 
 convert "$wolf" wolf.fbx && ok "the Wolf exported to FBX by Blender" || bad "Wolf to FBX"
 "$cli" fix wolf.fbx --clips "$xbot" -o wolf_fixed.fbx --report fbx.json >fix_fbx.txt && ok "tailbone fix wolf.fbx -o wolf_fixed.fbx" || bad "fix fbx -> fbx: $(tail -3 fix_fbx.txt)"
-"$cli" fix wolf.fbx --clips "$xbot" -o wolf_fixed.glb --report glb.json >fix_glb.txt && ok "tailbone fix wolf.fbx -o wolf_fixed.glb" || bad "fix fbx -> glb"
+# FBX -> GLB under a hostile Python environment, which tailbone must keep
+# from Blender (src/cli/fbx.c): a PYTHONPATH whose numpy fails to import, a
+# PYTHONHOME, and a fake Python prefix (python3.8..3.14 with their os.py
+# landmarks) first on PATH; given to Blender as is, each breaks its Python.
+hostile="$tmp/hostile"; rm -rf "$hostile"; mkdir -p "$hostile/pp/numpy" "$hostile/prefix/bin"
+echo "raise ImportError('the PYTHONPATH numpy reached Blender')" > "$hostile/pp/numpy/__init__.py"
+for m in 8 9 10 11 12 13 14; do
+  printf '#!/bin/sh\nexit 1\n' > "$hostile/prefix/bin/python3.$m"; chmod +x "$hostile/prefix/bin/python3.$m"
+  mkdir -p "$hostile/prefix/lib/python3.$m"; : > "$hostile/prefix/lib/python3.$m/os.py"
+done
+PYTHONPATH="$hostile/pp" PYTHONHOME="$hostile/prefix" PATH="$hostile/prefix/bin:$PATH" \
+  "$cli" fix wolf.fbx --clips "$xbot" -o wolf_fixed.glb --report glb.json >fix_glb.txt 2>&1 \
+  && ok "tailbone fix wolf.fbx -o wolf_fixed.glb (PYTHONPATH, PYTHONHOME and a fake python3.X first on PATH)" \
+  || bad "fix fbx -> glb under a hostile Python environment: $(tail -3 fix_glb.txt)"
 [ "$(json glb.json "d['message']")" = "1 tail chain(s) added, 0 appendage(s) bound rigidly" ] && ok "the tail found in the FBX: $(json glb.json "d['message']")" || bad "no tail chain from the FBX: $(json glb.json "d['message']")"
 convert wolf_fixed.fbx wolf_back.glb && ok "wolf_fixed.fbx read back to GLB" || bad "FBX result unreadable"
 
