@@ -277,28 +277,17 @@ float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t coun
     /* CSR of segments per joint (segments are grouped by owner below) */
     int J = m->skel.joint_count;
     int *off = calloc((size_t)J + 2, sizeof *off), *idx = malloc(((size_t)n + 1) * sizeof *idx);
-    if (!off || !idx) {
-        free(off);
-        free(idx);
-        free(s);
-        return NAN;
-    }
+    int *fill = calloc((size_t)J + 1, sizeof *fill);
+    double total = 0;
+    size_t weighted = 0;
+    if (!off || !idx || !fill)
+        goto done; /* NaN */
     for (int i = 0; i < n; i++)
         off[s[i].joint + 1]++;
     for (int j = 0; j < J; j++)
         off[j + 1] += off[j];
-    int *fill = calloc((size_t)J + 1, sizeof *fill);
-    if (!fill) {
-        free(off);
-        free(idx);
-        free(s);
-        return NAN;
-    }
     for (int i = 0; i < n; i++)
         idx[off[s[i].joint] + fill[s[i].joint]++] = i;
-    free(fill);
-    double total = 0;
-    size_t weighted = 0;
     for (size_t q = 0; q < count; q++) {
         size_t v = vertices[q];
         const float *p = m->positions + v * 3;
@@ -325,8 +314,10 @@ float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t coun
             weighted++;
         }
     }
+done:
     free(off);
     free(idx);
+    free(fill);
     free(s);
     return weighted ? (float)(total / (double)weighted) : NAN;
 }
@@ -539,14 +530,10 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     float *env = malloc(((size_t)ns + 1) * sizeof *env);
     uint32_t *cnt = calloc((size_t)ns + 2, sizeof *cnt), *queue = malloc((nw ? nw : 1) * sizeof *queue);
     float *samples = malloc((nw ? nw : 1) * sizeof *samples);
+    tb_result r = TB_OK;
     if (!near || !seg || !env || !cnt || !queue || !samples) {
-        free(near);
-        free(seg);
-        free(env);
-        free(cnt);
-        free(queue);
-        free(samples);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     for (size_t w = 0; w < nw; w++) {
         const float *p = st->wpos + w * 3, *n = normal + w * 3;
@@ -572,13 +559,8 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     {
         uint32_t *fill = malloc(((size_t)ns + 1) * sizeof *fill);
         if (!fill) {
-            free(near);
-            free(seg);
-            free(env);
-            free(cnt);
-            free(queue);
-            free(samples);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
         }
         memcpy(fill, cnt, (size_t)ns * sizeof *fill);
         for (size_t w = 0; w < nw; w++)
@@ -631,13 +613,14 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
             }
         }
     }
+done:
     free(near);
     free(seg);
     free(env);
     free(cnt);
     free(queue);
     free(samples);
-    return TB_OK;
+    return r;
 }
 
 static int tb__off_bone(const tb__state *st, const float q[3], float h)
