@@ -303,6 +303,44 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
 
 /* ---- gather: the group's pieces, its collar or root, the attachment ------ */
 
+/* No piece touches the body: its vertices nearest the trunk (the pelvis and
+ * spine bones) stand in for the collar — what hangs off the body hangs from
+ * the trunk, even when its tip passes closer to a knee (SPEC A10); without
+ * trunk bones, the vertices nearest the skeleton. */
+static tb_result tb__an_floating_root(tb__an_job *j, tb_error *err)
+{
+    const tb__state *st = j->st;
+    const uint32_t *wv = j->wv;
+    size_t nv = j->nv, nc = j->nc;
+    float *dt = malloc((nv ? nv : 1) * sizeof *dt);
+    if (!dt)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* a separate shell sunk into the body: its part inside the body's
+     * band (not far) nearest the trunk is its root — when that part is
+     * at the end nearest the trunk; a shell that only passes through a
+     * limb's band (a tail hanging against a thigh) is not sunk there */
+    float dmin = INFINITY, dmin_in = INFINITY;
+    for (size_t k = 0; k < nv; k++) {
+        float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
+        dt[k] = isfinite(dd) ? dd : st->wdist[wv[k]];
+        dmin = dt[k] < dmin ? dt[k] : dmin;
+        if (!st->far[wv[k]])
+            dmin_in = dt[k] < dmin_in ? dt[k] : dmin_in;
+    }
+    int sunk = dmin_in <= dmin + 0.03f * st->H;
+    if (sunk)
+        dmin = dmin_in;
+    float band = sunk ? 0.03f * st->H : 0.01f * st->H;
+    for (size_t k = 0; k < nv; k++)
+        if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
+            j->wc[nc++] = wv[k];
+    free(dt);
+    tb_result r = tb__root_at_an_end(j->st, wv, j->piece, nv, j->ap->shell_count, dmin, j->g, j->allowed, j->wc, &nc,
+                                     err);
+    j->nc = nc;
+    return r;
+}
+
 static tb_result tb__an_gather(tb__an_job *j, tb_error *err)
 {
     tb__state *st = j->st;
@@ -373,40 +411,14 @@ static tb_result tb__an_gather(tb__an_job *j, tb_error *err)
                 wc[u++] = wc[k];
         nc = u;
     }
+    j->nc = nc;
     j->floating = nc == 0;
     if (j->floating) {
-        /* no piece touches the body: its vertices nearest the trunk (the
-         * pelvis and spine bones) stand in — what hangs off the body hangs
-         * from the trunk, even when its tip passes closer to a knee (SPEC
-         * A10); without trunk bones, the vertices nearest the skeleton */
-        float *dt = malloc((nv ? nv : 1) * sizeof *dt);
-        if (!dt)
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        /* a separate shell sunk into the body: its part inside the body's
-         * band (not far) nearest the trunk is its root — when that part is
-         * at the end nearest the trunk; a shell that only passes through a
-         * limb's band (a tail hanging against a thigh) is not sunk there */
-        float dmin = INFINITY, dmin_in = INFINITY;
-        for (size_t k = 0; k < nv; k++) {
-            float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
-            dt[k] = isfinite(dd) ? dd : st->wdist[wv[k]];
-            dmin = dt[k] < dmin ? dt[k] : dmin;
-            if (!st->far[wv[k]])
-                dmin_in = dt[k] < dmin_in ? dt[k] : dmin_in;
-        }
-        int sunk = dmin_in <= dmin + 0.03f * st->H;
-        if (sunk)
-            dmin = dmin_in;
-        float band = sunk ? 0.03f * st->H : 0.01f * st->H;
-        for (size_t k = 0; k < nv; k++)
-            if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
-                wc[nc++] = wv[k];
-        free(dt);
-        tb_result r = tb__root_at_an_end(st, wv, piece, nv, ap->shell_count, dmin, j->g, allowed, wc, &nc, err);
+        tb_result r = tb__an_floating_root(j, err);
         if (r != TB_OK)
             return r;
     }
-    j->nc = nc;
+    nc = j->nc;
     ap->welded_count = nv;
     for (size_t k = 0; k < nc; k++)
         for (int a = 0; a < 3; a++)
@@ -645,6 +657,52 @@ static void tb__an_row(const tb__an_job *j, tb__app_measures *ms)
 
 /* ---- classify: SPEC A7 and A10 on the measures row ------------------------- */
 
+/* A long appendage on the pelvis that leaves the body: a tail. */
+static void tb__classify_on_pelvis(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out)
+{
+    out->kind = TB_KIND_TAIL;
+    out->parent_joint = ms->pelvis;
+    char off_bone[96]; /* which half of the A5 (1) test passed */
+    if (ms->centroid_ratio >= d->centroid_ratio_min)
+        snprintf(off_bone, sizeof off_bone, "centroid ratio %.2f >= %.2f", ms->centroid_ratio, d->centroid_ratio_min);
+    else if (ms->standoff_ratio >= d->centroid_ratio_min)
+        snprintf(off_bone, sizeof off_bone, "chain standoff %.2f >= %.2f", ms->standoff_ratio, d->centroid_ratio_min);
+    else
+        snprintf(off_bone, sizeof off_bone, "a separate shell (centroid ratio %.2f)", ms->centroid_ratio);
+    snprintf(out->reason, sizeof out->reason, "elongation %.2f >= %.2f, %s, on the pelvis (%s): tail", ms->elongation,
+             d->elongation_min, off_bone, ms->attach_name);
+}
+
+/* SPEC A7, beyond the article: a long appendage on the spine, a tail or a
+ * carried object, by its signs. (A10) a fourth sign: it hangs free, its tip
+ * well away from the trunk (a bead chain leaving the back), where a carried
+ * object lies along the body. */
+static void tb__classify_on_spine(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out)
+{
+    char *why = out->reason;
+    size_t wn = sizeof out->reason;
+    out->spine_signs = 1;
+    int votes = (ms->taper < d->tail_taper_max) + (ms->bend > d->tail_bend_min) + (ms->reach > d->tail_reach_min) +
+                (ms->leave > 2 * d->leave_min);
+    int midline = ms->lateral <= d->tail_lateral_max; /* wings come off the side */
+    out->parent_joint = ms->attach;
+    if (votes >= 2 && midline) {
+        out->kind = TB_KIND_TAIL;
+        snprintf(why, wn,
+                 "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
+                 "signs: tail",
+                 ms->elongation, ms->attach_name, ms->taper, ms->bend, ms->reach, ms->leave, votes);
+    } else {
+        out->kind = TB_KIND_CARRIED;
+        out->decision = TB_DECIDE_RIGID;
+        snprintf(why, wn,
+                 "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
+                 "signs%s: carried, rigid on %s",
+                 ms->elongation, ms->attach_name, ms->taper, ms->bend, ms->reach, ms->leave, votes,
+                 midline ? "" : ", off the midline", ms->attach_name);
+    }
+}
+
 void tb__classify(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out)
 {
     memset(out, 0, sizeof *out);
@@ -735,44 +793,9 @@ void tb__classify(const tb__app_measures *ms, const tb_appendage_desc *d, tb__ap
                  "than its root (< %.2f): worn along the body, untouched", ms->elongation, ms->slenderness, ms->leave,
                  d->leave_min);
     } else if (cls == TB_CLASS_PELVIS) {
-        out->kind = TB_KIND_TAIL;
-        out->parent_joint = ms->pelvis;
-        char off_bone[96]; /* which half of the A5 (1) test passed */
-        if (ms->centroid_ratio >= d->centroid_ratio_min)
-            snprintf(off_bone, sizeof off_bone, "centroid ratio %.2f >= %.2f", ms->centroid_ratio,
-                     d->centroid_ratio_min);
-        else if (ms->standoff_ratio >= d->centroid_ratio_min)
-            snprintf(off_bone, sizeof off_bone, "chain standoff %.2f >= %.2f", ms->standoff_ratio,
-                     d->centroid_ratio_min);
-        else
-            snprintf(off_bone, sizeof off_bone, "a separate shell (centroid ratio %.2f)", ms->centroid_ratio);
-        snprintf(why, wn, "elongation %.2f >= %.2f, %s, on the pelvis (%s): tail", ms->elongation, d->elongation_min,
-                 off_bone, attach_name);
+        tb__classify_on_pelvis(ms, d, out);
     } else {
-        /* SPEC A7, beyond the article: a tail on the spine vs a carried
-         * object. (A10) a fourth sign: it hangs free, its tip well away from
-         * the trunk (a bead chain leaving the back), where a carried object
-         * lies along the body */
-        out->spine_signs = 1;
-        int votes = (ms->taper < d->tail_taper_max) + (ms->bend > d->tail_bend_min) +
-                    (ms->reach > d->tail_reach_min) + (ms->leave > 2 * d->leave_min);
-        int midline = ms->lateral <= d->tail_lateral_max; /* wings come off the side */
-        out->parent_joint = ms->attach;
-        if (votes >= 2 && midline) {
-            out->kind = TB_KIND_TAIL;
-            snprintf(why, wn,
-                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
-                     "signs: tail",
-                     ms->elongation, attach_name, ms->taper, ms->bend, ms->reach, ms->leave, votes);
-        } else {
-            out->kind = TB_KIND_CARRIED;
-            out->decision = TB_DECIDE_RIGID;
-            snprintf(why, wn,
-                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
-                     "signs%s: carried, rigid on %s",
-                     ms->elongation, attach_name, ms->taper, ms->bend, ms->reach, ms->leave, votes,
-                     midline ? "" : ", off the midline", attach_name);
-        }
+        tb__classify_on_spine(ms, d, out);
     }
     if (out->kind == TB_KIND_TAIL) {
         out->decision = d->mode == TB_FIX_RIGID ? TB_DECIDE_RIGID : TB_DECIDE_CHAIN;
