@@ -336,17 +336,25 @@ static void sim_step(sim *s, float dt, const float pos[3], const versor q)
 /* Same, computing only what the solver reads (the anchors' world; no joint
  * hangs below a tail here) and asking for no world_out: the long random run
  * spends its time in the solver, not in this file's matrix code. */
-static void sim_step_anchor_only(sim *s, float dt, const float pos[3], const versor q)
+static void sim_place_anchor(sim *s, const float pos[3], const versor q, const float off[3])
 {
     const rig *r = s->r;
     tb_transform *h = &s->locals[r->hips];
     for (int k = 0; k < 3; k++)
         h->t[k] = pos[k] / r->unit;
+    if (off) /* moved by off (m) */
+        for (int k = 0; k < 3; k++)
+            h->t[k] += off[k] / r->unit;
     memcpy(h->r, q, sizeof(versor));
     float m[16];
     trs_matrix(&s->locals[r->armature], s->world[r->armature]);
     trs_matrix(h, m);
     mat_mul(s->world[r->armature], m, s->world[r->hips]);
+}
+
+static void sim_step_anchor_only(sim *s, float dt, const float pos[3], const versor q)
+{
+    sim_place_anchor(s, pos, q, NULL);
     tb_spring_step(s->a, dt, (const float (*)[16])s->world, s->locals, NULL);
 }
 
@@ -1388,6 +1396,57 @@ static float rnd(void) /* [0, 1) */
     return (float)(rng_state >> 8) / 16777216.0f;
 }
 
+/* A random frame time: hitches (1e6 s), zero, negative and NaN frames (and,
+ * with tiny, 1e-7 s frames), else 4 to 64 ms. */
+static float random_dt(int tiny)
+{
+    float u = rnd();
+    if (u < 0.002f)
+        return 1e6f;
+    if (u < 0.004f)
+        return 0.0f;
+    if (tiny) {
+        if (u < 0.006f)
+            return 1e-7f;
+        if (u < 0.007f)
+            return -0.5f;
+        if (u < 0.008f)
+            return NAN;
+    } else {
+        if (u < 0.005f)
+            return -0.5f;
+        if (u < 0.006f)
+            return NAN;
+    }
+    return 0.004f + 0.06f * rnd();
+}
+
+/* One character's random hip motion: up to 4 m/s and 8 rad/s of yaw, the
+ * hips between y_min and 1.5 m, a teleport of 3 m one frame in a thousand. */
+typedef struct walk {
+    float pos[3], vel[3], yaw, yaw_v;
+} walk;
+
+static void walk_step(walk *w, float h, float y_min, versor q)
+{
+    for (int k = 0; k < 3; k++) {
+        w->vel[k] += (rnd() - 0.5f) * 40.0f * h - 0.5f * w->vel[k] * h;
+        w->vel[k] = fmaxf(-4.0f, fminf(4.0f, w->vel[k]));
+        w->pos[k] += w->vel[k] * h;
+    }
+    w->pos[1] = fmaxf(y_min, fminf(1.5f, w->pos[1]));
+    w->pos[2] = fmaxf(-5.0f, fminf(5.0f, w->pos[2]));
+    w->yaw_v += (rnd() - 0.5f) * 60.0f * h;
+    w->yaw_v = fmaxf(-8.0f, fminf(8.0f, w->yaw_v));
+    w->yaw += w->yaw_v * h;
+    if (rnd() < 0.001f) /* teleport, back and forth */
+        w->pos[0] += w->pos[0] > 0.0f ? -3.0f : 3.0f;
+    versor qy, qp;
+    quat_axis(qy, w->yaw, 0, 1, 0);
+    quat_axis(qp, 0.6f * sinf(w->yaw * 0.7f), 1, 0, 0);
+    glm_quat_mul(qy, qp, q);
+}
+
 /* 10^7 link-steps (one link advanced by one internal sub-step, the unit of
  * solver work) of random hip motion with
  * random frame times, including hitches, zero, tiny, negative and NaN dt
@@ -1402,43 +1461,16 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
     sim s;
     sim_init(&s, &r, NULL);
     const int links = 8 + 3;
-    float pos[3] = {0, 1.1f, 0}, vel[3] = {0, 0, 0}, yaw = 0, yaw_v = 0, pitch = 0;
+    walk w = {.pos = {0, 1.1f, 0}};
     long long link_steps = 0;
     float max_speed = 0, worst_len = 0, min_y = 1e9f;
     long frames = 0;
     while (link_steps < TBT_RANDOM_LINK_STEPS) {
-        float u = rnd(), dt;
-        if (u < 0.002f)
-            dt = 1e6f;
-        else if (u < 0.004f)
-            dt = 0.0f;
-        else if (u < 0.006f)
-            dt = 1e-7f;
-        else if (u < 0.007f)
-            dt = -0.5f;
-        else if (u < 0.008f)
-            dt = NAN;
-        else
-            dt = 0.004f + 0.06f * rnd();
+        float dt = random_dt(1);
         float h = isfinite(dt) && dt > 0 ? fminf(dt, 0.1f) : 0.0f;
-        for (int k = 0; k < 3; k++) {
-            vel[k] += (rnd() - 0.5f) * 40.0f * h - 0.5f * vel[k] * h;
-            vel[k] = fmaxf(-4.0f, fminf(4.0f, vel[k]));
-            pos[k] += vel[k] * h;
-        }
-        pos[1] = fmaxf(0.95f, fminf(1.5f, pos[1]));
-        yaw_v += (rnd() - 0.5f) * 60.0f * h;
-        yaw_v = fmaxf(-8.0f, fminf(8.0f, yaw_v));
-        yaw += yaw_v * h;
-        pitch = 0.6f * sinf(yaw * 0.7f);
-        if (rnd() < 0.001f) /* teleport, back and forth */
-            pos[0] += pos[0] > 0.0f ? -3.0f : 3.0f;
-        pos[2] = fmaxf(-5.0f, fminf(5.0f, pos[2]));
-        versor qy, qp, q;
-        quat_axis(qy, yaw, 0, 1, 0);
-        quat_axis(qp, pitch, 1, 0, 0);
-        glm_quat_mul(qy, qp, q);
-        sim_step_anchor_only(&s, dt, pos, q);
+        versor q;
+        walk_step(&w, h, 0.95f, q);
+        sim_step_anchor_only(&s, dt, w.pos, q);
         frames++;
         if (h >= 1e-6f)
             link_steps += (long long)links * (long long)ceilf(h * 240.0f - 1e-4f);
@@ -1488,17 +1520,14 @@ static void batch_against_reference(int path)
     rig_build(&r, &o);
     sim ref[TBT_BATCH_CHARS], bat[TBT_BATCH_CHARS];
     tb_spring_batch_item items[TBT_BATCH_CHARS];
-    float pos[TBT_BATCH_CHARS][3], vel[TBT_BATCH_CHARS][3], yaw[TBT_BATCH_CHARS],
-        yaw_v[TBT_BATCH_CHARS];
+    walk w[TBT_BATCH_CHARS];
     for (int c = 0; c < chars; c++) {
         sim_init(&ref[c], &r, NULL);
         sim_init(&bat[c], &r, NULL);
         /* world_out in place, as an application passes it */
         items[c] = (tb_spring_batch_item){bat[c].a, (const float (*)[16])bat[c].world,
                                           bat[c].locals, bat[c].world};
-        v3set(pos[c], 0.3f * (float)c, 1.1f, 0.0f);
-        v3set(vel[c], 0, 0, 0);
-        yaw[c] = yaw_v[c] = 0.0f;
+        w[c] = (walk){.pos = {0.3f * (float)c, 1.1f, 0.0f}};
     }
     const float len[2] = {0.8f, 0.3f * sqrtf(2.0f)}; /* the two tails' lengths (m) */
     rng_state = 4242u;
@@ -1507,48 +1536,15 @@ static void batch_against_reference(int path)
     float worst = 0.0f; /* largest tip gap over the tail's length */
     long contacts = 0, limited = 0, out_diff = 0;
     while (substeps < TBT_BATCH_SUBSTEPS) {
-        float u = rnd(), dt;
-        if (u < 0.002f)
-            dt = 1e6f;
-        else if (u < 0.004f)
-            dt = 0.0f;
-        else if (u < 0.005f)
-            dt = -0.5f;
-        else if (u < 0.006f)
-            dt = NAN;
-        else
-            dt = 0.004f + 0.06f * rnd();
+        float dt = random_dt(0);
         float h = isfinite(dt) && dt > 0 ? fminf(dt, 0.1f) : 0.0f;
         for (int c = 0; c < chars; c++) {
-            for (int k = 0; k < 3; k++) {
-                vel[c][k] += (rnd() - 0.5f) * 40.0f * h - 0.5f * vel[c][k] * h;
-                vel[c][k] = fmaxf(-4.0f, fminf(4.0f, vel[c][k]));
-                pos[c][k] += vel[c][k] * h;
-            }
-            pos[c][1] = fmaxf(0.55f, fminf(1.5f, pos[c][1])); /* low: the tail drags */
-            pos[c][2] = fmaxf(-5.0f, fminf(5.0f, pos[c][2]));
-            yaw_v[c] += (rnd() - 0.5f) * 60.0f * h;
-            yaw_v[c] = fmaxf(-8.0f, fminf(8.0f, yaw_v[c]));
-            yaw[c] += yaw_v[c] * h;
-            if (rnd() < 0.001f)
-                pos[c][0] += pos[c][0] > 0.0f ? -3.0f : 3.0f;
-            versor qy, qp, q;
-            quat_axis(qy, yaw[c], 0, 1, 0);
-            quat_axis(qp, 0.6f * sinf(yaw[c] * 0.7f), 1, 0, 0);
-            glm_quat_mul(qy, qp, q);
+            versor q;
+            walk_step(&w[c], h, 0.55f, q); /* low: the tail drags */
             /* The same anchor for both copies; the reference steps now
              * (parenthesised: never the batch redirect), the batch below. */
-            sim *both[2] = {&ref[c], &bat[c]};
-            for (int b = 0; b < 2; b++) {
-                tb_transform *hp = &both[b]->locals[r.hips];
-                for (int k = 0; k < 3; k++)
-                    hp->t[k] = pos[c][k] / r.unit;
-                memcpy(hp->r, q, sizeof(versor));
-                float m[16];
-                trs_matrix(&both[b]->locals[r.armature], both[b]->world[r.armature]);
-                trs_matrix(hp, m);
-                mat_mul(both[b]->world[r.armature], m, both[b]->world[r.hips]);
-            }
+            sim_place_anchor(&ref[c], w[c].pos, q, NULL);
+            sim_place_anchor(&bat[c], w[c].pos, q, NULL);
             (tb_spring_step)(ref[c].a, dt, (const float (*)[16])ref[c].world, ref[c].locals,
                              ref[c].world);
         }
@@ -1634,71 +1630,34 @@ static fast_gap fast_against_reference(int path, int free_run, int substep_frame
      * from the same state (conditioning, resynchronised runs only). */
     static sim ref[TBT_BATCH_CHARS], fst[TBT_BATCH_CHARS], cnd[TBT_BATCH_CHARS];
     tb_spring_batch_item items[TBT_BATCH_CHARS];
-    float pos[TBT_BATCH_CHARS][3], vel[TBT_BATCH_CHARS][3], yaw[TBT_BATCH_CHARS],
-        yaw_v[TBT_BATCH_CHARS];
+    walk w[TBT_BATCH_CHARS];
     for (int c = 0; c < chars; c++) {
         sim_init(&ref[c], &r, NULL);
         sim_init(&fst[c], &r, NULL);
         sim_init(&cnd[c], &r, NULL);
         items[c] = (tb_spring_batch_item){fst[c].a, (const float (*)[16])fst[c].world,
                                           fst[c].locals, fst[c].world};
-        v3set(pos[c], 0.3f * (float)c, 1.1f, 0.0f);
-        v3set(vel[c], 0, 0, 0);
-        yaw[c] = yaw_v[c] = 0.0f;
+        w[c] = (walk){.pos = {0.3f * (float)c, 1.1f, 0.0f}};
     }
     const float len[2] = {0.8f, 0.3f * sqrtf(2.0f)};
     rng_state = 4242u;
     long long substeps = 0;
     fast_gap g = {0};
     long contacts = 0, limited = 0, link_frames = 0;
+    const float moved[3] = {nudge, 0.0f, 0.0f}, diagonal[3] = {0.57735f * 1e-6f, 0.57735f * 1e-6f,
+                                                              0.57735f * 1e-6f}; /* 1e-6 m */
     while (substeps < TBT_BATCH_SUBSTEPS) {
-        float u = rnd(), dt;
-        if (u < 0.002f)
-            dt = 1e6f;
-        else if (u < 0.004f)
-            dt = 0.0f;
-        else if (u < 0.005f)
-            dt = -0.5f;
-        else if (u < 0.006f)
-            dt = NAN;
-        else
-            dt = 0.004f + 0.06f * rnd();
+        float dt = random_dt(0);
         if (substep_frames && isfinite(dt) && dt > 0.0f)
             dt = 1.0f / 240.0f;
         float h = isfinite(dt) && dt > 0 ? fminf(dt, 0.1f) : 0.0f;
         for (int c = 0; c < chars; c++) {
-            for (int k = 0; k < 3; k++) {
-                vel[c][k] += (rnd() - 0.5f) * 40.0f * h - 0.5f * vel[c][k] * h;
-                vel[c][k] = fmaxf(-4.0f, fminf(4.0f, vel[c][k]));
-                pos[c][k] += vel[c][k] * h;
-            }
-            pos[c][1] = fmaxf(0.55f, fminf(1.5f, pos[c][1]));
-            pos[c][2] = fmaxf(-5.0f, fminf(5.0f, pos[c][2]));
-            yaw_v[c] += (rnd() - 0.5f) * 60.0f * h;
-            yaw_v[c] = fmaxf(-8.0f, fminf(8.0f, yaw_v[c]));
-            yaw[c] += yaw_v[c] * h;
-            if (rnd() < 0.001f)
-                pos[c][0] += pos[c][0] > 0.0f ? -3.0f : 3.0f;
-            versor qy, qp, q;
-            quat_axis(qy, yaw[c], 0, 1, 0);
-            quat_axis(qp, 0.6f * sinf(yaw[c] * 0.7f), 1, 0, 0);
-            glm_quat_mul(qy, qp, q);
+            versor q;
+            walk_step(&w[c], h, 0.55f, q);
             sim *all[3] = {&ref[c], &fst[c], &cnd[c]};
-            for (int b = 0; b < 3; b++) {
-                tb_transform *hp = &all[b]->locals[r.hips];
-                for (int k = 0; k < 3; k++)
-                    hp->t[k] = pos[c][k] / r.unit;
-                if (b == 1 && nudge != 0.0f)
-                    hp->t[0] += nudge / r.unit;
-                if (b == 2) /* 1e-6 m along the diagonal */
-                    for (int k = 0; k < 3; k++)
-                        hp->t[k] += 0.57735f * 1e-6f / r.unit;
-                memcpy(hp->r, q, sizeof(versor));
-                float m[16];
-                trs_matrix(&all[b]->locals[r.armature], all[b]->world[r.armature]);
-                trs_matrix(hp, m);
-                mat_mul(all[b]->world[r.armature], m, all[b]->world[r.hips]);
-            }
+            sim_place_anchor(&ref[c], w[c].pos, q, NULL);
+            sim_place_anchor(&fst[c], w[c].pos, q, nudge != 0.0f ? moved : NULL);
+            sim_place_anchor(&cnd[c], w[c].pos, q, diagonal);
             if (!free_run) /* the same state before the frame */
                 for (int b = 1; b < 3; b++) {
                     tb_spring_animator *ra = ref[c].a, *xa = all[b]->a;

@@ -26,6 +26,21 @@ static int tb__kept(const tb_gltf_channel *ch, const tb_model *m, int node_count
            m->joint_of_node[ch->node] >= 0;
 }
 
+/* A kept channel's sampler (NULL: the channel is not kept), its key count,
+ * values per key (3 for a cubic spline: in-tangent, value, out-tangent) and
+ * floats per value: what both passes of tb_clip_load read. */
+static const tb_gltf_sampler *tb__channel_sizes(const tb_gltf *g, const tb_gltf_animation *an, const tb_model *m,
+                                                const tb_gltf_channel *ch, size_t *keys, size_t *per, size_t *comp)
+{
+    if (!tb__kept(ch, m, g->node_count))
+        return NULL;
+    const tb_gltf_sampler *s = &an->samplers[ch->sampler];
+    *keys = g->accessors[s->input].count;
+    *per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
+    *comp = (size_t)tb__path_components(ch->path);
+    return s;
+}
+
 /* Floats rounded up so every array in the block stays 16-byte aligned. */
 static size_t tb__align16(size_t bytes)
 {
@@ -79,12 +94,10 @@ tb_result tb_clip_load(tb_clip **out, const tb_doc *doc, const tb_model *m, int 
     size_t bytes = tb__align16(sizeof(tb_clip));
     for (int c = 0; c < an->channel_count; c++) {
         const tb_gltf_channel *ch = &an->channels[c];
-        if (!tb__kept(ch, m, g->node_count))
+        size_t keys, per, comp;
+        const tb_gltf_sampler *s = tb__channel_sizes(g, an, m, ch, &keys, &per, &comp);
+        if (!s)
             continue;
-        const tb_gltf_sampler *s = &an->samplers[ch->sampler];
-        size_t keys = g->accessors[s->input].count;
-        size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
-        size_t comp = (size_t)tb__path_components(ch->path);
         if (g->accessors[s->output].count != keys * per || keys == 0 || keys > (size_t)INT32_MAX) {
             char where[96];
             snprintf(where, sizeof where, "/animations/%d/samplers/%d", animation, ch->sampler);
@@ -107,12 +120,10 @@ tb_result tb_clip_load(tb_clip **out, const tb_doc *doc, const tb_model *m, int 
     int k = 0, reordered = 0;
     for (int c = 0; c < an->channel_count; c++) {
         const tb_gltf_channel *ch = &an->channels[c];
-        if (!tb__kept(ch, m, g->node_count))
+        size_t keys, per, comp;
+        const tb_gltf_sampler *s = tb__channel_sizes(g, an, m, ch, &keys, &per, &comp);
+        if (!s)
             continue;
-        const tb_gltf_sampler *s = &an->samplers[ch->sampler];
-        size_t keys = g->accessors[s->input].count;
-        size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
-        size_t comp = (size_t)tb__path_components(ch->path);
         float *times = (float *)(block + at);
         at += tb__align16(keys * sizeof(float));
         float *values = (float *)(block + at);

@@ -796,6 +796,19 @@ static void tb__joint_bbox(tb_model *m)
     m->influences = 4;
 }
 
+/* The end of a load: on success the vertical extent and *out, else the
+ * model freed. */
+static tb_result tb__model_done(tb_model **out, tb_model *m, tb_result r)
+{
+    if (r != TB_OK) {
+        tb_model_free(m);
+        return r;
+    }
+    tb__vertical_extent(m);
+    *out = m;
+    return TB_OK;
+}
+
 /* A skeleton-only file with no skin at all: the nodes its clips move. */
 static tb_result tb__load_skeleton_only(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
 {
@@ -816,13 +829,7 @@ static tb_result tb__load_skeleton_only(tb_model **out, const tb_doc *doc, const
         tb__joint_bbox(m);
         r = tb__assign_roles(m, doc, desc, err);
     }
-    if (r != TB_OK) {
-        tb_model_free(m);
-        return r;
-    }
-    tb__vertical_extent(m);
-    *out = m;
-    return TB_OK;
+    return tb__model_done(out, m, r);
 }
 
 tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *err)
@@ -940,18 +947,9 @@ static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc
         r = tb__load_geometry(m, doc, err);
     else if (r == TB_OK)
         tb__joint_bbox(m);
-    if (r != TB_OK) {
-        tb_model_free(m);
-        return r;
-    }
-    r = tb__assign_roles(m, doc, desc, err);
-    if (r != TB_OK) {
-        tb_model_free(m);
-        return r;
-    }
-    tb__vertical_extent(m);
-    *out = m;
-    return TB_OK;
+    if (r == TB_OK)
+        r = tb__assign_roles(m, doc, desc, err);
+    return tb__model_done(out, m, r);
 }
 
 /* ---- bind space → world -------------------------------------------------- */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "passes/appendage_internal.h"
+#include "passes/detect_internal.h"
 #include "gltf/doc_internal.h"
 
 tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
@@ -76,7 +76,7 @@ const char *tb_appendage_stage_name(int i)
     return (i >= 0 && i < 7) ? n[i] : NULL;
 }
 
-static double tb__now_ms(void)
+double tb__now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -130,7 +130,7 @@ float tb__seg_dist(const tb__seg *s, const float p[3])
     return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 }
 
-static void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint)
+void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint)
 {
     for (int k = 0; k < 3; k++) {
         s->a[k] = a[k];
@@ -142,7 +142,7 @@ static void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint)
     s->extension = 0;
 }
 
-static const float *tb__jpos(const tb_model *m, int j)
+const float *tb__jpos(const tb_model *m, int j)
 {
     return &m->skel.bind_world[j][12];
 }
@@ -250,7 +250,7 @@ done:
     return *out ? n : -1;
 }
 
-static float tb__skeleton_dist(const tb__seg *s, int n, const float p[3])
+float tb__skeleton_dist(const tb__seg *s, int n, const float p[3])
 {
     return tb__seg_nearest(s, n, p, NULL);
 }
@@ -277,28 +277,17 @@ float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t coun
     /* CSR of segments per joint (segments are grouped by owner below) */
     int J = m->skel.joint_count;
     int *off = calloc((size_t)J + 2, sizeof *off), *idx = malloc(((size_t)n + 1) * sizeof *idx);
-    if (!off || !idx) {
-        free(off);
-        free(idx);
-        free(s);
-        return NAN;
-    }
+    int *fill = calloc((size_t)J + 1, sizeof *fill);
+    double total = 0;
+    size_t weighted = 0;
+    if (!off || !idx || !fill)
+        goto done; /* NaN */
     for (int i = 0; i < n; i++)
         off[s[i].joint + 1]++;
     for (int j = 0; j < J; j++)
         off[j + 1] += off[j];
-    int *fill = calloc((size_t)J + 1, sizeof *fill);
-    if (!fill) {
-        free(off);
-        free(idx);
-        free(s);
-        return NAN;
-    }
     for (int i = 0; i < n; i++)
         idx[off[s[i].joint] + fill[s[i].joint]++] = i;
-    free(fill);
-    double total = 0;
-    size_t weighted = 0;
     for (size_t q = 0; q < count; q++) {
         size_t v = vertices[q];
         const float *p = m->positions + v * 3;
@@ -325,8 +314,10 @@ float tb__bone_distance(const tb_model *m, const uint32_t *vertices, size_t coun
             weighted++;
         }
     }
+done:
     free(off);
     free(idx);
+    free(fill);
     free(s);
     return weighted ? (float)(total / (double)weighted) : NAN;
 }
@@ -354,7 +345,7 @@ static void tb__unite(uint32_t *uf, uint32_t a, uint32_t b)
 
 /* Eigenvalues of a symmetric 3x3 matrix, descending (Jacobi rotations);
  * axis (when not NULL): the unit eigenvector of the largest. */
-static void tb__eig3(const double c[3][3], double ev[3], double axis[3])
+void tb__eig3(const double c[3][3], double ev[3], double axis[3])
 {
     double a[3][3], V[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     memcpy(a, c, sizeof a);
@@ -407,60 +398,16 @@ static int tb__cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void tb__copy_name(char *dst, size_t cap, const char *s)
+void tb__copy_name(char *dst, size_t cap, const char *s)
 {
     snprintf(dst, cap, "%s", s ? s : "(unnamed)");
 }
 
 /* ---- the detector state -------------------------------------------------- */
 
-typedef struct tb__comp {
-    uint32_t *verts;  /* welded ids, ascending */
-    size_t nverts;
-    uint32_t *collar; /* welded ids */
-    size_t ncollar;
-    int separate;     /* its shell is its own (A9 choice) */
-    uint32_t shell;
-    int attach;
-    float bmin[3], bmax[3];
-    int group;        /* merge root (A6) */
-} tb__comp;
+/* tb__comp, tb__state: passes/detect_internal.h */
 
-typedef struct tb__state {
-    const tb_model *m;
-    tb_appendage_desc d;
-    float H;
-    int pelvis;
-    tb_role_class *cls;
-    tb__seg *segs;
-    int nseg;
-    uint8_t *is_node;
-    uint32_t *wid;      /* model vertex → welded id */
-    size_t nw;
-    float *wpos;        /* 3 per welded id */
-    uint8_t *far;       /* per welded id */
-    tb__graph g;
-    uint32_t *shell;    /* welded id → shell root */
-    uint32_t *shell_total, *shell_far; /* per shell root (counts of welded ids: below 2^32) */
-    float *warea;       /* per welded id: a third of its triangles' area */
-    float *shell_area;  /* per shell root: the shell's area */
-    double area_total;  /* the skin's area */
-    uint32_t *comp_uf;
-    tb__comp *comps;
-    size_t ncomp;
-    uint32_t *model_off, *model_list; /* welded id → its model vertices (CSR) */
-    uint32_t *shell_off, *shell_list; /* shell root → its welded ids (CSR) */
-    double *ms;         /* stage times (tb_appendage_report.stage_ms) */
-    float up[3], fwd[3];/* the character's axes in bind space (tb_model_axes) */
-    float *wdist;       /* per welded id: distance to the skeleton (A1) */
-    int *wseg;          /* per welded id: the nearest bone segment (first on ties, -1: none) */
-    float *mpos;        /* per welded id: medial point (3), the vertex itself where none */
-    float *mrad;        /* per welded id: half the local thickness, 0 where none */
-    uint8_t *thin;      /* per welded id: far by thickness (its cross-section holds no bone) */
-    uint32_t *shell_total_pre; /* per shell root: welded vertices (before far is known) */
-} tb__state;
-
-static void tb__state_free(tb__state *st)
+void tb__state_free(tb__state *st)
 {
     free(st->cls);
     free(st->segs);
@@ -492,7 +439,7 @@ static void tb__state_free(tb__state *st)
     free(st->shell_total_pre);
 }
 
-static int tb__joint_by_name(const tb_model *m, const char *name)
+int tb__joint_by_name(const tb_model *m, const char *name)
 {
     for (int j = 0; j < m->skel.joint_count; j++) {
         const char *n = m->skel.names[j];
@@ -509,7 +456,7 @@ static int tb__joint_by_name(const tb_model *m, const char *name)
 
 /* SPEC A4: nearest joint to the collar centroid, with the torso/thigh bias.
  * A thigh that wins the bias stands for the body: the pelvis. */
-static int tb__attach_joint(const tb__state *st, const float p[3])
+int tb__attach_joint(const tb__state *st, const float p[3])
 {
     const tb_model *m = st->m;
     int best = -1;
@@ -583,14 +530,10 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     float *env = malloc(((size_t)ns + 1) * sizeof *env);
     uint32_t *cnt = calloc((size_t)ns + 2, sizeof *cnt), *queue = malloc((nw ? nw : 1) * sizeof *queue);
     float *samples = malloc((nw ? nw : 1) * sizeof *samples);
+    tb_result r = TB_OK;
     if (!near || !seg || !env || !cnt || !queue || !samples) {
-        free(near);
-        free(seg);
-        free(env);
-        free(cnt);
-        free(queue);
-        free(samples);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     for (size_t w = 0; w < nw; w++) {
         const float *p = st->wpos + w * 3, *n = normal + w * 3;
@@ -616,13 +559,8 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     {
         uint32_t *fill = malloc(((size_t)ns + 1) * sizeof *fill);
         if (!fill) {
-            free(near);
-            free(seg);
-            free(env);
-            free(cnt);
-            free(queue);
-            free(samples);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            goto done;
         }
         memcpy(fill, cnt, (size_t)ns * sizeof *fill);
         for (size_t w = 0; w < nw; w++)
@@ -675,13 +613,14 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
             }
         }
     }
+done:
     free(near);
     free(seg);
     free(env);
     free(cnt);
     free(queue);
     free(samples);
-    return TB_OK;
+    return r;
 }
 
 static int tb__off_bone(const tb__state *st, const float q[3], float h)
@@ -994,7 +933,7 @@ done:
 
 static tb_result tb__tube_cut(tb__state *st, tb_error *err);
 
-static tb_result tb__prepare(tb__state *st, tb_error *err)
+tb_result tb__detect_prepare(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t V = m->vertex_count;
@@ -1596,7 +1535,7 @@ done:
 /* SPEC A3/A4: far components (every island, however small: a small one may
  * be a piece of a segmented tail) and their collars. A component with no
  * non-far neighbour floats: it has no collar and no attachment of its own. */
-static tb_result tb__components(tb__state *st, tb_error *err)
+tb_result tb__detect_components(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     size_t *count = calloc(nw ? nw : 1, sizeof *count);
@@ -1695,7 +1634,7 @@ typedef struct tb__shape {
  * beside a bone (projection strictly inside it); more than wrap_min_deg
  * around one bone is a coat, a belt, a plate round the pelvis, a limb's own
  * skin — never a tail (SPEC A10). O(n × segments). */
-static int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
+int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
 {
     enum { SECT = 12 };
     int wraps = 0;
@@ -1922,7 +1861,7 @@ static float tb__body_gap(const tb__state *st, const tb__cell_entry *body, size_
     return cnt ? (float)(sum / (double)cnt) : 0;
 }
 
-static tb_result tb__merge(tb__state *st, tb_error *err)
+tb_result tb__detect_merge(tb__state *st, tb_error *err)
 {
     size_t n = st->ncomp, F = 0;
     for (size_t i = 0; i < n; i++)
@@ -2159,8 +2098,8 @@ oom:
  * geodesic crosses from one closed segment to the next. Per grid cell and
  * piece, its first vertex is linked to the nearest vertex of each other
  * piece in the 27 cells around: O(F) on a grid of touch_fraction H. */
-static tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv,
-                             tb__graph *out, tb_error *err)
+tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv,
+                      tb__graph *out, tb_error *err)
 {
     float cell = st->d.touch_fraction * st->H;
     float inv = cell > 0 ? 1.0f / cell : 1.0f;
@@ -2241,8 +2180,8 @@ static int tb__station(float g, float L, int K)
     return i < 1 || i > K || fabsf(g - (float)i * L / (float)K) > L / (2.0f * (float)K) ? -1 : i;
 }
 
-static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
-                            const float j0[3], float (*J)[3], float *radius, float *flatness)
+int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
+                     const float j0[3], float (*J)[3], float *radius, float *flatness)
 {
     double acc[TB_TAIL_MAX_BONES + 1][4];
     memset(acc, 0, sizeof acc);
@@ -2331,912 +2270,6 @@ static int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, c
                 J[i][a] = 0.5f * prev[i][a] + 0.25f * (prev[i - 1][a] + prev[i + 1][a]);
     }
     return K;
-}
-
-static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work, tb_appendage **app,
-                                tb__app_work **aw, tb_error *err)
-{
-    tb_appendage *na = realloc(out->appendages, ((size_t)out->appendage_count + 1) * sizeof *na);
-    if (!na)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    out->appendages = na;
-    tb__app_work *nw = realloc(work->apps, ((size_t)work->count + 1) * sizeof *nw);
-    if (!nw)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    work->apps = nw;
-    *app = &out->appendages[out->appendage_count++];
-    *aw = &work->apps[work->count++];
-    memset(*app, 0, sizeof **app);
-    memset(*aw, 0, sizeof **aw);
-    (*app)->chain = -1;
-    (*aw)->parent_joint = -1;
-    return TB_OK;
-}
-
-
-/* Numbers the separate pieces of an appendage's skin: a welded shell all of
- * whose vertices are in the appendage is one piece (a vertebra, a tuft, a
- * ring of a segmented tail); vertices of a shell that also holds other skin
- * (a tail welded into the body) get TB__NO_PIECE. O(n log n) in the
- * appendage's vertices. */
-static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_error *err)
-{
-    size_t n = aw->rw_count;
-    aw->piece_count = 0;
-    uint64_t *key = malloc((n + 1) * sizeof *key); /* shell << 32 | welded id */
-    if (!key)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t k = 0; k < n; k++) {
-        uint32_t w = st->wid[aw->rw_verts[k]];
-        key[k] = (uint64_t)st->shell[w] << 32 | w;
-    }
-    tb__sort_u64(key, n);
-    /* compact: one entry per whole shell, its piece number in the low bits */
-    size_t kept = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t s = (uint32_t)(key[i] >> 32);
-        size_t distinct = 0, j = i;
-        for (; j < n && (uint32_t)(key[j] >> 32) == s; j++)
-            distinct += j == i || key[j] != key[j - 1];
-        if (distinct == st->shell_total[s])
-            key[kept++] = (uint64_t)s << 32 | aw->piece_count++;
-        i = j;
-    }
-    for (size_t k = 0; k < n; k++) {
-        uint64_t probe = (uint64_t)st->shell[st->wid[aw->rw_verts[k]]] << 32;
-        size_t lo = 0, hi = kept; /* first entry >= probe */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (key[mid] < probe)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        aw->rw_piece[k] = lo < kept && key[lo] >> 32 == probe >> 32 ? (uint32_t)key[lo] : TB__NO_PIECE;
-    }
-    free(key);
-    return TB_OK;
-}
-
-/* Distance to the trunk: the bones from the pelvis up the spine (a joint of
- * the pelvis or spine class to its parent of the same), INFINITY without. */
-/* Distance from p to the trunk's bones (pelvis and spine segments); *joint
- * (when not NULL) gets the joint owning the nearest one, -1 when none. */
-static float tb__trunk_nearest(const tb__state *st, const float p[3], int *joint)
-{
-    const tb_model *m = st->m;
-    float dd = INFINITY;
-    if (joint)
-        *joint = -1;
-    for (int j = 0; j < m->skel.joint_count; j++) {
-        int pj = m->skel.parents[j];
-        /* joints with a trunk role of their own (not a role-less child that
-         * inherits the class, such as a stripped tail bone under the pelvis) */
-        if (pj < 0)
-            continue;
-        tb_role_class cj = j == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[j]),
-                      cp = pj == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[pj]);
-        if (!m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
-            (cj != TB_CLASS_SPINE && cj != TB_CLASS_PELVIS) || (cp != TB_CLASS_SPINE && cp != TB_CLASS_PELVIS))
-            continue;
-        tb__seg g;
-        tb__seg_set(&g, tb__jpos(m, pj), tb__jpos(m, j), pj);
-        float x = tb__seg_dist(&g, p);
-        if (x < dd) {
-            dd = x;
-            if (joint)
-                *joint = pj;
-        }
-    }
-    if (!isfinite(dd)) { /* no trunk bones known (an unknown layout): the pelvis */
-        const float *q = tb__jpos(m, st->pelvis);
-        dd = sqrtf((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
-    }
-    return dd;
-}
-
-static float tb__trunk_dist(const tb__state *st, const float p[3])
-{
-    return tb__trunk_nearest(st, p, NULL);
-}
-
-/* A rigid rod (SPEC A7: "a carried object is straight and of nearly constant
- * cross-section"). Along ax, the principal axis of the vertices, cut into
- * TB__ROD_BINS slices: extent = length along the axis; bow = largest distance
- * of a slice's centroid from the axis, / extent; section = largest / smallest
- * mean radius of the inner slices (the two end slices hold the caps). */
-enum { TB__ROD_BINS = 8 };
-static void tb__rod(const float *wpos, const uint32_t *wv, size_t nv, const double cen[3], const double ax[3],
-                    float *extent, float *bow, float *section)
-{
-    double tmin = INFINITY, tmax = -INFINITY;
-    for (size_t k = 0; k < nv; k++) {
-        const float *p = wpos + (size_t)wv[k] * 3;
-        double t = (p[0] - cen[0]) * ax[0] + (p[1] - cen[1]) * ax[1] + (p[2] - cen[2]) * ax[2];
-        tmin = t < tmin ? t : tmin;
-        tmax = t > tmax ? t : tmax;
-    }
-    *extent = nv ? (float)(tmax - tmin) : 0;
-    *bow = 1;
-    *section = INFINITY;
-    if (!(tmax > tmin))
-        return;
-    double c[TB__ROD_BINS][3] = {{0}}, r[TB__ROD_BINS] = {0};
-    size_t n[TB__ROD_BINS] = {0};
-    double w = (tmax - tmin) / TB__ROD_BINS;
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t k = 0; k < nv; k++) {
-            const float *p = wpos + (size_t)wv[k] * 3;
-            double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
-            double t = q[0] * ax[0] + q[1] * ax[1] + q[2] * ax[2];
-            int b = (int)((t - tmin) / w);
-            b = b < 0 ? 0 : b >= TB__ROD_BINS ? TB__ROD_BINS - 1 : b;
-            if (pass == 0) {
-                for (int a = 0; a < 3; a++)
-                    c[b][a] += q[a];
-                n[b]++;
-            } else { /* distance from the slice's centroid, across the axis */
-                double e[3] = {q[0] - c[b][0], q[1] - c[b][1], q[2] - c[b][2]};
-                double te = e[0] * ax[0] + e[1] * ax[1] + e[2] * ax[2];
-                for (int a = 0; a < 3; a++)
-                    e[a] -= te * ax[a];
-                r[b] += sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) / (double)n[b];
-            }
-            if (pass == 0 && k + 1 == nv)
-                for (int bb = 0; bb < TB__ROD_BINS; bb++)
-                    for (int a = 0; a < 3 && n[bb]; a++)
-                        c[bb][a] /= (double)n[bb];
-        }
-    double dev = 0, rmin = INFINITY, rmax = 0;
-    for (int b = 0; b < TB__ROD_BINS; b++) {
-        if (!n[b])
-            return; /* a gap along the axis: pieces, not one rod */
-        double tc = c[b][0] * ax[0] + c[b][1] * ax[1] + c[b][2] * ax[2];
-        double e[3] = {c[b][0] - tc * ax[0], c[b][1] - tc * ax[1], c[b][2] - tc * ax[2]};
-        double dv = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-        dev = dv > dev ? dv : dev;
-        if (b > 0 && b < TB__ROD_BINS - 1) {
-            rmin = r[b] < rmin ? r[b] : rmin;
-            rmax = r[b] > rmax ? r[b] : rmax;
-        }
-    }
-    *bow = (float)(dev / (tmax - tmin));
-    *section = rmin > 0 ? (float)(rmax / rmin) : INFINITY;
-}
-
-/* Whether a shell's skin inside the body's band (not far) goes round a
- * bone: then that shell is a body part (a robot's pelvis piece a tail is
- * welded into, however small against the tail), not a tail's own shell
- * whose root is sunk into the body. */
-static int tb__shell_band_wraps(const tb__state *st, uint32_t shell)
-{
-    size_t n = 0;
-    for (uint32_t e = st->shell_off[shell]; e < st->shell_off[shell + 1]; e++)
-        n += !st->far[st->shell_list[e]];
-    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return 0;
-    n = 0;
-    for (uint32_t e = st->shell_off[shell]; e < st->shell_off[shell + 1]; e++)
-        if (!st->far[st->shell_list[e]])
-            v[n++] = st->shell_list[e];
-    int w = tb__wraps(st, v, n);
-    free(v);
-    return w;
-}
-
-/* The root of a floating group is one of its ends. Its vertices nearest
- * the trunk stand in for a root (wc[0..*nc)), but a tail hanging against a
- * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
- * height) is nearest the trunk halfway down. Geodesic double sweep over the
- * group (from the patch to the farthest vertex e1, from e1 to the farthest
- * e2: the two ends of a tube, bridges joining the shells of a group): when
- * the patch lies more than 15% of the e1–e2 length from both ends, and the
- * end nearer the trunk is about as near it (within 1.5× `near`, the patch's
- * trunk distance: a tube hangs by an end), that end becomes the root (its
- * vertices within 2% H). A carried object touching the hip halfway along
- * (a scabbard: its ends 3× farther from the trunk than its middle) keeps
- * its patch, as do groups the sweep does not reach whole. g and allowed
- * are scratch (allowed is left zero on wv). */
-static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, int shells,
-                                    float near, float *g, uint8_t *allowed, uint32_t *wc, size_t *nc, tb_error *err)
-{
-    if (!*nc || nv < 8)
-        return TB_OK;
-    float *dp = malloc(nv * sizeof *dp);
-    if (!dp)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    tb__graph bridges; /* between the shells of a group (fur over a tail, pieces in a row) */
-    memset(&bridges, 0, sizeof bridges);
-    tb_result r = shells > 1 ? tb__bridges(st, wv, piece, nv, &bridges, err) : TB_OK;
-    const tb__graph *extra = shells > 1 ? &bridges : NULL;
-    for (size_t k = 0; k < nv; k++)
-        allowed[wv[k]] = 1, g[wv[k]] = INFINITY;
-    for (size_t k = 0; k < *nc; k++)
-        g[wc[k]] = 0;
-    if (r == TB_OK)
-        r = tb__dijkstra(g, &st->g, extra, st->wpos, wc, *nc, allowed, err);
-    size_t e1 = 0, e2 = 0;
-    int whole = r == TB_OK;
-    for (size_t k = 0; whole && k < nv; k++) {
-        dp[k] = g[wv[k]];
-        whole = isfinite(dp[k]);
-        e1 = dp[k] > dp[e1] ? k : e1;
-    }
-    if (whole) {
-        for (size_t k = 0; k < nv; k++)
-            g[wv[k]] = INFINITY;
-        g[wv[e1]] = 0;
-        r = tb__dijkstra(g, &st->g, extra, st->wpos, &wv[e1], 1, allowed, err);
-        for (size_t k = 0; r == TB_OK && k < nv; k++)
-            e2 = g[wv[k]] > g[wv[e2]] ? k : e2;
-    }
-    float L = whole && r == TB_OK ? g[wv[e2]] : 0;
-    float t1 = L > 0 ? tb__trunk_dist(st, st->wpos + (size_t)wv[e1] * 3) : INFINITY,
-          t2 = L > 0 ? tb__trunk_dist(st, st->wpos + (size_t)wv[e2] * 3) : INFINITY;
-    if (L > 0 && dp[e1] > 0.15f * L && dp[e2] > 0.15f * L && (t1 < t2 ? t1 : t2) <= 1.5f * near) {
-        float band = 0.02f * st->H;
-        size_t n = 0;
-        for (size_t k = 0; k < nv; k++) /* g: geodesic from e1 */
-            if (t1 <= t2 ? g[wv[k]] <= band : g[wv[k]] >= L - band)
-                wc[n++] = wv[k];
-        *nc = n;
-    }
-    for (size_t k = 0; k < nv; k++)
-        allowed[wv[k]] = 0;
-    tb__graph_free(&bridges);
-    free(dp);
-    return r;
-}
-
-/* Everything about one merged appendage: tests, classification, geodesic. */
-static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group,
-                             float *g, uint8_t *allowed, tb_error *err)
-{
-    const tb_model *m = st->m;
-    const tb_appendage_desc *d = &st->d;
-    tb_appendage *ap = NULL;
-    tb__app_work *aw = NULL;
-    tb_result r = tb__append_app(out, work, &ap, &aw, err);
-    if (r != TB_OK)
-        return r;
-    /* gather the group's pieces: welded vertices, collars */
-    size_t nv = 0, nc = 0, nx = 0;
-    for (size_t i = 0; i < st->ncomp; i++)
-        if (st->comps[i].group == group) {
-            nv += st->comps[i].nverts;
-            nc += st->comps[i].ncollar;
-            ap->shell_count++;
-            if (st->comps[i].ncollar)
-                nx += st->shell_total[st->comps[i].shell];
-        }
-    /* a group made only of detached, off-bone pieces (separate shells) is
-     * taken whole: each piece's shell, its part inside the body's band too
-     * (SPEC A10: a tail built as its own shell is all tail) */
-    int detached = 1;
-    for (size_t i = 0; i < st->ncomp; i++)
-        if (st->comps[i].group == group)
-            detached &= st->shell_total[st->comps[i].shell] - st->shell_far[st->comps[i].shell] <
-                            st->comps[i].nverts &&
-                        !tb__shell_band_wraps(st, st->comps[i].shell);
-    if (detached)
-        nv += nx;
-    uint32_t *wv = malloc((nv ? nv : 1) * sizeof *wv), *wc = malloc((nc + nv + 1) * sizeof *wc);
-    uint32_t *src = malloc((nc + nx + nv + 1) * sizeof *src), *piece = malloc((nv ? nv : 1) * sizeof *piece);
-    if (!wv || !wc || !src || !piece) {
-        free(wv);
-        free(wc);
-        free(src);
-        free(piece);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    nv = nc = 0;
-    for (size_t i = 0; i < st->ncomp; i++) {
-        const tb__comp *c = &st->comps[i];
-        if (c->group != group)
-            continue;
-        for (size_t k = 0; k < c->nverts; k++) {
-            piece[nv] = (uint32_t)i;
-            wv[nv++] = c->verts[k];
-        }
-        if (c->ncollar)
-            memcpy(wc + nc, c->collar, c->ncollar * sizeof *wc);
-        nc += c->ncollar;
-        if (detached && c->ncollar)
-            for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++) {
-                uint32_t w = st->shell_list[e];
-                if (!st->far[w] && !allowed[w]) {
-                    allowed[w] = 3; /* once; cleared below */
-                    piece[nv] = (uint32_t)i;
-                    wv[nv++] = w;
-                }
-            }
-    }
-    for (size_t k = 0; k < nv; k++)
-        if (allowed[wv[k]] == 3)
-            allowed[wv[k]] = 0;
-    if (detached)
-        nc = 0; /* its root: where it is nearest the trunk (below) */
-    /* collars of merged parts may share vertices: count each once */
-    tb__sort_u32(wc, nc);
-    {
-        size_t u = 0;
-        for (size_t k = 0; k < nc; k++)
-            if (!u || wc[u - 1] != wc[k])
-                wc[u++] = wc[k];
-        nc = u;
-    }
-    int floating = nc == 0;
-    if (0) {
-        /* a separate shell touches the body band where it is sunk into the
-         * body and wherever it passes close to a limb: its root is the patch
-         * nearest the trunk (SPEC A10) */
-        float *dt = malloc(nc * sizeof *dt), dmin = INFINITY;
-        if (dt) {
-            for (size_t k = 0; k < nc; k++) {
-                dt[k] = tb__trunk_dist(st, st->wpos + (size_t)wc[k] * 3);
-                dmin = dt[k] < dmin ? dt[k] : dmin;
-            }
-            size_t u = 0;
-            for (size_t k = 0; k < nc && isfinite(dmin); k++)
-                if (dt[k] <= dmin + 0.03f * st->H)
-                    wc[u++] = wc[k];
-            if (isfinite(dmin))
-                nc = u;
-            free(dt);
-        }
-    }
-    if (floating) {
-        /* no piece touches the body: its vertices nearest the trunk (the
-         * pelvis and spine bones) stand in — what hangs off the body hangs
-         * from the trunk, even when its tip passes closer to a knee (SPEC
-         * A10); without trunk bones, the vertices nearest the skeleton */
-        float *dt = malloc((nv ? nv : 1) * sizeof *dt);
-        if (!dt) {
-            free(wv);
-            free(wc);
-            free(src);
-            free(piece);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        /* a separate shell sunk into the body: its part inside the body's
-         * band (not far) nearest the trunk is its root — when that part is
-         * at the end nearest the trunk; a shell that only passes through a
-         * limb's band (a tail hanging against a thigh) is not sunk there */
-        float dmin = INFINITY, dmin_in = INFINITY;
-        for (size_t k = 0; k < nv; k++) {
-            float dd = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
-            dt[k] = isfinite(dd) ? dd : st->wdist[wv[k]];
-            dmin = dt[k] < dmin ? dt[k] : dmin;
-            if (!st->far[wv[k]])
-                dmin_in = dt[k] < dmin_in ? dt[k] : dmin_in;
-        }
-        int sunk = dmin_in <= dmin + 0.03f * st->H;
-        if (sunk)
-            dmin = dmin_in;
-        float band = sunk ? 0.03f * st->H : 0.01f * st->H;
-        for (size_t k = 0; k < nv; k++)
-            if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
-                wc[nc++] = wv[k];
-        free(dt);
-        r = tb__root_at_an_end(st, wv, piece, nv, ap->shell_count, dmin, g, allowed, wc, &nc, err);
-        if (r != TB_OK) {
-            free(wv);
-            free(wc);
-            free(src);
-            free(piece);
-            return r;
-        }
-    }
-    ap->welded_count = nv;
-    for (size_t k = 0; k < nc; k++)
-        for (int a = 0; a < 3; a++)
-            ap->attach_point[a] += st->wpos[(size_t)wc[k] * 3 + (size_t)a] / (float)nc;
-    int attach = tb__attach_joint(st, ap->attach_point);
-    ap->attach_joint = attach;
-    tb__copy_name(ap->attach_name, sizeof ap->attach_name, m->skel.names[attach]);
-
-    /* SPEC A5: centroid ratio and elongation */
-    double cen[3] = {0, 0, 0};
-    for (size_t k = 0; k < nv; k++)
-        for (int a = 0; a < 3; a++)
-            cen[a] += st->wpos[(size_t)wv[k] * 3 + (size_t)a];
-    for (int a = 0; a < 3; a++)
-        cen[a] /= (double)nv;
-    double cov[3][3] = {{0}}, rad = 0;
-    for (size_t k = 0; k < nv; k++) {
-        const float *p = st->wpos + (size_t)wv[k] * 3;
-        double q[3] = {p[0] - cen[0], p[1] - cen[1], p[2] - cen[2]};
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                cov[a][b] += q[a] * q[b] / (double)nv;
-        double l = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-        if (l > rad)
-            rad = l;
-    }
-    double ev[3];
-    double axis[3];
-    tb__eig3(cov, ev, axis);
-    ap->elongation = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
-    float cf[3] = {(float)cen[0], (float)cen[1], (float)cen[2]};
-    ap->radius = (float)rad;
-    ap->centroid_ratio = rad > 0 ? tb__skeleton_dist(st->segs, st->nseg, cf) / (float)rad : 0;
-
-    /* SPEC A9: geodesic from the collar, and from the whole non-far band of
-     * a separate shell (choice: a shell whose non-far part is smaller than
-     * the appendage is the tail's own, not the body) */
-    size_t ns = 0;
-    for (size_t k = 0; k < nc; k++)
-        src[ns++] = wc[k];
-    /* a floating group is made of whole shells: separate by construction */
-    if (floating)
-        ap->separate_shell = 1;
-    for (size_t i = 0; i < st->ncomp && !floating; i++) {
-        tb__comp *c = &st->comps[i];
-        c->separate = 0;
-        if (c->group != group || !c->ncollar)
-            continue;
-        size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
-        if (nonfar >= nv || 2 * (double)st->shell_area[c->shell] > st->area_total || tb__shell_band_wraps(st, c->shell))
-            continue; /* the body's own shell (choice: never more than half the skin; a band round a bone) */
-        int dup = 0; /* two pieces of one shell: its band once */
-        for (size_t q = 0; q < i; q++)
-            dup |= st->comps[q].group == group && st->comps[q].separate && st->comps[q].shell == c->shell;
-        c->separate = 1;
-        ap->separate_shell = 1;
-        if (dup)
-            continue;
-        for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++)
-            if (!st->far[st->shell_list[e]])
-                src[ns++] = st->shell_list[e];
-    }
-    for (size_t k = 0; k < nv; k++) {
-        allowed[wv[k]] = 1;
-        g[wv[k]] = INFINITY;
-    }
-    for (size_t k = 0; k < ns; k++) {
-        allowed[src[k]] = 1;
-        g[src[k]] = 0;
-    }
-    tb__graph bridges;
-    memset(&bridges, 0, sizeof bridges);
-    if (ap->shell_count > 1)
-        r = tb__bridges(st, wv, piece, nv, &bridges, err);
-    if (r == TB_OK)
-        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, allowed, err);
-    tb__graph_free(&bridges);
-    tb__sort_u32(wv, nv);
-    if (r == TB_OK) {
-        /* pieces nothing reaches: straight-line distance from J_0 */
-        for (size_t k = 0; k < nv; k++)
-            if (!isfinite(g[wv[k]])) {
-                const float *p = st->wpos + (size_t)wv[k] * 3;
-                float dx = p[0] - ap->attach_point[0], dy = p[1] - ap->attach_point[1], dz = p[2] - ap->attach_point[2];
-                g[wv[k]] = sqrtf(dx * dx + dy * dy + dz * dz);
-            }
-        float *gs = malloc((nv ? nv : 1) * sizeof *gs);
-        if (!gs) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        } else {
-            for (size_t k = 0; k < nv; k++)
-                gs[k] = g[wv[k]];
-            qsort(gs, nv, sizeof *gs, tb__cmp_float);
-            size_t at = (size_t)floor((double)d->length_percentile * (double)(nv - 1) + 0.5);
-            ap->length = gs[at < nv ? at : nv - 1];
-            free(gs);
-        }
-    }
-    int K = (int)lroundf(ap->length / (d->segment_fraction * st->H));
-    K = K < d->min_bones ? d->min_bones : K > d->max_bones ? d->max_bones : K;
-    float radius[TB_TAIL_MAX_BONES + 1] = {0}, flat = 1;
-    if (r == TB_OK && ap->length > 0)
-        tb__chain_joints(st, wv, nv, g, ap->length, K, ap->attach_point, ap->chain_joints, radius, &flat);
-    /* SPEC A10: long = a tube much longer than it is thick, however it curls
-     * (a curled tail's covariance is round); a sheet (cape) is never a tube */
-    {
-        double rsum = 0;
-        int rn = 0;
-        for (int i = 1; i <= K; i++)
-            if (radius[i] > 0)
-                rsum += radius[i], rn++;
-        ap->slenderness = rn && rsum > 0 ? (float)(ap->length / (2 * rsum / rn)) : 0;
-        ap->flatness = flat;
-        /* how far the chain leaves the trunk, root to tip, per unit length */
-        float d0 = tb__trunk_dist(st, ap->chain_joints[0]), dk = tb__trunk_dist(st, ap->chain_joints[K]);
-        ap->leave = ap->length > 0 && isfinite(d0) && isfinite(dk) ? (dk - d0) / ap->length : 0;
-    }
-
-    /* SPEC A7: classify */
-    tb_role_class cls = st->cls[attach];
-    /* a sheet (cape, plate): its section is flat and it is not much longer
-     * than that section is wide */
-    int sheet = ap->flatness >= d->flat_max && ap->slenderness < d->slender_min;
-    int long_ = (ap->elongation >= d->elongation_min || ap->slenderness >= d->slender_min) && !sheet;
-    float rod_extent = 0, rod_bow = 1, rod_section = INFINITY;
-    if (long_ && ap->separate_shell)
-        tb__rod(st->wpos, wv, nv, cen, axis, &rod_extent, &rod_bow, &rod_section);
-    char *why = ap->reason;
-    size_t wn = sizeof ap->reason;
-    /* (choice) a curved tail's centroid falls inside its curve, near the
-     * legs; its chain joints do not: far skin wrapping a bone has its ring
-     * centroids on the bone. The better of the two ratios is tested. */
-    if (ap->length > 0) {
-        double sd = 0;
-        for (int i = 1; i <= K; i++)
-            sd += tb__skeleton_dist(st->segs, st->nseg, ap->chain_joints[i]);
-        ap->standoff_ratio = rad > 0 ? (float)(sd / K / rad) : 0;
-    }
-    {
-        const float *hp = tb__jpos(m, st->pelvis);
-        /* the character's own axes (a model may face -Z) */
-        float d3[3] = {cf[0] - hp[0], cf[1] - hp[1], cf[2] - hp[2]}, side[3] = {
-            st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
-            st->up[0] * st->fwd[1] - st->up[1] * st->fwd[0]};
-        ap->lateral = fabsf(d3[0] * side[0] + d3[1] * side[1] + d3[2] * side[2]) / st->H;
-    }
-    float ratio = ap->centroid_ratio > ap->standoff_ratio ? ap->centroid_ratio : ap->standoff_ratio;
-    /* SPEC A10: skin whose cross-section holds no bone (a tube hanging beside a
-     * leg) is an appendage wherever its centroid falls */
-    size_t nthin = 0;
-    for (size_t k = 0; k < nv; k++)
-        nthin += st->thin[wv[k]];
-    /* (choice) the test is about far skin of the body's own surface; a
-     * separate shell that is mostly far (a garment, a strapped-on object)
-     * is not body skin even when it wraps or crosses a bone */
-    double far_area = 0;
-    for (size_t k = 0; k < nv; k++)
-        far_area += st->warea[wv[k]];
-    if (2 * far_area > st->area_total) {
-        /* (choice) an appendage is never most of the skin (by area, not by
-         * vertex count: a dense tail on a low-poly body is still a tail): a
-         * body thicker than the far threshold all round (a quadruped's trunk
-         * against a height H meant for humanoids) must not be rebound */
-        ap->kind = TB_KIND_BODY;
-        snprintf(why, wn, "far skin is %.0f%% of the skin's area (more than half): the body itself, "
-                 "thicker than %.0f%% of H, not an appendage", 100.0 * far_area / st->area_total,
-                 100.0 * (double)d->far_fraction);
-    } else if (tb__wraps(st, wv, nv)) {
-        /* SPEC A10: skin that goes around a bone is body or clothing, whatever
-         * its shell (a coat, a belt of pouches, a plate round the pelvis) */
-        ap->kind = TB_KIND_BODY;
-        snprintf(why, wn, "goes more than %.0f deg around a bone: body or clothing, not an appendage",
-                 (double)d->wrap_min_deg);
-    } else if (ratio < d->centroid_ratio_min && !ap->separate_shell && 2 * nthin < nv) {
-        ap->kind = TB_KIND_BODY;
-        snprintf(why, wn, "centroid ratio %.2f and chain standoff %.2f < %.2f: far skin around a bone (body)",
-                 ap->centroid_ratio, ap->standoff_ratio, d->centroid_ratio_min);
-    } else if (cls == TB_CLASS_HEAD) {
-        ap->kind = TB_KIND_HEAD;
-        snprintf(why, wn, "on the head (%s): ears and hair stay with the head", ap->attach_name);
-    } else if (cls == TB_CLASS_ARM || cls == TB_CLASS_LOWER_LIMB || cls == TB_CLASS_THIGH) {
-        ap->kind = TB_KIND_LIMB;
-        snprintf(why, wn, "on a limb (%s, %s): left as rigged", ap->attach_name, tb_role_class_name(cls));
-    } else if (cls != TB_CLASS_PELVIS && cls != TB_CLASS_SPINE) {
-        ap->kind = TB_KIND_OTHER;
-        snprintf(why, wn, "attached to %s, a joint of no known class: left as rigged", ap->attach_name);
-    } else if (long_ && ap->separate_shell && ap->shell_count == 1 && rod_extent >= d->tail_length_min * st->H &&
-               rod_bow <= d->tail_bend_min && rod_section * d->tail_taper_max <= 1 && ap->leave < d->leave_min) {
-        /* SPEC A7: a carried object (scabbard, quiver, strap) is one rigid
-         * shell, straight, of nearly constant section, lying along the trunk
-         * instead of leaving it (A10's leave): rigid on the trunk bone it
-         * crosses (the A7 tail signs taper and bend, read the other way) */
-        int tj = -1;
-        tb__trunk_nearest(st, ap->attach_point, &tj);
-        if (tj >= 0) {
-            attach = tj;
-            ap->attach_joint = tj;
-            tb__copy_name(ap->attach_name, sizeof ap->attach_name, m->skel.names[tj]);
-        }
-        ap->kind = TB_KIND_CARRIED;
-        ap->decision = TB_DECIDE_RIGID;
-        aw->parent_joint = attach;
-        snprintf(why, wn,
-                 "a separate straight rod %.3g long (bow %.2f <= %.2f, section ratio %.2f <= %.2f) lying along the "
-                 "trunk (leave %.2f): carried, rigid on %s",
-                 rod_extent, rod_bow, d->tail_bend_min, rod_section, 1 / d->tail_taper_max, ap->leave, ap->attach_name);
-    } else if (long_ && ap->length < d->tail_length_min * st->H) {
-        ap->kind = TB_KIND_SHORT;
-        snprintf(why, wn, "elongation %.2f but length L %.3g < %.2f H: too short for bones (pouch, spike)",
-                 ap->elongation, ap->length, d->tail_length_min);
-    } else if (!long_) {
-        ap->kind = TB_KIND_WIDE;
-        if (d->rigid_wide) {
-            ap->decision = TB_DECIDE_RIGID;
-            aw->parent_joint = attach;
-            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f) on the %s (%s): wide; bound rigidly on request",
-                     sheet ? "a sheet" : "not long", ap->elongation, ap->slenderness, tb_role_class_name(cls),
-                     ap->attach_name);
-        } else {
-            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f, section flatness %.1f) on the %s (%s): wide (cape, "
-                     "skirt), untouched by default", sheet ? "a sheet" : "not long", ap->elongation, ap->slenderness,
-                     ap->flatness, tb_role_class_name(cls), ap->attach_name);
-        }
-    } else if (ap->leave < d->leave_min) {
-        /* SPEC A10: a tail leaves the body; what runs along it at one
-         * distance (a belt of pouches, a strap, a scabbard at the hip) is
-         * worn: binding it is a change to the character on a guess (as a
-         * cape's, SPEC A7), so it is left as rigged */
-        ap->kind = TB_KIND_WIDE;
-        snprintf(why, wn, "long (elongation %.2f, slenderness %.1f) but its tip is only %.2f L further from the trunk "
-                 "than its root (< %.2f): worn along the body, untouched", ap->elongation, ap->slenderness, ap->leave,
-                 d->leave_min);
-    } else if (cls == TB_CLASS_PELVIS) {
-        ap->kind = TB_KIND_TAIL;
-        aw->parent_joint = st->pelvis;
-        char off_bone[96]; /* which half of the A5 (1) test passed */
-        if (ap->centroid_ratio >= d->centroid_ratio_min)
-            snprintf(off_bone, sizeof off_bone, "centroid ratio %.2f >= %.2f", ap->centroid_ratio,
-                     d->centroid_ratio_min);
-        else if (ap->standoff_ratio >= d->centroid_ratio_min)
-            snprintf(off_bone, sizeof off_bone, "chain standoff %.2f >= %.2f", ap->standoff_ratio,
-                     d->centroid_ratio_min);
-        else
-            snprintf(off_bone, sizeof off_bone, "a separate shell (centroid ratio %.2f)", ap->centroid_ratio);
-        snprintf(why, wn, "elongation %.2f >= %.2f, %s, on the pelvis (%s): tail", ap->elongation, d->elongation_min,
-                 off_bone, ap->attach_name);
-    } else {
-        /* SPEC A7, beyond the article: a tail on the spine vs a carried object */
-        const float *hp = tb__jpos(m, st->pelvis);
-        float(*Jc)[3] = ap->chain_joints;
-        ap->taper = radius[1] > 0 ? radius[K - 1 > 1 ? K - 1 : 1] / radius[1] : 1;
-        float chord[3] = {Jc[K][0] - Jc[0][0], Jc[K][1] - Jc[0][1], Jc[K][2] - Jc[0][2]};
-        float cl2 = chord[0] * chord[0] + chord[1] * chord[1] + chord[2] * chord[2];
-        float bend = 0;
-        for (int i = 1; i < K; i++) {
-            float q[3] = {Jc[i][0] - Jc[0][0], Jc[i][1] - Jc[0][1], Jc[i][2] - Jc[0][2]};
-            float t = cl2 > 0 ? (q[0] * chord[0] + q[1] * chord[1] + q[2] * chord[2]) / cl2 : 0;
-            float e[3] = {q[0] - t * chord[0], q[1] - t * chord[1], q[2] - t * chord[2]};
-            float dev = sqrtf(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-            if (dev > bend)
-                bend = dev;
-        }
-        ap->bend = ap->length > 0 ? bend / ap->length : 0;
-        float tip[3] = {hp[0] - Jc[K][0], hp[1] - Jc[K][1], hp[2] - Jc[K][2]};
-        float below = tip[0] * st->up[0] + tip[1] * st->up[1] + tip[2] * st->up[2];
-        float behind = tip[0] * st->fwd[0] + tip[1] * st->fwd[1] + tip[2] * st->fwd[2];
-        ap->reach = (below > behind ? below : behind) / st->H;
-        /* (A10) a fourth sign: it hangs free, its tip well away from the
-         * trunk (a bead chain leaving the back), where a carried object
-         * lies along the body */
-        int votes = (ap->taper < d->tail_taper_max) + (ap->bend > d->tail_bend_min) +
-                    (ap->reach > d->tail_reach_min) + (ap->leave > 2 * d->leave_min);
-        int midline = ap->lateral <= d->tail_lateral_max; /* wings come off the side */
-        if (votes >= 2 && midline) {
-            ap->kind = TB_KIND_TAIL;
-            aw->parent_joint = attach;
-            snprintf(why, wn,
-                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
-                     "signs: tail",
-                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, ap->leave, votes);
-        } else {
-            ap->kind = TB_KIND_CARRIED;
-            ap->decision = TB_DECIDE_RIGID;
-            aw->parent_joint = attach;
-            snprintf(why, wn,
-                     "elongation %.2f on the spine (%s); taper %.2f, bend %.2f, reach %.2f, leave %.2f: %d of 4 tail "
-                     "signs%s: carried, rigid on %s",
-                     ap->elongation, ap->attach_name, ap->taper, ap->bend, ap->reach, ap->leave, votes,
-                     midline ? "" : ", off the midline", ap->attach_name);
-        }
-    }
-    if (ap->kind == TB_KIND_TAIL) {
-        ap->decision = d->mode == TB_FIX_RIGID ? TB_DECIDE_RIGID : TB_DECIDE_CHAIN;
-        if (ap->decision == TB_DECIDE_CHAIN)
-            ap->bone_count = K;
-        tb__copy_name(ap->chain_parent, sizeof ap->chain_parent, m->skel.names[aw->parent_joint]);
-    } else if (ap->decision == TB_DECIDE_RIGID) {
-        tb__copy_name(ap->chain_parent, sizeof ap->chain_parent, m->skel.names[aw->parent_joint]);
-    }
-    if (ap->decision != TB_DECIDE_CHAIN)
-        memset(ap->chain_joints, 0, sizeof ap->chain_joints);
-
-    /* model vertices: the far component, plus the rest of a separate shell */
-    if (r == TB_OK) {
-        size_t cnt = 0;
-        for (size_t k = 0; k < nv; k++)
-            cnt += st->model_off[wv[k] + 1] - st->model_off[wv[k]];
-        size_t extra = 0;
-        for (size_t k = 0; k < ns; k++)
-            if (!st->far[src[k]] && ap->separate_shell)
-                extra += st->model_off[src[k] + 1] - st->model_off[src[k]];
-        ap->vertices = malloc((cnt + extra + 1) * sizeof *ap->vertices);
-        aw->rw_verts = malloc((cnt + extra + 1) * sizeof *aw->rw_verts);
-        aw->rw_g = malloc((cnt + extra + 1) * sizeof *aw->rw_g);
-        aw->rw_piece = malloc((cnt + extra + 1) * sizeof *aw->rw_piece);
-        if (!ap->vertices || !aw->rw_verts || !aw->rw_g || !aw->rw_piece) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        } else {
-            size_t q = 0;
-            for (size_t k = 0; k < nv; k++)
-                for (uint32_t e = st->model_off[wv[k]]; e < st->model_off[wv[k] + 1]; e++)
-                    ap->vertices[q++] = st->model_list[e];
-            /* separate shell: its non-far band is reweighted too (g = 0) */
-            for (size_t i = 0; i < st->ncomp && ap->separate_shell; i++) {
-                const tb__comp *c = &st->comps[i];
-                if (c->group != group || !c->separate)
-                    continue;
-                for (size_t k = 0; k < ns; k++) {
-                    uint32_t w = src[k];
-                    if (st->far[w] || st->shell[w] != c->shell || allowed[w] != 1)
-                        continue;
-                    allowed[w] = 2; /* once */
-                    for (uint32_t e = st->model_off[w]; e < st->model_off[w + 1]; e++)
-                        ap->vertices[q++] = st->model_list[e];
-                }
-            }
-            tb__sort_u32(ap->vertices, q);
-            ap->vertex_count = q;
-            aw->rw_count = q;
-            for (size_t k = 0; k < q; k++) {
-                aw->rw_verts[k] = ap->vertices[k];
-                aw->rw_g[k] = g[st->wid[ap->vertices[k]]];
-                if (!isfinite(aw->rw_g[k]))
-                    aw->rw_g[k] = 0;
-            }
-            r = tb__number_pieces(st, aw, err);
-            aw->collar = malloc((nc + 1) * sizeof *aw->collar);
-            if (r == TB_OK && !aw->collar)
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            for (size_t k = 0; aw->collar && k < nc; k++)
-                aw->collar[aw->collar_count++] = st->model_list[st->model_off[wc[k]]];
-            ap->piece_count = aw->piece_count;
-            ap->pieces_cover = q > 0;
-            for (size_t k = 0; k < q; k++)
-                ap->pieces_cover &= aw->rw_piece[k] != TB__NO_PIECE;
-            ap->distance_before = tb_weighted_bone_distance(m, ap->vertices, q, d->extension_fraction);
-            ap->distance_after = ap->distance_before;
-        }
-    }
-    /* restore the scratch arrays for the next group */
-    for (size_t k = 0; k < nv; k++)
-        allowed[wv[k]] = 0;
-    for (size_t k = 0; k < ns; k++)
-        allowed[src[k]] = 0;
-    free(wv);
-    free(wc);
-    free(src);
-    free(piece);
-    return r;
-}
-
-/* How the rigger skinned the rest of the body: the fraction of the skin's
- * vertices outside every appendage whose weight is all (>= 0.99) on one
- * joint. Near 1 for characters built from rigid pieces. */
-static tb_result tb__body_style(tb_appendage_report *out, const tb_model *m, tb_error *err)
-{
-    uint8_t *in_app = calloc(m->vertex_count + 1, 1);
-    if (!in_app)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (int i = 0; i < out->appendage_count; i++)
-        for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
-            in_app[out->appendages[i].vertices[k]] = 1;
-    size_t body = 0, single = 0;
-    for (size_t v = 0; v < m->vertex_count; v++) {
-        if (in_app[v])
-            continue;
-        const float *w = m->weights + v * (size_t)m->influences;
-        double sum = 0, top = 0;
-        for (int k = 0; k < m->influences; k++)
-            if (w[k] > 0) {
-                sum += w[k];
-                top = w[k] > top ? w[k] : top;
-            }
-        if (!(sum > 0))
-            continue;
-        body++;
-        single += top >= 0.99 * sum;
-    }
-    out->body_single_bone = body ? (float)((double)single / (double)body) : 0;
-    free(in_app);
-    return TB_OK;
-}
-
-tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
-                               const tb_appendage_desc *resolved, tb_error *err)
-{
-    memset(out, 0, sizeof *out);
-    memset(work, 0, sizeof *work);
-    tb__state st;
-    memset(&st, 0, sizeof st);
-    st.m = m;
-    st.d = *resolved;
-    st.H = m->height;
-    out->skin = m->skin;
-    out->height = m->height;
-    out->vertex_count = m->vertex_count;
-    st.pelvis = st.d.pelvis_joint ? tb__joint_by_name(m, st.d.pelvis_joint) : m->role_joint[TB_ROLE_HIPS];
-    if (st.pelvis < 0 || !m->skel.has_ibm[st.pelvis]) {
-        if (st.d.pelvis_joint)
-            return tb__fail(err, TB_ERR_NO_HIPS, "tb_appendage_desc.pelvis_joint",
-                            "no skin joint named '%s'", st.d.pelvis_joint);
-        return tb__fail(err, TB_ERR_NO_HIPS, NULL,
-                        "no joint is recognised as the hips: name the pelvis joint (--pelvis NAME)");
-    }
-    out->pelvis_joint = st.pelvis;
-    for (int ro = 1; ro < TB_ROLE_COUNT; ro++) {
-        int j = m->role_joint[ro];
-        if (j < 0)
-            continue;
-        out->roles[out->role_count].role = (tb_role)ro;
-        tb__copy_name(out->roles[out->role_count].joint, sizeof out->roles[0].joint, m->skel.names[j]);
-        out->roles[out->role_count].source = m->role_source ? m->role_source[j] : TB_ROLE_SRC_NAME;
-        out->role_count++;
-    }
-    tb__copy_name(out->pelvis_name, sizeof out->pelvis_name, m->skel.names[st.pelvis]);
-    for (int chain = 0; chain < 26; chain++)
-        for (int j = 0; j < m->skel.joint_count; j++) {
-            int c, i;
-            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain) {
-                out->existing_chains++;
-                break;
-            }
-        }
-    st.ms = out->stage_ms;
-    tb_model_axes(m, st.up, st.fwd);
-    tb_result r = tb__prepare(&st, err);
-    double t = tb__now_ms();
-    if (r == TB_OK) {
-        out->welded_count = st.nw;
-        for (size_t w = 0; w < st.nw; w++)
-            out->far_count += st.far[w];
-        r = tb__components(&st, err);
-    }
-    out->stage_ms[3] = tb__now_ms() - t;
-    t = tb__now_ms();
-    if (r == TB_OK)
-        r = tb__merge(&st, err);
-    out->stage_ms[4] = tb__now_ms() - t;
-    t = tb__now_ms();
-    float *g = NULL;
-    uint8_t *allowed = NULL;
-    if (r == TB_OK) {
-        g = malloc((st.nw ? st.nw : 1) * sizeof *g);
-        allowed = calloc(st.nw ? st.nw : 1, 1);
-        if (!g || !allowed)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        for (size_t w = 0; g && w < st.nw; w++)
-            g[w] = INFINITY;
-    }
-    size_t *gsize = r == TB_OK ? calloc(st.ncomp + 1, sizeof *gsize) : NULL;
-    if (r == TB_OK && !gsize)
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++)
-        gsize[st.comps[i].group] += st.comps[i].nverts;
-    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++) {
-        if (st.comps[i].group != (int)i)
-            continue;
-        if (gsize[i] < (size_t)st.d.min_vertices)
-            out->ignored_islands++;
-        else
-            r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
-    }
-    out->stage_ms[5] = tb__now_ms() - t;
-    if (r == TB_OK)
-        r = tb__body_style(out, m, err);
-    free(gsize);
-    free(g);
-    free(allowed);
-    tb__state_free(&st);
-    if (r != TB_OK) {
-        tb_appendage_report_free(out);
-        tb__detect_work_free(work);
-    }
-    return r;
-}
-
-tb_result tb_appendage_detect(tb_appendage_report *out, const tb_model *m, const tb_appendage_desc *desc,
-                              tb_error *err)
-{
-    if (!out || !m) {
-        if (out)
-            memset(out, 0, sizeof *out);
-        return tb__fail(err, TB_ERR_ARG, NULL, "tb_appendage_detect needs a report and a model");
-    }
-    tb_appendage_desc d = tb_appendage_defaults(desc);
-    tb__detect_work work;
-    tb_result r = tb__appendage_detect(out, &work, m, &d, err);
-    tb__detect_work_free(&work);
-    return r;
 }
 
 /* ---- report --------------------------------------------------------------- */

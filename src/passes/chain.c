@@ -918,218 +918,250 @@ static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zon
     tb__blend_welded_collar(A, c, band, ring);
 }
 
-/* Applies the decisions of `rep` to the document (no refresh). */
-static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
-                               tb_error *err)
+/* One tb__apply_all: the document's arrays it appends to and the skin's
+ * inverse bind matrices, old and new. */
+typedef struct tb__aa_job {
+    tb__apply *A;
+    const tb_model *m;
+    json_t *nodes, *skin, *skin_joints;
+    int *sk_of;          /* skeleton joint → our skin joint, -1: none */
+    float (*ibm)[16];    /* the skin's inverse bind matrices, the new joints' after */
+    size_t ibm_cap, ibm_n;
+    int used[26];        /* chain letters taken (Tail_, TailB_, …) */
+} tb__aa_job;
+
+/* ---- plan: the skin joint of every joint, the matrices, the free letters - */
+
+static tb_result tb__aa_setup(tb__aa_job *j, tb_error *err)
 {
-    const tb_model *m = A->m;
-    const tb_gltf *g = tb_doc_gltf(A->doc);
-    json_t *root = A->root;
-    json_t *nodes = json_object_get(root, "nodes");
-    json_t *skin = json_array_get(json_object_get(root, "skins"), (size_t)m->skin);
-    json_t *skin_joints = json_object_get(skin, "joints");
+    const tb_model *m = j->m;
+    json_t *root = j->A->root;
+    j->nodes = json_object_get(root, "nodes");
+    j->skin = json_array_get(json_object_get(root, "skins"), (size_t)m->skin);
+    j->skin_joints = json_object_get(j->skin, "joints");
     int J = m->skel.joint_count;
-    int *sk_of = malloc(((size_t)J + 1) * sizeof *sk_of);
-    size_t ibm_cap = (size_t)m->skin_joint_count + 64, ibm_n = (size_t)m->skin_joint_count;
-    float(*ibm)[16] = malloc(ibm_cap * sizeof *ibm);
-    if (!sk_of || !ibm) {
-        free(sk_of);
-        free(ibm);
+    j->sk_of = malloc(((size_t)J + 1) * sizeof *j->sk_of);
+    j->ibm_cap = (size_t)m->skin_joint_count + 64, j->ibm_n = (size_t)m->skin_joint_count;
+    j->ibm = malloc(j->ibm_cap * sizeof *j->ibm);
+    if (!j->sk_of || !j->ibm)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memcpy(j->ibm, m->inverse_bind, j->ibm_n * sizeof *j->ibm);
+    for (int i = 0; i < J; i++)
+        j->sk_of[i] = -1;
+    for (int k = m->skin_joint_count - 1; k >= 0; k--)
+        j->sk_of[m->skin_joints[k]] = k;
+    for (int i = 0; i < J; i++) {
+        int c, n;
+        if (tb_tail_name_parse(m->skel.names[i], &c, &n))
+            j->used[c] = 1;
+    }
+    return TB_OK;
+}
+
+/* ---- joints: Tail_1…Tail_K and Tail_End under the parent, their matrices - */
+
+static tb_result tb__aa_joints(tb__aa_job *j, const tb_appendage *a, int P, int letter, tb_error *err)
+{
+    const tb_model *m = j->m;
+    int K = a->bone_count;
+    int n0 = (int)json_array_size(j->nodes);
+    if (j->ibm_n + (size_t)K + 1 > j->ibm_cap) {
+        j->ibm_cap = j->ibm_n + (size_t)K + 65;
+        float(*ni)[16] = realloc(j->ibm, j->ibm_cap * sizeof *j->ibm);
+        if (!ni)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        j->ibm = ni;
+    }
+    /* Every tail joint shares the parent's bind rotation and scale (the
+     * armature's too): W_i = W_P with its origin moved to J_i. */
+    float WP[16], prevW[16];
+    memcpy(WP, m->skel.bind_world[P], sizeof WP);
+    memcpy(prevW, WP, sizeof prevW);
+    for (int i = 0; i <= K; i++) {
+        float Wi[16], inv[16], local[16];
+        memcpy(Wi, WP, sizeof Wi);
+        Wi[12] = a->chain_joints[i][0], Wi[13] = a->chain_joints[i][1], Wi[14] = a->chain_joints[i][2];
+        glm_mat4_inv((vec4 *)prevW, (vec4 *)inv);
+        tb_mat4_mul(local, inv, Wi); /* pure translation in the parent's frame */
+        glm_mat4_inv((vec4 *)Wi, (vec4 *)j->ibm[j->ibm_n++]);
+        char prefix[8], name[32];
+        if (letter)
+            snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + letter);
+        else
+            snprintf(prefix, sizeof prefix, "Tail_");
+        if (i < K)
+            snprintf(name, sizeof name, "%s%d", prefix, i + 1);
+        else
+            snprintf(name, sizeof name, "%sEnd", prefix);
+        json_t *nd = json_object();
+        json_object_set_new(nd, "name", json_string(name));
+        json_t *t = json_array();
+        for (int c = 0; c < 3; c++)
+            json_array_append_new(t, json_real((double)local[12 + c]));
+        json_object_set_new(nd, "translation", t);
+        if (i < K) {
+            json_t *ch = json_array();
+            json_array_append_new(ch, json_integer(n0 + i + 1));
+            json_object_set_new(nd, "children", ch);
+        }
+        json_array_append_new(j->nodes, nd);
+        json_array_append_new(j->skin_joints, json_integer(n0 + i));
+        memcpy(prevW, Wi, sizeof prevW);
+    }
+    json_t *pn = json_array_get(j->nodes, (size_t)m->node_of_joint[P]);
+    json_t *pch = json_object_get(pn, "children");
+    if (!json_is_array(pch)) {
+        pch = json_array();
+        json_object_set_new(pn, "children", pch);
+    }
+    json_array_append_new(pch, json_integer(n0));
+    return TB_OK;
+}
+
+/* ---- weights: SPEC A9 along the chain, the pieces, the welded collar ----- */
+
+static tb_result tb__aa_weights(tb__aa_job *j, int ai, tb_appendage *a, const tb__app_work *aw, int skP, int sk0,
+                                tb_error *err)
+{
+    tb__apply *A = j->A;
+    const tb_model *m = j->m;
+    int K = a->bone_count;
+    tb_result r = TB_OK;
+    tb__chain_plan c;
+    memset(&c, 0, sizeof c);
+    c.app = ai;
+    c.n = aw->rw_count;
+    c.K = K;
+    c.L = a->length;
+    c.skP = skP;
+    c.sk0 = sk0;
+    c.verts = malloc((c.n + 1) * sizeof *c.verts);
+    c.g = malloc((c.n + 1) * sizeof *c.g);
+    c.gc = malloc((c.n + 1) * sizeof *c.gc);
+    c.welded = malloc((aw->collar_count + 1) * sizeof *c.welded);
+    if (!c.verts || !c.g || !c.gc || !c.welded) {
+        tb__chain_plan_clear(&c);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    memcpy(ibm, m->inverse_bind, ibm_n * sizeof *ibm);
-    for (int j = 0; j < J; j++)
-        sk_of[j] = -1;
-    for (int k = m->skin_joint_count - 1; k >= 0; k--)
-        sk_of[m->skin_joints[k]] = k;
-    int used[26] = {0};
-    for (int j = 0; j < J; j++) {
-        int c, i;
-        if (tb_tail_name_parse(m->skel.names[j], &c, &i))
-            used[c] = 1;
+    memcpy(c.verts, aw->rw_verts, c.n * sizeof *c.verts);
+    memcpy(c.g, aw->rw_g, c.n * sizeof *c.g);
+    for (size_t q = 0; q < c.n; q++)
+        c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
+                                       m->positions + (size_t)c.verts[q] * 3);
+    tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
+    if (tb__chain_along_edges(&c, A->edges, A->edge_count) != TB_OK) {
+        tb__chain_plan_clear(&c);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    tb_result r = TB_OK;
-    for (int ai = 0; ai < rep->appendage_count && r == TB_OK; ai++) {
-        tb_appendage *a = &rep->appendages[ai];
-        const tb__app_work *aw = &work->apps[ai];
-        if (a->decision == TB_DECIDE_UNTOUCHED)
-            continue;
-        int P = aw->parent_joint;
-        int skP = P >= 0 ? sk_of[P] : -1;
-        if (skP < 0) {
-            a->decision = TB_DECIDE_UNTOUCHED;
-            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
-                     "; not applied: %s is not a skin joint", a->chain_parent);
-            continue;
-        }
-        if (a->decision == TB_DECIDE_RIGID) { /* SPEC A8 */
-            for (size_t q = 0; q < aw->rw_count; q++) {
-                size_t v = aw->rw_verts[q];
-                A->changed[v] = 1;
-                tb__set_single(A, v, (uint16_t)skP);
-            }
-            a->reweighted_count = aw->rw_count;
-            continue;
-        }
-        /* SPEC A9: the chain */
-        int letter = 0;
-        while (letter < 26 && used[letter])
-            letter++;
-        if (letter == 26) {
-            a->decision = TB_DECIDE_UNTOUCHED;
-            continue;
-        }
-        used[letter] = 1;
-        a->chain = letter;
-        tb__fit_bones_to_rings(a, aw, m, A->edges, A->edge_count);
-        int K = a->bone_count;
-        int n0 = (int)json_array_size(nodes);
-        int sk0 = (int)ibm_n;
-        if (ibm_n + (size_t)K + 1 > ibm_cap) {
-            ibm_cap = ibm_n + (size_t)K + 65;
-            float(*ni)[16] = realloc(ibm, ibm_cap * sizeof *ibm);
-            if (!ni) {
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                break;
-            }
-            ibm = ni;
-        }
-        /* Every tail joint shares the parent's bind rotation and scale (the
-         * armature's too): W_i = W_P with its origin moved to J_i. */
-        float WP[16], prevW[16];
-        memcpy(WP, m->skel.bind_world[P], sizeof WP);
-        memcpy(prevW, WP, sizeof prevW);
-        for (int i = 0; i <= K; i++) {
-            float Wi[16], inv[16], local[16];
-            memcpy(Wi, WP, sizeof Wi);
-            Wi[12] = a->chain_joints[i][0], Wi[13] = a->chain_joints[i][1], Wi[14] = a->chain_joints[i][2];
-            glm_mat4_inv((vec4 *)prevW, (vec4 *)inv);
-            tb_mat4_mul(local, inv, Wi); /* pure translation in the parent's frame */
-            glm_mat4_inv((vec4 *)Wi, (vec4 *)ibm[ibm_n++]);
-            char prefix[8], name[32];
-            if (letter)
-                snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + letter);
-            else
-                snprintf(prefix, sizeof prefix, "Tail_");
-            if (i < K)
-                snprintf(name, sizeof name, "%s%d", prefix, i + 1);
-            else
-                snprintf(name, sizeof name, "%sEnd", prefix);
-            json_t *nd = json_object();
-            json_object_set_new(nd, "name", json_string(name));
-            json_t *t = json_array();
-            for (int c = 0; c < 3; c++)
-                json_array_append_new(t, json_real((double)local[12 + c]));
-            json_object_set_new(nd, "translation", t);
-            if (i < K) {
-                json_t *ch = json_array();
-                json_array_append_new(ch, json_integer(n0 + i + 1));
-                json_object_set_new(nd, "children", ch);
-            }
-            json_array_append_new(nodes, nd);
-            json_array_append_new(skin_joints, json_integer(n0 + i));
-            memcpy(prevW, Wi, sizeof prevW);
-        }
-        json_t *pn = json_array_get(nodes, (size_t)m->node_of_joint[P]);
-        json_t *pch = json_object_get(pn, "children");
-        if (!json_is_array(pch)) {
-            pch = json_array();
-            json_object_set_new(pn, "children", pch);
-        }
-        json_array_append_new(pch, json_integer(n0));
-        tb__chain_plan c;
-        memset(&c, 0, sizeof c);
-        c.app = ai;
-        c.n = aw->rw_count;
-        c.K = K;
-        c.L = a->length;
-        c.skP = skP;
-        c.sk0 = sk0;
-        c.verts = malloc((c.n + 1) * sizeof *c.verts);
-        c.g = malloc((c.n + 1) * sizeof *c.g);
-        c.gc = malloc((c.n + 1) * sizeof *c.gc);
-        c.welded = malloc((aw->collar_count + 1) * sizeof *c.welded);
-        if (!c.verts || !c.g || !c.gc || !c.welded) {
+    float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
+    tb__chain_plan_fill(A, &c, zone, 0, 0);
+    a->blend_zone = zone;
+    r = tb__bind_pieces(A, a, aw, c.gc, skP, sk0, err);
+    c.smooth = !a->rigid_pieces;
+    a->welded_collar = 0;
+    a->collar_band = 0;
+    if (r == TB_OK && c.smooth) {
+        float seg = a->length / (float)K;
+        size_t used = strlen(a->reason);
+        snprintf(a->reason + used, sizeof a->reason - used,
+                 "; blend sized from the tail: rings every %.2f segment, radius %.2f segment%s",
+                 seg > 0 ? (double)(c.ring / seg) : 0.0, seg > 0 ? (double)(c.radius / seg) : 0.0,
+                 A->auto_zone ? "" : " (zone pinned)");
+        for (size_t k = 0; k < aw->collar_count; k++)
+            if (!A->changed[aw->collar[k]])
+                c.welded[c.nwelded++] = aw->collar[k];
+        size_t positions = c.nwelded;
+        if (tb__collar_copies(&c, m, A->changed) != TB_OK) {
             tb__chain_plan_clear(&c);
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            break;
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
         }
-        memcpy(c.verts, aw->rw_verts, c.n * sizeof *c.verts);
-        memcpy(c.g, aw->rw_g, c.n * sizeof *c.g);
-        for (size_t q = 0; q < c.n; q++)
-            c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
-                                           m->positions + (size_t)c.verts[q] * 3);
-        tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
-        if (tb__chain_along_edges(&c, A->edges, A->edge_count) != TB_OK) {
+        c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
+        c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
+        if (!c.cj || !c.cw) {
             tb__chain_plan_clear(&c);
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            break;
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
         }
-        float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
-        tb__chain_plan_fill(A, &c, zone, 0, 0);
-        a->blend_zone = zone;
-        r = tb__bind_pieces(A, a, aw, c.gc, skP, sk0, err);
-        c.smooth = !a->rigid_pieces;
-        a->welded_collar = 0;
-        a->collar_band = 0;
-        if (r == TB_OK && c.smooth) {
-            float seg = a->length / (float)K;
-            size_t used = strlen(a->reason);
+        for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
+            tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
+        float band = tb__band_for(&c, A->collar_band, A->auto_band);
+        a->welded_collar = positions;
+        a->collar_band = c.nwelded ? band : 0;
+        if (c.nwelded && band > 0) {
+            used = strlen(a->reason);
             snprintf(a->reason + used, sizeof a->reason - used,
-                     "; blend sized from the tail: rings every %.2f segment, radius %.2f segment%s",
-                     seg > 0 ? (double)(c.ring / seg) : 0.0, seg > 0 ? (double)(c.radius / seg) : 0.0,
-                     A->auto_zone ? "" : " (zone pinned)");
-            for (size_t k = 0; k < aw->collar_count; k++)
-                if (!A->changed[aw->collar[k]])
-                    c.welded[c.nwelded++] = aw->collar[k];
-            size_t positions = c.nwelded;
-            if (tb__collar_copies(&c, m, A->changed) != TB_OK) {
-                tb__chain_plan_clear(&c);
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                break;
-            }
-            c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
-            c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
-            if (!c.cj || !c.cw) {
-                tb__chain_plan_clear(&c);
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                break;
-            }
-            for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
-                tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
-            float band = tb__band_for(&c, A->collar_band, A->auto_band);
-            a->welded_collar = positions;
-            a->collar_band = c.nwelded ? band : 0;
-            if (c.nwelded && band > 0) {
-                used = strlen(a->reason);
-                snprintf(a->reason + used, sizeof a->reason - used,
-                         "; welded into the body: weights blend from those of its %zu collar vertices to the "
-                         "chain's over the collar band",
-                         positions);
-                tb__blend_welded_collar(A, &c, band, 0);
-            }
+                     "; welded into the body: weights blend from those of its %zu collar vertices to the "
+                     "chain's over the collar band",
+                     positions);
+            tb__blend_welded_collar(A, &c, band, 0);
         }
-        c.ramp_zone = r == TB_OK && c.smooth ? tb__chain_ramp_zone(A, &c) : 0;
-        if (r == TB_OK && A->plan) {
-            tb__chain_plan *nc = realloc(A->plan->c, ((size_t)A->plan->count + 1) * sizeof *nc);
-            if (!nc) {
-                tb__chain_plan_clear(&c);
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                break;
-            }
-            A->plan->c = nc;
-            nc[A->plan->count++] = c;
-        } else {
+    }
+    c.ramp_zone = r == TB_OK && c.smooth ? tb__chain_ramp_zone(A, &c) : 0;
+    if (r == TB_OK && A->plan) {
+        tb__chain_plan *nc = realloc(A->plan->c, ((size_t)A->plan->count + 1) * sizeof *nc);
+        if (!nc) {
             tb__chain_plan_clear(&c);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        A->plan->c = nc;
+        nc[A->plan->count++] = c;
+    } else {
+        tb__chain_plan_clear(&c);
+    }
+    a->reweighted_count = aw->rw_count;
+    return r;
+}
+
+/* One appendage's decision: rigid (SPEC A8) or a chain (SPEC A9: a letter,
+ * the bones fitted to the rings, the joints, the weights). */
+static tb_result tb__aa_appendage(tb__aa_job *j, int ai, tb_appendage *a, const tb__app_work *aw, tb_error *err)
+{
+    tb__apply *A = j->A;
+    const tb_model *m = j->m;
+    if (a->decision == TB_DECIDE_UNTOUCHED)
+        return TB_OK;
+    int P = aw->parent_joint;
+    int skP = P >= 0 ? j->sk_of[P] : -1;
+    if (skP < 0) {
+        a->decision = TB_DECIDE_UNTOUCHED;
+        snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
+                 "; not applied: %s is not a skin joint", a->chain_parent);
+        return TB_OK;
+    }
+    if (a->decision == TB_DECIDE_RIGID) { /* SPEC A8 */
+        for (size_t q = 0; q < aw->rw_count; q++) {
+            size_t v = aw->rw_verts[q];
+            A->changed[v] = 1;
+            tb__set_single(A, v, (uint16_t)skP);
         }
         a->reweighted_count = aw->rw_count;
+        return TB_OK;
     }
-    /* primitives whose vertices changed; each (mesh, primitive) once */
-    A->main_total = (int)ibm_n;
-    A->local_of_main = calloc((size_t)m->skin_count + 1, sizeof *A->local_of_main);
-    A->local_count = calloc((size_t)m->skin_count + 1, sizeof *A->local_count);
-    if (r == TB_OK && (!A->local_of_main || !A->local_count))
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* SPEC A9: the chain */
+    int letter = 0;
+    while (letter < 26 && j->used[letter])
+        letter++;
+    if (letter == 26) {
+        a->decision = TB_DECIDE_UNTOUCHED;
+        return TB_OK;
+    }
+    j->used[letter] = 1;
+    a->chain = letter;
+    tb__fit_bones_to_rings(a, aw, m, A->edges, A->edge_count);
+    int sk0 = (int)j->ibm_n;
+    tb_result r = tb__aa_joints(j, a, P, letter, err);
+    if (r != TB_OK)
+        return r;
+    return tb__aa_weights(j, ai, a, aw, skP, sk0, err);
+}
+
+/* ---- write: the primitives whose vertices changed; each (mesh, primitive)
+ * once ----------------------------------------------------------------------- */
+
+static tb_result tb__aa_primitives(tb__aa_job *j, tb_result r, tb_error *err)
+{
+    tb__apply *A = j->A;
+    const tb_model *m = j->m;
+    const tb_gltf *g = tb_doc_gltf(A->doc);
     int nmesh = g->mesh_count;
     int *mesh_json = malloc(((size_t)nmesh + 1) * sizeof *mesh_json);
     uint8_t *done = calloc((size_t)m->prim_count + 1, 1);
@@ -1158,25 +1190,38 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
                 shared |= g->nodes[n].mesh == mp->mesh && !tb_model_uses_skin(m, g->nodes[n].skin);
             mesh_json[mp->mesh] = mp->mesh;
             if (shared) {
-                json_t *meshes = json_object_get(root, "meshes");
+                json_t *meshes = json_object_get(A->root, "meshes");
                 json_t *copy = json_deep_copy(json_array_get(meshes, (size_t)mp->mesh));
                 json_array_append_new(meshes, copy);
                 int idx = (int)json_array_size(meshes) - 1;
                 for (int n = 0; n < g->node_count; n++)
                     if (g->nodes[n].mesh == mp->mesh && tb_model_uses_skin(m, g->nodes[n].skin))
-                        json_object_set_new(json_array_get(nodes, (size_t)n), "mesh", json_integer(idx));
+                        json_object_set_new(json_array_get(j->nodes, (size_t)n), "mesh", json_integer(idx));
                 mesh_json[mp->mesh] = -1 - idx; /* negative: cloned */
             }
         }
         int mj = mesh_json[mp->mesh];
         r = tb__write_primitive(A, mp, mj >= 0 ? mj : -1 - mj, mj < 0, err);
     }
-    if (r == TB_OK && ibm_n > (size_t)m->skin_joint_count) {
-        int acc = tb_doc_add_accessor(A->doc, ibm, ibm_n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+    free(mesh_json);
+    free(done);
+    return r;
+}
+
+/* ---- write: the skin's joints and matrices, and those of the skins that
+ * share the skeleton ------------------------------------------------------- */
+
+static tb_result tb__aa_skins(tb__aa_job *j, tb_result r, tb_error *err)
+{
+    tb__apply *A = j->A;
+    const tb_model *m = j->m;
+    json_t *root = A->root;
+    if (r == TB_OK && j->ibm_n > (size_t)m->skin_joint_count) {
+        int acc = tb_doc_add_accessor(A->doc, j->ibm, j->ibm_n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
         if (acc < 0)
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         else
-            json_object_set_new(skin, "inverseBindMatrices", json_integer(acc));
+            json_object_set_new(j->skin, "inverseBindMatrices", json_integer(acc));
         /* skins that share this skeleton (one per mesh, as three.js writes
          * them) get the same joints and inverse bind matrices */
         json_t *skins = json_object_get(root, "skins");
@@ -1184,7 +1229,7 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             if (m->joint_maps[k])
                 continue; /* a subset skin: below */
             json_t *other = json_array_get(skins, (size_t)m->skins[k]);
-            json_object_set_new(other, "joints", json_deep_copy(skin_joints));
+            json_object_set_new(other, "joints", json_deep_copy(j->skin_joints));
             json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
         }
     }
@@ -1205,17 +1250,17 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
             free(mats);
             break;
         }
-        for (int j = 0; j < A->main_total; j++) {
-            int l = A->local_of_main[k][j];
+        for (int i = 0; i < A->main_total; i++) {
+            int l = A->local_of_main[k][i];
             if (l < n0)
                 continue;
-            memcpy(mats[l], ibm[j], sizeof mats[l]);
+            memcpy(mats[l], j->ibm[i], sizeof mats[l]);
         }
         json_t *added = json_array(); /* in local order */
         for (int l = n0; l < n; l++)
-            for (int j = 0; j < A->main_total; j++)
-                if (A->local_of_main[k][j] == l)
-                    json_array_append(added, json_array_get(skin_joints, (size_t)j));
+            for (int i = 0; i < A->main_total; i++)
+                if (A->local_of_main[k][i] == l)
+                    json_array_append(added, json_array_get(j->skin_joints, (size_t)i));
         json_array_extend(oj, added);
         json_decref(added);
         int acc2 = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
@@ -1225,6 +1270,34 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
         else
             json_object_set_new(other, "inverseBindMatrices", json_integer(acc2));
     }
+    return r;
+}
+
+/* Applies the decisions of `rep` to the document (no refresh): setup → per
+ * appendage (rigid, or a chain: joints → weights) → primitives → skins. */
+static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb__detect_work *work,
+                               tb_error *err)
+{
+    const tb_model *m = A->m;
+    tb__aa_job j;
+    memset(&j, 0, sizeof j);
+    j.A = A;
+    j.m = m;
+    tb_result r = tb__aa_setup(&j, err);
+    if (r != TB_OK) {
+        free(j.sk_of);
+        free(j.ibm);
+        return r;
+    }
+    for (int ai = 0; ai < rep->appendage_count && r == TB_OK; ai++)
+        r = tb__aa_appendage(&j, ai, &rep->appendages[ai], &work->apps[ai], err);
+    A->main_total = (int)j.ibm_n;
+    A->local_of_main = calloc((size_t)m->skin_count + 1, sizeof *A->local_of_main);
+    A->local_count = calloc((size_t)m->skin_count + 1, sizeof *A->local_count);
+    if (r == TB_OK && (!A->local_of_main || !A->local_count))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    r = tb__aa_primitives(&j, r, err);
+    r = tb__aa_skins(&j, r, err);
     if (A->local_of_main)
         for (int k = 0; k < m->skin_count; k++)
             free(A->local_of_main[k]);
@@ -1232,10 +1305,8 @@ static tb_result tb__apply_all(tb__apply *A, tb_appendage_report *rep, const tb_
     free(A->local_count);
     A->local_of_main = NULL;
     A->local_count = NULL;
-    free(mesh_json);
-    free(done);
-    free(sk_of);
-    free(ibm);
+    free(j.sk_of);
+    free(j.ibm);
     return r;
 }
 

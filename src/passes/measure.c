@@ -373,299 +373,399 @@ static float tb__hook_between(const tb_model *m, const tb_clip *clip, const tb_m
     return dt;
 }
 
+/* One call of tb_measure_clip: what it was given, its scratch, and what one
+ * stage hands the next. */
+typedef struct tb__mc_job {
+    tb_measure_result *out;
+    const tb_model *m;
+    const tb_clip *clip;
+    tb_measure_desc d;
+    const uint16_t *joints;
+    const float *weights;
+    size_t nv, inf;
+    int jc, n;
+    const uint64_t *edges; /* the caller's (d.edges) or s.edges */
+    size_t ne;
+    size_t group_edges[3]; /* measured edges: tail, body, seam */
+    size_t nruns;          /* runs of skinned vertices in s.runs */
+    float inv_scale;       /* bind units per world unit */
+    float step;            /* clip seconds between instants */
+    float prev_tip[3];     /* per instant: the tip's travel and the motion bones' rotation */
+    double travel;
+    float max_rot;
+    tb__scratch s;
+} tb__mc_job;
+
+/* ---- setup: the edges, the scratch, the result's header ------------------- */
+
+static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
+{
+    const tb_model *m = j->m;
+    tb__scratch *s = &j->s;
+    const size_t nv = j->nv;
+    const int jc = j->jc;
+    if (j->d.edges) { /* the caller's, from tb_measure_edges: shared across clips */
+        j->ne = j->d.edge_count;
+        j->edges = j->d.edges;
+    } else {
+        j->ne = tb_measure_edges(m, &s->edges);
+        if (j->ne == SIZE_MAX)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        j->edges = s->edges;
+    }
+    const size_t ne = j->ne;
+    s->bind_len = malloc((ne + 1) * sizeof *s->bind_len);
+    s->group = malloc(ne + 1);
+    s->mask = malloc(nv + 1);
+    s->is_tail_joint = malloc((size_t)jc + 1);
+    s->motion = calloc((size_t)jc + 1, 1);
+    s->locals = malloc(((size_t)jc + 1) * sizeof *s->locals);
+    s->world = malloc(((size_t)jc + 1) * sizeof *s->world);
+    s->skin_mats = malloc(((size_t)m->skin_joint_count + 1) * sizeof *s->skin_mats);
+    s->skinned = malloc((nv + 1) * 3 * sizeof *s->skinned);
+    s->rot0 = malloc(((size_t)jc + 1) * sizeof *s->rot0);
+    if (!s->bind_len || !s->group || !s->mask || !s->is_tail_joint || !s->motion || !s->locals || !s->world ||
+        !s->skin_mats || !s->skinned || !s->rot0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+
+    tb_measure_result *out = j->out;
+    out->duration_s = j->clip->duration_s;
+    out->instants = j->n;
+    out->height = m->height;
+    out->world_scale = tb_model_world_scale(m); /* the one rule (tailbone/model.h) */
+    if (!isfinite(out->world_scale))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    j->inv_scale = 1.0f / out->world_scale;
+    return TB_OK;
+}
+
+/* ---- the tail (see measure.h): the caller's mask, its joints', or none ---- */
+
+static void tb__mc_tail(tb__mc_job *j)
+{
+    const tb_model *m = j->m;
+    tb__scratch *s = &j->s;
+    tb_measure_result *out = j->out;
+    const size_t nv = j->nv;
+    int tail_joint_count = tb__tail_joints(s->is_tail_joint, m, j->d.tail_joints);
+    if (j->d.tail_mask) {
+        memcpy(s->mask, j->d.tail_mask, nv);
+        for (size_t v = 0; v < nv; v++)
+            out->tail_vertices += s->mask[v] = j->d.tail_mask[v] != 0;
+        out->tail_source = TB_TAIL_FROM_MASK;
+    } else if (tail_joint_count > 0) {
+        out->tail_vertices = tb__mask_from(s->mask, m, s->is_tail_joint, j->joints, j->weights);
+        out->tail_source = TB_TAIL_FROM_JOINTS;
+    } else {
+        memset(s->mask, 0, nv);
+        out->tail_source = TB_TAIL_NONE;
+    }
+}
+
+/* ---- groups and bind lengths; degenerate edges are skipped (group 0) ------ */
+
+static tb_result tb__mc_groups(tb__mc_job *j, tb_error *err)
+{
+    const tb_model *m = j->m;
+    tb__scratch *s = &j->s;
+    const float min_len = j->d.degenerate_h * m->height;
+    size_t *count = j->group_edges;
+    for (size_t e = 0; e < j->ne; e++) {
+        uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
+        float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
+        s->bind_len[e] = len;
+        uint8_t g = 0;
+        if (len >= min_len && isfinite(len))
+            g = (s->mask[a] && s->mask[b]) ? 1 : (!s->mask[a] && !s->mask[b]) ? 2 : 3;
+        s->group[e] = g;
+        count[0] += g == 1;
+        count[1] += g == 2;
+        count[2] += g == 3;
+    }
+    for (int g = 0; g < 3; g++)
+        if (count[g] && !tb__hist_init(&s->hist[g], j->d.torn_above, j->d.torn_below))
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return TB_OK;
+}
+
+/* ---- the tail's root and tip (bind space), the bones whose rotation is
+ * reported ------------------------------------------------------------------ */
+
+/* The tail's root: its first joint, else the collar ring where tail edges
+ * meet body edges (a mask only), else its vertex nearest the hips (a
+ * separate shell). */
+static void tb__mc_root(const tb__mc_job *j, float root[3])
+{
+    const tb_model *m = j->m;
+    const tb__scratch *s = &j->s;
+    root[0] = root[1] = root[2] = 0;
+    for (int k = 0; k < j->jc; k++)
+        if (s->is_tail_joint[k] && (m->skel.parents[k] < 0 || !s->is_tail_joint[m->skel.parents[k]])) {
+            tb__joint_pos(m, k, root);
+            return;
+        }
+    double acc[3] = {0, 0, 0};
+    size_t cnt = 0;
+    for (size_t e = 0; e < j->ne; e++) {
+        uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
+        if (s->mask[a] != s->mask[b]) {
+            uint32_t t = s->mask[a] ? a : b;
+            for (int c = 0; c < 3; c++)
+                acc[c] += m->positions[(size_t)t * 3 + (size_t)c];
+            cnt++;
+        }
+    }
+    if (cnt) {
+        for (int c = 0; c < 3; c++)
+            root[c] = (float)(acc[c] / (double)cnt);
+        return;
+    }
+    int hips = m->role_joint[TB_ROLE_HIPS] >= 0 ? m->role_joint[TB_ROLE_HIPS] : 0;
+    float hp[3], best = INFINITY;
+    tb__joint_pos(m, hips, hp);
+    for (size_t v = 0; v < j->nv; v++)
+        if (s->mask[v]) {
+            float dd = tb__dist3(m->positions + v * 3, hp);
+            if (dd < best) {
+                best = dd;
+                memcpy(root, m->positions + v * 3, 3 * sizeof *root);
+            }
+        }
+}
+
+static void tb__mc_ends(tb__mc_job *j)
+{
+    const tb_model *m = j->m;
+    tb__scratch *s = &j->s;
+    tb_measure_result *out = j->out;
+    const size_t nv = j->nv, inf = j->inf;
+    out->tip_vertex = -1;
+    out->bone_distance = NAN;
+    out->max_bone_rotation_rad = NAN;
+    if (out->tail_vertices <= 0)
+        return;
+    float root[3];
+    tb__mc_root(j, root);
+    float far = -1;
+    for (size_t v = 0; v < nv; v++)
+        if (s->mask[v]) {
+            float dd = tb__dist3(m->positions + v * 3, root);
+            if (dd > far) {
+                far = dd;
+                out->tip_vertex = (int)v;
+            }
+        }
+    out->bone_distance = tb_measure_bone_distance(m, s->mask, j->joints, j->weights);
+    /* The bones that actually carry the tail (its dominant influences):
+     * the Tail_* bones on a repaired rig, Hips in the rigid variant, the
+     * leg on a wrongly weighted one, so every variant reports the
+     * rotation of what moves its tail. */
+    for (size_t v = 0; v < nv; v++) {
+        if (!s->mask[v])
+            continue;
+        float best = 0;
+        int bj = -1;
+        for (size_t i = 0; i < inf; i++)
+            if (j->weights[v * inf + i] > best && j->joints[v * inf + i] < m->skin_joint_count) {
+                best = j->weights[v * inf + i];
+                bj = m->skin_joints[j->joints[v * inf + i]];
+            }
+        if (bj >= 0)
+            s->motion[bj] = 1;
+    }
+    for (int k = 0; k < j->jc; k++)
+        out->motion_bone_count += s->motion[k];
+}
+
+/* ---- runs: only the vertices some measured edge (or the tip) uses are
+ * skinned, in runs of consecutive indices, when that is under half of them
+ * (the blend search's tries measure the edges near the tail) --------------- */
+
+static tb_result tb__mc_runs(tb__mc_job *j, tb_error *err)
+{
+    const size_t nv = j->nv;
+    tb__scratch *s = &j->s;
+    if (j->d.positions_out || nv == 0)
+        return TB_OK;
+    uint8_t *used = calloc(nv, 1);
+    if (!used)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    size_t count = 0;
+    for (size_t e = 0; e < j->ne; e++)
+        if (s->group[e]) {
+            uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
+            count += !used[a] + !used[b];
+            used[a] = used[b] = 1;
+        }
+    int tip = j->out->tip_vertex;
+    if (tip >= 0 && !used[tip])
+        used[tip] = 1, count++;
+    tb_result r = TB_OK;
+    if (count < nv / 2) {
+        size_t cap = 0, nruns = 0;
+        for (size_t v = 0; v < nv; v++)
+            cap += used[v] && (v == 0 || !used[v - 1]);
+        s->runs = malloc((cap + 1) * 2 * sizeof *s->runs);
+        if (!s->runs) {
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        } else {
+            for (size_t v = 0; v < nv; v++)
+                if (used[v]) {
+                    if (v == 0 || !used[v - 1])
+                        s->runs[2 * nruns++] = v, s->runs[2 * nruns - 1] = 0;
+                    s->runs[2 * nruns - 1]++;
+                }
+        }
+        j->nruns = nruns;
+    }
+    free(used);
+    return r;
+}
+
+/* ---- warm-up: whole passes through the clip for the hook only. Returns the
+ * dt of the first posed time: 0 unless warmed up, -1 when the warm-up's last
+ * step already posed it. ----------------------------------------------------- */
+
+static float tb__mc_warmup(tb__mc_job *j)
+{
+    const tb_measure_desc *d = &j->d;
+    const int n = j->n;
+    const float step = j->step;
+    if (!d->pose_hook || d->warmup_passes <= 0)
+        return 0;
+    float t_prev = 0;
+    tb__pose(j->m, j->clip, d, &j->s, 0, 0);
+    for (int pass = 0; pass < d->warmup_passes; pass++) {
+        for (int k = 1; k <= (d->loop ? n : n - 1); k++) {
+            float t = (float)k * step;
+            float dt = tb__hook_between(j->m, j->clip, d, &j->s, t_prev, t);
+            /* The end of a looping pass is the start of the next one. */
+            tb__pose(j->m, j->clip, d, &j->s, d->loop && k == n ? 0 : t, dt);
+            t_prev = t;
+        }
+        if (!d->loop) {
+            /* A non-looping clip jumps back to its start: one step. */
+            tb__pose(j->m, j->clip, d, &j->s, 0, step > 0 ? step : 0);
+        }
+        t_prev = 0;
+    }
+    return -1;
+}
+
+/* ---- one instant: pose, skin, stretch, the tip's travel, the rotations ---- */
+
+static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
+{
+    const tb_model *m = j->m;
+    tb__scratch *s = &j->s;
+    const size_t nv = j->nv, inf = j->inf;
+    float t = (float)k * j->step;
+    if (k == 0) {
+        if (first_dt < 0) {
+            /* already posed at t = 0 by the warm-up's last step */
+        } else {
+            tb__pose(m, j->clip, &j->d, s, 0, 0);
+        }
+    } else {
+        float dt = tb__hook_between(m, j->clip, &j->d, s, (float)(k - 1) * j->step, t);
+        tb__pose(m, j->clip, &j->d, s, t, dt);
+    }
+    tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
+                     (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
+    if (s->runs) {
+        for (size_t r = 0; r < j->nruns; r++) {
+            size_t v0 = s->runs[2 * r];
+            tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, s->runs[2 * r + 1], j->joints + v0 * inf,
+                           j->weights + v0 * inf, m->influences, (const float(*)[16])s->skin_mats, 0);
+        }
+    } else {
+        tb_skin_points(s->skinned, 3, m->positions, 3, nv, j->joints, j->weights, m->influences,
+                       (const float(*)[16])s->skin_mats, 0);
+    }
+    if (j->d.positions_out)
+        memcpy(j->d.positions_out + (size_t)k * nv * 3, s->skinned, nv * 3 * sizeof(float));
+    for (size_t e = 0; e < j->ne; e++) {
+        if (!s->group[e])
+            continue;
+        uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
+        float ratio = tb__dist3(s->skinned + (size_t)a * 3, s->skinned + (size_t)b * 3) * j->inv_scale / s->bind_len[e];
+        tb__hist_add(&s->hist[s->group[e] - 1], ratio);
+    }
+    int tipv = j->out->tip_vertex;
+    if (tipv >= 0) {
+        const float *tip = s->skinned + (size_t)tipv * 3;
+        if (k > 0)
+            j->travel += tb__dist3(tip, j->prev_tip);
+        memcpy(j->prev_tip, tip, sizeof j->prev_tip);
+    }
+    for (int b = 0; b < j->jc; b++) {
+        if (!s->motion[b])
+            continue;
+        versor q;
+        tb__world_rotation(s->world[b], q);
+        if (k == 0) {
+            glm_quat_copy(q, s->rot0[b]);
+        } else {
+            float a = tb__quat_angle(q, s->rot0[b]);
+            if (a > j->max_rot)
+                j->max_rot = a;
+        }
+    }
+}
+
+/* ---- summary: travel, rotation, the three groups' figures ------------------ */
+
+static void tb__mc_summary(tb__mc_job *j)
+{
+    tb_measure_result *out = j->out;
+    if (out->tip_vertex >= 0) {
+        out->tip_travel = (float)j->travel;
+        out->tip_travel_h = (float)(j->travel / ((double)out->world_scale * (double)j->m->height));
+    }
+    if (out->motion_bone_count > 0)
+        out->max_bone_rotation_rad = j->max_rot;
+    tb__stats(&out->tail, &j->s.hist[0], j->group_edges[0]);
+    tb__stats(&out->body, &j->s.hist[1], j->group_edges[1]);
+    tb__stats(&out->seam, &j->s.hist[2], j->group_edges[2]);
+}
+
+/* setup → tail → groups → ends → runs → warm-up → per instant → summary */
 tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
                           const tb_measure_desc *desc_in, tb_error *err)
 {
     memset(out, 0, sizeof *out);
-    tb_measure_desc d = tb_measure_desc_defaults(desc_in);
-    tb_result r = tb__validate(&d, err);
+    tb__mc_job j;
+    memset(&j, 0, sizeof j);
+    j.d = tb_measure_desc_defaults(desc_in);
+    tb_result r = tb__validate(&j.d, err);
     if (r != TB_OK)
         return r;
-    const uint16_t *joints = tb__joints(m, d.joints);
-    const float *weights = tb__weights(m, d.weights);
-    const size_t nv = m->vertex_count, inf = (size_t)m->influences;
-    const int jc = m->skel.joint_count;
-    const int n = d.instants;
-
-    tb__scratch s;
-    memset(&s, 0, sizeof s);
-    size_t ne;
-    const uint64_t *edges;
-    if (d.edges) { /* the caller's, from tb_measure_edges: shared across clips */
-        ne = d.edge_count;
-        edges = d.edges;
-    } else {
-        ne = tb_measure_edges(m, &s.edges);
-        if (ne == SIZE_MAX)
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        edges = s.edges;
+    j.out = out;
+    j.m = m;
+    j.clip = clip;
+    j.joints = tb__joints(m, j.d.joints);
+    j.weights = tb__weights(m, j.d.weights);
+    j.nv = m->vertex_count;
+    j.inf = (size_t)m->influences;
+    j.jc = m->skel.joint_count;
+    j.n = j.d.instants;
+    r = tb__mc_setup(&j, err);
+    if (r == TB_OK) {
+        tb__mc_tail(&j);
+        r = tb__mc_groups(&j, err);
     }
-    s.bind_len = malloc((ne + 1) * sizeof *s.bind_len);
-    s.group = malloc(ne + 1);
-    s.mask = malloc(nv + 1);
-    s.is_tail_joint = malloc((size_t)jc + 1);
-    s.motion = calloc((size_t)jc + 1, 1);
-    s.locals = malloc(((size_t)jc + 1) * sizeof *s.locals);
-    s.world = malloc(((size_t)jc + 1) * sizeof *s.world);
-    s.skin_mats = malloc(((size_t)m->skin_joint_count + 1) * sizeof *s.skin_mats);
-    s.skinned = malloc((nv + 1) * 3 * sizeof *s.skinned);
-    s.rot0 = malloc(((size_t)jc + 1) * sizeof *s.rot0);
-    if (!s.bind_len || !s.group || !s.mask || !s.is_tail_joint || !s.motion || !s.locals || !s.world ||
-        !s.skin_mats || !s.skinned || !s.rot0) {
-        tb__scratch_free(&s);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK) {
+        tb__mc_ends(&j);
+        r = tb__mc_runs(&j, err);
     }
-
-    out->duration_s = clip->duration_s;
-    out->instants = n;
-    out->height = m->height;
-    out->world_scale = tb_model_world_scale(m); /* the one rule (tailbone/model.h) */
-    if (!isfinite(out->world_scale)) {
-        tb__scratch_free(&s);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK) {
+        const float dur = clip->duration_s > 0 ? clip->duration_s : 0;
+        j.step = j.d.loop ? dur / (float)j.n : dur / (float)(j.n - 1);
+        float first_dt = tb__mc_warmup(&j);
+        for (int k = 0; k < j.n; k++)
+            tb__mc_instant(&j, k, first_dt);
+        tb__mc_summary(&j);
     }
-    const float inv_scale = 1.0f / out->world_scale;
-
-    /* The tail (see measure.h). */
-    int tail_joint_count = tb__tail_joints(s.is_tail_joint, m, d.tail_joints);
-    if (d.tail_mask) {
-        memcpy(s.mask, d.tail_mask, nv);
-        for (size_t v = 0; v < nv; v++)
-            out->tail_vertices += s.mask[v] = d.tail_mask[v] != 0;
-        out->tail_source = TB_TAIL_FROM_MASK;
-    } else if (tail_joint_count > 0) {
-        out->tail_vertices = tb__mask_from(s.mask, m, s.is_tail_joint, joints, weights);
-        out->tail_source = TB_TAIL_FROM_JOINTS;
-    } else {
-        memset(s.mask, 0, nv);
-        out->tail_source = TB_TAIL_NONE;
-    }
-
-    /* Groups and bind lengths; degenerate edges are skipped (group 0). */
-    const float min_len = d.degenerate_h * m->height;
-    size_t n_tail = 0, n_body = 0, n_seam = 0;
-    for (size_t e = 0; e < ne; e++) {
-        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
-        float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
-        s.bind_len[e] = len;
-        uint8_t g = 0;
-        if (len >= min_len && isfinite(len))
-            g = (s.mask[a] && s.mask[b]) ? 1 : (!s.mask[a] && !s.mask[b]) ? 2 : 3;
-        s.group[e] = g;
-        n_tail += g == 1;
-        n_body += g == 2;
-        n_seam += g == 3;
-    }
-    const size_t group_edges[3] = {n_tail, n_body, n_seam};
-    for (int g = 0; g < 3; g++)
-        if (group_edges[g] && !tb__hist_init(&s.hist[g], d.torn_above, d.torn_below)) {
-            tb__scratch_free(&s);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-
-    /* Tail root and tip (bind space), the bones whose rotation is reported. */
-    out->tip_vertex = -1;
-    out->bone_distance = NAN;
-    out->max_bone_rotation_rad = NAN;
-    if (out->tail_vertices > 0) {
-        float root[3] = {0, 0, 0};
-        int have_root = 0;
-        for (int j = 0; j < jc && !have_root; j++)
-            if (s.is_tail_joint[j] && (m->skel.parents[j] < 0 || !s.is_tail_joint[m->skel.parents[j]])) {
-                tb__joint_pos(m, j, root);
-                have_root = 1;
-            }
-        if (!have_root) {
-            /* Mask only: the collar ring where tail edges meet body edges. */
-            double acc[3] = {0, 0, 0};
-            size_t cnt = 0;
-            for (size_t e = 0; e < ne; e++) {
-                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
-                if (s.mask[a] != s.mask[b]) {
-                    uint32_t t = s.mask[a] ? a : b;
-                    for (int c = 0; c < 3; c++)
-                        acc[c] += m->positions[(size_t)t * 3 + (size_t)c];
-                    cnt++;
-                }
-            }
-            if (cnt) {
-                for (int c = 0; c < 3; c++)
-                    root[c] = (float)(acc[c] / (double)cnt);
-            } else {
-                /* A separate shell: its vertex nearest the hips. */
-                int hips = m->role_joint[TB_ROLE_HIPS] >= 0 ? m->role_joint[TB_ROLE_HIPS] : 0;
-                float hp[3], best = INFINITY;
-                tb__joint_pos(m, hips, hp);
-                for (size_t v = 0; v < nv; v++)
-                    if (s.mask[v]) {
-                        float dd = tb__dist3(m->positions + v * 3, hp);
-                        if (dd < best) {
-                            best = dd;
-                            memcpy(root, m->positions + v * 3, sizeof root);
-                        }
-                    }
-            }
-        }
-        float far = -1;
-        for (size_t v = 0; v < nv; v++)
-            if (s.mask[v]) {
-                float dd = tb__dist3(m->positions + v * 3, root);
-                if (dd > far) {
-                    far = dd;
-                    out->tip_vertex = (int)v;
-                }
-            }
-        out->bone_distance = tb_measure_bone_distance(m, s.mask, joints, weights);
-        /* The bones that actually carry the tail (its dominant influences):
-         * the Tail_* bones on a repaired rig, Hips in the rigid variant, the
-         * leg on a wrongly weighted one, so every variant reports the
-         * rotation of what moves its tail. */
-        for (size_t v = 0; v < nv; v++) {
-            if (!s.mask[v])
-                continue;
-            float best = 0;
-            int bj = -1;
-            for (size_t i = 0; i < inf; i++)
-                if (weights[v * inf + i] > best && joints[v * inf + i] < m->skin_joint_count) {
-                    best = weights[v * inf + i];
-                    bj = m->skin_joints[joints[v * inf + i]];
-                }
-            if (bj >= 0)
-                s.motion[bj] = 1;
-        }
-        for (int j = 0; j < jc; j++)
-            out->motion_bone_count += s.motion[j];
-    }
-
-    /* Only the vertices some measured edge (or the tip) uses are skinned,
-     * in runs of consecutive indices, when that is under half of them (the
-     * blend search's tries measure the edges near the tail). */
-    size_t nruns = 0;
-    if (!d.positions_out && nv > 0) {
-        uint8_t *used = calloc(nv, 1);
-        if (!used) {
-            tb__scratch_free(&s);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        size_t count = 0;
-        for (size_t e = 0; e < ne; e++)
-            if (s.group[e]) {
-                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
-                count += !used[a] + !used[b];
-                used[a] = used[b] = 1;
-            }
-        if (out->tip_vertex >= 0 && !used[out->tip_vertex])
-            used[out->tip_vertex] = 1, count++;
-        if (count < nv / 2) {
-            size_t cap = 0;
-            for (size_t v = 0; v < nv; v++)
-                cap += used[v] && (v == 0 || !used[v - 1]);
-            s.runs = malloc((cap + 1) * 2 * sizeof *s.runs);
-            if (!s.runs) {
-                free(used);
-                tb__scratch_free(&s);
-                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            }
-            for (size_t v = 0; v < nv; v++)
-                if (used[v]) {
-                    if (v == 0 || !used[v - 1])
-                        s.runs[2 * nruns++] = v, s.runs[2 * nruns - 1] = 0;
-                    s.runs[2 * nruns - 1]++;
-                }
-        }
-        free(used);
-    }
-
-    /* Warm-up: whole passes through the clip for the hook only. */
-    const float dur = clip->duration_s > 0 ? clip->duration_s : 0;
-    const float step = d.loop ? dur / (float)n : dur / (float)(n - 1);
-    float last_dt = 0; /* dt of the first posed time: 0 unless warmed up */
-    if (d.pose_hook && d.warmup_passes > 0) {
-        float t_prev = 0;
-        tb__pose(m, clip, &d, &s, 0, 0);
-        for (int pass = 0; pass < d.warmup_passes; pass++) {
-            for (int k = 1; k <= (d.loop ? n : n - 1); k++) {
-                float t = (float)k * step;
-                float dt = tb__hook_between(m, clip, &d, &s, t_prev, t);
-                /* The end of a looping pass is the start of the next one. */
-                tb__pose(m, clip, &d, &s, d.loop && k == n ? 0 : t, dt);
-                t_prev = t;
-            }
-            if (!d.loop) {
-                /* A non-looping clip jumps back to its start: one step. */
-                tb__pose(m, clip, &d, &s, 0, step > 0 ? step : 0);
-            }
-            t_prev = 0;
-        }
-        last_dt = -1; /* the first instant was just posed */
-    }
-
-    /* Measure. */
-    float prev_tip[3] = {0, 0, 0};
-    double travel = 0;
-    float max_rot = 0;
-    for (int k = 0; k < n; k++) {
-        float t = (float)k * step;
-        if (k == 0) {
-            if (last_dt < 0) {
-                /* already posed at t = 0 by the warm-up's last step */
-            } else {
-                tb__pose(m, clip, &d, &s, 0, 0);
-            }
-        } else {
-            float dt = tb__hook_between(m, clip, &d, &s, (float)(k - 1) * step, t);
-            tb__pose(m, clip, &d, &s, t, dt);
-        }
-        tb_skin_matrices(s.skin_mats, (const float(*)[16])s.world, m->skin_joints,
-                         (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-        if (s.runs) {
-            for (size_t r = 0; r < nruns; r++) {
-                size_t v0 = s.runs[2 * r];
-                tb_skin_points(s.skinned + v0 * 3, 3, m->positions + v0 * 3, 3, s.runs[2 * r + 1], joints + v0 * inf,
-                               weights + v0 * inf, m->influences, (const float(*)[16])s.skin_mats, 0);
-            }
-        } else {
-            tb_skin_points(s.skinned, 3, m->positions, 3, nv, joints, weights, m->influences,
-                           (const float(*)[16])s.skin_mats, 0);
-        }
-        if (d.positions_out)
-            memcpy(d.positions_out + (size_t)k * nv * 3, s.skinned, nv * 3 * sizeof(float));
-        for (size_t e = 0; e < ne; e++) {
-            if (!s.group[e])
-                continue;
-            uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)edges[e];
-            float ratio = tb__dist3(s.skinned + (size_t)a * 3, s.skinned + (size_t)b * 3) * inv_scale / s.bind_len[e];
-            tb__hist_add(&s.hist[s.group[e] - 1], ratio);
-        }
-        if (out->tip_vertex >= 0) {
-            const float *tip = s.skinned + (size_t)out->tip_vertex * 3;
-            if (k > 0)
-                travel += tb__dist3(tip, prev_tip);
-            memcpy(prev_tip, tip, sizeof prev_tip);
-        }
-        for (int j = 0; j < jc; j++) {
-            if (!s.motion[j])
-                continue;
-            versor q;
-            tb__world_rotation(s.world[j], q);
-            if (k == 0) {
-                glm_quat_copy(q, s.rot0[j]);
-            } else {
-                float a = tb__quat_angle(q, s.rot0[j]);
-                if (a > max_rot)
-                    max_rot = a;
-            }
-        }
-    }
-    if (out->tip_vertex >= 0) {
-        out->tip_travel = (float)travel;
-        out->tip_travel_h = (float)(travel / ((double)out->world_scale * (double)m->height));
-    }
-    if (out->motion_bone_count > 0)
-        out->max_bone_rotation_rad = max_rot;
-    tb__stats(&out->tail, &s.hist[0], n_tail);
-    tb__stats(&out->body, &s.hist[1], n_body);
-    tb__stats(&out->seam, &s.hist[2], n_seam);
-    tb__scratch_free(&s);
-    return TB_OK;
+    tb__scratch_free(&j.s);
+    return r;
 }

@@ -1093,6 +1093,333 @@ static void tb__contact_limit(const tb__chain *c, const float rest_w[3], float d
     tb__v3_normalize(d);
 }
 
+/* One sub-step of one chain, link by link, in stages (tb__chain_pass):
+ * target → integrate → rope → bend (coupling and bend limit) → bind limit
+ * → hip plane → ground → settle → rotate. What one link's stages hand each
+ * other: */
+typedef struct tb__link_step {
+    float hd[3];     /* the head: the bone's start in the parent's current frame */
+    float rest_w[3]; /* the rest direction, world (unit) */
+    float T[3];      /* the rest target */
+    float d[3];      /* the direction being solved (unit) */
+    float dl[3];     /* d in the parent's frame */
+    float ell;       /* the bone's current length */
+    versor pinv;     /* the parent's rotation, inverted */
+    versor s, q;     /* the swing turning r to d; the bend, seen from the hips frame */
+    float head_off, mmax; /* the head's offset along the hip plane's normal; the largest d·nf allowed */
+    int moved, bound;     /* the plane or the ground turned the bone; the bind limit did */
+} tb__link_step;
+
+/* What every link of one sub-step shares. */
+typedef struct tb__pass {
+    float h;            /* sub-step length (0 with snap) */
+    int snap;           /* every particle on its rest target, at rest */
+    float alpha;        /* SPEC B bend coupling: 1 − exp(−kΔt) */
+    float contact_keep; /* the velocity kept in contact, e^(−γΔt) */
+    float floor_y;      /* SPEC B: F = g0 + ρ */
+    float gravity[3];
+    float nf[3];        /* the hip plane's forward normal */
+    float root[3];      /* the tail root, a point of the hip plane */
+} tb__pass;
+
+/* target: the head, the length and the rest target from the parent's
+ * CURRENT solved frame (SPEC B). */
+TB__INLINE void tb__link_target(const tb__frame *P, const tb__link *l, tb__link_step *k)
+{
+    tb__frame_point(P, l->t, k->hd);
+    k->ell = P->s * l->lambda;
+    tb__q_rot(P->r, l->r, k->rest_w); /* unit: a unit vector turned */
+    tb__v3_madd(k->hd, k->ell, k->rest_w, k->T);
+}
+
+/* integrate: SPEC B: p̈ = ω²(T − p) − 2ζω ṗ + g, semi-implicit Euler
+ * (velocity first, then position with the new velocity), in physical units
+ * so the stiffness does not depend on the frame rate (mistake 1). */
+TB__INLINE void tb__link_integrate(const tb__pass *ps, tb__link *l, const tb__link_step *k)
+{
+    if (ps->snap) {
+        tb__v3_copy(k->T, l->p);
+        tb__v3_set(l->v, 0.0f, 0.0f, 0.0f);
+        return;
+    }
+    for (int c = 0; c < 3; c++) {
+        const float acc = l->omega2 * (k->T[c] - l->p[c]) - l->damp * l->v[c] + ps->gravity[c];
+        l->v[c] += ps->h * acc;
+        l->p[c] += ps->h * l->v[c];
+    }
+}
+
+/* rope: back onto the length sphere; drop only the radial velocity,
+ * keeping the swing. The correction is never fed back as velocity
+ * (correction/Δt spun one bone 95° in the article: mistake 2). */
+TB__INLINE void tb__link_rope(tb__link *l, tb__link_step *k)
+{
+    for (int c = 0; c < 3; c++)
+        k->d[c] = l->p[c] - k->hd[c];
+    if (!(tb__v3_normalize(k->d) > 1e-9f * (k->ell > 1.0f ? k->ell : 1.0f)))
+        tb__v3_copy(k->rest_w, k->d);
+    tb__v3_madd(l->v, -tb__v3_dot(l->v, k->d), k->d, l->v);
+}
+
+/* bend: coupling and bend limit, compared in the hips frame (SPEC B):
+ * q_i = A_i swing(r_i, d̃_i) A_i^-1, a change of frame only. */
+TB__INLINE void tb__link_bend(const tb__chain *c, const tb__link *L, int i, int n, const tb__pass *ps,
+                              const tb__frame *P, tb__link *l, tb__link_step *k)
+{
+    versor tmp;
+    tb__q_conj(P->r, k->pinv);
+    tb__q_rot(k->pinv, k->d, k->dl);
+    tb__v3_normalize(k->dl);
+    tb__swing(l->r, k->dl, k->s);
+    tb__q_conjugate_by(l->A, k->s, k->q);
+    float *q = k->q;
+    int changed = 0, limited = 0;
+    if (ps->alpha > 0.0f) {
+        /* Neighbour target from the previous sub-step's snapshot, never
+         * half-updated values. The base leans on the hips (identity);
+         * the free tip has one neighbour; one link skips coupling. */
+        versor bar, id;
+        tb__q_identity(id);
+        if (i == 0)
+            tb__q_midpoint(id, L[1].bend_old, bar);
+        else if (i == n - 1)
+            tb__q_copy(L[n - 2].bend_old, bar);
+        else
+            tb__q_midpoint(L[i - 1].bend_old, L[i + 1].bend_old, bar);
+        tb__slerp(q, bar, ps->alpha, tmp);
+        tb__q_copy(tmp, q);
+        changed = 1;
+    }
+    /* SPEC B bend limit: θ = 2 acos(|w|) > θmax, i.e. |w| < cos(θmax/2);
+     * then q_limited = slerp(I, q*, θmax/θ): the same axis turned by
+     * θmax, i.e. (axis sin(θmax/2), cos(θmax/2)) on the short arc. */
+    if (fabsf(q[3]) < c->cos_half_max) {
+        const float sg = q[3] < 0.0f ? -1.0f : 1.0f;
+        float ax[3] = {sg * q[0], sg * q[1], sg * q[2]};
+        if (tb__v3_normalize(ax) > 0.0f) {
+            for (int a = 0; a < 3; a++)
+                q[a] = ax[a] * c->sin_half_max;
+            q[3] = c->cos_half_max;
+            changed = limited = 1;
+        }
+    }
+    const float h = ps->h;
+    float *d = k->d;
+    if (changed) {
+        float before[3], shift[3];
+        tb__v3_copy(d, before);
+        versor ainv;
+        tb__q_conj(l->A, ainv);
+        tb__q_conjugate_by(ainv, q, k->s); /* back to the parent frame */
+        tb__q_rot(k->s, l->r, k->dl);
+        tb__q_rot(P->r, k->dl, d);
+        tb__v3_normalize(d);
+        /* (choice) The coupling moves the tip without touching its
+         * velocity, so a velocity that keeps pushing back against it
+         * would be rebuilt and cancelled every sub-step: a tail at rest
+         * would carry a phantom velocity (0.3 m/s measured on a resting
+         * tip) that feeds the damping term and is released as a snap
+         * when the neighbours change. Remove the part of the velocity
+         * that opposes the shift, at most the shift's own rate |δ|/h.
+         * Only ever removed, never added: unlike correction/Δt (mistake
+         * 2) it cannot inject energy. */
+        for (int a = 0; a < 3; a++)
+            shift[a] = k->ell * (d[a] - before[a]);
+        const float slen = tb__v3_normalize(shift);
+        if (slen > 0.0f && h > 0.0f) {
+            const float back = -tb__v3_dot(l->v, shift);
+            if (back > 0.0f)
+                tb__v3_madd(l->v, fminf(back, slen / h), shift, l->v);
+        }
+    }
+    if (limited) {
+        /* Velocity that keeps pushing past the limit is removed, so it
+         * cannot store up and snap back (SPEC B). τ: on the sphere, the
+         * direction that increases the angle to the rest direction. */
+        float tau[3];
+        tb__v3_madd(k->rest_w, -tb__v3_dot(k->rest_w, d), d, tau);
+        for (int a = 0; a < 3; a++)
+            tau[a] = -tau[a];
+        if (tb__v3_normalize(tau) > 1e-6f) {
+            float vt = tb__v3_dot(l->v, tau);
+            if (vt > 0.0f)
+                tb__v3_madd(l->v, -vt, tau, l->v);
+        }
+    }
+}
+
+/* bind limit (bind_limit_rad, not SPEC B, opt-in): the direction is kept
+ * within θb of the bone's bind direction in its parent's current frame —
+ * the bend the skin sees — by turning it back along the great circle from
+ * the bind direction, slerp(bind, d, θb/θ); velocity that keeps pushing
+ * past is removed like the bend limit's. The bend q is then recomputed
+ * from the final direction (tb__link_rotate, as for the plane). */
+TB__INLINE void tb__link_bind_limit(const tb__chain *c, const tb__frame *P, tb__link *l, tb__link_step *k)
+{
+    k->bound = 0;
+    if (!(c->cos_bind_max > -1.5f))
+        return;
+    float *d = k->d;
+    float bw[3];
+    tb__q_rot(P->r, l->bind_dir, bw);
+    tb__v3_normalize(bw);
+    float cb = tb__v3_dot(bw, d);
+    if (!(cb < c->cos_bind_max))
+        return;
+    cb = cb < -1.0f ? -1.0f : cb;
+    const float th = acosf(cb), st = sinf(th);
+    if (!(st > 1e-6f))
+        return;
+    const float ka = (sinf(th) * c->cos_bind_max - cb * c->sin_bind_max) / st; /* sin(θ−θb)/sin θ */
+    const float kb = c->sin_bind_max / st;
+    for (int a = 0; a < 3; a++)
+        d[a] = ka * bw[a] + kb * d[a];
+    tb__v3_normalize(d);
+    float tau[3];
+    tb__v3_madd(bw, -tb__v3_dot(bw, d), d, tau);
+    for (int a = 0; a < 3; a++)
+        tau[a] = -tau[a];
+    if (tb__v3_normalize(tau) > 1e-6f) {
+        const float vt = tb__v3_dot(l->v, tau);
+        if (vt > 0.0f)
+            tb__v3_madd(l->v, -vt, tau, l->v);
+    }
+    k->bound = 1;
+}
+
+/* hip plane: no particle crosses the forward-facing plane through the tail
+ * root (SPEC B) — the tail never swings between the legs. The head is
+ * behind it (by induction), so rotate the bone on its length sphere until
+ * the tip is on the plane at most. */
+TB__INLINE void tb__link_hip_plane(const tb__pass *ps, tb__link *l, tb__link_step *k)
+{
+    const float *nf = ps->nf;
+    float *d = k->d;
+    float off[3];
+    for (int a = 0; a < 3; a++)
+        off[a] = k->hd[a] - ps->root[a];
+    k->head_off = tb__v3_dot(off, nf);  /* ≤ 0 */
+    k->mmax = -k->head_off / k->ell;    /* largest allowed d·nf */
+    const float mmax = k->mmax;
+    float dn = tb__v3_dot(d, nf);
+    k->moved = 0;
+    if (mmax < 1.0f && dn > mmax) {
+        float tt[3];
+        tb__v3_madd(d, -dn, nf, tt);
+        if (!(tb__v3_normalize(tt) > 1e-6f)) {
+            tb__v3_madd(k->rest_w, -tb__v3_dot(k->rest_w, nf), nf, tt);
+            if (!(tb__v3_normalize(tt) > 1e-6f)) {
+                vec3 nv;
+                tb__v3_copy(nf, nv);
+                glm_vec3_ortho(nv, tt);
+                tb__v3_normalize(tt);
+            }
+        }
+        float m = mmax < -1.0f ? -1.0f : mmax;
+        float k2 = sqrtf(fmaxf(0.0f, 1.0f - m * m));
+        for (int a = 0; a < 3; a++)
+            d[a] = m * nf[a] + k2 * tt[a];
+        k->moved = 1;
+        float vn = tb__v3_dot(l->v, nf);
+        if (vn > 0.0f)
+            tb__v3_madd(l->v, -vn, nf, l->v);
+    }
+}
+
+/* ground: pivot the segment to where its length sphere meets the plane F
+ * (SPEC B) — clamping the height alone would shorten the bone, clamping
+ * then restoring the length can put it back under. Contact beats the bend
+ * limit; it never moves a head, so it can never lift the body. */
+TB__INLINE void tb__link_ground(const tb__chain *c, const tb__pass *ps, tb__link *l, tb__link_step *k)
+{
+    const float *nf = ps->nf, *hd = k->hd;
+    const float ell = k->ell, mmax = k->mmax;
+    float *d = k->d;
+    l->contact = 0;
+    if (!(c->ground_on && hd[1] + ell * d[1] < ps->floor_y))
+        return;
+    float u = (ps->floor_y - hd[1]) / ell;
+    u = u > 1.0f ? 1.0f : (u < -1.0f ? -1.0f : u); /* never stretch */
+    float t[3];
+    if (!tb__horizontal(d, t) && !tb__horizontal(k->rest_w, t)) {
+        float back[3] = {-nf[0], -nf[1], -nf[2]};
+        if (!tb__horizontal(back, t))
+            tb__v3_set(t, 0.0f, 0.0f, -1.0f);
+    }
+    const float rad = sqrtf(fmaxf(0.0f, 1.0f - u * u));
+    /* The hip plane keeps the allowed part of the contact circle:
+     * head_off + ℓ(rad t·nf + u nf_y) ≤ 0. */
+    float nh[3] = {nf[0], 0.0f, nf[2]};
+    const float nhl = tb__v3_normalize(nh);
+    if (rad > 1e-6f && nhl > 1e-6f) {
+        const float bound = (mmax - u * nf[1]) / (rad * nhl); /* max t·nh */
+        const float tn = tb__v3_dot(t, nh);
+        if (tn > bound) {
+            const float kk = bound < -1.0f ? -1.0f : bound;
+            float perp[3];
+            tb__v3_madd(t, -tn, nh, perp);
+            if (!(tb__v3_normalize(perp) > 1e-6f))
+                tb__v3_set(perp, -nh[2], 0.0f, nh[0]);
+            const float kp = sqrtf(fmaxf(0.0f, 1.0f - kk * kk));
+            for (int a = 0; a < 3; a++)
+                t[a] = kk * nh[a] + kp * perp[a];
+        }
+    }
+    tb__v3_set(d, rad * t[0], u, rad * t[2]);
+    if (c->contact_keeps_limit)
+        tb__contact_limit(c, k->rest_w, d);
+    l->contact = 1;
+    k->moved = 1;
+}
+
+/* settle: the particle at the solved direction; the velocity kept tangent
+ * there, and in contact damped (SPEC B: v' = e^(−γΔt)(v_x, max(0, v_y), v_z)
+ * after the other velocity projections: gravity cannot pile up downward
+ * speed). */
+TB__INLINE void tb__link_settle(const tb__pass *ps, tb__link *l, const tb__link_step *k)
+{
+    tb__v3_madd(k->hd, k->ell, k->d, l->p);
+    tb__v3_madd(l->v, -tb__v3_dot(l->v, k->d), k->d, l->v);
+    if (l->contact) {
+        if (l->v[1] < 0.0f)
+            l->v[1] = 0.0f;
+        for (int a = 0; a < 3; a++)
+            l->v[a] *= ps->contact_keep;
+    }
+}
+
+/* rotate: the bone rotation, the swing turning the rest direction r_i to
+ * the direction of the particle (SPEC B), applied to the rest local, in the
+ * parent's current frame. The same swing, seen from the hips frame, is the
+ * bend the next sub-step's coupling reads. Building the child's frame from
+ * this (rather than from a swing off the bind direction) keeps the frames
+ * the targets are expressed in free of any twist the bind pose would add:
+ * at rest the chain is exactly its rest arc. Unless the plane, the ground or
+ * the bind limit moved the tip, s and q already hold that swing and that
+ * bend. Then P becomes the child's parent frame. */
+TB__INLINE void tb__link_rotate(tb__frame *P, tb__link *l, tb__link_step *k)
+{
+    if (k->moved || k->bound) {
+        tb__q_rot(k->pinv, k->d, k->dl);
+        tb__v3_normalize(k->dl);
+        tb__swing(l->r, k->dl, k->s);
+        tb__q_conjugate_by(l->A, k->s, k->q);
+    }
+    tb__q_mul(k->s, l->qhat, l->q);
+    tb__q_normalize(l->q);
+    tb__q_copy(k->q, l->bend);
+    tb__v3_copy(k->hd, l->head);
+    tb__v3_copy(k->T, l->target);
+    l->length = k->ell;
+
+    versor tmp;
+    tb__v3_copy(k->hd, P->o);
+    tb__q_mul(P->r, l->q, tmp);
+    tb__q_copy(tmp, P->r);
+    tb__q_normalize(P->r);
+    P->s *= l->sigma;
+}
+
 /* One sub-step of one chain with the anchor at `anchor`. h: sub-step length
  * (0 with snap). snap: put every particle on its rest target, at rest. */
 void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor, float h,
@@ -1100,287 +1427,38 @@ void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor
 {
     tb__link *L = a->links + c->first_link;
     const int n = c->link_count;
+    tb__pass ps;
+    ps.h = h;
+    ps.snap = snap;
     /* SPEC B bend coupling: α = 1 − exp(−kΔt), time-based so sub-steps of
      * any length couple at the same rate. */
-    const float alpha = (snap || n < 2) ? 0.0f : 1.0f - expf(-c->coupling * h);
-    const float contact_keep = expf(-c->gamma * h);
-    const float floor_y = c->ground_y + c->clearance; /* SPEC B: F = g0 + ρ */
-    const float gravity[3] = {0.0f, -c->gravity, 0.0f};
+    ps.alpha = (snap || n < 2) ? 0.0f : 1.0f - expf(-c->coupling * h);
+    ps.contact_keep = expf(-c->gamma * h);
+    ps.floor_y = c->ground_y + c->clearance;
+    tb__v3_set(ps.gravity, 0.0f, -c->gravity, 0.0f);
 
     /* Hips frame → world, and the hip plane's forward normal. */
     versor hips, tmp;
     tb__q_conj(c->b_a, tmp);
     tb__q_mul(anchor->r, tmp, hips);
     const float fwd_h[3] = {0.0f, 0.0f, 1.0f};
-    float nf[3];
-    tb__q_rot(hips, fwd_h, nf);
+    tb__q_rot(hips, fwd_h, ps.nf);
 
     tb__frame P = *anchor; /* the current link's parent frame */
-    float root[3];
-    tb__frame_point(&P, L[0].t, root);
+    tb__frame_point(&P, L[0].t, ps.root);
 
     for (int i = 0; i < n; i++) {
         tb__link *l = &L[i];
-        float hd[3], rest_w[3], T[3], d[3];
-        tb__frame_point(&P, l->t, hd);
-        const float ell = P.s * l->lambda;
-        tb__q_rot(P.r, l->r, rest_w); /* unit: a unit vector turned */
-        /* Rest target from the parent's CURRENT solved frame (SPEC B). */
-        tb__v3_madd(hd, ell, rest_w, T);
-
-        if (snap) {
-            tb__v3_copy(T, l->p);
-            tb__v3_set(l->v, 0.0f, 0.0f, 0.0f);
-        } else {
-            /* SPEC B: p̈ = ω²(T − p) − 2ζω ṗ + g, semi-implicit Euler (velocity
-             * first, then position with the new velocity), in physical units
-             * so the stiffness does not depend on the frame rate (mistake 1). */
-            for (int k = 0; k < 3; k++) {
-                const float acc = l->omega2 * (T[k] - l->p[k]) - l->damp * l->v[k] + gravity[k];
-                l->v[k] += h * acc;
-                l->p[k] += h * l->v[k];
-            }
-        }
-
-        /* Rope: back onto the length sphere; drop only the radial velocity,
-         * keeping the swing. The correction is never fed back as velocity
-         * (correction/Δt spun one bone 95° in the article: mistake 2). */
-        for (int k = 0; k < 3; k++)
-            d[k] = l->p[k] - hd[k];
-        if (!(tb__v3_normalize(d) > 1e-9f * (ell > 1.0f ? ell : 1.0f)))
-            tb__v3_copy(rest_w, d);
-        tb__v3_madd(l->v, -tb__v3_dot(l->v, d), d, l->v);
-
-        /* Bend coupling and bend limit, compared in the hips frame (SPEC B):
-         * q_i = A_i swing(r_i, d̃_i) A_i^-1, a change of frame only. */
-        versor pinv, s, q;
-        float dl[3];
-        tb__q_conj(P.r, pinv);
-        tb__q_rot(pinv, d, dl);
-        tb__v3_normalize(dl);
-        tb__swing(l->r, dl, s);
-        tb__q_conjugate_by(l->A, s, q);
-        int changed = 0, limited = 0;
-        if (alpha > 0.0f) {
-            /* Neighbour target from the previous sub-step's snapshot, never
-             * half-updated values. The base leans on the hips (identity);
-             * the free tip has one neighbour; one link skips coupling. */
-            versor bar, id;
-            tb__q_identity(id);
-            if (i == 0)
-                tb__q_midpoint(id, L[1].bend_old, bar);
-            else if (i == n - 1)
-                tb__q_copy(L[n - 2].bend_old, bar);
-            else
-                tb__q_midpoint(L[i - 1].bend_old, L[i + 1].bend_old, bar);
-            tb__slerp(q, bar, alpha, tmp);
-            tb__q_copy(tmp, q);
-            changed = 1;
-        }
-        /* SPEC B bend limit: θ = 2 acos(|w|) > θmax, i.e. |w| < cos(θmax/2);
-         * then q_limited = slerp(I, q*, θmax/θ): the same axis turned by
-         * θmax, i.e. (axis sin(θmax/2), cos(θmax/2)) on the short arc. */
-        if (fabsf(q[3]) < c->cos_half_max) {
-            const float sg = q[3] < 0.0f ? -1.0f : 1.0f;
-            float ax[3] = {sg * q[0], sg * q[1], sg * q[2]};
-            if (tb__v3_normalize(ax) > 0.0f) {
-                for (int k = 0; k < 3; k++)
-                    q[k] = ax[k] * c->sin_half_max;
-                q[3] = c->cos_half_max;
-                changed = limited = 1;
-            }
-        }
-        if (changed) {
-            float before[3], shift[3];
-            tb__v3_copy(d, before);
-            versor ainv;
-            tb__q_conj(l->A, ainv);
-            tb__q_conjugate_by(ainv, q, s); /* back to the parent frame */
-            tb__q_rot(s, l->r, dl);
-            tb__q_rot(P.r, dl, d);
-            tb__v3_normalize(d);
-            /* (choice) The coupling moves the tip without touching its
-             * velocity, so a velocity that keeps pushing back against it
-             * would be rebuilt and cancelled every sub-step: a tail at rest
-             * would carry a phantom velocity (0.3 m/s measured on a resting
-             * tip) that feeds the damping term and is released as a snap
-             * when the neighbours change. Remove the part of the velocity
-             * that opposes the shift, at most the shift's own rate |δ|/h.
-             * Only ever removed, never added: unlike correction/Δt (mistake
-             * 2) it cannot inject energy. */
-            for (int k = 0; k < 3; k++)
-                shift[k] = ell * (d[k] - before[k]);
-            const float slen = tb__v3_normalize(shift);
-            if (slen > 0.0f && h > 0.0f) {
-                const float back = -tb__v3_dot(l->v, shift);
-                if (back > 0.0f)
-                    tb__v3_madd(l->v, fminf(back, slen / h), shift, l->v);
-            }
-        }
-        if (limited) {
-            /* Velocity that keeps pushing past the limit is removed, so it
-             * cannot store up and snap back (SPEC B). τ: on the sphere, the
-             * direction that increases the angle to the rest direction. */
-            float tau[3];
-            tb__v3_madd(rest_w, -tb__v3_dot(rest_w, d), d, tau);
-            for (int k = 0; k < 3; k++)
-                tau[k] = -tau[k];
-            if (tb__v3_normalize(tau) > 1e-6f) {
-                float vt = tb__v3_dot(l->v, tau);
-                if (vt > 0.0f)
-                    tb__v3_madd(l->v, -vt, tau, l->v);
-            }
-        }
-
-        /* bind_limit_rad (not SPEC B, opt-in): the direction is kept within
-         * θb of the bone's bind direction in its parent's current frame —
-         * the bend the skin sees — by turning it back along the great circle
-         * from the bind direction, slerp(bind, d, θb/θ); velocity that keeps
-         * pushing past is removed like the bend limit's. The bend q is then
-         * recomputed from the final direction (below, as for the plane). */
-        int bound = 0;
-        if (c->cos_bind_max > -1.5f) {
-            float bw[3];
-            tb__q_rot(P.r, l->bind_dir, bw);
-            tb__v3_normalize(bw);
-            float cb = tb__v3_dot(bw, d);
-            if (cb < c->cos_bind_max) {
-                cb = cb < -1.0f ? -1.0f : cb;
-                const float th = acosf(cb), st = sinf(th);
-                if (st > 1e-6f) {
-                    const float ka = (sinf(th) * c->cos_bind_max - cb * c->sin_bind_max) / st; /* sin(θ−θb)/sin θ */
-                    const float kb = c->sin_bind_max / st;
-                    for (int k = 0; k < 3; k++)
-                        d[k] = ka * bw[k] + kb * d[k];
-                    tb__v3_normalize(d);
-                    float tau[3];
-                    tb__v3_madd(bw, -tb__v3_dot(bw, d), d, tau);
-                    for (int k = 0; k < 3; k++)
-                        tau[k] = -tau[k];
-                    if (tb__v3_normalize(tau) > 1e-6f) {
-                        const float vt = tb__v3_dot(l->v, tau);
-                        if (vt > 0.0f)
-                            tb__v3_madd(l->v, -vt, tau, l->v);
-                    }
-                    bound = 1;
-                }
-            }
-        }
-
-        /* Hip plane: no particle crosses the forward-facing plane through
-         * the tail root (SPEC B) — the tail never swings between the legs.
-         * The head is behind it (by induction), so rotate the bone on its
-         * length sphere until the tip is on the plane at most. */
-        float off[3];
-        for (int k = 0; k < 3; k++)
-            off[k] = hd[k] - root[k];
-        const float head_off = tb__v3_dot(off, nf); /* ≤ 0 */
-        const float mmax = -head_off / ell;         /* largest allowed d·nf */
-        float dn = tb__v3_dot(d, nf);
-        int moved = 0; /* did the plane or the ground turn the bone? */
-        if (mmax < 1.0f && dn > mmax) {
-            float tt[3];
-            tb__v3_madd(d, -dn, nf, tt);
-            if (!(tb__v3_normalize(tt) > 1e-6f)) {
-                tb__v3_madd(rest_w, -tb__v3_dot(rest_w, nf), nf, tt);
-                if (!(tb__v3_normalize(tt) > 1e-6f)) {
-                    vec3 nv;
-                    tb__v3_copy(nf, nv);
-                    glm_vec3_ortho(nv, tt);
-                    tb__v3_normalize(tt);
-                }
-            }
-            float m = mmax < -1.0f ? -1.0f : mmax;
-            float k2 = sqrtf(fmaxf(0.0f, 1.0f - m * m));
-            for (int k = 0; k < 3; k++)
-                d[k] = m * nf[k] + k2 * tt[k];
-            moved = 1;
-            float vn = tb__v3_dot(l->v, nf);
-            if (vn > 0.0f)
-                tb__v3_madd(l->v, -vn, nf, l->v);
-        }
-
-        /* Ground contact: pivot the segment to where its length sphere
-         * meets the plane F (SPEC B) — clamping the height alone would
-         * shorten the bone, clamping then restoring the length can put it
-         * back under. Contact beats the bend limit; it never moves a head,
-         * so it can never lift the body. */
-        l->contact = 0;
-        if (c->ground_on && hd[1] + ell * d[1] < floor_y) {
-            float u = (floor_y - hd[1]) / ell;
-            u = u > 1.0f ? 1.0f : (u < -1.0f ? -1.0f : u); /* never stretch */
-            float t[3];
-            if (!tb__horizontal(d, t) && !tb__horizontal(rest_w, t)) {
-                float back[3] = {-nf[0], -nf[1], -nf[2]};
-                if (!tb__horizontal(back, t))
-                    tb__v3_set(t, 0.0f, 0.0f, -1.0f);
-            }
-            const float rad = sqrtf(fmaxf(0.0f, 1.0f - u * u));
-            /* The hip plane keeps the allowed part of the contact circle:
-             * head_off + ℓ(rad t·nf + u nf_y) ≤ 0. */
-            float nh[3] = {nf[0], 0.0f, nf[2]};
-            const float nhl = tb__v3_normalize(nh);
-            if (rad > 1e-6f && nhl > 1e-6f) {
-                const float bound = (mmax - u * nf[1]) / (rad * nhl); /* max t·nh */
-                const float tn = tb__v3_dot(t, nh);
-                if (tn > bound) {
-                    const float kk = bound < -1.0f ? -1.0f : bound;
-                    float perp[3];
-                    tb__v3_madd(t, -tn, nh, perp);
-                    if (!(tb__v3_normalize(perp) > 1e-6f))
-                        tb__v3_set(perp, -nh[2], 0.0f, nh[0]);
-                    const float kp = sqrtf(fmaxf(0.0f, 1.0f - kk * kk));
-                    for (int k = 0; k < 3; k++)
-                        t[k] = kk * nh[k] + kp * perp[k];
-                }
-            }
-            tb__v3_set(d, rad * t[0], u, rad * t[2]);
-            if (c->contact_keeps_limit)
-                tb__contact_limit(c, rest_w, d);
-            l->contact = 1;
-            moved = 1;
-        }
-
-        tb__v3_madd(hd, ell, d, l->p);
-        /* Keep the velocity tangent at the final position. */
-        tb__v3_madd(l->v, -tb__v3_dot(l->v, d), d, l->v);
-        if (l->contact) {
-            /* SPEC B: v' = e^(−γΔt)(v_x, max(0, v_y), v_z) after the other
-             * velocity projections: gravity cannot pile up downward speed. */
-            if (l->v[1] < 0.0f)
-                l->v[1] = 0.0f;
-            for (int k = 0; k < 3; k++)
-                l->v[k] *= contact_keep;
-        }
-
-        /* Bone rotation: the swing turning the rest direction r_i to the
-         * direction of the particle (SPEC B), applied to the rest local, in
-         * the parent's current frame. The same swing, seen from the hips
-         * frame, is the bend the next sub-step's coupling reads. Building
-         * the child's frame from this (rather than from a swing off the
-         * bind direction) keeps the frames the targets are expressed in
-         * free of any twist the bind pose would add: at rest the chain is
-         * exactly its rest arc. Unless the plane or the ground moved the
-         * tip, s and q already hold that swing and that bend. */
-        if (moved || bound) {
-            tb__q_rot(pinv, d, dl);
-            tb__v3_normalize(dl);
-            tb__swing(l->r, dl, s);
-            tb__q_conjugate_by(l->A, s, q);
-        }
-        tb__q_mul(s, l->qhat, l->q);
-        tb__q_normalize(l->q);
-        tb__q_copy(q, l->bend);
-        tb__v3_copy(hd, l->head);
-        tb__v3_copy(T, l->target);
-        l->length = ell;
-
-        /* The child's parent frame. */
-        tb__v3_copy(hd, P.o);
-        tb__q_mul(P.r, l->q, tmp);
-        tb__q_copy(tmp, P.r);
-        tb__q_normalize(P.r);
-        P.s *= l->sigma;
+        tb__link_step k;
+        tb__link_target(&P, l, &k);
+        tb__link_integrate(&ps, l, &k);
+        tb__link_rope(l, &k);
+        tb__link_bend(c, L, i, n, &ps, &P, l, &k);
+        tb__link_bind_limit(c, &P, l, &k);
+        tb__link_hip_plane(&ps, l, &k);
+        tb__link_ground(c, &ps, l, &k);
+        tb__link_settle(&ps, l, &k);
+        tb__link_rotate(&P, l, &k);
     }
     for (int i = 0; i < n; i++)
         tb__q_copy(L[i].bend, L[i].bend_old);
