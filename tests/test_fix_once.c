@@ -142,6 +142,13 @@ static int check_case(const fit_case *c, int *fit_tried, int *fit_kept)
                   strcmp(j0, j1) ? "DIFFERENT" : "the same");
     assert_int_equal(n0, n1);
     assert_memory_equal(b0, b1, n0);
+    if (strcmp(j0, j1)) { /* where they part, for the log */
+        size_t k = 0;
+        while (j0[k] && j0[k] == j1[k])
+            k++;
+        size_t from = k > 120 ? k - 120 : 0;
+        print_message("first difference at %zu:\n  once:  %.240s\n  whole: %.240s\n", k, j0 + from, j1 + from);
+    }
     assert_string_equal(j0, j1);
     free(b0);
     free(b1);

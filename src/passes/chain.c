@@ -1667,6 +1667,11 @@ float tb__weight_plan_ramp_zone(const tb__weight_plan *p, int i)
     return p->c[i].ramp_zone;
 }
 
+void tb__weight_plan_set_ramp_zone(tb__weight_plan *p, int i, float z)
+{
+    p->c[i].ramp_zone = z;
+}
+
 /* The smooth chains' weights for (zone, band) into A->nj/nw/changed. */
 static void tb__plan_fill_all(tb__apply *A, const tb__weight_plan *p, float zone, float band, int as_given,
                               float *zone_used, float *band_used)

@@ -796,12 +796,17 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     memset(&pre_repair, 0, sizeof pre_repair);
     tb_retarget_report *pre_retarget = NULL;
     int pre_changed = 0, have_pre = 0;
+    float *pre_ramp = NULL; /* the plan's ramps as detection wrote the weights */
     tb_result r = tb__prepare(&doc, in, &d, &d.repair, rep, &plan, err);
     if (r == TB_OK && may_fit && plan && tb__weight_plan_smooth(plan)) {
         int oom = tb__doc_state_save(doc, doc->bin_size, &pre) != TB_OK;
         oom |= tb__repair_copy(&pre_repair, &rep->repair) != TB_OK;
         pre_retarget = tb__retarget_copy(rep->retarget, &oom);
         pre_changed = rep->changed;
+        pre_ramp = malloc(((size_t)tb__weight_plan_count(plan) + 1) * sizeof *pre_ramp);
+        oom |= !pre_ramp;
+        for (int i = 0; pre_ramp && i < tb__weight_plan_count(plan); i++)
+            pre_ramp[i] = tb__weight_plan_ramp_zone(plan, i);
         have_pre = !oom;
         if (oom)
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -841,6 +846,8 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
             pre_retarget = NULL;
             fit.changed = pre_changed;
             fit.bake_existing = rep->bake_existing;
+            for (int i = 0; i < tb__weight_plan_count(plan); i++)
+                tb__weight_plan_set_ramp_zone(plan, i, pre_ramp[i]);
             if (fr == TB_OK && (fr = tb__doc_state_restore(doc, &pre, err)) == TB_OK) {
                 fdoc = doc;
                 doc = NULL;
@@ -888,6 +895,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         if (fr != TB_OK) {
             tb__weight_plan_free(plan);
             tb__doc_state_free(&pre);
+            free(pre_ramp);
             tb_appendage_report_free(&pre_repair);
             tb_retarget_report_free(pre_retarget);
             free(pre_retarget);
@@ -911,6 +919,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     }
     tb__weight_plan_free(plan);
     tb__doc_state_free(&pre);
+    free(pre_ramp);
     tb_appendage_report_free(&pre_repair);
     tb_retarget_report_free(pre_retarget);
     free(pre_retarget);

@@ -31,6 +31,9 @@ float tb__weight_plan_sized_zone(const tb__weight_plan *p, int i);
  * read as a zone: 0.5 / the steepest change of a chain bone's weight per
  * segment along the tail (chain.c, tb__chain_ramp_zone); 0 when unknown. */
 float tb__weight_plan_ramp_zone(const tb__weight_plan *p, int i);
+/* Sets it back (the fit re-bakes the document as detection left it: the
+ * ramps of the weights written then, not of the search's last try). */
+void tb__weight_plan_set_ramp_zone(tb__weight_plan *p, int i, float z);
 
 /* mark[v] = 1 for every vertex the plan may reweight (v < V): the chains'
  * and their welded collar rings. */
