@@ -341,7 +341,6 @@ static const char *const known_short[][2] = {
     {"Xbot", "up_welded_hips+vest"},
     {"Soldier", "hang_welded_nearest"},
     {"Soldier", "back_pieces_hips+coat"},
-    {"Robot", "hang_fur_hips"},
     {"Robot", "beside_welded_leg"},
 };
 

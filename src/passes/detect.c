@@ -284,10 +284,20 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
             e2 = g[wv[k]] > g[wv[e2]] ? k : e2;
     }
     float L = whole && r == TB_OK ? g[wv[e2]] : 0;
-    float t1 = L > 0 ? tb__trunk_dist(st, st->wpos + (size_t)wv[e1] * 3) : INFINITY,
-          t2 = L > 0 ? tb__trunk_dist(st, st->wpos + (size_t)wv[e2] * 3) : INFINITY;
+    /* each end's trunk distance: its nearest vertex within the root band
+     * (fur cards flare at an end: its extreme vertex stands off) */
+    float band = 0.02f * st->H, t1 = INFINITY, t2 = INFINITY;
+    for (size_t k = 0; L > 0 && k < nv; k++) {
+        float gk = g[wv[k]]; /* geodesic from e1 */
+        if (gk > band && gk < L - band)
+            continue;
+        float t = tb__trunk_dist(st, st->wpos + (size_t)wv[k] * 3);
+        if (gk <= band)
+            t1 = t < t1 ? t : t1;
+        else
+            t2 = t < t2 ? t : t2;
+    }
     if (L > 0 && dp[e1] > 0.15f * L && dp[e2] > 0.15f * L && (t1 < t2 ? t1 : t2) <= 1.5f * near) {
-        float band = 0.02f * st->H;
         size_t n = 0;
         for (size_t k = 0; k < nv; k++) /* g: geodesic from e1 */
             if (t1 <= t2 ? g[wv[k]] <= band : g[wv[k]] >= L - band)
@@ -559,8 +569,14 @@ static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
             rsum += radius[i], rn++;
     ap->slenderness = rn && rsum > 0 ? (float)(ap->length / (2 * rsum / rn)) : 0;
     ap->flatness = j->flat;
-    /* how far the chain leaves the trunk, root to tip, per unit length */
+    /* how far the chain leaves the trunk, root to tip, per unit length:
+     * from where the root leaves the body (its vertex nearest the trunk:
+     * fur flaring at a root stands off) to the tip joint */
     float d0 = tb__trunk_dist(st, ap->chain_joints[0]), dk = tb__trunk_dist(st, ap->chain_joints[K]);
+    for (size_t k = 0; k < j->ns; k++) {
+        float t = tb__trunk_dist(st, st->wpos + (size_t)j->src[k] * 3);
+        d0 = t < d0 ? t : d0;
+    }
     ap->leave = ap->length > 0 && isfinite(d0) && isfinite(dk) ? (dk - d0) / ap->length : 0;
     return TB_OK;
 }
