@@ -100,7 +100,8 @@ static void spine_leaves_far(tb__app_measures *m, tb_appendage_desc *d)
 }
 
 static const row rows[] = {
-    {"a tail on the pelvis", none, TB_KIND_TAIL, TB_DECIDE_CHAIN, PELVIS, PELVIS, 4, "on the pelvis (Hips): tail"},
+    {"a tail on the pelvis", none, TB_KIND_TAIL, TB_DECIDE_CHAIN, PELVIS, PELVIS, 4,
+     "elongation 4.00 >= 1.80, centroid ratio 0.80 >= 0.40, on the pelvis (Hips): tail"},
     {"far skin over half the skin", mostly_far, TB_KIND_BODY, TB_DECIDE_UNTOUCHED, -1, PELVIS, 0, "more than half"},
     {"the far-area rule comes before the head", mostly_far_on_head, TB_KIND_BODY, TB_DECIDE_UNTOUCHED, -1, PELVIS, 0,
      "the body itself"},
@@ -138,7 +139,7 @@ static const row rows[] = {
      "bound rigidly on request"},
     {"a sheet", sheet, TB_KIND_WIDE, TB_DECIDE_UNTOUCHED, -1, PELVIS, 0, "a sheet"},
     {"slender though round in covariance (curled)", slender_round, TB_KIND_TAIL, TB_DECIDE_CHAIN, PELVIS, PELVIS, 4,
-     "on the pelvis (Hips): tail"},
+     "slenderness 8.0 >= 5.0 (elongation 1.20), centroid ratio 0.80 >= 0.40, on the pelvis (Hips): tail"},
     {"worn along the body", worn, TB_KIND_WIDE, TB_DECIDE_UNTOUCHED, -1, PELVIS, 0, "0.10 L further"},
     {"rigid mode", rigid_mode, TB_KIND_TAIL, TB_DECIDE_RIGID, PELVIS, PELVIS, 0, "tail"},
     {"a tail on the spine", spine_tail, TB_KIND_TAIL, TB_DECIDE_CHAIN, CHEST, CHEST, 4,

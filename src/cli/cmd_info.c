@@ -234,6 +234,85 @@ static void tb__print_tree(json_t *joints)
     free(depth);
 }
 
+/* A skin's humanoid roles: how many, which are missing, where they came
+ * from, and the body shape found. */
+static void tb__print_roles(json_t *sk)
+{
+    json_t *roles = json_object_get(sk, "roles"), *missing = json_object_get(sk, "roles_missing");
+    printf("    humanoid roles: %zu of %d recognised", json_object_size(roles), TB_ROLE_COUNT - 1);
+    if (json_array_size(missing)) {
+        printf(" (missing:");
+        size_t k;
+        json_t *mname;
+        json_array_foreach(missing, k, mname) printf(" %s", json_string_value(mname));
+        printf(")");
+    }
+    printf("\n");
+    json_t *src = json_object_get(sk, "role_sources");
+    const char *kinds[] = {"name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override", "tail-root"};
+    printf("    roles from:");
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        int count = 0;
+        const char *key;
+        json_t *v;
+        json_object_foreach(src, key, v) count += !strcmp(json_string_value(v), kinds[k]);
+        if (count)
+            printf(" %s %d", kinds[k], count);
+    }
+    json_t *body = json_object_get(sk, "shape");
+    if (json_is_true(json_object_get(body, "found")))
+        printf("; shape: %s with pelvis %s\n", json_is_true(json_object_get(body, "quadruped")) ? "quadruped" : "biped",
+               tb__s(body, "pelvis", "?"));
+    else
+        printf("; shape: no body found\n");
+}
+
+/* A skin's tail chains: first and last bone, count, parent, whose. */
+static void tb__print_tails(json_t *sk)
+{
+    json_t *tails = json_object_get(sk, "tails");
+    if (json_array_size(tails) == 0)
+        printf("    tail chains: none\n");
+    size_t t;
+    json_t *tail;
+    json_array_foreach(tails, t, tail) {
+        json_t *bones = json_object_get(tail, "bones");
+        const char *how = tb__s(tail, "source", "");
+        printf("    tail chain: %s … %s (%zu bones%s) under %s%s%s\n",
+               json_string_value(json_array_get(bones, 0)),
+               json_string_value(json_array_get(bones, json_array_size(bones) - 1)), json_array_size(bones),
+               json_is_true(json_object_get(tail, "has_end")) ? " + end" : "", tb__s(tail, "parent", "(root)"),
+               !strcmp(how, "name") ? "; the artist's, by name (fix --bake-existing drives it)"
+               : !strcmp(how, "structure") ? "; the artist's, by its place and skin (fix --bake-existing drives it)"
+                                           : "",
+               "");
+    }
+}
+
+/* The meshes: skinned or not, and each primitive's counts. */
+static void tb__print_meshes(json_t *info)
+{
+    json_t *meshes = json_object_get(info, "meshes");
+    printf("meshes: %zu\n", json_array_size(meshes));
+    json_t *me;
+    size_t i;
+    json_array_foreach(meshes, i, me) {
+        json_t *skin = json_object_get(me, "skin");
+        printf("  mesh %zu%s%s: ", i, json_object_get(me, "name") ? " " : "", tb__s(me, "name", ""));
+        if (json_is_integer(skin))
+            printf("skinned (skin %lld)\n", json_integer_value(skin));
+        else
+            printf("not skinned\n");
+        size_t k;
+        json_t *p;
+        json_array_foreach(json_object_get(me, "primitives"), k, p) {
+            printf("    primitive %zu: %lld vertices, %lld triangles, %lld weight set(s)\n", k,
+                   json_integer_value(json_object_get(p, "vertices")), json_integer_value(json_object_get(p, "triangles")),
+                   json_integer_value(json_object_get(p, "weight_sets")));
+        }
+    }
+}
+
 static void tb__print_text(json_t *info, int show_tree)
 {
     printf("file: %s\n", tb__s(info, "file", ""));
@@ -266,73 +345,14 @@ static void tb__print_text(json_t *info, int show_tree)
             printf("    (%s)\n", tb__s(sk, "error", ""));
             continue;
         }
-        json_t *roles = json_object_get(sk, "roles"), *missing = json_object_get(sk, "roles_missing");
-        printf("    humanoid roles: %zu of %d recognised", json_object_size(roles), TB_ROLE_COUNT - 1);
-        if (json_array_size(missing)) {
-            printf(" (missing:");
-            size_t k;
-            json_t *mname;
-            json_array_foreach(missing, k, mname) printf(" %s", json_string_value(mname));
-            printf(")");
-        }
-        printf("\n");
-        json_t *src = json_object_get(sk, "role_sources");
-        const char *kinds[] = {"name", "fuzzy-name", "vrm", "shape", "shape-over-name", "override", "tail-root"};
-        printf("    roles from:");
-        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-            int count = 0;
-            const char *key;
-            json_t *v;
-            json_object_foreach(src, key, v) count += !strcmp(json_string_value(v), kinds[k]);
-            if (count)
-                printf(" %s %d", kinds[k], count);
-        }
-        json_t *body = json_object_get(sk, "shape");
-        if (json_is_true(json_object_get(body, "found")))
-            printf("; shape: %s with pelvis %s\n", json_is_true(json_object_get(body, "quadruped")) ? "quadruped" : "biped",
-                   tb__s(body, "pelvis", "?"));
-        else
-            printf("; shape: no body found\n");
-        json_t *tails = json_object_get(sk, "tails");
-        if (json_array_size(tails) == 0)
-            printf("    tail chains: none\n");
-        size_t t;
-        json_t *tail;
-        json_array_foreach(tails, t, tail) {
-            json_t *bones = json_object_get(tail, "bones");
-            const char *how = tb__s(tail, "source", "");
-            printf("    tail chain: %s … %s (%zu bones%s) under %s%s%s\n",
-                   json_string_value(json_array_get(bones, 0)),
-                   json_string_value(json_array_get(bones, json_array_size(bones) - 1)), json_array_size(bones),
-                   json_is_true(json_object_get(tail, "has_end")) ? " + end" : "", tb__s(tail, "parent", "(root)"),
-                   !strcmp(how, "name") ? "; the artist's, by name (fix --bake-existing drives it)"
-                   : !strcmp(how, "structure") ? "; the artist's, by its place and skin (fix --bake-existing drives it)"
-                                               : "",
-                   "");
-        }
+        tb__print_roles(sk);
+        tb__print_tails(sk);
         if (show_tree) {
             printf("    joints:\n");
             tb__print_tree(json_object_get(sk, "joints"));
         }
     }
-    json_t *meshes = json_object_get(info, "meshes");
-    printf("meshes: %zu\n", json_array_size(meshes));
-    json_t *me;
-    json_array_foreach(meshes, i, me) {
-        json_t *skin = json_object_get(me, "skin");
-        printf("  mesh %zu%s%s: ", i, json_object_get(me, "name") ? " " : "", tb__s(me, "name", ""));
-        if (json_is_integer(skin))
-            printf("skinned (skin %lld)\n", json_integer_value(skin));
-        else
-            printf("not skinned\n");
-        size_t k;
-        json_t *p;
-        json_array_foreach(json_object_get(me, "primitives"), k, p) {
-            printf("    primitive %zu: %lld vertices, %lld triangles, %lld weight set(s)\n", k,
-                   json_integer_value(json_object_get(p, "vertices")), json_integer_value(json_object_get(p, "triangles")),
-                   json_integer_value(json_object_get(p, "weight_sets")));
-        }
-    }
+    tb__print_meshes(info);
     json_t *clips = json_object_get(info, "clips");
     printf("clips: %zu\n", json_array_size(clips));
     json_t *c;

@@ -597,7 +597,8 @@ static int tb__all_clips(tb__ctx *c, int n, int threads)
     return rc;
 }
 
-int tb_cmd_measure(int argc, char **argv)
+/* measure's command line into *out; -1 to go on, else the exit status. */
+static int tb__measure_args(int argc, char **argv, tb__opts *out)
 {
     tb__opts o = {0};
     o.spring = 1;
@@ -671,7 +672,77 @@ int tb_cmd_measure(int argc, char **argv)
         return tb_cli_usage_error("measure", "--dump-positions and --compare do not combine");
     if (o.tail_bones && o.tail_mask)
         return tb_cli_usage_error("measure", "--tail-bones and --tail-mask do not combine");
+    *out = o;
+    return -1;
+}
 
+/* Whether the skeleton has joints named as a tail chain (Tail_*). */
+static int tb__has_tail_joints(const tb_model *m)
+{
+    int has = 0;
+    for (int j = 0; j < m->skel.joint_count; j++)
+        has |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+    return has;
+}
+
+/* Which part is the tail: --tail-mask's file, --tail-bones' joints, the
+ * Tail_ chain, or (an unrepaired file) the one detection finds; *mask and
+ * *tail_joints are the caller's to free. */
+static int tb__measure_tail(tb__ctx *c, uint8_t **mask, uint8_t **tail_joints)
+{
+    const tb__opts *o = c->o;
+    const tb_model *m = c->m;
+    int rc = TB_EXIT_OK;
+    if (o->tail_mask) {
+        *mask = tb__read_mask(o->tail_mask, m->vertex_count);
+        if (!*mask)
+            rc = TB_EXIT_FAIL;
+        c->mask = *mask;
+    } else if (o->tail_bones) {
+        int n = 0;
+        *tail_joints = tb__joints_named(m, o->tail_bones, &n);
+        if (n == 0) {
+            fprintf(stderr, "tailbone measure: %s: no joint name contains '%s'\n", o->in, o->tail_bones);
+            rc = TB_EXIT_FAIL;
+        }
+        c->tail_joints = *tail_joints;
+    } else if (!tb__has_tail_joints(m)) {
+        /* An unrepaired file: find its tail as the fix pass would. */
+        size_t n = 0;
+        *mask = tb__detect_mask(m, &n);
+        c->mask = *mask;
+        c->detected = *mask != NULL;
+    }
+    return rc;
+}
+
+/* --json: the file, its vertex count and the clips' rows, printed on
+ * success; c->out is used up. */
+static void tb__measure_print(tb__ctx *c, int rc)
+{
+    if (c->out) {
+        if (rc == TB_EXIT_OK) {
+            json_t *root = json_object();
+            json_object_set_new(root, "file", json_string(c->o->in));
+            json_object_set_new(root, "vertices", json_integer((json_int_t)c->m->vertex_count));
+            json_object_set_new(root, "clips", c->out);
+            char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            if (s)
+                puts(s);
+            free(s);
+            json_decref(root);
+        } else {
+            json_decref(c->out);
+        }
+    }
+}
+
+int tb_cmd_measure(int argc, char **argv)
+{
+    tb__opts o;
+    int exit_now = tb__measure_args(argc, argv, &o);
+    if (exit_now >= 0)
+        return exit_now;
     tb_doc *doc = tb_cli_load(o.in, 1);
     if (!doc)
         return TB_EXIT_FAIL;
@@ -690,32 +761,7 @@ int tb_cmd_measure(int argc, char **argv)
         return TB_EXIT_FAIL;
     }
     uint8_t *mask = NULL, *tail_joints = NULL;
-    int rc = TB_EXIT_OK;
-    if (o.tail_mask) {
-        mask = tb__read_mask(o.tail_mask, m->vertex_count);
-        if (!mask)
-            rc = TB_EXIT_FAIL;
-        c.mask = mask;
-    } else if (o.tail_bones) {
-        int n = 0;
-        tail_joints = tb__joints_named(m, o.tail_bones, &n);
-        if (n == 0) {
-            fprintf(stderr, "tailbone measure: %s: no joint name contains '%s'\n", o.in, o.tail_bones);
-            rc = TB_EXIT_FAIL;
-        }
-        c.tail_joints = tail_joints;
-    } else {
-        int has_tail_joints = 0;
-        for (int j = 0; j < m->skel.joint_count; j++)
-            has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
-        if (!has_tail_joints) {
-            /* An unrepaired file: find its tail as the fix pass would. */
-            size_t n = 0;
-            mask = tb__detect_mask(m, &n);
-            c.mask = mask;
-            c.detected = mask != NULL;
-        }
-    }
+    int rc = tb__measure_tail(&c, &mask, &tail_joints);
     const tb_gltf *g = tb_doc_gltf(doc);
     if (rc == TB_EXIT_OK && o.json) {
         c.out = json_array();
@@ -732,10 +778,7 @@ int tb_cmd_measure(int argc, char **argv)
     /* --compare on an unrepaired file: its repaired variant (SPEC A9), once
      * for every clip, before they run */
     if (rc == TB_EXIT_OK && o.compare && o.spring && g->animation_count > 0) {
-        int has_tail_joints = 0;
-        for (int j = 0; j < m->skel.joint_count; j++)
-            has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
-        if (!has_tail_joints)
+        if (!tb__has_tail_joints(m))
             tb__fixed_model(&c);
     }
     if (rc == TB_EXIT_OK && o.clip) {
@@ -748,21 +791,7 @@ int tb_cmd_measure(int argc, char **argv)
             printf("%s: no clips to play\n", o.in);
         rc = tb__all_clips(&c, g->animation_count, o.jobs > 0 ? o.jobs : tb__cpu_count());
     }
-    if (c.out) {
-        if (rc == TB_EXIT_OK) {
-            json_t *root = json_object();
-            json_object_set_new(root, "file", json_string(o.in));
-            json_object_set_new(root, "vertices", json_integer((json_int_t)m->vertex_count));
-            json_object_set_new(root, "clips", c.out);
-            char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-            if (s)
-                puts(s);
-            free(s);
-            json_decref(root);
-        } else {
-            json_decref(c.out);
-        }
-    }
+    tb__measure_print(&c, rc);
     free(mask);
     free(tail_joints);
     free(c.edges);

@@ -89,6 +89,110 @@ static const char *tb__basename(const char *path)
     return s ? s + 1 : path;
 }
 
+/* The skeleton's joints into o: names, parents, which have an inverse
+ * bind matrix, the Tail_ ones, rest transforms and bind matrices. -1 when
+ * out of memory. */
+static int tb__preview_joints(json_t *o, const tb_skeleton *s)
+{
+    const int nj = s->joint_count;
+    json_t *names = json_array(), *parents = json_array(), *has_ibm = json_array(), *tailj = json_array();
+    float *rest = malloc(((size_t)nj * 10 + 1) * sizeof *rest);
+    if (!rest) {
+        json_decref(names), json_decref(parents), json_decref(has_ibm), json_decref(tailj);
+        return -1;
+    }
+    for (int j = 0; j < nj; j++) {
+        const char *nm = s->names && s->names[j] ? s->names[j] : "";
+        json_array_append_new(names, json_string(nm));
+        json_array_append_new(parents, json_integer(s->parents[j]));
+        json_array_append_new(has_ibm, json_integer(s->has_ibm ? s->has_ibm[j] : 0));
+        if (tb_tail_name_parse(nm, NULL, NULL))
+            json_array_append_new(tailj, json_integer(j));
+        memcpy(rest + j * 10, s->rest_local[j].t, 3 * sizeof(float));
+        memcpy(rest + j * 10 + 3, s->rest_local[j].r, 4 * sizeof(float));
+        memcpy(rest + j * 10 + 7, s->rest_local[j].s, 3 * sizeof(float));
+    }
+    json_object_set_new(o, "names", names);
+    json_object_set_new(o, "parents", parents);
+    json_object_set_new(o, "has_ibm", has_ibm);
+    json_object_set_new(o, "tail_joints", tailj);
+    json_object_set_new(o, "rest", tb__b64(rest, (size_t)nj * 10 * sizeof(float)));
+    free(rest);
+    json_object_set_new(o, "bind_world", tb__b64(s->bind_world, (size_t)nj * 16 * sizeof(float)));
+    return 0;
+}
+
+/* Clip a (loaded: clip) into clips, as the runtime samples it: per
+ * channel its joint, path, interpolation and key count, then the times and
+ * values. -1 when out of memory. */
+static int tb__preview_clip(json_t *clips, const tb_gltf *g, const tb_clip *clip, int a)
+{
+    int nc = clip->channel_count;
+    size_t nt = 0, nvals = 0;
+    for (int k = 0; k < nc; k++) {
+        const tb_channel *ch = &clip->channels[k];
+        nt += (size_t)ch->key_count;
+        nvals += (size_t)ch->key_count * (ch->path == TB_PATH_ROTATION ? 4 : 3) *
+                 (ch->interp == TB_INTERP_CUBICSPLINE ? 3 : 1);
+    }
+    int32_t *meta = malloc(((size_t)nc * 4 + 1) * sizeof *meta);
+    float *times = malloc((nt + 1) * sizeof *times), *vals = malloc((nvals + 1) * sizeof *vals);
+    if (!meta || !times || !vals) {
+        free(meta), free(times), free(vals);
+        return -1;
+    }
+    size_t ot = 0, ov = 0;
+    for (int k = 0; k < nc; k++) {
+        const tb_channel *ch = &clip->channels[k];
+        size_t w = (size_t)ch->key_count * (ch->path == TB_PATH_ROTATION ? 4 : 3) *
+                   (ch->interp == TB_INTERP_CUBICSPLINE ? 3 : 1);
+        meta[k * 4] = ch->joint;
+        meta[k * 4 + 1] = (int32_t)ch->path;
+        meta[k * 4 + 2] = (int32_t)ch->interp;
+        meta[k * 4 + 3] = ch->key_count;
+        memcpy(times + ot, ch->times, (size_t)ch->key_count * sizeof(float));
+        memcpy(vals + ov, ch->values, w * sizeof(float));
+        ot += (size_t)ch->key_count;
+        ov += w;
+    }
+    json_t *c = json_object();
+    const char *nm = g->animations[a].name;
+    char fallback[32];
+    snprintf(fallback, sizeof fallback, "clip %d", a);
+    json_object_set_new(c, "name", json_string(nm && *nm ? nm : fallback));
+    json_object_set_new(c, "duration", json_real(clip->duration_s));
+    json_object_set_new(c, "channels", json_integer(nc));
+    json_object_set_new(c, "meta", tb__b64(meta, (size_t)nc * 4 * sizeof(int32_t)));
+    json_object_set_new(c, "times", tb__b64(times, nt * sizeof(float)));
+    json_object_set_new(c, "values", tb__b64(vals, nvals * sizeof(float)));
+    json_array_append_new(clips, c);
+    free(meta), free(times), free(vals);
+    return 0;
+}
+
+/* The solver `fix` bakes with (lengths in scene units, ground at the
+ * soles), into o. */
+static void tb__preview_spring(json_t *o, const tb_model *m, const tb_bake_desc *bake)
+{
+    /* desc: what the keys were baked with (bake = fix's options, or NULL);
+     * spec: the SPEC defaults, against which the page writes options */
+    json_t *sp = json_object();
+    for (int k = 0; k < 2; k++) {
+        float units = 1, ground = 0;
+        tb_spring_desc sd = tb_bake_spring_desc(m, k == 0 ? bake : NULL, &units, &ground);
+        const tb_spring_params *p = &sd.params;
+        float f[24] = {p->root_hz, p->tip_ratio, p->damping_ratio, p->gravity_mps2, p->carry_rad, p->rest_curve,
+                       p->coupling_per_s, p->bend_limit_rad, p->ground_y_m, (float)p->ground_off,
+                       p->clearance_m, p->contact_damping_per_s, sd.substep_s, sd.max_dt_s, sd.teleport_m,
+                       sd.teleport_rad, sd.bind_up[0], sd.bind_up[1], sd.bind_up[2], sd.bind_forward[0],
+                       sd.bind_forward[1], sd.bind_forward[2]};
+        json_object_set_new(sp, k == 0 ? "desc" : "spec", tb__b64(f, sizeof f));
+        if (k == 0)
+            json_object_set_new(sp, "units_per_m", json_real(units));
+    }
+    json_object_set_new(o, "spring", sp);
+}
+
 /* One character as JSON; NULL after printing one line on failure. */
 static json_t *tb__character(const char *path, const char *role, const tb_bake_desc *bake)
 {
@@ -124,28 +228,8 @@ static json_t *tb__character(const char *path, const char *role, const tb_bake_d
     json_object_set_new(o, "tail_vertices", json_integer((json_int_t)tail_n));
     json_object_set_new(o, "tail_source", json_string(has_tail ? "Tail_* bones" : tail_n ? "detected" : "none"));
 
-    json_t *names = json_array(), *parents = json_array(), *has_ibm = json_array(), *tailj = json_array();
-    float *rest = malloc(((size_t)nj * 10 + 1) * sizeof *rest);
-    if (!rest)
+    if (tb__preview_joints(o, s) != 0)
         goto oom;
-    for (int j = 0; j < nj; j++) {
-        const char *nm = s->names && s->names[j] ? s->names[j] : "";
-        json_array_append_new(names, json_string(nm));
-        json_array_append_new(parents, json_integer(s->parents[j]));
-        json_array_append_new(has_ibm, json_integer(s->has_ibm ? s->has_ibm[j] : 0));
-        if (tb_tail_name_parse(nm, NULL, NULL))
-            json_array_append_new(tailj, json_integer(j));
-        memcpy(rest + j * 10, s->rest_local[j].t, 3 * sizeof(float));
-        memcpy(rest + j * 10 + 3, s->rest_local[j].r, 4 * sizeof(float));
-        memcpy(rest + j * 10 + 7, s->rest_local[j].s, 3 * sizeof(float));
-    }
-    json_object_set_new(o, "names", names);
-    json_object_set_new(o, "parents", parents);
-    json_object_set_new(o, "has_ibm", has_ibm);
-    json_object_set_new(o, "tail_joints", tailj);
-    json_object_set_new(o, "rest", tb__b64(rest, (size_t)nj * 10 * sizeof(float)));
-    free(rest);
-    json_object_set_new(o, "bind_world", tb__b64(s->bind_world, (size_t)nj * 16 * sizeof(float)));
     json_t *sj = json_array();
     for (int k = 0; k < m->skin_joint_count; k++)
         json_array_append_new(sj, json_integer(m->skin_joints[k]));
@@ -171,70 +255,14 @@ static json_t *tb__character(const char *path, const char *role, const tb_bake_d
             tb_cli_error(path, &err);
             goto fail;
         }
-        int nc = clip->channel_count;
-        size_t nt = 0, nvals = 0;
-        for (int k = 0; k < nc; k++) {
-            const tb_channel *ch = &clip->channels[k];
-            nt += (size_t)ch->key_count;
-            nvals += (size_t)ch->key_count * (ch->path == TB_PATH_ROTATION ? 4 : 3) *
-                     (ch->interp == TB_INTERP_CUBICSPLINE ? 3 : 1);
-        }
-        int32_t *meta = malloc(((size_t)nc * 4 + 1) * sizeof *meta);
-        float *times = malloc((nt + 1) * sizeof *times), *vals = malloc((nvals + 1) * sizeof *vals);
-        if (!meta || !times || !vals) {
-            free(meta), free(times), free(vals);
-            tb_clip_free(clip);
-            goto oom;
-        }
-        size_t ot = 0, ov = 0;
-        for (int k = 0; k < nc; k++) {
-            const tb_channel *ch = &clip->channels[k];
-            size_t w = (size_t)ch->key_count * (ch->path == TB_PATH_ROTATION ? 4 : 3) *
-                       (ch->interp == TB_INTERP_CUBICSPLINE ? 3 : 1);
-            meta[k * 4] = ch->joint;
-            meta[k * 4 + 1] = (int32_t)ch->path;
-            meta[k * 4 + 2] = (int32_t)ch->interp;
-            meta[k * 4 + 3] = ch->key_count;
-            memcpy(times + ot, ch->times, (size_t)ch->key_count * sizeof(float));
-            memcpy(vals + ov, ch->values, w * sizeof(float));
-            ot += (size_t)ch->key_count;
-            ov += w;
-        }
-        json_t *c = json_object();
-        const char *nm = g->animations[a].name;
-        char fallback[32];
-        snprintf(fallback, sizeof fallback, "clip %d", a);
-        json_object_set_new(c, "name", json_string(nm && *nm ? nm : fallback));
-        json_object_set_new(c, "duration", json_real(clip->duration_s));
-        json_object_set_new(c, "channels", json_integer(nc));
-        json_object_set_new(c, "meta", tb__b64(meta, (size_t)nc * 4 * sizeof(int32_t)));
-        json_object_set_new(c, "times", tb__b64(times, nt * sizeof(float)));
-        json_object_set_new(c, "values", tb__b64(vals, nvals * sizeof(float)));
-        json_array_append_new(clips, c);
-        free(meta), free(times), free(vals);
+        int bad = tb__preview_clip(clips, g, clip, a);
         tb_clip_free(clip);
+        if (bad)
+            goto oom;
     }
 
-    /* the solver `fix` bakes with (lengths in scene units, ground at the soles) */
-    if (has_tail) {
-        /* desc: what the keys were baked with (bake = fix's options, or NULL);
-         * spec: the SPEC defaults, against which the page writes options */
-        json_t *sp = json_object();
-        for (int k = 0; k < 2; k++) {
-            float units = 1, ground = 0;
-            tb_spring_desc sd = tb_bake_spring_desc(m, k == 0 ? bake : NULL, &units, &ground);
-            const tb_spring_params *p = &sd.params;
-            float f[24] = {p->root_hz, p->tip_ratio, p->damping_ratio, p->gravity_mps2, p->carry_rad, p->rest_curve,
-                           p->coupling_per_s, p->bend_limit_rad, p->ground_y_m, (float)p->ground_off,
-                           p->clearance_m, p->contact_damping_per_s, sd.substep_s, sd.max_dt_s, sd.teleport_m,
-                           sd.teleport_rad, sd.bind_up[0], sd.bind_up[1], sd.bind_up[2], sd.bind_forward[0],
-                           sd.bind_forward[1], sd.bind_forward[2]};
-            json_object_set_new(sp, k == 0 ? "desc" : "spec", tb__b64(f, sizeof f));
-            if (k == 0)
-                json_object_set_new(sp, "units_per_m", json_real(units));
-        }
-        json_object_set_new(o, "spring", sp);
-    }
+    if (has_tail)
+        tb__preview_spring(o, m, bake);
     json_object_set_new(o, "glb", tb__b64(glb, glb_size));
     free(glb);
     free(mask);

@@ -45,7 +45,45 @@ static void tb__print_report(const tb_retarget_report *rep, const char *out)
     printf("wrote %s\n", out);
 }
 
-int tb_cmd_retarget(int argc, char **argv)
+typedef struct tb__opts {
+    const char *in, *out, *report_path;
+    char *clips_arg, *only_arg;
+    tb_retarget_desc d;
+    int quiet;
+} tb__opts;
+
+static void tb__help(void)
+{
+    printf("usage: tailbone retarget CHARACTER --clips LIB.glb[,LIB2.glb] [--only NAME,NAME]\n"
+           "                          -o OUT.glb [--report FILE.json] [--fps N] [--no-ground]\n\n"
+           "Transfers clips onto a character by humanoid bone roles (Mixamo names with any\n"
+           "mixamorig*: prefix, bare names, common other layouts). Each role bone's world rotation\n"
+           "relative to its own bind pose is carried over (facing and limb bind directions\n"
+           "aligned); the hips' displacement is scaled by the legs' length ratio. Bones without a\n"
+           "role hold their bind pose (from the inverse bind matrices). A grounding pass lifts the\n"
+           "pelvis only when body skin would go below the floor more than the source's does; skin\n"
+           "mostly on Tail_* bones (or on a tail that detection finds) and the feet never count\n"
+           "Clips are resampled at 30 keys/s (LINEAR), keep their names, and are\n"
+           "appended to the character's animations.\n"
+           "  --clips LIST      comma-separated GLB/glTF files holding the clips\n"
+           "  --only LIST       clip names to take (exact, or the part after the last '|')\n"
+           "  -o, --out FILE    output GLB (required; - for stdout, the report then on stderr)\n"
+           "  CHARACTER may be - (stdin)\n"
+           "  --report FILE     JSON report: placement, per-clip lift and foot heights\n"
+           "  --fps N           key rate (default 30)\n"
+           "  --no-ground       skip the grounding pass\n"
+           "  --no-detect       don't look for tails on a character without Tail_*\n"
+           "                    bones; their skin then counts as body for grounding\n"
+           "  --raw-delta       pure world-delta transfer (no limb bind-direction alignment)\n"
+           "  --foot-contact    raise a foot whose skin dips below the floor with a two-bone\n"
+           "                    leg IK (the legs then differ from the source's; docs/retarget.md)\n"
+           "  -q, --quiet       print nothing on success\n"
+           "  --in-place        allow -o to be CHARACTER itself (refused by default)\n"
+           "  --allow-uri-outside  let a .gltf's external uri name a file outside its folder\n");
+}
+
+/* retarget's command line; -1 to go on, else the exit status. */
+static int tb__args(int argc, char **argv, tb__opts *o)
 {
     const char *in = NULL, *out = NULL, *report_path = NULL;
     char *clips_arg = NULL, *only_arg = NULL;
@@ -71,32 +109,7 @@ int tb_cmd_retarget(int argc, char **argv)
         if (c == TB_CLI_BAD) {
             return TB_EXIT_USAGE;
         } else if (c == 'h') {
-            printf("usage: tailbone retarget CHARACTER --clips LIB.glb[,LIB2.glb] [--only NAME,NAME]\n"
-                   "                          -o OUT.glb [--report FILE.json] [--fps N] [--no-ground]\n\n"
-                   "Transfers clips onto a character by humanoid bone roles (Mixamo names with any\n"
-                   "mixamorig*: prefix, bare names, common other layouts). Each role bone's world rotation\n"
-                   "relative to its own bind pose is carried over (facing and limb bind directions\n"
-                   "aligned); the hips' displacement is scaled by the legs' length ratio. Bones without a\n"
-                   "role hold their bind pose (from the inverse bind matrices). A grounding pass lifts the\n"
-                   "pelvis only when body skin would go below the floor more than the source's does; skin\n"
-                   "mostly on Tail_* bones (or on a tail that detection finds) and the feet never count\n"
-                   "Clips are resampled at 30 keys/s (LINEAR), keep their names, and are\n"
-                   "appended to the character's animations.\n"
-                   "  --clips LIST      comma-separated GLB/glTF files holding the clips\n"
-                   "  --only LIST       clip names to take (exact, or the part after the last '|')\n"
-                   "  -o, --out FILE    output GLB (required; - for stdout, the report then on stderr)\n"
-                   "  CHARACTER may be - (stdin)\n"
-                   "  --report FILE     JSON report: placement, per-clip lift and foot heights\n"
-                   "  --fps N           key rate (default 30)\n"
-                   "  --no-ground       skip the grounding pass\n"
-                   "  --no-detect       don't look for tails on a character without Tail_*\n"
-                   "                    bones; their skin then counts as body for grounding\n"
-                   "  --raw-delta       pure world-delta transfer (no limb bind-direction alignment)\n"
-                   "  --foot-contact    raise a foot whose skin dips below the floor with a two-bone\n"
-                   "                    leg IK (the legs then differ from the source's; docs/retarget.md)\n"
-                   "  -q, --quiet       print nothing on success\n"
-                   "  --in-place        allow -o to be CHARACTER itself (refused by default)\n"
-                   "  --allow-uri-outside  let a .gltf's external uri name a file outside its folder\n");
+            tb__help();
             return TB_EXIT_OK;
         } else if (c == CLIPS) {
             clips_arg = (char *)a;
@@ -132,6 +145,34 @@ int tb_cmd_retarget(int argc, char **argv)
         return tb_cli_usage_error("retarget", "needs --clips LIB.glb[,LIB2.glb]");
     if (!out)
         return tb_cli_usage_error("retarget", "needs -o OUT.glb");
+    *o = (tb__opts){in, out, report_path, clips_arg, only_arg, d, quiet};
+    return -1;
+}
+
+/* Whose fault a failed retarget is, for the one line: the library file the
+ * error's place names, --clips' list, or the character. */
+static const char *tb__whose(const tb_error *err, const char *in, const char *clips_arg, char *const *lib_paths,
+                             int lib_count)
+{
+    const char *whose = !strcmp(err->where, "--clips") ? clips_arg : err->where[0] == '/' || !err->where[0] ? in : err->where;
+    for (int l = 0; l < lib_count; l++) {
+        size_t n = strlen(lib_paths[l]);
+        if (!strncmp(err->where, lib_paths[l], n) && (err->where[n] == 0 || err->where[n] == ':'))
+            whose = err->where; /* the library's fault (an absolute path starts with '/' too) */
+    }
+    return whose;
+}
+
+int tb_cmd_retarget(int argc, char **argv)
+{
+    tb__opts o;
+    int exit_now = tb__args(argc, argv, &o);
+    if (exit_now >= 0)
+        return exit_now;
+    const char *in = o.in, *out = o.out, *report_path = o.report_path;
+    char *clips_arg = o.clips_arg, *only_arg = o.only_arg;
+    tb_retarget_desc d = o.d;
+    int quiet = o.quiet;
     if (tb_cli_is_stdio(out))
         tb_cli_stdout_reserve(); /* the GLB on stdout, the report on stderr */
     char *clips_buf = strdup(clips_arg), *only_buf = only_arg ? strdup(only_arg) : NULL;
@@ -167,13 +208,7 @@ int tb_cmd_retarget(int argc, char **argv)
     d.only_count = only_count;
     tb_error err = {0};
     if (tb_retarget_docs(doc, libs, lib_count, &d, &report, &err) != TB_OK) {
-        const char *whose = !strcmp(err.where, "--clips") ? clips_arg : err.where[0] == '/' || !err.where[0] ? in : err.where;
-        for (int l = 0; l < lib_count; l++) {
-            size_t n = strlen(lib_paths[l]);
-            if (!strncmp(err.where, lib_paths[l], n) && (err.where[n] == 0 || err.where[n] == ':'))
-                whose = err.where; /* the library's fault (an absolute path starts with '/' too) */
-        }
-        tb_cli_error(whose, &err);
+        tb_cli_error(tb__whose(&err, in, clips_arg, lib_paths, lib_count), &err);
         goto done;
     }
     if (tb_cli_save_doc(doc, out) != TB_EXIT_OK)

@@ -83,12 +83,57 @@ static int tb__synth_onto(const char *onto, const char *fixture, const char *var
     return rc;
 }
 
+enum { LIST = TB_CLI_LONG, FIXTURES, VARIANT, TRUTH, SEED, UNITS, NAMES, ONTO, FIXTURE };
+
+/* --seed, --units, --names into desc; -1 when taken, else the exit
+ * status of a usage error. */
+static int tb__synth_desc_option(int c, const char *val, tb_synth_desc *desc)
+{
+    if (c == SEED) {
+        char *end;
+        errno = 0;
+        unsigned long s = strtoul(val, &end, 10);
+        if (errno || *end || !*val || val[0] == '-' || s > 0xFFFFFFFFul)
+            return tb_cli_usage_error("synth", "--seed needs an integer 0..4294967295, not '%s'", val);
+        desc->seed = (uint32_t)s;
+    } else if (c == UNITS) {
+        if (!strcmp(val, "m"))
+            desc->units = TB_SYNTH_UNITS_M;
+        else if (!strcmp(val, "cm"))
+            desc->units = TB_SYNTH_UNITS_CM;
+        else
+            return tb_cli_usage_error("synth", "--units is m or cm, not '%s'", val);
+    } else if (c == NAMES) {
+        if (!strcmp(val, "mixamorig"))
+            desc->names = TB_SYNTH_NAMES_MIXAMO;
+        else if (!strcmp(val, "bare"))
+            desc->names = TB_SYNTH_NAMES_BARE;
+        else
+            return tb_cli_usage_error("synth", "--names is mixamorig or bare, not '%s'", val);
+    }
+    return -1;
+}
+
+/* --list or --fixtures: the names, one a line (-v: with a summary). */
+static int tb__synth_print_list(int fixtures, int verbose)
+{
+    int n = fixtures ? tb_synth_fixture_count() : tb_synth_variant_count();
+    for (int i = 0; i < n; i++) {
+        const char *name = fixtures ? tb_synth_fixture_name(i) : tb_synth_variant_name(i);
+        if (verbose)
+            printf("%-*s %s\n", fixtures ? 26 : 18, name,
+                   fixtures ? tb_synth_fixture_summary(i) : tb_synth_variant_summary(i));
+        else
+            printf("%s\n", name);
+    }
+    return TB_EXIT_OK;
+}
+
 int tb_cmd_synth(int argc, char **argv)
 {
     const char *variant = NULL, *out = NULL, *truth_path = NULL, *onto = NULL, *fixture = NULL;
     int list = 0, verbose = 0, fixtures = 0;
     tb_synth_desc desc = {0};
-    enum { LIST = TB_CLI_LONG, FIXTURES, VARIANT, TRUTH, SEED, UNITS, NAMES, ONTO, FIXTURE };
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
                                          {"list", no_argument, NULL, LIST},
                                          {"fixtures", no_argument, NULL, FIXTURES},
@@ -128,50 +173,17 @@ int tb_cmd_synth(int argc, char **argv)
                 fixture = val;
             } else if (c == TRUTH) {
                 truth_path = val;
-            } else if (c == SEED) {
-                char *end;
-                errno = 0;
-                unsigned long s = strtoul(val, &end, 10);
-                if (errno || *end || !*val || val[0] == '-' || s > 0xFFFFFFFFul)
-                    return tb_cli_usage_error("synth", "--seed needs an integer 0..4294967295, not '%s'", val);
-                desc.seed = (uint32_t)s;
-            } else if (c == UNITS) {
-                if (!strcmp(val, "m"))
-                    desc.units = TB_SYNTH_UNITS_M;
-                else if (!strcmp(val, "cm"))
-                    desc.units = TB_SYNTH_UNITS_CM;
-                else
-                    return tb_cli_usage_error("synth", "--units is m or cm, not '%s'", val);
-            } else if (c == NAMES) {
-                if (!strcmp(val, "mixamorig"))
-                    desc.names = TB_SYNTH_NAMES_MIXAMO;
-                else if (!strcmp(val, "bare"))
-                    desc.names = TB_SYNTH_NAMES_BARE;
-                else
-                    return tb_cli_usage_error("synth", "--names is mixamorig or bare, not '%s'", val);
+            } else if (c == SEED || c == UNITS || c == NAMES) {
+                int bad = tb__synth_desc_option(c, val, &desc);
+                if (bad >= 0)
+                    return bad;
             } else {
                 out = val;
             }
         }
     }
-    if (list) {
-        for (int i = 0; i < tb_synth_variant_count(); i++) {
-            if (verbose)
-                printf("%-18s %s\n", tb_synth_variant_name(i), tb_synth_variant_summary(i));
-            else
-                printf("%s\n", tb_synth_variant_name(i));
-        }
-        return TB_EXIT_OK;
-    }
-    if (fixtures) {
-        for (int i = 0; i < tb_synth_fixture_count(); i++) {
-            if (verbose)
-                printf("%-26s %s\n", tb_synth_fixture_name(i), tb_synth_fixture_summary(i));
-            else
-                printf("%s\n", tb_synth_fixture_name(i));
-        }
-        return TB_EXIT_OK;
-    }
+    if (list || fixtures) /* --list first when both */
+        return tb__synth_print_list(!list, verbose);
     if (onto || fixture)
         return tb__synth_onto(onto, fixture, variant, out, truth_path, &desc);
     if (!variant)

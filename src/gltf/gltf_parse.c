@@ -184,6 +184,108 @@ static tb_result tb__parse_views(tb__ctx *c, json_t *root)
     return r;
 }
 
+/* An accessor's place in its bufferView: aligned, strided, within it. */
+static tb_result tb__accessor_in_view(tb__ctx *c, json_t *a, const tb_gltf_accessor *ac, size_t elem, size_t cs,
+                                      const char *path)
+{
+    tb_doc *doc = c->doc;
+    if (ac->buffer_view >= 0) {
+        const tb__view *v = &doc->views[ac->buffer_view];
+        size_t stride = v->stride ? v->stride : elem;
+        if ((v->offset + ac->byte_offset) % cs) {
+            snprintf(c->where, sizeof c->where, "%s/byteOffset", path);
+            return tb__fail(c->err, TB_ERR_ALIGN, c->where,
+                            "data starts at buffer byte %zu, not a multiple of the %zu-byte component",
+                            v->offset + ac->byte_offset, cs);
+        }
+        if (v->stride && v->stride % cs) {
+            snprintf(c->where, sizeof c->where, "/bufferViews/%d/byteStride", ac->buffer_view);
+            return tb__fail(c->err, TB_ERR_ALIGN, c->where, "byteStride is not a multiple of the component size");
+        }
+        if (v->stride && v->stride < elem) {
+            snprintf(c->where, sizeof c->where, "/bufferViews/%d/byteStride", ac->buffer_view);
+            return tb__fail(c->err, TB_ERR_INVALID, c->where, "byteStride %zu is smaller than the element (%zu bytes)", v->stride, elem);
+        }
+        /* overflow-safe: count <= SIZE_MAX/stride checked first */
+        if (ac->byte_offset > v->length || (ac->count - 1) > (v->length - ac->byte_offset) / stride
+            || (ac->count - 1) * stride + elem > v->length - ac->byte_offset) {
+            snprintf(c->where, sizeof c->where, "%s/count", path);
+            return tb__fail(c->err, TB_ERR_BOUNDS, c->where,
+                            "%zu elements of %zu bytes from byte %zu reach past bufferView %d (%zu bytes)",
+                            ac->count, elem, ac->byte_offset, ac->buffer_view, v->length);
+        }
+    } else if (json_object_get(a, "byteOffset")) {
+        snprintf(c->where, sizeof c->where, "%s/byteOffset", path);
+        tb__warn(doc, "%s: byteOffset without bufferView", c->where);
+    }
+    return TB_OK;
+}
+
+/* An accessor's sparse part: its count, indices and values within their
+ * bufferViews, aligned, each index an element of the accessor. */
+static tb_result tb__accessor_sparse(tb__ctx *c, json_t *sp, tb_gltf_accessor *ac, size_t elem, size_t cs,
+                                     const char *path)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    char sp_path[96];
+    snprintf(sp_path, sizeof sp_path, "%s/sparse", path);
+    if (!json_is_object(sp))
+        return tb__fail(c->err, TB_ERR_JSON_TYPE, sp_path, "sparse must be an object");
+    ac->has_sparse = 1;
+    json_t *sc = json_object_get(sp, "count");
+    snprintf(c->where, sizeof c->where, "%s/count", sp_path);
+    if (!json_is_integer(sc) || json_integer_value(sc) < 1 || (size_t)json_integer_value(sc) > ac->count)
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "sparse count must be 1..%zu", ac->count);
+    size_t scount = (size_t)json_integer_value(sc);
+    json_t *si = json_object_get(sp, "indices"), *sv = json_object_get(sp, "values");
+    if (!json_is_object(si) || !json_is_object(sv)) {
+        snprintf(c->where, sizeof c->where, "%s/%s", sp_path, json_is_object(si) ? "values" : "indices");
+        return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "sparse needs indices and values objects");
+    }
+    char ip[128], vp[128];
+    snprintf(ip, sizeof ip, "%s/indices", sp_path);
+    snprintf(vp, sizeof vp, "%s/values", sp_path);
+    int ibv = tb__index(c, si, "bufferView", doc->g.buffer_view_count, ip, &r, 1);
+    size_t ioff = tb__usize(c, si, "byteOffset", 0, ip, &r);
+    int vbv = tb__index(c, sv, "bufferView", doc->g.buffer_view_count, vp, &r, 1);
+    size_t voff = tb__usize(c, sv, "byteOffset", 0, vp, &r);
+    if (r != TB_OK)
+        return r;
+    json_t *ict = json_object_get(si, "componentType");
+    int ic = json_is_integer(ict) ? (int)json_integer_value(ict) : 0;
+    if (ic != TB_COMPONENT_UNSIGNED_BYTE && ic != TB_COMPONENT_UNSIGNED_SHORT && ic != TB_COMPONENT_UNSIGNED_INT) {
+        snprintf(c->where, sizeof c->where, "%s/componentType", ip);
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "sparse indices must be 5121, 5123 or 5125");
+    }
+    size_t isz = tb__component_size(ic);
+    const tb__view *iv = &doc->views[ibv], *vv = &doc->views[vbv];
+    if (ioff > iv->length || scount > (iv->length - ioff) / isz) {
+        snprintf(c->where, sizeof c->where, "%s/byteOffset", ip);
+        return tb__fail(c->err, TB_ERR_BOUNDS, c->where, "sparse indices reach past bufferView %d", ibv);
+    }
+    if (voff > vv->length || scount > (vv->length - voff) / elem) {
+        snprintf(c->where, sizeof c->where, "%s/byteOffset", vp);
+        return tb__fail(c->err, TB_ERR_BOUNDS, c->where, "sparse values reach past bufferView %d", vbv);
+    }
+    if ((iv->offset + ioff) % isz || (vv->offset + voff) % cs) {
+        snprintf(c->where, sizeof c->where, "%s", sp_path);
+        return tb__fail(c->err, TB_ERR_ALIGN, c->where, "sparse data is misaligned");
+    }
+    /* indices must address existing elements */
+    const uint8_t *ib = doc->bin + iv->offset + ioff;
+    for (size_t k = 0; k < scount; k++) {
+        uint32_t idx = isz == 1 ? ib[k] : isz == 2 ? ((const uint16_t *)(const void *)ib)[k]
+                                                   : ((const uint32_t *)(const void *)ib)[k];
+        if (idx >= ac->count) {
+            snprintf(c->where, sizeof c->where, "%s", ip);
+            return tb__fail(c->err, TB_ERR_INDEX, c->where,
+                            "sparse index %u (entry %zu) is past the accessor's %zu elements", idx, k, ac->count);
+        }
+    }
+    return TB_OK;
+}
+
 static tb_result tb__parse_accessors(tb__ctx *c, json_t *root)
 {
     tb_doc *doc = c->doc;
@@ -246,93 +348,12 @@ static tb_result tb__parse_accessors(tb__ctx *c, json_t *root)
             elem = 24;
         else
             elem = cs * (size_t)ac->components;
-        if (ac->buffer_view >= 0) {
-            const tb__view *v = &doc->views[ac->buffer_view];
-            size_t stride = v->stride ? v->stride : elem;
-            if ((v->offset + ac->byte_offset) % cs) {
-                snprintf(c->where, sizeof c->where, "%s/byteOffset", path);
-                return tb__fail(c->err, TB_ERR_ALIGN, c->where,
-                                "data starts at buffer byte %zu, not a multiple of the %zu-byte component",
-                                v->offset + ac->byte_offset, cs);
-            }
-            if (v->stride && v->stride % cs) {
-                snprintf(c->where, sizeof c->where, "/bufferViews/%d/byteStride", ac->buffer_view);
-                return tb__fail(c->err, TB_ERR_ALIGN, c->where, "byteStride is not a multiple of the component size");
-            }
-            if (v->stride && v->stride < elem) {
-                snprintf(c->where, sizeof c->where, "/bufferViews/%d/byteStride", ac->buffer_view);
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "byteStride %zu is smaller than the element (%zu bytes)", v->stride, elem);
-            }
-            /* overflow-safe: count <= SIZE_MAX/stride checked first */
-            if (ac->byte_offset > v->length || (ac->count - 1) > (v->length - ac->byte_offset) / stride
-                || (ac->count - 1) * stride + elem > v->length - ac->byte_offset) {
-                snprintf(c->where, sizeof c->where, "%s/count", path);
-                return tb__fail(c->err, TB_ERR_BOUNDS, c->where,
-                                "%zu elements of %zu bytes from byte %zu reach past bufferView %d (%zu bytes)",
-                                ac->count, elem, ac->byte_offset, ac->buffer_view, v->length);
-            }
-        } else if (json_object_get(a, "byteOffset")) {
-            snprintf(c->where, sizeof c->where, "%s/byteOffset", path);
-            tb__warn(doc, "%s: byteOffset without bufferView", c->where);
-        }
+        tb_result rv = tb__accessor_in_view(c, a, ac, elem, cs, path);
+        if (rv != TB_OK)
+            return rv;
         json_t *sp = json_object_get(a, "sparse");
-        if (sp) {
-            char sp_path[96];
-            snprintf(sp_path, sizeof sp_path, "%s/sparse", path);
-            if (!json_is_object(sp))
-                return tb__fail(c->err, TB_ERR_JSON_TYPE, sp_path, "sparse must be an object");
-            ac->has_sparse = 1;
-            json_t *sc = json_object_get(sp, "count");
-            snprintf(c->where, sizeof c->where, "%s/count", sp_path);
-            if (!json_is_integer(sc) || json_integer_value(sc) < 1 || (size_t)json_integer_value(sc) > ac->count)
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "sparse count must be 1..%zu", ac->count);
-            size_t scount = (size_t)json_integer_value(sc);
-            json_t *si = json_object_get(sp, "indices"), *sv = json_object_get(sp, "values");
-            if (!json_is_object(si) || !json_is_object(sv)) {
-                snprintf(c->where, sizeof c->where, "%s/%s", sp_path, json_is_object(si) ? "values" : "indices");
-                return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "sparse needs indices and values objects");
-            }
-            char ip[128], vp[128];
-            snprintf(ip, sizeof ip, "%s/indices", sp_path);
-            snprintf(vp, sizeof vp, "%s/values", sp_path);
-            int ibv = tb__index(c, si, "bufferView", doc->g.buffer_view_count, ip, &r, 1);
-            size_t ioff = tb__usize(c, si, "byteOffset", 0, ip, &r);
-            int vbv = tb__index(c, sv, "bufferView", doc->g.buffer_view_count, vp, &r, 1);
-            size_t voff = tb__usize(c, sv, "byteOffset", 0, vp, &r);
-            if (r != TB_OK)
-                break;
-            json_t *ict = json_object_get(si, "componentType");
-            int ic = json_is_integer(ict) ? (int)json_integer_value(ict) : 0;
-            if (ic != TB_COMPONENT_UNSIGNED_BYTE && ic != TB_COMPONENT_UNSIGNED_SHORT && ic != TB_COMPONENT_UNSIGNED_INT) {
-                snprintf(c->where, sizeof c->where, "%s/componentType", ip);
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "sparse indices must be 5121, 5123 or 5125");
-            }
-            size_t isz = tb__component_size(ic);
-            const tb__view *iv = &doc->views[ibv], *vv = &doc->views[vbv];
-            if (ioff > iv->length || scount > (iv->length - ioff) / isz) {
-                snprintf(c->where, sizeof c->where, "%s/byteOffset", ip);
-                return tb__fail(c->err, TB_ERR_BOUNDS, c->where, "sparse indices reach past bufferView %d", ibv);
-            }
-            if (voff > vv->length || scount > (vv->length - voff) / elem) {
-                snprintf(c->where, sizeof c->where, "%s/byteOffset", vp);
-                return tb__fail(c->err, TB_ERR_BOUNDS, c->where, "sparse values reach past bufferView %d", vbv);
-            }
-            if ((iv->offset + ioff) % isz || (vv->offset + voff) % cs) {
-                snprintf(c->where, sizeof c->where, "%s", sp_path);
-                return tb__fail(c->err, TB_ERR_ALIGN, c->where, "sparse data is misaligned");
-            }
-            /* indices must address existing elements */
-            const uint8_t *ib = doc->bin + iv->offset + ioff;
-            for (size_t k = 0; k < scount; k++) {
-                uint32_t idx = isz == 1 ? ib[k] : isz == 2 ? ((const uint16_t *)(const void *)ib)[k]
-                                                           : ((const uint32_t *)(const void *)ib)[k];
-                if (idx >= ac->count) {
-                    snprintf(c->where, sizeof c->where, "%s", ip);
-                    return tb__fail(c->err, TB_ERR_INDEX, c->where,
-                                    "sparse index %u (entry %zu) is past the accessor's %zu elements", idx, k, ac->count);
-                }
-            }
-        }
+        if (sp)
+            r = tb__accessor_sparse(c, sp, ac, elem, cs, path);
     }
     return r;
 }
@@ -349,97 +370,82 @@ static void tb__compose_world(tb_gltf_node *nodes, int i)
     }
 }
 
-static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int skin_count)
+/* A node's local transform: its matrix (decomposed), or its TRS (the
+ * rotation checked); nd->world holds the local matrix until
+ * tb__compose_world. */
+static tb_result tb__parse_node_local(tb__ctx *c, json_t *o, tb_gltf_node *nd, const char *path)
+{
+    tb_result r = TB_OK;
+    nd->local.r[3] = 1;
+    nd->local.s[0] = nd->local.s[1] = nd->local.s[2] = 1;
+    float m[16];
+    if (tb__floats(c, o, "matrix", m, 16, path, &r)) {
+        nd->has_matrix = 1;
+        memcpy(nd->world, m, sizeof m); /* the local matrix until tb__compose_world */
+        vec4 t;
+        mat4 rot;
+        vec3 s;
+        glm_decompose((vec4 *)m, t, rot, s);
+        versor q;
+        glm_mat4_quat(rot, q);
+        memcpy(nd->local.t, t, 3 * sizeof(float));
+        memcpy(nd->local.r, q, 4 * sizeof(float));
+        memcpy(nd->local.s, s, 3 * sizeof(float));
+        return r;
+    }
+    tb__floats(c, o, "translation", nd->local.t, 3, path, &r);
+    tb__floats(c, o, "rotation", nd->local.r, 4, path, &r);
+    tb__floats(c, o, "scale", nd->local.s, 3, path, &r);
+    if (r != TB_OK)
+        return r;
+    float len = sqrtf(nd->local.r[0] * nd->local.r[0] + nd->local.r[1] * nd->local.r[1] +
+                      nd->local.r[2] * nd->local.r[2] + nd->local.r[3] * nd->local.r[3]);
+    if (len < 1e-6f) {
+        snprintf(c->where, sizeof c->where, "%s/rotation", path);
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "rotation quaternion has zero length");
+    }
+    if (fabsf(len - 1) > 1e-3f)
+        tb__warn(c->doc, "%s/rotation: quaternion not unit (length %.4f)", path, len);
+    tb_transform_to_matrix(&nd->local, nd->world); /* local until tb__compose_world */
+    return TB_OK;
+}
+
+/* Node i's children: indices in range, each child with one parent; they
+ * take the next places of doc->children from *used. */
+static tb_result tb__parse_node_children(tb__ctx *c, json_t *o, int i, int n, const char *path, size_t *used)
 {
     tb_doc *doc = c->doc;
-    tb_result r = TB_OK;
-    json_t *nodes = tb__array(c, root, "nodes", &r);
-    if (r != TB_OK)
-        return r;
-    int n = (int)json_array_size(nodes);
-    doc->g.node_count = n;
-    doc->nodes = calloc(n ? (size_t)n : 1, sizeof *doc->nodes);
-    size_t total_children = 0;
-    for (int i = 0; i < n; i++) {
-        json_t *ch = json_object_get(json_array_get(nodes, (size_t)i), "children");
-        total_children += json_is_array(ch) ? json_array_size(ch) : 0;
+    tb_gltf_node *nd = &doc->nodes[i];
+    json_t *ch = json_object_get(o, "children");
+    if (!ch)
+        return TB_OK;
+    snprintf(c->where, sizeof c->where, "%s/children", path);
+    if (!json_is_array(ch))
+        return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "children must be an array");
+    nd->children = doc->children + *used;
+    for (size_t k = 0; k < json_array_size(ch); k++) {
+        json_t *e = json_array_get(ch, k);
+        snprintf(c->where, sizeof c->where, "%s/children/%zu", path, k);
+        if (!json_is_integer(e))
+            return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "child must be an integer index");
+        json_int_t ci = json_integer_value(e);
+        if (ci < 0 || ci >= n)
+            return tb__fail(c->err, TB_ERR_INDEX, c->where, "child %lld is out of range (%d nodes)", (long long)ci, n);
+        if (ci == i || doc->nodes[ci].parent >= 0)
+            return tb__fail(c->err, TB_ERR_HIERARCHY, c->where,
+                            "node %lld has more than one parent (the node graph must be a forest)", (long long)ci);
+        doc->nodes[ci].parent = i;
+        doc->children[(*used)++] = (int)ci;
+        nd->child_count++;
     }
-    doc->children = calloc(total_children ? total_children : 1, sizeof *doc->children);
-    if (!doc->nodes || !doc->children)
-        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
-    for (int i = 0; i < n; i++)
-        doc->nodes[i].parent = -1;
-    size_t used = 0;
-    char path[64];
-    for (int i = 0; i < n && r == TB_OK; i++) {
-        json_t *o = json_array_get(nodes, (size_t)i);
-        tb_gltf_node *nd = &doc->nodes[i];
-        snprintf(path, sizeof path, "/nodes/%d", i);
-        if (!json_is_object(o))
-            return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "node must be an object");
-        json_t *name = json_object_get(o, "name");
-        nd->name = json_is_string(name) ? json_string_value(name) : NULL;
-        nd->mesh = tb__index(c, o, "mesh", mesh_count, path, &r, 0);
-        nd->skin = tb__index(c, o, "skin", skin_count, path, &r, 0);
-        nd->local.r[3] = 1;
-        nd->local.s[0] = nd->local.s[1] = nd->local.s[2] = 1;
-        float m[16];
-        if (tb__floats(c, o, "matrix", m, 16, path, &r)) {
-            nd->has_matrix = 1;
-            memcpy(nd->world, m, sizeof m); /* the local matrix until tb__compose_world */
-            vec4 t;
-            mat4 rot;
-            vec3 s;
-            glm_decompose((vec4 *)m, t, rot, s);
-            versor q;
-            glm_mat4_quat(rot, q);
-            memcpy(nd->local.t, t, 3 * sizeof(float));
-            memcpy(nd->local.r, q, 4 * sizeof(float));
-            memcpy(nd->local.s, s, 3 * sizeof(float));
-        } else {
-            tb__floats(c, o, "translation", nd->local.t, 3, path, &r);
-            tb__floats(c, o, "rotation", nd->local.r, 4, path, &r);
-            tb__floats(c, o, "scale", nd->local.s, 3, path, &r);
-            if (r != TB_OK)
-                break;
-            float len = sqrtf(nd->local.r[0] * nd->local.r[0] + nd->local.r[1] * nd->local.r[1] +
-                              nd->local.r[2] * nd->local.r[2] + nd->local.r[3] * nd->local.r[3]);
-            if (len < 1e-6f) {
-                snprintf(c->where, sizeof c->where, "%s/rotation", path);
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "rotation quaternion has zero length");
-            }
-            if (fabsf(len - 1) > 1e-3f)
-                tb__warn(doc, "%s/rotation: quaternion not unit (length %.4f)", path, len);
-            tb_transform_to_matrix(&nd->local, nd->world); /* local until tb__compose_world */
-        }
-        if (r != TB_OK)
-            break;
-        json_t *ch = json_object_get(o, "children");
-        if (ch) {
-            snprintf(c->where, sizeof c->where, "%s/children", path);
-            if (!json_is_array(ch))
-                return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "children must be an array");
-            nd->children = doc->children + used;
-            for (size_t k = 0; k < json_array_size(ch); k++) {
-                json_t *e = json_array_get(ch, k);
-                snprintf(c->where, sizeof c->where, "%s/children/%zu", path, k);
-                if (!json_is_integer(e))
-                    return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "child must be an integer index");
-                json_int_t ci = json_integer_value(e);
-                if (ci < 0 || ci >= n)
-                    return tb__fail(c->err, TB_ERR_INDEX, c->where, "child %lld is out of range (%d nodes)", (long long)ci, n);
-                if (ci == i || doc->nodes[ci].parent >= 0)
-                    return tb__fail(c->err, TB_ERR_HIERARCHY, c->where,
-                                    "node %lld has more than one parent (the node graph must be a forest)", (long long)ci);
-                doc->nodes[ci].parent = i;
-                doc->children[used++] = (int)ci;
-                nd->child_count++;
-            }
-        }
-    }
-    if (r != TB_OK)
-        return r;
-    /* Forest check and world matrices: visit from roots, iteratively. */
+    return TB_OK;
+}
+
+/* Forest check and world matrices: visit from roots, iteratively. */
+static tb_result tb__node_forest(tb__ctx *c)
+{
+    tb_doc *doc = c->doc;
+    int n = doc->g.node_count;
     int *stack = malloc((size_t)(n ? n : 1) * sizeof *stack);
     int *seen = calloc((size_t)(n ? n : 1), sizeof *seen);
     if (!stack || !seen) {
@@ -462,18 +468,27 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
                 stack[sp++] = doc->nodes[k].children[j];
         }
     }
-    if (visited != n) {
-        int bad = 0;
+    int bad = 0;
+    if (visited != n)
         while (bad < n && seen[bad])
             bad++;
-        free(stack);
-        free(seen);
+    free(stack);
+    free(seen);
+    if (visited != n) {
         snprintf(c->where, sizeof c->where, "/nodes/%d", bad);
         return tb__fail(c->err, TB_ERR_HIERARCHY, c->where, "node is part of a cycle");
     }
-    free(stack);
-    free(seen);
-    /* Scenes */
+    return TB_OK;
+}
+
+/* Scenes: the default scene, and which nodes are in a scene (all when
+ * there is none). */
+static tb_result tb__parse_scenes(tb__ctx *c, json_t *root)
+{
+    tb_doc *doc = c->doc;
+    int n = doc->g.node_count;
+    tb_result r = TB_OK;
+    char path[64];
     json_t *scenes = tb__array(c, root, "scenes", &r);
     if (r != TB_OK)
         return r;
@@ -528,6 +543,52 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
     return TB_OK;
 }
 
+/* Nodes: each one's name, mesh, skin, local transform and children, then
+ * the forest check and world matrices, then the scenes. */
+static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int skin_count)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    json_t *nodes = tb__array(c, root, "nodes", &r);
+    if (r != TB_OK)
+        return r;
+    int n = (int)json_array_size(nodes);
+    doc->g.node_count = n;
+    doc->nodes = calloc(n ? (size_t)n : 1, sizeof *doc->nodes);
+    size_t total_children = 0;
+    for (int i = 0; i < n; i++) {
+        json_t *ch = json_object_get(json_array_get(nodes, (size_t)i), "children");
+        total_children += json_is_array(ch) ? json_array_size(ch) : 0;
+    }
+    doc->children = calloc(total_children ? total_children : 1, sizeof *doc->children);
+    if (!doc->nodes || !doc->children)
+        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; i < n; i++)
+        doc->nodes[i].parent = -1;
+    size_t used = 0;
+    char path[64];
+    for (int i = 0; i < n && r == TB_OK; i++) {
+        json_t *o = json_array_get(nodes, (size_t)i);
+        tb_gltf_node *nd = &doc->nodes[i];
+        snprintf(path, sizeof path, "/nodes/%d", i);
+        if (!json_is_object(o))
+            return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "node must be an object");
+        json_t *name = json_object_get(o, "name");
+        nd->name = json_is_string(name) ? json_string_value(name) : NULL;
+        nd->mesh = tb__index(c, o, "mesh", mesh_count, path, &r, 0);
+        nd->skin = tb__index(c, o, "skin", skin_count, path, &r, 0);
+        if (r == TB_OK)
+            r = tb__parse_node_local(c, o, nd, path);
+        if (r == TB_OK)
+            r = tb__parse_node_children(c, o, i, n, path, &used);
+    }
+    if (r == TB_OK)
+        r = tb__node_forest(c);
+    if (r == TB_OK)
+        r = tb__parse_scenes(c, root);
+    return r;
+}
+
 /* Checks that a float accessor holds only finite values. */
 static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
 {
@@ -557,6 +618,120 @@ static int *tb__node_marks(int node_count)
     if (m)
         memset(m, 0xff, (size_t)(node_count ? node_count : 1) * 3 * sizeof *m);
     return m;
+}
+
+/* Skin i's joints: node indices in a scene, none listed twice (a short
+ * list by pairs, a long one by the stamps of *mk); they take the next
+ * places of doc->joints from *used. */
+static tb_result tb__skin_joints(tb__ctx *c, json_t *joints, tb_gltf_skin *sk, int i, const char *path, int **mk,
+                                 size_t *used)
+{
+    tb_doc *doc = c->doc;
+    for (int k = 0; k < sk->joint_count; k++) {
+        json_t *e = json_array_get(joints, (size_t)k);
+        snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
+        if (!json_is_integer(e))
+            return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "joint must be an integer index");
+        json_int_t ji = json_integer_value(e);
+        if (ji < 0 || ji >= doc->g.node_count)
+            return tb__fail(c->err, TB_ERR_INDEX, c->where, "joint node %lld is out of range (%d nodes)", (long long)ji, doc->g.node_count);
+        if (!doc->nodes[ji].in_scene)
+            return tb__fail(c->err, TB_ERR_HIERARCHY, c->where, "joint node %lld (%s) is not in any scene",
+                            (long long)ji, doc->nodes[ji].name ? doc->nodes[ji].name : "unnamed");
+        /* glTF: joints are unique (two matrices for one node make
+         * no sense); O(1) per joint with a stamp per node */
+        for (int q = 0; q < k; q++) {
+            if (k > 64)
+                break; /* long lists: checked below by stamps */
+            if (sk->joints[q] == (int)ji)
+                return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %lld is listed twice (also at %d)",
+                                (long long)ji, q);
+        }
+        doc->joints[(*used)++] = (int)ji;
+    }
+    if (sk->joint_count > 64) {
+        /* one stamp per node for every skin (never a per-skin pass
+         * over all nodes: 5,000 skins on 10^6 nodes stay linear) */
+        if (!*mk && !(*mk = tb__node_marks(doc->g.node_count)))
+            return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+        for (int k = 0; k < sk->joint_count; k++) {
+            int q = sk->joints[k];
+            if ((*mk)[3 * q] == i) {
+                snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
+                int first = (*mk)[3 * q + 1];
+                return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %d is listed twice (also at %d)", q,
+                                first);
+            }
+            (*mk)[3 * q] = i, (*mk)[3 * q + 1] = k;
+        }
+    }
+    return TB_OK;
+}
+
+/* Skin i's inverse bind matrices: float MAT4, one a joint at least,
+ * finite; a zero or singular one is warned of. */
+static tb_result tb__skin_ibm(tb__ctx *c, const tb_gltf_skin *sk, int i)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    const tb_gltf_accessor *ac = &doc->accessors[sk->inverse_bind_matrices];
+    snprintf(c->where, sizeof c->where, "/accessors/%d", sk->inverse_bind_matrices);
+    if (ac->components != 16 || ac->component_type != TB_COMPONENT_FLOAT)
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "inverse bind matrices must be float MAT4");
+    if (ac->count < (size_t)sk->joint_count)
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "%zu inverse bind matrices for %d joints", ac->count, sk->joint_count);
+    r = tb__check_finite(c, sk->inverse_bind_matrices, "inverse bind matrix");
+    /* a zero or singular matrix collapses every vertex on its joint */
+    float *mats = r == TB_OK ? malloc((size_t)sk->joint_count * 16 * sizeof *mats) : NULL;
+    if (mats && tb_accessor_read_floats(doc, sk->inverse_bind_matrices, mats, (size_t)sk->joint_count * 16,
+                                        NULL) == TB_OK) {
+        int bad = 0, first = -1;
+        for (int k = 0; k < sk->joint_count; k++) {
+            const float *a = mats + 16 * k;
+            double det = (double)a[0] * ((double)a[5] * a[10] - (double)a[9] * a[6]) -
+                         (double)a[4] * ((double)a[1] * a[10] - (double)a[9] * a[2]) +
+                         (double)a[8] * ((double)a[1] * a[6] - (double)a[5] * a[2]);
+            if (!(fabs(det) > 1e-18)) {
+                bad++;
+                first = first < 0 ? k : first;
+            }
+        }
+        if (bad)
+            tb__warn(doc, "/accessors/%d: %d of %d inverse bind matrices of skin %d are zero or singular "
+                          "(first: joint %d); vertices on those joints collapse",
+                     sk->inverse_bind_matrices, bad, sk->joint_count, i, first);
+    }
+    free(mats);
+    return r;
+}
+
+/* The skin's skeleton: glTF wants it a common root of the joints; a
+ * warning where it is not. */
+static tb_result tb__skin_skeleton(tb__ctx *c, const tb_gltf_skin *sk, const char *path, int **mk)
+{
+    tb_doc *doc = c->doc;
+    /* glTF: skeleton must be a common root of the joints. Accept,
+     * warn. Each node's answer for this skeleton is kept (2 *
+     * skeleton + 1: reaches it, 2 * skeleton: does not), so every
+     * node is walked once per skeleton, not once per joint below
+     * it: linear on a 10^5-deep skin, and skins sharing a skeleton
+     * reuse the answers. */
+    if (!*mk && !(*mk = tb__node_marks(doc->g.node_count)))
+        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    const int yes = 2 * sk->skeleton + 1, no = 2 * sk->skeleton;
+    int all = 1;
+    for (int k = 0; k < sk->joint_count && all; k++) {
+        int q = sk->joints[k];
+        while (q >= 0 && q != sk->skeleton && (*mk)[3 * q + 2] != yes && (*mk)[3 * q + 2] != no)
+            q = doc->nodes[q].parent;
+        int reaches = q >= 0 && (q == sk->skeleton || (*mk)[3 * q + 2] == yes);
+        for (int p = sk->joints[k]; p != q; p = doc->nodes[p].parent)
+            (*mk)[3 * p + 2] = reaches ? yes : no;
+        all = reaches;
+    }
+    if (!all)
+        tb__warn(doc, "%s/skeleton: node %d is not an ancestor of every joint", path, sk->skeleton);
+    return TB_OK;
 }
 
 static tb_result tb__parse_skins_with(tb__ctx *c, json_t *root, int **mk)
@@ -595,101 +770,17 @@ static tb_result tb__parse_skins_with(tb__ctx *c, json_t *root, int **mk)
             return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "joints must be a non-empty array");
         sk->joints = doc->joints + used;
         sk->joint_count = (int)json_array_size(joints);
-        for (int k = 0; k < sk->joint_count; k++) {
-            json_t *e = json_array_get(joints, (size_t)k);
-            snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
-            if (!json_is_integer(e))
-                return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "joint must be an integer index");
-            json_int_t ji = json_integer_value(e);
-            if (ji < 0 || ji >= doc->g.node_count)
-                return tb__fail(c->err, TB_ERR_INDEX, c->where, "joint node %lld is out of range (%d nodes)", (long long)ji, doc->g.node_count);
-            if (!doc->nodes[ji].in_scene)
-                return tb__fail(c->err, TB_ERR_HIERARCHY, c->where, "joint node %lld (%s) is not in any scene",
-                                (long long)ji, doc->nodes[ji].name ? doc->nodes[ji].name : "unnamed");
-            /* glTF: joints are unique (two matrices for one node make
-             * no sense); O(1) per joint with a stamp per node */
-            for (int q = 0; q < k; q++) {
-                if (k > 64)
-                    break; /* long lists: checked below by stamps */
-                if (sk->joints[q] == (int)ji)
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %lld is listed twice (also at %d)",
-                                    (long long)ji, q);
-            }
-            doc->joints[used++] = (int)ji;
-        }
-        if (sk->joint_count > 64) {
-            /* one stamp per node for every skin (never a per-skin pass
-             * over all nodes: 5,000 skins on 10^6 nodes stay linear) */
-            if (!*mk && !(*mk = tb__node_marks(doc->g.node_count)))
-                return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
-            for (int k = 0; k < sk->joint_count; k++) {
-                int q = sk->joints[k];
-                if ((*mk)[3 * q] == i) {
-                    snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
-                    int first = (*mk)[3 * q + 1];
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %d is listed twice (also at %d)", q,
-                                    first);
-                }
-                (*mk)[3 * q] = i, (*mk)[3 * q + 1] = k;
-            }
-        }
+        r = tb__skin_joints(c, joints, sk, i, path, mk, &used);
+        if (r != TB_OK)
+            return r;
         sk->inverse_bind_matrices = tb__index(c, o, "inverseBindMatrices", doc->g.accessor_count, path, &r, 0);
         sk->skeleton = tb__index(c, o, "skeleton", doc->g.node_count, path, &r, 0);
         if (r != TB_OK)
             break;
-        if (sk->inverse_bind_matrices >= 0) {
-            const tb_gltf_accessor *ac = &doc->accessors[sk->inverse_bind_matrices];
-            snprintf(c->where, sizeof c->where, "/accessors/%d", sk->inverse_bind_matrices);
-            if (ac->components != 16 || ac->component_type != TB_COMPONENT_FLOAT)
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "inverse bind matrices must be float MAT4");
-            if (ac->count < (size_t)sk->joint_count)
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "%zu inverse bind matrices for %d joints", ac->count, sk->joint_count);
-            r = tb__check_finite(c, sk->inverse_bind_matrices, "inverse bind matrix");
-            /* a zero or singular matrix collapses every vertex on its joint */
-            float *mats = r == TB_OK ? malloc((size_t)sk->joint_count * 16 * sizeof *mats) : NULL;
-            if (mats && tb_accessor_read_floats(doc, sk->inverse_bind_matrices, mats, (size_t)sk->joint_count * 16,
-                                                NULL) == TB_OK) {
-                int bad = 0, first = -1;
-                for (int k = 0; k < sk->joint_count; k++) {
-                    const float *a = mats + 16 * k;
-                    double det = (double)a[0] * ((double)a[5] * a[10] - (double)a[9] * a[6]) -
-                                 (double)a[4] * ((double)a[1] * a[10] - (double)a[9] * a[2]) +
-                                 (double)a[8] * ((double)a[1] * a[6] - (double)a[5] * a[2]);
-                    if (!(fabs(det) > 1e-18)) {
-                        bad++;
-                        first = first < 0 ? k : first;
-                    }
-                }
-                if (bad)
-                    tb__warn(doc, "/accessors/%d: %d of %d inverse bind matrices of skin %d are zero or singular "
-                                  "(first: joint %d); vertices on those joints collapse",
-                             sk->inverse_bind_matrices, bad, sk->joint_count, i, first);
-            }
-            free(mats);
-        }
-        if (sk->skeleton >= 0 && r == TB_OK) {
-            /* glTF: skeleton must be a common root of the joints. Accept,
-             * warn. Each node's answer for this skeleton is kept (2 *
-             * skeleton + 1: reaches it, 2 * skeleton: does not), so every
-             * node is walked once per skeleton, not once per joint below
-             * it: linear on a 10^5-deep skin, and skins sharing a skeleton
-             * reuse the answers. */
-            if (!*mk && !(*mk = tb__node_marks(doc->g.node_count)))
-                return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
-            const int yes = 2 * sk->skeleton + 1, no = 2 * sk->skeleton;
-            int all = 1;
-            for (int k = 0; k < sk->joint_count && all; k++) {
-                int q = sk->joints[k];
-                while (q >= 0 && q != sk->skeleton && (*mk)[3 * q + 2] != yes && (*mk)[3 * q + 2] != no)
-                    q = doc->nodes[q].parent;
-                int reaches = q >= 0 && (q == sk->skeleton || (*mk)[3 * q + 2] == yes);
-                for (int p = sk->joints[k]; p != q; p = doc->nodes[p].parent)
-                    (*mk)[3 * p + 2] = reaches ? yes : no;
-                all = reaches;
-            }
-            if (!all)
-                tb__warn(doc, "%s/skeleton: node %d is not an ancestor of every joint", path, sk->skeleton);
-        }
+        if (sk->inverse_bind_matrices >= 0)
+            r = tb__skin_ibm(c, sk, i);
+        if (sk->skeleton >= 0 && r == TB_OK)
+            r = tb__skin_skeleton(c, sk, path, mk);
     }
     return r;
 }
@@ -705,6 +796,146 @@ static tb_result tb__parse_skins(tb__ctx *c, json_t *root)
 }
 
 static const tb_gltf_accessor *tb__acc(tb__ctx *c, int i) { return &c->doc->accessors[i]; }
+
+/* A primitive's attributes: each an accessor, all of one count (*vcount);
+ * POSITION, NORMAL, TANGENT and the sets noted in p. */
+static tb_result tb__prim_attributes(tb__ctx *c, json_t *attrs, tb_gltf_primitive *p, const char *ap, size_t *vcount)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    const char *key;
+    json_t *val;
+    int first = 1;
+    json_object_foreach(attrs, key, val) {
+        int ai = tb__index(c, attrs, key, doc->g.accessor_count, ap, &r, 1);
+        if (r != TB_OK)
+            break;
+        size_t cnt = tb__acc(c, ai)->count;
+        if (first)
+            *vcount = cnt;
+        else if (cnt != *vcount) {
+            snprintf(c->where, sizeof c->where, "%s/%s", ap, key);
+            return tb__fail(c->err, TB_ERR_INVALID, c->where,
+                            "attribute has %zu elements but the primitive's others have %zu", cnt, *vcount);
+        }
+        first = 0;
+        int set = -1;
+        if (!strcmp(key, "POSITION"))
+            p->position = ai;
+        else if (!strcmp(key, "NORMAL"))
+            p->normal = ai;
+        else if (!strcmp(key, "TANGENT"))
+            p->tangent = ai;
+        else if (sscanf(key, "TEXCOORD_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
+            p->texcoord[set] = ai;
+        else if (sscanf(key, "COLOR_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
+            p->color[set] = ai;
+        else if (sscanf(key, "JOINTS_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
+            p->joints[set] = ai;
+        else if (sscanf(key, "WEIGHTS_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
+            p->weights[set] = ai;
+    }
+    return r;
+}
+
+/* POSITION a finite VEC3; the skin sets (JOINTS_n with WEIGHTS_n, counted
+ * in p->set_count) of the types glTF allows, the weights finite. */
+static tb_result tb__prim_position_and_sets(tb__ctx *c, tb_gltf_primitive *p, const char *ap)
+{
+    tb_result r = TB_OK;
+    if (p->position >= 0) {
+        const tb_gltf_accessor *a = tb__acc(c, p->position);
+        if (a->components != 3) {
+            snprintf(c->where, sizeof c->where, "%s/POSITION", ap);
+            return tb__fail(c->err, TB_ERR_INVALID, c->where, "POSITION must be VEC3");
+        }
+        r = tb__check_finite(c, p->position, "POSITION");
+    }
+    while (p->set_count < TB_MAX_SETS && p->joints[p->set_count] >= 0 && p->weights[p->set_count] >= 0)
+        p->set_count++;
+    for (int s = 0; s < p->set_count && r == TB_OK; s++) {
+        const tb_gltf_accessor *ja = tb__acc(c, p->joints[s]), *wa = tb__acc(c, p->weights[s]);
+        if (ja->components != 4 || (ja->component_type != TB_COMPONENT_UNSIGNED_BYTE &&
+                                    ja->component_type != TB_COMPONENT_UNSIGNED_SHORT)) {
+            snprintf(c->where, sizeof c->where, "%s/JOINTS_%d", ap, s);
+            return tb__fail(c->err, TB_ERR_INVALID, c->where, "JOINTS_%d must be VEC4 of unsigned byte/short", s);
+        }
+        if (wa->components != 4 || !(wa->component_type == TB_COMPONENT_FLOAT ||
+                                     ((wa->component_type == TB_COMPONENT_UNSIGNED_BYTE ||
+                                       wa->component_type == TB_COMPONENT_UNSIGNED_SHORT) && wa->normalized))) {
+            snprintf(c->where, sizeof c->where, "%s/WEIGHTS_%d", ap, s);
+            return tb__fail(c->err, TB_ERR_INVALID, c->where,
+                            "WEIGHTS_%d must be VEC4 of float or normalized unsigned byte/short", s);
+        }
+        r = tb__check_finite(c, p->weights[s], "WEIGHTS");
+    }
+    return r;
+}
+
+/* A primitive's indices: SCALAR unsigned, each below vcount. */
+static tb_result tb__prim_indices(tb__ctx *c, const tb_gltf_primitive *p, const char *pp, size_t vcount)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    if (p->indices < 0)
+        return TB_OK;
+    const tb_gltf_accessor *ia = tb__acc(c, p->indices);
+    snprintf(c->where, sizeof c->where, "%s/indices", pp);
+    if (ia->components != 1 || (ia->component_type != TB_COMPONENT_UNSIGNED_BYTE &&
+                                ia->component_type != TB_COMPONENT_UNSIGNED_SHORT &&
+                                ia->component_type != TB_COMPONENT_UNSIGNED_INT))
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "indices must be SCALAR unsigned byte/short/int");
+    uint32_t *idx = malloc(ia->count * sizeof *idx);
+    if (!idx)
+        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    r = tb_accessor_read_uints(doc, p->indices, idx, ia->count, c->err);
+    for (size_t q = 0; r == TB_OK && q < ia->count; q++) {
+        if (idx[q] >= vcount) {
+            snprintf(c->where, sizeof c->where, "/accessors/%d", p->indices);
+            r = tb__fail(c->err, TB_ERR_INDEX, c->where,
+                         "index %u (element %zu) is past the primitive's %zu vertices", idx[q], q, vcount);
+        }
+    }
+    free(idx);
+    return r;
+}
+
+/* One primitive at pp: its accessors, material and mode, attributes, skin
+ * sets and indices. */
+static tb_result tb__parse_primitive(tb__ctx *c, json_t *po, tb_gltf_primitive *p, const char *pp)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    p->position = p->normal = p->tangent = -1;
+    for (int s = 0; s < TB_MAX_SETS; s++)
+        p->texcoord[s] = p->color[s] = p->joints[s] = p->weights[s] = -1;
+    p->indices = tb__index(c, po, "indices", doc->g.accessor_count, pp, &r, 0);
+    p->material = tb__index(c, po, "material", doc->g.material_count, pp, &r, 0);
+    json_t *mode = json_object_get(po, "mode");
+    p->mode = TB_MODE_TRIANGLES;
+    if (mode) {
+        snprintf(c->where, sizeof c->where, "%s/mode", pp);
+        if (!json_is_integer(mode) || json_integer_value(mode) < 0 || json_integer_value(mode) > 6)
+            return tb__fail(c->err, TB_ERR_INVALID, c->where, "mode must be 0..6");
+        p->mode = (int)json_integer_value(mode);
+    }
+    json_t *attrs = json_object_get(po, "attributes");
+    snprintf(c->where, sizeof c->where, "%s/attributes", pp);
+    if (!attrs)
+        return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "attributes is required");
+    if (!json_is_object(attrs))
+        return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "attributes must be an object");
+    char ap[160];
+    snprintf(ap, sizeof ap, "%s/attributes", pp);
+    size_t vcount = 0;
+    if (r == TB_OK) /* else the first attribute's look-up would stop there */
+        r = tb__prim_attributes(c, attrs, p, ap, &vcount);
+    if (r == TB_OK)
+        r = tb__prim_position_and_sets(c, p, ap);
+    if (r == TB_OK)
+        r = tb__prim_indices(c, p, pp, vcount);
+    return r;
+}
 
 static tb_result tb__parse_meshes(tb__ctx *c, json_t *root)
 {
@@ -749,110 +980,101 @@ static tb_result tb__parse_meshes(tb__ctx *c, json_t *root)
             snprintf(pp, sizeof pp, "%s/primitives/%d", path, k);
             if (!json_is_object(po))
                 return tb__fail(c->err, TB_ERR_JSON_TYPE, pp, "primitive must be an object");
-            p->position = p->normal = p->tangent = -1;
-            for (int s = 0; s < TB_MAX_SETS; s++)
-                p->texcoord[s] = p->color[s] = p->joints[s] = p->weights[s] = -1;
-            p->indices = tb__index(c, po, "indices", doc->g.accessor_count, pp, &r, 0);
-            p->material = tb__index(c, po, "material", doc->g.material_count, pp, &r, 0);
-            json_t *mode = json_object_get(po, "mode");
-            p->mode = TB_MODE_TRIANGLES;
-            if (mode) {
-                snprintf(c->where, sizeof c->where, "%s/mode", pp);
-                if (!json_is_integer(mode) || json_integer_value(mode) < 0 || json_integer_value(mode) > 6)
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "mode must be 0..6");
-                p->mode = (int)json_integer_value(mode);
-            }
-            json_t *attrs = json_object_get(po, "attributes");
-            snprintf(c->where, sizeof c->where, "%s/attributes", pp);
-            if (!attrs)
-                return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "attributes is required");
-            if (!json_is_object(attrs))
-                return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "attributes must be an object");
-            char ap[160];
-            snprintf(ap, sizeof ap, "%s/attributes", pp);
-            const char *key;
-            json_t *val;
-            size_t vcount = 0;
-            int first = 1;
-            json_object_foreach(attrs, key, val) {
-                int ai = tb__index(c, attrs, key, doc->g.accessor_count, ap, &r, 1);
-                if (r != TB_OK)
-                    break;
-                size_t cnt = tb__acc(c, ai)->count;
-                if (first)
-                    vcount = cnt;
-                else if (cnt != vcount) {
-                    snprintf(c->where, sizeof c->where, "%s/%s", ap, key);
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where,
-                                    "attribute has %zu elements but the primitive's others have %zu", cnt, vcount);
-                }
-                first = 0;
-                int set = -1;
-                if (!strcmp(key, "POSITION"))
-                    p->position = ai;
-                else if (!strcmp(key, "NORMAL"))
-                    p->normal = ai;
-                else if (!strcmp(key, "TANGENT"))
-                    p->tangent = ai;
-                else if (sscanf(key, "TEXCOORD_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
-                    p->texcoord[set] = ai;
-                else if (sscanf(key, "COLOR_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
-                    p->color[set] = ai;
-                else if (sscanf(key, "JOINTS_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
-                    p->joints[set] = ai;
-                else if (sscanf(key, "WEIGHTS_%d", &set) == 1 && set >= 0 && set < TB_MAX_SETS)
-                    p->weights[set] = ai;
-            }
-            if (r != TB_OK)
-                break;
-            if (p->position >= 0) {
-                const tb_gltf_accessor *a = tb__acc(c, p->position);
-                if (a->components != 3) {
-                    snprintf(c->where, sizeof c->where, "%s/POSITION", ap);
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "POSITION must be VEC3");
-                }
-                r = tb__check_finite(c, p->position, "POSITION");
-            }
-            while (p->set_count < TB_MAX_SETS && p->joints[p->set_count] >= 0 && p->weights[p->set_count] >= 0)
-                p->set_count++;
-            for (int s = 0; s < p->set_count && r == TB_OK; s++) {
-                const tb_gltf_accessor *ja = tb__acc(c, p->joints[s]), *wa = tb__acc(c, p->weights[s]);
-                if (ja->components != 4 || (ja->component_type != TB_COMPONENT_UNSIGNED_BYTE &&
-                                            ja->component_type != TB_COMPONENT_UNSIGNED_SHORT)) {
-                    snprintf(c->where, sizeof c->where, "%s/JOINTS_%d", ap, s);
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "JOINTS_%d must be VEC4 of unsigned byte/short", s);
-                }
-                if (wa->components != 4 || !(wa->component_type == TB_COMPONENT_FLOAT ||
-                                             ((wa->component_type == TB_COMPONENT_UNSIGNED_BYTE ||
-                                               wa->component_type == TB_COMPONENT_UNSIGNED_SHORT) && wa->normalized))) {
-                    snprintf(c->where, sizeof c->where, "%s/WEIGHTS_%d", ap, s);
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where,
-                                    "WEIGHTS_%d must be VEC4 of float or normalized unsigned byte/short", s);
-                }
-                r = tb__check_finite(c, p->weights[s], "WEIGHTS");
-            }
-            if (r != TB_OK)
-                break;
-            if (p->indices >= 0) {
-                const tb_gltf_accessor *ia = tb__acc(c, p->indices);
-                snprintf(c->where, sizeof c->where, "%s/indices", pp);
-                if (ia->components != 1 || (ia->component_type != TB_COMPONENT_UNSIGNED_BYTE &&
-                                            ia->component_type != TB_COMPONENT_UNSIGNED_SHORT &&
-                                            ia->component_type != TB_COMPONENT_UNSIGNED_INT))
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "indices must be SCALAR unsigned byte/short/int");
-                uint32_t *idx = malloc(ia->count * sizeof *idx);
-                if (!idx)
-                    return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
-                r = tb_accessor_read_uints(doc, p->indices, idx, ia->count, c->err);
-                for (size_t q = 0; r == TB_OK && q < ia->count; q++) {
-                    if (idx[q] >= vcount) {
-                        snprintf(c->where, sizeof c->where, "/accessors/%d", p->indices);
-                        r = tb__fail(c->err, TB_ERR_INDEX, c->where,
-                                     "index %u (element %zu) is past the primitive's %zu vertices", idx[q], q, vcount);
-                    }
-                }
-                free(idx);
-            }
+            r = tb__parse_primitive(c, po, p, pp);
+        }
+    }
+    return r;
+}
+
+/* One sampler at sp: input and output accessors, interpolation, key
+ * times finite (an->duration_s their latest), output finite. */
+static tb_result tb__parse_sampler(tb__ctx *c, json_t *so, tb_gltf_sampler *s, const char *sp, tb_gltf_animation *an)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    s->input = tb__index(c, so, "input", doc->g.accessor_count, sp, &r, 1);
+    s->output = tb__index(c, so, "output", doc->g.accessor_count, sp, &r, 1);
+    if (r != TB_OK)
+        return r;
+    json_t *it = json_object_get(so, "interpolation");
+    const char *is = json_is_string(it) ? json_string_value(it) : "LINEAR";
+    snprintf(c->where, sizeof c->where, "%s/interpolation", sp);
+    if (!strcmp(is, "LINEAR"))
+        s->interp = TB_INTERP_LINEAR;
+    else if (!strcmp(is, "STEP"))
+        s->interp = TB_INTERP_STEP;
+    else if (!strcmp(is, "CUBICSPLINE"))
+        s->interp = TB_INTERP_CUBICSPLINE;
+    else
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "interpolation must be LINEAR, STEP or CUBICSPLINE");
+    const tb_gltf_accessor *in = tb__acc(c, s->input), *out = tb__acc(c, s->output);
+    snprintf(c->where, sizeof c->where, "/accessors/%d", s->input);
+    if (in->components != 1 || in->component_type != TB_COMPONENT_FLOAT)
+        return tb__fail(c->err, TB_ERR_INVALID, c->where, "animation input must be SCALAR float");
+    size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
+    if (out->count < in->count * per || out->count % (in->count * per)) {
+        snprintf(c->where, sizeof c->where, "%s/output", sp);
+        return tb__fail(c->err, TB_ERR_INVALID, c->where,
+                        "output has %zu elements for %zu keys", out->count, in->count);
+    }
+    float *t = malloc(in->count * sizeof *t);
+    if (!t)
+        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    r = tb_accessor_read_floats(doc, s->input, t, in->count, c->err);
+    for (size_t q = 0; r == TB_OK && q < in->count; q++) {
+        if (!isfinite(t[q])) {
+            snprintf(c->where, sizeof c->where, "/accessors/%d", s->input);
+            r = tb__fail(c->err, TB_ERR_NONFINITE, c->where, "key time %zu is not finite", q);
+        } else if (q && t[q] < t[q - 1]) {
+            tb__warn(doc, "/accessors/%d: key times decrease at element %zu", s->input, q);
+        }
+        if (r == TB_OK && t[q] > an->duration_s)
+            an->duration_s = t[q];
+    }
+    free(t);
+    if (r == TB_OK)
+        r = tb__check_finite(c, s->output, "animation output");
+    return r;
+}
+
+/* One channel at cp: its sampler, target node and path, the sampler's
+ * output type for the path. */
+static tb_result tb__parse_channel(tb__ctx *c, json_t *co, tb_gltf_channel *cc, const char *cp,
+                                   const tb_gltf_animation *an)
+{
+    tb_doc *doc = c->doc;
+    tb_result r = TB_OK;
+    cc->sampler = tb__index(c, co, "sampler", an->sampler_count, cp, &r, 1);
+    json_t *tg = json_object_get(co, "target");
+    snprintf(c->where, sizeof c->where, "%s/target", cp);
+    if (r == TB_OK && !json_is_object(tg))
+        return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, c->where, "target must be an object");
+    char tp[128];
+    snprintf(tp, sizeof tp, "%s/target", cp);
+    cc->node = tb__index(c, tg, "node", doc->g.node_count, tp, &r, 0);
+    if (r != TB_OK)
+        return r;
+    json_t *pa = json_object_get(tg, "path");
+    const char *ps = json_string_value(pa);
+    cc->path = TB_GLTF_PATH_OTHER;
+    if (ps && !strcmp(ps, "translation"))
+        cc->path = TB_GLTF_PATH_TRANSLATION;
+    else if (ps && !strcmp(ps, "rotation"))
+        cc->path = TB_GLTF_PATH_ROTATION;
+    else if (ps && !strcmp(ps, "scale"))
+        cc->path = TB_GLTF_PATH_SCALE;
+    else if (ps && !strcmp(ps, "weights"))
+        cc->path = TB_GLTF_PATH_WEIGHTS;
+    else if (!ps) {
+        snprintf(c->where, sizeof c->where, "%s/target/path", cp);
+        return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "path is required");
+    }
+    if (cc->path <= TB_GLTF_PATH_SCALE) {
+        const tb_gltf_accessor *out = tb__acc(c, an->samplers[cc->sampler].output);
+        int want = cc->path == TB_GLTF_PATH_ROTATION ? 4 : 3;
+        if (out->components != want) {
+            snprintf(c->where, sizeof c->where, "/accessors/%d", an->samplers[cc->sampler].output);
+            return tb__fail(c->err, TB_ERR_INVALID, c->where, "%s output must be VEC%d", ps, want);
         }
     }
     return r;
@@ -906,48 +1128,7 @@ static tb_result tb__parse_animations(tb__ctx *c, json_t *root)
             snprintf(sp, sizeof sp, "%s/samplers/%d", path, k);
             if (!json_is_object(so))
                 return tb__fail(c->err, TB_ERR_JSON_TYPE, sp, "sampler must be an object");
-            s->input = tb__index(c, so, "input", doc->g.accessor_count, sp, &r, 1);
-            s->output = tb__index(c, so, "output", doc->g.accessor_count, sp, &r, 1);
-            if (r != TB_OK)
-                break;
-            json_t *it = json_object_get(so, "interpolation");
-            const char *is = json_is_string(it) ? json_string_value(it) : "LINEAR";
-            snprintf(c->where, sizeof c->where, "%s/interpolation", sp);
-            if (!strcmp(is, "LINEAR"))
-                s->interp = TB_INTERP_LINEAR;
-            else if (!strcmp(is, "STEP"))
-                s->interp = TB_INTERP_STEP;
-            else if (!strcmp(is, "CUBICSPLINE"))
-                s->interp = TB_INTERP_CUBICSPLINE;
-            else
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "interpolation must be LINEAR, STEP or CUBICSPLINE");
-            const tb_gltf_accessor *in = tb__acc(c, s->input), *out = tb__acc(c, s->output);
-            snprintf(c->where, sizeof c->where, "/accessors/%d", s->input);
-            if (in->components != 1 || in->component_type != TB_COMPONENT_FLOAT)
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "animation input must be SCALAR float");
-            size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
-            if (out->count < in->count * per || out->count % (in->count * per)) {
-                snprintf(c->where, sizeof c->where, "%s/output", sp);
-                return tb__fail(c->err, TB_ERR_INVALID, c->where,
-                                "output has %zu elements for %zu keys", out->count, in->count);
-            }
-            float *t = malloc(in->count * sizeof *t);
-            if (!t)
-                return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
-            r = tb_accessor_read_floats(doc, s->input, t, in->count, c->err);
-            for (size_t q = 0; r == TB_OK && q < in->count; q++) {
-                if (!isfinite(t[q])) {
-                    snprintf(c->where, sizeof c->where, "/accessors/%d", s->input);
-                    r = tb__fail(c->err, TB_ERR_NONFINITE, c->where, "key time %zu is not finite", q);
-                } else if (q && t[q] < t[q - 1]) {
-                    tb__warn(doc, "/accessors/%d: key times decrease at element %zu", s->input, q);
-                }
-                if (r == TB_OK && t[q] > an->duration_s)
-                    an->duration_s = t[q];
-            }
-            free(t);
-            if (r == TB_OK)
-                r = tb__check_finite(c, s->output, "animation output");
+            r = tb__parse_sampler(c, so, s, sp, an);
         }
         for (int k = 0; k < an->channel_count && r == TB_OK; k++) {
             tb_gltf_channel *cc = &doc->chans[uc++];
@@ -956,39 +1137,7 @@ static tb_result tb__parse_animations(tb__ctx *c, json_t *root)
             snprintf(cp, sizeof cp, "%s/channels/%d", path, k);
             if (!json_is_object(co))
                 return tb__fail(c->err, TB_ERR_JSON_TYPE, cp, "channel must be an object");
-            cc->sampler = tb__index(c, co, "sampler", an->sampler_count, cp, &r, 1);
-            json_t *tg = json_object_get(co, "target");
-            snprintf(c->where, sizeof c->where, "%s/target", cp);
-            if (r == TB_OK && !json_is_object(tg))
-                return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, c->where, "target must be an object");
-            char tp[128];
-            snprintf(tp, sizeof tp, "%s/target", cp);
-            cc->node = tb__index(c, tg, "node", doc->g.node_count, tp, &r, 0);
-            if (r != TB_OK)
-                break;
-            json_t *pa = json_object_get(tg, "path");
-            const char *ps = json_string_value(pa);
-            cc->path = TB_GLTF_PATH_OTHER;
-            if (ps && !strcmp(ps, "translation"))
-                cc->path = TB_GLTF_PATH_TRANSLATION;
-            else if (ps && !strcmp(ps, "rotation"))
-                cc->path = TB_GLTF_PATH_ROTATION;
-            else if (ps && !strcmp(ps, "scale"))
-                cc->path = TB_GLTF_PATH_SCALE;
-            else if (ps && !strcmp(ps, "weights"))
-                cc->path = TB_GLTF_PATH_WEIGHTS;
-            else if (!ps) {
-                snprintf(c->where, sizeof c->where, "%s/target/path", cp);
-                return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "path is required");
-            }
-            if (cc->path <= TB_GLTF_PATH_SCALE) {
-                const tb_gltf_accessor *out = tb__acc(c, an->samplers[cc->sampler].output);
-                int want = cc->path == TB_GLTF_PATH_ROTATION ? 4 : 3;
-                if (out->components != want) {
-                    snprintf(c->where, sizeof c->where, "/accessors/%d", an->samplers[cc->sampler].output);
-                    return tb__fail(c->err, TB_ERR_INVALID, c->where, "%s output must be VEC%d", ps, want);
-                }
-            }
+            r = tb__parse_channel(c, co, cc, cp, an);
         }
     }
     return r;

@@ -222,12 +222,8 @@ int tb_tail_chains_find(const tb_model *m, tb_tail_chain *out, int cap)
     int n = m->skel.joint_count, found = 0;
     int *first = malloc((size_t)(n ? n : 1) * sizeof *first), *nchild = malloc((size_t)(n ? n : 1) * sizeof *nchild);
     int *top = tb__top_joints(m);
-    if (!first || !nchild || !top) {
-        free(first);
-        free(nchild);
-        free(top);
-        return 0;
-    }
+    if (!first || !nchild || !top)
+        goto done; /* none found */
     tb__children(m, first, nchild);
     const char *const *names = m->skel.names;
     for (int pass = 0; pass < 3; pass++) {
@@ -265,6 +261,7 @@ int tb_tail_chains_find(const tb_model *m, tb_tail_chain *out, int cap)
             found++;
         }
     }
+done:
     free(first);
     free(nchild);
     free(top);

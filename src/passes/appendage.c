@@ -556,18 +556,11 @@ static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *
     }
     for (int i = 0; i < ns; i++)
         cnt[i + 1] += cnt[i];
-    {
-        uint32_t *fill = malloc(((size_t)ns + 1) * sizeof *fill);
-        if (!fill) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            goto done;
-        }
-        memcpy(fill, cnt, (size_t)ns * sizeof *fill);
-        for (size_t w = 0; w < nw; w++)
-            if (near[w] >= 0)
-                samples[fill[near[w]]++] = st->wdist[w];
-        free(fill);
-    }
+    for (size_t w = 0; w < nw; w++) /* the fill walks cnt[] forward, then it is shifted back */
+        if (near[w] >= 0)
+            samples[cnt[near[w]]++] = st->wdist[w];
+    memmove(cnt + 1, cnt, (size_t)ns * sizeof *cnt);
+    cnt[0] = 0;
     float band = st->d.far_fraction * st->H;
     for (int i = 0; i < ns; i++) {
         uint32_t a = cnt[i], b = cnt[i + 1];
@@ -933,10 +926,27 @@ done:
 
 static tb_result tb__tube_cut(tb__state *st, tb_error *err);
 
-tb_result tb__detect_prepare(tb__state *st, tb_error *err)
+/* A CSR's lists from its counts: on entry off[k + 1] holds how many of the
+ * n items have key k (off[0] = 0, nb keys); on return off[] holds the
+ * offsets and list[off[k] .. off[k + 1]) the items i with key[i] == k, in
+ * increasing order. keep (NULL: every item) picks the items counted. The
+ * fill walks off[] itself forward and shifts it back: no scratch. */
+static void tb__csr_lists(uint32_t *off, size_t nb, const uint32_t *key, const uint8_t *keep, size_t n,
+                          uint32_t *list)
+{
+    for (size_t k = 0; k < nb; k++)
+        off[k + 1] += off[k];
+    for (size_t i = 0; i < n; i++)
+        if (!keep || keep[i])
+            list[off[key[i]]++] = (uint32_t)i;
+    memmove(off + 1, off, nb * sizeof *off);
+    off[0] = 0;
+}
+
+/* Prepare: each joint's class and the bone segments (A1). */
+static tb_result tb__prep_classes(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
-    size_t V = m->vertex_count;
     int J = m->skel.joint_count;
     st->cls = malloc(((size_t)J + 1) * sizeof *st->cls);
     if (!st->cls)
@@ -955,11 +965,18 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (st->nseg == 0)
         return tb__fail(err, TB_ERR_INVALID, NULL, "the skeleton has no weighted bone");
+    return TB_OK;
+}
+
+/* Prepare (SPEC A3): weld across every primitive of the skin;
+ * the welded ids, their positions and each one's model vertices (CSR). */
+static tb_result tb__prep_weld(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count;
     st->wid = malloc((V ? V : 1) * sizeof *st->wid);
     if (!st->wid)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    double t0 = tb__now_ms();
-    /* SPEC A3: weld across every primitive of the skin */
     float eps = st->d.weld_epsilon > 0 ? st->d.weld_epsilon : 1e-5f * st->H;
     if (!(eps > 0))
         eps = 1e-7f;
@@ -974,7 +991,6 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     st->model_list = malloc((V ? V : 1) * sizeof *st->model_list);
     if (!st->wpos || !st->far || !st->model_off || !st->model_list)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    float thr = st->d.far_fraction * st->H; /* SPEC A2 */
     st->wdist = malloc((nw ? nw : 1) * sizeof *st->wdist);
     st->wseg = malloc((nw ? nw : 1) * sizeof *st->wseg);
     if (!st->wdist || !st->wseg)
@@ -984,30 +1000,30 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         if (++st->model_off[w + 1] == 1)
             memcpy(st->wpos + (size_t)w * 3, m->positions + v * 3, 3 * sizeof(float));
     }
-    for (size_t w = 0; w < nw; w++)
-        st->model_off[w + 1] += st->model_off[w];
-    {
-        uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
-        if (!fill)
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        memcpy(fill, st->model_off, nw * sizeof *fill);
-        for (size_t v = 0; v < V; v++)
-            st->model_list[fill[st->wid[v]]++] = (uint32_t)v;
-        free(fill);
-    }
-    double t1 = tb__now_ms();
-    st->ms[1] = t1 - t0;
-    /* SPEC A1: distance to the skeleton, O(welded vertices × segments) */
-    for (size_t w = 0; w < nw; w++) {
+    tb__csr_lists(st->model_off, nw, st->wid, NULL, V, st->model_list);
+    return TB_OK;
+}
+
+/* Prepare (SPEC A1, A2): distance to the skeleton, O(welded
+ * vertices × segments), and the far set by it. */
+static void tb__prep_distance(tb__state *st)
+{
+    float thr = st->d.far_fraction * st->H; /* SPEC A2 */
+    for (size_t w = 0; w < st->nw; w++) {
         st->wdist[w] = tb__seg_nearest(st->segs, st->nseg, st->wpos + w * 3, &st->wseg[w]);
         st->far[w] = st->wdist[w] > thr;
     }
-    double t2 = tb__now_ms();
-    st->ms[0] = t2 - t1;
+}
+
+/* Prepare: the mesh graph and its shells (all edges, union-find;
+ * far components start as singletons) */
+static tb_result tb__prep_shells(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t nw = st->nw;
     tb_result r = tb__graph_build(&st->g, nw, m->triangles, m->triangle_count, st->wid, err);
     if (r != TB_OK)
         return r;
-    /* shells (all edges) and far components (far-far edges), union-find */
     st->shell = malloc((nw ? nw : 1) * sizeof *st->shell);
     st->comp_uf = malloc((nw ? nw : 1) * sizeof *st->comp_uf);
     st->shell_total = calloc(nw ? nw : 1, sizeof *st->shell_total);
@@ -1029,8 +1045,15 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         st->shell[w] = tb__find(st->shell, (uint32_t)w);
         st->shell_total_pre[st->shell[w]]++;
     }
-    /* areas: how much of the skin a part is does not depend on how finely
-     * it is meshed (a dense tail on a low-poly body) */
+    return TB_OK;
+}
+
+/* Prepare: areas: how much of the skin a part is does not depend
+ * on how finely it is meshed (a dense tail on a low-poly body) */
+static tb_result tb__prep_areas(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t nw = st->nw;
     st->warea = calloc(nw ? nw : 1, sizeof *st->warea);
     st->shell_area = calloc(nw ? nw : 1, sizeof *st->shell_area);
     if (!st->warea || !st->shell_area)
@@ -1052,50 +1075,55 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         st->shell_area[st->shell[w]] += st->warea[w];
         st->area_total += st->warea[w];
     }
-    st->ms[2] = tb__now_ms() - t2;
-    t2 = tb__now_ms();
-    r = tb__far_by_thickness(st, err);
-    st->ms[6] = tb__now_ms() - t2;
-    if (r != TB_OK)
-        return r;
-    t2 = tb__now_ms();
-    /* holes: a patch of fewer than min_vertices non-far vertices wholly
-     * surrounded by far skin (the pole of a tail's tip, whose ray runs along
-     * the tail) is part of what surrounds it */
-    {
-        uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
-        if (!uf || !cnt) {
-            free(uf);
-            free(cnt);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        for (size_t w = 0; w < nw; w++)
-            uf[w] = (uint32_t)w;
-        for (size_t w = 0; w < nw; w++)
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
-                if (!st->far[w] && !st->far[st->g.adj[e]])
-                    tb__unite(uf, (uint32_t)w, st->g.adj[e]);
-        for (size_t w = 0; w < nw; w++)
-            if (!st->far[w])
-                cnt[tb__find(uf, (uint32_t)w)]++;
-        for (size_t w = 0; w < nw; w++) /* roots first: far[] is read by the test below */
-            uf[w] = tb__find(uf, (uint32_t)w);
-        for (size_t w = 0; w < nw; w++) {
-            uint32_t root = uf[w];
-            /* a patch that is a whole shell of its own is no hole */
-            if (!st->far[w] && cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]])
-                cnt[w] |= 0x80000000u; /* mark, read below */
-        }
-        for (size_t w = 0; w < nw; w++)
-            if (cnt[w] & 0x80000000u) {
-                st->far[w] = 1;
-                /* and off the bone when what surrounds it is */
-                for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
-                    st->thin[w] |= st->thin[st->g.adj[e]] && !(cnt[st->g.adj[e]] & 0x80000000u);
-            }
+    return TB_OK;
+}
+
+/* Prepare: holes: a patch of fewer than min_vertices non-far
+ * vertices wholly surrounded by far skin (the pole of a tail's tip, whose
+ * ray runs along the tail) is part of what surrounds it */
+static tb_result tb__prep_holes(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
+    uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
+    if (!uf || !cnt) {
         free(uf);
         free(cnt);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
+    for (size_t w = 0; w < nw; w++)
+        uf[w] = (uint32_t)w;
+    for (size_t w = 0; w < nw; w++)
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+            if (!st->far[w] && !st->far[st->g.adj[e]])
+                tb__unite(uf, (uint32_t)w, st->g.adj[e]);
+    for (size_t w = 0; w < nw; w++)
+        if (!st->far[w])
+            cnt[tb__find(uf, (uint32_t)w)]++;
+    for (size_t w = 0; w < nw; w++) /* roots first: far[] is read by the test below */
+        uf[w] = tb__find(uf, (uint32_t)w);
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t root = uf[w];
+        /* a patch that is a whole shell of its own is no hole */
+        if (!st->far[w] && cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]])
+            cnt[w] |= 0x80000000u; /* mark, read below */
+    }
+    for (size_t w = 0; w < nw; w++)
+        if (cnt[w] & 0x80000000u) {
+            st->far[w] = 1;
+            /* and off the bone when what surrounds it is */
+            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+                st->thin[w] |= st->thin[st->g.adj[e]] && !(cnt[st->g.adj[e]] & 0x80000000u);
+        }
+    free(uf);
+    free(cnt);
+    return TB_OK;
+}
+
+/* Prepare: the far set's parts (far-far edges, union-find), each
+ * root compressed for the tube cut */
+static tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
     /* on a body shell (mostly skin round bones), off-bone skin and far skin
      * round a bone are different parts even where they touch: a tail welded
      * into the buttocks is not the buttocks (SPEC A10) */
@@ -1115,40 +1143,41 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     /* a scrap of far skin split off that way (the pole of a tail's tip,
      * whose ray runs along the tail: not off-bone by itself) goes with the
      * far part it touches rather than being dropped as too small */
-    {
-        uint32_t *size = calloc(nw ? nw : 1, sizeof *size);
-        if (!size)
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        for (size_t w = 0; w < nw; w++)
-            if (st->far[w])
-                size[tb__find(st->comp_uf, (uint32_t)w)]++;
-        for (size_t w = 0; w < nw; w++) {
-            if (!st->far[w])
-                continue;
-            uint32_t rw = tb__find(st->comp_uf, (uint32_t)w);
-            if (size[rw] >= (uint32_t)st->d.min_vertices)
-                continue;
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-                uint32_t o = st->g.adj[e], ro;
-                if (st->far[o] && (ro = tb__find(st->comp_uf, o)) != rw) {
-                    uint32_t total = size[rw] + size[ro];
-                    tb__unite(st->comp_uf, rw, ro);
-                    rw = tb__find(st->comp_uf, (uint32_t)w);
-                    size[rw] = total;
-                    break;
-                }
+    uint32_t *size = calloc(nw ? nw : 1, sizeof *size);
+    if (!size)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w])
+            size[tb__find(st->comp_uf, (uint32_t)w)]++;
+    for (size_t w = 0; w < nw; w++) {
+        if (!st->far[w])
+            continue;
+        uint32_t rw = tb__find(st->comp_uf, (uint32_t)w);
+        if (size[rw] >= (uint32_t)st->d.min_vertices)
+            continue;
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e], ro;
+            if (st->far[o] && (ro = tb__find(st->comp_uf, o)) != rw) {
+                uint32_t total = size[rw] + size[ro];
+                tb__unite(st->comp_uf, rw, ro);
+                rw = tb__find(st->comp_uf, (uint32_t)w);
+                size[rw] = total;
+                break;
             }
         }
-        free(size);
     }
+    free(size);
     for (size_t w = 0; w < nw; w++) /* roots first: the cut lists parts by root */
         if (st->far[w])
             st->comp_uf[w] = tb__find(st->comp_uf, (uint32_t)w);
-    {
-        tb_result rc = tb__tube_cut(st, err);
-        if (rc != TB_OK)
-            return rc;
-    }
+    return TB_OK;
+}
+
+/* Prepare, last: each shell's size, far count and vertices (CSR), on
+ * the shells as the tube cut left them */
+static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
+{
+    size_t nw = st->nw;
     st->shell_off = calloc(nw + 1, sizeof *st->shell_off);
     st->shell_list = malloc((nw ? nw : 1) * sizeof *st->shell_list);
     if (!st->shell_off || !st->shell_list)
@@ -1160,15 +1189,50 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         if (st->far[w])
             st->shell_far[s]++;
     }
-    for (size_t w = 0; w < nw; w++)
-        st->shell_off[w + 1] += st->shell_off[w];
-    uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
-    if (!fill)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    memcpy(fill, st->shell_off, nw * sizeof *fill);
-    for (size_t w = 0; w < nw; w++) /* shell[] is fully compressed now: shell[w] is the root */
-        st->shell_list[fill[st->shell[w]]++] = (uint32_t)w;
-    free(fill);
+    /* shell[] is fully compressed now: shell[w] is the root */
+    tb__csr_lists(st->shell_off, nw, st->shell, NULL, nw, st->shell_list);
+    return TB_OK;
+}
+
+/* Detection's first stages: classes and segments → weld → distance →
+ * shells → areas → far by thickness → holes → far parts → tube cut →
+ * shell lists; st->ms[] gets the weld (1), distance (0), graph and parts
+ * (2) and thickness (6) times. */
+tb_result tb__detect_prepare(tb__state *st, tb_error *err)
+{
+    tb_result r = tb__prep_classes(st, err);
+    if (r != TB_OK)
+        return r;
+    double t0 = tb__now_ms();
+    r = tb__prep_weld(st, err);
+    if (r != TB_OK)
+        return r;
+    double t1 = tb__now_ms();
+    st->ms[1] = t1 - t0;
+    tb__prep_distance(st);
+    double t2 = tb__now_ms();
+    st->ms[0] = t2 - t1;
+    r = tb__prep_shells(st, err);
+    if (r == TB_OK)
+        r = tb__prep_areas(st, err);
+    if (r != TB_OK)
+        return r;
+    st->ms[2] = tb__now_ms() - t2;
+    t2 = tb__now_ms();
+    r = tb__far_by_thickness(st, err);
+    st->ms[6] = tb__now_ms() - t2;
+    if (r != TB_OK)
+        return r;
+    t2 = tb__now_ms();
+    r = tb__prep_holes(st, err);
+    if (r == TB_OK)
+        r = tb__prep_far_parts(st, err);
+    if (r == TB_OK)
+        r = tb__tube_cut(st, err);
+    if (r == TB_OK)
+        r = tb__prep_shell_lists(st, err);
+    if (r != TB_OK)
+        return r;
     st->ms[2] += tb__now_ms() - t2;
     return TB_OK;
 }
@@ -1350,20 +1414,8 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         if (st->far[w])
             off[tb__find(st->comp_uf, (uint32_t)w) + 1]++;
-    for (size_t w = 0; w < nw; w++)
-        off[w + 1] += off[w];
-    {
-        uint32_t *fill = malloc((nw ? nw : 1) * sizeof *fill);
-        if (!fill) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            goto done;
-        }
-        memcpy(fill, off, nw * sizeof *fill);
-        for (size_t w = 0; w < nw; w++)
-            if (st->far[w])
-                list[fill[st->comp_uf[w]]++] = (uint32_t)w; /* roots: compressed by the caller's find */
-        free(fill);
-    }
+    /* comp_uf[]: far roots compressed by the caller's find */
+    tb__csr_lists(off, nw, st->comp_uf, st->far, nw, list);
     for (size_t root = 0; root < nw && r == TB_OK; root++) {
         uint32_t n = off[root + 1] - off[root];
         const uint32_t *mv = list + off[root];
@@ -1535,14 +1587,67 @@ done:
 /* SPEC A3/A4: far components (every island, however small: a small one may
  * be a piece of a segmented tail) and their collars. A component with no
  * non-far neighbour floats: it has no collar and no attachment of its own. */
+/* A piece's collar: the non-far welded ids next to it, sorted; mark[]
+ * (tag: the piece's) keeps each once. -1 when out of memory. */
+static int tb__comp_collar(const tb__state *st, tb__comp *c, uint32_t *mark, uint32_t tag)
+{
+    size_t cap = 0;
+    for (size_t k = 0; k < c->nverts; k++) {
+        uint32_t w = c->verts[k];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (st->far[o] || mark[o] == tag)
+                continue;
+            mark[o] = tag;
+            if (c->ncollar == cap) {
+                cap = cap ? cap * 2 : 16;
+                uint32_t *nc = realloc(c->collar, cap * sizeof *nc);
+                if (!nc)
+                    return -1;
+                c->collar = nc;
+            }
+            c->collar[c->ncollar++] = o;
+        }
+    }
+    if (c->ncollar)
+        tb__sort_u32(c->collar, c->ncollar);
+    return 0;
+}
+
+/* A piece's shell, the joint it attaches to (its collar's centroid's) and
+ * its bounding box. */
+static void tb__comp_place(const tb__state *st, tb__comp *c)
+{
+    c->shell = st->shell[c->verts[0]];
+    c->attach = -1;
+    if (c->ncollar) {
+        float cp[3] = {0, 0, 0};
+        for (size_t k = 0; k < c->ncollar; k++)
+            for (int a = 0; a < 3; a++)
+                cp[a] += st->wpos[(size_t)c->collar[k] * 3 + (size_t)a] / (float)c->ncollar;
+        c->attach = tb__attach_joint(st, cp);
+    }
+    for (int a = 0; a < 3; a++) {
+        c->bmin[a] = INFINITY;
+        c->bmax[a] = -INFINITY;
+    }
+    for (size_t k = 0; k < c->nverts; k++)
+        for (int a = 0; a < 3; a++) {
+            float x = st->wpos[(size_t)c->verts[k] * 3 + (size_t)a];
+            c->bmin[a] = x < c->bmin[a] ? x : c->bmin[a];
+            c->bmax[a] = x > c->bmax[a] ? x : c->bmax[a];
+        }
+}
+
 tb_result tb__detect_components(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     size_t *count = calloc(nw ? nw : 1, sizeof *count);
     uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
     uint32_t *mark = calloc(nw ? nw : 1, sizeof *mark);
-    if (!count || !slot || !mark)
-        goto oom;
+    int oom = !count || !slot || !mark;
+    if (oom)
+        goto done;
     for (size_t w = 0; w < nw; w++)
         if (st->far[w])
             count[tb__find(st->comp_uf, (uint32_t)w)]++;
@@ -1550,72 +1655,33 @@ tb_result tb__detect_components(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         slot[w] = (st->far[w] && st->comp_uf[w] == w) ? (uint32_t)n++ : UINT32_MAX;
     st->comps = calloc(n ? n : 1, sizeof *st->comps);
-    if (!st->comps)
-        goto oom;
+    if ((oom = !st->comps) != 0)
+        goto done;
     st->ncomp = n;
-    for (size_t w = 0; w < nw; w++)
+    for (size_t w = 0; w < nw && !oom; w++)
         if (slot[w] != UINT32_MAX) {
             st->comps[slot[w]].verts = malloc(count[w] * sizeof(uint32_t));
-            if (!st->comps[slot[w]].verts)
-                goto oom;
+            oom = !st->comps[slot[w]].verts;
         }
+    if (oom)
+        goto done;
     for (size_t w = 0; w < nw; w++)
         if (st->far[w]) {
             tb__comp *c = &st->comps[slot[tb__find(st->comp_uf, (uint32_t)w)]];
             c->verts[c->nverts++] = (uint32_t)w;
         }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !oom; i++) {
         tb__comp *c = &st->comps[i];
-        size_t cap = 0;
-        for (size_t k = 0; k < c->nverts; k++) {
-            uint32_t w = c->verts[k];
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-                uint32_t o = st->g.adj[e];
-                if (st->far[o] || mark[o] == i + 1)
-                    continue;
-                mark[o] = (uint32_t)i + 1;
-                if (c->ncollar == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    uint32_t *nc = realloc(c->collar, cap * sizeof *nc);
-                    if (!nc)
-                        goto oom;
-                    c->collar = nc;
-                }
-                c->collar[c->ncollar++] = o;
-            }
-        }
-        if (c->ncollar)
-            tb__sort_u32(c->collar, c->ncollar);
-        c->shell = st->shell[c->verts[0]];
-        c->attach = -1;
-        if (c->ncollar) {
-            float cp[3] = {0, 0, 0};
-            for (size_t k = 0; k < c->ncollar; k++)
-                for (int a = 0; a < 3; a++)
-                    cp[a] += st->wpos[(size_t)c->collar[k] * 3 + (size_t)a] / (float)c->ncollar;
-            c->attach = tb__attach_joint(st, cp);
-        }
-        for (int a = 0; a < 3; a++) {
-            c->bmin[a] = INFINITY;
-            c->bmax[a] = -INFINITY;
-        }
-        for (size_t k = 0; k < c->nverts; k++)
-            for (int a = 0; a < 3; a++) {
-                float x = st->wpos[(size_t)c->verts[k] * 3 + (size_t)a];
-                c->bmin[a] = x < c->bmin[a] ? x : c->bmin[a];
-                c->bmax[a] = x > c->bmax[a] ? x : c->bmax[a];
-            }
+        oom = tb__comp_collar(st, c, mark, (uint32_t)i + 1) != 0;
+        if (!oom)
+            tb__comp_place(st, c);
         c->group = (int)i;
     }
+done:
     free(count);
     free(slot);
     free(mark);
-    return TB_OK;
-oom:
-    free(count);
-    free(slot);
-    free(mark);
-    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return oom ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
 }
 
 
@@ -1874,6 +1940,7 @@ tb_result tb__detect_merge(tb__state *st, tb_error *err)
     struct tb__near *rec = NULL;
     tb__cell_entry *body = NULL; /* grid of the body's skin, built when a layer asks */
     size_t nbody = 0;
+    tb_result rc = TB_OK;
     uf = malloc((n ? n : 1) * sizeof *uf);
     e = malloc((F ? F : 1) * sizeof *e);
     sh = malloc((n ? n : 1) * sizeof *sh);
@@ -2074,15 +2141,10 @@ tb_result tb__detect_merge(tb__state *st, tb_error *err)
     }
     for (size_t i = 0; i < n; i++)
         st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
-    free(body);
-    free(rec);
-    free(run);
-    free(re);
-    free(uf);
-    free(e);
-    free(sh);
-    return TB_OK;
+    goto done;
 oom:
+    rc = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+done:
     free(body);
     free(nb);
     free(rec);
@@ -2091,7 +2153,7 @@ oom:
     free(uf);
     free(e);
     free(sh);
-    return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return rc;
 }
 
 /* Bridges between the pieces of a merged group (A6 choice), so the

@@ -536,11 +536,10 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
     int K = a->bone_count, nb = K + 1; /* slot 0: the parent, 1..K: Tail_1..Tail_K */
     float *lo = malloc(P * sizeof *lo), *hi = malloc(P * sizeof *hi);
     double *mass = calloc(P * (size_t)nb, sizeof *mass);
+    tb_result r = TB_OK;
     if (!lo || !hi || !mass) {
-        free(lo);
-        free(hi);
-        free(mass);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     for (size_t p = 0; p < P; p++)
         lo[p] = INFINITY, hi[p] = -INFINITY;
@@ -582,10 +581,11 @@ static tb_result tb__bind_pieces(tb__apply *A, tb_appendage *a, const tb__app_wo
                  (double)a->piece_span, 100.0 * (double)A->body_single,
                  A->smooth_pieces ? " (--smooth-pieces)" : "");
     }
+done:
     free(lo);
     free(hi);
     free(mass);
-    return TB_OK;
+    return r;
 }
 
 /* The 75th percentile of |x[a] − x[b]| over the mesh edges with both ends

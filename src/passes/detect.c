@@ -685,8 +685,13 @@ static void tb__classify_on_pelvis(const tb__app_measures *ms, const tb_appendag
         snprintf(off_bone, sizeof off_bone, "chain standoff %.2f >= %.2f", ms->standoff_ratio, d->centroid_ratio_min);
     else
         snprintf(off_bone, sizeof off_bone, "a separate shell (centroid ratio %.2f)", ms->centroid_ratio);
-    snprintf(out->reason, sizeof out->reason, "elongation %.2f >= %.2f, %s, on the pelvis (%s): tail", ms->elongation,
-             d->elongation_min, off_bone, ms->attach_name);
+    char long_[64]; /* which half of the long test passed (tb__an_long) */
+    if (ms->elongation >= d->elongation_min)
+        snprintf(long_, sizeof long_, "elongation %.2f >= %.2f", ms->elongation, d->elongation_min);
+    else
+        snprintf(long_, sizeof long_, "slenderness %.1f >= %.1f (elongation %.2f)", ms->slenderness, d->slender_min,
+                 ms->elongation);
+    snprintf(out->reason, sizeof out->reason, "%s, %s, on the pelvis (%s): tail", long_, off_bone, ms->attach_name);
 }
 
 /* SPEC A7, beyond the article: a long appendage on the spine, a tail or a

@@ -255,20 +255,14 @@ static int tb__matched_roles(const tb_retarget_calib *a, const tb_retarget_calib
     return n;
 }
 
-tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
-                           tb_retarget_report *report, tb_error *err)
+/* Every name --only asks for is a clip of some library, before any work. */
+static tb_result tb__rd_only_exist(const tb_retarget_desc *d, tb_doc *const *libs, int lib_count, tb_error *err)
 {
-    if (report)
-        memset(report, 0, sizeof *report);
-    tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
-    if (!character || (lib_count > 0 && !libs) || lib_count < 0)
-        return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_docs: a character and its libraries are required");
-    /* every requested name must exist somewhere, before any work */
-    for (int i = 0; d.only && i < d.only_count; i++) {
+    for (int i = 0; d->only && i < d->only_count; i++) {
         int found = 0;
         for (int l = 0; l < lib_count && !found; l++) {
             const tb_gltf *g = tb_doc_gltf(libs[l]);
-            found = g->animation_count > 0 && tb_clip_find(libs[l], d.only[i]) >= 0;
+            found = g->animation_count > 0 && tb_clip_find(libs[l], d->only[i]) >= 0;
         }
         if (!found) {
             char have[200] = "";
@@ -281,53 +275,56 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
                 }
             }
             return tb__fail(err, TB_ERR_ARG, "--only", "no clip named '%s' in the libraries (they have: %s)",
-                            d.only[i], have[0] ? have : "no clips");
+                            d->only[i], have[0] ? have : "no clips");
         }
     }
     /* a library with no clip is a mistake, not an empty success */
     for (int l = 0; l < lib_count; l++)
         if (tb_doc_gltf(libs[l])->animation_count == 0)
             return tb__fail(err, TB_ERR_INVALID, tb_doc_name(libs[l]), "the clip library has no clips (animations)");
-    tb_model *tm = NULL;
-    tb_result r = tb_model_load(&tm, character, -1, err);
-    if (r != TB_OK)
-        return r;
-    /* Bounded work: the keys every selected clip adds to the character
-     * (frames x joints, a rotation, translation and scale each), estimated
-     * before any is made. */
-    {
-        double fps = d.fps > 0 ? d.fps : 30, bytes = 0;
-        int count = 0;
-        for (int l = 0; l < lib_count; l++) {
-            const tb_gltf *g = tb_doc_gltf(libs[l]);
-            for (int a = 0; a < g->animation_count; a++) {
-                if (!tb__selected(&d, libs[l], a))
-                    continue;
-                double dur = g->animations[a].duration_s;
-                dur = dur > 0 && dur <= TB_MAX_CLIP_S ? dur : 0; /* longer ones are refused by name below */
-                bytes += (ceil(dur * fps) + 1) * (double)tm->skel.joint_count * 40.0;
-                count++;
-            }
-        }
-        if (bytes > TB_RETARGET_MAX_BYTES) {
-            int joints = tm->skel.joint_count;
-            tb_model_free(tm);
-            return tb__fail(err, TB_ERR_UNSUPPORTED, "--clips",
-                            "transferring %d clip(s) onto %d joints would add about %.0f MiB of keys; tailbone "
-                            "transfers at most %.0f MiB at once: pick clips with --only",
-                            count, joints, bytes / 1048576.0, TB_RETARGET_MAX_BYTES / 1048576.0);
+    return TB_OK;
+}
+
+/* Bounded work: the keys every selected clip adds to the character
+ * (frames x joints, a rotation, translation and scale each), estimated
+ * before any is made. */
+static tb_result tb__rd_budget(const tb_retarget_desc *d, tb_doc *const *libs, int lib_count, const tb_model *tm,
+                               tb_error *err)
+{
+    double fps = d->fps > 0 ? d->fps : 30, bytes = 0;
+    int count = 0;
+    for (int l = 0; l < lib_count; l++) {
+        const tb_gltf *g = tb_doc_gltf(libs[l]);
+        for (int a = 0; a < g->animation_count; a++) {
+            if (!tb__selected(d, libs[l], a))
+                continue;
+            double dur = g->animations[a].duration_s;
+            dur = dur > 0 && dur <= TB_MAX_CLIP_S ? dur : 0; /* longer ones are refused by name below */
+            bytes += (ceil(dur * fps) + 1) * (double)tm->skel.joint_count * 40.0;
+            count++;
         }
     }
-    /* SPEC D: T = skin mostly on tail bones. A character that has not been
-     * through the tail pass has none: find its tails (SPEC A) for the mask. */
-    uint8_t *mask = NULL;
-    tb_retarget_report rep = {0};
+    if (bytes > TB_RETARGET_MAX_BYTES)
+        return tb__fail(err, TB_ERR_UNSUPPORTED, "--clips",
+                        "transferring %d clip(s) onto %d joints would add about %.0f MiB of keys; tailbone "
+                        "transfers at most %.0f MiB at once: pick clips with --only",
+                        count, tm->skel.joint_count, bytes / 1048576.0, TB_RETARGET_MAX_BYTES / 1048576.0);
+    return TB_OK;
+}
+
+/* SPEC D: T = skin mostly on tail bones. A character that has not been
+ * through the tail pass has none: find its tails (SPEC A) for the mask
+ * (*mask, NULL when none) and the report's list. */
+static tb_result tb__rd_tail_mask(const tb_model *tm, const tb_retarget_desc *d, uint8_t **mask,
+                                  tb_retarget_report *rep, tb_error *err)
+{
+    tb_result r = TB_OK;
     int has_tail_bones = 0;
     for (int j = 0; j < tm->skel.joint_count; j++) {
         int c, i;
         has_tail_bones |= tm->skel.names[j] && tb_tail_name_parse(tm->skel.names[j], &c, &i);
     }
-    if (!d.no_detect && !has_tail_bones) {
+    if (!d->no_detect && !has_tail_bones) {
         tb_appendage_report ar = {0};
         tb_error derr = {0};
         if (tb_appendage_detect(&ar, tm, NULL, &derr) == TB_OK) {
@@ -335,20 +332,20 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
                 const tb_appendage *ap = &ar.appendages[a];
                 if (ap->kind != TB_KIND_TAIL)
                     continue;
-                if (!mask && !(mask = calloc(tm->vertex_count + 1, 1))) {
+                if (!*mask && !(*mask = calloc(tm->vertex_count + 1, 1))) {
                     r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
                     break;
                 }
                 for (size_t k = 0; k < ap->vertex_count; k++)
                     if (ap->vertices[k] < tm->vertex_count)
-                        mask[ap->vertices[k]] = 1;
-                tb_retarget_tail_found *tails = realloc(rep.tails, (size_t)(rep.tail_count + 1) * sizeof *tails);
+                        (*mask)[ap->vertices[k]] = 1;
+                tb_retarget_tail_found *tails = realloc(rep->tails, (size_t)(rep->tail_count + 1) * sizeof *tails);
                 if (!tails) {
                     r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
                     break;
                 }
-                rep.tails = tails;
-                tb_retarget_tail_found *found = &rep.tails[rep.tail_count++];
+                rep->tails = tails;
+                tb_retarget_tail_found *found = &rep->tails[rep->tail_count++];
                 found->vertex_count = ap->vertex_count;
                 found->length = ap->length;
                 if (!(found->attachment = tb__strdup(ap->attach_name))) {
@@ -359,6 +356,105 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         }
         tb_appendage_report_free(&ar);
     }
+    return r;
+}
+
+/* The report's head: the character, its calibration's roles, leg length
+ * and supports, its placement. */
+static tb_result tb__rd_report_head(tb_retarget_report *rep, const tb_doc *character, const tb_retarget_calib *dst,
+                                    const tb_placement *place, float height, tb_error *err)
+{
+    const tb_ground_supports *s = tb_retarget_calib_supports(dst);
+    rep->file = tb__strdup(tb_doc_name(character));
+    rep->height = height;
+    rep->roles = tb_retarget_calib_role_count(dst);
+    rep->leg_length = tb_retarget_calib_leg_length(dst);
+    rep->supports_body = s->body_count;
+    rep->supports_tail = s->tail_count;
+    rep->supports_foot = s->foot_count;
+    rep->supports_f_body = s->f_body;
+    rep->supports_hanging_vertices = s->hanging_vertex_count;
+    rep->placement = *place;
+    if (!rep->file)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return TB_OK;
+}
+
+/* One library's selected clips onto the character (dst), each with its
+ * report row; a failure names the library, then the place inside it. */
+static tb_result tb__rd_library(tb_doc *character, tb_doc *lib, const tb_retarget_desc *d,
+                                const tb_retarget_calib *dst, tb_retarget_report *rep, tb_error *err)
+{
+    tb_result r = TB_OK;
+    const tb_gltf *g = tb_doc_gltf(lib);
+    int any = 0;
+    for (int a = 0; a < g->animation_count; a++)
+        any |= tb__selected(d, lib, a);
+    if (!any)
+        return TB_OK;
+    tb_model *sm = NULL;
+    tb_retarget_calib *src = NULL;
+    r = tb_model_load_skeleton(&sm, lib, NULL, err); /* a library may have no mesh */
+    if (r == TB_OK)
+        r = tb_retarget_calibrate(&src, sm, NULL, d, err);
+    if (r == TB_OK && tb__matched_roles(src, dst) == 0)
+        r = tb__fail(err, TB_ERR_NO_HIPS, tb_doc_name(lib), "no humanoid role in common with the character");
+    for (int a = 0; a < g->animation_count && r == TB_OK; a++) {
+        if (!tb__selected(d, lib, a))
+            continue;
+        tb_clip *clip = NULL;
+        tb_retarget_bake *b = NULL;
+        r = tb_clip_load(&clip, lib, sm, a, NULL, err);
+        if (r == TB_OK)
+            r = tb_retarget_run(&b, src, clip, dst, d, err);
+        if (r == TB_OK)
+            r = tb_retarget_write(character, dst, b, err);
+        if (r == TB_OK) {
+            tb_retarget_clip_report *clips = realloc(rep->clips, (size_t)(rep->clip_count + 1) * sizeof *clips);
+            if (clips)
+                rep->clips = clips;
+            if (!clips || !tb__clip_report(&rep->clips[rep->clip_count++], b, tb_doc_name(lib),
+                                           tb__matched_roles(src, dst)))
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
+        tb_retarget_bake_free(b);
+        tb_clip_free(clip);
+    }
+    tb_retarget_calib_free(src);
+    tb_model_free(sm);
+    if (r != TB_OK && err && strncmp(err->where, tb_doc_name(lib), strlen(tb_doc_name(lib)))) {
+        /* the library's fault: name it, then the place inside it */
+        char inner[sizeof err->where];
+        snprintf(inner, sizeof inner, "%s", err->where);
+        snprintf(err->where, sizeof err->where, "%.120s%s%.64s", tb_doc_name(lib), inner[0] ? ": " : "",
+                 inner);
+    }
+    return r;
+}
+
+tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
+                           tb_retarget_report *report, tb_error *err)
+{
+    if (report)
+        memset(report, 0, sizeof *report);
+    tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
+    if (!character || (lib_count > 0 && !libs) || lib_count < 0)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_retarget_docs: a character and its libraries are required");
+    tb_result r = tb__rd_only_exist(&d, libs, lib_count, err);
+    if (r != TB_OK)
+        return r;
+    tb_model *tm = NULL;
+    r = tb_model_load(&tm, character, -1, err);
+    if (r != TB_OK)
+        return r;
+    r = tb__rd_budget(&d, libs, lib_count, tm, err);
+    if (r != TB_OK) {
+        tb_model_free(tm);
+        return r;
+    }
+    uint8_t *mask = NULL; /* SPEC D: T, the tail's skin */
+    tb_retarget_report rep = {0};
+    r = tb__rd_tail_mask(tm, &d, &mask, &rep, err);
     tb_retarget_calib *dst = NULL;
     if (r == TB_OK)
         r = tb_retarget_calibrate(&dst, tm, mask, &d, err);
@@ -373,66 +469,9 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         tb_retarget_report_free(&rep);
         return r;
     }
-    {
-        const tb_ground_supports *s = tb_retarget_calib_supports(dst);
-        rep.file = tb__strdup(tb_doc_name(character));
-        rep.height = height;
-        rep.roles = tb_retarget_calib_role_count(dst);
-        rep.leg_length = tb_retarget_calib_leg_length(dst);
-        rep.supports_body = s->body_count;
-        rep.supports_tail = s->tail_count;
-        rep.supports_foot = s->foot_count;
-        rep.supports_f_body = s->f_body;
-        rep.supports_hanging_vertices = s->hanging_vertex_count;
-        rep.placement = place;
-        if (!rep.file)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    for (int l = 0; l < lib_count && r == TB_OK; l++) {
-        const tb_gltf *g = tb_doc_gltf(libs[l]);
-        int any = 0;
-        for (int a = 0; a < g->animation_count; a++)
-            any |= tb__selected(&d, libs[l], a);
-        if (!any)
-            continue;
-        tb_model *sm = NULL;
-        tb_retarget_calib *src = NULL;
-        r = tb_model_load_skeleton(&sm, libs[l], NULL, err); /* a library may have no mesh */
-        if (r == TB_OK)
-            r = tb_retarget_calibrate(&src, sm, NULL, &d, err);
-        if (r == TB_OK && tb__matched_roles(src, dst) == 0)
-            r = tb__fail(err, TB_ERR_NO_HIPS, tb_doc_name(libs[l]), "no humanoid role in common with the character");
-        for (int a = 0; a < g->animation_count && r == TB_OK; a++) {
-            if (!tb__selected(&d, libs[l], a))
-                continue;
-            tb_clip *clip = NULL;
-            tb_retarget_bake *b = NULL;
-            r = tb_clip_load(&clip, libs[l], sm, a, NULL, err);
-            if (r == TB_OK)
-                r = tb_retarget_run(&b, src, clip, dst, &d, err);
-            if (r == TB_OK)
-                r = tb_retarget_write(character, dst, b, err);
-            if (r == TB_OK) {
-                tb_retarget_clip_report *clips = realloc(rep.clips, (size_t)(rep.clip_count + 1) * sizeof *clips);
-                if (clips)
-                    rep.clips = clips;
-                if (!clips || !tb__clip_report(&rep.clips[rep.clip_count++], b, tb_doc_name(libs[l]),
-                                               tb__matched_roles(src, dst)))
-                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            }
-            tb_retarget_bake_free(b);
-            tb_clip_free(clip);
-        }
-        tb_retarget_calib_free(src);
-        tb_model_free(sm);
-        if (r != TB_OK && err && strncmp(err->where, tb_doc_name(libs[l]), strlen(tb_doc_name(libs[l])))) {
-            /* the library's fault: name it, then the place inside it */
-            char inner[sizeof err->where];
-            snprintf(inner, sizeof inner, "%s", err->where);
-            snprintf(err->where, sizeof err->where, "%.120s%s%.64s", tb_doc_name(libs[l]), inner[0] ? ": " : "",
-                     inner);
-        }
-    }
+    r = tb__rd_report_head(&rep, character, dst, &place, height, err);
+    for (int l = 0; l < lib_count && r == TB_OK; l++)
+        r = tb__rd_library(character, libs[l], &d, dst, &rep, err);
     tb_retarget_calib_free(dst);
     if (r == TB_OK)
         r = tb_doc_refresh(character, err);

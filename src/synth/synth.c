@@ -448,223 +448,253 @@ static const char *tbs__wname(tbs_wmode w)
     }
 }
 
+/* The tail: a loft along the variant's direction field (cut into pieces
+ * for tail_segmented), and the fur over it. */
+static int tbs__app_tail(const tbs_variant *v, tbs_mesh *m, tbs_mesh *m2, tbs_rng *rng, tbs_part *p, tbs_ring *rings)
+{
+    int n = 0;
+    const uint32_t all = (1u << TBS_JOINT_COUNT) - 1;
+    /* SPEC A9 choice: the separate shell's root ring lies within 7% H of
+     * the skeleton, just above the pelvis (or at Spine2 for tail_back) */
+    int back = v->shape == TBS_BACK;
+    double root[3] = {0, back ? 1.34 : 1.02, back ? -0.085 : -0.08};
+    float r0 = back ? 0.035f : v->length_m < 0.6f ? 0.035f : 0.04f;
+    float tip = back ? 0.3f : 0.25f;
+    tbs_poly pl;
+    const int dense = 4000;
+    if (!tbs__poly_alloc(&pl, dense + 1)) {
+        tbs__poly_free(&pl);
+        m->failed = 1;
+        return 0;
+    }
+    /* integrate the direction field with midpoint steps */
+    double ds = (double)v->length_m / dense;
+    memcpy(pl.p[0], root, sizeof root);
+    for (int i = 1; i <= dense; i++) {
+        double d[3];
+        tbs__tail_dir(v->shape, ((double)i - 0.5) / dense, d);
+        for (int k = 0; k < 3; k++)
+            pl.p[i][k] = pl.p[i - 1][k] + ds * d[k];
+    }
+    tbs__poly_lengths(&pl);
+    p->name = "tail";
+    p->kind = "tail";
+    p->cls = "chain";
+    p->attach = back ? TBS_SPINE2 : TBS_HIPS;
+    double skin_len = v->fur ? 0.9 * v->length_m : v->length_m;
+    size_t nt0 = m->nt;
+    p->v0[0] = tbs__tail_shell(m, &pl, skin_len, r0, tip, 0, rng, rings, &n);
+    if (v->pieces > 1) {
+        /* the same loft cut into pieces: ring groups with one ring
+         * interval (2 cm) left open between neighbours, flat caps */
+        m->n = p->v0[0];
+        m->nt = nt0;
+        int per = (n - (v->pieces - 1)) / v->pieces;
+        for (int i = 0, a = 0; i < v->pieces; i++) {
+            int cnt = i == v->pieces - 1 ? n - a : per + 1;
+            tbs_tube(m, rings + a, cnt, 12, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
+            a += cnt;
+        }
+        p->pieces = v->pieces;
+    }
+    p->v1[0] = m->n;
+    tbs__weigh(m, p->v0[0], p->v1[0], v->weights, all);
+    float tipp[3];
+    tbs__poly_at(&pl, v->length_m, tipp);
+    if (v->fur) {
+        /* the fur: an outer shell over the skin, sharing no vertex with it */
+        p->v0[1] = tbs__tail_shell(m2, &pl, v->length_m, r0, tip, 1, rng, rings, &n);
+        p->v1[1] = m2->n;
+        p->shells = 2;
+        tbs__weigh(m2, p->v0[1], p->v1[1], v->weights, all);
+    }
+    /* the centre line of the outermost shell, root ring to tip */
+    tbs__centreline_from_rings(p, rings, n, tipp);
+    tbs__poly_free(&pl);
+    return 1;
+}
+
+/* A cape or long hair: a flat loft down the back along a spline. */
+static int tbs__app_sheet(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs_ring *rings)
+{
+    int n = 0;
+    int cape = v->app == TBS_APP_CAPE;
+    static const double cape_cp[][3] = {{0, 1.52, -0.125}, {0, 1.30, -0.15}, {0, 0.95, -0.20}, {0, 0.45, -0.26}};
+    static const double hair_cp[][3] = {
+        {0, 1.875, -0.02}, {0, 1.81, -0.11}, {0, 1.68, -0.135}, {0, 1.50, -0.14}, {0, 1.30, -0.15}};
+    /* s fraction: half-width, half-thickness, bow (edges wrap forward) */
+    static const float cape_w[][4] = {{0, 0.16f, 0.012f, 0.02f}, {0.25f, 0.30f, 0.012f, 0.07f},
+                                      {1, 0.38f, 0.012f, 0.09f}};
+    static const float hair_w[][4] = {{0, 0.06f, 0.02f, 0.03f}, {0.15f, 0.085f, 0.02f, 0.05f},
+                                      {0.5f, 0.10f, 0.018f, 0.03f}, {1, 0.07f, 0.012f, 0.01f}};
+    tbs_poly pl;
+    if (!tbs__poly_spline(&pl, cape ? cape_cp : hair_cp, cape ? 4 : 5)) {
+        tbs__poly_free(&pl);
+        m->failed = 1;
+        return 0;
+    }
+    double len = pl.s[pl.n - 1];
+    n = (int)ceil(len / 0.025) + 1;
+    for (int i = 0; i < n; i++) {
+        double s = len * i / (n - 1);
+        float pr[3];
+        tbs__profile(cape ? cape_w : hair_w, cape ? 3 : 4, (float)(s / len), pr);
+        tbs__poly_at(&pl, s, rings[i].c);
+        rings[i].ra = pr[0];
+        rings[i].rb = pr[1];
+        /* a slight wrap round the body: the edges come forward (b
+         * points at the body for a loft running downwards) */
+        rings[i].bow = pr[2];
+    }
+    tbs_frames(rings, n, (const float[3]){1, 0, 0});
+    tbs__poly_free(&pl);
+    p->name = cape ? "cape" : "hair";
+    p->kind = p->name;
+    p->cls = "untouched";
+    p->attach = cape ? TBS_SPINE2 : TBS_HEAD;
+    p->v0[0] = tbs_tube(m, rings, n, 24, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
+    p->v1[0] = m->n;
+    uint32_t mask = cape ? TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) | TBS_BIT(TBS_SPINE2) |
+                               TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER) |
+                               TBS_BIT(TBS_L_UPLEG) | TBS_BIT(TBS_R_UPLEG) | TBS_BIT(TBS_L_LEG) |
+                               TBS_BIT(TBS_R_LEG)
+                         : TBS_BIT(TBS_HEAD) | TBS_BIT(TBS_NECK) | TBS_BIT(TBS_SPINE2) | TBS_BIT(TBS_SPINE1) |
+                               TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER);
+    tbs__weigh(m, p->v0[0], p->v1[0], v->weights, mask);
+    tbs__centreline_from_rings(p, rings, n, NULL);
+    return 1;
+}
+
+/* The skirt: a thin closed wall round the hips. */
+static int tbs__app_skirt(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs_ring *rings)
+{
+    int n = 0;
+    /* a thin closed wall: down the outside, round the hem, up the inside,
+     * lofted as one looped ring sequence (torus topology, no caps) */
+    const int half = 20;
+    for (int i = 0; i < half; i++) {
+        float u = (float)i / (float)(half - 1), y = 1.05f - 0.45f * u;
+        float f = powf(u, 0.8f);
+        rings[n].c[0] = 0, rings[n].c[1] = y, rings[n].c[2] = -0.01f - 0.02f * u;
+        rings[n].ra = 0.178f + 0.16f * f;
+        rings[n].rb = 0.125f + 0.17f * f;
+        n++;
+    }
+    for (int i = half - 1; i >= 0; i--) {
+        rings[n] = rings[i];
+        rings[n].ra -= 0.008f;
+        rings[n].rb -= 0.008f;
+        n++;
+    }
+    for (int i = 0; i < n; i++) {
+        rings[i].a[0] = 1, rings[i].a[1] = 0, rings[i].a[2] = 0;
+        rings[i].b[0] = 0, rings[i].b[1] = 0, rings[i].b[2] = 1;
+    }
+    p->name = "skirt";
+    p->kind = "skirt";
+    p->cls = "untouched";
+    p->attach = TBS_HIPS;
+    p->v0[0] = tbs_tube(m, rings, n, 32, TBS_CAP_NONE, NULL, TBS_CAP_NONE, NULL, 1);
+    p->v1[0] = m->n;
+    tbs__weigh(m, p->v0[0], p->v1[0], v->weights,
+               TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_L_UPLEG) | TBS_BIT(TBS_R_UPLEG));
+    tbs__centreline_from_rings(p, rings, half, NULL);
+    return 1;
+}
+
+/* The scabbard: a straight rigid box across the back. */
+static int tbs__app_scabbard(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs_ring *rings)
+{
+    int n = 0;
+    /* straight, constant section, hard-edged ends: carried, not grown */
+    const float a[3] = {-0.18f, 1.62f, -0.135f}, b[3] = {0.28f, 0.86f, -0.135f};
+    n = 37;
+    for (int i = 0; i < n; i++) {
+        float u = (float)i / (float)(n - 1);
+        for (int k = 0; k < 3; k++)
+            rings[i].c[k] = a[k] + u * (b[k] - a[k]);
+        rings[i].ra = 0.022f; /* a = +Z: flat against the back */
+        rings[i].rb = 0.04f;  /* b: across the back, 8 cm wide */
+    }
+    tbs_frames(rings, n, (const float[3]){0, 0, 1});
+    p->name = "scabbard";
+    p->kind = "scabbard";
+    p->cls = "rigid";
+    p->attach = TBS_SPINE2;
+    p->v0[0] = tbs_tube(m, rings, n, 16, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
+    p->v1[0] = m->n;
+    tbs__weigh(m, p->v0[0], p->v1[0], v->weights,
+               TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) | TBS_BIT(TBS_SPINE2) |
+                   TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER));
+    tbs__centreline_from_rings(p, rings, n, NULL);
+    /* the root: where the scabbard crosses the spine */
+    float t = (0 - a[0]) / (b[0] - a[0]);
+    for (int k = 0; k < 3; k++)
+        p->root[k] = a[k] + t * (b[k] - a[k]);
+    return 1;
+}
+
+/* Two ears on the head: parts[0] and parts[1]. */
+static int tbs__app_ears(const tbs_variant *v, tbs_mesh *m, tbs_part *parts, tbs_ring *rings)
+{
+    int n = 0;
+    for (int side = 0; side < 2; side++) {
+        tbs_part *e = &parts[side];
+        if (side) {
+            memset(e, 0, sizeof *e);
+            e->weights = parts[0].weights;
+            e->shells = 1;
+        }
+        float sx = side ? -1.0f : 1.0f;
+        float root[3] = {0.075f * sx, 1.785f, 0.0f}, dir[3] = {0.75f * sx, 0.45f, -0.48f};
+        float dl = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+        const float len = 0.12f;
+        n = 9;
+        for (int i = 0; i < n; i++) {
+            float u = (float)i / (float)(n - 1);
+            for (int k = 0; k < 3; k++)
+                rings[i].c[k] = root[k] + dir[k] / dl * len * 0.92f * u;
+            rings[i].ra = 0.03f * (1 - 0.85f * u);
+            rings[i].rb = 0.008f * (1 - 0.5f * u);
+        }
+        tbs_frames(rings, n, (const float[3]){0, 1, 0});
+        float tipp[3];
+        for (int k = 0; k < 3; k++)
+            tipp[k] = root[k] + dir[k] / dl * len;
+        e->name = side ? "ear_right" : "ear_left";
+        e->kind = "ear";
+        e->cls = "untouched";
+        e->attach = TBS_HEAD;
+        e->v0[0] = tbs_tube(m, rings, n, 12, TBS_CAP_POLE, root, TBS_CAP_POLE, tipp, 0);
+        e->v1[0] = m->n;
+        tbs__weigh(m, e->v0[0], e->v1[0], v->weights, TBS_BIT(TBS_HEAD) | TBS_BIT(TBS_NECK));
+        tbs__centreline_from_rings(e, rings, n, tipp);
+    }
+    return 2;
+}
+
 /* Builds the appendage(s) of v into m (and fur into m2). Returns the number
  * of parts written to parts[]. */
 static int tbs__appendage(const tbs_variant *v, tbs_mesh *m, tbs_mesh *m2, tbs_rng *rng, tbs_part *parts)
 {
     tbs_ring rings[TBS_MAX_RINGS];
     memset(rings, 0, sizeof rings);
-    int n = 0;
-    const uint32_t all = (1u << TBS_JOINT_COUNT) - 1;
     tbs_part *p = &parts[0];
     memset(p, 0, sizeof *p);
     p->weights = tbs__wname(v->weights);
     p->shells = 1;
     switch (v->app) {
-    case TBS_APP_TAIL: {
-        /* SPEC A9 choice: the separate shell's root ring lies within 7% H of
-         * the skeleton, just above the pelvis (or at Spine2 for tail_back) */
-        int back = v->shape == TBS_BACK;
-        double root[3] = {0, back ? 1.34 : 1.02, back ? -0.085 : -0.08};
-        float r0 = back ? 0.035f : v->length_m < 0.6f ? 0.035f : 0.04f;
-        float tip = back ? 0.3f : 0.25f;
-        tbs_poly pl;
-        const int dense = 4000;
-        if (!tbs__poly_alloc(&pl, dense + 1)) {
-            tbs__poly_free(&pl);
-            m->failed = 1;
-            return 0;
-        }
-        /* integrate the direction field with midpoint steps */
-        double ds = (double)v->length_m / dense;
-        memcpy(pl.p[0], root, sizeof root);
-        for (int i = 1; i <= dense; i++) {
-            double d[3];
-            tbs__tail_dir(v->shape, ((double)i - 0.5) / dense, d);
-            for (int k = 0; k < 3; k++)
-                pl.p[i][k] = pl.p[i - 1][k] + ds * d[k];
-        }
-        tbs__poly_lengths(&pl);
-        p->name = "tail";
-        p->kind = "tail";
-        p->cls = "chain";
-        p->attach = back ? TBS_SPINE2 : TBS_HIPS;
-        double skin_len = v->fur ? 0.9 * v->length_m : v->length_m;
-        size_t nt0 = m->nt;
-        p->v0[0] = tbs__tail_shell(m, &pl, skin_len, r0, tip, 0, rng, rings, &n);
-        if (v->pieces > 1) {
-            /* the same loft cut into pieces: ring groups with one ring
-             * interval (2 cm) left open between neighbours, flat caps */
-            m->n = p->v0[0];
-            m->nt = nt0;
-            int per = (n - (v->pieces - 1)) / v->pieces;
-            for (int i = 0, a = 0; i < v->pieces; i++) {
-                int cnt = i == v->pieces - 1 ? n - a : per + 1;
-                tbs_tube(m, rings + a, cnt, 12, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
-                a += cnt;
-            }
-            p->pieces = v->pieces;
-        }
-        p->v1[0] = m->n;
-        tbs__weigh(m, p->v0[0], p->v1[0], v->weights, all);
-        float tipp[3];
-        tbs__poly_at(&pl, v->length_m, tipp);
-        if (v->fur) {
-            /* the fur: an outer shell over the skin, sharing no vertex with it */
-            p->v0[1] = tbs__tail_shell(m2, &pl, v->length_m, r0, tip, 1, rng, rings, &n);
-            p->v1[1] = m2->n;
-            p->shells = 2;
-            tbs__weigh(m2, p->v0[1], p->v1[1], v->weights, all);
-        }
-        /* the centre line of the outermost shell, root ring to tip */
-        tbs__centreline_from_rings(p, rings, n, tipp);
-        tbs__poly_free(&pl);
-        return 1;
-    }
+    case TBS_APP_TAIL:
+        return tbs__app_tail(v, m, m2, rng, p, rings);
     case TBS_APP_CAPE:
-    case TBS_APP_HAIR: {
-        int cape = v->app == TBS_APP_CAPE;
-        static const double cape_cp[][3] = {{0, 1.52, -0.125}, {0, 1.30, -0.15}, {0, 0.95, -0.20}, {0, 0.45, -0.26}};
-        static const double hair_cp[][3] = {
-            {0, 1.875, -0.02}, {0, 1.81, -0.11}, {0, 1.68, -0.135}, {0, 1.50, -0.14}, {0, 1.30, -0.15}};
-        /* s fraction: half-width, half-thickness, bow (edges wrap forward) */
-        static const float cape_w[][4] = {{0, 0.16f, 0.012f, 0.02f}, {0.25f, 0.30f, 0.012f, 0.07f},
-                                          {1, 0.38f, 0.012f, 0.09f}};
-        static const float hair_w[][4] = {{0, 0.06f, 0.02f, 0.03f}, {0.15f, 0.085f, 0.02f, 0.05f},
-                                          {0.5f, 0.10f, 0.018f, 0.03f}, {1, 0.07f, 0.012f, 0.01f}};
-        tbs_poly pl;
-        if (!tbs__poly_spline(&pl, cape ? cape_cp : hair_cp, cape ? 4 : 5)) {
-            tbs__poly_free(&pl);
-            m->failed = 1;
-            return 0;
-        }
-        double len = pl.s[pl.n - 1];
-        n = (int)ceil(len / 0.025) + 1;
-        for (int i = 0; i < n; i++) {
-            double s = len * i / (n - 1);
-            float pr[3];
-            tbs__profile(cape ? cape_w : hair_w, cape ? 3 : 4, (float)(s / len), pr);
-            tbs__poly_at(&pl, s, rings[i].c);
-            rings[i].ra = pr[0];
-            rings[i].rb = pr[1];
-            /* a slight wrap round the body: the edges come forward (b
-             * points at the body for a loft running downwards) */
-            rings[i].bow = pr[2];
-        }
-        tbs_frames(rings, n, (const float[3]){1, 0, 0});
-        tbs__poly_free(&pl);
-        p->name = cape ? "cape" : "hair";
-        p->kind = p->name;
-        p->cls = "untouched";
-        p->attach = cape ? TBS_SPINE2 : TBS_HEAD;
-        p->v0[0] = tbs_tube(m, rings, n, 24, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
-        p->v1[0] = m->n;
-        uint32_t mask = cape ? TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) | TBS_BIT(TBS_SPINE2) |
-                                   TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER) |
-                                   TBS_BIT(TBS_L_UPLEG) | TBS_BIT(TBS_R_UPLEG) | TBS_BIT(TBS_L_LEG) |
-                                   TBS_BIT(TBS_R_LEG)
-                             : TBS_BIT(TBS_HEAD) | TBS_BIT(TBS_NECK) | TBS_BIT(TBS_SPINE2) | TBS_BIT(TBS_SPINE1) |
-                                   TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER);
-        tbs__weigh(m, p->v0[0], p->v1[0], v->weights, mask);
-        tbs__centreline_from_rings(p, rings, n, NULL);
-        return 1;
-    }
-    case TBS_APP_SKIRT: {
-        /* a thin closed wall: down the outside, round the hem, up the inside,
-         * lofted as one looped ring sequence (torus topology, no caps) */
-        const int half = 20;
-        for (int i = 0; i < half; i++) {
-            float u = (float)i / (float)(half - 1), y = 1.05f - 0.45f * u;
-            float f = powf(u, 0.8f);
-            rings[n].c[0] = 0, rings[n].c[1] = y, rings[n].c[2] = -0.01f - 0.02f * u;
-            rings[n].ra = 0.178f + 0.16f * f;
-            rings[n].rb = 0.125f + 0.17f * f;
-            n++;
-        }
-        for (int i = half - 1; i >= 0; i--) {
-            rings[n] = rings[i];
-            rings[n].ra -= 0.008f;
-            rings[n].rb -= 0.008f;
-            n++;
-        }
-        for (int i = 0; i < n; i++) {
-            rings[i].a[0] = 1, rings[i].a[1] = 0, rings[i].a[2] = 0;
-            rings[i].b[0] = 0, rings[i].b[1] = 0, rings[i].b[2] = 1;
-        }
-        p->name = "skirt";
-        p->kind = "skirt";
-        p->cls = "untouched";
-        p->attach = TBS_HIPS;
-        p->v0[0] = tbs_tube(m, rings, n, 32, TBS_CAP_NONE, NULL, TBS_CAP_NONE, NULL, 1);
-        p->v1[0] = m->n;
-        tbs__weigh(m, p->v0[0], p->v1[0], v->weights,
-                   TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_L_UPLEG) | TBS_BIT(TBS_R_UPLEG));
-        tbs__centreline_from_rings(p, rings, half, NULL);
-        return 1;
-    }
-    case TBS_APP_SCABBARD: {
-        /* straight, constant section, hard-edged ends: carried, not grown */
-        const float a[3] = {-0.18f, 1.62f, -0.135f}, b[3] = {0.28f, 0.86f, -0.135f};
-        n = 37;
-        for (int i = 0; i < n; i++) {
-            float u = (float)i / (float)(n - 1);
-            for (int k = 0; k < 3; k++)
-                rings[i].c[k] = a[k] + u * (b[k] - a[k]);
-            rings[i].ra = 0.022f; /* a = +Z: flat against the back */
-            rings[i].rb = 0.04f;  /* b: across the back, 8 cm wide */
-        }
-        tbs_frames(rings, n, (const float[3]){0, 0, 1});
-        p->name = "scabbard";
-        p->kind = "scabbard";
-        p->cls = "rigid";
-        p->attach = TBS_SPINE2;
-        p->v0[0] = tbs_tube(m, rings, n, 16, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
-        p->v1[0] = m->n;
-        tbs__weigh(m, p->v0[0], p->v1[0], v->weights,
-                   TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) | TBS_BIT(TBS_SPINE2) |
-                       TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER));
-        tbs__centreline_from_rings(p, rings, n, NULL);
-        /* the root: where the scabbard crosses the spine */
-        float t = (0 - a[0]) / (b[0] - a[0]);
-        for (int k = 0; k < 3; k++)
-            p->root[k] = a[k] + t * (b[k] - a[k]);
-        return 1;
-    }
-    case TBS_APP_EARS: {
-        for (int side = 0; side < 2; side++) {
-            tbs_part *e = &parts[side];
-            if (side) {
-                memset(e, 0, sizeof *e);
-                e->weights = parts[0].weights;
-                e->shells = 1;
-            }
-            float sx = side ? -1.0f : 1.0f;
-            float root[3] = {0.075f * sx, 1.785f, 0.0f}, dir[3] = {0.75f * sx, 0.45f, -0.48f};
-            float dl = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
-            const float len = 0.12f;
-            n = 9;
-            for (int i = 0; i < n; i++) {
-                float u = (float)i / (float)(n - 1);
-                for (int k = 0; k < 3; k++)
-                    rings[i].c[k] = root[k] + dir[k] / dl * len * 0.92f * u;
-                rings[i].ra = 0.03f * (1 - 0.85f * u);
-                rings[i].rb = 0.008f * (1 - 0.5f * u);
-            }
-            tbs_frames(rings, n, (const float[3]){0, 1, 0});
-            float tipp[3];
-            for (int k = 0; k < 3; k++)
-                tipp[k] = root[k] + dir[k] / dl * len;
-            e->name = side ? "ear_right" : "ear_left";
-            e->kind = "ear";
-            e->cls = "untouched";
-            e->attach = TBS_HEAD;
-            e->v0[0] = tbs_tube(m, rings, n, 12, TBS_CAP_POLE, root, TBS_CAP_POLE, tipp, 0);
-            e->v1[0] = m->n;
-            tbs__weigh(m, e->v0[0], e->v1[0], v->weights, TBS_BIT(TBS_HEAD) | TBS_BIT(TBS_NECK));
-            tbs__centreline_from_rings(e, rings, n, tipp);
-        }
-        return 2;
-    }
+    case TBS_APP_HAIR:
+        return tbs__app_sheet(v, m, p, rings);
+    case TBS_APP_SKIRT:
+        return tbs__app_skirt(v, m, p, rings);
+    case TBS_APP_SCABBARD:
+        return tbs__app_scabbard(v, m, p, rings);
+    case TBS_APP_EARS:
+        return tbs__app_ears(v, m, parts, rings);
     default:
         return 0;
     }
@@ -743,6 +773,124 @@ typedef struct tbs_build {
     char joint_names[TBS_JOINT_COUNT][40];
 } tbs_build;
 
+/* The distance from a to b, in double. */
+static double tbs__dist(const float *a, const float *b)
+{
+    double d2 = 0;
+    for (int c = 0; c < 3; c++)
+        d2 += ((double)a[c] - b[c]) * ((double)a[c] - b[c]);
+    return sqrt(d2);
+}
+
+/* Whether the position q is one of the body mesh's (a welded tail's root
+ * ring is the body's own skin). */
+static int tbs__on_body(const tbs_mesh *bm, const float *q)
+{
+    int ring = 0;
+    for (size_t u = 0; u < bm->n && !ring; u++)
+        ring = !memcmp(bm->pos + u * 3, q, 3 * sizeof(float));
+    return ring;
+}
+
+/* One appendage's truth: names, class, attachment, root, centre line and
+ * lengths (all and beyond the A2 band), K for a chain, its vertices (and a
+ * welded tail's collar band). */
+static json_t *tbs__truth_part(const tbs_build *b, const tbs_part *p, const tbs_prim_out *prims, int nprims,
+                               double unit, double height_m)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(p->name));
+    json_object_set_new(o, "kind", json_string(p->kind));
+    json_object_set_new(o, "class", json_string(p->cls));
+    json_object_set_new(o, "attachment", json_string(tb_role_name((tb_role)(p->attach + 1))));
+    json_object_set_new(o, "attachment_node", json_string(b->joint_names[p->attach]));
+    json_object_set_new(o, "weights", json_string(p->weights));
+    json_object_set_new(o, "shells", json_integer(p->pieces ? p->pieces : p->shells));
+    json_object_set_new(o, "welded", json_boolean(b->v->welded));
+    json_object_set_new(o, "root", tbs__vec(p->root, 3, unit, 1e5));
+    json_object_set_new(o, "root_m", tbs__vec(p->root, 3, 1, 1e6));
+    double len = 0;
+    json_t *cl = json_array();
+    for (int k = 0; k < p->ncl; k++) {
+        if (k)
+            len += tbs__dist(p->cl[k], p->cl[k - 1]);
+        json_array_append_new(cl, tbs__vec(p->cl[k], 3, unit, 1e5));
+    }
+    json_object_set_new(o, "length", tbs__num(len * unit, 1e5));
+    json_object_set_new(o, "length_m", tbs__num(len, 1e6));
+    /* the part beyond 7% H of the skeleton (SPEC A2): what a pass that
+     * measures from the collar sees as the appendage's length */
+    double far_len = 0;
+    int out = 0;
+    for (int k = 1; k < p->ncl; k++) {
+        if (!out) {
+            float dmin = INFINITY;
+            for (int j = 0; j < TBS_JOINT_COUNT; j++) {
+                float a[3], bb[3];
+                tbs_bone_segment(j, a, bb);
+                float d = tbs_segment_distance(p->cl[k], a, bb);
+                dmin = d < dmin ? d : dmin;
+            }
+            out = dmin > 0.07 * height_m;
+        }
+        if (out)
+            far_len += tbs__dist(p->cl[k], p->cl[k - 1]);
+    }
+    json_object_set_new(o, "length_beyond_band", tbs__num(far_len * unit, 1e5));
+    json_object_set_new(o, "length_beyond_band_m", tbs__num(far_len, 1e6));
+    if (!strcmp(p->cls, "chain")) {
+        /* SPEC A9: K = clamp(round(L / 0.1H), 3, 8) */
+        long k = lround(len / (0.1 * height_m));
+        json_object_set_new(o, "K", json_integer(k < 3 ? 3 : k > 8 ? 8 : k));
+    }
+    /* vertex lists: the primitive order is body, appendage[, fur] */
+    json_t *vs = json_array(), *band = json_array();
+    /* a welded tail's transition: the tube within 1.5 root radii of its
+     * weld ring, where body and tail are one surface (the collar band
+     * of SPEC A10); scored neither way */
+    double r_root = 0;
+    if (b->v->welded && p->ncl > 1) {
+        const tbs_mesh *pm = prims[1].mesh;
+        size_t nr = 0;
+        for (size_t q = p->v0[0]; q < p->v1[0]; q++) {
+            if (!tbs__on_body(prims[0].mesh, pm->pos + q * 3))
+                continue;
+            r_root += tbs__dist(pm->pos + q * 3, p->cl[0]);
+            nr++;
+        }
+        r_root = nr ? r_root / (double)nr : 0;
+    }
+    size_t off_app = prims[0].mesh->n, off_fur = off_app + (nprims > 1 ? prims[1].mesh->n : 0);
+    size_t count = 0;
+    for (int sh = 0; sh < p->shells; sh++) {
+        size_t off = sh ? off_fur : off_app;
+        const tbs_mesh *pm = sh ? prims[2].mesh : prims[1].mesh;
+        for (size_t q = p->v0[sh]; q < p->v1[sh]; q++) {
+            /* a welded tail's root ring is the body's own skin (its
+             * positions are body vertices'); the rest of the tube is
+             * the tail, however near the body (SPEC A10) */
+            if (b->v->welded && !sh) {
+                if (tbs__on_body(prims[0].mesh, pm->pos + q * 3))
+                    continue;
+                if (tbs__dist(pm->pos + q * 3, p->cl[0]) <= 1.5 * r_root) {
+                    json_array_append_new(band, json_integer((json_int_t)(off + q)));
+                    continue;
+                }
+            }
+            json_array_append_new(vs, json_integer((json_int_t)(off + q)));
+            count++;
+        }
+    }
+    json_object_set_new(o, "vertex_count", json_integer((json_int_t)count));
+    json_object_set_new(o, "vertices", vs);
+    if (json_array_size(band))
+        json_object_set_new(o, "collar_band", band);
+    else
+        json_decref(band);
+    json_object_set_new(o, "centerline", cl);
+    return o;
+}
+
 static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int nprims, double unit,
                           double height_m)
 {
@@ -775,124 +923,8 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
         json_array_append_new(clips, json_string(clip_names[i]));
     json_object_set_new(t, "clips", clips);
     json_t *apps = json_array();
-    for (int i = 0; i < b->nparts; i++) {
-        const tbs_part *p = &b->parts[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(p->name));
-        json_object_set_new(o, "kind", json_string(p->kind));
-        json_object_set_new(o, "class", json_string(p->cls));
-        json_object_set_new(o, "attachment", json_string(tb_role_name((tb_role)(p->attach + 1))));
-        json_object_set_new(o, "attachment_node", json_string(b->joint_names[p->attach]));
-        json_object_set_new(o, "weights", json_string(p->weights));
-        json_object_set_new(o, "shells", json_integer(p->pieces ? p->pieces : p->shells));
-        json_object_set_new(o, "welded", json_boolean(b->v->welded));
-        json_object_set_new(o, "root", tbs__vec(p->root, 3, unit, 1e5));
-        json_object_set_new(o, "root_m", tbs__vec(p->root, 3, 1, 1e6));
-        double len = 0;
-        json_t *cl = json_array();
-        for (int k = 0; k < p->ncl; k++) {
-            if (k) {
-                double d2 = 0;
-                for (int c = 0; c < 3; c++)
-                    d2 += ((double)p->cl[k][c] - p->cl[k - 1][c]) * ((double)p->cl[k][c] - p->cl[k - 1][c]);
-                len += sqrt(d2);
-            }
-            json_array_append_new(cl, tbs__vec(p->cl[k], 3, unit, 1e5));
-        }
-        json_object_set_new(o, "length", tbs__num(len * unit, 1e5));
-        json_object_set_new(o, "length_m", tbs__num(len, 1e6));
-        /* the part beyond 7% H of the skeleton (SPEC A2): what a pass that
-         * measures from the collar sees as the appendage's length */
-        double far_len = 0;
-        int out = 0;
-        for (int k = 1; k < p->ncl; k++) {
-            if (!out) {
-                float dmin = INFINITY;
-                for (int j = 0; j < TBS_JOINT_COUNT; j++) {
-                    float a[3], bb[3];
-                    tbs_bone_segment(j, a, bb);
-                    float d = tbs_segment_distance(p->cl[k], a, bb);
-                    dmin = d < dmin ? d : dmin;
-                }
-                out = dmin > 0.07 * height_m;
-            }
-            if (out) {
-                double d2 = 0;
-                for (int c = 0; c < 3; c++)
-                    d2 += ((double)p->cl[k][c] - p->cl[k - 1][c]) * ((double)p->cl[k][c] - p->cl[k - 1][c]);
-                far_len += sqrt(d2);
-            }
-        }
-        json_object_set_new(o, "length_beyond_band", tbs__num(far_len * unit, 1e5));
-        json_object_set_new(o, "length_beyond_band_m", tbs__num(far_len, 1e6));
-        if (!strcmp(p->cls, "chain")) {
-            /* SPEC A9: K = clamp(round(L / 0.1H), 3, 8) */
-            long k = lround(len / (0.1 * height_m));
-            json_object_set_new(o, "K", json_integer(k < 3 ? 3 : k > 8 ? 8 : k));
-        }
-        /* vertex lists: the primitive order is body, appendage[, fur] */
-        json_t *vs = json_array(), *band = json_array();
-        /* a welded tail's transition: the tube within 1.5 root radii of its
-         * weld ring, where body and tail are one surface (the collar band
-         * of SPEC A10); scored neither way */
-        double r_root = 0;
-        if (b->v->welded && p->ncl > 1) {
-            const tbs_mesh *pm = prims[1].mesh;
-            size_t nr = 0;
-            for (size_t q = p->v0[0]; q < p->v1[0]; q++) {
-                const tbs_mesh *bm = prims[0].mesh;
-                int ring = 0;
-                for (size_t u = 0; u < bm->n && !ring; u++)
-                    ring = !memcmp(bm->pos + u * 3, pm->pos + q * 3, 3 * sizeof(float));
-                if (!ring)
-                    continue;
-                double d2 = 0;
-                for (int c = 0; c < 3; c++)
-                    d2 += ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]) *
-                          ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]);
-                r_root += sqrt(d2);
-                nr++;
-            }
-            r_root = nr ? r_root / (double)nr : 0;
-        }
-        size_t off_app = prims[0].mesh->n, off_fur = off_app + (nprims > 1 ? prims[1].mesh->n : 0);
-        size_t count = 0;
-        for (int sh = 0; sh < p->shells; sh++) {
-            size_t off = sh ? off_fur : off_app;
-            const tbs_mesh *pm = sh ? prims[2].mesh : prims[1].mesh;
-            for (size_t q = p->v0[sh]; q < p->v1[sh]; q++) {
-                /* a welded tail's root ring is the body's own skin (its
-                 * positions are body vertices'); the rest of the tube is
-                 * the tail, however near the body (SPEC A10) */
-                if (b->v->welded && !sh) {
-                    int ring = 0;
-                    const tbs_mesh *bm = prims[0].mesh;
-                    for (size_t u = 0; u < bm->n && !ring; u++)
-                        ring = !memcmp(bm->pos + u * 3, pm->pos + q * 3, 3 * sizeof(float));
-                    if (ring)
-                        continue;
-                    double d2 = 0;
-                    for (int c = 0; c < 3; c++)
-                        d2 += ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]) *
-                              ((double)pm->pos[q * 3 + (size_t)c] - p->cl[0][c]);
-                    if (sqrt(d2) <= 1.5 * r_root) {
-                        json_array_append_new(band, json_integer((json_int_t)(off + q)));
-                        continue;
-                    }
-                }
-                json_array_append_new(vs, json_integer((json_int_t)(off + q)));
-                count++;
-            }
-        }
-        json_object_set_new(o, "vertex_count", json_integer((json_int_t)count));
-        json_object_set_new(o, "vertices", vs);
-        if (json_array_size(band))
-            json_object_set_new(o, "collar_band", band);
-        else
-            json_decref(band);
-        json_object_set_new(o, "centerline", cl);
-        json_array_append_new(apps, o);
-    }
+    for (int i = 0; i < b->nparts; i++)
+        json_array_append_new(apps, tbs__truth_part(b, &b->parts[i], prims, nprims, unit, height_m));
     json_object_set_new(t, "appendages", apps);
     return t;
 }

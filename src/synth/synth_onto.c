@@ -1409,8 +1409,9 @@ static json_t *fx__vec(const float *v, double q)
 
 static json_t *fx__num(double x, double q) { return json_real(round(x * q) / q); }
 
-static tb_result fx__write(fx_build *bd, tb_doc *doc, const char *body_name, uint32_t seed, json_t **truth,
-                           tb_error *err)
+/* The fixture's parts into the body's glTF: per part a material per
+ * mesh, a mesh, a node on the body's skin in the scene. */
+static tb_result fx__write_parts(fx_build *bd, tb_doc *doc, tb_error *err)
 {
     const fx_body *b = &bd->b;
     json_t *root = tb_doc_json(doc);
@@ -1460,7 +1461,88 @@ static tb_result fx__write(fx_build *bd, tb_doc *doc, const char *body_name, uin
                                                (int)json_array_size(meshes) - 1, "skin", b->m->skin));
         json_array_append_new(sc_nodes, json_integer(p->node));
     }
-    tb_result r = tb_doc_refresh(doc, err);
+    return TB_OK;
+}
+
+/* One part's truth on the output model om: class, decision, attachment,
+ * root, a tail's shape, length and centre line, its vertices per primitive
+ * and in model order (a weld ring apart). */
+static json_t *fx__truth_part(const fx_build *bd, const fx_part *p, const tb_model *om, double q)
+{
+    const fx_body *b = &bd->b;
+    const fx_fixture *fx = bd->fx;
+    int tail = !strcmp(p->cls, "tail");
+    json_t *a = json_object();
+    json_object_set_new(a, "name", json_string(tail ? "tail" : p->cls));
+    json_object_set_new(a, "class", json_string(p->cls));
+    json_object_set_new(a, "decision", json_string(p->decision));
+    if (tail) {
+        json_object_set_new(a, "shape", json_string(fx__shape_name[fx->shape]));
+        json_object_set_new(a, "mesh_kind", json_string(fx__kind_name[fx->kind]));
+        json_object_set_new(a, "weights", json_string(fx__weights_name[fx->weights]));
+    }
+    json_object_set_new(a, "attachment", json_string(tb_role_name((tb_role)p->attach_role)));
+    int aj = b->m->role_joint[p->attach_role];
+    json_object_set_new(a, "attachment_node", json_string(aj >= 0 && b->m->skel.names[aj] ? b->m->skel.names[aj] : ""));
+    json_object_set_new(a, "root", fx__vec(p->root, q));
+    if (tail || p->length > 0)
+        json_object_set_new(a, "length", fx__num(p->length, q));
+    if (tail) {
+        json_object_set_new(a, "length_h", fx__num(p->length / b->H, 1e4));
+        json_object_set_new(a, "welded", json_boolean(p->weld_ring_n > 0));
+        json_object_set_new(a, "radius_root", fx__num(bd->tail_r0, q));
+        json_t *cl = json_array();
+        for (int k = 0; k < bd->line.n; k += 2)
+            json_array_append_new(cl, fx__vec(bd->line.p[k], q));
+        json_object_set_new(a, "centerline", cl);
+        if (fx->shape == FX_HANG || fx->shape == FX_BESIDE) {
+            json_object_set_new(a, "thigh_bone_distance_h",
+                                json_pack("[o,o]", fx__num(bd->near_thigh[0], 1e4), fx__num(bd->near_thigh[1], 1e4)));
+            json_object_set_new(a, "thigh_skin_gap_h", fx__num(bd->skin_gap, 1e4));
+        }
+    }
+    json_object_set_new(a, "shells", json_integer(p->shells));
+    /* per primitive, then flat in model order */
+    json_t *pp = json_array(), *flat = json_array(), *ring = json_array();
+    size_t total = 0, near = 0;
+    for (int k = 0; k < om->prim_count; k++) {
+        if (om->prims[k].node != p->node)
+            continue;
+        json_t *ix = json_array();
+        size_t skip = om->prims[k].primitive == 0 ? p->weld_ring_n : 0;
+        for (size_t v = 0; v < om->prims[k].vertex_count; v++) {
+            size_t mv = om->prims[k].vertex_offset + v;
+            if (v < skip) {
+                json_array_append_new(ring, json_integer((json_int_t)mv));
+                continue;
+            }
+            json_array_append_new(ix, json_integer((json_int_t)v));
+            json_array_append_new(flat, json_integer((json_int_t)mv));
+            total++;
+            near += fx__skeleton_distance(b, om->positions + mv * 3) <= 0.07f * b->H;
+        }
+        json_array_append_new(pp, json_pack("{s:i,s:i,s:i,s:o}", "node", p->node, "mesh", om->prims[k].mesh,
+                                            "primitive", om->prims[k].primitive, "indices", ix));
+    }
+    json_object_set_new(a, "vertex_count", json_integer((json_int_t)total));
+    json_object_set_new(a, "within_7pct_h", fx__num(total ? (double)near / (double)total : 0, 1e4));
+    json_object_set_new(a, "primitives", pp);
+    json_object_set_new(a, "vertices", flat);
+    if (p->weld_ring_n)
+        json_object_set_new(a, "weld_ring", ring);
+    else
+        json_decref(ring);
+    return a;
+}
+
+static tb_result fx__write(fx_build *bd, tb_doc *doc, const char *body_name, uint32_t seed, json_t **truth,
+                           tb_error *err)
+{
+    const fx_body *b = &bd->b;
+    tb_result r = fx__write_parts(bd, doc, err);
+    if (r != TB_OK)
+        return r;
+    r = tb_doc_refresh(doc, err);
     if (r != TB_OK || !truth)
         return r;
     /* the truth, with indices in tb_model order on the output */
@@ -1497,71 +1579,8 @@ static tb_result fx__write(fx_build *bd, tb_doc *doc, const char *body_name, uin
                                              (json_int_t)om->prims[i].vertex_count));
     json_object_set_new(t, "primitives", prl);
     json_t *apps = json_array();
-    for (int i = 0; i < bd->nparts; i++) {
-        fx_part *p = &bd->parts[i];
-        int tail = !strcmp(p->cls, "tail");
-        json_t *a = json_object();
-        json_object_set_new(a, "name", json_string(tail ? "tail" : p->cls));
-        json_object_set_new(a, "class", json_string(p->cls));
-        json_object_set_new(a, "decision", json_string(p->decision));
-        if (tail) {
-            json_object_set_new(a, "shape", json_string(fx__shape_name[fx->shape]));
-            json_object_set_new(a, "mesh_kind", json_string(fx__kind_name[fx->kind]));
-            json_object_set_new(a, "weights", json_string(fx__weights_name[fx->weights]));
-        }
-        json_object_set_new(a, "attachment", json_string(tb_role_name((tb_role)p->attach_role)));
-        int aj = b->m->role_joint[p->attach_role];
-        json_object_set_new(a, "attachment_node", json_string(aj >= 0 && b->m->skel.names[aj] ? b->m->skel.names[aj] : ""));
-        json_object_set_new(a, "root", fx__vec(p->root, q));
-        if (tail || p->length > 0)
-            json_object_set_new(a, "length", fx__num(p->length, q));
-        if (tail) {
-            json_object_set_new(a, "length_h", fx__num(p->length / b->H, 1e4));
-            json_object_set_new(a, "welded", json_boolean(p->weld_ring_n > 0));
-            json_object_set_new(a, "radius_root", fx__num(bd->tail_r0, q));
-            json_t *cl = json_array();
-            for (int k = 0; k < bd->line.n; k += 2)
-                json_array_append_new(cl, fx__vec(bd->line.p[k], q));
-            json_object_set_new(a, "centerline", cl);
-            if (fx->shape == FX_HANG || fx->shape == FX_BESIDE) {
-                json_object_set_new(a, "thigh_bone_distance_h",
-                                    json_pack("[o,o]", fx__num(bd->near_thigh[0], 1e4), fx__num(bd->near_thigh[1], 1e4)));
-                json_object_set_new(a, "thigh_skin_gap_h", fx__num(bd->skin_gap, 1e4));
-            }
-        }
-        json_object_set_new(a, "shells", json_integer(p->shells));
-        /* per primitive, then flat in model order */
-        json_t *pp = json_array(), *flat = json_array(), *ring = json_array();
-        size_t total = 0, near = 0;
-        for (int k = 0; k < om->prim_count; k++) {
-            if (om->prims[k].node != p->node)
-                continue;
-            json_t *ix = json_array();
-            size_t skip = om->prims[k].primitive == 0 ? p->weld_ring_n : 0;
-            for (size_t v = 0; v < om->prims[k].vertex_count; v++) {
-                size_t mv = om->prims[k].vertex_offset + v;
-                if (v < skip) {
-                    json_array_append_new(ring, json_integer((json_int_t)mv));
-                    continue;
-                }
-                json_array_append_new(ix, json_integer((json_int_t)v));
-                json_array_append_new(flat, json_integer((json_int_t)mv));
-                total++;
-                near += fx__skeleton_distance(b, om->positions + mv * 3) <= 0.07f * b->H;
-            }
-            json_array_append_new(pp, json_pack("{s:i,s:i,s:i,s:o}", "node", p->node, "mesh", om->prims[k].mesh,
-                                                "primitive", om->prims[k].primitive, "indices", ix));
-        }
-        json_object_set_new(a, "vertex_count", json_integer((json_int_t)total));
-        json_object_set_new(a, "within_7pct_h", fx__num(total ? (double)near / (double)total : 0, 1e4));
-        json_object_set_new(a, "primitives", pp);
-        json_object_set_new(a, "vertices", flat);
-        if (p->weld_ring_n)
-            json_object_set_new(a, "weld_ring", ring);
-        else
-            json_decref(ring);
-        json_array_append_new(apps, a);
-    }
+    for (int i = 0; i < bd->nparts; i++)
+        json_array_append_new(apps, fx__truth_part(bd, &bd->parts[i], om, q));
     json_object_set_new(t, "appendages", apps);
     tb_model_free(om);
     *truth = t;
