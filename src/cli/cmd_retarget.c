@@ -165,7 +165,7 @@ static const char *tb__whose(const tb_error *err, const char *in, const char *cl
 
 int tb_cmd_retarget(int argc, char **argv)
 {
-    tb__opts o;
+    tb__opts o = {0};
     int exit_now = tb__args(argc, argv, &o);
     if (exit_now >= 0)
         return exit_now;
