@@ -1,7 +1,8 @@
 /* Issue 13's bar on every fixture whose tail is found (issue 12's
  * fixtures: tailbone synth --onto, docs/synth.md): each fixture on the
  * synthetic body baked with its Walk/Sprint/Crouch, on the Xbot with its
- * walk/run and on the Soldier with its Walk/Run, by tb_fix_run with the
+ * walk/run, on the Soldier with its Walk/Run and on the RobotExpressive
+ * with its Walking/Running, by tb_fix_run with the
  * defaults. The bar (SPEC C's chain row and issue 13): tail p99 <= 1.18,
  * max <= 1.30, nothing torn in the tail or at its seam, no body weight
  * changed, the tail swinging >= 10 degrees, every loop closing within 0.5
@@ -30,6 +31,7 @@ static const body_spec bodies[] = {
     {"synth:plain", NULL, {"Walk", "Sprint", "Crouch", NULL}},
     {"Xbot", "clips/Xbot_agree_run_walk.glb", {"walk", "run", NULL}},
     {"Soldier", "clips/threejs_Soldier_rexport.glb", {"Walk", "Run", NULL}},
+    {"Robot", "clips/threejs_RobotExpressive.glb", {"Walking", "Running", NULL}},
 };
 
 /* body, fixture, reason (docs/fix.md, "Short of the bar") */

@@ -645,6 +645,19 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
     float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB_RAD_PER_DEG;
     float fit_limit = INFINITY, min_carry = INFINITY, min_sized = INFINITY, max_turn = 0;
     int max_k = 0;
+    /* the character's axes: the centred arc (SPEC B) is built in them */
+    float up[3], fwd[3], lat[3] = {0, 0, 0};
+    tb_model *m = NULL;
+    tb_error e2 = {0};
+    int have_axes = tb_model_load(&m, in, -1, &e2) == TB_OK && tb_model_axes(m, up, fwd);
+    if (have_axes) {
+        lat[0] = up[1] * fwd[2] - up[2] * fwd[1];
+        lat[1] = up[2] * fwd[0] - up[0] * fwd[2];
+        lat[2] = up[0] * fwd[1] - up[1] * fwd[0];
+        float n = sqrtf(lat[0] * lat[0] + lat[1] * lat[1] + lat[2] * lat[2]);
+        for (int i = 0; i < 3; i++)
+            lat[i] = n > 0 ? lat[i] / n : 0;
+    }
     for (int i = 0; i < rep->weight_count; i++) {
         const tb_fix_weights *w = &rep->weights[i];
         if (!w->smooth || !(w->carry_rad > 0))
@@ -663,6 +676,22 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
         zs = w->ramp_zone > 0 && w->ramp_zone < zs ? w->ramp_zone : zs; /* a steeper ramp carries less */
         float cs = 2 * zs * TB__STRAIN_ROW / w->radius_seg;
         min_sized = cs < min_sized ? cs : min_sized;
+        /* The centred arc turns the root segment into the midplane
+         * (c = its direction less its lateral part): the root joint then
+         * bends by the segment's lateral angle from its bind pose before the
+         * spring moves at all. A tail hanging beside a leg (the Robot's
+         * hang_shell_leg: its first segment 54 deg sideways) took that whole
+         * bend at its root and tore there in every clip alike. */
+        if (have_axes) {
+            const float *p0 = a->chain_joints[0], *p1 = a->chain_joints[1];
+            float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+            float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+            if (nu > 0) {
+                float s = fabsf(u[0] * lat[0] + u[1] * lat[1] + u[2] * lat[2]) / nu;
+                float t = asinf(s > 1 ? 1 : s);
+                max_turn = t > max_turn ? t : max_turn;
+            }
+        }
         for (int k = 1; k < K; k++) {
             const float *p0 = a->chain_joints[k - 1], *p1 = a->chain_joints[k], *p2 = a->chain_joints[k + 1];
             float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]}, v[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
@@ -731,10 +760,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
      * vertical) is folded over the back by it. So no segment's authored
      * elevation (above the backward horizontal) plus its share of the carry
      * may pass the vertical. */
-    float up[3], fwd[3];
-    tb_model *m = NULL;
-    tb_error e2 = {0};
-    if (sp->rest_curve >= 1 && tb_model_load(&m, in, -1, &e2) == TB_OK && tb_model_axes(m, up, fwd)) {
+    if (sp->rest_curve >= 1 && have_axes) {
         for (int i = 0; i < rep->weight_count; i++) {
             const tb_fix_weights *w = &rep->weights[i];
             const tb_appendage *a = &rep->repair.appendages[w->appendage];
