@@ -6,7 +6,9 @@
  * defaults. The bar (SPEC C's chain row and issue 13): tail p99 <= 1.18,
  * max <= 1.30, nothing torn in the tail or at its seam, no body weight
  * changed, the tail swinging >= 10 degrees, every loop closing within 0.5
- * degrees. A fixture without a chain (no tail, or detection short of it:
+ * degrees; and, against the unrepaired file (honest_groups below), the
+ * body's own figures exactly the same and nothing torn where the repaired
+ * skin meets the untouched body. A fixture without a chain (no tail, or detection short of it:
  * test_fixtures' known_short) is skipped and counted. Every other one must
  * meet the bar unless it is listed in short_of_bar below with its reason
  * (docs/fix.md has the same list); a listed one that meets it is reported,
@@ -18,7 +20,10 @@
 #include <string.h>
 
 #include "support.h"
+#include "tailbone/clip.h"
 #include "tailbone/fix.h"
+#include "tailbone/measure.h"
+#include "tailbone/model.h"
 #include "tailbone/synth.h"
 
 typedef struct body_spec {
@@ -42,6 +47,24 @@ static const char *const short_of_bar[][3] = {
     {"synth:plain", "beside_welded_leg",
      "welded beside the left thigh: the collar's left-thigh weight (0.17 after the collar ring) fades over one "
      "ring in the band (tail max 1.39-1.46)"},
+    /* counted since the seam is the repaired skin against the untouched body
+     * (honest_groups): SPEC C's groups put these edges in the body */
+    {"synth:plain", "back_lowpoly_nearest",
+     "the tail's root ring takes its nearest collar vertex's weights, not those of the body vertex it shares an "
+     "edge with: one repaired/body edge reaches 2.38 in Crouch (1.43 in the input)"},
+    {"synth:plain", "up_welded_hips+vest",
+     "the collar ring halfway (kept by the search) halves the collar's thigh weight while the body ring beyond "
+     "keeps it (LeftUpLeg 0.576 against 0.148 across one edge): 1.55 in Sprint, where the input does not tear"},
+    {"Xbot", "back_lowpoly_nearest",
+     "0.10% of repaired/body samples torn by compression (max 1.44); not traced to its edges"},
+    {"Soldier", "hang_welded_nearest",
+     "collar band 2, no ring: a repaired vertex beside the collar carries Tail_1 0.30 and Tail_2 0.18 next to a body "
+     "vertex on Hips 0.77 (2.28 in Run; 0.72-1.10 in the input); cause not traced further"},
+    {"Soldier", "beside_welded_leg",
+     "collar ring halfway (kept): repaired/body edges torn 7.4% (13.1% in the input); not traced to its edges"},
+    {"Soldier", "up_welded_hips+vest",
+     "collar ring halfway (kept, 3 vertices): repaired/body edges torn 3.6% (1.3% in the input); not traced to its "
+     "edges"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)
@@ -52,12 +75,108 @@ static const char *short_reason(const char *body, const char *fixture)
     return NULL;
 }
 
+/* What the repair changed, counted honestly (issue 13: "the body's own
+ * figures unchanged by the repair"). SPEC C's groups split by the 50% tail
+ * weight, so a welded tail's collar ring and the start of its collar band
+ * (body skin or tail skin under half on Tail_*) count as body. Here the
+ * groups come from the weights instead: a vertex is "repaired" when any of
+ * its joint weights (by joint name) differs between the input and the
+ * output. Each clip is then measured on both files with that mask as the
+ * tail: the body group (neither end repaired) must read exactly the same
+ * in both — the repair and the bake touch neither its weights nor its
+ * joints' keys — and the seam group (one end repaired: where the repaired
+ * skin meets the untouched body) is what the bar's seam means. */
+typedef struct honest_row {
+    size_t repaired;       /* vertices whose weights changed */
+    float seam_torn, seam_max; /* worst over the clips */
+    float seam_in_torn;    /* the same edges in the input, worst over the clips */
+    int body_same;         /* every clip's body figures identical in input and output */
+    float body_p99, body_max;
+} honest_row;
+
+static float weight_by_name(const tb_model *m, size_t v, const char *name)
+{
+    float w = 0;
+    for (int k = 0; k < m->influences; k++) {
+        size_t i = v * (size_t)m->influences + (size_t)k;
+        const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
+        if (m->weights[i] > 0 && n && !strcmp(n, name))
+            w += m->weights[i];
+    }
+    return w;
+}
+
+static int vertex_changed(const tb_model *a, const tb_model *b, size_t v)
+{
+    for (int side = 0; side < 2; side++) {
+        const tb_model *m = side ? b : a, *o = side ? a : b;
+        for (int k = 0; k < m->influences; k++) {
+            size_t i = v * (size_t)m->influences + (size_t)k;
+            const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
+            if (m->weights[i] > 0 && (!n || fabsf(weight_by_name(m, v, n) - weight_by_name(o, v, n)) > 1e-6f))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int same_stats(const tb_stretch_stats *a, const tb_stretch_stats *b)
+{
+    return a->samples == b->samples && a->torn == b->torn && fabsf(a->p99 - b->p99) <= 1e-6f &&
+           fabsf(a->max - b->max) <= 1e-6f && fabsf(a->min - b->min) <= 1e-6f;
+}
+
+static void honest_groups(honest_row *h, const tb_doc *in, const tb_doc *out, const tb_fix_report *rep)
+{
+    tb_error err = {0};
+    tb_model *mi = NULL, *mo = NULL;
+    memset(h, 0, sizeof *h);
+    h->body_same = 1;
+    assert_int_equal(tb_model_load(&mi, in, -1, &err), TB_OK);
+    assert_int_equal(tb_model_load(&mo, out, -1, &err), TB_OK);
+    assert_true(mi->vertex_count == mo->vertex_count);
+    uint8_t *mask = calloc(mi->vertex_count + 1, 1);
+    assert_non_null(mask);
+    for (size_t v = 0; v < mi->vertex_count; v++)
+        h->repaired += mask[v] = (uint8_t)vertex_changed(mi, mo, v);
+    for (int c = 0; c < rep->stretch_count; c++) {
+        int anim = rep->stretch[c].animation, loop = 0;
+        for (int k = 0; k < rep->bake.clip_count; k++)
+            if (rep->bake.clips[k].animation == anim)
+                loop = rep->bake.clips[k].looping;
+        tb_measure_result r[2];
+        for (int side = 0; side < 2; side++) {
+            const tb_model *m = side ? mo : mi;
+            tb_clip *clip = NULL;
+            assert_int_equal(tb_clip_load(&clip, side ? out : in, m, anim, NULL, &err), TB_OK);
+            tb_measure_desc md;
+            memset(&md, 0, sizeof md);
+            md.loop = loop;
+            md.tail_mask = mask;
+            assert_int_equal(tb_measure_clip(&r[side], m, clip, &md, &err), TB_OK);
+            tb_clip_free(clip);
+        }
+        h->body_same = h->body_same && same_stats(&r[0].body, &r[1].body);
+        h->body_p99 = r[1].body.p99 > h->body_p99 ? r[1].body.p99 : h->body_p99;
+        h->body_max = r[1].body.max > h->body_max ? r[1].body.max : h->body_max;
+        if (r[1].seam.samples) {
+            h->seam_torn = r[1].seam.torn_frac > h->seam_torn ? r[1].seam.torn_frac : h->seam_torn;
+            h->seam_max = r[1].seam.max > h->seam_max ? r[1].seam.max : h->seam_max;
+            h->seam_in_torn = r[0].seam.torn_frac > h->seam_in_torn ? r[0].seam.torn_frac : h->seam_in_torn;
+        }
+    }
+    free(mask);
+    tb_model_free(mi);
+    tb_model_free(mo);
+}
+
 static void every_found_tail_meets_the_bar_or_is_listed(void **state)
 {
     (void)state;
     int rows = 0, met = 0, listed = 0, unlisted = 0, no_chain = 0;
-    print_message("| body | fixture | tail p99 / max | torn (tail or seam) | swing | largest bend | fit | bar |\n"
-                  "|---|---|---|---|---|---|---|---|\n");
+    print_message("| body | fixture | tail p99 / max | torn (tail or seam) | swing | largest bend | fit | repaired vertices | "
+                  "repaired/body edges: torn / max (input torn) | body vs input | bar |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t bi = 0; bi < sizeof bodies / sizeof bodies[0]; bi++) {
         tb_error err = {0};
         tb_doc *body = NULL;
@@ -112,12 +231,19 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
                 swing = bc->swing_rad < swing ? bc->swing_rad : swing;
                 ok = ok && bc->swing_rad >= 10 * 0.0174533f && (!bc->looping || bc->closure_rad <= 0.5f * 0.0174533f);
             }
+            honest_row h;
+            honest_groups(&h, doc, out, &rep);
+            ok = ok && h.body_same && h.seam_torn == 0;
             const char *why = short_reason(bodies[bi].label, name);
             rows++;
             met += ok;
-            print_message("| %s | %s | %.2f / %.2f | %.2f%% | %.0f° | %.0f° | %s | %s |\n", bodies[bi].label, name, p99,
-                          mx, 100 * torn, swing / 0.0174533f, bend / 0.0174533f, rep.solver_fit_kept ? "fit" : "",
-                          ok ? "✓" : why ? "✗ listed" : "✗");
+            print_message("| %s | %s | %.2f / %.2f | %.2f%% | %.0f° | %.0f° | %s | %zu | %.2f%% / %.2f (%.2f%%) | %s | %s |\n",
+                          bodies[bi].label, name, p99, mx, 100 * torn, swing / 0.0174533f, bend / 0.0174533f,
+                          rep.solver_fit_kept ? "fit" : "", h.repaired, 100 * h.seam_torn, h.seam_max,
+                          100 * h.seam_in_torn, h.body_same ? "same" : "CHANGED", ok ? "✓" : why ? "✗ listed" : "✗");
+            if (!h.body_same)
+                print_message("ERROR: %s %s: the body's own figures differ from the unrepaired file's\n",
+                              bodies[bi].label, name);
             if (ok && why)
                 print_message("%s %s: listed as short of the bar but meets it now: take it off the list\n",
                               bodies[bi].label, name);
