@@ -479,36 +479,67 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         size_t v = c->verts[q];
         const float *p = m->positions + v * 3;
         float best = INFINITY;
-        size_t c = welded[0], kq = 0;
         for (size_t k = 0; k < n; k++) {
             const float *cp = m->positions + (size_t)welded[k] * 3;
             float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
             if (d2 < best)
-                best = d2, c = welded[k], kq = k;
+                best = d2;
         }
-        /* the collar's weights as the ring above left them (its own where
-         * it was left to the body) */
-        const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + kq * TB__SLOTS;
-        const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + kq * TB__SLOTS;
         float t = g / band;
         t = t * t * (3 - 2 * t);
-        /* joint → weight, both sources; keep the TB__SLOTS largest */
-        uint16_t jj[TB__SLOTS + 16];
-        float ww[TB__SLOTS + 16];
+        /* joint → weight: the chain's share t, then the collar's 1 − t;
+         * keep the TB__SLOTS largest */
+        uint16_t jj[TB__SLOTS + 32];
+        float ww[TB__SLOTS + 32];
         int cnt = 0;
-        for (int src = 0; src < 2; src++) {
-            for (int k = 0; k < TB__SLOTS; k++) {
-                uint16_t j = src ? cj[k] : A->nj[v * TB__SLOTS + (size_t)k];
-                float w = src ? cw[k] : A->nw[v * TB__SLOTS + (size_t)k];
-                if (!(w > 0))
+        for (int k = 0; k < TB__SLOTS; k++) {
+            uint16_t j = A->nj[v * TB__SLOTS + (size_t)k];
+            float w = A->nw[v * TB__SLOTS + (size_t)k];
+            if (w > 0)
+                jj[cnt] = j, ww[cnt++] = t * w;
+        }
+        /* The collar's weights where this vertex meets it: not the nearest
+         * collar vertex alone — a tail root ring coarser than the collar
+         * (a low-poly tail) shares edges with several, and copying one of
+         * them tore the edge to the next (back_lowpoly_nearest: LeftUpLeg
+         * 0.142 beside 0.283, 2.38 in Crouch) — but the collar vertices
+         * within twice the nearest one's distance, by inverse square
+         * distance (a vertex on the collar itself takes its own). Each
+         * collar vertex's weights as the ring above left them (its own
+         * where it was left to the body). */
+        float lim = 4 * best, omega = 0;
+        for (size_t k = 0; k < n; k++) {
+            size_t c = welded[k];
+            const float *cp = m->positions + c * 3;
+            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 > lim)
+                continue;
+            float o = best > 0 ? 1 / d2 : d2 > 0 ? 0 : 1;
+            omega += o;
+        }
+        for (size_t k = 0; k < n && omega > 0; k++) {
+            size_t c = welded[k];
+            const float *cp = m->positions + c * 3;
+            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 > lim)
+                continue;
+            float o = (best > 0 ? 1 / d2 : d2 > 0 ? 0 : 1) / omega;
+            if (!(o > 0))
+                continue;
+            const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + k * TB__SLOTS;
+            const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + k * TB__SLOTS;
+            for (int s = 0; s < TB__SLOTS; s++) {
+                if (!(cw[s] > 0))
                     continue;
-                w *= src ? 1 - t : t;
                 int i = 0;
-                while (i < cnt && jj[i] != j)
+                while (i < cnt && jj[i] != cj[s])
                     i++;
-                if (i == cnt)
-                    jj[cnt] = j, ww[cnt++] = 0;
-                ww[i] += w;
+                if (i == cnt) {
+                    if (cnt == TB__SLOTS + 32)
+                        continue; /* more joints than any collar holds: the smallest go */
+                    jj[cnt] = cj[s], ww[cnt++] = 0;
+                }
+                ww[i] += (1 - t) * o * cw[s];
             }
         }
         tb__store_largest(A, v, jj, ww, cnt);
