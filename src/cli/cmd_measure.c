@@ -739,7 +739,7 @@ static void tb__measure_print(tb__ctx *c, int rc)
 
 int tb_cmd_measure(int argc, char **argv)
 {
-    tb__opts o;
+    tb__opts o = {0};
     int exit_now = tb__measure_args(argc, argv, &o);
     if (exit_now >= 0)
         return exit_now;

@@ -929,19 +929,13 @@ static json_t *tbs__truth(const tbs_build *b, const tbs_prim_out *prims, int npr
     return t;
 }
 
-static tb_result tbs__assemble(tbs_build *b, tb_doc **out, json_t **truth, tb_error *err)
+/* The primitives (body, appendage, fur) and the materials they use, in
+ * root's "materials". Returns the number of primitives. */
+static int tbs__materials(tbs_build *b, json_t *root, tbs_prim_out prims[3])
 {
-    const double unit = b->units == TB_SYNTH_UNITS_CM ? 100.0 : 1.0;
-    tb_doc *doc = tb_doc_create("tailbone synth");
-    if (!doc)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    json_t *root = tb_doc_json(doc);
-    int ok = 1;
-
     /* materials, created only when used (no unused-object notes) */
     json_t *mats = json_array();
     json_array_append_new(mats, tbs__material("Skin", 0.80f, 0.62f, 0.52f, 0.7f));
-    tbs_prim_out prims[3];
     int nprims = 0;
     prims[nprims++] = (tbs_prim_out){&b->body, 0, 0, 0, 0};
     int has_fur = b->fur.n > 0;
@@ -963,6 +957,52 @@ static tb_result tbs__assemble(tbs_build *b, tb_doc **out, json_t **truth, tb_er
         prims[nprims++] = (tbs_prim_out){&b->fur, (int)json_array_size(mats) - 1, 1, 1, 0};
     }
     json_object_set_new(root, "materials", mats);
+    return nprims;
+}
+
+/* The joints' nodes, parent-first from first_joint, and their inverse
+ * bind matrices. */
+static void tbs__joint_nodes(const tbs_build *b, json_t *nodes, int first_joint, double unit,
+                             int joint_node[TBS_JOINT_COUNT], float ibm[TBS_JOINT_COUNT][16])
+{
+    for (int j = 0; j < TBS_JOINT_COUNT; j++) {
+        joint_node[j] = first_joint + j;
+        json_t *nd = json_object();
+        json_object_set_new(nd, "name", json_string(b->joint_names[j]));
+        float local[3];
+        for (int k = 0; k < 3; k++)
+            local[k] = tbs_joint_pos[j][k] - (tbs_parent[j] >= 0 ? tbs_joint_pos[tbs_parent[j]][k] : 0.0f);
+        json_object_set_new(nd, "translation", tbs__vec(local, 3, unit, 1e6));
+        json_t *ch = json_array();
+        for (int c = j + 1; c < TBS_JOINT_COUNT; c++)
+            if (tbs_parent[c] == j)
+                json_array_append_new(ch, json_integer(first_joint + c));
+        if (json_array_size(ch))
+            json_object_set_new(nd, "children", ch);
+        else
+            json_decref(ch);
+        json_array_append_new(nodes, nd);
+        /* IBM = inverse of the joint's bind matrix in the skeleton's own
+         * space (armature excluded): the armature scale then maps the
+         * positions' units to metres, as W_j IBM_j = armature scale. */
+        memset(ibm[j], 0, sizeof ibm[j]);
+        ibm[j][0] = ibm[j][5] = ibm[j][10] = ibm[j][15] = 1;
+        for (int k = 0; k < 3; k++)
+            ibm[j][12 + k] = (float)(-round(tbs_joint_pos[j][k] * unit * 1e6) / 1e6);
+    }
+}
+
+static tb_result tbs__assemble(tbs_build *b, tb_doc **out, json_t **truth, tb_error *err)
+{
+    const double unit = b->units == TB_SYNTH_UNITS_CM ? 100.0 : 1.0;
+    tb_doc *doc = tb_doc_create("tailbone synth");
+    if (!doc)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    json_t *root = tb_doc_json(doc);
+    int ok = 1;
+    tbs_prim_out prims[3];
+    int nprims = tbs__materials(b, root, prims);
+    int has_fur = b->fur.n > 0;
 
     /* nodes: skinned mesh nodes at the root (glTF ignores their transform),
      * then the armature, then the joints parent-first */
@@ -994,31 +1034,7 @@ static tb_result tbs__assemble(tbs_build *b, tb_doc **out, json_t **truth, tb_er
     json_array_append_new(nodes, arm);
     int joint_node[TBS_JOINT_COUNT];
     float ibm[TBS_JOINT_COUNT][16];
-    for (int j = 0; j < TBS_JOINT_COUNT; j++) {
-        joint_node[j] = first_joint + j;
-        json_t *nd = json_object();
-        json_object_set_new(nd, "name", json_string(b->joint_names[j]));
-        float local[3];
-        for (int k = 0; k < 3; k++)
-            local[k] = tbs_joint_pos[j][k] - (tbs_parent[j] >= 0 ? tbs_joint_pos[tbs_parent[j]][k] : 0.0f);
-        json_object_set_new(nd, "translation", tbs__vec(local, 3, unit, 1e6));
-        json_t *ch = json_array();
-        for (int c = j + 1; c < TBS_JOINT_COUNT; c++)
-            if (tbs_parent[c] == j)
-                json_array_append_new(ch, json_integer(first_joint + c));
-        if (json_array_size(ch))
-            json_object_set_new(nd, "children", ch);
-        else
-            json_decref(ch);
-        json_array_append_new(nodes, nd);
-        /* IBM = inverse of the joint's bind matrix in the skeleton's own
-         * space (armature excluded): the armature scale then maps the
-         * positions' units to metres, as W_j IBM_j = armature scale. */
-        memset(ibm[j], 0, sizeof ibm[j]);
-        ibm[j][0] = ibm[j][5] = ibm[j][10] = ibm[j][15] = 1;
-        for (int k = 0; k < 3; k++)
-            ibm[j][12 + k] = (float)(-round(tbs_joint_pos[j][k] * unit * 1e6) / 1e6);
-    }
+    tbs__joint_nodes(b, nodes, first_joint, unit, joint_node, ibm);
     json_object_set_new(root, "nodes", nodes);
     json_t *scene_nodes = json_array();
     for (int i = 0; i <= arm_node; i++)

@@ -677,80 +677,66 @@ static float fx__tail_radius(const fx_build *bd, float s)
 
 /* The centre line of each shape, in body coordinates, from the body's
  * measured surfaces. Returns the attachment role. */
-static int fx__centre_line(fx_build *bd, int welded)
+/* The centre line's points beside the left leg (hang, beside): out of
+ * the pelvis, then along the thigh and shin just outside the skin; notes
+ * the distances to the thigh bone and the skin gap. Returns the count. */
+static int fx__cp_leg(fx_build *bd, float cp[][3], int n, float u_root, float f_back)
 {
     fx_body *b = &bd->b;
     const float H = b->H;
-    float cp[FX_MAX_CP][3];
-    int n = 0;
-    int attach = TB_ROLE_HIPS;
-    float length_h = bd->fx->length_h;
-    float step = bd->fx->kind == FX_LOWPOLY ? 0.05f * H : 0.02f * H;
-    /* the root: the back surface of the pelvis a little above the hips joint */
-    float u_root = 0.02f * H, l_root = 0;
-    if (bd->fx->shape == FX_BEAD) {
-        /* bottom of the rib cage: the Spine1 joint (else halfway to Spine2) */
-        attach = b->jskin[TB_ROLE_SPINE1] >= 0 ? TB_ROLE_SPINE1 : fx__spine_role(b);
-        float l, u, f;
-        fx__coords(b, b->jp[attach], &l, &u, &f);
-        u_root = u;
-    }
-    if (bd->fx->shape == FX_BESIDE)
-        l_root = 0.03f * H;
-    float f_back = fx__back_f(b, l_root, u_root, 0.02f * H);
-    /* a shell's root is sunk into the body by half its radius; a welded
-     * tail starts on the surface */
-    float sink = welded ? 0 : 0.5f * bd->tail_r0;
-    fx__at(b, l_root, u_root, f_back + sink, cp[n++]);
-    bd->near_thigh[0] = bd->near_thigh[1] = 0;
-    bd->skin_gap = 0;
-    switch (bd->fx->shape) {
-    case FX_HANG:
-    case FX_BESIDE: {
-        /* out of the pelvis, then along the left thigh and shin, just
-         * outside the skin: behind-and-medial (hang) or behind-and-outside
-         * (beside) the bone */
-        int side_out = bd->fx->shape == FX_BESIDE;
-        fx__at(b, side_out ? 0.05f * H : 0.01f * H, u_root - 0.03f * H, f_back - 0.05f * H, cp[n++]);
-        float dir[3];
-        for (int k = 0; k < 3; k++)
-            dir[k] = side_out ? -0.45f * b->F[k] + 0.89f * b->L[k] : -0.8f * b->F[k] - 0.6f * b->L[k];
-        const float *bones[2][2] = {{b->jp[TB_ROLE_LEFT_UPLEG], b->jp[TB_ROLE_LEFT_LEG]},
-                                    {b->jp[TB_ROLE_LEFT_LEG], b->jp[TB_ROLE_LEFT_FOOT]}};
-        float gap = 0.008f * H, dmin = INFINITY, dmax = 0, smin = INFINITY;
-        float r0 = bd->tail_r0, target = 0.45f * H, walked = fx__dist(cp[0], cp[1]);
-        for (int seg = 0; seg < 2; seg++)
-            for (int i = seg ? 1 : 2; i <= 6 && walked < target; i++) {
-                float t = (float)i / 6.0f, ax[3], d[3];
-                for (int k = 0; k < 3; k++)
-                    ax[k] = bones[seg][0][k] + t * (bones[seg][1][k] - bones[seg][0][k]);
-                /* dir made perpendicular to the bone */
-                float bone[3] = {bones[seg][1][0] - bones[seg][0][0], bones[seg][1][1] - bones[seg][0][1],
-                                 bones[seg][1][2] - bones[seg][0][2]};
-                fx__norm(bone);
-                float dd = fx__dot(dir, bone);
-                for (int k = 0; k < 3; k++)
-                    d[k] = dir[k] - dd * bone[k];
-                fx__norm(d);
-                float R = fx__skin_radius(b, bones[seg][0], bones[seg][1], t, d);
-                /* the tail's own radius where it will be (taper by the walked share) */
-                float x = walked / target, rr = r0 * (1.0f - 0.7f * (x > 1 ? 1 : x));
-                float off = R + gap + rr;
-                for (int k = 0; k < 3; k++)
-                    cp[n][k] = ax[k] + off * d[k];
-                walked += fx__dist(cp[n - 1], cp[n]);
-                n++;
-                if (!seg) {
-                    dmin = off < dmin ? off : dmin;
-                    dmax = off > dmax ? off : dmax;
-                    smin = gap < smin ? gap : smin;
-                }
+    /* out of the pelvis, then along the left thigh and shin, just
+     * outside the skin: behind-and-medial (hang) or behind-and-outside
+     * (beside) the bone */
+    int side_out = bd->fx->shape == FX_BESIDE;
+    fx__at(b, side_out ? 0.05f * H : 0.01f * H, u_root - 0.03f * H, f_back - 0.05f * H, cp[n++]);
+    float dir[3];
+    for (int k = 0; k < 3; k++)
+        dir[k] = side_out ? -0.45f * b->F[k] + 0.89f * b->L[k] : -0.8f * b->F[k] - 0.6f * b->L[k];
+    const float *bones[2][2] = {{b->jp[TB_ROLE_LEFT_UPLEG], b->jp[TB_ROLE_LEFT_LEG]},
+                                {b->jp[TB_ROLE_LEFT_LEG], b->jp[TB_ROLE_LEFT_FOOT]}};
+    float gap = 0.008f * H, dmin = INFINITY, dmax = 0, smin = INFINITY;
+    float r0 = bd->tail_r0, target = 0.45f * H, walked = fx__dist(cp[0], cp[1]);
+    for (int seg = 0; seg < 2; seg++)
+        for (int i = seg ? 1 : 2; i <= 6 && walked < target; i++) {
+            float t = (float)i / 6.0f, ax[3], d[3];
+            for (int k = 0; k < 3; k++)
+                ax[k] = bones[seg][0][k] + t * (bones[seg][1][k] - bones[seg][0][k]);
+            /* dir made perpendicular to the bone */
+            float bone[3] = {bones[seg][1][0] - bones[seg][0][0], bones[seg][1][1] - bones[seg][0][1],
+                             bones[seg][1][2] - bones[seg][0][2]};
+            fx__norm(bone);
+            float dd = fx__dot(dir, bone);
+            for (int k = 0; k < 3; k++)
+                d[k] = dir[k] - dd * bone[k];
+            fx__norm(d);
+            float R = fx__skin_radius(b, bones[seg][0], bones[seg][1], t, d);
+            /* the tail's own radius where it will be (taper by the walked share) */
+            float x = walked / target, rr = r0 * (1.0f - 0.7f * (x > 1 ? 1 : x));
+            float off = R + gap + rr;
+            for (int k = 0; k < 3; k++)
+                cp[n][k] = ax[k] + off * d[k];
+            walked += fx__dist(cp[n - 1], cp[n]);
+            n++;
+            if (!seg) {
+                dmin = off < dmin ? off : dmin;
+                dmax = off > dmax ? off : dmax;
+                smin = gap < smin ? gap : smin;
             }
-        bd->near_thigh[0] = dmin / H;
-        bd->near_thigh[1] = dmax / H;
-        bd->skin_gap = smin / H;
-        break;
-    }
+        }
+    bd->near_thigh[0] = dmin / H;
+    bd->near_thigh[1] = dmax / H;
+    bd->skin_gap = smin / H;
+    return n;
+}
+
+/* The centre line's points of a free tail (back, curl, up, bead) after the
+ * root. Returns the count. */
+static int fx__cp_free(fx_build *bd, float cp[][3], int n, float l_root, float u_root, float f_back)
+{
+    fx_body *b = &bd->b;
+    const float H = b->H;
+    float length_h = bd->fx->length_h;
+    switch (bd->fx->shape) {
     case FX_BACK: {
         float L = (length_h > 0 ? length_h : 0.5f) * H;
         for (int i = 1; i <= 4; i++) {
@@ -809,6 +795,44 @@ static int fx__centre_line(fx_build *bd, int welded)
         break;
     }
     default:
+        break;
+    }
+    return n;
+}
+
+static int fx__centre_line(fx_build *bd, int welded)
+{
+    fx_body *b = &bd->b;
+    const float H = b->H;
+    float cp[FX_MAX_CP][3];
+    int n = 0;
+    int attach = TB_ROLE_HIPS;
+    float step = bd->fx->kind == FX_LOWPOLY ? 0.05f * H : 0.02f * H;
+    /* the root: the back surface of the pelvis a little above the hips joint */
+    float u_root = 0.02f * H, l_root = 0;
+    if (bd->fx->shape == FX_BEAD) {
+        /* bottom of the rib cage: the Spine1 joint (else halfway to Spine2) */
+        attach = b->jskin[TB_ROLE_SPINE1] >= 0 ? TB_ROLE_SPINE1 : fx__spine_role(b);
+        float l, u, f;
+        fx__coords(b, b->jp[attach], &l, &u, &f);
+        u_root = u;
+    }
+    if (bd->fx->shape == FX_BESIDE)
+        l_root = 0.03f * H;
+    float f_back = fx__back_f(b, l_root, u_root, 0.02f * H);
+    /* a shell's root is sunk into the body by half its radius; a welded
+     * tail starts on the surface */
+    float sink = welded ? 0 : 0.5f * bd->tail_r0;
+    fx__at(b, l_root, u_root, f_back + sink, cp[n++]);
+    bd->near_thigh[0] = bd->near_thigh[1] = 0;
+    bd->skin_gap = 0;
+    switch (bd->fx->shape) {
+    case FX_HANG:
+    case FX_BESIDE:
+        n = fx__cp_leg(bd, cp, n, u_root, f_back);
+        break;
+    default:
+        n = fx__cp_free(bd, cp, n, l_root, u_root, f_back);
         break;
     }
     fx__line_build(&bd->line, (const float(*)[3])cp, n, step);
