@@ -29,17 +29,21 @@ static void tb__progress(const tb_fix_desc *d, const char *stage)
 
 static tb_doc *tb__copy(const tb_doc *in, tb_error *err)
 {
+    /* the copy reads in's BIN until it appends (new weights, keys): one BIN
+     * in memory, not two, while detection runs, and no GLB of it in memory
+     * in between; tb_fix_run gives the copy its own before it returns it */
+    tb_doc *doc = NULL;
+    if (tb__doc_clone(&doc, in, err) != TB_OK)
+        return NULL;
+    if (doc)
+        return doc;
     uint8_t *bytes = NULL;
     size_t size = 0;
     if (tb_doc_write_memory(in, &bytes, &size, err) != TB_OK)
         return NULL;
-    tb_doc *doc = NULL;
     tb_load_desc ld = {.allow_unsupported = 1}; /* the input was accepted once already */
     tb_result r = tb_doc_load_memory(&doc, bytes, size, tb_doc_name(in), NULL, &ld, err);
     free(bytes);
-    /* the copy reads in's BIN until it appends (new weights, keys): one BIN
-     * in memory, not two, while detection runs; tb_fix_run gives the copy
-     * its own before it returns it */
     if (r == TB_OK)
         tb__doc_borrow_bin(doc, in);
     return r == TB_OK ? doc : NULL;
