@@ -1,8 +1,9 @@
 /* bench_fix — the whole `tailbone fix` job.
  *
  * Part 1, the job against the I/O floor: the CLI (`tailbone fix IN --clips
- * LIB -o OUT` and `tailbone copy IN OUT`) as child processes, wall time
- * (median of interleaved runs) and peak RSS (wait4's ru_maxrss) of each, on
+ * LIB -o OUT` and `tailbone copy IN OUT`) as child processes, wall and CPU
+ * time (median over interleaved rounds of each round's fix / copy) and peak
+ * RSS (wait4's ru_maxrss) of each, on
  * the Wolf with the Soldier's 4 clips and on a dense character of ~750k
  * vertices (the synthetic tail_leg, each triangle split into n² by edge
  * subdivision, the nearest corner's weights, its clips removed) with
@@ -120,7 +121,7 @@ static int run(const char *variant, float zone, int runs)
 /* ---- part 1: the CLI job against copy ---------------------------------- */
 
 typedef struct child_run {
-    double wall_s, peak_mib;
+    double wall_s, cpu_s, peak_mib;
 } child_run;
 
 /* Runs argv as a child (stdout and stderr to /dev/null); wall time and peak RSS. */
@@ -142,6 +143,8 @@ static int run_child(char *const *argv, child_run *out)
     if (wait4(pid, &st, 0, &ru) != pid)
         return 1;
     out->wall_s = now_s() - t0;
+    out->cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+                 1e-6 * (double)ru.ru_stime.tv_usec;
     out->peak_mib = (double)ru.ru_maxrss / 1024.0;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         fprintf(stderr, "bench_fix: %s %s failed (status %d)\n", argv[0], argv[1], WIFEXITED(st) ? WEXITSTATUS(st) : -1);
@@ -156,8 +159,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* copy and fix -j J for every J in `jobs` (comma-separated), interleaved
- * `runs` times: medians of the wall times, the largest peak RSS of each.
+ * `runs` times. The time against copy is the median over the rounds of
+ * each round's fix / copy (a round's runs are seconds apart, so a load
+ * that comes and goes on a shared machine moves both), printed with the
+ * rounds' range; the same for CPU time (user + system, wait4), which the
+ * other processes on the machine move less; peak RSS, the largest of each.
  * With $BENCH_FIX_BASELINE (another tailbone binary, e.g. one built from an
  * earlier commit), its fix runs too, right after ours in every round: a
  * before/after in the same run. */
@@ -175,13 +188,14 @@ static int job_vs_copy(const char *label, const char *tailbone, const char *in, 
     const char *bins[2] = {tailbone, base && *base ? base : NULL};
     int nb = bins[1] ? 2 : 1;
     char *copy_argv[] = {(char *)tailbone, "copy", (char *)in, out, NULL};
-    double tc[16], tf[2][8][16], rc = 0, rf[2][8] = {{0}};
+    double tc[16], cc[16], tf[2][8][16], qt[2][8][16], qc[2][8][16], rc = 0, rf[2][8] = {{0}};
     runs = runs > 16 ? 16 : runs;
     for (int r = 0; r < runs; r++) {
         child_run c, f;
         if (run_child(copy_argv, &c))
             return 1;
         tc[r] = c.wall_s;
+        cc[r] = c.cpu_s;
         rc = c.peak_mib > rc ? c.peak_mib : rc;
         for (int k = 0; k < nj; k++)
             for (int b = 0; b < nb; b++) {
@@ -190,18 +204,20 @@ static int job_vs_copy(const char *label, const char *tailbone, const char *in, 
                 if (run_child(fix_argv, &f))
                     return 1;
                 tf[b][k][r] = f.wall_s;
+                qt[b][k][r] = f.wall_s / c.wall_s;
+                qc[b][k][r] = f.cpu_s / (c.cpu_s > 1e-6 ? c.cpu_s : 1e-6);
                 rf[b][k] = f.peak_mib > rf[b][k] ? f.peak_mib : rf[b][k];
             }
     }
-    qsort(tc, (size_t)runs, sizeof *tc, cmp_double);
-    double mc = tc[runs / 2];
-    printf("%-30s copy %8.1f ms %6.1f MiB\n", label, 1e3 * mc, rc);
+    double mc = median(tc, runs), mcc = median(cc, runs);
+    printf("%-30s copy %8.1f ms (CPU %.1f ms) %6.1f MiB\n", label, 1e3 * mc, 1e3 * mcc, rc);
     for (int k = 0; k < nj; k++)
         for (int b = 0; b < nb; b++) {
-            qsort(tf[b][k], (size_t)runs, sizeof *tf[b][k], cmp_double);
-            double mf = tf[b][k][runs / 2];
-            printf("%-30s %sfix --clips -j %-3s %8.1f ms %6.1f MiB: time %5.2fx copy, peak RSS %4.2fx copy\n", "",
-                   b ? "baseline " : "", js[k], 1e3 * mf, rf[b][k], mf / mc, rf[b][k] / rc);
+            double mf = median(tf[b][k], runs), q = median(qt[b][k], runs), lo = qt[b][k][0],
+                   hi = qt[b][k][runs - 1], cq = median(qc[b][k], runs);
+            printf("%-30s %sfix --clips -j %-3s %8.1f ms %6.1f MiB: time %5.2fx copy (rounds %.2f-%.2f; CPU %.2fx), "
+                   "peak RSS %4.2fx copy\n",
+                   "", b ? "baseline " : "", js[k], 1e3 * mf, rf[b][k], q, lo, hi, cq, rf[b][k] / rc);
         }
     remove(out);
     return 0;
@@ -411,8 +427,8 @@ static int part1(const char *tailbone, const char *shared, const char *jobs, int
     snprintf(soldier, sizeof soldier, "%s/corpus/clips/threejs_Soldier_rexport.glb", shared);
     snprintf(lib, sizeof lib, "%s/bench_fix_lib_%d.glb", tmp, (int)getpid());
     snprintf(dense, sizeof dense, "%s/bench_fix_dense_%d.glb", tmp, (int)getpid());
-    printf("bench_fix: the CLI job against `tailbone copy` (child processes: wall time, median of %d interleaved "
-           "runs; peak RSS, largest)\n", runs);
+    printf("bench_fix: the CLI job against `tailbone copy` (child processes, %d interleaved rounds: time, the "
+           "median of each round's fix / copy; peak RSS, largest)\n", runs);
     int rc = 0;
     if (access(wolf, R_OK) == 0 && access(soldier, R_OK) == 0)
         rc |= job_vs_copy("Wolf + Soldier's 4 clips", tailbone, wolf, soldier, jobs, runs, tmp);

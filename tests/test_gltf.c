@@ -487,6 +487,90 @@ static void borrowed_bin_is_copied_on_append_and_outlives_the_original(void **st
     free(b.p);
 }
 
+/* The bytes a document writes: tb_doc_write_memory's, and tb_doc_save's
+ * file (written piece by piece from the document) must be the same. */
+static bytes written(const tb_doc *doc)
+{
+    bytes w = {NULL, 0};
+    tb_error err;
+    assert_int_equal(tb_doc_write_memory(doc, &w.p, &w.n, &err), TB_OK);
+    const char *path = tbt_tmp_path("pieces.glb");
+    assert_int_equal(tb_doc_save(doc, path, &err), TB_OK);
+    size_t n = 0;
+    uint8_t *f = tbt_read_file(path, &n);
+    assert_non_null(f);
+    assert_int_equal(n, w.n);
+    assert_memory_equal(f, w.p, n);
+    free(f);
+    return w;
+}
+
+/* tb__doc_clone (tb_fix_run's working copy) is what writing the document
+ * and loading the GLB gives, byte for byte, while it reads the original's
+ * BIN (one BIN in memory, no GLB in between) until it appends; a document
+ * not as the loader leaves one (here an unpadded BIN from a data URI) is
+ * left to the caller (*out NULL). */
+static void clone_is_the_written_and_loaded_document_on_one_bin(void **state)
+{
+    (void)state;
+    bytes b = make_glb(k_valid_json, g_bin, sizeof g_bin);
+    tb_doc *orig, *clone, *loaded;
+    tb_error err;
+    assert_int_equal(load_bytes(b, &err, &orig), TB_OK);
+    bytes w = written(orig);
+    assert_int_equal(tb_doc_load_memory(&loaded, w.p, w.n, "mem.glb", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb__doc_clone(&clone, orig, &err), TB_OK);
+    assert_non_null(clone);
+    assert_ptr_equal(tb_doc_bin(clone, NULL), tb_doc_bin(orig, NULL));
+    assert_same_accessor_values(loaded, clone);
+    bytes wc = written(clone), wl = written(loaded);
+    assert_int_equal(wc.n, wl.n);
+    assert_memory_equal(wc.p, wl.p, wc.n);
+    assert_memory_equal(wc.p, w.p, w.n);
+    /* an append copies first: the original's bytes stay as they were */
+    uint16_t j[4] = {1, 0, 0, 0};
+    assert_true(tb_doc_add_accessor(clone, j, 1, TB_COMPONENT_UNSIGNED_SHORT, "VEC4", 0, 34962) >= 0);
+    assert_ptr_not_equal(tb_doc_bin(clone, NULL), tb_doc_bin(orig, NULL));
+    bytes wo = written(orig);
+    assert_memory_equal(wo.p, w.p, w.n);
+    tb_doc_free(orig);
+    assert_int_equal(tb_doc_refresh(clone, &err), TB_OK);
+    /* reads its own copy now (ASan): the loaded document's values */
+    for (int i = 0; i < tb_doc_gltf(loaded)->accessor_count; i++) {
+        size_t n = tb_doc_gltf(loaded)->accessors[i].count * (size_t)tb_doc_gltf(loaded)->accessors[i].components;
+        float *x = malloc(n * sizeof *x + 1), *y = malloc(n * sizeof *y + 1);
+        assert_int_equal(tb_accessor_read_floats(loaded, i, x, n, NULL), TB_OK);
+        assert_int_equal(tb_accessor_read_floats(clone, i, y, n, NULL), TB_OK);
+        assert_memory_equal(x, y, n * sizeof *x);
+        free(x), free(y);
+    }
+    free(wc.p), free(wl.p), free(wo.p), free(w.p);
+    tb_doc_free(clone);
+    tb_doc_free(loaded);
+    free(b.p);
+    /* no buffer at all: a clone with no BIN, the same bytes */
+    tb_doc *bare = tb_doc_create("test");
+    assert_int_equal(tb__doc_clone(&clone, bare, &err), TB_OK);
+    assert_non_null(clone);
+    assert_null(tb_doc_bin(clone, NULL));
+    w = written(bare), wc = written(clone);
+    assert_int_equal(wc.n, w.n);
+    assert_memory_equal(wc.p, w.p, w.n);
+    free(w.p), free(wc.p);
+    tb_doc_free(clone);
+    tb_doc_free(bare);
+    /* a 5-byte buffer from a data URI: an unpadded BIN, left to the caller */
+    static const char odd[] = "{\"asset\":{\"version\":\"2.0\"},\"buffers\":[{\"byteLength\":5,"
+                              "\"uri\":\"data:application/octet-stream;base64,AQIDBAU=\"}]}";
+    bytes t = {(uint8_t *)strdup(odd), strlen(odd)};
+    assert_int_equal(load_bytes(t, &err, &orig), TB_OK);
+    clone = (tb_doc *)1;
+    assert_int_equal(tb__doc_clone(&clone, orig, &err), TB_OK);
+    assert_null(clone);
+    tb_doc_free(orig);
+    free(t.p);
+}
+
 static void input_is_never_modified_and_output_replaced_atomically(void **state)
 {
     (void)state;
@@ -832,6 +916,7 @@ int main(void)
         cmocka_unit_test(every_component_type_decodes),
         cmocka_unit_test(appended_accessor_reads_back_and_saves),
         cmocka_unit_test(borrowed_bin_is_copied_on_append_and_outlives_the_original),
+        cmocka_unit_test(clone_is_the_written_and_loaded_document_on_one_bin),
         cmocka_unit_test(input_is_never_modified_and_output_replaced_atomically),
         cmocka_unit_test(mesh_without_skin_is_reported),
         cmocka_unit_test(warns_but_accepts_unnormalised_weights),

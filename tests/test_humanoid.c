@@ -414,7 +414,7 @@ static void a_vrm_map_gives_roles_and_overrides_come_last(void **state)
     snprintf(spine_name, sizeof spine_name, "joint_%d", a->node_of_joint[a->role_joint[TB_ROLE_SPINE1]]);
     snprintf(over, sizeof over, "spine2=%s", spine_name);
     const char *roles[] = {over};
-    tb_model_desc md = {0, roles, 1, 0};
+    tb_model_desc md = {0, roles, 1, 0, 0};
     assert_int_equal(tb_model_load_desc(&b, doc, &md, &err), TB_OK);
     int j = b->role_joint[TB_ROLE_SPINE2];
     assert_string_equal(b->skel.names[j], spine_name);
@@ -424,7 +424,7 @@ static void a_vrm_map_gives_roles_and_overrides_come_last(void **state)
     const char *bad_role[] = {"Tail=joint_1"}, *bad_joint[] = {"Hips=nope"}, *bad_form[] = {"Hips"};
     const char *const *bad[] = {bad_role, bad_joint, bad_form};
     for (int k = 0; k < 3; k++) {
-        tb_model_desc bd = {0, bad[k], 1, 0};
+        tb_model_desc bd = {0, bad[k], 1, 0, 0};
         b = (tb_model *)1;
         assert_int_equal(tb_model_load_desc(&b, doc, &bd, &err), TB_ERR_ARG);
         assert_null(b);

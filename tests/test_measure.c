@@ -906,7 +906,7 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* tb_measure_edges (radix sort) gives the set a plain sort gives: strictly
+/* tb_measure_edges (bucketed by the lower vertex) gives the set a plain sort gives: strictly
  * ascending unique pairs lo < hi of the triangles' sides. */
 static void edges_are_the_unique_sorted_triangle_sides(void **state)
 {

@@ -309,7 +309,7 @@ static void calibrateRejectsSkeletonWithoutHips(void **state)
     tb_retarget_calib *c = NULL;
     tb_error err = {0};
     /* names only: the shape would find the body (test_humanoid) */
-    tb_model_desc md = {0, NULL, 0, 1};
+    tb_model_desc md = {0, NULL, 0, 1, 0};
     assert_int_equal(tb_model_load_desc(&m, doc, &md, &err), TB_OK);
     assert_int_equal(tb_retarget_calibrate(&c, m, NULL, NULL, &err), TB_ERR_NO_HIPS);
     assert_null(c);

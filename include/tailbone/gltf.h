@@ -167,7 +167,9 @@ tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size,
                               tb_error *err);
 /* Writes a GLB to path.tmp-XXXXXX and renames it over path: a failure leaves
  * no partial output. An existing path that is not a regular file (a
- * device, FIFO, directory) is refused, never replaced. */
+ * device, FIFO, directory) is refused, never replaced. The bytes are
+ * tb_doc_write_memory's, written piece by piece (the BIN straight from the
+ * document: no copy of the file in memory). */
 tb_result tb_doc_save(const tb_doc *doc, const char *path, tb_error *err);
 /* Writes size bytes to path the same way: a temporary file beside it, synced
  * and renamed over it (reports, dumps). */

@@ -185,7 +185,8 @@ float tb_measure_bone_distance(const tb_model *m, const uint8_t *mask, const uin
                                const float *weights);
 
 /* The model's unique edges: every unordered pair of vertex indices sharing
- * a triangle, as (lo << 32 | hi), sorted ascending (radix sort, O(n)).
+ * a triangle, as (lo << 32 | hi), sorted ascending (bucketed by lo, O(n);
+ * 4 bytes a triangle side and 8 an edge at the peak).
  * Returns the count and sets *out (malloc'd; free() it; NULL when there is
  * no triangle), or SIZE_MAX when out of memory. */
 size_t tb_measure_edges(const tb_model *m, uint64_t **out);

@@ -64,7 +64,8 @@ typedef struct tb_model {
 
     size_t vertex_count;
     float *positions;           /* 3 per vertex, bind space */
-    float *normals;             /* 3 per vertex (zeros where absent) */
+    float *normals;             /* 3 per vertex (zeros where absent); NULL with
+                                   tb_model_desc.no_normals */
     int influences;             /* 4 × the largest set count */
     uint16_t *joints;           /* influences per vertex, skin joint indices */
     float *weights;             /* influences per vertex */
@@ -94,6 +95,8 @@ typedef struct tb_model_desc {
     const char *const *roles;  /* role_count "Role=Joint" overrides ("Hips=Bone.003"); NULL: none */
     int role_count;
     int names_only;            /* 1: roles from names and a VRM map only, no shape (tests) */
+    int no_normals;            /* 1: normals left NULL (only a preview reads them: 12 bytes a
+                                  vertex that detection, weights and measure never touch) */
 } tb_model_desc;
 
 /* skin = -1 picks the skin (with its equivalent skins) that has the most

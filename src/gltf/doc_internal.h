@@ -44,6 +44,14 @@ struct tb_doc {
  * one BIN in memory instead of two while nothing is appended. Returns 1 when
  * it borrowed (the bytes were equal), 0 when it kept its own. */
 int tb__doc_borrow_bin(tb_doc *doc, const tb_doc *from);
+/* A copy of `from` as writing it to a GLB and loading that would give (its
+ * JSON deep-copied, the loader's steps after the buffer merge run again),
+ * reading from's BIN (borrowed, as tb__doc_borrow_bin) instead of holding
+ * the GLB's bytes and a BIN of its own: no copy of the BIN at all until
+ * something is appended. TB_OK with *out NULL when from is not as the
+ * loader leaves a document (more than one buffer, a uri, an unpadded BIN):
+ * the caller writes and loads it then. */
+tb_result tb__doc_clone(tb_doc **out, const tb_doc *from, tb_error *err);
 /* Makes a borrowed BIN the doc's own again (a copy); TB_ERR_OOM when it
  * cannot. tb__bin_append does this itself before it appends. */
 tb_result tb__doc_own_bin(tb_doc *doc);

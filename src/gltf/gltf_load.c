@@ -730,6 +730,45 @@ tb_result tb_doc_load_memory(tb_doc **out, const void *data, size_t size, const 
     return TB_OK;
 }
 
+tb_result tb__doc_clone(tb_doc **out, const tb_doc *from, tb_error *err)
+{
+    *out = NULL;
+    /* a loaded document holds one buffer, the BIN (merged), with no uri */
+    json_t *buffers = json_object_get(from->root, "buffers");
+    size_t nb = json_array_size(buffers);
+    json_t *b0 = nb == 1 ? json_array_get(buffers, 0) : NULL;
+    if (nb > 1 || (b0 && (json_object_get(b0, "uri") || tb__meshopt_fallback(b0))) || (b0 && !from->bin) ||
+        from->bin_size % 4 != 0)
+        return TB_OK; /* not as loaded: *out NULL, the caller writes and loads it */
+    tb_doc *doc = tb__doc_new(from->name, NULL);
+    if (!doc || !(doc->root = json_deep_copy(from->root))) {
+        tb_doc_free(doc);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    if (b0) {
+        doc->bin = (uint8_t *)(uintptr_t)from->bin; /* read only: tb__bin_append copies it first */
+        doc->bin_size = doc->bin_cap = from->bin_size;
+        doc->bin_borrowed = 1;
+    }
+    /* the loader's steps after the buffers are merged, as tb_doc_load_memory
+     * takes them on from's GLB (allow_unsupported: from was accepted once) */
+    tb_load_desc ld = {.allow_unsupported = 1};
+    tb_result r = tb__check_extensions(doc, &ld, err);
+    if (r == TB_OK)
+        r = tb__decompress(doc, err);
+    if (r == TB_OK)
+        r = tb__embed_images(doc, err);
+    doc->container_warnings = doc->warning_count;
+    if (r == TB_OK)
+        r = tb__doc_parse(doc, err);
+    if (r != TB_OK) {
+        tb_doc_free(doc);
+        return r;
+    }
+    *out = doc;
+    return TB_OK;
+}
+
 tb_result tb_doc_load(tb_doc **out, const char *path, const tb_load_desc *desc, tb_error *err)
 {
     if (!out || !path)

@@ -16,52 +16,80 @@ static void tb__put_u32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size, tb_error *err)
+/* A GLB as its pieces: the 28 bytes of headers, the JSON text and its
+ * padding, the BIN's 8-byte header, the BIN and its padding. */
+typedef struct tb__glb_parts {
+    char *json; /* json_dumps's; free() it */
+    size_t jlen, jpad, blen, bpad, total;
+    int has_bin;
+    uint8_t head[20], bin_head[8];
+} tb__glb_parts;
+
+static tb_result tb__glb_parts_make(const tb_doc *doc, tb__glb_parts *p, tb_error *err)
 {
+    memset(p, 0, sizeof *p);
     /* JSON_REAL_PRECISION 17 (the default) round-trips every double exactly. */
-    char *json = json_dumps(doc->root, JSON_COMPACT);
-    if (!json)
+    p->json = json_dumps(doc->root, JSON_COMPACT);
+    if (!p->json)
         return tb__fail(err, TB_ERR_OOM, NULL, "cannot serialise the JSON");
-    size_t jlen = strlen(json), jpad = (4 - jlen % 4) % 4;
+    p->jlen = strlen(p->json);
+    p->jpad = (4 - p->jlen % 4) % 4;
     json_t *buffers = json_object_get(doc->root, "buffers");
-    int has_bin = json_array_size(buffers) > 0;
-    size_t blen = has_bin ? doc->bin_size : 0, bpad = (4 - blen % 4) % 4;
-    size_t total = 12 + 8 + jlen + jpad + (has_bin ? 8 + blen + bpad : 0);
-    if (total > 0xFFFFFFFFu) {
-        free(json);
+    p->has_bin = json_array_size(buffers) > 0;
+    p->blen = p->has_bin ? doc->bin_size : 0;
+    p->bpad = (4 - p->blen % 4) % 4;
+    p->total = 12 + 8 + p->jlen + p->jpad + (p->has_bin ? 8 + p->blen + p->bpad : 0);
+    if (p->total > 0xFFFFFFFFu) {
+        free(p->json);
+        p->json = NULL;
         return tb__fail(err, TB_ERR_INVALID, NULL, "output exceeds the GLB 4 GiB limit");
     }
-    uint8_t *buf = malloc(total);
-    if (!buf) {
-        free(json);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    memcpy(buf, "glTF", 4);
-    tb__put_u32(buf + 4, 2);
-    tb__put_u32(buf + 8, (uint32_t)total);
-    tb__put_u32(buf + 12, (uint32_t)(jlen + jpad));
-    memcpy(buf + 16, "JSON", 4);
-    memcpy(buf + 20, json, jlen);
-    memset(buf + 20 + jlen, ' ', jpad);
-    free(json);
-    if (has_bin) {
-        uint8_t *b = buf + 20 + jlen + jpad;
-        tb__put_u32(b, (uint32_t)(blen + bpad));
-        memcpy(b + 4, "BIN\0", 4);
-        if (blen)
-            memcpy(b + 8, doc->bin, blen);
-        memset(b + 8 + blen, 0, bpad);
-    }
-    *out = buf;
-    *size = total;
+    memcpy(p->head, "glTF", 4);
+    tb__put_u32(p->head + 4, 2);
+    tb__put_u32(p->head + 8, (uint32_t)p->total);
+    tb__put_u32(p->head + 12, (uint32_t)(p->jlen + p->jpad));
+    memcpy(p->head + 16, "JSON", 4);
+    tb__put_u32(p->bin_head, (uint32_t)(p->blen + p->bpad));
+    memcpy(p->bin_head + 4, "BIN\0", 4);
     return TB_OK;
 }
 
-tb_result tb_file_save_ex(const char *path, const void *data, size_t size, const tb_save_desc *desc,
-                          tb_error *err)
+tb_result tb_doc_write_memory(const tb_doc *doc, uint8_t **out, size_t *size, tb_error *err)
 {
-    if (!path || (!data && size))
-        return tb__fail(err, TB_ERR_ARG, NULL, "tb_file_save: path and data are required");
+    tb__glb_parts p;
+    tb_result r = tb__glb_parts_make(doc, &p, err);
+    if (r != TB_OK)
+        return r;
+    uint8_t *buf = malloc(p.total);
+    if (!buf) {
+        free(p.json);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    memcpy(buf, p.head, 20);
+    memcpy(buf + 20, p.json, p.jlen);
+    memset(buf + 20 + p.jlen, ' ', p.jpad);
+    free(p.json);
+    if (p.has_bin) {
+        uint8_t *b = buf + 20 + p.jlen + p.jpad;
+        memcpy(b, p.bin_head, 8);
+        if (p.blen)
+            memcpy(b + 8, doc->bin, p.blen);
+        memset(b + 8 + p.blen, 0, p.bpad);
+    }
+    *out = buf;
+    *size = p.total;
+    return TB_OK;
+}
+
+/* What tb__save_pieces writes: `count` pieces of bytes, one after another. */
+typedef struct tb__piece {
+    const void *data;
+    size_t size;
+} tb__piece;
+
+static tb_result tb__save_pieces(const char *path, const tb__piece *pieces, int count, const tb_save_desc *desc,
+                                 tb_error *err)
+{
     /* rename() would replace a device, FIFO or directory entry with a
      * regular file (as root, -o /dev/null): refuse anything but a file */
     struct stat st;
@@ -96,8 +124,9 @@ tb_result tb_file_save_ex(const char *path, const void *data, size_t size, const
         r = tb__fail(err, TB_ERR_IO, path, "cannot write %s: %s", path, strerror(errno));
         goto done;
     }
-    size_t w = fwrite(data, 1, size, f);
-    int bad = w != size;
+    int bad = 0;
+    for (int i = 0; i < count && !bad; i++)
+        bad = pieces[i].size && fwrite(pieces[i].data, 1, pieces[i].size, f) != pieces[i].size;
     bad |= fflush(f) != 0;
     bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
     bad |= fclose(f) != 0;
@@ -119,20 +148,35 @@ done:
     return r;
 }
 
+tb_result tb_file_save_ex(const char *path, const void *data, size_t size, const tb_save_desc *desc,
+                          tb_error *err)
+{
+    if (!path || (!data && size))
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_file_save: path and data are required");
+    tb__piece one = {data, size};
+    return tb__save_pieces(path, &one, 1, desc, err);
+}
+
 tb_result tb_file_save(const char *path, const void *data, size_t size, tb_error *err)
 {
     return tb_file_save_ex(path, data, size, NULL, err);
 }
 
+/* The GLB written from its pieces, the BIN straight from the document:
+ * no copy of the file in memory (tb_doc_write_memory's bytes, the same). */
 tb_result tb_doc_save_ex(const tb_doc *doc, const char *path, const tb_save_desc *desc, tb_error *err)
 {
-    uint8_t *data;
-    size_t size;
-    tb_result r = tb_doc_write_memory(doc, &data, &size, err);
+    if (!doc || !path)
+        return tb__fail(err, TB_ERR_ARG, NULL, "tb_doc_save: a document and a path are required");
+    tb__glb_parts p;
+    tb_result r = tb__glb_parts_make(doc, &p, err);
     if (r != TB_OK)
         return r;
-    r = tb_file_save_ex(path, data, size, desc, err);
-    free(data);
+    static const uint8_t zeros[4] = {0}, spaces[4] = {' ', ' ', ' ', ' '};
+    tb__piece pieces[] = {{p.head, 20},        {p.json, p.jlen},    {spaces, p.jpad},
+                          {p.bin_head, p.has_bin ? 8 : 0}, {doc->bin, p.blen}, {zeros, p.bpad}};
+    r = tb__save_pieces(path, pieces, (int)(sizeof pieces / sizeof pieces[0]), desc, err);
+    free(p.json);
     return r;
 }
 

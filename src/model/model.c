@@ -424,7 +424,7 @@ static uint8_t *tb__skinned_nodes_once(const tb_model *m, const tb_gltf *g)
     return take;
 }
 
-static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err)
+static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normals, tb_error *err)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
     size_t vcount = 0, tcount = 0;
@@ -471,14 +471,14 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
     m->triangle_count = tcount;
     m->prim_count = prims;
     m->positions = malloc(vcount * 3 * sizeof(float));
-    m->normals = calloc(vcount * 3, sizeof(float));
+    m->normals = no_normals ? NULL : calloc(vcount * 3, sizeof(float));
     m->joints = calloc(vcount * (size_t)m->influences, sizeof(uint16_t));
     m->weights = calloc(vcount * (size_t)m->influences, sizeof(float));
     m->triangles = malloc((tcount ? tcount : 1) * 3 * sizeof(uint32_t));
     m->prims = calloc((size_t)prims, sizeof *m->prims);
     uint32_t *tmpj = malloc(vcount * 4 * sizeof *tmpj);
     float *tmpw = malloc(vcount * 4 * sizeof *tmpw);
-    if (!m->positions || !m->normals || !m->joints || !m->weights || !m->triangles || !m->prims || !tmpj || !tmpw) {
+    if (!m->positions || (!no_normals && !m->normals) || !m->joints || !m->weights || !m->triangles || !m->prims || !tmpj || !tmpw) {
         free(take);
         free(tmpj);
         free(tmpw);
@@ -508,7 +508,7 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, tb_error *err
             mp->vertex_count = vc;
             mp->triangle_offset = to;
             r = tb_accessor_read_floats(doc, p->position, m->positions + vo * 3, vc * 3, err);
-            if (r == TB_OK && p->normal >= 0 && g->accessors[p->normal].components == 3)
+            if (r == TB_OK && m->normals && p->normal >= 0 && g->accessors[p->normal].components == 3)
                 r = tb_accessor_read_floats(doc, p->normal, m->normals + vo * 3, vc * 3, err);
             for (int s = 0; s < p->set_count && r == TB_OK; s++) {
                 r = tb_accessor_read_uints(doc, p->joints[s], tmpj, vc * 4, err);
@@ -944,7 +944,7 @@ static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc
     free(in_model);
     r = tb__build_skeleton(m, doc, err);
     if (r == TB_OK && !no_mesh)
-        r = tb__load_geometry(m, doc, err);
+        r = tb__load_geometry(m, doc, desc && desc->no_normals, err);
     else if (r == TB_OK)
         tb__joint_bbox(m);
     if (r == TB_OK)

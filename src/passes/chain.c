@@ -1520,7 +1520,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     tb_appendage_desc d = tb_appendage_defaults(desc);
     tb_model *m = NULL;
     /* the caller's role overrides (--role) reach the model detection reads */
-    tb_model_desc md = {d.skin > 0 ? d.skin : 0, d.roles, d.role_count, 0};
+    tb_model_desc md = {d.skin > 0 ? d.skin : 0, d.roles, d.role_count, 0, 1}; /* no normals: none read */
     tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
@@ -1608,7 +1608,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
     if (r == TB_OK)
-        r = tb_model_load_desc(&m, doc, &(tb_model_desc){skin + 1, d.roles, d.role_count, 0}, err);
+        r = tb_model_load_desc(&m, doc, &(tb_model_desc){skin + 1, d.roles, d.role_count, 0, 1}, err);
     if (r == TB_OK)
         r = tb__count_changed_outside(out, before, m, A.collar, err);
     free(A.collar);

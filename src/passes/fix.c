@@ -29,17 +29,21 @@ static void tb__progress(const tb_fix_desc *d, const char *stage)
 
 static tb_doc *tb__copy(const tb_doc *in, tb_error *err)
 {
+    /* the copy reads in's BIN until it appends (new weights, keys): one BIN
+     * in memory, not two, while detection runs, and no GLB of it in memory
+     * in between; tb_fix_run gives the copy its own before it returns it */
+    tb_doc *doc = NULL;
+    if (tb__doc_clone(&doc, in, err) != TB_OK)
+        return NULL;
+    if (doc)
+        return doc;
     uint8_t *bytes = NULL;
     size_t size = 0;
     if (tb_doc_write_memory(in, &bytes, &size, err) != TB_OK)
         return NULL;
-    tb_doc *doc = NULL;
     tb_load_desc ld = {.allow_unsupported = 1}; /* the input was accepted once already */
     tb_result r = tb_doc_load_memory(&doc, bytes, size, tb_doc_name(in), NULL, &ld, err);
     free(bytes);
-    /* the copy reads in's BIN until it appends (new weights, keys): one BIN
-     * in memory, not two, while detection runs; tb_fix_run gives the copy
-     * its own before it returns it */
     if (r == TB_OK)
         tb__doc_borrow_bin(doc, in);
     return r == TB_OK ? doc : NULL;
@@ -155,17 +159,40 @@ static void tb__measure_task(void *ctx, int k, int worker)
     tb_clip_free(clip);
 }
 
+/* The model of the skin with the most skinned vertices (tb_model_load's
+ * -1), without the normals: nothing in the job reads them. */
+static tb_result tb__model_load(tb_model **m, const tb_doc *doc, tb_error *err)
+{
+    tb_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.no_normals = 1;
+    return tb_model_load_desc(m, doc, &md, err);
+}
+
+/* Measuring (and the blend search's weights) read the model's bind
+ * positions, joints and weights; once the edge list (tb_measure_edges)
+ * stands for the triangles, they are given back: 24 of the model's 60
+ * bytes a vertex (no normals) at two triangles a vertex, before the clips'
+ * scratch is taken. */
+static void tb__model_trim(tb_model *m)
+{
+    free(m->triangles);
+    m->triangles = NULL;
+    m->triangle_count = 0;
+}
+
 /* Every baked clip measured on the repaired document (SPEC C), `threads`
  * clips at once. */
 static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_error *err)
 {
     tb_model *m = NULL;
-    tb_result r = tb_model_load(&m, doc, -1, err);
+    tb_result r = tb__model_load(&m, doc, err);
     if (r != TB_OK)
         return r;
     rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
     uint64_t *edges = NULL;
     size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
+    tb__model_trim(m);
     /* the skeleton's own chains (bake.existing): their bones are the tail */
     uint8_t *tail_joints = rep->bake_existing ? calloc((size_t)m->skel.joint_count + 1, 1) : NULL;
     if (tail_joints) {
@@ -461,13 +488,14 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     float b0 = d->repair.collar_band > 0 ? d->repair.collar_band : d->repair.collar_band < 0 ? 0 : 0.5f;
     tb__try_record(rep, rep->blend_zone, rep->collar_band, &first);
     tb_model *M = NULL;
-    tb_result r = tb_model_load(&M, *doc, -1, err);
+    tb_result r = tb__model_load(&M, *doc, err);
     if (r != TB_OK)
         return r;
     int n = rep->stretch_count;
     size_t VI = M->vertex_count * (size_t)M->influences;
     uint64_t *edges = NULL;
     size_t ne = tb_measure_edges(M, &edges);
+    tb__model_trim(M);
     /* A try changes only the chains' weights: only edges touching a
      * reweighted vertex can be tail or seam under any try, so the tries
      * measure those (the body's figures are not scored, and do not change) */
@@ -649,7 +677,7 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
     float up[3], fwd[3], lat[3] = {0, 0, 0};
     tb_model *m = NULL;
     tb_error e2 = {0};
-    int have_axes = tb_model_load(&m, in, -1, &e2) == TB_OK && tb_model_axes(m, up, fwd);
+    int have_axes = tb__model_load(&m, in, &e2) == TB_OK && tb_model_axes(m, up, fwd);
     if (have_axes) {
         lat[0] = up[1] * fwd[2] - up[2] * fwd[1];
         lat[1] = up[2] * fwd[0] - up[0] * fwd[2];
