@@ -42,6 +42,9 @@
 #define tb__fmid TB__SUFFIX(tb__fmid)
 #define tb__fconj TB__SUFFIX(tb__fconj)
 #define tb__lanes_pass_fast TB__SUFFIX(tb__lanes_pass_fast)
+#define tb__transpose TB__SUFFIX(tb__transpose)
+#define tb__rows_in TB__SUFFIX(tb__rows_in)
+#define tb__rows_out TB__SUFFIX(tb__rows_out)
 
 typedef float tb__vf __attribute__((vector_size(4 * TB__LANES)));
 typedef int32_t tb__vi __attribute__((vector_size(4 * TB__LANES)));
@@ -242,10 +245,83 @@ TB__VI tb__v3v tb__horizontal(tb__v3v v, tb__vi *ok)
     return d;
 }
 
+/* Rows against lanes: TB__LANES rows of 16 32-bit words (one row per lane,
+ * e.g. a tb__link's run of fields or a world matrix) against 16 vectors
+ * (word j of every row), by an in-register transpose: log2(TB__LANES)
+ * rounds of full-width interleaves (v[2i], v[2i+1] = the low and high
+ * halves of v[i] and v[i + TB__LANES/2] interleaved) instead of one scalar
+ * load or store per word and lane. */
+#ifndef TB__SHUF
+#if defined(__clang__)
+#define TB__SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define TB__SHUF(a, b, ...) __builtin_shuffle(a, b, (tb__vi){__VA_ARGS__})
+#endif
+#if defined(__clang__)
+#define TB__UNROLL _Pragma("unroll")
+#else
+#define TB__UNROLL _Pragma("GCC unroll 16")
+#endif
+#endif
+
+TB__VI void tb__transpose(tb__vf *v)
+{
+    for (int round = 1; round < TB__LANES; round *= 2) {
+        tb__vf t[TB__LANES];
+        TB__UNROLL
+        for (int i = 0; i < TB__LANES / 2; i++) {
+            const tb__vf a = v[i], b = v[i + TB__LANES / 2];
+#if TB__LANES == 16
+            t[2 * i] = TB__SHUF(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            t[2 * i + 1] =
+                TB__SHUF(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+#else
+            t[2 * i] = TB__SHUF(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
+            t[2 * i + 1] = TB__SHUF(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
+#endif
+        }
+        TB__UNROLL
+        for (int i = 0; i < TB__LANES; i++)
+            v[i] = t[i];
+    }
+}
+
+/* out[j][k] = rows[k][j], j < 16, k < TB__LANES. */
+TB__VI void tb__rows_in(const float *const *rows, tb__vf *out)
+{
+    for (int h = 0; h < 16; h += TB__LANES) {
+        tb__vf v[TB__LANES];
+        TB__UNROLL
+        for (int k = 0; k < TB__LANES; k++)
+            memcpy(&v[k], rows[k] + h, sizeof v[k]);
+        tb__transpose(v);
+        TB__UNROLL
+        for (int j = 0; j < TB__LANES; j++)
+            out[h + j] = v[j];
+    }
+}
+
+/* rows[k][j] = in[j][k], j < 16, for every k < TB__LANES whose rows[k] is
+ * not NULL. */
+TB__VI void tb__rows_out(const tb__vf *in, float *const *rows)
+{
+    for (int h = 0; h < 16; h += TB__LANES) {
+        tb__vf v[TB__LANES];
+        TB__UNROLL
+        for (int j = 0; j < TB__LANES; j++)
+            v[j] = in[h + j];
+        tb__transpose(v);
+        TB__UNROLL
+        for (int k = 0; k < TB__LANES; k++)
+            if (rows[k])
+                memcpy(rows[k] + h, &v[k], sizeof v[k]);
+    }
+}
+
 /* One link of every chain of a block, in lanes. */
 typedef struct tb__lane_link {
     /* Constants (tb__link). */
-    tb__v3v t, r;
+    tb__v3v t, sc, r;
     tb__qv A, qhat;
     tb__vf lambda, sigma, omega2, damp;
     /* State. */
@@ -773,11 +849,13 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
 TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L)
 {
     tb__vf P[16], M[16], W[16];
-    for (int k = 0; k < TB__LANES; k++) {
-        const tb__entry *e = &b->e[k < b->count ? k : 0];
-        const float *w = e->world[e->chain->anchor];
-        for (int j = 0; j < 16; j++)
-            P[j][k] = w[j];
+    {
+        const float *rows[TB__LANES];
+        for (int k = 0; k < TB__LANES; k++) {
+            const tb__entry *e = &b->e[k < b->count ? k : 0];
+            rows[k] = e->world[e->chain->anchor];
+        }
+        tb__rows_in(rows, P);
     }
     const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f);
     for (int i = 0; i <= n; i++) {
@@ -786,10 +864,7 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
         if (i < n) {
             q = L[i].q;
             t = L[i].t;
-            for (int k = 0; k < TB__LANES; k++) {
-                const tb__entry *e = &b->e[k < b->count ? k : 0];
-                TB__SET3(sc, k, e->links[i].sc);
-            }
+            sc = L[i].sc;
         } else {
             for (int k = 0; k < TB__LANES; k++) {
                 const tb__chain *c = b->e[k < b->count ? k : 0].chain;
@@ -827,7 +902,11 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             for (int r = 0; r < 4; r++)
                 W[c * 4 + r] = P[r] * M[c * 4] + P[4 + r] * M[c * 4 + 1] +
                                P[8 + r] * M[c * 4 + 2] + P[12 + r] * M[c * 4 + 3];
-        for (int k = 0; k < b->count; k++) {
+        float *rows[TB__LANES];
+        for (int k = 0; k < TB__LANES; k++) {
+            rows[k] = NULL;
+            if (k >= b->count)
+                continue;
             const tb__entry *e = &b->e[k];
             const tb__chain *c = e->chain;
             if (!c->lane_out_ok)
@@ -851,9 +930,9 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
                 memcpy(x->s, c->end_sc, sizeof x->s);
             }
             if (e->world_out)
-                for (int j = 0; j < 16; j++)
-                    e->world_out[joint][j] = W[j][k];
+                rows[k] = e->world_out[joint];
         }
+        tb__rows_out(W, rows);
         for (int j = 0; j < 16; j++)
             P[j] = W[j];
     }
@@ -899,21 +978,34 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         C.cos_half[k] = c->cos_half_max;
         C.sin_half[k] = c->sin_half_max;
         C.ground_on[k] = c->ground_on ? -1 : 0;
-        for (int i = 0; i < n; i++) {
-            const tb__link *l = &e->links[i];
-            tb__lane_link *x = &L[i];
-            TB__SET3(x->t, k, l->t);
-            TB__SET3(x->r, k, l->r);
-            TB__SET4(x->A, k, l->A);
-            TB__SET4(x->qhat, k, l->qhat);
-            x->lambda[k] = l->lambda;
-            x->sigma[k] = l->sigma;
-            x->omega2[k] = l->omega2;
-            x->damp[k] = l->damp;
-            TB__SET3(x->p, k, l->p);
-            TB__SET3(x->v, k, l->v);
-            TB__SET4(x->bend_old, k, l->bend_old);
-        }
+    }
+    /* The links' fields into lanes, three runs of 16 words per link (the
+     * runs' layout: TB__RUN_* in spring_bucket.h). */
+    for (int i = 0; i < n; i++) {
+        const float *rows[TB__LANES];
+        tb__vf w[16];
+        tb__lane_link *x = &L[i];
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] = (const float *)&b->e[k < b->count ? k : 0].links[i] + TB__RUN_T;
+        tb__rows_in(rows, w); /* t, q0, sc, sigma, lambda, ... */
+        x->t = (tb__v3v){w[0], w[1], w[2]};
+        x->sc = (tb__v3v){w[7], w[8], w[9]};
+        x->sigma = w[10];
+        x->lambda = w[11];
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] += TB__RUN_R - TB__RUN_T;
+        tb__rows_in(rows, w); /* r, A, qhat, omega2, damp, p */
+        x->r = (tb__v3v){w[0], w[1], w[2]};
+        x->A = (tb__qv){w[3], w[4], w[5], w[6]};
+        x->qhat = (tb__qv){w[7], w[8], w[9], w[10]};
+        x->omega2 = w[11];
+        x->damp = w[12];
+        x->p = (tb__v3v){w[13], w[14], w[15]};
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] += TB__RUN_V - TB__RUN_R;
+        tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
+        x->v = (tb__v3v){w[0], w[1], w[2]};
+        x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
     }
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps) {
@@ -936,21 +1028,24 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #endif
         }
     }
-    for (int k = 0; k < b->count; k++) {
-        const tb__entry *e = &b->e[k];
-        for (int i = 0; i < n; i++) {
-            tb__link *l = &e->links[i];
-            const tb__lane_link *x = &L[i];
-            TB__GET3(x->p, k, l->p);
-            TB__GET3(x->v, k, l->v);
-            TB__GET4(x->q, k, l->q);
-            TB__GET4(x->bend, k, l->bend);
-            TB__GET4(x->bend, k, l->bend_old);
-            TB__GET3(x->head, k, l->head);
-            TB__GET3(x->target, k, l->target);
-            l->length = x->length[k];
-            l->contact = x->contact[k] != 0;
-        }
+    /* The state back, two runs of 16 words per link (p … bend_old,
+     * bend … contact; the overlap is written twice with the same words). */
+    for (int i = 0; i < n; i++) {
+        const tb__lane_link *x = &L[i];
+        float *rows[TB__LANES];
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] = k < b->count ? (float *)&b->e[k].links[i] + TB__RUN_P : NULL;
+        const tb__vf w1[16] = {x->p.x, x->p.y, x->p.z, x->v.x, x->v.y, x->v.z,
+                               x->q.x, x->q.y, x->q.z, x->q.w, x->bend.x, x->bend.y,
+                               x->bend.z, x->bend.w, x->bend.x, x->bend.y};
+        tb__rows_out(w1, rows);
+        for (int k = 0; k < b->count; k++)
+            rows[k] += TB__RUN_BEND - TB__RUN_P;
+        const tb__vf w2[16] = {x->bend.x, x->bend.y, x->bend.z, x->bend.w, x->bend.x,
+                               x->bend.y, x->bend.z, x->bend.w, x->head.x, x->head.y,
+                               x->head.z, x->target.x, x->target.y, x->target.z,
+                               x->length, (tb__vf)(x->contact & 1)};
+        tb__rows_out(w2, rows);
     }
     tb__lanes_outputs(b, n, L);
 }
@@ -995,3 +1090,6 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__fmid
 #undef tb__fconj
 #undef tb__lanes_pass_fast
+#undef tb__transpose
+#undef tb__rows_in
+#undef tb__rows_out
