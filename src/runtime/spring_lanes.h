@@ -39,6 +39,8 @@
 #define tb__fsqrt TB__SUFFIX(tb__fsqrt)
 #define tb__fswing TB__SUFFIX(tb__fswing)
 #define tb__fslerp TB__SUFFIX(tb__fslerp)
+#define tb__slerp_series TB__SUFFIX(tb__slerp_series)
+#define tb__fslerp_k TB__SUFFIX(tb__fslerp_k)
 #define tb__fmid TB__SUFFIX(tb__fmid)
 #define tb__fconj TB__SUFFIX(tb__fconj)
 #define tb__lanes_pass_fast TB__SUFFIX(tb__lanes_pass_fast)
@@ -341,6 +343,9 @@ typedef struct tb__lane_chain {
     tb__qv ba_conj;
     tb__vf alpha, keep, floor_y, gravity, cos_half, sin_half;
     tb__vi ground_on, coupled;
+    /* The approximate step: the coupling slerp's weights as polynomials in
+     * cos θ − 1 (tb__slerp_series of 1 − alpha and of alpha). */
+    tb__vf wa[11], wb[11];
 } tb__lane_chain;
 
 /* One sub-step of a block (tb__chain_pass with snap = 0), anchor frame
@@ -610,34 +615,53 @@ TB__VI tb__qv tb__fswing(tb__v3v a, tb__v3v b)
  * computing SLERP", 2011): b_0 = u, b_i = b_{i−1} (u² − i²) / (i (2i + 1)),
  * sum b_i x^i. Ten terms: relative weight error below 1e-7 for θ < 40°
  * (bends 80° apart), about 1e-4 at the worst case θ = 90°. */
-TB__VI tb__qv tb__fslerp(tb__qv a, tb__qv b, tb__vf t)
+TB__VI void tb__slerp_series(tb__vf u, tb__vf *b)
+{
+    const tb__vf u2 = u * u;
+    b[0] = u;
+    for (int i = 1; i <= 10; i++)
+        b[i] = b[i - 1] * (u2 - tb__vs((float)(i * i))) * tb__vs(1.0f / (float)(i * (2 * i + 1)));
+}
+
+/* slerp(a, b, t) with t's series weights wa (of 1 − t) and wb (of t) from
+ * tb__slerp_series: a polynomial of degree 10 in x each, by Estrin's scheme
+ * (a short dependency chain: this is on the sub-step's critical path). */
+TB__VI tb__qv tb__fslerp_k(tb__qv a, tb__qv b, const tb__vf *wa_k, const tb__vf *wb_k)
 {
     tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
     const tb__vf sg = tb__vsel(c < tb__vs(0.0f), tb__vs(-1.0f), tb__vs(1.0f));
     c = tb__vabs(c);
-    const tb__vf one = tb__vs(1.0f);
-    tb__vf wa = one - t, wb = t;
     const tb__vi far = c <= tb__vs(0.9995f);
-    if (tb__any(far)) {
-        const tb__vf x = c - one;
-        const tb__vf ua = one - t, ua2 = ua * ua, ub2 = t * t;
-        tb__vf ba = ua, bb = t, sa = ua, sb = t, xi = one;
-        for (int i = 1; i <= 10; i++) {
-            const float k = 1.0f / (float)(i * (2 * i + 1)), i2 = (float)(i * i);
-            xi *= x;
-            ba *= (ua2 - tb__vs(i2)) * tb__vs(k);
-            bb *= (ub2 - tb__vs(i2)) * tb__vs(k);
-            sa += ba * xi;
-            sb += bb * xi;
-        }
-        wa = tb__vsel(far, sa, wa);
-        wb = tb__vsel(far, sb, wb);
-    }
-    wb *= sg;
-    tb__qv d = {wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
-                wa * a.w + wb * b.w};
+    const tb__vf x = c - tb__vs(1.0f), x2 = x * x, x4 = x2 * x2, x8 = x4 * x4;
+#define TB__ESTRIN(k)                                                                              \
+    (((k)[0] + (k)[1] * x) + ((k)[2] + (k)[3] * x) * x2 +                                          \
+     (((k)[4] + (k)[5] * x) + ((k)[6] + (k)[7] * x) * x2) * x4 +                                   \
+     (((k)[8] + (k)[9] * x) + (k)[10] * x2) * x8)
+    const tb__vf wa = tb__vsel(far, TB__ESTRIN(wa_k), wa_k[0]);
+    const tb__vf wb = tb__vsel(far, TB__ESTRIN(wb_k), wb_k[0]) * sg;
+#undef TB__ESTRIN
+    const tb__qv d = {wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
+                      wa * a.w + wb * b.w};
     const tb__vf k = tb__vrsqrt(d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w);
     return (tb__qv){d.x * k, d.y * k, d.z * k, d.w * k};
+}
+
+/* slerp(a, b, t) for any t (the anchor between two frames): the series
+ * only when some lane is past 2.6°. */
+TB__VI tb__qv tb__fslerp(tb__qv a, tb__qv b, tb__vf t)
+{
+    tb__vf wa[11], wb[11];
+    const tb__vf c = tb__vabs(a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w);
+    if (tb__any(c <= tb__vs(0.9995f))) {
+        tb__slerp_series(tb__vs(1.0f) - t, wa);
+        tb__slerp_series(t, wb);
+    } else {
+        for (int i = 1; i <= 10; i++) /* not used: every lane takes */
+            wa[i] = wb[i] = tb__vs(0.0f); /* the normalised lerp's weights */
+        wa[0] = tb__vs(1.0f) - t;
+        wb[0] = t;
+    }
+    return tb__fslerp_k(a, b, wa, wb);
 }
 
 /* slerp(a, b, 1/2): the normalised sum with the nearer sign. */
@@ -715,7 +739,7 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         tb__qv q = tb__fconj(l->A, s);
         tb__vi changed = C->coupled;
         if (coupled)
-            q = tb__qsel(changed, tb__fslerp(q, bar[i], C->alpha), q);
+            q = tb__qsel(changed, tb__fslerp_k(q, bar[i], C->wa, C->wb), q);
         else
             changed = (tb__vi){0};
         tb__vi limited = tb__vabs(q.w) < C->cos_half;
@@ -979,6 +1003,10 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         C.sin_half[k] = c->sin_half_max;
         C.ground_on[k] = c->ground_on ? -1 : 0;
     }
+#ifdef TB__FAST
+    tb__slerp_series(tb__vs(1.0f) - C.alpha, C.wa);
+    tb__slerp_series(C.alpha, C.wb);
+#endif
     /* The links' fields into lanes, three runs of 16 words per link (the
      * runs' layout: TB__RUN_* in spring_bucket.h). */
     for (int i = 0; i < n; i++) {
@@ -1006,6 +1034,22 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
         x->v = (tb__v3v){w[0], w[1], w[2]};
         x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
+    }
+    /* The output rows this block writes (locals and world matrices of the
+     * links and end joints), now that the links are in cache: they load
+     * while the sub-steps run. */
+    for (int k = 0; k < b->count; k++) {
+        const tb__entry *e = &b->e[k];
+        if (!e->chain->lane_out_ok)
+            continue;
+        for (int i = 0; i <= n; i++) {
+            const int j = i < n ? e->links[i].joint : e->chain->end_joint;
+            if (j < 0)
+                continue;
+            __builtin_prefetch(&e->locals[j], 1);
+            if (e->world_out)
+                __builtin_prefetch(e->world_out[j], 1);
+        }
     }
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps) {
@@ -1087,6 +1131,8 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__fsqrt
 #undef tb__fswing
 #undef tb__fslerp
+#undef tb__slerp_series
+#undef tb__fslerp_k
 #undef tb__fmid
 #undef tb__fconj
 #undef tb__lanes_pass_fast
