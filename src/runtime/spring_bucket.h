@@ -72,19 +72,6 @@ typedef struct tb__bucket {
         (dst).z[k] = (src)[2];                                                                     \
         (dst).w[k] = (src)[3];                                                                     \
     } while (0)
-#define TB__GET3(src, k, dst)                                                                      \
-    do {                                                                                           \
-        (dst)[0] = (src).x[k];                                                                     \
-        (dst)[1] = (src).y[k];                                                                     \
-        (dst)[2] = (src).z[k];                                                                     \
-    } while (0)
-#define TB__GET4(src, k, dst)                                                                      \
-    do {                                                                                           \
-        (dst)[0] = (src).x[k];                                                                     \
-        (dst)[1] = (src).y[k];                                                                     \
-        (dst)[2] = (src).z[k];                                                                     \
-        (dst)[3] = (src).w[k];                                                                     \
-    } while (0)
 
 
 /* A block's code: advances b->count chains of n links (b->steps sub-steps

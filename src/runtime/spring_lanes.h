@@ -1,7 +1,11 @@
-/* The lane code of the batch spring step (spring_batch.c), written once for
- * TB__LANES lanes and included once per vector width: spring_batch.c defines
- * TB__LANES (8 or 16) and TB__SUFFIX(name) before each inclusion; every name
- * below gets that suffix. Not a public header; no include guard on purpose. */
+/* The lane code of the two batch spring steps, written once for TB__LANES
+ * lanes and for both steps, included once per vector width: spring_batch.c
+ * (the exact step) and spring_fast.c (the approximate one, TB__FAST defined)
+ * define TB__LANES (8 or 16) and TB__SUFFIX(name) before each inclusion;
+ * every name below gets that suffix. One sub-step (tb__lanes_pass), one
+ * block body and one output pass serve both steps; only the arithmetic
+ * operations the sub-step names TB__M_* differ. Not a public header; no
+ * include guard on purpose. */
 
 #define tb__vf TB__SUFFIX(tb__vf)
 #define tb__vi TB__SUFFIX(tb__vi)
@@ -28,7 +32,6 @@
 #define tb__swing TB__SUFFIX(tb__swing)
 #define tb__slerp TB__SUFFIX(tb__slerp)
 #define tb__midpoint TB__SUFFIX(tb__midpoint)
-#define tb__horizontal TB__SUFFIX(tb__horizontal)
 #define tb__lane_link TB__SUFFIX(tb__lane_link)
 #define tb__lane_chain TB__SUFFIX(tb__lane_chain)
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
@@ -43,7 +46,6 @@
 #define tb__fslerp_k TB__SUFFIX(tb__fslerp_k)
 #define tb__fmid TB__SUFFIX(tb__fmid)
 #define tb__fconj TB__SUFFIX(tb__fconj)
-#define tb__lanes_pass_fast TB__SUFFIX(tb__lanes_pass_fast)
 #define tb__transpose TB__SUFFIX(tb__transpose)
 #define tb__rows_in TB__SUFFIX(tb__rows_in)
 #define tb__rows_out TB__SUFFIX(tb__rows_out)
@@ -239,13 +241,6 @@ TB__VI tb__qv tb__midpoint(tb__qv a, tb__qv b)
     return tb__qnorm((tb__qv){a.x + sg * b.x, a.y + sg * b.y, a.z + sg * b.z, a.w + sg * b.w});
 }
 
-/* Unit horizontal part of v per lane; *ok where it does not vanish. */
-TB__VI tb__v3v tb__horizontal(tb__v3v v, tb__vi *ok)
-{
-    tb__v3v d = {v.x, tb__vs(0.0f), v.z};
-    *ok = tb__v3norm(&d) > tb__vs(1e-6f);
-    return d;
-}
 
 /* Rows against lanes: TB__LANES rows of 16 32-bit words (one row per lane,
  * e.g. a tb__link's run of fields or a world matrix) against 16 vectors
@@ -347,185 +342,6 @@ typedef struct tb__lane_chain {
      * cos θ − 1 (tb__slerp_series of 1 − alpha and of alpha). */
     tb__vf wa[11], wb[11];
 } tb__lane_chain;
-
-/* One sub-step of a block (tb__chain_pass with snap = 0), anchor frame
- * (Fo, Fr, Fs), sub-step length h. */
-TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                           tb__qv Fr, tb__vf Fs, float hs)
-{
-    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
-    const tb__qv hips = tb__qmul(Fr, C->ba_conj);
-    const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
-    tb__v3v Po = Fo;
-    tb__qv Pr = Fr;
-    tb__vf Ps = Fs;
-    const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
-    const tb__vf floor_y = C->floor_y;
-
-    for (int i = 0; i < n; i++) {
-        tb__lane_link *l = &L[i];
-        const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
-        const tb__vf ell = Ps * l->lambda;
-        const tb__v3v rest_w = tb__qrot(Pr, l->r);
-        const tb__v3v T = tb__madd(hd, ell, rest_w);
-
-        /* Spring, semi-implicit Euler. */
-        tb__v3v v = l->v, p = l->p;
-        v.x += h * (l->omega2 * (T.x - p.x) - l->damp * v.x);
-        v.y += h * (l->omega2 * (T.y - p.y) - l->damp * v.y - C->gravity);
-        v.z += h * (l->omega2 * (T.z - p.z) - l->damp * v.z);
-        p.x += h * v.x;
-        p.y += h * v.y;
-        p.z += h * v.z;
-
-        /* Rope. */
-        tb__v3v d = {p.x - hd.x, p.y - hd.y, p.z - hd.z};
-        const tb__vf dl0 = tb__v3norm(&d);
-        d = tb__v3sel(dl0 > tb__vs(1e-9f) * tb__vmax(ell, one), d, rest_w);
-        v = tb__madd(v, -tb__dot(v, d), d);
-
-        /* Bend coupling and limit in the hips frame. */
-        const tb__qv pinv = tb__qconj(Pr);
-        tb__v3v dl = tb__qrot(pinv, d);
-        tb__v3norm(&dl);
-        tb__qv s = tb__swing(l->r, dl);
-        const tb__qv Ainv = tb__qconj(l->A);
-        tb__qv q = tb__qmul(tb__qmul(l->A, s), Ainv);
-        tb__vi changed = C->coupled;
-        if (n >= 2 && tb__any(changed)) {
-            tb__qv bar;
-            if (i == 0)
-                bar = tb__midpoint((tb__qv){zero, zero, zero, one}, L[1].bend_old);
-            else if (i == n - 1)
-                bar = L[n - 2].bend_old;
-            else
-                bar = tb__midpoint(L[i - 1].bend_old, L[i + 1].bend_old);
-            q = tb__qsel(changed, tb__slerp(&q, &bar, &C->alpha), q);
-        }
-        tb__vi limited = tb__vabs(q.w) < C->cos_half;
-        if (tb__any(limited)) {
-            const tb__vf sg = tb__vsel(q.w < zero, tb__vs(-1.0f), one);
-            tb__v3v ax = {sg * q.x, sg * q.y, sg * q.z};
-            limited &= tb__v3norm(&ax) > zero;
-            const tb__qv ql = {ax.x * C->sin_half, ax.y * C->sin_half, ax.z * C->sin_half,
-                               C->cos_half};
-            q = tb__qsel(limited, ql, q);
-            changed |= limited;
-        }
-        if (tb__any(changed)) {
-            const tb__v3v before = d;
-            const tb__qv s2 = tb__qmul(tb__qmul(Ainv, q), l->A);
-            tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
-            tb__v3norm(&d2);
-            tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
-                                                  d2.z - before.z},
-                                        ell);
-            const tb__vf slen = tb__v3norm(&shift);
-            const tb__vf back = -tb__dot(v, shift);
-            const tb__vi push = (slen > zero) & (h > zero) & (back > zero) & changed;
-            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, slen / h), shift), v);
-            d = tb__v3sel(changed, d2, d);
-            s = tb__qsel(changed, s2, s);
-        }
-        if (tb__any(limited)) {
-            tb__v3v tau = tb__madd(rest_w, -tb__dot(rest_w, d), d);
-            tau = (tb__v3v){-tau.x, -tau.y, -tau.z};
-            const tb__vi ok = tb__v3norm(&tau) > tb__vs(1e-6f);
-            const tb__vf vt = tb__dot(v, tau);
-            v = tb__v3sel(limited & ok & (vt > zero), tb__madd(v, -vt, tau), v);
-        }
-
-        /* Hip plane. */
-        const tb__v3v off = {hd.x - root.x, hd.y - root.y, hd.z - root.z};
-        const tb__vf head_off = tb__dot(off, nf);
-        const tb__vf mmax = -head_off / ell;
-        const tb__vf dn = tb__dot(d, nf);
-        const tb__vi plane = (mmax < one) & (dn > mmax);
-        tb__vi moved = plane;
-        if (tb__any(plane)) {
-            tb__v3v tt = tb__madd(d, -dn, nf);
-            const tb__vi bad = ~(tb__v3norm(&tt) > tb__vs(1e-6f)) & plane;
-            if (tb__any(bad)) {
-                tb__v3v t2 = tb__madd(rest_w, -tb__dot(rest_w, nf), nf);
-                const tb__vi bad2 = ~(tb__v3norm(&t2) > tb__vs(1e-6f));
-                tb__v3v t3 = tb__ortho(nf);
-                tb__v3norm(&t3);
-                tt = tb__v3sel(bad, tb__v3sel(bad2, t3, t2), tt);
-            }
-            const tb__vf m = tb__vmax(mmax, tb__vs(-1.0f));
-            const tb__vf k2 = tb__vsqrt(tb__vmax(zero, one - m * m));
-            d = tb__v3sel(plane, tb__madd(tb__v3scale(nf, m), k2, tt), d);
-            const tb__vf vn = tb__dot(v, nf);
-            v = tb__v3sel(plane & (vn > zero), tb__madd(v, -vn, nf), v);
-        }
-
-        /* Ground contact. */
-        const tb__vi contact = C->ground_on & (hd.y + ell * d.y < floor_y);
-        if (tb__any(contact)) {
-            tb__vf u = (floor_y - hd.y) / ell;
-            u = tb__vmin(tb__vmax(u, tb__vs(-1.0f)), one);
-            tb__vi ok1, ok2, ok3;
-            tb__v3v t = tb__horizontal(d, &ok1);
-            if (tb__any(~ok1 & contact)) {
-                const tb__v3v t2 = tb__horizontal(rest_w, &ok2);
-                const tb__v3v t3 = tb__horizontal((tb__v3v){-nf.x, -nf.y, -nf.z}, &ok3);
-                const tb__v3v t4 = {zero, zero, tb__vs(-1.0f)};
-                t = tb__v3sel(ok1, t, tb__v3sel(ok2, t2, tb__v3sel(ok3, t3, t4)));
-            }
-            const tb__vf rad = tb__vsqrt(tb__vmax(zero, one - u * u));
-            tb__v3v nh = {nf.x, zero, nf.z};
-            const tb__vf nhl = tb__v3norm(&nh);
-            const tb__vi room = (rad > tb__vs(1e-6f)) & (nhl > tb__vs(1e-6f));
-            const tb__vf bound = (mmax - u * nf.y) / (rad * nhl);
-            const tb__vf tn = tb__dot(t, nh);
-            const tb__vi clip = room & (tn > bound) & contact;
-            if (tb__any(clip)) {
-                const tb__vf kk = tb__vmax(bound, tb__vs(-1.0f));
-                tb__v3v perp = tb__madd(t, -tn, nh);
-                const tb__vi pok = tb__v3norm(&perp) > tb__vs(1e-6f);
-                perp = tb__v3sel(pok, perp, (tb__v3v){-nh.z, zero, nh.x});
-                const tb__vf kp = tb__vsqrt(tb__vmax(zero, one - kk * kk));
-                t = tb__v3sel(clip, tb__madd(tb__v3scale(nh, kk), kp, perp), t);
-            }
-            d = tb__v3sel(contact, (tb__v3v){rad * t.x, u, rad * t.z}, d);
-            moved |= contact;
-        }
-
-        p = tb__madd(hd, ell, d);
-        v = tb__madd(v, -tb__dot(v, d), d);
-        {
-            const tb__vf keep = tb__vsel(contact, C->keep, one);
-            v.y = tb__vsel(contact & (v.y < zero), zero, v.y);
-            v.x *= keep;
-            v.y *= keep;
-            v.z *= keep;
-        }
-
-        if (tb__any(moved)) {
-            tb__v3v dm = tb__qrot(pinv, d);
-            tb__v3norm(&dm);
-            const tb__qv sm = tb__swing(l->r, dm);
-            s = tb__qsel(moved, sm, s);
-            q = tb__qsel(moved, tb__qmul(tb__qmul(l->A, sm), Ainv), q);
-        }
-        const tb__qv lq = tb__qnorm(tb__qmul(s, l->qhat));
-        l->q = lq;
-        l->bend = q;
-        l->head = hd;
-        l->target = T;
-        l->length = ell;
-        l->contact = contact;
-        l->p = p;
-        l->v = v;
-
-        Po = hd;
-        Pr = tb__qnorm(tb__qmul(Pr, lq));
-        Ps = Ps * l->sigma;
-    }
-    for (int i = 0; i < n; i++)
-        L[i].bend_old = L[i].bend;
-}
-
 
 #ifdef TB__FAST
 /* ------------------------------------------------------------------------
@@ -678,34 +494,77 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
                     tb__vsel(pos, d.z * k, z), tb__vsel(pos, d.w * k, tb__vs(1.0f))};
 }
 
-/* One sub-step of a block, approximately (tb__lanes_pass, in the same order
- * with the same branches). */
-TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                                tb__qv Fr, tb__vf Fs, float hs)
+#endif /* TB__FAST */
+
+/* ------------------------------------------------------------------------
+ * One sub-step of a block, written once for both batch steps: the scalar
+ * reference's tb__chain_pass (snap = 0) in lanes, same order, same
+ * branches (each a per-lane select), anchor frame (Fo, Fr, Fs), sub-step
+ * length hs. The arithmetic that differs between the two steps goes
+ * through the TB__M_* operations: the exact step's (spring_batch.c) are
+ * the reference's own (square roots, divisions, libm's acos/sin past 2.6°,
+ * renormalised products), so its state is the reference's bit for bit;
+ * the approximate step's (spring_fast.c, TB__FAST) are the ones above.
+ * Values that do not change during a sub-step (the hip-plane normal's
+ * horizontal part, the coupling's neighbour targets from the last
+ * sub-step's snapshot) are computed before the walk down the chain in
+ * both: the same values, off the serial path. */
+#ifdef TB__FAST
+/* v unit where |v| > thr (else left alone): the mask of those lanes. */
+#define TB__M_UNIT_GT(v, thr) (tb__fnorm(v) > (thr) * (thr))
+#define TB__M_TINY tb__vs(1e-18f) /* |v| > 0, as fnorm sees it */
+#define TB__M_NORM(v) ((void)tb__fnorm(v))
+#define TB__M_LEN(v) tb__fsqrt(tb__fnorm(v)) /* |v|, v made unit */
+#define TB__M_RENORM(v) ((void)0)            /* a unit vector turned: unit */
+#define TB__M_QRENORM(q) (q)                 /* a product of unit quaternions */
+#define TB__M_SQRT0(x) tb__fsqrt(x)          /* sqrt(max(x, 0)) */
+#define TB__M_DIV(x, y, inv_y) ((x) * (inv_y))
+#define TB__M_SWING(a, b) tb__fswing(a, b)
+#define TB__M_CONJ(A, Ainv, s) tb__fconj(A, s)    /* A s A⁻¹ */
+#define TB__M_CONJI(A, Ainv, q) tb__fconj(Ainv, q) /* A⁻¹ q A */
+#define TB__M_MID(a, b) tb__fmid(a, b)
+#define TB__M_COUPLE(q, bar, C) tb__fslerp_k(q, bar, (C)->wa, (C)->wb)
+#else
+#define TB__M_UNIT_GT(v, thr) (tb__v3norm(v) > (thr))
+#define TB__M_TINY tb__vs(0.0f)
+#define TB__M_NORM(v) ((void)tb__v3norm(v))
+#define TB__M_LEN(v) tb__v3norm(v)
+#define TB__M_RENORM(v) ((void)tb__v3norm(v))
+#define TB__M_QRENORM(q) tb__qnorm(q)
+#define TB__M_SQRT0(x) tb__vsqrt(tb__vmax(tb__vs(0.0f), x))
+#define TB__M_DIV(x, y, inv_y) ((x) / (y))
+#define TB__M_SWING(a, b) tb__swing(a, b)
+#define TB__M_CONJ(A, Ainv, s) tb__qmul(tb__qmul(A, s), Ainv)
+#define TB__M_CONJI(A, Ainv, q) tb__qmul(tb__qmul(Ainv, q), A)
+#define TB__M_MID(a, b) tb__midpoint(a, b)
+#define TB__M_COUPLE(q, bar, C) tb__slerp(&(q), &(bar), &(C)->alpha)
+#endif
+
+TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
+                           tb__qv Fr, tb__vf Fs, float hs)
 {
     const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
     const tb__vf inv_h = tb__vs(1.0f / hs);
+    (void)inv_h;
     const tb__qv hips = tb__qmul(Fr, C->ba_conj);
     const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
     tb__v3v nh = {nf.x, zero, nf.z};
-    const tb__vf nhl = tb__fsqrt(tb__fnorm(&nh));
+    const tb__vf nhl = TB__M_LEN(&nh);
     tb__v3v Po = Fo;
     tb__qv Pr = Fr;
     tb__vf Ps = Fs;
     const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
     const tb__vf floor_y = C->floor_y;
-    /* The coupling's neighbour targets, from the last sub-step's snapshot:
-     * independent of this sub-step, so off the chain's critical path. */
     tb__qv bar[TB__LANE_MAX_LINKS];
     const int coupled = n >= 2 && tb__any(C->coupled);
     if (coupled)
         for (int i = 0; i < n; i++) {
             if (i == 0)
-                bar[i] = tb__fmid((tb__qv){zero, zero, zero, one}, L[1].bend_old);
+                bar[i] = TB__M_MID(((tb__qv){zero, zero, zero, one}), L[1].bend_old);
             else if (i == n - 1)
                 bar[i] = L[n - 2].bend_old;
             else
-                bar[i] = tb__fmid(L[i - 1].bend_old, L[i + 1].bend_old);
+                bar[i] = TB__M_MID(L[i - 1].bend_old, L[i + 1].bend_old);
         }
 
     for (int i = 0; i < n; i++) {
@@ -713,6 +572,7 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
         const tb__vf ell = Ps * l->lambda;
         const tb__vf inv_ell = one / ell;
+        (void)inv_ell;
         const tb__v3v rest_w = tb__qrot(Pr, l->r);
         const tb__v3v T = tb__madd(hd, ell, rest_w);
 
@@ -727,26 +587,28 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
 
         /* Rope. */
         tb__v3v d = {p.x - hd.x, p.y - hd.y, p.z - hd.z};
-        const tb__vf dl2 = tb__fnorm(&d);
-        const tb__vf tiny = tb__vs(1e-9f) * tb__vmax(ell, one);
-        d = tb__v3sel(dl2 > tiny * tiny, d, rest_w);
+        const tb__vi long_enough = TB__M_UNIT_GT(&d, tb__vs(1e-9f) * tb__vmax(ell, one));
+        d = tb__v3sel(long_enough, d, rest_w);
         v = tb__madd(v, -tb__dot(v, d), d);
 
         /* Bend coupling and limit in the hips frame. */
         const tb__qv pinv = tb__qconj(Pr);
-        const tb__v3v dl = tb__qrot(pinv, d); /* unit: a unit vector turned */
-        tb__qv s = tb__fswing(l->r, dl);
-        tb__qv q = tb__fconj(l->A, s);
+        tb__v3v dl = tb__qrot(pinv, d);
+        TB__M_RENORM(&dl);
+        tb__qv s = TB__M_SWING(l->r, dl);
+        const tb__qv Ainv = tb__qconj(l->A);
+        (void)Ainv;
+        tb__qv q = TB__M_CONJ(l->A, Ainv, s);
         tb__vi changed = C->coupled;
         if (coupled)
-            q = tb__qsel(changed, tb__fslerp_k(q, bar[i], C->wa, C->wb), q);
+            q = tb__qsel(changed, TB__M_COUPLE(q, bar[i], C), q);
         else
             changed = (tb__vi){0};
         tb__vi limited = tb__vabs(q.w) < C->cos_half;
         if (tb__any(limited)) {
             const tb__vf sg = tb__vsel(q.w < zero, tb__vs(-1.0f), one);
             tb__v3v ax = {sg * q.x, sg * q.y, sg * q.z};
-            limited &= tb__fnorm(&ax) > tb__vs(1e-36f);
+            limited &= TB__M_UNIT_GT(&ax, TB__M_TINY);
             const tb__qv ql = {ax.x * C->sin_half, ax.y * C->sin_half, ax.z * C->sin_half,
                                C->cos_half};
             q = tb__qsel(limited, ql, q);
@@ -754,22 +616,23 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         }
         if (tb__any(changed)) {
             const tb__v3v before = d;
-            const tb__qv s2 = tb__fconj(tb__qconj(l->A), q);
-            const tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
+            const tb__qv s2 = TB__M_CONJI(l->A, Ainv, q);
+            tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
+            TB__M_RENORM(&d2);
             tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
                                                   d2.z - before.z},
                                         ell);
-            const tb__vf slen = tb__fsqrt(tb__fnorm(&shift));
+            const tb__vf slen = TB__M_LEN(&shift);
             const tb__vf back = -tb__dot(v, shift);
-            const tb__vi push = (slen > zero) & (back > zero) & changed;
-            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, slen * inv_h), shift), v);
+            const tb__vi push = (slen > zero) & (h > zero) & (back > zero) & changed;
+            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, TB__M_DIV(slen, h, inv_h)), shift), v);
             d = tb__v3sel(changed, d2, d);
             s = tb__qsel(changed, s2, s);
         }
         if (tb__any(limited)) {
             tb__v3v tau = tb__madd(rest_w, -tb__dot(rest_w, d), d);
             tau = (tb__v3v){-tau.x, -tau.y, -tau.z};
-            const tb__vi ok = tb__fnorm(&tau) > tb__vs(1e-12f);
+            const tb__vi ok = TB__M_UNIT_GT(&tau, tb__vs(1e-6f));
             const tb__vf vt = tb__dot(v, tau);
             v = tb__v3sel(limited & ok & (vt > zero), tb__madd(v, -vt, tau), v);
         }
@@ -777,22 +640,22 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         /* Hip plane. */
         const tb__v3v off = {hd.x - root.x, hd.y - root.y, hd.z - root.z};
         const tb__vf head_off = tb__dot(off, nf);
-        const tb__vf mmax = -head_off * inv_ell;
+        const tb__vf mmax = TB__M_DIV(-head_off, ell, inv_ell);
         const tb__vf dn = tb__dot(d, nf);
         const tb__vi plane = (mmax < one) & (dn > mmax);
         tb__vi moved = plane;
         if (tb__any(plane)) {
             tb__v3v tt = tb__madd(d, -dn, nf);
-            const tb__vi bad = ~(tb__fnorm(&tt) > tb__vs(1e-12f)) & plane;
+            const tb__vi bad = ~TB__M_UNIT_GT(&tt, tb__vs(1e-6f)) & plane;
             if (tb__any(bad)) {
                 tb__v3v t2 = tb__madd(rest_w, -tb__dot(rest_w, nf), nf);
-                const tb__vi bad2 = ~(tb__fnorm(&t2) > tb__vs(1e-12f));
+                const tb__vi bad2 = ~TB__M_UNIT_GT(&t2, tb__vs(1e-6f));
                 tb__v3v t3 = tb__ortho(nf);
-                tb__fnorm(&t3);
+                TB__M_NORM(&t3);
                 tt = tb__v3sel(bad, tb__v3sel(bad2, t3, t2), tt);
             }
             const tb__vf m = tb__vmax(mmax, tb__vs(-1.0f));
-            const tb__vf k2 = tb__fsqrt(one - m * m);
+            const tb__vf k2 = TB__M_SQRT0(one - m * m);
             d = tb__v3sel(plane, tb__madd(tb__v3scale(nf, m), k2, tt), d);
             const tb__vf vn = tb__dot(v, nf);
             v = tb__v3sel(plane & (vn > zero), tb__madd(v, -vn, nf), v);
@@ -801,29 +664,32 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         /* Ground contact. */
         const tb__vi contact = C->ground_on & (hd.y + ell * d.y < floor_y);
         if (tb__any(contact)) {
-            tb__vf u = (floor_y - hd.y) * inv_ell;
+            tb__vf u = TB__M_DIV(floor_y - hd.y, ell, inv_ell);
             u = tb__vmin(tb__vmax(u, tb__vs(-1.0f)), one);
+            /* unit horizontal parts: of d, else of the rest direction, else
+             * of the backward normal, else -Z */
             tb__v3v t = {d.x, zero, d.z};
-            const tb__vi ok1 = tb__fnorm(&t) > tb__vs(1e-12f);
+            const tb__vi ok1 = TB__M_UNIT_GT(&t, tb__vs(1e-6f));
             if (tb__any(~ok1 & contact)) {
                 tb__v3v t2 = {rest_w.x, zero, rest_w.z};
-                const tb__vi ok2 = tb__fnorm(&t2) > tb__vs(1e-12f);
+                const tb__vi ok2 = TB__M_UNIT_GT(&t2, tb__vs(1e-6f));
                 tb__v3v t3 = {-nf.x, zero, -nf.z};
-                const tb__vi ok3 = tb__fnorm(&t3) > tb__vs(1e-12f);
+                const tb__vi ok3 = TB__M_UNIT_GT(&t3, tb__vs(1e-6f));
                 const tb__v3v t4 = {zero, zero, tb__vs(-1.0f)};
                 t = tb__v3sel(ok1, t, tb__v3sel(ok2, t2, tb__v3sel(ok3, t3, t4)));
             }
-            const tb__vf rad = tb__fsqrt(one - u * u);
+            const tb__vf rad = TB__M_SQRT0(one - u * u);
             const tb__vi room = (rad > tb__vs(1e-6f)) & (nhl > tb__vs(1e-6f));
+            /* bound is read only where room */
             const tb__vf bound = (mmax - u * nf.y) / tb__vsel(room, rad * nhl, one);
             const tb__vf tn = tb__dot(t, nh);
             const tb__vi clip = room & (tn > bound) & contact;
             if (tb__any(clip)) {
                 const tb__vf kk = tb__vmax(bound, tb__vs(-1.0f));
                 tb__v3v perp = tb__madd(t, -tn, nh);
-                const tb__vi pok = tb__fnorm(&perp) > tb__vs(1e-12f);
+                const tb__vi pok = TB__M_UNIT_GT(&perp, tb__vs(1e-6f));
                 perp = tb__v3sel(pok, perp, (tb__v3v){-nh.z, zero, nh.x});
-                const tb__vf kp = tb__fsqrt(one - kk * kk);
+                const tb__vf kp = TB__M_SQRT0(one - kk * kk);
                 t = tb__v3sel(clip, tb__madd(tb__v3scale(nh, kk), kp, perp), t);
             }
             d = tb__v3sel(contact, (tb__v3v){rad * t.x, u, rad * t.z}, d);
@@ -841,13 +707,13 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         }
 
         if (tb__any(moved)) {
-            const tb__v3v dm = tb__qrot(pinv, d);
-            const tb__qv sm = tb__fswing(l->r, dm);
+            tb__v3v dm = tb__qrot(pinv, d);
+            TB__M_RENORM(&dm);
+            const tb__qv sm = TB__M_SWING(l->r, dm);
             s = tb__qsel(moved, sm, s);
-            q = tb__qsel(moved, tb__fconj(l->A, sm), q);
+            q = tb__qsel(moved, TB__M_CONJ(l->A, Ainv, sm), q);
         }
-        /* Products of unit quaternions: unit to rounding, not renormalised. */
-        const tb__qv lq = tb__qmul(s, l->qhat);
+        const tb__qv lq = TB__M_QRENORM(tb__qmul(s, l->qhat));
         l->q = lq;
         l->bend = q;
         l->head = hd;
@@ -858,13 +724,27 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         l->v = v;
 
         Po = hd;
-        Pr = tb__qmul(Pr, lq);
+        Pr = TB__M_QRENORM(tb__qmul(Pr, lq));
         Ps = Ps * l->sigma;
     }
     for (int i = 0; i < n; i++)
         L[i].bend_old = L[i].bend;
 }
-#endif /* TB__FAST */
+
+#undef TB__M_UNIT_GT
+#undef TB__M_TINY
+#undef TB__M_NORM
+#undef TB__M_LEN
+#undef TB__M_RENORM
+#undef TB__M_QRENORM
+#undef TB__M_SQRT0
+#undef TB__M_DIV
+#undef TB__M_SWING
+#undef TB__M_CONJ
+#undef TB__M_CONJI
+#undef TB__M_MID
+#undef TB__M_COUPLE
+
 
 /* The block's tail locals and world matrices, as tb__write_outputs (spring.c)
  * computes them (tb_transform_to_matrix, then cglm's parent * local with its
@@ -1052,24 +932,20 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         }
     }
     for (int s = 1; s <= b->steps; s++) {
-        if (s == b->steps) {
-#ifdef TB__FAST
-            tb__lanes_pass_fast(L, n, &C, C.o1, C.r1, C.s1, h);
-#else
+        if (s == b->steps)
             tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h);
-#endif
-        } else {
+        else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
             const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
                                C.o0.z + t * (C.o1.z - C.o0.z)};
             const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
 #ifdef TB__FAST
-            tb__lanes_pass_fast(L, n, &C, o, tb__fslerp(C.r0, C.r1, t), sc, h);
+            const tb__qv r = tb__fslerp(C.r0, C.r1, t);
 #else
             const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
-            tb__lanes_pass(L, n, &C, o, r, sc, h);
 #endif
+            tb__lanes_pass(L, n, &C, o, r, sc, h);
         }
     }
     /* The state back, two runs of 16 words per link (p … bend_old,
@@ -1120,7 +996,6 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__swing
 #undef tb__slerp
 #undef tb__midpoint
-#undef tb__horizontal
 #undef tb__lane_link
 #undef tb__lane_chain
 #undef tb__lanes_pass
@@ -1135,7 +1010,6 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__fslerp_k
 #undef tb__fmid
 #undef tb__fconj
-#undef tb__lanes_pass_fast
 #undef tb__transpose
 #undef tb__rows_in
 #undef tb__rows_out
