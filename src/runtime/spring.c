@@ -912,6 +912,14 @@ static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, 
         c->lane_out_ok = !tb__below_chain(skel, d, c->anchor) &&
                          (c->end_joint < 0 || skel->parents[c->end_joint] == last);
     }
+    if (a) {
+        a->lane_out_all = 1;
+        for (int ci = 0; ci < n->chains; ci++)
+            a->lane_out_all &= a->chains[ci].lane_out_ok;
+        for (int k = 0; k < n->affected; k++)
+            a->lane_out_all &= a->affected[k].chain >= 0;
+        a->lanes_all = 0;
+    }
     return TB_OK;
 }
 
@@ -1535,9 +1543,8 @@ void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
 void tb__write_outputs_rest(tb_spring_animator *a, const float (*world)[16],
                             tb_transform *locals, float (*world_out)[16])
 {
-    tb__outputs(a, world, locals, world_out, 1);
-    for (int ci = 0; ci < a->chain_count; ci++)
-        a->chains[ci].lane_out = 0;
+    if (!a->lanes_all)
+        tb__outputs(a, world, locals, world_out, 1);
 }
 
 void tb__chain_frame(tb_spring_animator *a, tb__chain *c, const tb__frame *cur, int steps,

@@ -252,8 +252,10 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             /* 2 acos(c) > rad  <=>  c < cos(rad / 2) while rad / 2 <= pi */
             tp_cos = tp_rad < 6.2831853f ? cosf(0.5f * tp_rad) : -2.0f;
         }
+        int lanes = 0; /* chains sent to a block that writes their outputs */
         for (int ci = 0; ci < a->chain_count; ci++) {
             tb__chain *c = &a->chains[ci];
+            c->lane_out = 0;
             tb__frame cur;
             if (!(approx ? tb__frame_approx(world[c->anchor], &cur)
                          : tb__frame_from_matrix(world[c->anchor], &cur))) {
@@ -282,17 +284,15 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             if (b->count > 0 && (b->steps != steps || b->h != h))
                 tb__flush(b, n, block, path);
             /* The block runs when its last chain arrives: start loading
-             * this chain's links and the output rows it writes now, so
-             * that the block finds them in cache (a crowd's animators
-             * and outputs are far apart in memory). */
+             * this chain's links now, so that the block finds them in
+             * cache (a crowd's animators are far apart in memory; the
+             * block prefetches the output rows once it has the links). */
             {
                 const char *lp = (const char *)(a->links + c->first_link);
                 for (size_t o = 0; o < sizeof(tb__link) * (size_t)n; o += 64)
                     __builtin_prefetch(lp + o, 1);
-                if (items[it].world_out && c->lane_out_ok)
-                    for (int i = 0; i < n; i++)
-                        __builtin_prefetch(items[it].world_out[a->links[c->first_link + i].joint], 1);
             }
+            lanes += c->lane_out_ok;
             tb__entry *e = &b->e[b->count++];
             e->chain = c;
             e->links = a->links + c->first_link;
@@ -307,6 +307,7 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             if (b->count == width)
                 tb__flush(b, n, block, path);
         }
+        a->lanes_all = a->lane_out_all && lanes == a->chain_count;
     }
     for (int k = 0; k < TB__LANE_MAX_LINKS; k++)
         tb__flush(&buckets[k], k + 1, block, path);

@@ -8,7 +8,37 @@
 
 #include "runtime/spring_internal.h"
 
+#include <stddef.h>
+
 #define TB__MAX_LANES 16 /* the widest block (AVX-512) */
+
+/* A block moves each link's fields in and out of lanes as runs of 16
+ * consecutive 32-bit words of the tb__link (spring_lanes.h, tb__rows_in /
+ * tb__rows_out): in, from t (t, q0, sc, sigma, lambda), from r (r, A, qhat,
+ * omega2, damp, p) and from v (v, q, bend, bend_old); out, from p (p, v,
+ * q, bend) and from bend (bend, bend_old, head, target, length, contact).
+ * The word offsets, and the layout they rely on: */
+#define TB__W(f) (offsetof(tb__link, f) / sizeof(float))
+#define TB__RUN_T ((int)TB__W(t))
+#define TB__RUN_R ((int)TB__W(r))
+#define TB__RUN_V ((int)TB__W(v))
+#define TB__RUN_P ((int)TB__W(p))
+#define TB__RUN_BEND ((int)TB__W(bend))
+_Static_assert(sizeof(float) == 4 && sizeof(int) == 4 && sizeof(versor) == 16,
+               "tb__link runs: 32-bit words");
+_Static_assert(TB__W(q0) == TB__W(t) + 3 && TB__W(sc) == TB__W(q0) + 4 &&
+                   TB__W(sigma) == TB__W(sc) + 3 && TB__W(lambda) == TB__W(sigma) + 1,
+               "tb__link runs: t … lambda consecutive");
+_Static_assert(TB__W(A) == TB__W(r) + 3 && TB__W(qhat) == TB__W(A) + 4 &&
+                   TB__W(omega2) == TB__W(qhat) + 4 && TB__W(damp) == TB__W(omega2) + 1 &&
+                   TB__W(p) == TB__W(damp) + 1 && TB__W(v) == TB__W(p) + 3 &&
+                   TB__W(q) == TB__W(v) + 3 && TB__W(bend) == TB__W(q) + 4 &&
+                   TB__W(bend_old) == TB__W(bend) + 4 && TB__W(head) == TB__W(bend_old) + 4 &&
+                   TB__W(target) == TB__W(head) + 3 && TB__W(length) == TB__W(target) + 3 &&
+                   TB__W(contact) == TB__W(length) + 1,
+               "tb__link runs: r … contact consecutive");
+_Static_assert(TB__W(t) + 16 <= sizeof(tb__link) / 4 && TB__W(bend) + 16 <= sizeof(tb__link) / 4,
+               "tb__link runs: inside the struct");
 #define TB__LANE_MAX_LINKS 16
 
 #define TB__VI static inline __attribute__((always_inline))
@@ -41,19 +71,6 @@ typedef struct tb__bucket {
         (dst).y[k] = (src)[1];                                                                     \
         (dst).z[k] = (src)[2];                                                                     \
         (dst).w[k] = (src)[3];                                                                     \
-    } while (0)
-#define TB__GET3(src, k, dst)                                                                      \
-    do {                                                                                           \
-        (dst)[0] = (src).x[k];                                                                     \
-        (dst)[1] = (src).y[k];                                                                     \
-        (dst)[2] = (src).z[k];                                                                     \
-    } while (0)
-#define TB__GET4(src, k, dst)                                                                      \
-    do {                                                                                           \
-        (dst)[0] = (src).x[k];                                                                     \
-        (dst)[1] = (src).y[k];                                                                     \
-        (dst)[2] = (src).z[k];                                                                     \
-        (dst)[3] = (src).w[k];                                                                     \
     } while (0)
 
 

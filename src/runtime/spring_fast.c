@@ -3,17 +3,20 @@
  * The same blocks of chains in SIMD lanes as the exact batch step
  * (spring_batch.c: same grouping, same state, same scalar fall-backs for
  * cold starts, teleports, long chains and contact_keeps_limit, same outputs
- * in lanes), running an approximate sub-step (tb__lanes_pass_fast in
- * spring_lanes.h): no trigonometry (slerp is a normalised lerp within 2.6°,
- * a series in cos θ beyond), reciprocal square roots with one Newton step
+ * in lanes), running the same sub-step (tb__lanes_pass in spring_lanes.h,
+ * written once for both) with the approximate arithmetic that TB__FAST
+ * selects there: no trigonometry (slerp is a normalised lerp within 2.6°,
+ * a series in cos θ beyond, the coupling's series weights computed once
+ * per block and frame), reciprocal square roots with one Newton step
  * instead of square roots and divisions, no renormalisation of products of
  * unit quaternions, and FMA contraction (this file is built with
  * -ffp-contract=fast). Outside the lanes, the anchor frames come from
  * tb__frame_approx (spring_batch.c: no glm_mat3_quat, cbrtf only as a
  * fall-back) and the teleport test compares cosines (no acosf). Every SPEC
- * B rule is the reference's, branch for branch: test_rt_spring_fast runs every test of test_rt_spring.c through
- * this step, and test_rt_spring.c measures how far it strays from the
- * reference (docs/spring.md, "The approximate batch step").
+ * B rule is the reference's, branch for branch: test_rt_spring_fast runs
+ * every test of test_rt_spring.c through this step, and test_rt_spring.c
+ * measures how far it strays from the reference (docs/spring.md, "The
+ * approximate batch step").
  *
  * Code paths: on x86-64 the lane code is compiled three times (AVX-512 with
  * 16-chain blocks, AVX2+FMA with 8, the baseline SSE2 build with 8), each
@@ -117,15 +120,13 @@ void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count,
     tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_fast, path, 1);
 }
 
-#else /* no vector extensions: the reference, one animator at a time */
+#else /* no vector extensions: the exact batch step's fall-back (the reference,
+       * one animator at a time) */
 
 void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,
                                    int path)
 {
-    (void)path;
-    for (int it = 0; it < count; it++)
-        tb_spring_step(items[it].anim, dt_s, items[it].world, items[it].locals,
-                       items[it].world_out);
+    tb__spring_step_batch_on(items, count, dt_s, path);
 }
 
 #endif

@@ -80,6 +80,11 @@ struct tb_spring_animator {
     tb__chain *chains;
     tb__link *links;
     tb__affected *affected;
+    /* The batch step: every chain lane_out_ok and every affected joint a
+     * link or end joint of a chain (set at creation); lanes_all: in this
+     * batch call every chain went to a block, which wrote all of the
+     * outputs (tb__write_outputs_rest has nothing to do). */
+    int lane_out_all, lanes_all;
 };
 
 /* Similarity frame of a matrix; 0 for a non-finite, degenerate or mirrored one. */
@@ -106,7 +111,8 @@ void tb__write_outputs(const tb_spring_animator *a, const float (*world)[16],
 /* The best path this CPU runs (TB__PATH_BASE without vector extensions). */
 int tb__spring_batch_best_path(void);
 /* tb__write_outputs for a batch: skips the chains (and their joints' world
- * matrices) the batch already wrote in lanes (lane_out), then clears lane_out. */
+ * matrices) the batch already wrote in lanes (lane_out; the batch driver
+ * clears it as it takes each chain), and the whole animator when lanes_all. */
 void tb__write_outputs_rest(tb_spring_animator *a, const float (*world)[16],
                             tb_transform *locals, float (*world_out)[16]);
 

@@ -1,7 +1,11 @@
-/* The lane code of the batch spring step (spring_batch.c), written once for
- * TB__LANES lanes and included once per vector width: spring_batch.c defines
- * TB__LANES (8 or 16) and TB__SUFFIX(name) before each inclusion; every name
- * below gets that suffix. Not a public header; no include guard on purpose. */
+/* The lane code of the two batch spring steps, written once for TB__LANES
+ * lanes and for both steps, included once per vector width: spring_batch.c
+ * (the exact step) and spring_fast.c (the approximate one, TB__FAST defined)
+ * define TB__LANES (8 or 16) and TB__SUFFIX(name) before each inclusion;
+ * every name below gets that suffix. One sub-step (tb__lanes_pass), one
+ * block body and one output pass serve both steps; only the arithmetic
+ * operations the sub-step names TB__M_* differ. Not a public header; no
+ * include guard on purpose. */
 
 #define tb__vf TB__SUFFIX(tb__vf)
 #define tb__vi TB__SUFFIX(tb__vi)
@@ -28,7 +32,6 @@
 #define tb__swing TB__SUFFIX(tb__swing)
 #define tb__slerp TB__SUFFIX(tb__slerp)
 #define tb__midpoint TB__SUFFIX(tb__midpoint)
-#define tb__horizontal TB__SUFFIX(tb__horizontal)
 #define tb__lane_link TB__SUFFIX(tb__lane_link)
 #define tb__lane_chain TB__SUFFIX(tb__lane_chain)
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
@@ -39,9 +42,13 @@
 #define tb__fsqrt TB__SUFFIX(tb__fsqrt)
 #define tb__fswing TB__SUFFIX(tb__fswing)
 #define tb__fslerp TB__SUFFIX(tb__fslerp)
+#define tb__slerp_series TB__SUFFIX(tb__slerp_series)
+#define tb__fslerp_k TB__SUFFIX(tb__fslerp_k)
 #define tb__fmid TB__SUFFIX(tb__fmid)
 #define tb__fconj TB__SUFFIX(tb__fconj)
-#define tb__lanes_pass_fast TB__SUFFIX(tb__lanes_pass_fast)
+#define tb__transpose TB__SUFFIX(tb__transpose)
+#define tb__rows_in TB__SUFFIX(tb__rows_in)
+#define tb__rows_out TB__SUFFIX(tb__rows_out)
 
 typedef float tb__vf __attribute__((vector_size(4 * TB__LANES)));
 typedef int32_t tb__vi __attribute__((vector_size(4 * TB__LANES)));
@@ -234,18 +241,84 @@ TB__VI tb__qv tb__midpoint(tb__qv a, tb__qv b)
     return tb__qnorm((tb__qv){a.x + sg * b.x, a.y + sg * b.y, a.z + sg * b.z, a.w + sg * b.w});
 }
 
-/* Unit horizontal part of v per lane; *ok where it does not vanish. */
-TB__VI tb__v3v tb__horizontal(tb__v3v v, tb__vi *ok)
+
+/* Rows against lanes: TB__LANES rows of 16 32-bit words (one row per lane,
+ * e.g. a tb__link's run of fields or a world matrix) against 16 vectors
+ * (word j of every row), by an in-register transpose: log2(TB__LANES)
+ * rounds of full-width interleaves (v[2i], v[2i+1] = the low and high
+ * halves of v[i] and v[i + TB__LANES/2] interleaved) instead of one scalar
+ * load or store per word and lane. */
+#ifndef TB__SHUF
+#if defined(__clang__)
+#define TB__SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define TB__SHUF(a, b, ...) __builtin_shuffle(a, b, (tb__vi){__VA_ARGS__})
+#endif
+#if defined(__clang__)
+#define TB__UNROLL _Pragma("unroll")
+#else
+#define TB__UNROLL _Pragma("GCC unroll 16")
+#endif
+#endif
+
+TB__VI void tb__transpose(tb__vf *v)
 {
-    tb__v3v d = {v.x, tb__vs(0.0f), v.z};
-    *ok = tb__v3norm(&d) > tb__vs(1e-6f);
-    return d;
+    for (int round = 1; round < TB__LANES; round *= 2) {
+        tb__vf t[TB__LANES];
+        TB__UNROLL
+        for (int i = 0; i < TB__LANES / 2; i++) {
+            const tb__vf a = v[i], b = v[i + TB__LANES / 2];
+#if TB__LANES == 16
+            t[2 * i] = TB__SHUF(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            t[2 * i + 1] =
+                TB__SHUF(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+#else
+            t[2 * i] = TB__SHUF(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
+            t[2 * i + 1] = TB__SHUF(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
+#endif
+        }
+        TB__UNROLL
+        for (int i = 0; i < TB__LANES; i++)
+            v[i] = t[i];
+    }
+}
+
+/* out[j][k] = rows[k][j], j < 16, k < TB__LANES. */
+TB__VI void tb__rows_in(const float *const *rows, tb__vf *out)
+{
+    for (int h = 0; h < 16; h += TB__LANES) {
+        tb__vf v[TB__LANES];
+        TB__UNROLL
+        for (int k = 0; k < TB__LANES; k++)
+            memcpy(&v[k], rows[k] + h, sizeof v[k]);
+        tb__transpose(v);
+        TB__UNROLL
+        for (int j = 0; j < TB__LANES; j++)
+            out[h + j] = v[j];
+    }
+}
+
+/* rows[k][j] = in[j][k], j < 16, for every k < TB__LANES whose rows[k] is
+ * not NULL. */
+TB__VI void tb__rows_out(const tb__vf *in, float *const *rows)
+{
+    for (int h = 0; h < 16; h += TB__LANES) {
+        tb__vf v[TB__LANES];
+        TB__UNROLL
+        for (int j = 0; j < TB__LANES; j++)
+            v[j] = in[h + j];
+        tb__transpose(v);
+        TB__UNROLL
+        for (int k = 0; k < TB__LANES; k++)
+            if (rows[k])
+                memcpy(rows[k] + h, &v[k], sizeof v[k]);
+    }
 }
 
 /* One link of every chain of a block, in lanes. */
 typedef struct tb__lane_link {
     /* Constants (tb__link). */
-    tb__v3v t, r;
+    tb__v3v t, sc, r;
     tb__qv A, qhat;
     tb__vf lambda, sigma, omega2, damp;
     /* State. */
@@ -265,186 +338,10 @@ typedef struct tb__lane_chain {
     tb__qv ba_conj;
     tb__vf alpha, keep, floor_y, gravity, cos_half, sin_half;
     tb__vi ground_on, coupled;
+    /* The approximate step: the coupling slerp's weights as polynomials in
+     * cos θ − 1 (tb__slerp_series of 1 − alpha and of alpha). */
+    tb__vf wa[11], wb[11];
 } tb__lane_chain;
-
-/* One sub-step of a block (tb__chain_pass with snap = 0), anchor frame
- * (Fo, Fr, Fs), sub-step length h. */
-TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                           tb__qv Fr, tb__vf Fs, float hs)
-{
-    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
-    const tb__qv hips = tb__qmul(Fr, C->ba_conj);
-    const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
-    tb__v3v Po = Fo;
-    tb__qv Pr = Fr;
-    tb__vf Ps = Fs;
-    const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
-    const tb__vf floor_y = C->floor_y;
-
-    for (int i = 0; i < n; i++) {
-        tb__lane_link *l = &L[i];
-        const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
-        const tb__vf ell = Ps * l->lambda;
-        const tb__v3v rest_w = tb__qrot(Pr, l->r);
-        const tb__v3v T = tb__madd(hd, ell, rest_w);
-
-        /* Spring, semi-implicit Euler. */
-        tb__v3v v = l->v, p = l->p;
-        v.x += h * (l->omega2 * (T.x - p.x) - l->damp * v.x);
-        v.y += h * (l->omega2 * (T.y - p.y) - l->damp * v.y - C->gravity);
-        v.z += h * (l->omega2 * (T.z - p.z) - l->damp * v.z);
-        p.x += h * v.x;
-        p.y += h * v.y;
-        p.z += h * v.z;
-
-        /* Rope. */
-        tb__v3v d = {p.x - hd.x, p.y - hd.y, p.z - hd.z};
-        const tb__vf dl0 = tb__v3norm(&d);
-        d = tb__v3sel(dl0 > tb__vs(1e-9f) * tb__vmax(ell, one), d, rest_w);
-        v = tb__madd(v, -tb__dot(v, d), d);
-
-        /* Bend coupling and limit in the hips frame. */
-        const tb__qv pinv = tb__qconj(Pr);
-        tb__v3v dl = tb__qrot(pinv, d);
-        tb__v3norm(&dl);
-        tb__qv s = tb__swing(l->r, dl);
-        const tb__qv Ainv = tb__qconj(l->A);
-        tb__qv q = tb__qmul(tb__qmul(l->A, s), Ainv);
-        tb__vi changed = C->coupled;
-        if (n >= 2 && tb__any(changed)) {
-            tb__qv bar;
-            if (i == 0)
-                bar = tb__midpoint((tb__qv){zero, zero, zero, one}, L[1].bend_old);
-            else if (i == n - 1)
-                bar = L[n - 2].bend_old;
-            else
-                bar = tb__midpoint(L[i - 1].bend_old, L[i + 1].bend_old);
-            q = tb__qsel(changed, tb__slerp(&q, &bar, &C->alpha), q);
-        }
-        tb__vi limited = tb__vabs(q.w) < C->cos_half;
-        if (tb__any(limited)) {
-            const tb__vf sg = tb__vsel(q.w < zero, tb__vs(-1.0f), one);
-            tb__v3v ax = {sg * q.x, sg * q.y, sg * q.z};
-            limited &= tb__v3norm(&ax) > zero;
-            const tb__qv ql = {ax.x * C->sin_half, ax.y * C->sin_half, ax.z * C->sin_half,
-                               C->cos_half};
-            q = tb__qsel(limited, ql, q);
-            changed |= limited;
-        }
-        if (tb__any(changed)) {
-            const tb__v3v before = d;
-            const tb__qv s2 = tb__qmul(tb__qmul(Ainv, q), l->A);
-            tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
-            tb__v3norm(&d2);
-            tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
-                                                  d2.z - before.z},
-                                        ell);
-            const tb__vf slen = tb__v3norm(&shift);
-            const tb__vf back = -tb__dot(v, shift);
-            const tb__vi push = (slen > zero) & (h > zero) & (back > zero) & changed;
-            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, slen / h), shift), v);
-            d = tb__v3sel(changed, d2, d);
-            s = tb__qsel(changed, s2, s);
-        }
-        if (tb__any(limited)) {
-            tb__v3v tau = tb__madd(rest_w, -tb__dot(rest_w, d), d);
-            tau = (tb__v3v){-tau.x, -tau.y, -tau.z};
-            const tb__vi ok = tb__v3norm(&tau) > tb__vs(1e-6f);
-            const tb__vf vt = tb__dot(v, tau);
-            v = tb__v3sel(limited & ok & (vt > zero), tb__madd(v, -vt, tau), v);
-        }
-
-        /* Hip plane. */
-        const tb__v3v off = {hd.x - root.x, hd.y - root.y, hd.z - root.z};
-        const tb__vf head_off = tb__dot(off, nf);
-        const tb__vf mmax = -head_off / ell;
-        const tb__vf dn = tb__dot(d, nf);
-        const tb__vi plane = (mmax < one) & (dn > mmax);
-        tb__vi moved = plane;
-        if (tb__any(plane)) {
-            tb__v3v tt = tb__madd(d, -dn, nf);
-            const tb__vi bad = ~(tb__v3norm(&tt) > tb__vs(1e-6f)) & plane;
-            if (tb__any(bad)) {
-                tb__v3v t2 = tb__madd(rest_w, -tb__dot(rest_w, nf), nf);
-                const tb__vi bad2 = ~(tb__v3norm(&t2) > tb__vs(1e-6f));
-                tb__v3v t3 = tb__ortho(nf);
-                tb__v3norm(&t3);
-                tt = tb__v3sel(bad, tb__v3sel(bad2, t3, t2), tt);
-            }
-            const tb__vf m = tb__vmax(mmax, tb__vs(-1.0f));
-            const tb__vf k2 = tb__vsqrt(tb__vmax(zero, one - m * m));
-            d = tb__v3sel(plane, tb__madd(tb__v3scale(nf, m), k2, tt), d);
-            const tb__vf vn = tb__dot(v, nf);
-            v = tb__v3sel(plane & (vn > zero), tb__madd(v, -vn, nf), v);
-        }
-
-        /* Ground contact. */
-        const tb__vi contact = C->ground_on & (hd.y + ell * d.y < floor_y);
-        if (tb__any(contact)) {
-            tb__vf u = (floor_y - hd.y) / ell;
-            u = tb__vmin(tb__vmax(u, tb__vs(-1.0f)), one);
-            tb__vi ok1, ok2, ok3;
-            tb__v3v t = tb__horizontal(d, &ok1);
-            if (tb__any(~ok1 & contact)) {
-                const tb__v3v t2 = tb__horizontal(rest_w, &ok2);
-                const tb__v3v t3 = tb__horizontal((tb__v3v){-nf.x, -nf.y, -nf.z}, &ok3);
-                const tb__v3v t4 = {zero, zero, tb__vs(-1.0f)};
-                t = tb__v3sel(ok1, t, tb__v3sel(ok2, t2, tb__v3sel(ok3, t3, t4)));
-            }
-            const tb__vf rad = tb__vsqrt(tb__vmax(zero, one - u * u));
-            tb__v3v nh = {nf.x, zero, nf.z};
-            const tb__vf nhl = tb__v3norm(&nh);
-            const tb__vi room = (rad > tb__vs(1e-6f)) & (nhl > tb__vs(1e-6f));
-            const tb__vf bound = (mmax - u * nf.y) / (rad * nhl);
-            const tb__vf tn = tb__dot(t, nh);
-            const tb__vi clip = room & (tn > bound) & contact;
-            if (tb__any(clip)) {
-                const tb__vf kk = tb__vmax(bound, tb__vs(-1.0f));
-                tb__v3v perp = tb__madd(t, -tn, nh);
-                const tb__vi pok = tb__v3norm(&perp) > tb__vs(1e-6f);
-                perp = tb__v3sel(pok, perp, (tb__v3v){-nh.z, zero, nh.x});
-                const tb__vf kp = tb__vsqrt(tb__vmax(zero, one - kk * kk));
-                t = tb__v3sel(clip, tb__madd(tb__v3scale(nh, kk), kp, perp), t);
-            }
-            d = tb__v3sel(contact, (tb__v3v){rad * t.x, u, rad * t.z}, d);
-            moved |= contact;
-        }
-
-        p = tb__madd(hd, ell, d);
-        v = tb__madd(v, -tb__dot(v, d), d);
-        {
-            const tb__vf keep = tb__vsel(contact, C->keep, one);
-            v.y = tb__vsel(contact & (v.y < zero), zero, v.y);
-            v.x *= keep;
-            v.y *= keep;
-            v.z *= keep;
-        }
-
-        if (tb__any(moved)) {
-            tb__v3v dm = tb__qrot(pinv, d);
-            tb__v3norm(&dm);
-            const tb__qv sm = tb__swing(l->r, dm);
-            s = tb__qsel(moved, sm, s);
-            q = tb__qsel(moved, tb__qmul(tb__qmul(l->A, sm), Ainv), q);
-        }
-        const tb__qv lq = tb__qnorm(tb__qmul(s, l->qhat));
-        l->q = lq;
-        l->bend = q;
-        l->head = hd;
-        l->target = T;
-        l->length = ell;
-        l->contact = contact;
-        l->p = p;
-        l->v = v;
-
-        Po = hd;
-        Pr = tb__qnorm(tb__qmul(Pr, lq));
-        Ps = Ps * l->sigma;
-    }
-    for (int i = 0; i < n; i++)
-        L[i].bend_old = L[i].bend;
-}
-
 
 #ifdef TB__FAST
 /* ------------------------------------------------------------------------
@@ -534,34 +431,53 @@ TB__VI tb__qv tb__fswing(tb__v3v a, tb__v3v b)
  * computing SLERP", 2011): b_0 = u, b_i = b_{i−1} (u² − i²) / (i (2i + 1)),
  * sum b_i x^i. Ten terms: relative weight error below 1e-7 for θ < 40°
  * (bends 80° apart), about 1e-4 at the worst case θ = 90°. */
-TB__VI tb__qv tb__fslerp(tb__qv a, tb__qv b, tb__vf t)
+TB__VI void tb__slerp_series(tb__vf u, tb__vf *b)
+{
+    const tb__vf u2 = u * u;
+    b[0] = u;
+    for (int i = 1; i <= 10; i++)
+        b[i] = b[i - 1] * (u2 - tb__vs((float)(i * i))) * tb__vs(1.0f / (float)(i * (2 * i + 1)));
+}
+
+/* slerp(a, b, t) with t's series weights wa (of 1 − t) and wb (of t) from
+ * tb__slerp_series: a polynomial of degree 10 in x each, by Estrin's scheme
+ * (a short dependency chain: this is on the sub-step's critical path). */
+TB__VI tb__qv tb__fslerp_k(tb__qv a, tb__qv b, const tb__vf *wa_k, const tb__vf *wb_k)
 {
     tb__vf c = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
     const tb__vf sg = tb__vsel(c < tb__vs(0.0f), tb__vs(-1.0f), tb__vs(1.0f));
     c = tb__vabs(c);
-    const tb__vf one = tb__vs(1.0f);
-    tb__vf wa = one - t, wb = t;
     const tb__vi far = c <= tb__vs(0.9995f);
-    if (tb__any(far)) {
-        const tb__vf x = c - one;
-        const tb__vf ua = one - t, ua2 = ua * ua, ub2 = t * t;
-        tb__vf ba = ua, bb = t, sa = ua, sb = t, xi = one;
-        for (int i = 1; i <= 10; i++) {
-            const float k = 1.0f / (float)(i * (2 * i + 1)), i2 = (float)(i * i);
-            xi *= x;
-            ba *= (ua2 - tb__vs(i2)) * tb__vs(k);
-            bb *= (ub2 - tb__vs(i2)) * tb__vs(k);
-            sa += ba * xi;
-            sb += bb * xi;
-        }
-        wa = tb__vsel(far, sa, wa);
-        wb = tb__vsel(far, sb, wb);
-    }
-    wb *= sg;
-    tb__qv d = {wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
-                wa * a.w + wb * b.w};
+    const tb__vf x = c - tb__vs(1.0f), x2 = x * x, x4 = x2 * x2, x8 = x4 * x4;
+#define TB__ESTRIN(k)                                                                              \
+    (((k)[0] + (k)[1] * x) + ((k)[2] + (k)[3] * x) * x2 +                                          \
+     (((k)[4] + (k)[5] * x) + ((k)[6] + (k)[7] * x) * x2) * x4 +                                   \
+     (((k)[8] + (k)[9] * x) + (k)[10] * x2) * x8)
+    const tb__vf wa = tb__vsel(far, TB__ESTRIN(wa_k), wa_k[0]);
+    const tb__vf wb = tb__vsel(far, TB__ESTRIN(wb_k), wb_k[0]) * sg;
+#undef TB__ESTRIN
+    const tb__qv d = {wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
+                      wa * a.w + wb * b.w};
     const tb__vf k = tb__vrsqrt(d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w);
     return (tb__qv){d.x * k, d.y * k, d.z * k, d.w * k};
+}
+
+/* slerp(a, b, t) for any t (the anchor between two frames): the series
+ * only when some lane is past 2.6°. */
+TB__VI tb__qv tb__fslerp(tb__qv a, tb__qv b, tb__vf t)
+{
+    tb__vf wa[11], wb[11];
+    const tb__vf c = tb__vabs(a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w);
+    if (tb__any(c <= tb__vs(0.9995f))) {
+        tb__slerp_series(tb__vs(1.0f) - t, wa);
+        tb__slerp_series(t, wb);
+    } else {
+        for (int i = 1; i <= 10; i++) /* not used: every lane takes */
+            wa[i] = wb[i] = tb__vs(0.0f); /* the normalised lerp's weights */
+        wa[0] = tb__vs(1.0f) - t;
+        wb[0] = t;
+    }
+    return tb__fslerp_k(a, b, wa, wb);
 }
 
 /* slerp(a, b, 1/2): the normalised sum with the nearer sign. */
@@ -578,34 +494,77 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
                     tb__vsel(pos, d.z * k, z), tb__vsel(pos, d.w * k, tb__vs(1.0f))};
 }
 
-/* One sub-step of a block, approximately (tb__lanes_pass, in the same order
- * with the same branches). */
-TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                                tb__qv Fr, tb__vf Fs, float hs)
+#endif /* TB__FAST */
+
+/* ------------------------------------------------------------------------
+ * One sub-step of a block, written once for both batch steps: the scalar
+ * reference's tb__chain_pass (snap = 0) in lanes, same order, same
+ * branches (each a per-lane select), anchor frame (Fo, Fr, Fs), sub-step
+ * length hs. The arithmetic that differs between the two steps goes
+ * through the TB__M_* operations: the exact step's (spring_batch.c) are
+ * the reference's own (square roots, divisions, libm's acos/sin past 2.6°,
+ * renormalised products), so its state is the reference's bit for bit;
+ * the approximate step's (spring_fast.c, TB__FAST) are the ones above.
+ * Values that do not change during a sub-step (the hip-plane normal's
+ * horizontal part, the coupling's neighbour targets from the last
+ * sub-step's snapshot) are computed before the walk down the chain in
+ * both: the same values, off the serial path. */
+#ifdef TB__FAST
+/* v unit where |v| > thr (else left alone): the mask of those lanes. */
+#define TB__M_UNIT_GT(v, thr) (tb__fnorm(v) > (thr) * (thr))
+#define TB__M_TINY tb__vs(1e-18f) /* |v| > 0, as fnorm sees it */
+#define TB__M_NORM(v) ((void)tb__fnorm(v))
+#define TB__M_LEN(v) tb__fsqrt(tb__fnorm(v)) /* |v|, v made unit */
+#define TB__M_RENORM(v) ((void)0)            /* a unit vector turned: unit */
+#define TB__M_QRENORM(q) (q)                 /* a product of unit quaternions */
+#define TB__M_SQRT0(x) tb__fsqrt(x)          /* sqrt(max(x, 0)) */
+#define TB__M_DIV(x, y, inv_y) ((x) * (inv_y))
+#define TB__M_SWING(a, b) tb__fswing(a, b)
+#define TB__M_CONJ(A, Ainv, s) tb__fconj(A, s)    /* A s A⁻¹ */
+#define TB__M_CONJI(A, Ainv, q) tb__fconj(Ainv, q) /* A⁻¹ q A */
+#define TB__M_MID(a, b) tb__fmid(a, b)
+#define TB__M_COUPLE(q, bar, C) tb__fslerp_k(q, bar, (C)->wa, (C)->wb)
+#else
+#define TB__M_UNIT_GT(v, thr) (tb__v3norm(v) > (thr))
+#define TB__M_TINY tb__vs(0.0f)
+#define TB__M_NORM(v) ((void)tb__v3norm(v))
+#define TB__M_LEN(v) tb__v3norm(v)
+#define TB__M_RENORM(v) ((void)tb__v3norm(v))
+#define TB__M_QRENORM(q) tb__qnorm(q)
+#define TB__M_SQRT0(x) tb__vsqrt(tb__vmax(tb__vs(0.0f), x))
+#define TB__M_DIV(x, y, inv_y) ((x) / (y))
+#define TB__M_SWING(a, b) tb__swing(a, b)
+#define TB__M_CONJ(A, Ainv, s) tb__qmul(tb__qmul(A, s), Ainv)
+#define TB__M_CONJI(A, Ainv, q) tb__qmul(tb__qmul(Ainv, q), A)
+#define TB__M_MID(a, b) tb__midpoint(a, b)
+#define TB__M_COUPLE(q, bar, C) tb__slerp(&(q), &(bar), &(C)->alpha)
+#endif
+
+TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
+                           tb__qv Fr, tb__vf Fs, float hs)
 {
     const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
     const tb__vf inv_h = tb__vs(1.0f / hs);
+    (void)inv_h;
     const tb__qv hips = tb__qmul(Fr, C->ba_conj);
     const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
     tb__v3v nh = {nf.x, zero, nf.z};
-    const tb__vf nhl = tb__fsqrt(tb__fnorm(&nh));
+    const tb__vf nhl = TB__M_LEN(&nh);
     tb__v3v Po = Fo;
     tb__qv Pr = Fr;
     tb__vf Ps = Fs;
     const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
     const tb__vf floor_y = C->floor_y;
-    /* The coupling's neighbour targets, from the last sub-step's snapshot:
-     * independent of this sub-step, so off the chain's critical path. */
     tb__qv bar[TB__LANE_MAX_LINKS];
     const int coupled = n >= 2 && tb__any(C->coupled);
     if (coupled)
         for (int i = 0; i < n; i++) {
             if (i == 0)
-                bar[i] = tb__fmid((tb__qv){zero, zero, zero, one}, L[1].bend_old);
+                bar[i] = TB__M_MID(((tb__qv){zero, zero, zero, one}), L[1].bend_old);
             else if (i == n - 1)
                 bar[i] = L[n - 2].bend_old;
             else
-                bar[i] = tb__fmid(L[i - 1].bend_old, L[i + 1].bend_old);
+                bar[i] = TB__M_MID(L[i - 1].bend_old, L[i + 1].bend_old);
         }
 
     for (int i = 0; i < n; i++) {
@@ -613,6 +572,7 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
         const tb__vf ell = Ps * l->lambda;
         const tb__vf inv_ell = one / ell;
+        (void)inv_ell;
         const tb__v3v rest_w = tb__qrot(Pr, l->r);
         const tb__v3v T = tb__madd(hd, ell, rest_w);
 
@@ -627,26 +587,28 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
 
         /* Rope. */
         tb__v3v d = {p.x - hd.x, p.y - hd.y, p.z - hd.z};
-        const tb__vf dl2 = tb__fnorm(&d);
-        const tb__vf tiny = tb__vs(1e-9f) * tb__vmax(ell, one);
-        d = tb__v3sel(dl2 > tiny * tiny, d, rest_w);
+        const tb__vi long_enough = TB__M_UNIT_GT(&d, tb__vs(1e-9f) * tb__vmax(ell, one));
+        d = tb__v3sel(long_enough, d, rest_w);
         v = tb__madd(v, -tb__dot(v, d), d);
 
         /* Bend coupling and limit in the hips frame. */
         const tb__qv pinv = tb__qconj(Pr);
-        const tb__v3v dl = tb__qrot(pinv, d); /* unit: a unit vector turned */
-        tb__qv s = tb__fswing(l->r, dl);
-        tb__qv q = tb__fconj(l->A, s);
+        tb__v3v dl = tb__qrot(pinv, d);
+        TB__M_RENORM(&dl);
+        tb__qv s = TB__M_SWING(l->r, dl);
+        const tb__qv Ainv = tb__qconj(l->A);
+        (void)Ainv;
+        tb__qv q = TB__M_CONJ(l->A, Ainv, s);
         tb__vi changed = C->coupled;
         if (coupled)
-            q = tb__qsel(changed, tb__fslerp(q, bar[i], C->alpha), q);
+            q = tb__qsel(changed, TB__M_COUPLE(q, bar[i], C), q);
         else
             changed = (tb__vi){0};
         tb__vi limited = tb__vabs(q.w) < C->cos_half;
         if (tb__any(limited)) {
             const tb__vf sg = tb__vsel(q.w < zero, tb__vs(-1.0f), one);
             tb__v3v ax = {sg * q.x, sg * q.y, sg * q.z};
-            limited &= tb__fnorm(&ax) > tb__vs(1e-36f);
+            limited &= TB__M_UNIT_GT(&ax, TB__M_TINY);
             const tb__qv ql = {ax.x * C->sin_half, ax.y * C->sin_half, ax.z * C->sin_half,
                                C->cos_half};
             q = tb__qsel(limited, ql, q);
@@ -654,22 +616,23 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         }
         if (tb__any(changed)) {
             const tb__v3v before = d;
-            const tb__qv s2 = tb__fconj(tb__qconj(l->A), q);
-            const tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
+            const tb__qv s2 = TB__M_CONJI(l->A, Ainv, q);
+            tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
+            TB__M_RENORM(&d2);
             tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
                                                   d2.z - before.z},
                                         ell);
-            const tb__vf slen = tb__fsqrt(tb__fnorm(&shift));
+            const tb__vf slen = TB__M_LEN(&shift);
             const tb__vf back = -tb__dot(v, shift);
-            const tb__vi push = (slen > zero) & (back > zero) & changed;
-            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, slen * inv_h), shift), v);
+            const tb__vi push = (slen > zero) & (h > zero) & (back > zero) & changed;
+            v = tb__v3sel(push, tb__madd(v, tb__vmin(back, TB__M_DIV(slen, h, inv_h)), shift), v);
             d = tb__v3sel(changed, d2, d);
             s = tb__qsel(changed, s2, s);
         }
         if (tb__any(limited)) {
             tb__v3v tau = tb__madd(rest_w, -tb__dot(rest_w, d), d);
             tau = (tb__v3v){-tau.x, -tau.y, -tau.z};
-            const tb__vi ok = tb__fnorm(&tau) > tb__vs(1e-12f);
+            const tb__vi ok = TB__M_UNIT_GT(&tau, tb__vs(1e-6f));
             const tb__vf vt = tb__dot(v, tau);
             v = tb__v3sel(limited & ok & (vt > zero), tb__madd(v, -vt, tau), v);
         }
@@ -677,22 +640,22 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         /* Hip plane. */
         const tb__v3v off = {hd.x - root.x, hd.y - root.y, hd.z - root.z};
         const tb__vf head_off = tb__dot(off, nf);
-        const tb__vf mmax = -head_off * inv_ell;
+        const tb__vf mmax = TB__M_DIV(-head_off, ell, inv_ell);
         const tb__vf dn = tb__dot(d, nf);
         const tb__vi plane = (mmax < one) & (dn > mmax);
         tb__vi moved = plane;
         if (tb__any(plane)) {
             tb__v3v tt = tb__madd(d, -dn, nf);
-            const tb__vi bad = ~(tb__fnorm(&tt) > tb__vs(1e-12f)) & plane;
+            const tb__vi bad = ~TB__M_UNIT_GT(&tt, tb__vs(1e-6f)) & plane;
             if (tb__any(bad)) {
                 tb__v3v t2 = tb__madd(rest_w, -tb__dot(rest_w, nf), nf);
-                const tb__vi bad2 = ~(tb__fnorm(&t2) > tb__vs(1e-12f));
+                const tb__vi bad2 = ~TB__M_UNIT_GT(&t2, tb__vs(1e-6f));
                 tb__v3v t3 = tb__ortho(nf);
-                tb__fnorm(&t3);
+                TB__M_NORM(&t3);
                 tt = tb__v3sel(bad, tb__v3sel(bad2, t3, t2), tt);
             }
             const tb__vf m = tb__vmax(mmax, tb__vs(-1.0f));
-            const tb__vf k2 = tb__fsqrt(one - m * m);
+            const tb__vf k2 = TB__M_SQRT0(one - m * m);
             d = tb__v3sel(plane, tb__madd(tb__v3scale(nf, m), k2, tt), d);
             const tb__vf vn = tb__dot(v, nf);
             v = tb__v3sel(plane & (vn > zero), tb__madd(v, -vn, nf), v);
@@ -701,29 +664,32 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         /* Ground contact. */
         const tb__vi contact = C->ground_on & (hd.y + ell * d.y < floor_y);
         if (tb__any(contact)) {
-            tb__vf u = (floor_y - hd.y) * inv_ell;
+            tb__vf u = TB__M_DIV(floor_y - hd.y, ell, inv_ell);
             u = tb__vmin(tb__vmax(u, tb__vs(-1.0f)), one);
+            /* unit horizontal parts: of d, else of the rest direction, else
+             * of the backward normal, else -Z */
             tb__v3v t = {d.x, zero, d.z};
-            const tb__vi ok1 = tb__fnorm(&t) > tb__vs(1e-12f);
+            const tb__vi ok1 = TB__M_UNIT_GT(&t, tb__vs(1e-6f));
             if (tb__any(~ok1 & contact)) {
                 tb__v3v t2 = {rest_w.x, zero, rest_w.z};
-                const tb__vi ok2 = tb__fnorm(&t2) > tb__vs(1e-12f);
+                const tb__vi ok2 = TB__M_UNIT_GT(&t2, tb__vs(1e-6f));
                 tb__v3v t3 = {-nf.x, zero, -nf.z};
-                const tb__vi ok3 = tb__fnorm(&t3) > tb__vs(1e-12f);
+                const tb__vi ok3 = TB__M_UNIT_GT(&t3, tb__vs(1e-6f));
                 const tb__v3v t4 = {zero, zero, tb__vs(-1.0f)};
                 t = tb__v3sel(ok1, t, tb__v3sel(ok2, t2, tb__v3sel(ok3, t3, t4)));
             }
-            const tb__vf rad = tb__fsqrt(one - u * u);
+            const tb__vf rad = TB__M_SQRT0(one - u * u);
             const tb__vi room = (rad > tb__vs(1e-6f)) & (nhl > tb__vs(1e-6f));
+            /* bound is read only where room */
             const tb__vf bound = (mmax - u * nf.y) / tb__vsel(room, rad * nhl, one);
             const tb__vf tn = tb__dot(t, nh);
             const tb__vi clip = room & (tn > bound) & contact;
             if (tb__any(clip)) {
                 const tb__vf kk = tb__vmax(bound, tb__vs(-1.0f));
                 tb__v3v perp = tb__madd(t, -tn, nh);
-                const tb__vi pok = tb__fnorm(&perp) > tb__vs(1e-12f);
+                const tb__vi pok = TB__M_UNIT_GT(&perp, tb__vs(1e-6f));
                 perp = tb__v3sel(pok, perp, (tb__v3v){-nh.z, zero, nh.x});
-                const tb__vf kp = tb__fsqrt(one - kk * kk);
+                const tb__vf kp = TB__M_SQRT0(one - kk * kk);
                 t = tb__v3sel(clip, tb__madd(tb__v3scale(nh, kk), kp, perp), t);
             }
             d = tb__v3sel(contact, (tb__v3v){rad * t.x, u, rad * t.z}, d);
@@ -741,13 +707,13 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         }
 
         if (tb__any(moved)) {
-            const tb__v3v dm = tb__qrot(pinv, d);
-            const tb__qv sm = tb__fswing(l->r, dm);
+            tb__v3v dm = tb__qrot(pinv, d);
+            TB__M_RENORM(&dm);
+            const tb__qv sm = TB__M_SWING(l->r, dm);
             s = tb__qsel(moved, sm, s);
-            q = tb__qsel(moved, tb__fconj(l->A, sm), q);
+            q = tb__qsel(moved, TB__M_CONJ(l->A, Ainv, sm), q);
         }
-        /* Products of unit quaternions: unit to rounding, not renormalised. */
-        const tb__qv lq = tb__qmul(s, l->qhat);
+        const tb__qv lq = TB__M_QRENORM(tb__qmul(s, l->qhat));
         l->q = lq;
         l->bend = q;
         l->head = hd;
@@ -758,13 +724,27 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
         l->v = v;
 
         Po = hd;
-        Pr = tb__qmul(Pr, lq);
+        Pr = TB__M_QRENORM(tb__qmul(Pr, lq));
         Ps = Ps * l->sigma;
     }
     for (int i = 0; i < n; i++)
         L[i].bend_old = L[i].bend;
 }
-#endif /* TB__FAST */
+
+#undef TB__M_UNIT_GT
+#undef TB__M_TINY
+#undef TB__M_NORM
+#undef TB__M_LEN
+#undef TB__M_RENORM
+#undef TB__M_QRENORM
+#undef TB__M_SQRT0
+#undef TB__M_DIV
+#undef TB__M_SWING
+#undef TB__M_CONJ
+#undef TB__M_CONJI
+#undef TB__M_MID
+#undef TB__M_COUPLE
+
 
 /* The block's tail locals and world matrices, as tb__write_outputs (spring.c)
  * computes them (tb_transform_to_matrix, then cglm's parent * local with its
@@ -773,11 +753,13 @@ TB__VI void tb__lanes_pass_fast(tb__lane_link *L, int n, const tb__lane_chain *C
 TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L)
 {
     tb__vf P[16], M[16], W[16];
-    for (int k = 0; k < TB__LANES; k++) {
-        const tb__entry *e = &b->e[k < b->count ? k : 0];
-        const float *w = e->world[e->chain->anchor];
-        for (int j = 0; j < 16; j++)
-            P[j][k] = w[j];
+    {
+        const float *rows[TB__LANES];
+        for (int k = 0; k < TB__LANES; k++) {
+            const tb__entry *e = &b->e[k < b->count ? k : 0];
+            rows[k] = e->world[e->chain->anchor];
+        }
+        tb__rows_in(rows, P);
     }
     const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f);
     for (int i = 0; i <= n; i++) {
@@ -786,10 +768,7 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
         if (i < n) {
             q = L[i].q;
             t = L[i].t;
-            for (int k = 0; k < TB__LANES; k++) {
-                const tb__entry *e = &b->e[k < b->count ? k : 0];
-                TB__SET3(sc, k, e->links[i].sc);
-            }
+            sc = L[i].sc;
         } else {
             for (int k = 0; k < TB__LANES; k++) {
                 const tb__chain *c = b->e[k < b->count ? k : 0].chain;
@@ -827,7 +806,11 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             for (int r = 0; r < 4; r++)
                 W[c * 4 + r] = P[r] * M[c * 4] + P[4 + r] * M[c * 4 + 1] +
                                P[8 + r] * M[c * 4 + 2] + P[12 + r] * M[c * 4 + 3];
-        for (int k = 0; k < b->count; k++) {
+        float *rows[TB__LANES];
+        for (int k = 0; k < TB__LANES; k++) {
+            rows[k] = NULL;
+            if (k >= b->count)
+                continue;
             const tb__entry *e = &b->e[k];
             const tb__chain *c = e->chain;
             if (!c->lane_out_ok)
@@ -851,9 +834,9 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
                 memcpy(x->s, c->end_sc, sizeof x->s);
             }
             if (e->world_out)
-                for (int j = 0; j < 16; j++)
-                    e->world_out[joint][j] = W[j][k];
+                rows[k] = e->world_out[joint];
         }
+        tb__rows_out(W, rows);
         for (int j = 0; j < 16; j++)
             P[j] = W[j];
     }
@@ -899,58 +882,90 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         C.cos_half[k] = c->cos_half_max;
         C.sin_half[k] = c->sin_half_max;
         C.ground_on[k] = c->ground_on ? -1 : 0;
-        for (int i = 0; i < n; i++) {
-            const tb__link *l = &e->links[i];
-            tb__lane_link *x = &L[i];
-            TB__SET3(x->t, k, l->t);
-            TB__SET3(x->r, k, l->r);
-            TB__SET4(x->A, k, l->A);
-            TB__SET4(x->qhat, k, l->qhat);
-            x->lambda[k] = l->lambda;
-            x->sigma[k] = l->sigma;
-            x->omega2[k] = l->omega2;
-            x->damp[k] = l->damp;
-            TB__SET3(x->p, k, l->p);
-            TB__SET3(x->v, k, l->v);
-            TB__SET4(x->bend_old, k, l->bend_old);
+    }
+#ifdef TB__FAST
+    tb__slerp_series(tb__vs(1.0f) - C.alpha, C.wa);
+    tb__slerp_series(C.alpha, C.wb);
+#endif
+    /* The links' fields into lanes, three runs of 16 words per link (the
+     * runs' layout: TB__RUN_* in spring_bucket.h). */
+    for (int i = 0; i < n; i++) {
+        const float *rows[TB__LANES];
+        tb__vf w[16];
+        tb__lane_link *x = &L[i];
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] = (const float *)&b->e[k < b->count ? k : 0].links[i] + TB__RUN_T;
+        tb__rows_in(rows, w); /* t, q0, sc, sigma, lambda, ... */
+        x->t = (tb__v3v){w[0], w[1], w[2]};
+        x->sc = (tb__v3v){w[7], w[8], w[9]};
+        x->sigma = w[10];
+        x->lambda = w[11];
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] += TB__RUN_R - TB__RUN_T;
+        tb__rows_in(rows, w); /* r, A, qhat, omega2, damp, p */
+        x->r = (tb__v3v){w[0], w[1], w[2]};
+        x->A = (tb__qv){w[3], w[4], w[5], w[6]};
+        x->qhat = (tb__qv){w[7], w[8], w[9], w[10]};
+        x->omega2 = w[11];
+        x->damp = w[12];
+        x->p = (tb__v3v){w[13], w[14], w[15]};
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] += TB__RUN_V - TB__RUN_R;
+        tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
+        x->v = (tb__v3v){w[0], w[1], w[2]};
+        x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
+    }
+    /* The output rows this block writes (locals and world matrices of the
+     * links and end joints), now that the links are in cache: they load
+     * while the sub-steps run. */
+    for (int k = 0; k < b->count; k++) {
+        const tb__entry *e = &b->e[k];
+        if (!e->chain->lane_out_ok)
+            continue;
+        for (int i = 0; i <= n; i++) {
+            const int j = i < n ? e->links[i].joint : e->chain->end_joint;
+            if (j < 0)
+                continue;
+            __builtin_prefetch(&e->locals[j], 1);
+            if (e->world_out)
+                __builtin_prefetch(e->world_out[j], 1);
         }
     }
     for (int s = 1; s <= b->steps; s++) {
-        if (s == b->steps) {
-#ifdef TB__FAST
-            tb__lanes_pass_fast(L, n, &C, C.o1, C.r1, C.s1, h);
-#else
+        if (s == b->steps)
             tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h);
-#endif
-        } else {
+        else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
             const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
                                C.o0.z + t * (C.o1.z - C.o0.z)};
             const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
 #ifdef TB__FAST
-            tb__lanes_pass_fast(L, n, &C, o, tb__fslerp(C.r0, C.r1, t), sc, h);
+            const tb__qv r = tb__fslerp(C.r0, C.r1, t);
 #else
             const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
-            tb__lanes_pass(L, n, &C, o, r, sc, h);
 #endif
+            tb__lanes_pass(L, n, &C, o, r, sc, h);
         }
     }
-    for (int k = 0; k < b->count; k++) {
-        const tb__entry *e = &b->e[k];
-        for (int i = 0; i < n; i++) {
-            tb__link *l = &e->links[i];
-            const tb__lane_link *x = &L[i];
-            TB__GET3(x->p, k, l->p);
-            TB__GET3(x->v, k, l->v);
-            TB__GET4(x->q, k, l->q);
-            TB__GET4(x->bend, k, l->bend);
-            TB__GET4(x->bend, k, l->bend_old);
-            TB__GET3(x->head, k, l->head);
-            TB__GET3(x->target, k, l->target);
-            l->length = x->length[k];
-            l->contact = x->contact[k] != 0;
-        }
+    /* The state back, two runs of 16 words per link (p … bend_old,
+     * bend … contact; the overlap is written twice with the same words). */
+    for (int i = 0; i < n; i++) {
+        const tb__lane_link *x = &L[i];
+        float *rows[TB__LANES];
+        for (int k = 0; k < TB__LANES; k++)
+            rows[k] = k < b->count ? (float *)&b->e[k].links[i] + TB__RUN_P : NULL;
+        const tb__vf w1[16] = {x->p.x, x->p.y, x->p.z, x->v.x, x->v.y, x->v.z,
+                               x->q.x, x->q.y, x->q.z, x->q.w, x->bend.x, x->bend.y,
+                               x->bend.z, x->bend.w, x->bend.x, x->bend.y};
+        tb__rows_out(w1, rows);
+        for (int k = 0; k < b->count; k++)
+            rows[k] += TB__RUN_BEND - TB__RUN_P;
+        const tb__vf w2[16] = {x->bend.x, x->bend.y, x->bend.z, x->bend.w, x->bend.x,
+                               x->bend.y, x->bend.z, x->bend.w, x->head.x, x->head.y,
+                               x->head.z, x->target.x, x->target.y, x->target.z,
+                               x->length, (tb__vf)(x->contact & 1)};
+        tb__rows_out(w2, rows);
     }
     tb__lanes_outputs(b, n, L);
 }
@@ -981,7 +996,6 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__swing
 #undef tb__slerp
 #undef tb__midpoint
-#undef tb__horizontal
 #undef tb__lane_link
 #undef tb__lane_chain
 #undef tb__lanes_pass
@@ -992,6 +1006,10 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__fsqrt
 #undef tb__fswing
 #undef tb__fslerp
+#undef tb__slerp_series
+#undef tb__fslerp_k
 #undef tb__fmid
 #undef tb__fconj
-#undef tb__lanes_pass_fast
+#undef tb__transpose
+#undef tb__rows_in
+#undef tb__rows_out
