@@ -23,6 +23,16 @@ float tb__seg_nearest(const tb__seg *s, int n, const float p[3], int *nearest);
 /* Ascending sorts of unsigned integers, the result qsort gives (sort.c). */
 void tb__sort_u64(uint64_t *a, size_t n);
 void tb__sort_u32(uint32_t *a, size_t n);
+/* A record sorted by (key, comp, v): a grid cell's key and a vertex with
+ * its component, or any key with a payload (sort.c). */
+typedef struct tb__cell_entry {
+    uint64_t key;
+    uint32_t comp, v;
+} tb__cell_entry;
+/* Ascending by key, then comp, then v: the order qsort with that three-way
+ * comparison gives when no two records are equal (stable radix passes over
+ * the bytes that differ). */
+void tb__sort_cells(tb__cell_entry *e, size_t n);
 
 #define TB__NO_PIECE 0xffffffffu
 
