@@ -411,6 +411,7 @@ void tb__state_free(tb__state *st)
 {
     free(st->cls);
     free(st->segs);
+    tb__segsoa_free(&st->segsoa);
     free(st->is_node);
     free(st->wseg);
     free(st->wid);
@@ -620,7 +621,7 @@ done:
 
 static int tb__off_bone(const tb__state *st, const float q[3], float h)
 {
-    return tb__skeleton_dist(st->segs, st->nseg, q) > h + st->d.thin_margin * st->H;
+    return tb__segsoa_nearest(&st->segsoa, q, NULL) > h + st->d.thin_margin * st->H;
 }
 
 /* ---- a uniform grid over welded vertices, as a sorted array ------------- */
@@ -962,6 +963,8 @@ static tb_result tb__prep_classes(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (st->nseg == 0)
         return tb__fail(err, TB_ERR_INVALID, NULL, "the skeleton has no weighted bone");
+    if (!tb__segsoa_init(&st->segsoa, st->segs, st->nseg))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     return TB_OK;
 }
 
@@ -1007,7 +1010,7 @@ static void tb__prep_distance(tb__state *st)
 {
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
     for (size_t w = 0; w < st->nw; w++) {
-        st->wdist[w] = tb__seg_nearest(st->segs, st->nseg, st->wpos + w * 3, &st->wseg[w]);
+        st->wdist[w] = tb__segsoa_nearest(&st->segsoa, st->wpos + w * 3, &st->wseg[w]);
         st->far[w] = st->wdist[w] > thr;
     }
 }
@@ -1702,22 +1705,12 @@ enum { TB__SECT = 12 };
 static void tb__wrap_bin(const tb__state *st, uint32_t w, int32_t *bone, int8_t *trunk)
 {
     enum { SECT = TB__SECT };
-    int ns = st->nseg;
     const float *p = st->wpos + (size_t)w * 3;
-    float best = INFINITY, bt = 0;
-    int bi = -1;
+    float bt = 0;
     *bone = -1;
     *trunk = -1;
-    for (int i = 0; i < ns; i++) {
-        const tb__seg *g = &st->segs[i];
-        float ap[3] = {p[0] - g->a[0], p[1] - g->a[1], p[2] - g->a[2]};
-        float t = (ap[0] * g->ab[0] + ap[1] * g->ab[1] + ap[2] * g->ab[2]) * g->inv_len2;
-        float tc = t < 0 ? 0 : t > 1 ? 1 : t;
-        float dd[3] = {ap[0] - tc * g->ab[0], ap[1] - tc * g->ab[1], ap[2] - tc * g->ab[2]};
-        float d = dd[0] * dd[0] + dd[1] * dd[1] + dd[2] * dd[2];
-        if (d < best)
-            best = d, bi = i, bt = t;
-    }
+    /* the first segment of least squared distance, and p's projection on it */
+    int bi = tb__segsoa_nearest2(&st->segsoa, p, &bt);
     /* beside a real bone only: an extension past a terminal joint (the
      * pelvis of a rig whose tail bones were stripped) is no bone */
     if (!(bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0) || st->segs[bi].extension)) {

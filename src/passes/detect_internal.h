@@ -31,6 +31,7 @@ typedef struct tb__state {
     tb_role_class *cls;
     tb__seg *segs;
     int nseg;
+    tb__segsoa segsoa;  /* segs as arrays (the nearest-segment searches) */
     uint8_t *is_node;
     uint32_t *wid;      /* model vertex → welded id */
     size_t nw;
