@@ -115,6 +115,21 @@ static tb_role tb__rigify(const char *name)
     return k >= 1 && k <= 6 ? spine[k] : TB_ROLE_NONE;
 }
 
+/* Whether t squashes (tb__squash) to sq: the same comparison as squashing
+ * t and strcmp, without the copy (the tables' names are far under 64
+ * characters, so no truncation enters). */
+static int tb__squashes_to(const char *sq, const char *t)
+{
+    for (;; t++) {
+        if (*t == '_' || *t == '.' || *t == '-' || *t == ' ')
+            continue;
+        if (!*t)
+            return !*sq;
+        if (*sq++ != (char)tolower((unsigned char)*t))
+            return 0;
+    }
+}
+
 tb_role tb_role_from_name(const char *name)
 {
     if (!name)
@@ -124,18 +139,12 @@ tb_role tb_role_from_name(const char *name)
     const char *base = tb__strip_prefix(name);
     char sq[128];
     tb__squash(base, sq, sizeof sq);
-    for (int r = 1; r < TB_ROLE_COUNT; r++) {
-        char want[64];
-        tb__squash(tb__role_names[r], want, sizeof want);
-        if (!strcmp(sq, want))
+    for (int r = 1; r < TB_ROLE_COUNT; r++)
+        if (tb__squashes_to(sq, tb__role_names[r]))
             return (tb_role)r;
-    }
-    for (size_t i = 0; i < sizeof tb__aliases / sizeof tb__aliases[0]; i++) {
-        char want[64];
-        tb__squash(tb__aliases[i].alias, want, sizeof want);
-        if (!strcmp(sq, want))
+    for (size_t i = 0; i < sizeof tb__aliases / sizeof tb__aliases[0]; i++)
+        if (tb__squashes_to(sq, tb__aliases[i].alias))
             return tb__aliases[i].role;
-    }
     /* "Spine" variants written with a separator: "Spine_1" squashes to spine1. */
     return TB_ROLE_NONE;
 }

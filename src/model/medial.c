@@ -32,6 +32,11 @@ typedef struct tb__tgrid {
     uint32_t *tris;     /* triangle ids grouped by cell */
     uint32_t *tshell;   /* per entry: its triangle's shell (the ray tests filter on it without
                          * reading the triangle's corners: most entries a ray meets are skipped) */
+    uint16_t *trun;     /* per entry: how many entries from it on, in its cell, share its shell (at most
+                         * 65,535): a ray skips a shell's run at once */
+    size_t nshell;      /* shells (roots) that have triangles */
+    uint32_t *roots;    /* their roots, ascending */
+    int (*sbox)[6];     /* per shell: the cells its triangles are entered in, lo xyz then hi xyz */
 } tb__tgrid;
 
 #define TB__GRID_MAX 1024 /* cells per axis: a cell key fits 30 bits */
@@ -86,6 +91,9 @@ static void tb__tgrid_free(tb__tgrid *g)
     free(g->count);
     free(g->tris);
     free(g->tshell);
+    free(g->trun);
+    free(g->roots);
+    free(g->sbox);
     memset(g, 0, sizeof *g);
 }
 
@@ -144,18 +152,56 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         double d = ceil((double)(hi[a] - g->lo[a]) * g->inv) + 1;
         g->dim[a] = d > TB__GRID_MAX ? TB__GRID_MAX : (int)d;
     }
+    /* the shells that have triangles, and per shell the box of cells its
+     * triangles are entered in: a ray that has left that box (its cells
+     * only ever move one way per axis) meets none of them again */
+    uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
+    if (!slot)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t v = 0; v < nw; v++)
+        slot[v] = UINT32_MAX;
+    for (size_t t = 0; t < nt; t++)
+        slot[shell[tri[t * 3]]] = 0;
+    for (size_t v = 0; v < nw; v++)
+        if (slot[v] == 0)
+            slot[v] = (uint32_t)g->nshell++;
+    g->roots = malloc((g->nshell ? g->nshell : 1) * sizeof *g->roots);
+    g->sbox = malloc((g->nshell ? g->nshell : 1) * sizeof *g->sbox);
+    if (!g->roots || !g->sbox) {
+        free(slot);
+        tb__tgrid_free(g);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t v = 0; v < nw; v++)
+        if (slot[v] != UINT32_MAX)
+            g->roots[slot[v]] = (uint32_t)v;
+    for (size_t i = 0; i < g->nshell; i++)
+        for (int a = 0; a < 3; a++) {
+            g->sbox[i][a] = INT32_MAX;
+            g->sbox[i][3 + a] = INT32_MIN;
+        }
     /* count, then fill the (cell, triangle) pairs of each triangle's box */
     size_t np = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
         np += (size_t)(c1[0] - c0[0] + 1) * (size_t)(c1[1] - c0[1] + 1) * (size_t)(c1[2] - c0[2] + 1);
+        int *b = g->sbox[slot[shell[tri[t * 3]]]];
+        for (int a = 0; a < 3; a++) {
+            b[a] = c0[a] < b[a] ? c0[a] : b[a];
+            b[3 + a] = c1[a] > b[3 + a] ? c1[a] : b[3 + a];
+        }
     }
-    if (np >= UINT32_MAX)
+    free(slot);
+    if (np >= UINT32_MAX) {
+        tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
+    }
     uint64_t *pr = malloc((np ? np : 1) * sizeof *pr);
-    if (!pr)
+    if (!pr) {
+        tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     size_t q = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
@@ -167,6 +213,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     }
     if (!tb__radix_pairs(pr, np)) {
         free(pr);
+        tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     size_t cells = 0;
@@ -180,7 +227,8 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     g->count = calloc(g->slots, sizeof *g->count);
     g->tris = malloc((np ? np : 1) * sizeof *g->tris);
     g->tshell = malloc((np ? np : 1) * sizeof *g->tshell);
-    if (!g->keys || !g->start || !g->count || !g->tris || !g->tshell) {
+    g->trun = malloc((np ? np : 1) * sizeof *g->trun);
+    if (!g->keys || !g->start || !g->count || !g->tris || !g->tshell || !g->trun) {
         free(pr);
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -203,6 +251,10 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->tshell[j] = tsh[g->tris[j]];
             j++;
         }
+        for (size_t k = j; k-- > i;)
+            g->trun[k] = k + 1 < j && g->tshell[k + 1] == g->tshell[k] && g->trun[k + 1] < UINT16_MAX
+                             ? (uint16_t)(g->trun[k + 1] + 1)
+                             : 1;
         size_t h = tb__hash(key, mask);
         while (g->keys[h])
             h = (h + 1) & mask;
@@ -267,10 +319,20 @@ static float tb__ray_tri(const float o[3], const float d[3], const float *a, con
  * `self` are skipped. others = 1: only the other shells count (those with
  * count_shell[root] set, all when NULL), the walk goes to the end, and
  * *inside gets exits − entries: how many of them enclose o. */
+/* Whether a ray in cell c, stepping step[a] along axis a, has left the
+ * cell box b (lo xyz, hi xyz) along a for good. */
+static int tb__left_box(const int *b, const int c[3], const int step[3], int a)
+{
+    return step[a] > 0 ? c[a] > b[3 + a] : step[a] < 0 ? c[a] < b[a] : c[a] < b[a] || c[a] > b[3 + a];
+}
+
+/* box (NULL: none): the cells holding every triangle that can count; the
+ * walk skips cells outside it and stops once it has left it, which changes
+ * nothing it finds (those cells hold no triangle it would test). */
 static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *tri, const uint8_t *tflip,
                           const float o[3], const float d[3], float tmax, uint32_t self,
                           uint32_t own, int others, const uint8_t *count_shell, int *inside, float tmin,
-                          tb__hit *hits, int hcap)
+                          const int *box, tb__hit *hits, int hcap)
 {
     int c[3], step[3];
     float tnext[3], tdelta[3];
@@ -291,19 +353,29 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
             tdelta[a] = INFINITY;
         }
     }
+    for (int a = 0; box && a < 3; a++)
+        if (tb__left_box(box, c, step, a))
+            return INFINITY;
     int depth = 1;
     float tcell = 0;
     for (int guard = 0; guard < 100000; guard++) {
         float tout = fminf(tnext[0], fminf(tnext[1], tnext[2]));
-        uint32_t s;
-        int n = tb__tgrid_cell(g, c[0], c[1], c[2], &s), nh = 0;
-        for (int i = 0; i < n; i++) {
+        uint32_t s = 0;
+        int n = 0, nh = 0;
+        if (!box || (c[0] >= box[0] && c[0] <= box[3] && c[1] >= box[1] && c[1] <= box[4] && c[2] >= box[2] &&
+                     c[2] <= box[5]))
+            n = tb__tgrid_cell(g, c[0], c[1], c[2], &s);
+        for (int i = 0; i < n;) {
             /* the shell first (from the entry, without the triangle's
-             * corners), then the corners for the self test */
-            uint32_t ts = g->tshell[s + (uint32_t)i];
-            if ((ts == own) == others || (others && count_shell && !count_shell[ts]))
+             * corners: a run of one shell at once), then the corners for
+             * the self test */
+            uint32_t at = s + (uint32_t)i, ts = g->tshell[at];
+            if ((ts == own) == others || (others && count_shell && !count_shell[ts])) {
+                i += g->trun[at];
                 continue;
-            uint32_t t = g->tris[s + (uint32_t)i];
+            }
+            i++;
+            uint32_t t = g->tris[at];
             const uint32_t *tv = tri + (size_t)t * 3;
             if (tv[0] == self || tv[1] == self || tv[2] == self)
                 continue;
@@ -334,7 +406,7 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
             return INFINITY;
         int ax = tnext[0] <= tnext[1] && tnext[0] <= tnext[2] ? 0 : tnext[1] <= tnext[2] ? 1 : 2;
         c[ax] += step[ax];
-        if (c[ax] < 0 || c[ax] >= g->dim[ax])
+        if (c[ax] < 0 || c[ax] >= g->dim[ax] || (box && tb__left_box(box, c, step, ax)))
             return INFINITY;
         tcell = tout;
         tnext[ax] += tdelta[ax];
@@ -350,6 +422,8 @@ struct tb__medial {
     uint8_t *tflip;     /* per triangle: its shell is wound inside out */
     tb__tgrid g;
     float tmin;
+    const uint8_t *count_for; /* the count_shell the boxes below were made for (tb__medial_count_shells) */
+    int (*pre)[6], (*suf)[6]; /* nshell + 1 each: the box of the counted shells before / from a slot */
 };
 
 void tb__medial_free(tb__medial *md)
@@ -357,6 +431,8 @@ void tb__medial_free(tb__medial *md)
     if (!md)
         return;
     tb__tgrid_free(&md->g);
+    free(md->pre);
+    free(md->suf);
     free(md->normal);
     free(md->tflip);
     free(md);
@@ -422,6 +498,30 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
 
 enum { TB__HCAP = 256 };
 
+/* The grid slot of shell root `root`, or -1 when it has no triangle. */
+static long tb__shell_slot(const tb__tgrid *g, uint32_t root)
+{
+    size_t lo = 0, hi = g->nshell;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->roots[mid] < root)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->nshell && g->roots[lo] == root ? (long)lo : -1;
+}
+
+static void tb__box_union(int *out, const int *a, const int *b)
+{
+    for (int k = 0; k < 3; k++) {
+        out[k] = a[k] < b[k] ? a[k] : b[k];
+        out[3 + k] = a[3 + k] > b[3 + k] ? a[3 + k] : b[3 + k];
+    }
+}
+
+static const int tb__empty_box[6] = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MIN, INT32_MIN, INT32_MIN};
+
 void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick)
 {
     tb__hit hits[TB__HCAP];
@@ -431,16 +531,50 @@ void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick)
         if (!(tmax[v] > 0) || (n[0] == 0 && n[1] == 0 && n[2] == 0))
             continue;
         float d[3] = {-n[0], -n[1], -n[2]};
+        long k = tb__shell_slot(&md->g, md->shell[v]); /* only its own shell's triangles count */
         thick[v] = tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, md->pos + v * 3, d, tmax[v],
-                                (uint32_t)v, md->shell[v], 0, NULL, NULL, md->tmin, hits, TB__HCAP);
+                                (uint32_t)v, md->shell[v], 0, NULL, NULL, md->tmin,
+                                k >= 0 ? md->g.sbox[k] : tb__empty_box, hits, TB__HCAP);
     }
+}
+
+tb_result tb__medial_count_shells(tb__medial *md, const uint8_t *count_shell, tb_error *err)
+{
+    size_t n = md->g.nshell;
+    free(md->pre);
+    free(md->suf);
+    md->count_for = NULL;
+    md->pre = malloc((n + 1) * sizeof *md->pre);
+    md->suf = malloc((n + 1) * sizeof *md->suf);
+    if (!md->pre || !md->suf)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memcpy(md->pre[0], tb__empty_box, sizeof tb__empty_box);
+    memcpy(md->suf[n], tb__empty_box, sizeof tb__empty_box);
+    for (size_t i = 0; i < n; i++)
+        tb__box_union(md->pre[i + 1], md->pre[i],
+                      !count_shell || count_shell[md->g.roots[i]] ? md->g.sbox[i] : tb__empty_box);
+    for (size_t i = n; i-- > 0;)
+        tb__box_union(md->suf[i], md->suf[i + 1],
+                      !count_shell || count_shell[md->g.roots[i]] ? md->g.sbox[i] : tb__empty_box);
+    md->count_for = count_shell;
+    return TB_OK;
 }
 
 int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell)
 {
     tb__hit hits[TB__HCAP];
-    int inside = 0;
+    int inside = 0, box[6];
+    const int *bp = NULL;
+    if (md->pre && md->count_for == count_shell) { /* the counted shells but its own */
+        long k = tb__shell_slot(&md->g, md->shell[v]);
+        size_t n = md->g.nshell;
+        if (k >= 0)
+            tb__box_union(box, md->pre[k], md->suf[k + 1]);
+        else
+            memcpy(box, md->pre[n], sizeof box);
+        bp = box;
+    }
     tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, UINT32_MAX,
-                 md->shell[v], 1, count_shell, &inside, md->tmin, hits, TB__HCAP);
+                 md->shell[v], 1, count_shell, &inside, md->tmin, bp, hits, TB__HCAP);
     return inside > 0;
 }

@@ -48,5 +48,9 @@ void tb__medial_free(tb__medial *md);
 const float *tb__medial_normals(const tb__medial *md);
 void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick);
 int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell);
+/* Prepares tb__medial_enclosed for calls with this count_shell (same
+ * pointer, contents unchanged meanwhile): each ray then walks only the
+ * cells the counted shells' triangles lie in. The answers are the same. */
+tb_result tb__medial_count_shells(tb__medial *md, const uint8_t *count_shell, tb_error *err);
 
 #endif

@@ -411,6 +411,7 @@ void tb__state_free(tb__state *st)
 {
     free(st->cls);
     free(st->segs);
+    tb__segsoa_free(&st->segsoa);
     free(st->is_node);
     free(st->wseg);
     free(st->wid);
@@ -437,6 +438,8 @@ void tb__state_free(tb__state *st)
     free(st->mrad);
     free(st->thin);
     free(st->shell_total_pre);
+    free(st->wrap_bin);
+    free(st->wrap_trunk);
 }
 
 int tb__joint_by_name(const tb_model *m, const char *name)
@@ -618,15 +621,10 @@ done:
 
 static int tb__off_bone(const tb__state *st, const float q[3], float h)
 {
-    return tb__skeleton_dist(st->segs, st->nseg, q) > h + st->d.thin_margin * st->H;
+    return tb__segsoa_nearest(&st->segsoa, q, NULL) > h + st->d.thin_margin * st->H;
 }
 
 /* ---- a uniform grid over welded vertices, as a sorted array ------------- */
-
-typedef struct tb__cell_entry {
-    uint64_t key;
-    uint32_t comp, v;
-} tb__cell_entry;
 
 #define TB__CELL_BITS 21
 #define TB__CELL_MAX ((1u << TB__CELL_BITS) - 1)
@@ -644,16 +642,6 @@ static uint64_t tb__cell_key(const uint32_t c[3])
     return ((uint64_t)c[0] << (2 * TB__CELL_BITS)) | ((uint64_t)c[1] << TB__CELL_BITS) | c[2];
 }
 
-static int tb__cmp_entry(const void *a, const void *b)
-{
-    const tb__cell_entry *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    if (x->comp != y->comp)
-        return x->comp < y->comp ? -1 : 1;
-    return (x->v > y->v) - (x->v < y->v);
-}
-
 static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
 {
     size_t lo = 0, hi = n;
@@ -667,32 +655,38 @@ static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
     return lo;
 }
 
-/* Index ranges [lo, hi) of the entries in the 27 cells around cell c. */
+/* Index ranges [lo, hi) of the entries in the 27 cells around cell c, in
+ * (dx, dy, dz) order. The three cells along z have consecutive keys: one
+ * search per (dx, dy), then a walk over those cells' entries. */
 static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
 {
     int k = 0;
     for (int dx = -1; dx <= 1; dx++)
-        for (int dy = -1; dy <= 1; dy++)
+        for (int dy = -1; dy <= 1; dy++) {
+            uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] - 1};
+            if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX)
+                continue; /* wrapped below 0 */
+            size_t a = SIZE_MAX;
             for (int dz = -1; dz <= 1; dz++) {
-                uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] + (uint32_t)dz};
-                if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX || q[2] > TB__CELL_MAX)
+                q[2] = c[2] + (uint32_t)dz;
+                if (q[2] > TB__CELL_MAX)
                     continue; /* wrapped below 0 */
                 uint64_t key = tb__cell_key(q);
-                size_t a = tb__lower(e, n, key), b = a;
+                if (a == SIZE_MAX)
+                    a = tb__lower(e, n, key);
+                while (a < n && e[a].key < key)
+                    a++;
+                size_t b = a;
                 while (b < n && e[b].key == key)
                     b++;
                 if (b > a) {
                     lo[k] = a;
                     hi[k++] = b;
                 }
+                a = b;
             }
+        }
     return k;
-}
-
-static int tb__cmp_u64(const void *a, const void *b) /* the first of two: pairs sort by key */
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 static void tb__key_cell(uint64_t key, uint32_t c[3])
@@ -710,7 +704,8 @@ static size_t tb__first_per_key(const tb__state *st, uint32_t *src, uint32_t *qu
 {
     size_t nw = st->nw, cap = 1024, used = 0;
     float cell = st->d.sample_fraction * st->H, inv = cell > 0 ? 1.0f / cell : 1.0f;
-    uint64_t *hk = NULL, *pair = NULL;
+    uint64_t *hk = NULL;
+    tb__cell_entry *pair = NULL;
     uint32_t *hv = NULL;
     if (!queue)
         return SIZE_MAX;
@@ -750,7 +745,7 @@ static size_t tb__first_per_key(const tb__state *st, uint32_t *src, uint32_t *qu
     }
     /* (key, sample) by key: keys are distinct, so the order is that of the
      * sorted (key, index) pairs of every vertex, whose first per key these are */
-    pair = malloc((used ? used : 1) * 2 * sizeof *pair);
+    pair = malloc((used ? used : 1) * sizeof *pair);
     if (!pair) {
         free(hk);
         free(hv);
@@ -759,15 +754,15 @@ static size_t tb__first_per_key(const tb__state *st, uint32_t *src, uint32_t *qu
     size_t n = 0;
     for (size_t at = 0; at < cap; at++)
         if (hv[at] != UINT32_MAX) {
-            pair[n * 2] = hk[at];
-            pair[n * 2 + 1] = hv[at];
-            n++;
+            pair[n].key = hk[at];
+            pair[n].comp = 0;
+            pair[n++].v = hv[at];
         }
     free(hk);
     free(hv);
-    qsort(pair, n, 2 * sizeof *pair, tb__cmp_u64);
+    tb__sort_cells(pair, n);
     for (size_t i = 0; i < n; i++) {
-        uint32_t w = (uint32_t)pair[i * 2 + 1];
+        uint32_t w = pair[i].v;
         src[w] = w;
         queue[i] = w;
     }
@@ -875,6 +870,9 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
         if (st->shell[w] == w)
             body_shell[w] = 2 * sh_thin[w] < st->shell_total_pre[w];
     /* the enclosure test on the samples; the rest follow their sample */
+    r = tb__medial_count_shells(md, body_shell, err);
+    if (r != TB_OK)
+        goto done;
     for (size_t w = 0; w < nw; w++)
         if (src[w] == w && st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
             tmax[w] = -1; /* mark */
@@ -965,6 +963,8 @@ static tb_result tb__prep_classes(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (st->nseg == 0)
         return tb__fail(err, TB_ERR_INVALID, NULL, "the skeleton has no weighted bone");
+    if (!tb__segsoa_init(&st->segsoa, st->segs, st->nseg))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     return TB_OK;
 }
 
@@ -1010,7 +1010,7 @@ static void tb__prep_distance(tb__state *st)
 {
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
     for (size_t w = 0; w < st->nw; w++) {
-        st->wdist[w] = tb__seg_nearest(st->segs, st->nseg, st->wpos + w * 3, &st->wseg[w]);
+        st->wdist[w] = tb__segsoa_nearest(&st->segsoa, st->wpos + w * 3, &st->wseg[w]);
         st->far[w] = st->wdist[w] > thr;
     }
 }
@@ -1695,37 +1695,25 @@ typedef struct tb__shape {
     size_t thin;      /* vertices whose cross-section holds no bone */
 } tb__shape;
 
-/* Whether skin goes around a bone: the welded vertices' angular coverage
- * (12 sectors) about the bone segment nearest each, counting only vertices
- * beside a bone (projection strictly inside it); more than wrap_min_deg
- * around one bone is a coat, a belt, a plate round the pelvis, a limb's own
- * skin — never a tail (SPEC A10). O(n × segments). */
-int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
+/* What tb__wraps counts for welded vertex w: the bone sector (nearest
+ * segment × 12 + sector; -1: beside no real bone) and, on an upright body,
+ * the trunk sector (-1: none). A pure function of the vertex: kept per
+ * vertex in st->wrap_bin once computed (merge, then analysis ask again for
+ * the same skin). */
+enum { TB__SECT = 12 };
+
+static void tb__wrap_bin(const tb__state *st, uint32_t w, int32_t *bone, int8_t *trunk)
 {
-    enum { SECT = 12 };
-    int wraps = 0;
-    int ns = st->nseg;
-    uint16_t *bins = calloc((size_t)ns * SECT + 1, sizeof *bins);
-    if (!bins)
-        return 0;
-    for (size_t k = 0; k < n; k++) {
-        const float *p = st->wpos + (size_t)verts[k] * 3;
-        float best = INFINITY, bt = 0;
-        int bi = -1;
-        for (int i = 0; i < ns; i++) {
-            const tb__seg *g = &st->segs[i];
-            float ap[3] = {p[0] - g->a[0], p[1] - g->a[1], p[2] - g->a[2]};
-            float t = (ap[0] * g->ab[0] + ap[1] * g->ab[1] + ap[2] * g->ab[2]) * g->inv_len2;
-            float tc = t < 0 ? 0 : t > 1 ? 1 : t;
-            float dd[3] = {ap[0] - tc * g->ab[0], ap[1] - tc * g->ab[1], ap[2] - tc * g->ab[2]};
-            float d = dd[0] * dd[0] + dd[1] * dd[1] + dd[2] * dd[2];
-            if (d < best)
-                best = d, bi = i, bt = t;
-        }
-        /* beside a real bone only: an extension past a terminal joint (the
-         * pelvis of a rig whose tail bones were stripped) is no bone */
-        if (bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0) || st->segs[bi].extension)
-            continue;
+    enum { SECT = TB__SECT };
+    const float *p = st->wpos + (size_t)w * 3;
+    float bt = 0;
+    *bone = -1;
+    *trunk = -1;
+    /* the first segment of least squared distance, and p's projection on it */
+    int bi = tb__segsoa_nearest2(&st->segsoa, p, &bt);
+    /* beside a real bone only: an extension past a terminal joint (the
+     * pelvis of a rig whose tail bones were stripped) is no bone */
+    if (!(bi < 0 || bt <= 0.02f || bt >= 0.98f || !(st->segs[bi].inv_len2 > 0) || st->segs[bi].extension)) {
         const tb__seg *g = &st->segs[bi];
         /* a frame around the bone: e1 ⟂ bone, e2 = bone × e1 */
         float L = 1.0f / sqrtf(g->inv_len2), ax[3] = {g->ab[0] / L, g->ab[1] / L, g->ab[2] / L};
@@ -1742,32 +1730,63 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
         float x = ap[0] * e1[0] + ap[1] * e1[1] + ap[2] * e1[2], y = ap[0] * e2[0] + ap[1] * e2[1] + ap[2] * e2[2];
         int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
         sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
-        uint16_t *bb = &bins[(size_t)bi * SECT + (size_t)sct];
-        if (*bb < 60000)
-            (*bb)++;
+        *bone = bi * SECT + sct;
     }
     /* around the body's own vertical axis (the line through the pelvis along
      * up): a belt of pouches or a coat is near several torso bones at once */
     if (tb__upright(st->m)) { /* a humanoid trunk: up is meaningful */
-        uint16_t tb[SECT] = {0};
         const float *hp = tb__jpos(st->m, st->pelvis);
         float side[3] = {st->up[1] * st->fwd[2] - st->up[2] * st->fwd[1], st->up[2] * st->fwd[0] - st->up[0] * st->fwd[2],
                          st->up[0] * st->fwd[1] - st->up[1] * st->fwd[0]};
-        for (size_t k = 0; k < n; k++) {
-            const float *p = st->wpos + (size_t)verts[k] * 3;
-            float dv[3] = {p[0] - hp[0], p[1] - hp[1], p[2] - hp[2]};
-            float h = dv[0] * st->up[0] + dv[1] * st->up[1] + dv[2] * st->up[2];
-            if (h < -0.1f * st->H || h > 0.4f * st->H)
-                continue; /* the trunk's height only (a quadruped's tail runs along up) */
-            float x = dv[0] * st->fwd[0] + dv[1] * st->fwd[1] + dv[2] * st->fwd[2];
-            float y = dv[0] * side[0] + dv[1] * side[1] + dv[2] * side[2];
-            if (x * x + y * y < 0.0025f * st->H * st->H)
-                continue; /* at the axis itself (a tail's root on the pelvis joint) */
-            int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
-            sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
-            if (tb[sct] < 60000)
-                tb[sct]++;
+        float dv[3] = {p[0] - hp[0], p[1] - hp[1], p[2] - hp[2]};
+        float h = dv[0] * st->up[0] + dv[1] * st->up[1] + dv[2] * st->up[2];
+        if (h < -0.1f * st->H || h > 0.4f * st->H)
+            return; /* the trunk's height only (a quadruped's tail runs along up) */
+        float x = dv[0] * st->fwd[0] + dv[1] * st->fwd[1] + dv[2] * st->fwd[2];
+        float y = dv[0] * side[0] + dv[1] * side[1] + dv[2] * side[2];
+        if (x * x + y * y < 0.0025f * st->H * st->H)
+            return; /* at the axis itself (a tail's root on the pelvis joint) */
+        int sct = (int)floorf((atan2f(y, x) + 3.14159265f) / 6.2831853f * SECT);
+        sct = sct < 0 ? 0 : sct >= SECT ? SECT - 1 : sct;
+        *trunk = (int8_t)sct;
+    }
+}
+
+/* Whether skin goes around a bone: the welded vertices' angular coverage
+ * (12 sectors) about the bone segment nearest each, counting only vertices
+ * beside a bone (projection strictly inside it); more than wrap_min_deg
+ * around one bone is a coat, a belt, a plate round the pelvis, a limb's own
+ * skin — never a tail (SPEC A10). O(n × segments), O(n) for skin asked
+ * about before. */
+int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
+{
+    enum { SECT = TB__SECT };
+    int wraps = 0;
+    int ns = st->nseg;
+    uint16_t *bins = calloc((size_t)ns * SECT + 1, sizeof *bins);
+    uint16_t tb[SECT] = {0};
+    if (!bins)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t w = verts[k];
+        int32_t bone;
+        int8_t trunk;
+        if (st->wrap_bin && st->wrap_bin[w] != -2) {
+            bone = st->wrap_bin[w];
+            trunk = st->wrap_trunk[w];
+        } else {
+            tb__wrap_bin(st, w, &bone, &trunk);
+            if (st->wrap_bin) {
+                st->wrap_bin[w] = bone;
+                st->wrap_trunk[w] = trunk;
+            }
         }
+        if (bone >= 0 && bins[bone] < 60000)
+            bins[bone]++;
+        if (trunk >= 0 && tb[trunk] < 60000)
+            tb[trunk]++;
+    }
+    if (tb__upright(st->m)) {
         int covered = 0;
         for (int k = 0; k < SECT; k++)
             covered += tb[k] >= 2;
@@ -1856,14 +1875,6 @@ struct tb__near {
     float a_in_b;
 };
 
-static int tb__cmp_near(const void *x, const void *y)
-{
-    const uint32_t *a = x, *b = y; /* (a, b) leading fields */
-    if (a[0] != b[0])
-        return a[0] < b[0] ? -1 : 1;
-    return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
 /* SPEC A6/A10: which far components form one appendage. Never by bounding
  * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
  * rules, both about the tail's own shape:
@@ -1895,7 +1906,7 @@ static tb__cell_entry *tb__body_grid(const tb__state *st, float inv, size_t *cou
         b[nb].comp = 0;
         b[nb++].v = (uint32_t)w;
     }
-    qsort(b, nb, sizeof *b, tb__cmp_entry);
+    tb__sort_cells(b, nb);
     *count = nb;
     return b;
 }
@@ -1944,6 +1955,14 @@ tb_result tb__detect_merge(tb__state *st, tb_error *err)
     uf = malloc((n ? n : 1) * sizeof *uf);
     e = malloc((F ? F : 1) * sizeof *e);
     sh = malloc((n ? n : 1) * sizeof *sh);
+    if (!st->wrap_bin) { /* tb__wraps' per-vertex answers, from here to the end of the analysis */
+        st->wrap_bin = malloc((st->nw ? st->nw : 1) * sizeof *st->wrap_bin);
+        st->wrap_trunk = malloc(st->nw ? st->nw : 1);
+        if (!st->wrap_bin || !st->wrap_trunk)
+            goto oom;
+        for (size_t w = 0; w < st->nw; w++)
+            st->wrap_bin[w] = -2;
+    }
     /* per pair: along-count of b's vertices in a's tube, gap */
     if (!uf || !e || !sh)
         goto oom;
@@ -1963,7 +1982,7 @@ tb_result tb__detect_merge(tb__state *st, tb_error *err)
             e[q].v = st->comps[i].verts[k];
             q++;
         }
-    qsort(e, q, sizeof *e, tb__cmp_entry);
+    tb__sort_cells(e, q);
     /* runs of one component in one cell, each with up to SAMPLES of its
      * vertices spread over the run: the pair tests look at samples, so a
      * dense mesh costs (cells × neighbours × SAMPLES²), not (vertices ×
@@ -2077,7 +2096,26 @@ tb_result tb__detect_merge(tb__state *st, tb_error *err)
     }
     free(nb);
     nb = NULL;
-    qsort(rec, nrec, sizeof *rec, tb__cmp_near);
+    { /* by pair, stably (as glibc's merge sort): the sums below add in record order */
+        tb__cell_entry *ix = malloc((nrec ? nrec : 1) * sizeof *ix);
+        struct tb__near *sorted = malloc((nrec ? nrec : 1) * sizeof *sorted);
+        if (!ix || !sorted) {
+            free(ix);
+            free(sorted);
+            goto oom;
+        }
+        for (size_t i = 0; i < nrec; i++) {
+            ix[i].key = (uint64_t)rec[i].a << 32 | rec[i].b;
+            ix[i].comp = 0;
+            ix[i].v = (uint32_t)i;
+        }
+        tb__sort_cells(ix, nrec);
+        for (size_t i = 0; i < nrec; i++)
+            sorted[i] = rec[ix[i].v];
+        free(ix);
+        free(rec);
+        rec = sorted;
+    }
     for (size_t i = 0; i < nrec;) {
         size_t j = i;
         float bin = 0, ain = 0;
@@ -2180,7 +2218,7 @@ tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *p
         e[k].comp = piece[k];
         e[k].v = wv[k];
     }
-    qsort(e, nv, sizeof *e, tb__cmp_entry);
+    tb__sort_cells(e, nv);
     for (size_t k = 0; k < nv; k++) {
         if (k && e[k - 1].key == e[k].key && e[k - 1].comp == e[k].comp)
             continue; /* first vertex of its (cell, piece) only */

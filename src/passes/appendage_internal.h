@@ -20,9 +20,36 @@ float tb__seg_dist(const tb__seg *s, const float p[3]);
  * segdist.c */
 float tb__seg_nearest(const tb__seg *s, int n, const float p[3], int *nearest);
 
+/* The segments as arrays (a xyz, ab xyz, inv_len2: seven of cap floats),
+ * padded to whole blocks of LANES with segments no point is near, so that
+ * the distances of a block are computed side by side (segdist.c). */
+enum { TB__SEGSOA_LANES = 8 };
+typedef struct tb__segsoa {
+    int n, cap;
+    float *f;
+} tb__segsoa;
+int tb__segsoa_init(tb__segsoa *S, const tb__seg *s, int n); /* 0: out of memory */
+void tb__segsoa_free(tb__segsoa *S);
+/* tb__seg_nearest(s, n, p, nearest) of the segments S was made from: the
+ * same distance and index, bit for bit. */
+float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest);
+/* The first segment of least squared distance to p (-1: none) and, in
+ * *t, p's projection on it before clamping (tb__wraps' choice). */
+int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t);
+
 /* Ascending sorts of unsigned integers, the result qsort gives (sort.c). */
 void tb__sort_u64(uint64_t *a, size_t n);
 void tb__sort_u32(uint32_t *a, size_t n);
+/* A record sorted by (key, comp, v): a grid cell's key and a vertex with
+ * its component, or any key with a payload (sort.c). */
+typedef struct tb__cell_entry {
+    uint64_t key;
+    uint32_t comp, v;
+} tb__cell_entry;
+/* Ascending by key, then comp, then v: the order qsort with that three-way
+ * comparison gives when no two records are equal (stable radix passes over
+ * the bytes that differ). */
+void tb__sort_cells(tb__cell_entry *e, size_t n);
 
 #define TB__NO_PIECE 0xffffffffu
 

@@ -31,6 +31,7 @@ typedef struct tb__state {
     tb_role_class *cls;
     tb__seg *segs;
     int nseg;
+    tb__segsoa segsoa;  /* segs as arrays (the nearest-segment searches) */
     uint8_t *is_node;
     uint32_t *wid;      /* model vertex → welded id */
     size_t nw;
@@ -55,6 +56,8 @@ typedef struct tb__state {
     float *mrad;        /* per welded id: half the local thickness, 0 where none */
     uint8_t *thin;      /* per welded id: far by thickness (its cross-section holds no bone) */
     uint32_t *shell_total_pre; /* per shell root: welded vertices (before far is known) */
+    int32_t *wrap_bin;  /* per welded id: tb__wraps' bone sector, -2 until asked (from the merge on) */
+    int8_t *wrap_trunk; /* per welded id: tb__wraps' trunk sector */
 } tb__state;
 
 /* appendage.c's stages and helpers that detect.c uses */

@@ -71,3 +71,78 @@ void tb__sort_u32(uint32_t *a, size_t n)
 {
     TB__RADIX(uint32_t, a, n, 4, tb__cmp32);
 }
+
+/* One stable counting pass of src into dst by one byte of a field (key,
+ * comp or v); 0 when every record has the same byte there (nothing moved). */
+#define TB__CELLS_PASS(name, expr)                                                                   \
+    static int name(const tb__cell_entry *src, tb__cell_entry *dst, size_t n, int shift)           \
+    {                                                                                                \
+        size_t cnt[256] = {0};                                                                       \
+        for (size_t i = 0; i < n; i++)                                                               \
+            cnt[(expr(src[i]) >> shift) & 0xff]++;                                                   \
+        if (cnt[(expr(src[0]) >> shift) & 0xff] == n)                                                \
+            return 0;                                                                                \
+        size_t at = 0;                                                                               \
+        for (int d = 0; d < 256; d++) {                                                              \
+            size_t c = cnt[d];                                                                       \
+            cnt[d] = at;                                                                             \
+            at += c;                                                                                 \
+        }                                                                                            \
+        for (size_t i = 0; i < n; i++)                                                               \
+            dst[cnt[(expr(src[i]) >> shift) & 0xff]++] = src[i];                                     \
+        return 1;                                                                                    \
+    }
+#define TB__F_KEY(r) ((r).key)
+#define TB__F_COMP(r) ((r).comp)
+#define TB__F_V(r) ((r).v)
+TB__CELLS_PASS(tb__pass_key, TB__F_KEY)
+TB__CELLS_PASS(tb__pass_comp, TB__F_COMP)
+TB__CELLS_PASS(tb__pass_v, TB__F_V)
+
+static int tb__cmp_cells(const void *a, const void *b)
+{
+    const tb__cell_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->comp != y->comp)
+        return x->comp < y->comp ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+void tb__sort_cells(tb__cell_entry *e, size_t n)
+{
+    if (n < TB__INSERTION_MAX) {
+        for (size_t i = 1; i < n; i++) {
+            tb__cell_entry x = e[i];
+            size_t j = i;
+            for (; j > 0 && tb__cmp_cells(&e[j - 1], &x) > 0; j--)
+                e[j] = e[j - 1];
+            e[j] = x;
+        }
+        return;
+    }
+    tb__cell_entry *tmp = malloc(n * sizeof *tmp), *src = e, *dst = tmp;
+    if (!tmp) {
+        qsort(e, n, sizeof *e, tb__cmp_cells);
+        return;
+    }
+    /* least significant first: v, then comp, then key; records already in
+     * (comp, v) order (as most callers build them) skip those passes */
+    int ordered = 1;
+    for (size_t i = 1; i < n && ordered; i++)
+        ordered = e[i - 1].comp < e[i].comp || (e[i - 1].comp == e[i].comp && e[i - 1].v < e[i].v);
+    for (int field = ordered ? 0 : 2; field >= 0; field--)
+        for (int shift = 0; shift < (field == 0 ? 64 : 32); shift += 8) {
+            int moved = field == 2 ? tb__pass_v(src, dst, n, shift)
+                        : field == 1 ? tb__pass_comp(src, dst, n, shift)
+                                     : tb__pass_key(src, dst, n, shift);
+            if (moved) {
+                tb__cell_entry *t = src;
+                src = dst;
+                dst = t;
+            }
+        }
+    if (src != e)
+        memcpy(e, src, n * sizeof *e);
+    free(tmp);
+}
