@@ -112,10 +112,97 @@ static void blender_gets_a_clean_python_environment(void **state)
     }
 }
 
+/* The line NAME=... of an `env` listing, without its newline, or "" (static). */
+static const char *env_line(const char *listing, const char *name)
+{
+    static char buf[8192];
+    const char *v = env_value(listing, name);
+    snprintf(buf, sizeof buf, "%.*s", v ? (int)strcspn(v, "\n") : 0, v ? v : "");
+    return buf;
+}
+
+static char *read_listing(const char *path)
+{
+    size_t n = 0;
+    char *listing = (char *)tbt_read_file(path, &n);
+    if (!listing)
+        fail_msg("the stand-in Blender was not started (no %s)", path);
+    listing = realloc(listing, n + 1);
+    listing[n] = 0;
+    return listing;
+}
+
+/* scripts/blender_env.sh, which runs Blender for scripts/fbx_converters.sh
+ * and the Blender tests (tests/blender), gives it what the CLI gives it: under the same
+ * hostile environment (PYTHON* variables, a fake Python prefix first on
+ * PATH, an empty and a repeated PATH entry), the stand-in started by the
+ * script sees no PYTHON* variable, the other variables kept, and exactly the
+ * PATH the stand-in started by `tailbone fix x.fbx` saw. */
+static void converter_script_gives_blender_the_clis_environment(void **state)
+{
+    (void)state;
+    char fake[1024], fakepy[1024], cmd[8192], script[1100];
+    snprintf(fake, sizeof fake, "%s", tbt_tmp_path("fakeblender_script"));
+    snprintf(fakepy, sizeof fakepy, "%s", tbt_tmp_path("fakepython_script/bin"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' '%s'", fake, fake, fakepy);
+    assert_int_equal(system(cmd), 0);
+    snprintf(script, sizeof script, "%s/blender", fake);
+    static const char body[] = "#!/bin/sh\n"
+                               "env > \"$(dirname \"$0\")/env.$(ls \"$(dirname \"$0\")\" | grep -c '^env\\.')\"\n"
+                               "for a; do src=$dst; dst=$a; done\n"
+                               "cp \"$src\" \"$dst\"\n";
+    assert_int_equal(tbt_write_file(script, body, sizeof body - 1), 0);
+    assert_int_equal(chmod(script, 0755), 0);
+
+    char in[1024], glb[1024], out[1024], copy[1024];
+    snprintf(in, sizeof in, "%s", tbt_tmp_path("fbx_env_script_in.fbx"));
+    snprintf(glb, sizeof glb, "%s", tbt_tmp_path("fbx_env_script_in.glb"));
+    snprintf(out, sizeof out, "%s", tbt_tmp_path("fbx_env_script_out.fbx"));
+    snprintf(copy, sizeof copy, "%s", tbt_tmp_path("fbx_env_script_copy.fbx"));
+    assert_int_equal(tbt_run_cli(NULL, "synth --variant tail_leg -o '%s'", glb), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && rm -f '%s' '%s'", glb, in, out, copy);
+    assert_int_equal(system(cmd), 0);
+    const char *inherited = getenv("PATH");
+    char hostile[4096];
+    snprintf(hostile, sizeof hostile,
+             "env PYTHONPATH='%s' PYTHONHOME=/nonexistent PYTHONSTARTUP=/nonexistent PYTHONNOUSERSITE= "
+             "TB_KEPT=kept PATH='%s::/usr/bin:%s:%s'",
+             fake, fakepy, fakepy, inherited ? inherited : "/usr/bin:/bin");
+    /* env.0 and env.1: the CLI (FBX in, FBX out); env.2: the script */
+    snprintf(cmd, sizeof cmd, "%s TAILBONE_BLENDER='%s' '%s' fix '%s' -o '%s' --no-bake -q", hostile, script,
+             TB_CLI_PATH, in, out);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s '%s/scripts/blender_env.sh' '%s' -b --factory-startup -- '%s' '%s'", hostile,
+             TB_SOURCE_DIR, script, in, copy);
+    assert_int_equal(system(cmd), 0);
+    assert_true(tbt_file_exists(copy));
+
+    char rec[1100];
+    snprintf(rec, sizeof rec, "%s/env.0", fake);
+    char *cli = read_listing(rec);
+    snprintf(rec, sizeof rec, "%s/env.2", fake);
+    char *sh = read_listing(rec);
+    for (const char *l = sh; l && *l;) {
+        if (!strncmp(l, "PYTHON", 6))
+            fail_msg("blender_env.sh started Blender with %.*s", (int)strcspn(l, "\n"), l);
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+    assert_string_equal(env_line(sh, "TB_KEPT"), "kept");
+    char want[8192];
+    snprintf(want, sizeof want, "%s", env_line(cli, "PATH"));
+    assert_true(want[0] != 0);
+    if (strcmp(env_line(sh, "PATH"), want))
+        fail_msg("blender_env.sh gave Blender PATH=%s\nthe CLI gave it      PATH=%s", env_line(sh, "PATH"), want);
+    free(cli);
+    free(sh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blender_gets_a_clean_python_environment),
+        cmocka_unit_test(converter_script_gives_blender_the_clis_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

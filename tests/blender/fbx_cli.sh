@@ -21,7 +21,7 @@ mkdir -p "$tmp"; cd "$tmp"; rm -f wolf*.fbx wolf*.glb
 fail=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=1; }
-convert() { "$blender" -b --factory-startup --python-exit-code 1 --python "$root/blender/fbx_convert.py" -- "$1" "$2" >convert.log 2>&1 || { tail -5 convert.log; return 1; }; }
+convert() { "$root/scripts/blender_env.sh" "$blender" -b --factory-startup --python-exit-code 1 --python "$root/blender/fbx_convert.py" -- "$1" "$2" >convert.log 2>&1 || { tail -5 convert.log; return 1; }; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 # a missing converter: one line saying what to install, nothing written

@@ -17,5 +17,6 @@ rm -rf "$tmp/user"
 python3 "$root/blender/make_zip.py" "$tmp/tailbone_blender.zip" >/dev/null
 # a private user folder: the install must not touch the user's own Blender
 export BLENDER_USER_SCRIPTS="$tmp/user/scripts" BLENDER_USER_CONFIG="$tmp/user/config"
-exec "$blender" -b --factory-startup --python-exit-code 1 --python "$root/tests/blender/test_addon.py" -- \
+# Blender in the environment the CLI gives it (scripts/blender_env.sh)
+exec "$root/scripts/blender_env.sh" "$blender" -b --factory-startup --python-exit-code 1 --python "$root/tests/blender/test_addon.py" -- \
   "$tmp/tailbone_blender.zip" "$cli" "$wolf" "$tmp" $shot
