@@ -915,15 +915,9 @@ def blender_converters(cli, tmp):
     if not SLOW:
         raise Slow('Blender converts four files both ways (minutes)')
     out = os.path.join(tmp, 'fbx')
-    # Blender's embedded Python goes wrong (no numpy: Debian's is not found)
-    # when the directory of the Python running this script comes first on
-    # PATH, as a pyenv shim puts it: leave that directory out.
-    env = dict(os.environ)
-    here = os.path.realpath(os.path.dirname(sys.executable))
-    if here not in ('/usr/bin', '/bin', '/usr/local/bin'):
-        env['PATH'] = ':'.join(d for d in env.get('PATH', '').split(':') if os.path.realpath(d) != here)
-    p = subprocess.run([os.path.join(ROOT, 'scripts', 'fbx_converters.sh'), out, cli], capture_output=True, text=True,
-                       env=env)
+    # the script starts Blender in the environment the CLI gives it
+    # (scripts/blender_env.sh: no PYTHON*, the system's folders first on PATH)
+    p = subprocess.run([os.path.join(ROOT, 'scripts', 'fbx_converters.sh'), out, cli], capture_output=True, text=True)
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{')]
     names = {'khronos_Fox': 'khronos_Fox', 'quaternius_Fox': 'quaternius_Fox',
              'Xbot_agree_run_walk': 'Xbot_agree_run_walk', 'wolf_xbot': 'Wolf + Xbot clips, repaired (`fix --clips`)'}
@@ -1062,13 +1056,185 @@ def readme_corpus(cli, tmp):
             f"{rng(swing, lambda x: f'{x:.0f}')}°, tip travel {rng(travel, lambda x: f'{100 * x:.0f}')}% of H "
             "(`docs/fix.md` has every row and what smooth weights give instead).")
 
+# ---- figures that tests print or that detect reports per object ------------
+
+def test_prints(prog, case, tmp):
+    """Runs one cmocka case of a test program (TBT_FILTER) and returns what
+    it printed; a failing case stops the figures run."""
+    exe = os.path.join(TESTS_DIR, prog)
+    if not os.path.exists(exe):
+        sys.exit(f'figures: {exe} not built (make build)')
+    env = dict(os.environ, TBT_FILTER=case, TB_TMP=tmp)
+    env.setdefault('TB_SHARED_DIR', os.path.join(ROOT, '..', 'shared'))
+    p = subprocess.run([exe], capture_output=True, text=True, env=env, cwd=tmp)
+    text = p.stdout + p.stderr
+    if p.returncode != 0 or re.search(r'\[==========\] 0 test', text):
+        sys.exit(f'figures: {prog} {case} failed or did not run:\n{text[-2000:]}')
+    return text
+
+
+def spring_limit_tests(cli, tmp):
+    """docs/fix.md, the bind limit and contact-keeps-limit options: what
+    test_rt_spring's two cases print (largest bends, tip travel, clearance),
+    each without and with the option."""
+    bind = test_prints('test_rt_spring', 'spring_bind_limit_bounds_the_bend_from_the_bind_pose', tmp)
+    m = re.search(r'SPEC B ([\d.]+) deg, bind limit 15 deg: ([\d.]+) deg; tip travel ([\d.]+) / ([\d.]+) m', bind)
+    contact = test_prints('test_rt_spring', 'spring_contact_keeps_the_bend_limit_when_asked', tmp)
+    c = re.search(r'contact beats the limit ([\d.]+) deg, keeps it ([\d.]+) deg; min clearance (-?[\d.]+) / (-?[\d.]+) m',
+                  contact)
+    if not m or not c:
+        sys.exit('figures: test_rt_spring printed no figures for the bind limit / contact cases')
+    out = ['| test_rt_spring case | what is measured | option off (SPEC B) | option on |', '|---|---|---|---|',
+           f'| `spring_bind_limit_bounds_the_bend_from_the_bind_pose`: straight 4-link chain, sideways and vertical '
+           f'hip sweeps, the SPEC\'s carry; option: a 15° bind limit | largest bend from the bind pose; tip travel '
+           f'| {m.group(1)}°; {m.group(3)} m | {m.group(2)}°; {m.group(4)} m |',
+           f'| `spring_contact_keeps_the_bend_limit_when_asked`: ground raised to 0.5 m; option: '
+           f'`contact_keeps_limit` | largest bend; lowest distance above ground + clearance '
+           f'| {c.group(1)}°; {signed(float(c.group(3)))} m | {c.group(2)}°; {signed(float(c.group(4)))} m |']
+    return '\n'.join(out)
+
+
+def detect_object(cli, tmp, body, fixture):
+    """`tailbone detect --json` on a fixture: its appendages."""
+    return json.loads(run(cli, 'detect', fixture_glb(cli, tmp, fixture, body), '--json')).get('appendages', [])
+
+
+LONG_KEYS = ('elongation', 'slenderness', 'flatness', 'leave')
+
+
+def long_row(label, apps):
+    return (f'| {label} | ' + ', '.join(dict.fromkeys(f"{a['kind']} ({a['decision']})" for a in apps)) + ' | '
+            + ' | '.join('–'.join(dict.fromkeys(f'{v:.2f}' for v in (min(a[k] for a in apps), max(a[k] for a in apps))))
+                         for k in LONG_KEYS) + ' |')
+
+
+def detection_long_rule(cli, tmp):
+    """docs/detection.md, classification rules 6-7 ("long", "not a sheet",
+    "leaves the trunk"): `tailbone detect --json` on every fixture on
+    synth:plain: a curled tail, a cape, a scabbard, and the range over every
+    tail found."""
+    out = ['| object (fixture on synth:plain) | kind (decision) | elongation | slenderness | flatness | leave |',
+           '|---|---|---|---|---|---|']
+    tails, rows = [], {}
+    names = [l.split()[0] for l in run(cli, 'synth', '--fixtures').splitlines() if l.strip()]
+    shown = {'curl_shell_nearest': 'tail', 'cape_only': 'wide', 'scabbard_only': 'carried'}
+    for fx in names:
+        apps = detect_object(cli, tmp, 'synth:plain', fx)
+        tails += [a for a in apps if a['kind'] == 'tail']
+        if fx in shown:
+            rows[fx] = [long_row(f'`{fx}`', [a]) for a in apps if a['kind'] == shown[fx]]
+    for fx in shown:
+        out += rows.get(fx) or [f'| `{fx}` | no {shown[fx]} found | | | | |']
+    out.append(long_row(f'every tail found in the {len(names)} fixtures ({len(tails)}), range', tails))
+    return '\n'.join(out)
+
+
+def detection_long_rule_corpus(cli, tmp):
+    """docs/detection.md, rules 6-7 on real bodies: `tailbone detect --json`
+    on the Bone Demon (its chained tail of spiny vertebrae) and on fixtures
+    hang_shell_leg and hang_fur_hips on RobotExpressive (their largest
+    appendage: the tail, hanging past a hips bone at crotch height)."""
+    out = ['| object | kind (decision) | elongation | slenderness | flatness | leave |', '|---|---|---|---|---|---|']
+    demon = json.loads(run(cli, 'detect', corpus('characters/banter_Bone_Demon.glb'), '--json')).get('appendages', [])
+    for a in demon:
+        if a['decision'] == 'chain':
+            out.append(long_row(f"banter_Bone_Demon's tail ({a['vertex_count']:,} vertices)", [a]))
+    for fx in ('hang_shell_leg', 'hang_fur_hips'):
+        robot = [a for a in detect_object(cli, tmp, corpus('clips/threejs_RobotExpressive.glb'), fx)
+                 if a['kind'] not in ('body', 'head', 'limb')]
+        if robot:
+            a = max(robot, key=lambda a: a['vertex_count'])
+            out.append(long_row(f"`{fx}` on RobotExpressive, its largest appendage ({a['vertex_count']:,} vertices)",
+                                [a]))
+    return '\n'.join(out)
+
+def k_from_the_mesh(cli, tmp):
+    """docs/fix.md "K from the mesh": what test_bake's
+    low_poly_tail_gets_no_more_bones_than_its_rings_follow prints (the
+    low-poly fixture at the SPEC's 0.1 H segments and at 0.05 H)."""
+    text = test_prints('test_bake', 'low_poly_tail_gets_no_more_bones_than_its_rings_follow', tmp)
+    rows = re.findall(r'segment ([\d.]+) H: K = (\d+), L = ([\d.]+) H, ([\d.]+) rings per segment( \(capped by the rings\))?',
+                      text)
+    if not rows:
+        sys.exit('figures: test_bake printed no K-from-the-mesh rows')
+    out = ['| `back_lowpoly_nearest` on synth:plain, segment asked | K | L | rings per segment |', '|---|---|---|---|']
+    for seg, k, length, rings, capped in rows:
+        out.append(f'| {seg} H | {k}' + (' (capped by the rings)' if capped else '') + f' | {length} H | {rings} |')
+    return '\n'.join(out)
+
+
+_PREVIEW = {}
+
+
+def preview_measure(cli, tmp):
+    """The demo's preview page as `make demo` writes it (`tailbone preview`
+    on synth tail_leg and its repair), once per figures.py run: its bytes,
+    the script's, the two GLBs' (base64) and the decoded arrays' share, and
+    the edges the page's runtime stretches (`measure --json`, Walk)."""
+    if _PREVIEW:
+        return _PREVIEW
+    broken, fixed, page = (os.path.join(tmp, n) for n in ('pv_broken.glb', 'pv_fixed.glb', 'pv.html'))
+    run(cli, 'synth', '--variant', 'tail_leg', '-o', broken)
+    run(cli, 'fix', broken, '-o', fixed, '-q')
+    p = subprocess.run([cli, 'preview', broken, fixed, '-o', page], capture_output=True, text=True)
+    if p.returncode != 0:
+        if 'built without the preview page' in p.stderr:
+            raise NeedsCorpus('the preview page bundle (built with emscripten and the npm tools; '
+                              + p.stderr.strip() + ')')
+        sys.exit(f'figures: tailbone preview failed: {p.stderr.strip()}')
+    text = open(page, 'rb').read()
+    head = b'<script type="application/json" id="tb-data">'
+    d0 = text.index(head) + len(head)
+    d1 = text.index(b'</script>', d0)
+    b0 = text.index(b'<script>', d1) + len(b'<script>')
+    b1 = text.index(b'</script>', b0)
+    glb = sum(len(c['glb']) for c in json.loads(text[d0:d1])['characters'])
+    c = json.loads(run(cli, 'measure', fixed, '--json', '--clip', 'Walk'))['clips'][0]
+    _PREVIEW.update(page=len(text), script=b1 - b0, glb=glb, arrays=d1 - d0 - glb,
+                    tail_edges=c['tail']['edges'], body_edges=c['body']['edges'])
+    return _PREVIEW
+
+
+def kib(n):
+    return f'{n / 1024:,.0f} KiB'
+
+
+def mb(n):
+    return f'{n / 1e6:.2f} MB'
+
+
+def preview_page(cli, tmp):
+    """docs/preview.md "Measured": the demo's page, part by part."""
+    v = preview_measure(cli, tmp)
+    return ('| part of the page | bytes | |\n|---|---|---|\n'
+            f"| the whole page | {v['page']:,} | {mb(v['page'])} |\n"
+            f"| the script (three.js + the runtime as WebAssembly, minified) | {v['script']:,} | {kib(v['script'])} |\n"
+            f"| both GLBs as base64 (the page offers them for download) | {v['glb']:,} | {mb(v['glb'])} |\n"
+            f"| the decoded arrays for the runtime (skeleton, skin, triangles, clips, tail mask, spring) and the page's "
+            f"own markup | {v['page'] - v['script'] - v['glb']:,} | {mb(v['page'] - v['script'] - v['glb'])} |\n\n"
+            f"The runtime stretches {v['tail_edges']:,} tail and {v['body_edges']:,} body edges of the repaired "
+            "character every frame (`tailbone measure --json`).")
+
+
+def readme_preview(cli, tmp):
+    """README "Seeing it": the demo's page size in one sentence."""
+    v = preview_measure(cli, tmp)
+    return (f"The demo's page is {mb(v['page'])} ({v['page']:,} bytes; {kib(v['script'])} of it the script, "
+            f"the rest the two GLBs and their decoded arrays); the runtime stretches "
+            f"{v['tail_edges'] + v['body_edges']:,} edges a frame.")
+
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'readme-baked': ('README.md', readme_baked),
     'readme-corpus': ('README.md', readme_corpus),
+    'preview-page': ('docs/preview.md', preview_page),
+    'readme-preview': ('README.md', readme_preview),
     'fix-tail-leg': ('docs/fix.md', fix_tail_leg),
     'synth-detection': ('docs/detection.md', synth_detection),
     'detection-spine-rule': ('docs/detection.md', detection_spine_rule),
+    'detection-long-rule': ('docs/detection.md', detection_long_rule),
+    'detection-long-rule-corpus': ('docs/detection.md', detection_long_rule_corpus),
     'synth-variants': ('docs/synth.md', synth_variants),
     'synth-truth-example': ('docs/synth.md', synth_truth_example),
     'measure-example': ('docs/measure.md', measure_example),
@@ -1085,6 +1251,8 @@ BLOCKS = {
     'roles': ('docs/detection.md', roles_table),
     'fix-solver-experiment': ('docs/fix.md', fix_solver_experiment),
     'fix-bind-limit-experiment': ('docs/fix.md', fix_bind_limit_experiment),
+    'spring-limit-tests': ('docs/fix.md', spring_limit_tests),
+    'k-from-the-mesh': ('docs/fix.md', k_from_the_mesh),
     'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
     'fix-welded-fox': ('docs/fix.md', fix_welded_fox),

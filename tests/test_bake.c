@@ -200,7 +200,10 @@ static void cold_start_would_not_close(void **state)
     tb_doc_free(doc);
 }
 
-static void baked_keys_replay_what_was_simulated(void **state)
+/* The saved bake reloads and its keys turn the tail away from rest. That the
+ * keys equal the simulation is test_oracles'
+ * baked_keys_equal_a_fresh_simulation_{closed,gap}_loop. */
+static void baked_file_reloads_with_tail_keys_away_from_rest(void **state)
 {
     (void)state;
     tb_doc *doc = build_rig(1);
@@ -1139,7 +1142,7 @@ int main(void)
         cmocka_unit_test(last_key_lands_on_the_clip_end_at_any_key_rate),
         cmocka_unit_test(a_lightly_damped_loop_is_warmed_until_it_closes),
         cmocka_unit_test(cold_start_would_not_close),
-        cmocka_unit_test(baked_keys_replay_what_was_simulated),
+        cmocka_unit_test(baked_file_reloads_with_tail_keys_away_from_rest),
         cmocka_unit_test(baking_twice_changes_nothing),
         cmocka_unit_test(rig_without_tail_is_left_alone),
         cmocka_unit_test(fix_run_is_the_whole_job_and_leaves_its_input_alone),
