@@ -138,12 +138,19 @@ def failed_cmocka(out):
     return re.findall(r'^\[  FAILED  \] (\S+)$', out, re.M) or re.findall(r'^\[  ERROR   \] (\S+)', out, re.M)
 
 
+NAMED_TIMEOUT = {}  # named test -> seconds: 10x its unmutated run, at least 120 s (a mutant may make it hang)
+
+
 def run_named(test):
     """Runs 'prog/case' (one cmocka test) or 'node_x' / 'prog' (a whole CTest
     test). Returns (failed, names of what failed, output)."""
     prog, _, case = test.partition('/')
+    limit = min(NAMED_TIMEOUT.get(test, TEST_TIMEOUT), TEST_TIMEOUT)
     if prog.startswith('node_') or not case:
-        rc, out, _ = sh(['ctest', '--output-on-failure', '-R', '^' + prog + '$'], timeout=TEST_TIMEOUT + 60)
+        rc, out, _ = sh(['ctest', '--output-on-failure', '--timeout', str(limit), '-R', '^' + prog + '$'],
+                        timeout=limit + 60)
+        if rc == 124:
+            return True, [f'{prog} (timeout, {limit} s)'], out
         if 'No tests were found' in out:
             return None, [], out
         names = [f'{prog}/{c}' for c in failed_cmocka(out)] or [prog]
@@ -154,10 +161,10 @@ def run_named(test):
     exe = os.path.join(BUILD, 'tests', prog)
     try:
         p = subprocess.run([exe], cwd=os.path.join(BUILD, 'tests'), capture_output=True, text=True,
-                           env=env, timeout=TEST_TIMEOUT, errors='replace')
+                           env=env, timeout=limit, errors='replace')
         out, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired:
-        return True, [f'{test} (timeout)'], ''
+        return True, [f'{test} (timeout, {limit} s)'], ''
     if '[ PASSED ] 0 test' in out or re.search(r'\[==========\] 0 test', out):
         return None, [], out  # the filter matched nothing: the list names a test that is gone
     return rc != 0, [f'{prog}/{c}' for c in failed_cmocka(out)] or [test], out
@@ -190,25 +197,54 @@ def baseline_passes(prog):
     return BASELINE[prog]
 
 
-RESULTS = os.path.join(WORK, 'results.json')
+# Kept results are committed beside the list, so that the table in
+# docs/testing.md can be rewritten (--table) and the pending mutants found
+# (--pending) in any checkout: a result counts only while the mutant, its
+# named test and its file are byte for byte what they were (key()), and says
+# at which commit it was run.
+RESULTS = os.path.join(ROOT, 'tests', 'mutants', 'results.json')
 NO_SHARED = False  # --no-shared: the named tests run as if ../shared were absent
 
 
+def test_source(test):
+    """The file that holds the named test: tests/PROG.c or tests/node/X.test.mjs."""
+    prog = test.split('/')[0]
+    if prog.startswith('node_'):
+        return os.path.join('tests', 'node', prog[len('node_'):] + '.test.mjs')
+    return os.path.join('tests', prog + '.c')
+
+
 def key(mu):
-    """A result stays valid while the mutant and its file are unchanged."""
+    """A result stays valid while the mutant, its file and the file of its
+    named test are unchanged."""
     h = hashlib.sha1()
     for k in ('file', 'from', 'to', 'test'):
         h.update(mu[k].encode() + b'\0')
-    h.update(open(os.path.join(ROOT, mu['file']), 'rb').read())
+    for rel in (mu['file'], test_source(mu['test'])):
+        p = os.path.join(ROOT, rel)
+        h.update(open(p, 'rb').read() if os.path.exists(p) else b'(absent)')
     return h.hexdigest()
 
 
+def run_at():
+    """The commit the tree copy was made from, '+' when the checkout had
+    changes (tracked or untracked) beside it, and the UTC date."""
+    head = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip() or '?'
+    dirty = subprocess.run(['git', 'status', '--porcelain'], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return head + ('+' if dirty else ''), time.strftime('%Y-%m-%d', time.gmtime())
+
+
 def table(results):
-    rows = ['| id | area | mutation | result | killed by |', '|---|---|---|---|---|']
-    for mu, res, by in results:
+    rows = ['| id | area | mutation | result | killed by | run at |', '|---|---|---|---|---|---|']
+    for mu, res, by, at in results:
         what = mu['what'].replace('|', '\\|')
-        rows.append(f"| {mu['id']} | {mu['area']} | {what} | {res} | {by} |")
+        rows.append(f"| {mu['id']} | {mu['area']} | {what} | {res} | {by} | {at} |")
     return '\n'.join(rows)
+
+
+def saved_at(r):
+    return f"`{r['commit']}` {r['date']}" if r.get('commit') else ''
 
 
 def main():
@@ -251,7 +287,11 @@ def main():
     for mu, why in stale:
         print(f"STALE {mu['id']} ({mu['file']}): {why}; tests/mutants/list line {mu['line']}")
     if args.check:
-        print(f'{len(mutants)} mutants, {len(stale)} stale')
+        saved = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+        current = [mu['id'] for mu in mutants if not applies(mu) and mu['id'] in saved
+                   and saved[mu['id']]['key'] == key(mu)]
+        print(f'{len(mutants)} mutants, {len(stale)} stale; {len(current)} with a kept result for today\'s code, '
+              f'{len(mutants) - len(current)} to run again (make mutants-pending; informational, not a failure)')
         return 1 if stale else 0
 
     if args.table:
@@ -260,11 +300,12 @@ def main():
         for mu in mutants:
             r = saved.get(mu['id'])
             ok = r and not applies(mu) and r['key'] == key(mu)
-            results.append((mu, r['result'], r['by']) if ok else (mu, 'not run', ''))
+            results.append((mu, r['result'], r['by'], saved_at(r)) if ok else (mu, 'not run', '', ''))
         return write_table(results, args, None)
 
     os.makedirs(TREE, exist_ok=True)
     sync_tree()
+    commit, date = run_at()  # what the tree copy was made from
     # Ctrl-C: finish by restoring the tree copy (the checkout is never touched).
     def on_term(*_):
         raise KeyboardInterrupt
@@ -280,7 +321,9 @@ def main():
     # it would mean nothing.
     t_start = time.time()
     for test in dict.fromkeys(mu['test'] for mu in mutants):
+        t0 = time.time()
         failed, names, out = run_named(test)
+        NAMED_TIMEOUT[test] = max(120, round(10 * (time.time() - t0)))
         if failed is None:
             sys.exit(f'tests/mutants/list names {test}, which does not exist')
         if failed:
@@ -295,7 +338,7 @@ def main():
     try:
         for i, mu in enumerate(mutants, 1):
             if mu['id'] in stale_ids:
-                results.append((mu, 'STALE', 'snippet no longer applies'))
+                results.append((mu, 'STALE', 'snippet no longer applies', ''))
                 continue
             t0 = time.time()
             path = os.path.join(TREE, mu['file'])
@@ -337,10 +380,12 @@ def main():
                        if not baseline_passes(p)]
                 if bad:
                     res, by = 'UNCLEAR', by + '; but ' + ', '.join(bad) + ' fails unmutated too'
-            results.append((mu, res, by))
-            saved[mu['id']] = {'key': key(mu), 'result': res, 'by': by, 'seconds': round(time.time() - t0)}
+            saved[mu['id']] = {'key': key(mu), 'result': res, 'by': by, 'seconds': round(time.time() - t0),
+                               'commit': commit, 'date': date}
+            results.append((mu, res, by, saved_at(saved[mu['id']])))
             with open(RESULTS, 'w') as f:
-                json.dump(saved, f, indent=1)
+                json.dump(saved, f, indent=1, sort_keys=True)
+                f.write('\n')
             print(f"[{i}/{len(mutants)}] {mu['id']}: {res} {by} ({time.time() - t0:.0f} s)", flush=True)
     except KeyboardInterrupt:
         print('interrupted: the tree copy is restored; the checkout was never written')
@@ -348,15 +393,15 @@ def main():
     if args.only and not NO_SHARED:
         # the table covers the whole list: earlier results for unchanged
         # mutants (same snippet, same file) are kept, others show as not run
-        ran = {mu['id'] for mu, _, _ in results}
+        ran = {mu['id'] for mu, *_ in results}
         for mu in parse_list(args.list):
             if mu['id'] in ran:
                 continue
             r = saved.get(mu['id'])
             if r and os.path.exists(os.path.join(ROOT, mu['file'])) and r['key'] == key(mu):
-                results.append((mu, r['result'], r['by']))
+                results.append((mu, r['result'], r['by'], saved_at(r)))
             else:
-                results.append((mu, 'not run', ''))
+                results.append((mu, 'not run', '', ''))
         order = {mu['id']: i for i, mu in enumerate(parse_list(args.list))}
         results.sort(key=lambda x: order[x[0]['id']])
 
@@ -364,15 +409,15 @@ def main():
 
 
 def write_table(results, args, t_start):
-    killed = sum(1 for _, r, _ in results if r == 'killed')
-    direct = sum(1 for _, r, b in results if r == 'killed' and b.endswith('(direct)'))
-    n = sum(1 for _, r, _ in results if r != 'not run')
+    killed = sum(1 for _, r, _, _ in results if r == 'killed')
+    direct = sum(1 for _, r, b, _ in results if r == 'killed' and b.endswith('(direct)'))
+    n = sum(1 for _, r, _, _ in results if r != 'not run')
     summary = (f'{n} mutants: {killed} killed ({direct} by the test that checks that behaviour), '
-               f"{sum(1 for _, r, _ in results if r == 'SURVIVED')} survived, "
-               f"{sum(1 for _, r, _ in results if r == 'UNCLEAR')} unclear (killed only by a test that fails unmutated), "
-               f"{sum(1 for _, r, _ in results if r == 'STALE')} stale, "
-               f"{sum(1 for _, r, _ in results if r == 'NO BUILD')} did not build, "
-               f"{sum(1 for _, r, _ in results if r == 'not run')} not run"
+               f"{sum(1 for _, r, _, _ in results if r == 'SURVIVED')} survived, "
+               f"{sum(1 for _, r, _, _ in results if r == 'UNCLEAR')} unclear (killed only by a test that fails unmutated), "
+               f"{sum(1 for _, r, _, _ in results if r == 'STALE')} stale, "
+               f"{sum(1 for _, r, _, _ in results if r == 'NO BUILD')} did not build, "
+               f"{sum(1 for _, r, _, _ in results if r == 'not run')} not run"
                + (f'; this run {time.time() - t_start:.0f} s' if t_start else ''))
     text = table(results) + '\n\n' + summary + '\n'
     print('\n' + text)
