@@ -333,6 +333,7 @@ def main():
           f'({time.time() - t_start:.0f} s)')
 
     results = []
+    ran_ids = set()
     stale_ids = {mu['id'] for mu, _ in stale}
     saved = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
     try:
@@ -341,6 +342,7 @@ def main():
                 results.append((mu, 'STALE', 'snippet no longer applies', ''))
                 continue
             t0 = time.time()
+            ran_ids.add(mu['id'])
             path = os.path.join(TREE, mu['file'])
             pristine = open(os.path.join(ROOT, mu['file']), encoding='utf-8').read()
             try:
@@ -405,10 +407,10 @@ def main():
         order = {mu['id']: i for i, mu in enumerate(parse_list(args.list))}
         results.sort(key=lambda x: order[x[0]['id']])
 
-    return write_table(results, args, t_start)
+    return write_table(results, args, t_start, len(ran_ids))
 
 
-def write_table(results, args, t_start):
+def write_table(results, args, t_start, ran=0):
     killed = sum(1 for _, r, _, _ in results if r == 'killed')
     direct = sum(1 for _, r, b, _ in results if r == 'killed' and b.endswith('(direct)'))
     n = sum(1 for _, r, _, _ in results if r != 'not run')
@@ -418,7 +420,7 @@ def write_table(results, args, t_start):
                f"{sum(1 for _, r, _, _ in results if r == 'STALE')} stale, "
                f"{sum(1 for _, r, _, _ in results if r == 'NO BUILD')} did not build, "
                f"{sum(1 for _, r, _, _ in results if r == 'not run')} not run"
-               + (f'; this run {time.time() - t_start:.0f} s' if t_start else ''))
+               + (f'; this run: {ran} of them, {time.time() - t_start:.0f} s' if t_start else ''))
     text = table(results) + '\n\n' + summary + '\n'
     print('\n' + text)
     with open(os.path.join(WORK, 'mutants.md'), 'w') as f:
