@@ -69,12 +69,32 @@ def parse_list(path):
     return mutants
 
 
+def snippet_re(snippet):
+    """The snippet as a pattern that ignores each line's indentation (a
+    refactor that only re-indents the code leaves the mutant applying); it
+    starts at a line's start, after its indentation (group 1)."""
+    lines = snippet.split('\n')
+    return re.compile(r'(?m)^([ \t]*)' + re.escape(lines[0].lstrip(' \t'))
+                      + ''.join(r'\n[ \t]*' + re.escape(l.lstrip(' \t')) for l in lines[1:]))
+
+
+def matches(text, mu):
+    return list(snippet_re(mu['from']).finditer(text))
+
+
+def mutate(text, mu):
+    """text with the one match of the snippet replaced by `to` (its first
+    line's indentation replaced by the match's)."""
+    (m,) = matches(text, mu)
+    return text[:m.start()] + m.group(1) + mu['to'].lstrip(' \t') + text[m.end():]
+
+
 def applies(mu):
-    """None when the snippet occurs exactly once, else why not."""
+    """None when the snippet occurs exactly once (indentation aside), else why not."""
     p = os.path.join(ROOT, mu['file'])
     if not os.path.exists(p):
         return f"{mu['file']} does not exist"
-    n = open(p, encoding='utf-8').read().count(mu['from'])
+    n = len(matches(open(p, encoding='utf-8').read(), mu))
     if n == 0:
         return 'snippet not found'
     if n > 1:
@@ -347,7 +367,7 @@ def main():
             pristine = open(os.path.join(ROOT, mu['file']), encoding='utf-8').read()
             try:
                 with open(path, 'w', encoding='utf-8') as f:
-                    f.write(pristine.replace(mu['from'], mu['to'], 1))
+                    f.write(mutate(pristine, mu))
                 prog = mu['test'].split('/')[0]
                 targets = ['tailbone'] + ([] if prog.startswith('node_') else [prog])
                 ok, out = build(targets)
