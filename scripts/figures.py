@@ -1116,20 +1116,22 @@ def long_row(label, apps):
 def detection_long_rule(cli, tmp):
     """docs/detection.md, classification rules 6-7 ("long", "not a sheet",
     "leaves the trunk"): `tailbone detect --json` on every fixture on
-    synth:plain: a curled tail, a cape, a scabbard, and the range over every
-    tail found."""
+    synth:plain: a curled tail, a cape, a scabbard (each fixture's largest
+    appendage, whatever it was read as), and the range over every tail
+    found."""
     out = ['| object (fixture on synth:plain) | kind (decision) | elongation | slenderness | flatness | leave |',
            '|---|---|---|---|---|---|']
     tails, rows = [], {}
     names = [l.split()[0] for l in run(cli, 'synth', '--fixtures').splitlines() if l.strip()]
-    shown = {'curl_shell_nearest': 'tail', 'cape_only': 'wide', 'scabbard_only': 'carried'}
+    shown = ('curl_shell_nearest', 'cape_only', 'scabbard_only')  # each: its largest appendage, as read
     for fx in names:
         apps = detect_object(cli, tmp, 'synth:plain', fx)
         tails += [a for a in apps if a['kind'] == 'tail']
-        if fx in shown:
-            rows[fx] = [long_row(f'`{fx}`', [a]) for a in apps if a['kind'] == shown[fx]]
+        apps = [a for a in apps if a['kind'] != 'body']
+        if fx in shown and apps:
+            rows[fx] = [long_row(f'`{fx}`', [max(apps, key=lambda a: a['vertex_count'])])]
     for fx in shown:
-        out += rows.get(fx) or [f'| `{fx}` | no {shown[fx]} found | | | | |']
+        out += rows.get(fx) or [f'| `{fx}` | nothing but body found | | | | |']
     out.append(long_row(f'every tail found in the {len(names)} fixtures ({len(tails)}), range', tails))
     return '\n'.join(out)
 
