@@ -676,6 +676,29 @@ static tb_doc *tb__doc_new(const char *name, const char *base_dir)
     return doc;
 }
 
+/* The loader's last steps, once the buffers are one BIN (r: how the steps
+ * before went): decompress (Draco, meshopt: when built with their
+ * libraries), embed the images, parse; the document goes to *out, or is
+ * freed on the first error. glb_bin: the file was a GLB with a BIN chunk. */
+static tb_result tb__doc_finish(tb_doc **out, tb_doc *doc, tb_result r, int glb_bin, tb_error *err)
+{
+    if (r == TB_OK)
+        r = tb__decompress(doc, err);
+    if (r == TB_OK && glb_bin && !json_object_get(doc->root, "buffers"))
+        tb__warn(doc, "GLB has a BIN chunk that no buffer uses (dropped on write)");
+    if (r == TB_OK)
+        r = tb__embed_images(doc, err);
+    doc->container_warnings = doc->warning_count;
+    if (r == TB_OK)
+        r = tb__doc_parse(doc, err);
+    if (r != TB_OK) {
+        tb_doc_free(doc);
+        return r;
+    }
+    *out = doc;
+    return TB_OK;
+}
+
 tb_result tb_doc_load_memory(tb_doc **out, const void *data, size_t size, const char *name,
                              const char *base_dir, const tb_load_desc *desc, tb_error *err)
 {
@@ -713,21 +736,7 @@ tb_result tb_doc_load_memory(tb_doc **out, const void *data, size_t size, const 
         r = tb__check_extensions(doc, desc, err);
     if (r == TB_OK)
         r = tb__merge_buffers(doc, bin, bin_size, is_glb, err);
-    if (r == TB_OK)
-        r = tb__decompress(doc, err); /* Draco, meshopt: when built with their libraries */
-    if (r == TB_OK && is_glb && bin && !json_object_get(doc->root, "buffers"))
-        tb__warn(doc, "GLB has a BIN chunk that no buffer uses (dropped on write)");
-    if (r == TB_OK)
-        r = tb__embed_images(doc, err);
-    doc->container_warnings = doc->warning_count;
-    if (r == TB_OK)
-        r = tb__doc_parse(doc, err);
-    if (r != TB_OK) {
-        tb_doc_free(doc);
-        return r;
-    }
-    *out = doc;
-    return TB_OK;
+    return tb__doc_finish(out, doc, r, is_glb && bin, err);
 }
 
 tb_result tb__doc_clone(tb_doc **out, const tb_doc *from, tb_error *err)
@@ -754,19 +763,7 @@ tb_result tb__doc_clone(tb_doc **out, const tb_doc *from, tb_error *err)
      * takes them on from's GLB (allow_unsupported: from was accepted once) */
     tb_load_desc ld = {.allow_unsupported = 1};
     tb_result r = tb__check_extensions(doc, &ld, err);
-    if (r == TB_OK)
-        r = tb__decompress(doc, err);
-    if (r == TB_OK)
-        r = tb__embed_images(doc, err);
-    doc->container_warnings = doc->warning_count;
-    if (r == TB_OK)
-        r = tb__doc_parse(doc, err);
-    if (r != TB_OK) {
-        tb_doc_free(doc);
-        return r;
-    }
-    *out = doc;
-    return TB_OK;
+    return tb__doc_finish(out, doc, r, 0, err);
 }
 
 tb_result tb_doc_load(tb_doc **out, const char *path, const tb_load_desc *desc, tb_error *err)
