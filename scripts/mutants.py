@@ -104,9 +104,19 @@ def applies(mu):
 
 def sync_tree():
     """Copies the checkout's files (tracked and untracked, not ignored) into
-    TREE, writing only those that differ, so the build stays incremental."""
+    TREE, writing only those that differ, so the build stays incremental,
+    and removes from TREE what the checkout no longer has."""
     files = subprocess.run(['git', 'ls-files', '-co', '--exclude-standard', '-z'], cwd=ROOT,
                            check=True, capture_output=True).stdout.decode().split('\0')
+    # files the checkout no longer has (a source moved to another folder)
+    # go from the copy too, or its build would compile both
+    keep = set(filter(None, files))
+    for dirpath, dirnames, filenames in os.walk(TREE):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path) and os.path.relpath(path, TREE) not in keep:
+                os.remove(path)
     for rel in filter(None, files):
         src, dst = os.path.join(ROOT, rel), os.path.join(TREE, rel)
         if not os.path.isfile(src) or os.path.islink(src):

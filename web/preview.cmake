@@ -44,8 +44,11 @@ else()
   file(GLOB tb_public_headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/tailbone/*.h)
   add_custom_command(OUTPUT ${TB_PREVIEW_WASM_JS}
     # NODE_PATH: Debian's emcc finds its acorn (node-acorn) there even under a
-    # node that is not Debian's
+    # node that is not Debian's. -ffile-prefix-map: the page's bytes do not
+    # depend on where the checkout lies (assert's __FILE__ strings; the
+    # page's size is a generated figure)
     COMMAND ${CMAKE_COMMAND} -E env NODE_PATH=/usr/share/nodejs ${TB_EMCC} -O2 -std=c11 -DCGLM_ALL_UNALIGNED -D_POSIX_C_SOURCE=200809L
+            -ffile-prefix-map=${CMAKE_SOURCE_DIR}=.
             -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src -I${tb_wasm_inc}
             ${TB_RUNTIME_SRC} ${CMAKE_SOURCE_DIR}/web/preview_core.c
             -sMODULARIZE=1 -sEXPORT_NAME=tbPreviewModule -sSINGLE_FILE=1 -sENVIRONMENT=web
