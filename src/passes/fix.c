@@ -946,30 +946,24 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         tb__doc_state_free(&first);
         tb_doc_free(fdoc);
         tb__report_clear(&fit);
-        if (fr != TB_OK) {
-            tb__weight_plan_free(plan);
-            tb__doc_state_free(&pre);
-            free(pre_ramp);
-            tb_appendage_report_free(&pre_repair);
-            tb_retarget_report_free(pre_retarget);
-            free(pre_retarget);
-            tb_doc_free(doc);
-            return fr;
+        r = fr; /* on failure, the common cleanup below frees doc and returns it */
+        if (r == TB_OK) {
+            float lim = fd.bake.spring.params.bend_limit_rad != d.bake.spring.params.bend_limit_rad
+                            ? fd.bake.spring.params.bend_limit_rad
+                            : 0;
+            float rc = fd.bake.spring.params.rest_curve != d.bake.spring.params.rest_curve
+                           ? fd.bake.spring.params.rest_curve
+                           : -1;
+            rep->solver_fit_tried = 1;
+            rep->fit_bend_limit_rad = lim;
+            rep->fit_rest_curve = rc;
+            rep->fit_carry_rad = fd.bake.spring.params.carry_rad != d.bake.spring.params.carry_rad
+                                     ? (fd.bake.spring.params.carry_rad > 0 ? fd.bake.spring.params.carry_rad : 0)
+                                     : -1;
+            rep->fit_bind_limit_rad = fd.bake.spring.params.bind_limit_rad != d.bake.spring.params.bind_limit_rad
+                                          ? fd.bake.spring.params.bind_limit_rad
+                                          : 0;
         }
-        float lim = fd.bake.spring.params.bend_limit_rad != d.bake.spring.params.bend_limit_rad
-                        ? fd.bake.spring.params.bend_limit_rad
-                        : 0;
-        float rc = fd.bake.spring.params.rest_curve != d.bake.spring.params.rest_curve ? fd.bake.spring.params.rest_curve
-                                                                                       : -1;
-        rep->solver_fit_tried = 1;
-        rep->fit_bend_limit_rad = lim;
-        rep->fit_rest_curve = rc;
-        rep->fit_carry_rad = fd.bake.spring.params.carry_rad != d.bake.spring.params.carry_rad
-                                 ? (fd.bake.spring.params.carry_rad > 0 ? fd.bake.spring.params.carry_rad : 0)
-                                 : -1;
-        rep->fit_bind_limit_rad = fd.bake.spring.params.bind_limit_rad != d.bake.spring.params.bind_limit_rad
-                                      ? fd.bake.spring.params.bind_limit_rad
-                                      : 0;
     }
     tb__weight_plan_free(plan);
     tb__doc_state_free(&pre);
