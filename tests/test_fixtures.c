@@ -11,8 +11,10 @@
  * The score is printed as a table and asserted (recall and precision >=
  * 0.98, right decisions, no chain on tail-less fixtures, nothing outside
  * the tail changed) for every fixture but those listed in known_short;
- * TB_FIXTURE_STRICT=1 asserts those too. Real bodies skip cleanly when
- * ../shared is absent; the synth:plain ones always run. */
+ * TB_FIXTURE_STRICT=1 asserts those too; TB_FIXTURE_SEED=N builds every
+ * fixture with seed N (fur irregularity, the rings' wobble) instead of the
+ * default. Real bodies skip cleanly when ../shared is absent; the
+ * synth:plain ones always run. */
 #include "synth/synth_json.h"
 #include "support.h"
 
@@ -344,6 +346,13 @@ static const char *const known_short[][2] = {
     {"Robot", "beside_welded_leg"},
 };
 
+/* TB_FIXTURE_SEED, or 0: the default seed */
+static uint32_t fixture_seed(void)
+{
+    const char *s = getenv("TB_FIXTURE_SEED");
+    return s ? (uint32_t)strtoul(s, NULL, 10) : 0;
+}
+
 static int is_known_short(const char *body, const char *fixture)
 {
     for (size_t i = 0; i < sizeof known_short / sizeof known_short[0]; i++)
@@ -373,7 +382,8 @@ static void every_fixture_on_every_body_is_scored(void **state)
             tb_doc *doc = NULL;
             json_t *truth = NULL;
             tb_error err = {0};
-            if (tb_synth_onto_json(&doc, body, name, NULL, &truth, &err) != TB_OK)
+            tb_synth_desc sd = {.seed = fixture_seed()};
+            if (tb_synth_onto_json(&doc, body, name, &sd, &truth, &err) != TB_OK)
                 fail_msg("%s: %s", what, err.message);
             check_invariants(what, body, doc, truth, tb_synth_fixture_needs_synth_body(fi));
             score s;
