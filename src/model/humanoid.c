@@ -790,108 +790,155 @@ static void tb__leg_forward(const tb__shape *s, const tb_role *roles, const int 
         acc[i] += d[i];
 }
 
-int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skeleton *in)
-{
-    int n = in->joint_count;
-    memset(body, 0, sizeof *body);
-    body->pelvis = -1;
-    body->up[1] = 1, body->forward[2] = 1;
-    for (int j = 0; j < n; j++)
-        roles[j] = TB_ROLE_NONE;
-    if (n < 3)
-        return 0;
+/* One run of tb_roles_from_shape: the shape, the scratch, and what each
+ * stage hands the next (tree → up and pelvis → spine → arms → neck and head
+ * → limbs → forward → arm sides). */
+typedef struct tb__rs_job {
     tb__shape s;
-    memset(&s, 0, sizeof s);
-    s.in = in;
-    s.n = n;
-    s.first = malloc((size_t)n * sizeof *s.first);
-    s.next = malloc((size_t)n * sizeof *s.next);
-    s.count = calloc((size_t)n, sizeof *s.count);
-    s.ext = malloc((size_t)n * sizeof *s.ext);
-    s.h = malloc((size_t)n * sizeof *s.h);
-    s.lo = malloc((size_t)n * sizeof *s.lo);
-    s.hi = malloc((size_t)n * sizeof *s.hi);
-    s.lo_j = malloc((size_t)n * sizeof *s.lo_j);
-    s.hi_j = malloc((size_t)n * sizeof *s.hi_j);
-    int *depth = malloc((size_t)n * sizeof *depth);
-    int *stack = malloc((size_t)n * sizeof *stack);
-    int *path = malloc((size_t)n * sizeof *path);
-    int *chain = malloc((size_t)n * sizeof *chain);
-    int assigned = 0;
-    if (!s.first || !s.next || !s.count || !s.ext || !s.h || !s.lo || !s.hi || !s.lo_j || !s.hi_j || !depth ||
-        !stack || !path || !chain)
-        goto done;
+    tb_role *roles;
+    tb_body_shape *body;
+    int *depth, *stack, *path, *chain; /* scratch, n each */
+    tb__pelvis best;                   /* the pelvis, its legs a/b and spine */
+    int m;                             /* the spine path: path[0..m) */
+    int arm_at, arm_a, arm_b;          /* path index the arms leave at, their roots */
+    int nlen;                          /* neck to head: chain[0..nlen) */
+    int leg_len[2], leg_ch[2][16];     /* a and b as if a were left */
+    int arm_len[2], arm_ch[2][16], arm_fan[2];
+} tb__rs_job;
+
+static int tb__rs_alloc(tb__rs_job *J, int n)
+{
+    tb__shape *s = &J->s;
+    s->first = malloc((size_t)n * sizeof *s->first);
+    s->next = malloc((size_t)n * sizeof *s->next);
+    s->count = calloc((size_t)n, sizeof *s->count);
+    s->ext = malloc((size_t)n * sizeof *s->ext);
+    s->h = malloc((size_t)n * sizeof *s->h);
+    s->lo = malloc((size_t)n * sizeof *s->lo);
+    s->hi = malloc((size_t)n * sizeof *s->hi);
+    s->lo_j = malloc((size_t)n * sizeof *s->lo_j);
+    s->hi_j = malloc((size_t)n * sizeof *s->hi_j);
+    J->depth = malloc((size_t)n * sizeof *J->depth);
+    J->stack = malloc((size_t)n * sizeof *J->stack);
+    J->path = malloc((size_t)n * sizeof *J->path);
+    J->chain = malloc((size_t)n * sizeof *J->chain);
+    return s->first && s->next && s->count && s->ext && s->h && s->lo && s->hi && s->lo_j && s->hi_j && J->depth &&
+           J->stack && J->path && J->chain;
+}
+
+static void tb__rs_free(tb__rs_job *J)
+{
+    tb__shape *s = &J->s;
+    free(s->first);
+    free(s->next);
+    free(s->count);
+    free(s->ext);
+    free(s->h);
+    free(s->lo);
+    free(s->hi);
+    free(s->lo_j);
+    free(s->hi_j);
+    free(J->depth);
+    free(J->stack);
+    free(J->path);
+    free(J->chain);
+}
+
+/* Child lists, depths, usable joints per subtree, a usable leaf's far end. */
+static void tb__rs_tree(tb__rs_job *J)
+{
+    tb__shape *s = &J->s;
+    const tb_shape_skeleton *in = s->in;
+    int n = s->n;
     for (int j = 0; j < n; j++)
-        s.first[j] = s.next[j] = -1;
+        s->first[j] = s->next[j] = -1;
     for (int j = n - 1; j >= 0; j--) {
         int p = in->parents[j];
         if (p >= 0 && p < j) {
-            s.next[j] = s.first[p];
-            s.first[p] = j;
+            s->next[j] = s->first[p];
+            s->first[p] = j;
         }
     }
     for (int j = 0; j < n; j++) {
         int p = in->parents[j];
-        depth[j] = p >= 0 && p < j ? depth[p] + 1 : 0;
-        memcpy(s.ext[j], in->positions[j], sizeof s.ext[j]);
+        J->depth[j] = p >= 0 && p < j ? J->depth[p] + 1 : 0;
+        memcpy(s->ext[j], in->positions[j], sizeof s->ext[j]);
     }
     for (int j = n - 1; j >= 0; j--) {
-        s.count[j] += tb__usable(&s, j);
+        s->count[j] += tb__usable(s, j);
         if (in->parents[j] >= 0 && in->parents[j] < j)
-            s.count[in->parents[j]] += s.count[j];
+            s->count[in->parents[j]] += s->count[j];
     }
     for (int j = 0; j < n; j++) {
         int leaf = 1;
-        for (int k = s.first[j]; k >= 0 && leaf; k = s.next[k])
-            leaf = s.count[k] == 0;
-        if (leaf && tb__usable(&s, j) && in->skin_centroid && tb__mass(&s, j) > 0)
+        for (int k = s->first[j]; k >= 0 && leaf; k = s->next[k])
+            leaf = s->count[k] == 0;
+        if (leaf && tb__usable(s, j) && in->skin_centroid && tb__mass(s, j) > 0)
             for (int i = 0; i < 3; i++)
-                s.ext[j][i] = 2 * in->skin_centroid[j][i] - in->positions[j][i];
+                s->ext[j][i] = 2 * in->skin_centroid[j][i] - in->positions[j][i];
     }
-    /* the up axis: the one of six whose best pelvis scores highest */
+}
+
+/* The up axis: the one of six whose best pelvis scores highest; 0 when no
+ * axis has one. Leaves s.up and its heights measured. */
+static int tb__rs_up(tb__rs_job *J)
+{
+    tb__shape *s = &J->s;
     tb__pelvis best = {-1, -1, -1, -1, 0, 0};
     int best_axis = -1;
     for (int ax = 0; ax < 6; ax++) {
-        memset(s.up, 0, sizeof s.up);
-        s.up[ax / 2] = ax % 2 ? -1.0f : 1.0f;
-        tb__measure_up(&s);
-        tb__pelvis p = tb__find_pelvis(&s, depth);
+        memset(s->up, 0, sizeof s->up);
+        s->up[ax / 2] = ax % 2 ? -1.0f : 1.0f;
+        tb__measure_up(s);
+        tb__pelvis p = tb__find_pelvis(s, J->depth);
         if (p.j >= 0 && (best.j < 0 || p.score > best.score + 1e-6f)) {
             best = p;
             best_axis = ax;
         }
     }
+    J->best = best;
     if (best.j < 0)
-        goto done;
-    memset(s.up, 0, sizeof s.up);
-    s.up[best_axis / 2] = best_axis % 2 ? -1.0f : 1.0f;
-    tb__measure_up(&s);
-    int j = best.j;
-    /* the spine: from the pelvis to the top of its branch */
-    int m = 0;
-    for (int q = s.hi_j[best.spine]; q >= 0 && q != j; q = in->parents[q])
+        return 0;
+    memset(s->up, 0, sizeof s->up);
+    s->up[best_axis / 2] = best_axis % 2 ? -1.0f : 1.0f;
+    tb__measure_up(s);
+    return 1;
+}
+
+/* The spine: from the pelvis to the top of its branch. */
+static void tb__rs_spine(tb__rs_job *J)
+{
+    const tb__shape *s = &J->s;
+    int j = J->best.j, m = 0, *path = J->path;
+    for (int q = s->hi_j[J->best.spine]; q >= 0 && q != j; q = s->in->parents[q])
         path[m++] = q;
     for (int a = 0, b = m - 1; a < b; a++, b--) {
         int t = path[a];
         path[a] = path[b], path[b] = t;
     }
-    /* arms: the first path joint below the top where a long mirrored pair leaves */
+    J->m = m;
+}
+
+/* Arms: the first path joint below the top where a long mirrored pair leaves. */
+static void tb__rs_arms(tb__rs_job *J)
+{
+    const tb__shape *s = &J->s;
     int arm_at = -1, arm_a = -1, arm_b = -1;
     float arm_reach = 0;
-    for (int i = 0; i < m - 1 && arm_at < 0; i++) {
-        int pj = path[i];
-        for (int a = s.first[pj]; a >= 0; a = s.next[a]) {
-            if (s.count[a] == 0) /* the path's own child too: the top may be a hand */
+    for (int i = 0; i < J->m - 1 && arm_at < 0; i++) {
+        int pj = J->path[i];
+        for (int a = s->first[pj]; a >= 0; a = s->next[a]) {
+            if (s->count[a] == 0) /* the path's own child too: the top may be a hand */
                 continue;
             float fa[3], fb[3];
-            float ra = tb__far_point(&s, pj, a, stack, fa);
-            if (ra < 0.12f * s.S)
+            float ra = tb__far_point(s, pj, a, J->stack, fa);
+            if (ra < 0.12f * s->S)
                 continue;
-            for (int b = s.next[a]; b >= 0; b = s.next[b]) {
-                if (s.count[b] == 0)
+            for (int b = s->next[a]; b >= 0; b = s->next[b]) {
+                if (s->count[b] == 0)
                     continue;
-                float rb = tb__far_point(&s, pj, b, stack, fb);
-                if (rb < 0.12f * s.S || tb__mirror(&s, pj, fa, fb, a, b) < 0)
+                float rb = tb__far_point(s, pj, b, J->stack, fb);
+                if (rb < 0.12f * s->S || tb__mirror(s, pj, fa, fb, a, b) < 0)
                     continue;
                 if (fminf(ra, rb) > arm_reach) {
                     arm_reach = fminf(ra, rb);
@@ -900,29 +947,41 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
             }
         }
     }
-    body->quadruped = arm_at >= 0 && tb__leg_like(&s, path[arm_at], arm_a) && tb__leg_like(&s, path[arm_at], arm_b);
-    /* neck and head: from where the arms leave, up the highest other branch
-     * and on down its largest subtree to a leaf or a fan (eyes, ears); the
-     * head is its end. Without arms the whole spine branch is walked so. */
-    int neck_root = best.spine;
+    J->arm_at = arm_at, J->arm_a = arm_a, J->arm_b = arm_b;
+}
+
+/* Neck and head: from where the arms leave, up the highest other branch
+ * and on down its largest subtree to a leaf or a fan (eyes, ears); the
+ * head is its end. Without arms the whole spine branch is walked so. Then
+ * the hips, spine, neck and head roles. */
+static void tb__rs_head(tb__rs_job *J)
+{
+    const tb__shape *s = &J->s;
+    const tb_shape_skeleton *in = s->in;
+    int n = s->n, *chain = J->chain, *path = J->path, arm_at = J->arm_at;
+    tb_role *roles = J->roles;
+    J->body->quadruped =
+        arm_at >= 0 && tb__leg_like(s, path[arm_at], J->arm_a) && tb__leg_like(s, path[arm_at], J->arm_b);
+    int neck_root = J->best.spine;
     if (arm_at >= 0) {
         neck_root = -1;
-        for (int c = s.first[path[arm_at]]; c >= 0; c = s.next[c])
-            if (c != arm_a && c != arm_b && s.count[c] > 0 && (neck_root < 0 || s.hi[c] > s.hi[neck_root]))
+        for (int c = s->first[path[arm_at]]; c >= 0; c = s->next[c])
+            if (c != J->arm_a && c != J->arm_b && s->count[c] > 0 && (neck_root < 0 || s->hi[c] > s->hi[neck_root]))
                 neck_root = c;
     }
-    int fan, nlen = neck_root >= 0 ? tb__limb(&s, neck_root, chain, n, &fan) : 0;
+    int fan, nlen = neck_root >= 0 ? tb__limb(s, neck_root, chain, n, &fan) : 0;
     /* a weightier leaf right under the end is the head (a "Head" leaf
      * beside the ears) */
     if (nlen > 0 && nlen < n && in->skin_mass) {
         int e = chain[nlen - 1], heavy = -1;
-        for (int c = s.first[e]; c >= 0; c = s.next[c])
-            if (s.first[c] < 0 && tb__usable(&s, c) && tb__mass(&s, c) > tb__mass(&s, heavy >= 0 ? heavy : e))
+        for (int c = s->first[e]; c >= 0; c = s->next[c])
+            if (s->first[c] < 0 && tb__usable(s, c) && tb__mass(s, c) > tb__mass(s, heavy >= 0 ? heavy : e))
                 heavy = c;
         if (heavy >= 0)
             chain[nlen++] = heavy;
     }
-    roles[j] = TB_ROLE_HIPS;
+    J->nlen = nlen;
+    roles[J->best.j] = TB_ROLE_HIPS;
     if (arm_at >= 0) {
         tb__assign_spine(roles, path, arm_at + 1);
         if (nlen > 0)
@@ -933,43 +992,58 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
         tb__assign_spine(roles, chain, nlen - 1);
         roles[chain[nlen - 1]] = TB_ROLE_HEAD;
     }
-    /* limbs, left/right decided after: a and b as if a were left */
-    int leg_len[2], leg_ch[2][16], arm_len[2] = {0, 0}, arm_ch[2][16];
-    leg_len[0] = tb__limb(&s, best.a, leg_ch[0], 16, &fan);
-    leg_len[1] = tb__limb(&s, best.b, leg_ch[1], 16, &fan);
-    tb__assign_leg(&s, roles, leg_ch[0], leg_len[0], 0);
-    tb__assign_leg(&s, roles, leg_ch[1], leg_len[1], 1);
-    int arm_fan[2] = {0, 0};
-    if (arm_at >= 0) {
-        arm_len[0] = tb__limb(&s, arm_a, arm_ch[0], 16, &arm_fan[0]);
-        arm_len[1] = tb__limb(&s, arm_b, arm_ch[1], 16, &arm_fan[1]);
+}
+
+/* Limbs, left/right decided after: a and b as if a were left. */
+static void tb__rs_limbs(tb__rs_job *J)
+{
+    const tb__shape *s = &J->s;
+    int fan;
+    J->leg_len[0] = tb__limb(s, J->best.a, J->leg_ch[0], 16, &fan);
+    J->leg_len[1] = tb__limb(s, J->best.b, J->leg_ch[1], 16, &fan);
+    tb__assign_leg(s, J->roles, J->leg_ch[0], J->leg_len[0], 0);
+    tb__assign_leg(s, J->roles, J->leg_ch[1], J->leg_len[1], 1);
+    J->arm_len[0] = J->arm_len[1] = 0;
+    J->arm_fan[0] = J->arm_fan[1] = 0;
+    if (J->arm_at >= 0) {
+        J->arm_len[0] = tb__limb(s, J->arm_a, J->arm_ch[0], 16, &J->arm_fan[0]);
+        J->arm_len[1] = tb__limb(s, J->arm_b, J->arm_ch[1], 16, &J->arm_fan[1]);
     }
-    /* forward: square to up and to the line between the legs, its sign from
-     * the toes and feet (and a quadruped's head) */
+}
+
+/* Forward: square to up and to the line between the legs, its sign from
+ * the toes and feet (and a quadruped's head); the legs swapped when a is
+ * on the right. 0 when the legs give no line. */
+static int tb__rs_forward(tb__rs_job *J)
+{
+    const tb__shape *s = &J->s;
+    tb_body_shape *body = J->body;
+    tb_role *roles = J->roles;
+    int a = J->best.a, b = J->best.b;
     float lat[3], f0[3], ev[3] = {0, 0, 0};
-    tb__horiz(&s, tb__pos(&s, best.a), tb__pos(&s, best.b), lat);
-    if (tb__norm(lat) < 0.02f * s.S) {
+    tb__horiz(s, tb__pos(s, a), tb__pos(s, b), lat);
+    if (tb__norm(lat) < 0.02f * s->S) {
         float fa[3], fb[3];
-        tb__lo_point(&s, best.a, fa);
-        tb__lo_point(&s, best.b, fb);
-        tb__horiz(&s, fa, fb, lat);
+        tb__lo_point(s, a, fa);
+        tb__lo_point(s, b, fb);
+        tb__horiz(s, fa, fb, lat);
     }
-    tb__cross(f0, lat, s.up);
+    tb__cross(f0, lat, s->up);
     float lf = tb__norm(f0);
     if (!(lf > 0))
-        goto done;
+        return 0;
     for (int i = 0; i < 3; i++)
         f0[i] /= lf;
-    tb__leg_forward(&s, roles, leg_ch[0], leg_len[0], ev);
-    tb__leg_forward(&s, roles, leg_ch[1], leg_len[1], ev);
-    if (body->quadruped && m > 0) {
+    tb__leg_forward(s, roles, J->leg_ch[0], J->leg_len[0], ev);
+    tb__leg_forward(s, roles, J->leg_ch[1], J->leg_len[1], ev);
+    if (body->quadruped && J->m > 0) {
         float d[3];
-        tb__horiz(&s, tb__pos(&s, nlen > 0 ? chain[nlen - 1] : path[m - 1]), tb__pos(&s, j), d);
+        tb__horiz(s, tb__pos(s, J->nlen > 0 ? J->chain[J->nlen - 1] : J->path[J->m - 1]), tb__pos(s, J->best.j), d);
         for (int i = 0; i < 3; i++)
             ev[i] += d[i];
     }
     float sig = tb__dot(ev, f0), sign = 1;
-    body->forward_confidence = fabsf(sig) / s.S;
+    body->forward_confidence = fabsf(sig) / s->S;
     if (body->forward_confidence >= 0.01f) {
         sign = sig < 0 ? -1.0f : 1.0f;
     } else {
@@ -980,45 +1054,70 @@ int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skel
     int a_right = sign < 0;
     if (a_right) /* the legs were assigned with a on the left: swap */
         for (int k = 0; k < 2; k++)
-            for (int i = 0; i < leg_len[k]; i++)
-                roles[leg_ch[k][i]] = tb_role_mirror(roles[leg_ch[k][i]]);
+            for (int i = 0; i < J->leg_len[k]; i++)
+                roles[J->leg_ch[k][i]] = tb_role_mirror(roles[J->leg_ch[k][i]]);
     for (int i = 0; i < 3; i++) {
-        body->up[i] = s.up[i];
+        body->up[i] = s->up[i];
         body->forward[i] = sign * f0[i];
     }
-    if (arm_at >= 0) {
-        /* each arm's side from where it reaches: left = up x forward */
-        float left[3], d[3];
-        tb__cross(left, body->up, body->forward);
-        tb__horiz(&s, tb__pos(&s, arm_ch[0][0]), tb__pos(&s, arm_ch[1][0]), d);
-        if (tb__norm(d) < 0.02f * s.S) {
-            float fa[3], fb[3];
-            tb__far_point(&s, path[arm_at], arm_a, stack, fa);
-            tb__far_point(&s, path[arm_at], arm_b, stack, fb);
-            tb__horiz(&s, fa, fb, d);
-        }
-        int a_left = tb__dot(d, left) >= 0;
-        tb__assign_arm(&s, roles, arm_ch[0], arm_len[0], arm_fan[0], !a_left);
-        tb__assign_arm(&s, roles, arm_ch[1], arm_len[1], arm_fan[1], a_left);
+    return 1;
+}
+
+/* Each arm's side from where it reaches: left = up x forward. */
+static void tb__rs_arm_sides(tb__rs_job *J)
+{
+    const tb__shape *s = &J->s;
+    const tb_body_shape *body = J->body;
+    if (J->arm_at < 0)
+        return;
+    float left[3], d[3];
+    tb__cross(left, body->up, body->forward);
+    tb__horiz(s, tb__pos(s, J->arm_ch[0][0]), tb__pos(s, J->arm_ch[1][0]), d);
+    if (tb__norm(d) < 0.02f * s->S) {
+        float fa[3], fb[3];
+        tb__far_point(s, J->path[J->arm_at], J->arm_a, J->stack, fa);
+        tb__far_point(s, J->path[J->arm_at], J->arm_b, J->stack, fb);
+        tb__horiz(s, fa, fb, d);
     }
-    body->found = 1;
-    body->pelvis = j;
-    for (int q = 0; q < n; q++)
-        assigned += roles[q] != TB_ROLE_NONE;
-done:
-    free(s.first);
-    free(s.next);
-    free(s.count);
-    free(s.ext);
-    free(s.h);
-    free(s.lo);
-    free(s.hi);
-    free(s.lo_j);
-    free(s.hi_j);
-    free(depth);
-    free(stack);
-    free(path);
-    free(chain);
+    int a_left = tb__dot(d, left) >= 0;
+    tb__assign_arm(s, J->roles, J->arm_ch[0], J->arm_len[0], J->arm_fan[0], !a_left);
+    tb__assign_arm(s, J->roles, J->arm_ch[1], J->arm_len[1], J->arm_fan[1], a_left);
+}
+
+int tb_roles_from_shape(tb_role *roles, tb_body_shape *body, const tb_shape_skeleton *in)
+{
+    int n = in->joint_count;
+    memset(body, 0, sizeof *body);
+    body->pelvis = -1;
+    body->up[1] = 1, body->forward[2] = 1;
+    for (int j = 0; j < n; j++)
+        roles[j] = TB_ROLE_NONE;
+    if (n < 3)
+        return 0;
+    tb__rs_job J;
+    memset(&J, 0, sizeof J);
+    J.s.in = in;
+    J.s.n = n;
+    J.roles = roles;
+    J.body = body;
+    int assigned = 0;
+    if (tb__rs_alloc(&J, n)) {
+        tb__rs_tree(&J);
+        if (tb__rs_up(&J)) {
+            tb__rs_spine(&J);
+            tb__rs_arms(&J);
+            tb__rs_head(&J);
+            tb__rs_limbs(&J);
+            if (tb__rs_forward(&J)) {
+                tb__rs_arm_sides(&J);
+                body->found = 1;
+                body->pelvis = J.best.j;
+                for (int q = 0; q < n; q++)
+                    assigned += roles[q] != TB_ROLE_NONE;
+            }
+        }
+    }
+    tb__rs_free(&J);
     if (!body->found)
         for (int j = 0; j < n; j++)
             roles[j] = TB_ROLE_NONE;
