@@ -22,7 +22,39 @@ static int tb__cmp32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-#define TB__RADIX(T, a, n, bytes, cmp)                                                                            \
+/* One stable counting pass of src into dst by one byte (at shift) of a key
+ * (KEY(record): the integer itself, or a record's key, comp or v); 0 when
+ * every record has the same byte there (nothing moved). The integer sorts
+ * and tb__sort_cells share it. */
+#define TB__COUNT_PASS(name, T, KEY)                                                                 \
+    static int name(const T *src, T *dst, size_t n, int shift)                                       \
+    {                                                                                                \
+        size_t cnt[256] = {0};                                                                       \
+        for (size_t i = 0; i < n; i++)                                                               \
+            cnt[(KEY(src[i]) >> shift) & 0xff]++;                                                    \
+        if (cnt[(KEY(src[0]) >> shift) & 0xff] == n)                                                 \
+            return 0;                                                                                \
+        size_t at = 0;                                                                               \
+        for (int d = 0; d < 256; d++) {                                                              \
+            size_t c = cnt[d];                                                                       \
+            cnt[d] = at;                                                                             \
+            at += c;                                                                                 \
+        }                                                                                            \
+        for (size_t i = 0; i < n; i++)                                                               \
+            dst[cnt[(KEY(src[i]) >> shift) & 0xff]++] = src[i];                                      \
+        return 1;                                                                                    \
+    }
+#define TB__SELF(x) (x)
+#define TB__F_KEY(r) ((r).key)
+#define TB__F_COMP(r) ((r).comp)
+#define TB__F_V(r) ((r).v)
+TB__COUNT_PASS(tb__pass_u64, uint64_t, TB__SELF)
+TB__COUNT_PASS(tb__pass_u32, uint32_t, TB__SELF)
+TB__COUNT_PASS(tb__pass_key, tb__cell_entry, TB__F_KEY)
+TB__COUNT_PASS(tb__pass_comp, tb__cell_entry, TB__F_COMP)
+TB__COUNT_PASS(tb__pass_v, tb__cell_entry, TB__F_V)
+
+#define TB__RADIX(T, a, n, bytes, cmp, pass)                                                                      \
     do {                                                                                                          \
         if ((n) < TB__INSERTION_MAX) {                                                                            \
             for (size_t i = 1; i < (n); i++) {                                                                    \
@@ -39,24 +71,12 @@ static int tb__cmp32(const void *a, const void *b)
             qsort((a), (n), sizeof *(a), cmp);                                                                    \
             return;                                                                                               \
         }                                                                                                         \
-        for (int shift = 0; shift < 8 * (bytes); shift += 8) {                                                    \
-            size_t cnt[256] = {0};                                                                                \
-            for (size_t i = 0; i < (n); i++)                                                                      \
-                cnt[(src[i] >> shift) & 0xff]++;                                                                  \
-            if (cnt[(src[0] >> shift) & 0xff] == (n))                                                             \
-                continue; /* every key has this byte */                                                           \
-            size_t at = 0;                                                                                        \
-            for (int d = 0; d < 256; d++) {                                                                       \
-                size_t c = cnt[d];                                                                                \
-                cnt[d] = at;                                                                                      \
-                at += c;                                                                                          \
+        for (int shift = 0; shift < 8 * (bytes); shift += 8)                                                      \
+            if (pass(src, dst, (n), shift)) {                                                                     \
+                T *s = src;                                                                                       \
+                src = dst;                                                                                        \
+                dst = s;                                                                                          \
             }                                                                                                     \
-            for (size_t i = 0; i < (n); i++)                                                                      \
-                dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];                                                    \
-            T *s = src;                                                                                           \
-            src = dst;                                                                                            \
-            dst = s;                                                                                              \
-        }                                                                                                         \
         if (src != (a))                                                                                           \
             memcpy((a), src, (n) * sizeof *(a));                                                                  \
         free(tmp);                                                                                                \
@@ -64,40 +84,13 @@ static int tb__cmp32(const void *a, const void *b)
 
 void tb__sort_u64(uint64_t *a, size_t n)
 {
-    TB__RADIX(uint64_t, a, n, 8, tb__cmp64);
+    TB__RADIX(uint64_t, a, n, 8, tb__cmp64, tb__pass_u64);
 }
 
 void tb__sort_u32(uint32_t *a, size_t n)
 {
-    TB__RADIX(uint32_t, a, n, 4, tb__cmp32);
+    TB__RADIX(uint32_t, a, n, 4, tb__cmp32, tb__pass_u32);
 }
-
-/* One stable counting pass of src into dst by one byte of a field (key,
- * comp or v); 0 when every record has the same byte there (nothing moved). */
-#define TB__CELLS_PASS(name, expr)                                                                   \
-    static int name(const tb__cell_entry *src, tb__cell_entry *dst, size_t n, int shift)           \
-    {                                                                                                \
-        size_t cnt[256] = {0};                                                                       \
-        for (size_t i = 0; i < n; i++)                                                               \
-            cnt[(expr(src[i]) >> shift) & 0xff]++;                                                   \
-        if (cnt[(expr(src[0]) >> shift) & 0xff] == n)                                                \
-            return 0;                                                                                \
-        size_t at = 0;                                                                               \
-        for (int d = 0; d < 256; d++) {                                                              \
-            size_t c = cnt[d];                                                                       \
-            cnt[d] = at;                                                                             \
-            at += c;                                                                                 \
-        }                                                                                            \
-        for (size_t i = 0; i < n; i++)                                                               \
-            dst[cnt[(expr(src[i]) >> shift) & 0xff]++] = src[i];                                     \
-        return 1;                                                                                    \
-    }
-#define TB__F_KEY(r) ((r).key)
-#define TB__F_COMP(r) ((r).comp)
-#define TB__F_V(r) ((r).v)
-TB__CELLS_PASS(tb__pass_key, TB__F_KEY)
-TB__CELLS_PASS(tb__pass_comp, TB__F_COMP)
-TB__CELLS_PASS(tb__pass_v, TB__F_V)
 
 static int tb__cmp_cells(const void *a, const void *b)
 {
