@@ -741,8 +741,6 @@ static tb_result tb__check_skeleton(const tb_skeleton *skel, tb_error *err)
     return TB_OK;
 }
 
-/* Finds the chains. With a == NULL only counts; otherwise fills a's arrays
- * (their sizes come from a previous counting pass). */
 /* Is joint `up` a bone of a chain (by name, or one desc names)? */
 static int tb__in_chain(const tb_skeleton *skel, const tb_spring_desc *d, int up)
 {
@@ -760,10 +758,157 @@ static int tb__in_chain(const tb_skeleton *skel, const tb_spring_desc *d, int up
     return 0;
 }
 
+/* The joints of chain ri (given, at d->chain_joints + off; or walked down
+ * the Tail_ names from j, whose prefix is pl long) and its end joint (-1:
+ * none). */
+static tb_result tb__chain_joints(const tb_skeleton *skel, const tb_spring_desc *d, int ri, int off, int j,
+                                  size_t pl, const char *nm, int *joints, int *count, int *end, tb_error *err)
+{
+    if (d && d->chain_joints) {
+        *count = d->chain_lengths[ri];
+        memcpy(joints, d->chain_joints + off, (size_t)*count * sizeof *joints);
+        *end = d->chain_ends ? d->chain_ends[ri] : -1;
+        return TB_OK;
+    }
+    int cur = j, k = 0;
+    while (cur >= 0) {
+        if (k == TB__MAX_LINKS)
+            return tb__fail(err, TB_ERR_INVALID, nm, "tail chain longer than 64 bones");
+        joints[k++] = cur;
+        cur = tb__find_child(skel, cur, skel->names[j], pl, k + 1);
+    }
+    *end = tb__find_child(skel, joints[k - 1], skel->names[j], pl, 0);
+    *count = k;
+    return TB_OK;
+}
+
+/* The chain's anchor rotation in the hips frame (the character's axes,
+ * lateral, up, forward, as X, Y, Z) and its end joint's rest. */
+static tb_result tb__chain_anchor_frame(const tb_skeleton *skel, tb__chain *c, const versor axes, tb_error *err)
+{
+    char nb[32];
+    mat4 wa;
+    float t[3], sc[3];
+    tb__bind_world(skel, c->anchor, wa);
+    if (!tb__decompose((const float *)wa, t, c->b_a, sc))
+        return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, c->anchor, nb), "degenerate bind matrix");
+    versor fq, b;
+    tb__q_conj(axes, fq);
+    tb__q_mul(fq, c->b_a, b);
+    tb__q_copy(b, c->b_a);
+    tb__q_normalize(c->b_a);
+    if (c->end_joint >= 0 && !tb__rest_local(skel, c->end_joint, c->end_t, c->end_q, c->end_sc))
+        return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, c->end_joint, nb), "degenerate bind matrix");
+    return TB_OK;
+}
+
+/* Each link's rest (offset, rotation, scale), its length and direction,
+ * and its authored direction in hips space. */
+static tb_result tb__links_bind(const tb_skeleton *skel, const tb__chain *c, tb__link *links, const int *joints,
+                                tb_error *err)
+{
+    char nb[32];
+    int count = c->link_count, end = c->end_joint;
+    for (int i = 0; i < count; i++) {
+        tb__link *l = &links[i];
+        memset(l, 0, sizeof *l);
+        l->joint = joints[i];
+        if (!tb__rest_local(skel, joints[i], l->t, l->q0, l->sc))
+            return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, joints[i], nb), "degenerate bind matrix");
+        l->sigma = (fabsf(l->sc[0]) + fabsf(l->sc[1]) + fabsf(l->sc[2])) / 3.0f;
+    }
+    versor B; /* bind rotation of the link's parent relative to the anchor */
+    tb__q_identity(B);
+    for (int i = 0; i < count; i++) {
+        tb__link *l = &links[i];
+        float e[3];
+        if (i + 1 < count) {
+            tb__v3_copy(links[i + 1].t, e);
+        } else if (end >= 0) {
+            tb__v3_copy(c->end_t, e);
+        } else {
+            /* SPEC B: no Tail_End — extend the incoming tangent
+             * expressed in the last bone's OWN frame (the segment from
+             * its parent, rotated by q0^-1 and unscaled), not the
+             * parent-frame vector copied as is. */
+            versor qi;
+            tb__q_conj(l->q0, qi);
+            tb__q_rot(qi, l->t, e);
+            for (int k = 0; k < 3; k++)
+                e[k] /= l->sigma > 0.0f ? l->sigma : 1.0f;
+        }
+        float len = tb__v3_len(e);
+        if (!(len > 1e-6f) || !(l->sigma > 1e-6f))
+            return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, l->joint, nb),
+                            end < 0 && i + 1 == count ? "cannot infer the last bone's length: no Tail_End "
+                                                        "and no incoming segment"
+                                                      : "zero-length tail bone");
+        l->lambda = l->sigma * len;
+        for (int k = 0; k < 3; k++)
+            l->e_hat[k] = e[k] / len;
+        tb__q_rot(l->q0, l->e_hat, l->bind_dir);
+        tb__v3_normalize(l->bind_dir);
+        /* a_i: the authored direction in hips space (bind-space axes). */
+        versor H, tmp;
+        tb__q_mul(c->b_a, B, H);
+        tb__q_rot(H, l->bind_dir, l->authored);
+        tb__v3_normalize(l->authored);
+        tb__q_mul(B, l->q0, tmp);
+        tb__q_copy(tmp, B);
+    }
+    return TB_OK;
+}
+
+/* The joints below a chain that its pose moves (counted; filled when a). */
+static void tb__discover_affected(const tb_skeleton *skel, const tb_spring_desc *d, tb_spring_animator *a,
+                                  tb__counts *n)
+{
+    for (int j = 0; j < skel->joint_count; j++) {
+        if (!tb__below_chain(skel, d, j))
+            continue;
+        if (a) {
+            tb__affected *x = &a->affected[n->affected];
+            x->joint = j;
+            x->parent = skel->parents[j];
+            x->parent_affected = x->parent >= 0 && tb__below_chain(skel, d, x->parent);
+            x->chain = -1;
+            for (int ci = 0; ci < n->chains && x->chain < 0; ci++) {
+                const tb__chain *c = &a->chains[ci];
+                if (c->end_joint == j)
+                    x->chain = ci;
+                for (int i = 0; i < c->link_count; i++)
+                    if (a->links[c->first_link + i].joint == j)
+                        x->chain = ci;
+            }
+        }
+        n->affected++;
+    }
+}
+
+/* Which chains the batch step may write in lanes (spring_batch.c). */
+static void tb__discover_lanes(const tb_skeleton *skel, const tb_spring_desc *d, tb_spring_animator *a,
+                               const tb__counts *n)
+{
+    for (int ci = 0; ci < n->chains; ci++) {
+        tb__chain *c = &a->chains[ci];
+        const int last = a->links[c->first_link + c->link_count - 1].joint;
+        c->lane_out_ok = !tb__below_chain(skel, d, c->anchor) &&
+                         (c->end_joint < 0 || skel->parents[c->end_joint] == last);
+    }
+    a->lane_out_all = 1;
+    for (int ci = 0; ci < n->chains; ci++)
+        a->lane_out_all &= a->chains[ci].lane_out_ok;
+    for (int k = 0; k < n->affected; k++)
+        a->lane_out_all &= a->affected[k].chain >= 0;
+    a->lanes_all = 0;
+}
+
+/* Finds the chains (Tail_1 roots, or d's explicit ones), their links and
+ * the joints below them. With a == NULL only counts (in n); otherwise fills
+ * a's arrays (their sizes come from a previous counting pass). */
 static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, tb_spring_animator *a,
                               tb__counts *n, const versor axes, tb_error *err)
 {
-    char nb[32];
     tb__chain scratch_chain;
     tb__link scratch_links[TB__MAX_LINKS];
     memset(n, 0, sizeof *n);
@@ -792,21 +937,9 @@ static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, 
                 return tb__fail(err, TB_ERR_INVALID, nm, "tail chain anchored on another tail chain");
         }
         int joints[TB__MAX_LINKS];
-        int count = 0, end;
-        if (explicit_chains) {
-            count = d->chain_lengths[ri];
-            memcpy(joints, d->chain_joints + off, (size_t)count * sizeof *joints);
-            end = d->chain_ends ? d->chain_ends[ri] : -1;
-        } else {
-            int cur = j;
-            while (cur >= 0) {
-                if (count == TB__MAX_LINKS)
-                    return tb__fail(err, TB_ERR_INVALID, nm, "tail chain longer than 64 bones");
-                joints[count++] = cur;
-                cur = tb__find_child(skel, cur, skel->names[j], pl, count + 1);
-            }
-            end = tb__find_child(skel, joints[count - 1], skel->names[j], pl, 0);
-        }
+        int count = 0, end = -1;
+        if ((er = tb__chain_joints(skel, d, ri, off, j, pl, nm, joints, &count, &end, err)) != TB_OK)
+            return er;
 
         /* Counting builds the chain in scratch too, so that
          * tb_spring_memory_size() reports the same errors as init. */
@@ -818,108 +951,15 @@ static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, 
         c->end_joint = end;
         c->first_link = n->links;
         c->link_count = count;
-        mat4 wa;
-        float t[3], sc[3];
-        tb__bind_world(skel, anchor, wa);
-        if (!tb__decompose((const float *)wa, t, c->b_a, sc))
-            return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, anchor, nb),
-                            "degenerate bind matrix");
-        /* hips frame: the character's axes (lateral, up, forward) as X, Y, Z */
-        versor fq, b;
-        tb__q_conj(axes, fq);
-        tb__q_mul(fq, c->b_a, b);
-        tb__q_copy(b, c->b_a);
-        tb__q_normalize(c->b_a);
-        if (end >= 0 && !tb__rest_local(skel, end, c->end_t, c->end_q, c->end_sc))
-            return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, end, nb),
-                            "degenerate bind matrix");
-        for (int i = 0; i < count; i++) {
-            tb__link *l = &links[i];
-            memset(l, 0, sizeof *l);
-            l->joint = joints[i];
-            if (!tb__rest_local(skel, joints[i], l->t, l->q0, l->sc))
-                return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, joints[i], nb),
-                                "degenerate bind matrix");
-            l->sigma = (fabsf(l->sc[0]) + fabsf(l->sc[1]) + fabsf(l->sc[2])) / 3.0f;
-        }
-        versor B; /* bind rotation of the link's parent relative to the anchor */
-        tb__q_identity(B);
-        for (int i = 0; i < count; i++) {
-            tb__link *l = &links[i];
-            float e[3];
-            if (i + 1 < count) {
-                tb__v3_copy(links[i + 1].t, e);
-            } else if (end >= 0) {
-                tb__v3_copy(c->end_t, e);
-            } else {
-                /* SPEC B: no Tail_End — extend the incoming tangent
-                 * expressed in the last bone's OWN frame (the segment from
-                 * its parent, rotated by q0^-1 and unscaled), not the
-                 * parent-frame vector copied as is. */
-                versor qi;
-                tb__q_conj(l->q0, qi);
-                tb__q_rot(qi, l->t, e);
-                for (int k = 0; k < 3; k++)
-                    e[k] /= l->sigma > 0.0f ? l->sigma : 1.0f;
-            }
-            float len = tb__v3_len(e);
-            if (!(len > 1e-6f) || !(l->sigma > 1e-6f))
-                return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, l->joint, nb),
-                                end < 0 && i + 1 == count
-                                    ? "cannot infer the last bone's length: no Tail_End "
-                                      "and no incoming segment"
-                                    : "zero-length tail bone");
-            l->lambda = l->sigma * len;
-            for (int k = 0; k < 3; k++)
-                l->e_hat[k] = e[k] / len;
-            tb__q_rot(l->q0, l->e_hat, l->bind_dir);
-            tb__v3_normalize(l->bind_dir);
-            /* a_i: the authored direction in hips space (bind-space axes). */
-            versor H, tmp;
-            tb__q_mul(c->b_a, B, H);
-            tb__q_rot(H, l->bind_dir, l->authored);
-            tb__v3_normalize(l->authored);
-            tb__q_mul(B, l->q0, tmp);
-            tb__q_copy(tmp, B);
-        }
+        if ((er = tb__chain_anchor_frame(skel, c, axes, err)) != TB_OK ||
+            (er = tb__links_bind(skel, c, links, joints, err)) != TB_OK)
+            return er;
         n->chains++;
         n->links += count;
     }
-    for (int j = 0; j < skel->joint_count; j++) {
-        if (!tb__below_chain(skel, d, j))
-            continue;
-        if (a) {
-            tb__affected *x = &a->affected[n->affected];
-            x->joint = j;
-            x->parent = skel->parents[j];
-            x->parent_affected = x->parent >= 0 && tb__below_chain(skel, d, x->parent);
-            x->chain = -1;
-            for (int ci = 0; ci < n->chains && x->chain < 0; ci++) {
-                const tb__chain *c = &a->chains[ci];
-                if (c->end_joint == j)
-                    x->chain = ci;
-                for (int i = 0; i < c->link_count; i++)
-                    if (a->links[c->first_link + i].joint == j)
-                        x->chain = ci;
-            }
-        }
-        n->affected++;
-    }
-    /* Which chains the batch step may write in lanes (spring_batch.c). */
-    for (int ci = 0; a && ci < n->chains; ci++) {
-        tb__chain *c = &a->chains[ci];
-        const int last = a->links[c->first_link + c->link_count - 1].joint;
-        c->lane_out_ok = !tb__below_chain(skel, d, c->anchor) &&
-                         (c->end_joint < 0 || skel->parents[c->end_joint] == last);
-    }
-    if (a) {
-        a->lane_out_all = 1;
-        for (int ci = 0; ci < n->chains; ci++)
-            a->lane_out_all &= a->chains[ci].lane_out_ok;
-        for (int k = 0; k < n->affected; k++)
-            a->lane_out_all &= a->affected[k].chain >= 0;
-        a->lanes_all = 0;
-    }
+    tb__discover_affected(skel, d, a, n);
+    if (a)
+        tb__discover_lanes(skel, d, a, n);
     return TB_OK;
 }
 
