@@ -354,6 +354,146 @@ static void tb__unpack(const float *x, int K, tb__vrm_joint *jt)
     }
 }
 
+/* The fit's buffers and each joint's rest: offset, scale, the analytic
+ * rotation, the child's offset, the bone axis and two axes square to it
+ * (u: the local axis least along the bone, made perpendicular; v = ax × u). */
+static float *tb__fit_setup(tb__fit *F, const tb_model *m, const int *joints, const float *rest_q)
+{
+    const int K = F->K;
+    float *buf = calloc((size_t)K * (3 + 3 + 4 + 16 + 3 + 3 + 3 + 4 + 3 + 3), sizeof *buf);
+    if (!buf)
+        return NULL;
+    F->loc_t = buf;
+    F->loc_s = F->loc_t + 3 * K;
+    F->rest_q = F->loc_s + 3 * K;
+    F->rest_m = F->rest_q + 4 * K;
+    F->axis = F->rest_m + 16 * K;
+    F->rest_dir = F->axis + 3 * K;
+    F->child_t = F->rest_dir + 3 * K;
+    F->base_q = F->child_t + 3 * K;
+    F->u = F->base_q + 4 * K;
+    F->v = F->u + 3 * K;
+    for (int i = 0; i < K; i++) {
+        const tb_transform *x = &m->skel.rest_local[joints[i]];
+        memcpy(F->loc_t + 3 * i, x->t, 3 * sizeof(float));
+        memcpy(F->loc_s + 3 * i, x->s, 3 * sizeof(float));
+        memcpy(F->base_q + 4 * i, rest_q + 4 * i, 4 * sizeof(float));
+        memcpy(F->child_t + 3 * i, m->skel.rest_local[joints[i + 1]].t, 3 * sizeof(float));
+        float *ax = F->axis + 3 * i, *u = F->u + 3 * i, *v = F->v + 3 * i;
+        memcpy(ax, F->child_t + 3 * i, 3 * sizeof(float));
+        glm_vec3_normalize(ax);
+        int k0 = fabsf(ax[0]) < fabsf(ax[1]) ? (fabsf(ax[0]) < fabsf(ax[2]) ? 0 : 2) : (fabsf(ax[1]) < fabsf(ax[2]) ? 1 : 2);
+        float e[3] = {0, 0, 0};
+        e[k0] = 1;
+        for (int k = 0; k < 3; k++)
+            u[k] = e[k] - ax[k0] * ax[k];
+        glm_vec3_normalize(u);
+        glm_vec3_cross(ax, u, v);
+    }
+    return buf;
+}
+
+/* One start of the search: from joint (its stiffness × s_scale, drag ×
+ * d_scale), coordinate steps that grow on a gain and shrink slowly, until
+ * every step is below its floor or the evaluations reach cap. Leaves the
+ * parameters in x; returns their cost. */
+static double tb__fit_descend(tb__fit *F, const tb__vrm_joint *joint, float s_scale, float d_scale, float smean,
+                              int cap, float *x)
+{
+    const int K = F->K, P = TB__NP * K;
+    float step[TB__NP * 16], lo[TB__NP * 16];
+    tb__vrm_joint jt[16];
+    for (int i = 0; i < K; i++) {
+        float *xi = x + TB__NP * i, *st = step + TB__NP * i, *l = lo + TB__NP * i;
+        xi[0] = logf(fmaxf(joint[i].stiffness * s_scale, 1e-5f));
+        xi[1] = joint[i].drag * d_scale;
+        xi[2] = joint[i].gravity;
+        xi[3] = joint[i].tilt[0];
+        xi[4] = joint[i].tilt[1];
+        st[0] = 0.5f, l[0] = 0.01f;
+        st[1] = 0.1f, l[1] = 0.002f;
+        st[2] = 0.5f * smean, l[2] = 0.002f * smean;
+        st[3] = st[4] = 0.1f, l[3] = l[4] = 0.002f;
+    }
+    for (int p = 0; p < P; p++)
+        tb__clamp(&x[p], p);
+    tb__unpack(x, K, jt);
+    double best = tb__simulate(F, jt, NULL, NULL, NULL, NULL);
+    int moving = 1;
+    while (moving && F->evals < cap) {
+        moving = 0;
+        for (int p = 0; p < P && F->evals < cap; p++) {
+            if (step[p] < lo[p])
+                continue;
+            moving = 1;
+            int better = 0;
+            for (int sg = 1; sg >= -1 && !better; sg -= 2) {
+                float keep = x[p];
+                x[p] += (float)sg * step[p];
+                tb__clamp(&x[p], p);
+                if (x[p] != keep) {
+                    tb__unpack(x, K, jt);
+                    double c = tb__simulate(F, jt, NULL, NULL, NULL, NULL);
+                    if (c < best) {
+                        best = c;
+                        better = 1;
+                    }
+                }
+                if (!better)
+                    x[p] = keep;
+            }
+            step[p] *= better ? 1.5f : 0.75f; /* a slow shrink: the cost is rugged (see docs/vrm.md) */
+        }
+    }
+    return best;
+}
+
+/* The search over the recorded clips: the analytic start; its drag ×0.3;
+ * its stiffness ×4 and drag ×0.3 (the search is local and the cost rugged:
+ * the best end wins). The report's before and after; joint and rest_q get
+ * the best. */
+static void tb__fit_search(tb__fit *F, float *rest_q, float units, tb__vrm_joint *joint, tb__vrm_fit_report *rep)
+{
+    const int K = F->K;
+    int frames = 0;
+    for (int c = 0; c < F->clip_count; c++)
+        frames += F->clips[c].frames;
+    float x[TB__NP * 16], bx[TB__NP * 16];
+    float smean = 0;
+    for (int i = 0; i < K; i++)
+        smean += joint[i].stiffness / (float)K;
+    tb__vrm_joint jt[16];
+    double dist, tip, sw, swb;
+    tb__simulate(F, joint, &dist, &tip, &sw, &swb);
+    rep->swing_before_m = (float)(sw / units);
+    rep->swing_baked_m = (float)(swb / units);
+    rep->before_m = (float)(dist / ((double)frames * K) / units);
+    rep->tip_before_m = (float)(tip / frames / units);
+    const int S = TB__FIT_STARTS;
+    static const float s_scale[TB__FIT_STARTS] = {1, 1, 4}, d_scale[TB__FIT_STARTS] = {1, 0.3f, 0.3f};
+    double gbest = HUGE_VAL;
+    for (int st0 = 0; st0 < S; st0++) {
+        const int cap = TB__FIT_MAX_EVALS * (st0 + 1) / S;
+        double best = tb__fit_descend(F, joint, s_scale[st0], d_scale[st0], smean, cap, x);
+        if (best < gbest) {
+            gbest = best;
+            memcpy(bx, x, sizeof x);
+        }
+    }
+    memcpy(x, bx, sizeof x);
+    tb__unpack(x, K, jt);
+    tb__simulate(F, jt, &dist, &tip, &sw, NULL);
+    rep->swing_after_m = (float)(sw / units);
+    rep->after_m = (float)(dist / ((double)frames * K) / units);
+    rep->tip_after_m = (float)(tip / frames / units);
+    rep->clips = F->clip_count;
+    rep->frames = frames;
+    rep->evaluations = F->evals;
+    memcpy(joint, jt, (size_t)K * sizeof *jt);
+    tb__set_rest(F, jt);
+    memcpy(rest_q, F->rest_q, (size_t)K * 4 * sizeof *rest_q);
+}
+
 tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *a, const tb_bake_desc *bd,
                       int chain, float *rest_q, float h, float units, tb__vrm_joint *joint,
                       tb__vrm_fit_report *rep, tb_error *err)
@@ -377,37 +517,9 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
         joints[i] = ls.joint;
     }
     joints[K] = ci.end_joint;
-    float *buf = calloc((size_t)K * (3 + 3 + 4 + 16 + 3 + 3 + 3 + 4 + 3 + 3), sizeof *buf);
+    float *buf = tb__fit_setup(&F, m, joints, rest_q);
     if (!buf)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    F.loc_t = buf;
-    F.loc_s = F.loc_t + 3 * K;
-    F.rest_q = F.loc_s + 3 * K;
-    F.rest_m = F.rest_q + 4 * K;
-    F.axis = F.rest_m + 16 * K;
-    F.rest_dir = F.axis + 3 * K;
-    F.child_t = F.rest_dir + 3 * K;
-    F.base_q = F.child_t + 3 * K;
-    F.u = F.base_q + 4 * K;
-    F.v = F.u + 3 * K;
-    for (int i = 0; i < K; i++) {
-        const tb_transform *x = &m->skel.rest_local[joints[i]];
-        memcpy(F.loc_t + 3 * i, x->t, 3 * sizeof(float));
-        memcpy(F.loc_s + 3 * i, x->s, 3 * sizeof(float));
-        memcpy(F.base_q + 4 * i, rest_q + 4 * i, 4 * sizeof(float));
-        memcpy(F.child_t + 3 * i, m->skel.rest_local[joints[i + 1]].t, 3 * sizeof(float));
-        float *ax = F.axis + 3 * i, *u = F.u + 3 * i, *v = F.v + 3 * i;
-        memcpy(ax, F.child_t + 3 * i, 3 * sizeof(float));
-        glm_vec3_normalize(ax);
-        /* u: the local axis least along the bone, made perpendicular; v = ax × u */
-        int k0 = fabsf(ax[0]) < fabsf(ax[1]) ? (fabsf(ax[0]) < fabsf(ax[2]) ? 0 : 2) : (fabsf(ax[1]) < fabsf(ax[2]) ? 1 : 2);
-        float e[3] = {0, 0, 0};
-        e[k0] = 1;
-        for (int k = 0; k < 3; k++)
-            u[k] = e[k] - ax[k0] * ax[k];
-        glm_vec3_normalize(u);
-        glm_vec3_cross(ax, u, v);
-    }
     tb_result r = TB_OK;
     int budget = TB__FIT_MAX_FRAMES;
     size_t na = json_array_size(json_object_get(tb_doc_json((tb_doc *)doc), "animations"));
@@ -417,89 +529,8 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
         if (F.clip_count > before)
             budget -= F.clips[before].frames;
     }
-    if (r == TB_OK && F.clip_count) {
-        int frames = 0;
-        for (int c = 0; c < F.clip_count; c++)
-            frames += F.clips[c].frames;
-        const int P = TB__NP * K;
-        float x[TB__NP * 16], step[TB__NP * 16], lo[TB__NP * 16], bx[TB__NP * 16];
-        float smean = 0;
-        for (int i = 0; i < K; i++)
-            smean += joint[i].stiffness / (float)K;
-        tb__vrm_joint jt[16];
-        double dist, tip, sw, swb;
-        tb__simulate(&F, joint, &dist, &tip, &sw, &swb);
-        rep->swing_before_m = (float)(sw / units);
-        rep->swing_baked_m = (float)(swb / units);
-        rep->before_m = (float)(dist / ((double)frames * K) / units);
-        rep->tip_before_m = (float)(tip / frames / units);
-        /* the analytic start; its drag ×0.3; its stiffness ×4 and drag ×0.3
-         * (the search is local and the cost rugged: the best end wins) */
-        const int S = TB__FIT_STARTS;
-        static const float s_scale[TB__FIT_STARTS] = {1, 1, 4}, d_scale[TB__FIT_STARTS] = {1, 0.3f, 0.3f};
-        double gbest = HUGE_VAL;
-        for (int st0 = 0; st0 < S; st0++) {
-            const int cap = TB__FIT_MAX_EVALS * (st0 + 1) / S;
-            for (int i = 0; i < K; i++) {
-                float *xi = x + TB__NP * i, *st = step + TB__NP * i, *l = lo + TB__NP * i;
-                xi[0] = logf(fmaxf(joint[i].stiffness * s_scale[st0], 1e-5f));
-                xi[1] = joint[i].drag * d_scale[st0];
-                xi[2] = joint[i].gravity;
-                xi[3] = joint[i].tilt[0];
-                xi[4] = joint[i].tilt[1];
-                st[0] = 0.5f, l[0] = 0.01f;
-                st[1] = 0.1f, l[1] = 0.002f;
-                st[2] = 0.5f * smean, l[2] = 0.002f * smean;
-                st[3] = st[4] = 0.1f, l[3] = l[4] = 0.002f;
-            }
-            for (int p = 0; p < P; p++)
-                tb__clamp(&x[p], p);
-            tb__unpack(x, K, jt);
-            double best = tb__simulate(&F, jt, NULL, NULL, NULL, NULL);
-            int moving = 1;
-            while (moving && F.evals < cap) {
-                moving = 0;
-                for (int p = 0; p < P && F.evals < cap; p++) {
-                    if (step[p] < lo[p])
-                        continue;
-                    moving = 1;
-                    int better = 0;
-                    for (int sg = 1; sg >= -1 && !better; sg -= 2) {
-                        float keep = x[p];
-                        x[p] += (float)sg * step[p];
-                        tb__clamp(&x[p], p);
-                        if (x[p] != keep) {
-                            tb__unpack(x, K, jt);
-                            double c = tb__simulate(&F, jt, NULL, NULL, NULL, NULL);
-                            if (c < best) {
-                                best = c;
-                                better = 1;
-                            }
-                        }
-                        if (!better)
-                            x[p] = keep;
-                    }
-                    step[p] *= better ? 1.5f : 0.75f; /* a slow shrink: the cost is rugged (see docs/vrm.md) */
-                }
-            }
-            if (best < gbest) {
-                gbest = best;
-                memcpy(bx, x, sizeof x);
-            }
-        }
-        memcpy(x, bx, sizeof x);
-        tb__unpack(x, K, jt);
-        tb__simulate(&F, jt, &dist, &tip, &sw, NULL);
-        rep->swing_after_m = (float)(sw / units);
-        rep->after_m = (float)(dist / ((double)frames * K) / units);
-        rep->tip_after_m = (float)(tip / frames / units);
-        rep->clips = F.clip_count;
-        rep->frames = frames;
-        rep->evaluations = F.evals;
-        memcpy(joint, jt, (size_t)K * sizeof *jt);
-        tb__set_rest(&F, jt);
-        memcpy(rest_q, F.rest_q, (size_t)K * 4 * sizeof *rest_q);
-    }
+    if (r == TB_OK && F.clip_count)
+        tb__fit_search(&F, rest_q, units, joint, rep);
     for (int c = 0; c < F.clip_count; c++) {
         free(F.clips[c].body);
         free(F.clips[c].target);
