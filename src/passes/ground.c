@@ -155,6 +155,118 @@ static uint32_t tb__hash(uint32_t x)
     return x;
 }
 
+/* Every skinned vertex as a candidate: its group (dominant bone × kind:
+ * tail, hanging, foot or body) and its world height at bind; returns how
+ * many, *hanging those taken for the tail as hanging below the knees. */
+static size_t tb__gs_candidates(tb__cand *cand, const tb_model *m, const tb_ground_desc *d,
+                                const uint8_t *tail_joint, const uint8_t *tail_mask, size_t *hanging)
+{
+    float M[16];
+    tb_model_bind_to_world(m, M);
+    tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
+                     tb__mean_y(m, M, TB_ROLE_LEFT_LEG, TB_ROLE_RIGHT_LEG)};
+    size_t n = 0;
+    *hanging = 0;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        int k = tb__dominant(m, v);
+        if (k < 0)
+            continue;
+        float wp[3];
+        tb__to_world(wp, M, m->positions + v * 3);
+        float y = wp[1];
+        int j = m->skin_joints[k];
+        uint32_t kind = TB_SUPPORT_BODY;
+        if (tb__is_tail(m, v, tail_joint, tail_mask)) {
+            kind = TB_SUPPORT_TAIL;
+        } else if (!d->keep_hanging && tb__is_hanging(m, j, y, &lv)) {
+            kind = TB_SUPPORT_TAIL;
+            (*hanging)++;
+        } else if (tb__is_foot(m, j, y, &lv)) {
+            kind = TB_SUPPORT_FOOT;
+        }
+        cand[n].group = (uint32_t)k * 4u + kind;
+        cand[n].y = y; /* world height at bind: the lowest of a group touch the floor first */
+        cand[n].v = (uint32_t)v;
+        n++;
+    }
+    return n;
+}
+
+/* Room for cap supports of inf influences; 0 when out of memory. */
+static int tb__gs_alloc(tb_ground_supports *out, size_t cap, int inf)
+{
+    out->influences = inf;
+    out->bind_pos = malloc(cap * 3 * sizeof(float));
+    out->bind_y = malloc(cap * sizeof(float));
+    out->joints = malloc(cap * (size_t)inf * sizeof(uint16_t));
+    out->weights = malloc(cap * (size_t)inf * sizeof(float));
+    out->vertex = malloc(cap * sizeof(uint32_t));
+    out->kind = malloc(cap);
+    return out->bind_pos && out->bind_y && out->joints && out->weights && out->vertex && out->kind;
+}
+
+/* SPEC D: per group of the sorted candidates, the few lowest (where contact
+ * happens) plus strata over its height, one hashed pick a stratum. */
+static void tb__gs_sample(tb_ground_supports *out, const tb_model *m, const tb_ground_desc *d, const tb__cand *cand,
+                          size_t n)
+{
+    int inf = out->influences;
+    size_t count = 0;
+    for (size_t g0 = 0; g0 < n;) {
+        size_t g1 = g0;
+        while (g1 < n && cand[g1].group == cand[g0].group)
+            g1++;
+        size_t size = g1 - g0;
+        size_t low = size < (size_t)d->lowest_per_bone ? size : (size_t)d->lowest_per_bone;
+        size_t rest = size - low;
+        size_t strata = rest < (size_t)d->sampled_per_bone ? rest : (size_t)d->sampled_per_bone;
+        for (size_t s = 0; s < low + strata; s++) {
+            size_t idx;
+            if (s < low) {
+                idx = g0 + s;
+            } else {
+                size_t k = s - low;
+                size_t a = low + rest * k / strata, b = low + rest * (k + 1) / strata;
+                uint32_t h = tb__hash(d->seed ^ tb__hash(cand[g0].group * 977u + (uint32_t)k));
+                idx = g0 + a + (b > a ? h % (b - a) : 0);
+            }
+            uint32_t v = cand[idx].v;
+            memcpy(out->bind_pos + count * 3, m->positions + (size_t)v * 3, 3 * sizeof(float));
+            out->bind_y[count] = cand[idx].y;
+            memcpy(out->joints + count * (size_t)inf, m->joints + (size_t)v * (size_t)inf,
+                   (size_t)inf * sizeof(uint16_t));
+            memcpy(out->weights + count * (size_t)inf, m->weights + (size_t)v * (size_t)inf,
+                   (size_t)inf * sizeof(float));
+            out->vertex[count] = v;
+            out->kind[count] = (uint8_t)(cand[g0].group & 3u);
+            count++;
+        }
+        g0 = g1;
+    }
+    out->count = (int)count;
+}
+
+/* The supports by kind, and SPEC D's calibration: f_body = min over S \ T
+ * of bind y (0 when there is none). */
+static void tb__gs_calibrate(tb_ground_supports *out)
+{
+    out->f_body = INFINITY;
+    for (int i = 0; i < out->count; i++) {
+        if (out->kind[i] == TB_SUPPORT_TAIL) {
+            out->tail_count++;
+            continue;
+        }
+        if (out->kind[i] == TB_SUPPORT_FOOT)
+            out->foot_count++;
+        else
+            out->body_count++;
+        if (out->bind_y[i] < out->f_body)
+            out->f_body = out->bind_y[i];
+    }
+    if (!isfinite(out->f_body))
+        out->f_body = 0;
+}
+
 tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
                                    const uint8_t *tail_mask, const tb_ground_desc *desc,
                                    tb_error *err)
@@ -171,113 +283,29 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
         d.seed = 0x7a11b0e5u;
     uint8_t *tail_joint = tb__tail_joints(m);
     tb__cand *cand = malloc((m->vertex_count ? m->vertex_count : 1) * sizeof *cand);
+    tb_result r = TB_OK;
     if (!tail_joint || !cand) {
-        free(tail_joint);
-        free(cand);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
-    float M[16];
-    tb_model_bind_to_world(m, M);
-    tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
-                     tb__mean_y(m, M, TB_ROLE_LEFT_LEG, TB_ROLE_RIGHT_LEG)};
-    size_t n = 0, hanging = 0;
-    for (size_t v = 0; v < m->vertex_count; v++) {
-        int k = tb__dominant(m, v);
-        if (k < 0)
-            continue;
-        float wp[3];
-        tb__to_world(wp, M, m->positions + v * 3);
-        float y = wp[1];
-        int j = m->skin_joints[k];
-        uint32_t kind = TB_SUPPORT_BODY;
-        if (tb__is_tail(m, v, tail_joint, tail_mask)) {
-            kind = TB_SUPPORT_TAIL;
-        } else if (!d.keep_hanging && tb__is_hanging(m, j, y, &lv)) {
-            kind = TB_SUPPORT_TAIL;
-            hanging++;
-        } else if (tb__is_foot(m, j, y, &lv)) {
-            kind = TB_SUPPORT_FOOT;
-        }
-        cand[n].group = (uint32_t)k * 4u + kind;
-        cand[n].y = y; /* world height at bind: the lowest of a group touch the floor first */
-        cand[n].v = (uint32_t)v;
-        n++;
-    }
-    /* SPEC D: sample skin in groups by dominant bone — the few lowest of each
-     * group (where contact happens) plus strata over its height. */
+    size_t hanging, n = tb__gs_candidates(cand, m, &d, tail_joint, tail_mask, &hanging);
     qsort(cand, n, sizeof *cand, tb__cand_cmp);
-    size_t per = (size_t)d.lowest_per_bone + (size_t)d.sampled_per_bone;
     size_t groups = 0;
     for (size_t i = 0; i < n; i++)
         groups += i == 0 || cand[i].group != cand[i - 1].group;
-    size_t cap = groups * per + 1;
-    int inf = m->influences;
-    out->influences = inf;
-    out->bind_pos = malloc(cap * 3 * sizeof(float));
-    out->bind_y = malloc(cap * sizeof(float));
-    out->joints = malloc(cap * (size_t)inf * sizeof(uint16_t));
-    out->weights = malloc(cap * (size_t)inf * sizeof(float));
-    out->vertex = malloc(cap * sizeof(uint32_t));
-    out->kind = malloc(cap);
-    if (!out->bind_pos || !out->bind_y || !out->joints || !out->weights || !out->vertex || !out->kind) {
-        free(tail_joint);
-        free(cand);
+    size_t per = (size_t)d.lowest_per_bone + (size_t)d.sampled_per_bone;
+    if (!tb__gs_alloc(out, groups * per + 1, m->influences)) {
         tb_ground_supports_free(out);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
-    size_t count = 0;
-    for (size_t g0 = 0; g0 < n;) {
-        size_t g1 = g0;
-        while (g1 < n && cand[g1].group == cand[g0].group)
-            g1++;
-        size_t size = g1 - g0;
-        size_t low = size < (size_t)d.lowest_per_bone ? size : (size_t)d.lowest_per_bone;
-        size_t rest = size - low;
-        size_t strata = rest < (size_t)d.sampled_per_bone ? rest : (size_t)d.sampled_per_bone;
-        for (size_t s = 0; s < low + strata; s++) {
-            size_t idx;
-            if (s < low) {
-                idx = g0 + s;
-            } else {
-                size_t k = s - low;
-                size_t a = low + rest * k / strata, b = low + rest * (k + 1) / strata;
-                uint32_t h = tb__hash(d.seed ^ tb__hash(cand[g0].group * 977u + (uint32_t)k));
-                idx = g0 + a + (b > a ? h % (b - a) : 0);
-            }
-            uint32_t v = cand[idx].v;
-            memcpy(out->bind_pos + count * 3, m->positions + (size_t)v * 3, 3 * sizeof(float));
-            out->bind_y[count] = cand[idx].y;
-            memcpy(out->joints + count * (size_t)inf, m->joints + (size_t)v * (size_t)inf,
-                   (size_t)inf * sizeof(uint16_t));
-            memcpy(out->weights + count * (size_t)inf, m->weights + (size_t)v * (size_t)inf,
-                   (size_t)inf * sizeof(float));
-            out->vertex[count] = v;
-            out->kind[count] = (uint8_t)(cand[g0].group & 3u);
-            count++;
-        }
-        g0 = g1;
-    }
+    tb__gs_sample(out, m, &d, cand, n);
+    out->hanging_vertex_count = hanging;
+    tb__gs_calibrate(out);
+done:
     free(cand);
     free(tail_joint);
-    out->count = (int)count;
-    out->hanging_vertex_count = hanging;
-    out->f_body = INFINITY;
-    for (int i = 0; i < out->count; i++) {
-        if (out->kind[i] == TB_SUPPORT_TAIL) {
-            out->tail_count++;
-            continue;
-        }
-        if (out->kind[i] == TB_SUPPORT_FOOT)
-            out->foot_count++;
-        else
-            out->body_count++;
-        /* SPEC D calibration: f_body = min over S \ T of bind y */
-        if (out->bind_y[i] < out->f_body)
-            out->f_body = out->bind_y[i];
-    }
-    if (!isfinite(out->f_body))
-        out->f_body = 0;
-    return TB_OK;
+    return r;
 }
 
 float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,
