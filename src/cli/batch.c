@@ -438,6 +438,101 @@ static int tb__cmp_job_out(const void *a, const void *b)
     return strcmp(((const tb__job *)a)->out, ((const tb__job *)b)->out);
 }
 
+/* The inputs: each file named, each model file under each folder named. */
+static int tb__batch_inputs(tb__batch *b, int argc, char **argv, const unsigned char *mark)
+{
+    int rc = TB_EXIT_OK;
+    struct stat st;
+    for (int i = 1; i < argc; i++) {
+        if (mark[i] != TB_CLI_ARG_INPUT)
+            continue;
+        if (stat(argv[i], &st) != 0) {
+            fprintf(stderr, "tailbone: %s: %s [missing-file]\n", argv[i], strerror(errno));
+            rc = TB_EXIT_FAIL;
+        } else if (S_ISDIR(st.st_mode)) {
+            if (tb__walk(b, argv[i], "", 0) != 0)
+                rc = TB_EXIT_FAIL;
+        } else {
+            const char *base = strrchr(argv[i], '/');
+            if (tb__add(b, argv[i], base ? base + 1 : argv[i]) != 0)
+                rc = TB_EXIT_FAIL;
+        }
+    }
+    return rc;
+}
+
+/* Two inputs must not write the same output: sorted by output, each clash
+ * named (TB_EXIT_USAGE), else rc as it was. */
+static int tb__batch_clashes(tb__batch *b, int rc)
+{
+    qsort(b->jobs, (size_t)b->count, sizeof *b->jobs, tb__cmp_job_out);
+    for (int i = 1; i < b->count; i++)
+        if (!strcmp(b->jobs[i].out, b->jobs[i - 1].out)) {
+            fprintf(stderr, "tailbone: %s and %s would both be written to %s; rename one or run them apart [arg]\n",
+                    b->jobs[i - 1].in, b->jobs[i].in, b->jobs[i].out);
+            rc = TB_EXIT_USAGE;
+        }
+    return rc;
+}
+
+/* Starts job j (or settles it at once: up to date, or its fix could not be
+ * started); 1 when it runs. */
+static int tb__batch_start(tb__batch *b, tb__job *j, char **pass, int pass_count, char *threads, int force,
+                           int quiet, int *done)
+{
+    if (!force && tb__up_to_date(j)) {
+        j->state = TB__SKIPPED;
+        j->line = tb__line(j);
+        tb__emit(j, ++*done, b->count, quiet);
+        return 0;
+    }
+    j->t0 = tb__now();
+    j->pid = tb__spawn(j, pass, pass_count, threads);
+    if (j->pid < 0) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "tailbone: %s: cannot start its fix: %s [io]", j->in, strerror(errno));
+        j->error = strdup(buf);
+        j->state = TB__FAILED;
+        j->exit_code = TB_EXIT_FAIL;
+        j->line = tb__line(j);
+        unlink(j->report);
+        unlink(j->errlog);
+        tb__emit(j, ++*done, b->count, quiet);
+        return 0;
+    }
+    j->state = TB__RUNNING;
+    return 1;
+}
+
+/* Every job, jobs at once, each fix given pass and threads per file (the
+ * cores shared among the files at once); a line as each ends. */
+static void tb__batch_run(tb__batch *b, char **pass, int pass_count, int jobs, int force, int quiet)
+{
+    char threads[24];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(threads, sizeof threads, "%ld", cores > jobs ? cores / jobs : 1);
+    int next = 0, running = 0, done = 0;
+    while (done < b->count) {
+        while (running < jobs && next < b->count)
+            running += tb__batch_start(b, &b->jobs[next++], pass, pass_count, threads, force, quiet, &done);
+        if (!running)
+            continue;
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* no child left: cannot happen while running > 0 */
+        }
+        for (int i = 0; i < b->count; i++)
+            if (b->jobs[i].state == TB__RUNNING && b->jobs[i].pid == pid) {
+                tb__finish(&b->jobs[i], status, tb__now());
+                running--;
+                tb__emit(&b->jobs[i], ++done, b->count, quiet);
+            }
+    }
+}
+
 int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const char *outdir, int jobs, int force,
                      int quiet)
 {
@@ -454,35 +549,13 @@ int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const cha
         b.outdir_st = st;
         b.outdir_exists = 1;
     }
-    int rc = TB_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        if (mark[i] != TB_CLI_ARG_INPUT)
-            continue;
-        if (stat(argv[i], &st) != 0) {
-            fprintf(stderr, "tailbone: %s: %s [missing-file]\n", argv[i], strerror(errno));
-            rc = TB_EXIT_FAIL;
-        } else if (S_ISDIR(st.st_mode)) {
-            if (tb__walk(&b, argv[i], "", 0) != 0)
-                rc = TB_EXIT_FAIL;
-        } else {
-            const char *base = strrchr(argv[i], '/');
-            if (tb__add(&b, argv[i], base ? base + 1 : argv[i]) != 0)
-                rc = TB_EXIT_FAIL;
-        }
-    }
+    int rc = tb__batch_inputs(&b, argc, argv, mark);
     if (b.count == 0) {
         fprintf(stderr, "tailbone: no .glb, .gltf or .vrm file among the inputs [arg]\n");
         free(b.jobs);
         return TB_EXIT_FAIL;
     }
-    /* two inputs must not write the same output */
-    qsort(b.jobs, (size_t)b.count, sizeof *b.jobs, tb__cmp_job_out);
-    for (int i = 1; i < b.count; i++)
-        if (!strcmp(b.jobs[i].out, b.jobs[i - 1].out)) {
-            fprintf(stderr, "tailbone: %s and %s would both be written to %s; rename one or run them apart [arg]\n",
-                    b.jobs[i - 1].in, b.jobs[i].in, b.jobs[i].out);
-            rc = TB_EXIT_USAGE;
-        }
+    rc = tb__batch_clashes(&b, rc);
     if (rc == TB_EXIT_USAGE)
         goto done;
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
@@ -504,53 +577,8 @@ int tb_cli_fix_batch(int argc, char **argv, const unsigned char *mark, const cha
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = n > 0 ? (int)n : 1;
     }
-    char threads[24]; /* threads per file: the cores shared among the files at once */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    snprintf(threads, sizeof threads, "%ld", cores > jobs ? cores / jobs : 1);
     double t0 = tb__now();
-    int next = 0, running = 0, done = 0;
-    while (done < b.count) {
-        while (running < jobs && next < b.count) {
-            tb__job *j = &b.jobs[next++];
-            if (!force && tb__up_to_date(j)) {
-                j->state = TB__SKIPPED;
-                j->line = tb__line(j);
-                tb__emit(j, ++done, b.count, quiet);
-                continue;
-            }
-            j->t0 = tb__now();
-            j->pid = tb__spawn(j, pass, pass_count, threads);
-            if (j->pid < 0) {
-                char buf[256];
-                snprintf(buf, sizeof buf, "tailbone: %s: cannot start its fix: %s [io]", j->in, strerror(errno));
-                j->error = strdup(buf);
-                j->state = TB__FAILED;
-                j->exit_code = TB_EXIT_FAIL;
-                j->line = tb__line(j);
-                unlink(j->report);
-                unlink(j->errlog);
-                tb__emit(j, ++done, b.count, quiet);
-                continue;
-            }
-            j->state = TB__RUNNING;
-            running++;
-        }
-        if (!running)
-            continue;
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
-            break; /* no child left: cannot happen while running > 0 */
-        }
-        for (int i = 0; i < b.count; i++)
-            if (b.jobs[i].state == TB__RUNNING && b.jobs[i].pid == pid) {
-                tb__finish(&b.jobs[i], status, tb__now());
-                running--;
-                tb__emit(&b.jobs[i], ++done, b.count, quiet);
-            }
-    }
+    tb__batch_run(&b, pass, pass_count, jobs, force, quiet);
     free(pass);
     if (!quiet)
         tb__summary(&b, tb__now() - t0);
