@@ -400,7 +400,117 @@ static int tb__plain(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, tb
     return rc;
 }
 
-/* SPEC C comparison. */
+/* The rows of a SPEC C comparison: the original weights (or the chain as
+ * keyed), rigid on Hips (SPEC A8), the chain animated by the spring. */
+typedef struct tb__cmp_rows {
+    tb_measure_result orig, rigid, chain;
+    int has_tail_joints, have_rigid, have_chain;
+    int hips; /* the rigid row's joint */
+} tb__cmp_rows;
+
+/* The chain row: the file's own chain when it has Tail_* bones, else SPEC
+ * C's third row, the same file after the fix pass (SPEC A9), its chain
+ * animated by the spring (SPEC B), same tail vertices. */
+static tb_result tb__compare_chain(tb__ctx *c, int anim, const tb_clip *clip, tb_measure_desc d, tb__cmp_rows *R,
+                                   tb_error *err)
+{
+    int sprung = 0;
+    if (R->has_tail_joints && c->o->spring) {
+        if (tb__measure(&R->chain, c->m, clip, d, c->o, &sprung, err) != TB_OK)
+            return TB_ERR_INVALID;
+        R->have_chain = sprung;
+    } else if (c->o->spring) {
+        const tb_model *fm = c->fixed_m; /* built before the clips run (tb__fixed_model) */
+        tb_clip *fclip = NULL;
+        if (fm && tb_clip_load(&fclip, c->fixed_doc, fm, anim, NULL, err) == TB_OK) {
+            if (tb__measure(&R->chain, fm, fclip, d, c->o, &sprung, err) == TB_OK)
+                R->have_chain = sprung;
+            tb_clip_free(fclip);
+        }
+    }
+    return TB_OK;
+}
+
+/* The rigid row: the tail's vertices all on Hips (SPEC A8); a rig without
+ * a recognised Hips (a quadruped) uses the parent of the tail's first
+ * bone. No row when there is neither. */
+static int tb__compare_rigid(tb__ctx *c, tb__slot *sl, const tb_clip *clip, tb_measure_desc d,
+                             const tb__opts *no_spring, const uint8_t *mask, tb__cmp_rows *R)
+{
+    const tb_model *m = c->m;
+    tb_error err = {0};
+    int hips = m->role_joint[TB_ROLE_HIPS], sprung = 0, rc = TB_EXIT_OK;
+    if (hips < 0 && c->tail_joints)
+        for (int j = 0; j < m->skel.joint_count && hips < 0; j++)
+            if (c->tail_joints[j] && m->skel.parents[j] >= 0 && !c->tail_joints[m->skel.parents[j]])
+                hips = m->skel.parents[j];
+    R->hips = hips;
+    size_t nw = m->vertex_count * (size_t)m->influences + 1;
+    uint16_t *rj = malloc(nw * sizeof *rj);
+    float *rw = malloc(nw * sizeof *rw);
+    if (rj && rw && hips >= 0 && tb_measure_rigid_weights(rj, rw, m, mask, hips, &err) == TB_OK) {
+        d.joints = rj;
+        d.weights = rw;
+        if (tb__measure(&R->rigid, m, clip, d, no_spring, &sprung, &err) != TB_OK)
+            rc = tb_cli_error_to(sl->err, c->o->in, &err);
+        else
+            R->have_rigid = 1;
+    }
+    free(rj);
+    free(rw);
+    return rc;
+}
+
+static void tb__compare_json(tb__ctx *c, tb__slot *sl, int anim, const char *name, const tb__cmp_rows *R)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "clip", json_string(name));
+    json_object_set_new(o, "animation", json_integer(anim));
+    json_object_set_new(o, R->has_tail_joints ? "chain_as_keyed" : "original",
+                        tb__result_json(&R->orig, 0, tb__source(c, &R->orig)));
+    json_object_set_new(o, "rigid", R->have_rigid ? tb__result_json(&R->rigid, 0, tb__source(c, &R->orig)) : json_null());
+    json_object_set_new(o, "chain", R->have_chain ? tb__result_json(&R->chain, 1, tb__source(c, &R->orig)) : json_null());
+    json_object_set_new(o, "body", tb__stats_json(&R->orig.body));
+    sl->json = o;
+}
+
+static void tb__compare_text(tb__ctx *c, tb__slot *sl, const char *name, const tb__cmp_rows *R)
+{
+    const tb_model *m = c->m;
+    const tb_measure_result *orig = &R->orig;
+    const char *orig_label = R->has_tail_joints ? "chain as keyed" : "original rig";
+    FILE *f = sl->out;
+    fprintf(f, "clip %s: %.3f s, %d instants, %zu tail vertices (%s), H %.4g\n", name, orig->duration_s,
+            orig->instants, orig->tail_vertices, tb__source(c, orig), orig->height);
+    tb__header(f);
+    tb__row(f, orig_label, &orig->tail, 1);
+    if (R->have_rigid)
+        tb__row(f, R->hips == m->role_joint[TB_ROLE_HIPS] ? "rigid on Hips" : "rigid on parent", &R->rigid.tail, 1);
+    else
+        fprintf(f, "  %-16s (no Hips joint)\n", "rigid on Hips");
+    if (R->have_chain) {
+        tb__row(f, "tail chain", &R->chain.tail, 1);
+        if (R->chain.seam.edges)
+            tb__row(f, "  seam to body", &R->chain.seam, 1);
+    } else if (!c->o->spring)
+        fprintf(f, "  %-16s (spring solver disabled)\n", "tail chain");
+    else
+        fprintf(f, "  %-16s (the fix pass made no chain for this file)\n", "tail chain");
+    tb__row(f, "body, reference", &orig->body, 0);
+    fprintf(f, "  %-16s %10s %10s %10s\n", "", "bone dist", "tip travel", "rotation");
+    const tb_measure_result *rows[3] = {orig, R->have_rigid ? &R->rigid : NULL, R->have_chain ? &R->chain : NULL};
+    const char *labels[3] = {orig_label, "rigid", "tail chain"};
+    for (int i = 0; i < 3; i++) {
+        if (!rows[i])
+            continue;
+        fprintf(f, "  %-16s %9.1f%% %9.1f%% %8.1f deg\n", labels[i], 100.0 * rows[i]->bone_distance / rows[i]->height,
+                100.0 * rows[i]->tip_travel_h, rows[i]->max_bone_rotation_rad * TB_DEG_PER_RAD);
+    }
+    fprintf(f, "  (bone distance and tip travel as %% of H)\n");
+}
+
+/* SPEC C comparison: the tail mask → the original row → the chain row →
+ * the rigid row → JSON or the table. */
 static int tb__compare(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, tb_measure_desc d)
 {
     const tb_model *m = c->m;
@@ -412,9 +522,10 @@ static int tb__compare(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, 
     size_t tail_n = c->mask ? m->vertex_count : tb_measure_tail_mask(mask, m, c->tail_joints, NULL, NULL);
     if (c->mask)
         memcpy(mask, c->mask, m->vertex_count);
-    int has_tail_joints = 0;
+    tb__cmp_rows R;
+    memset(&R, 0, sizeof R);
     for (int j = 0; j < m->skel.joint_count; j++)
-        has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+        R.has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
     if (!c->mask && tail_n == 0) {
         free(mask);
         fprintf(sl->err, "tailbone measure: %s: no tail to compare (no Tail_* bones; pass --tail-bones or "
@@ -423,98 +534,22 @@ static int tb__compare(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, 
     }
     /* The same vertex set in every row, so the rows compare like with like. */
     d.tail_mask = mask;
-    /* Rows: original weights; rigid (SPEC A8); the chain when the file has
-     * one (animated by the spring); the body of the original. */
-    tb_measure_result orig, rigid, chain;
-    int sprung = 0, have_chain = 0, rc = TB_EXIT_OK;
+    int sprung = 0, rc = TB_EXIT_OK;
     tb__opts no_spring = *c->o;
     no_spring.spring = 0;
-    if (tb__measure(&orig, m, clip, d, &no_spring, &sprung, &err) != TB_OK) {
+    if (tb__measure(&R.orig, m, clip, d, &no_spring, &sprung, &err) != TB_OK ||
+        tb__compare_chain(c, anim, clip, d, &R, &err) != TB_OK) {
         free(mask);
         return tb_cli_error_to(sl->err, c->o->in, &err);
     }
-    if (has_tail_joints && c->o->spring) {
-        if (tb__measure(&chain, m, clip, d, c->o, &sprung, &err) != TB_OK) {
-            free(mask);
-            return tb_cli_error_to(sl->err, c->o->in, &err);
-        }
-        have_chain = sprung;
-    } else if (c->o->spring) {
-        /* SPEC C's third row: the same file after the fix pass (SPEC A9),
-         * its chain animated by the spring (SPEC B), same tail vertices. */
-        const tb_model *fm = c->fixed_m; /* built before the clips run (tb__fixed_model) */
-        tb_clip *fclip = NULL;
-        if (fm && tb_clip_load(&fclip, c->fixed_doc, fm, anim, NULL, &err) == TB_OK) {
-            if (tb__measure(&chain, fm, fclip, d, c->o, &sprung, &err) == TB_OK)
-                have_chain = sprung;
-            tb_clip_free(fclip);
-        }
-    }
-    /* SPEC A8 names Hips; a rig without a recognised Hips (a quadruped)
-     * uses the parent of the tail's first bone. */
-    int hips = m->role_joint[TB_ROLE_HIPS];
-    if (hips < 0 && c->tail_joints)
-        for (int j = 0; j < m->skel.joint_count && hips < 0; j++)
-            if (c->tail_joints[j] && m->skel.parents[j] >= 0 && !c->tail_joints[m->skel.parents[j]])
-                hips = m->skel.parents[j];
-    size_t nw = m->vertex_count * (size_t)m->influences + 1;
-    uint16_t *rj = malloc(nw * sizeof *rj);
-    float *rw = malloc(nw * sizeof *rw);
-    int have_rigid = 0;
-    if (rj && rw && hips >= 0 && tb_measure_rigid_weights(rj, rw, m, mask, hips, &err) == TB_OK) {
-        d.joints = rj;
-        d.weights = rw;
-        if (tb__measure(&rigid, m, clip, d, &no_spring, &sprung, &err) != TB_OK)
-            rc = tb_cli_error_to(sl->err, c->o->in, &err);
-        else
-            have_rigid = 1;
-    }
-    free(rj);
-    free(rw);
+    rc = tb__compare_rigid(c, sl, clip, d, &no_spring, mask, &R);
     free(mask);
     if (rc != TB_EXIT_OK)
         return rc;
-
-    const char *orig_label = has_tail_joints ? "chain as keyed" : "original rig";
-    if (c->o->json) {
-        json_t *o = json_object();
-        json_object_set_new(o, "clip", json_string(name));
-        json_object_set_new(o, "animation", json_integer(anim));
-        json_object_set_new(o, has_tail_joints ? "chain_as_keyed" : "original", tb__result_json(&orig, 0, tb__source(c, &orig)));
-        json_object_set_new(o, "rigid", have_rigid ? tb__result_json(&rigid, 0, tb__source(c, &orig)) : json_null());
-        json_object_set_new(o, "chain", have_chain ? tb__result_json(&chain, 1, tb__source(c, &orig)) : json_null());
-        json_object_set_new(o, "body", tb__stats_json(&orig.body));
-        sl->json = o;
-        return TB_EXIT_OK;
-    }
-    FILE *f = sl->out;
-    fprintf(f, "clip %s: %.3f s, %d instants, %zu tail vertices (%s), H %.4g\n", name, orig.duration_s, orig.instants,
-           orig.tail_vertices, tb__source(c, &orig), orig.height);
-    tb__header(f);
-    tb__row(f, orig_label, &orig.tail, 1);
-    if (have_rigid)
-        tb__row(f, hips == m->role_joint[TB_ROLE_HIPS] ? "rigid on Hips" : "rigid on parent", &rigid.tail, 1);
+    if (c->o->json)
+        tb__compare_json(c, sl, anim, name, &R);
     else
-        fprintf(f, "  %-16s (no Hips joint)\n", "rigid on Hips");
-    if (have_chain) {
-        tb__row(f, "tail chain", &chain.tail, 1);
-        if (chain.seam.edges)
-            tb__row(f, "  seam to body", &chain.seam, 1);
-    } else if (!c->o->spring)
-        fprintf(f, "  %-16s (spring solver disabled)\n", "tail chain");
-    else
-        fprintf(f, "  %-16s (the fix pass made no chain for this file)\n", "tail chain");
-    tb__row(f, "body, reference", &orig.body, 0);
-    fprintf(f, "  %-16s %10s %10s %10s\n", "", "bone dist", "tip travel", "rotation");
-    const tb_measure_result *rows[3] = {&orig, have_rigid ? &rigid : NULL, have_chain ? &chain : NULL};
-    const char *labels[3] = {orig_label, "rigid", "tail chain"};
-    for (int i = 0; i < 3; i++) {
-        if (!rows[i])
-            continue;
-        fprintf(f, "  %-16s %9.1f%% %9.1f%% %8.1f deg\n", labels[i], 100.0 * rows[i]->bone_distance / rows[i]->height,
-               100.0 * rows[i]->tip_travel_h, rows[i]->max_bone_rotation_rad * TB_DEG_PER_RAD);
-    }
-    fprintf(f, "  (bone distance and tip travel as %% of H)\n");
+        tb__compare_text(c, sl, name, &R);
     return TB_EXIT_OK;
 }
 
