@@ -92,6 +92,120 @@ const char *tb__meshopt_name(json_t *view)
     return NULL;
 }
 
+/* One compressed bufferView v (its extension e): checked against the
+ * buffer and decoded into its own bytes. 0, or -1 (err set). */
+static int tb__meshopt_view(tb_doc *doc, json_t *v, json_t *e, const char *name, const char *where, tb_error *err)
+{
+    int khr = !strcmp(name, TB__KHR_MESHOPT);
+    if (khr && json_object_get(json_object_get(v, "extensions"), TB__MESHOPT)) {
+        tb__fail(err, TB_ERR_INVALID, where, "a bufferView must not use both " TB__MESHOPT " and " TB__KHR_MESHOPT);
+        return -1;
+    }
+    if (!tb_can_decode(name)) {
+        tb__fail(err, TB_ERR_UNSUPPORTED, where, "this tailbone was built without libmeshoptimizer");
+        return -1;
+    }
+    json_int_t src_off = tb__int(e, "byteOffset", 0), src_len = tb__int(e, "byteLength", -1);
+    json_int_t stride = tb__int(e, "byteStride", -1), count = tb__int(e, "count", -1);
+    json_int_t dst_off = tb__int(v, "byteOffset", 0), dst_len = tb__int(v, "byteLength", -1);
+    const char *mode = json_string_value(json_object_get(e, "mode"));
+    const char *filter = json_string_value(json_object_get(e, "filter"));
+    if (!filter)
+        filter = "NONE";
+    if (tb__int(e, "buffer", -1) != 0 || tb__int(v, "buffer", -1) != 0) {
+        tb__fail(err, TB_ERR_INVALID, where, "buffer must name an existing buffer");
+        return -1;
+    }
+    if (!mode || stride < 1 || stride > 256 || count < 0 || src_len < 0 || dst_len < 0) {
+        tb__fail(err, TB_ERR_INVALID, where, "needs mode, byteLength, byteStride (1..256) and count");
+        return -1;
+    }
+    if (!tb__in_bin(doc, src_off, src_len)) {
+        tb__fail(err, TB_ERR_BOUNDS, where, "compressed bytes %lld..%lld lie outside the buffer (%zu bytes)",
+                 (long long)src_off, (long long)(src_off + src_len), doc->bin_size);
+        return -1;
+    }
+    if ((unsigned long long)count > (unsigned long long)dst_len / (unsigned long long)stride ||
+        !tb__in_bin(doc, dst_off, dst_len)) {
+        tb__fail(err, TB_ERR_BOUNDS, where, "%lld elements of %lld bytes do not fit the bufferView (%lld bytes)",
+                 (long long)count, (long long)stride, (long long)dst_len);
+        return -1;
+    }
+    if (src_off < dst_off + count * stride && dst_off < src_off + src_len) {
+        tb__fail(err, TB_ERR_INVALID, where, "the compressed bytes overlap the bufferView they decode into");
+        return -1;
+    }
+    const unsigned char *src = doc->bin + src_off;
+    uint8_t *dst = doc->bin + dst_off;
+    size_t n = (size_t)count, s = (size_t)stride;
+    int rc = -2;
+#ifdef TB_HAVE_MESHOPT
+    if (!strcmp(mode, "ATTRIBUTES")) {
+        if (s % 4)
+            goto bad_stride;
+        rc = meshopt_decodeVertexBuffer(dst, n, s, src, (size_t)src_len);
+        if (rc != 0 && khr && src_len > 0 && src[0] == 0xa1) {
+            tb__fail(err, TB_ERR_UNSUPPORTED, where, "attribute data in the v1 bitstream (header 0xa1), which "
+                     "libmeshoptimizer %d.%d of this build cannot decode (it reads v0, header 0xa0)",
+                     MESHOPTIMIZER_VERSION / 100, MESHOPTIMIZER_VERSION % 100 / 10);
+            return -1;
+        }
+    } else if (!strcmp(mode, "TRIANGLES") || !strcmp(mode, "INDICES")) {
+        if (s != 2 && s != 4)
+            goto bad_stride;
+        if (!strcmp(mode, "TRIANGLES")) {
+            if (n % 3) {
+                tb__fail(err, TB_ERR_INVALID, where, "TRIANGLES count %zu is not a multiple of 3", n);
+                return -1;
+            }
+            rc = meshopt_decodeIndexBuffer(dst, n, s, src, (size_t)src_len);
+        } else {
+            rc = meshopt_decodeIndexSequence(dst, n, s, src, (size_t)src_len);
+        }
+    } else {
+        tb__fail(err, TB_ERR_INVALID, where, "unknown mode %.40s (ATTRIBUTES, TRIANGLES or INDICES)", mode);
+        return -1;
+    }
+    if (rc != 0) {
+        tb__fail(err, TB_ERR_INVALID, where, "meshopt %s data does not decode (error %d): corrupt or a newer "
+                 "codec version", mode, rc);
+        return -1;
+    }
+    if (!strcmp(filter, "OCTAHEDRAL")) {
+        if (s != 4 && s != 8)
+            goto bad_filter;
+        meshopt_decodeFilterOct(dst, n, s);
+    } else if (!strcmp(filter, "QUATERNION")) {
+        if (s != 8)
+            goto bad_filter;
+        meshopt_decodeFilterQuat(dst, n, s);
+    } else if (!strcmp(filter, "EXPONENTIAL")) {
+        if (s % 4)
+            goto bad_filter;
+        meshopt_decodeFilterExp(dst, n, s);
+    } else if (khr && !strcmp(filter, "COLOR")) {
+        tb__fail(err, TB_ERR_UNSUPPORTED, where, "the COLOR filter is not decoded by this tailbone");
+        return -1;
+    } else if (strcmp(filter, "NONE") != 0) {
+        tb__fail(err, TB_ERR_INVALID, where, "unknown filter %.40s", filter);
+        return -1;
+    }
+#endif
+    (void)src;
+    (void)dst;
+    (void)n;
+    (void)s;
+    return rc != 0 ? -1 : 0;
+#ifdef TB_HAVE_MESHOPT
+bad_stride:
+    tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for mode %s", s, mode);
+    return -1;
+bad_filter:
+    tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for filter %s", s, filter);
+    return -1;
+#endif
+}
+
 /* EXT_meshopt_compression, and KHR_meshopt_compression (the same JSON; its
  * attribute bitstream may also be the newer v1 format and its filters
  * include COLOR): every bufferView carrying `name` is decoded into its own
@@ -99,7 +213,7 @@ const char *tb__meshopt_name(json_t *view)
 static int tb__meshopt(tb_doc *doc, const char *name, tb_error *err)
 {
     json_t *views = json_object_get(doc->root, "bufferViews");
-    int decoded = 0, khr = !strcmp(name, TB__KHR_MESHOPT);
+    int decoded = 0;
     char where[96];
     for (size_t i = 0; i < json_array_size(views); i++) {
         json_t *v = json_array_get(views, i);
@@ -107,117 +221,10 @@ static int tb__meshopt(tb_doc *doc, const char *name, tb_error *err)
         if (!json_is_object(e))
             continue;
         snprintf(where, sizeof where, "/bufferViews/%zu/extensions/%s", i, name);
-        if (khr && json_object_get(json_object_get(v, "extensions"), TB__MESHOPT)) {
-            tb__fail(err, TB_ERR_INVALID, where, "a bufferView must not use both " TB__MESHOPT " and " TB__KHR_MESHOPT);
-            return -1;
-        }
-        if (!tb_can_decode(name)) {
-            tb__fail(err, TB_ERR_UNSUPPORTED, where, "this tailbone was built without libmeshoptimizer");
-            return -1;
-        }
-        json_int_t src_off = tb__int(e, "byteOffset", 0), src_len = tb__int(e, "byteLength", -1);
-        json_int_t stride = tb__int(e, "byteStride", -1), count = tb__int(e, "count", -1);
-        json_int_t dst_off = tb__int(v, "byteOffset", 0), dst_len = tb__int(v, "byteLength", -1);
-        const char *mode = json_string_value(json_object_get(e, "mode"));
-        const char *filter = json_string_value(json_object_get(e, "filter"));
-        if (!filter)
-            filter = "NONE";
-        if (tb__int(e, "buffer", -1) != 0 || tb__int(v, "buffer", -1) != 0) {
-            tb__fail(err, TB_ERR_INVALID, where, "buffer must name an existing buffer");
-            return -1;
-        }
-        if (!mode || stride < 1 || stride > 256 || count < 0 || src_len < 0 || dst_len < 0) {
-            tb__fail(err, TB_ERR_INVALID, where, "needs mode, byteLength, byteStride (1..256) and count");
-            return -1;
-        }
-        if (!tb__in_bin(doc, src_off, src_len)) {
-            tb__fail(err, TB_ERR_BOUNDS, where, "compressed bytes %lld..%lld lie outside the buffer (%zu bytes)",
-                     (long long)src_off, (long long)(src_off + src_len), doc->bin_size);
-            return -1;
-        }
-        if ((unsigned long long)count > (unsigned long long)dst_len / (unsigned long long)stride ||
-            !tb__in_bin(doc, dst_off, dst_len)) {
-            tb__fail(err, TB_ERR_BOUNDS, where, "%lld elements of %lld bytes do not fit the bufferView (%lld bytes)",
-                     (long long)count, (long long)stride, (long long)dst_len);
-            return -1;
-        }
-        if (src_off < dst_off + count * stride && dst_off < src_off + src_len) {
-            tb__fail(err, TB_ERR_INVALID, where, "the compressed bytes overlap the bufferView they decode into");
-            return -1;
-        }
-        const unsigned char *src = doc->bin + src_off;
-        uint8_t *dst = doc->bin + dst_off;
-        size_t n = (size_t)count, s = (size_t)stride;
-        int rc = -2;
-#ifdef TB_HAVE_MESHOPT
-        if (!strcmp(mode, "ATTRIBUTES")) {
-            if (s % 4)
-                goto bad_stride;
-            rc = meshopt_decodeVertexBuffer(dst, n, s, src, (size_t)src_len);
-            if (rc != 0 && khr && src_len > 0 && src[0] == 0xa1) {
-                tb__fail(err, TB_ERR_UNSUPPORTED, where, "attribute data in the v1 bitstream (header 0xa1), which "
-                         "libmeshoptimizer %d.%d of this build cannot decode (it reads v0, header 0xa0)",
-                         MESHOPTIMIZER_VERSION / 100, MESHOPTIMIZER_VERSION % 100 / 10);
-                return -1;
-            }
-        } else if (!strcmp(mode, "TRIANGLES") || !strcmp(mode, "INDICES")) {
-            if (s != 2 && s != 4)
-                goto bad_stride;
-            if (!strcmp(mode, "TRIANGLES")) {
-                if (n % 3) {
-                    tb__fail(err, TB_ERR_INVALID, where, "TRIANGLES count %zu is not a multiple of 3", n);
-                    return -1;
-                }
-                rc = meshopt_decodeIndexBuffer(dst, n, s, src, (size_t)src_len);
-            } else {
-                rc = meshopt_decodeIndexSequence(dst, n, s, src, (size_t)src_len);
-            }
-        } else {
-            tb__fail(err, TB_ERR_INVALID, where, "unknown mode %.40s (ATTRIBUTES, TRIANGLES or INDICES)", mode);
-            return -1;
-        }
-        if (rc != 0) {
-            tb__fail(err, TB_ERR_INVALID, where, "meshopt %s data does not decode (error %d): corrupt or a newer "
-                     "codec version", mode, rc);
-            return -1;
-        }
-        if (!strcmp(filter, "OCTAHEDRAL")) {
-            if (s != 4 && s != 8)
-                goto bad_filter;
-            meshopt_decodeFilterOct(dst, n, s);
-        } else if (!strcmp(filter, "QUATERNION")) {
-            if (s != 8)
-                goto bad_filter;
-            meshopt_decodeFilterQuat(dst, n, s);
-        } else if (!strcmp(filter, "EXPONENTIAL")) {
-            if (s % 4)
-                goto bad_filter;
-            meshopt_decodeFilterExp(dst, n, s);
-        } else if (khr && !strcmp(filter, "COLOR")) {
-            tb__fail(err, TB_ERR_UNSUPPORTED, where, "the COLOR filter is not decoded by this tailbone");
-            return -1;
-        } else if (strcmp(filter, "NONE") != 0) {
-            tb__fail(err, TB_ERR_INVALID, where, "unknown filter %.40s", filter);
-            return -1;
-        }
-#endif
-        (void)src;
-        (void)dst;
-        (void)n;
-        (void)s;
-        if (rc != 0)
+        if (tb__meshopt_view(doc, v, e, name, where, err) != 0)
             return -1;
         tb__drop_ext(v, name);
         decoded++;
-        continue;
-#ifdef TB_HAVE_MESHOPT
-    bad_stride:
-        tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for mode %s", s, mode);
-        return -1;
-    bad_filter:
-        tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for filter %s", s, filter);
-        return -1;
-#endif
     }
     json_t *buffers = json_object_get(doc->root, "buffers");
     for (size_t i = 0; i < json_array_size(buffers); i++)
@@ -266,6 +273,76 @@ static void tb__set_minmax(json_t *acc, const uint8_t *data, size_t count, size_
     json_object_set_new(acc, "max", mx);
 }
 
+/* One Draco attribute (its id in the mesh) decoded into a new bufferView,
+ * accessor ai pointed at it (min/max those of the decoded values). */
+static tb_result tb__draco_attribute_view(tb_doc *doc, tb__draco_mesh *mesh, json_t *id, json_int_t ai, json_t *acc,
+                                          size_t points, unsigned char *used, const char *w, tb_error *err)
+{
+    char msg[256];
+    if (!json_is_integer(id) || ai < 0 || !json_is_object(acc))
+        return tb__fail(err, TB_ERR_INVALID, w, "names no attribute of the primitive");
+    if (used[ai])
+        return tb__fail(err, TB_ERR_UNSUPPORTED, w, "accessor %lld is shared by two Draco primitives", (long long)ai);
+    int ct = (int)tb__int(acc, "componentType", 0);
+    int comps = tb__components(json_string_value(json_object_get(acc, "type")));
+    size_t cs = tb__component_size(ct);
+    if (!comps || !cs)
+        return tb__fail(err, TB_ERR_INVALID, w, "accessor %lld has no valid type and componentType", (long long)ai);
+    if ((size_t)tb__int(acc, "count", -1) != points)
+        return tb__fail(err, TB_ERR_INVALID, w, "accessor %lld says %lld elements; the Draco mesh has %zu points",
+                        (long long)ai, (long long)tb__int(acc, "count", -1), points);
+    size_t elem = (size_t)comps * cs, stride = (elem + 3) & ~(size_t)3; /* vertex attributes: 4-aligned */
+    uint8_t *data = calloc(points ? points : 1, stride);
+    if (!data)
+        return tb__fail(err, TB_ERR_OOM, w, NULL);
+    if (!tb__draco_attribute(mesh, (int)json_integer_value(id), ct, comps, stride, data, msg, sizeof msg)) {
+        free(data);
+        return tb__fail(err, TB_ERR_INVALID, w, "%s", msg);
+    }
+    tb__set_minmax(acc, data, points, stride, ct, comps);
+    int nv = tb_doc_add_buffer_view(doc, data, points * stride, stride != elem ? stride : 0, 34962);
+    free(data);
+    if (nv < 0)
+        return tb__fail(err, TB_ERR_OOM, w, NULL);
+    json_object_set_new(acc, "bufferView", json_integer(nv));
+    json_object_del(acc, "byteOffset");
+    used[ai] = 1;
+    return TB_OK;
+}
+
+/* The Draco mesh's indices decoded into a new bufferView, index accessor
+ * ii pointed at it. */
+static tb_result tb__draco_index_view(tb_doc *doc, tb__draco_mesh *mesh, json_int_t ii, json_t *iacc, size_t points,
+                                      unsigned char *used, const char *w, tb_error *err)
+{
+    char msg[256];
+    tb_result r = TB_OK;
+    int ct = (int)tb__int(iacc, "componentType", 0);
+    size_t cs = tb__component_size(ct), n = tb__draco_index_count(mesh);
+    if (used[ii])
+        return tb__fail(err, TB_ERR_UNSUPPORTED, w, "accessor %lld is shared by two Draco primitives", (long long)ii);
+    if (ct != TB_COMPONENT_UNSIGNED_BYTE && ct != TB_COMPONENT_UNSIGNED_SHORT && ct != TB_COMPONENT_UNSIGNED_INT)
+        return tb__fail(err, TB_ERR_INVALID, w, "index accessor %lld has componentType %d", (long long)ii, ct);
+    if ((size_t)tb__int(iacc, "count", -1) != n)
+        return tb__fail(err, TB_ERR_INVALID, w, "accessor %lld says %lld indices; the Draco mesh has %zu",
+                        (long long)ii, (long long)tb__int(iacc, "count", -1), n);
+    uint8_t *data = malloc(n ? n * cs : 1);
+    if (!data || !tb__draco_indices(mesh, ct, data, points, msg, sizeof msg)) {
+        r = data ? tb__fail(err, TB_ERR_INVALID, w, "%s", msg) : tb__fail(err, TB_ERR_OOM, w, NULL);
+    } else {
+        int nv = tb_doc_add_buffer_view(doc, data, n * cs, 0, 34963);
+        if (nv < 0) {
+            r = tb__fail(err, TB_ERR_OOM, w, NULL);
+        } else {
+            json_object_set_new(iacc, "bufferView", json_integer(nv));
+            json_object_del(iacc, "byteOffset");
+            used[ii] = 1;
+        }
+    }
+    free(data);
+    return r;
+}
+
 /* One primitive's KHR_draco_mesh_compression: its attributes and indices
  * decoded into new bufferViews, its accessors pointed at them. */
 static tb_result tb__draco_primitive(tb_doc *doc, json_t *prim, json_t *e, const char *where, unsigned char *used,
@@ -303,79 +380,14 @@ static tb_result tb__draco_primitive(tb_doc *doc, json_t *prim, json_t *e, const
     json_object_foreach(dattrs, name, id) {
         snprintf(w, sizeof w, "%s/attributes/%s", where, name);
         json_int_t ai = tb__int(attrs, name, -1);
-        json_t *acc = json_array_get(accessors, (size_t)ai);
-        if (!json_is_integer(id) || ai < 0 || !json_is_object(acc)) {
-            r = tb__fail(err, TB_ERR_INVALID, w, "names no attribute of the primitive");
+        r = tb__draco_attribute_view(doc, mesh, id, ai, json_array_get(accessors, (size_t)ai), points, used, w, err);
+        if (r != TB_OK)
             break;
-        }
-        if (used[ai]) {
-            r = tb__fail(err, TB_ERR_UNSUPPORTED, w, "accessor %lld is shared by two Draco primitives", (long long)ai);
-            break;
-        }
-        int ct = (int)tb__int(acc, "componentType", 0);
-        int comps = tb__components(json_string_value(json_object_get(acc, "type")));
-        size_t cs = tb__component_size(ct);
-        if (!comps || !cs) {
-            r = tb__fail(err, TB_ERR_INVALID, w, "accessor %lld has no valid type and componentType", (long long)ai);
-            break;
-        }
-        if ((size_t)tb__int(acc, "count", -1) != points) {
-            r = tb__fail(err, TB_ERR_INVALID, w, "accessor %lld says %lld elements; the Draco mesh has %zu points",
-                         (long long)ai, (long long)tb__int(acc, "count", -1), points);
-            break;
-        }
-        size_t elem = (size_t)comps * cs, stride = (elem + 3) & ~(size_t)3; /* vertex attributes: 4-aligned */
-        uint8_t *data = calloc(points ? points : 1, stride);
-        if (!data) {
-            r = tb__fail(err, TB_ERR_OOM, w, NULL);
-            break;
-        }
-        if (!tb__draco_attribute(mesh, (int)json_integer_value(id), ct, comps, stride, data, msg, sizeof msg)) {
-            free(data);
-            r = tb__fail(err, TB_ERR_INVALID, w, "%s", msg);
-            break;
-        }
-        tb__set_minmax(acc, data, points, stride, ct, comps);
-        int nv = tb_doc_add_buffer_view(doc, data, points * stride, stride != elem ? stride : 0, 34962);
-        free(data);
-        if (nv < 0) {
-            r = tb__fail(err, TB_ERR_OOM, w, NULL);
-            break;
-        }
-        json_object_set_new(acc, "bufferView", json_integer(nv));
-        json_object_del(acc, "byteOffset");
-        used[ai] = 1;
     }
     json_int_t ii = tb__int(prim, "indices", -1);
-    json_t *iacc = json_array_get(accessors, (size_t)ii);
     if (r == TB_OK && ii >= 0 && (size_t)ii < accessor_count) {
         snprintf(w, sizeof w, "%s (indices)", where);
-        int ct = (int)tb__int(iacc, "componentType", 0);
-        size_t cs = tb__component_size(ct), n = tb__draco_index_count(mesh);
-        if (used[ii]) {
-            r = tb__fail(err, TB_ERR_UNSUPPORTED, w, "accessor %lld is shared by two Draco primitives", (long long)ii);
-        } else if (ct != TB_COMPONENT_UNSIGNED_BYTE && ct != TB_COMPONENT_UNSIGNED_SHORT &&
-                   ct != TB_COMPONENT_UNSIGNED_INT) {
-            r = tb__fail(err, TB_ERR_INVALID, w, "index accessor %lld has componentType %d", (long long)ii, ct);
-        } else if ((size_t)tb__int(iacc, "count", -1) != n) {
-            r = tb__fail(err, TB_ERR_INVALID, w, "accessor %lld says %lld indices; the Draco mesh has %zu",
-                         (long long)ii, (long long)tb__int(iacc, "count", -1), n);
-        } else {
-            uint8_t *data = malloc(n ? n * cs : 1);
-            if (!data || !tb__draco_indices(mesh, ct, data, points, msg, sizeof msg)) {
-                r = data ? tb__fail(err, TB_ERR_INVALID, w, "%s", msg) : tb__fail(err, TB_ERR_OOM, w, NULL);
-            } else {
-                int nv = tb_doc_add_buffer_view(doc, data, n * cs, 0, 34963);
-                if (nv < 0) {
-                    r = tb__fail(err, TB_ERR_OOM, w, NULL);
-                } else {
-                    json_object_set_new(iacc, "bufferView", json_integer(nv));
-                    json_object_del(iacc, "byteOffset");
-                    used[ii] = 1;
-                }
-            }
-            free(data);
-        }
+        r = tb__draco_index_view(doc, mesh, ii, json_array_get(accessors, (size_t)ii), points, used, w, err);
     }
     tb__draco_free(mesh);
     return r;
