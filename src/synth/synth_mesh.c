@@ -183,6 +183,73 @@ static void tbs__ring_point(const tbs_ring *r, int k, int segs, float out[3])
         out[q] = r->c[q] + r->ra * c * r->a[q] + (r->rb * s + r->bow * c * c) * r->b[q];
 }
 
+/* The emitted vertex of ring row i, column k, of a loft whose rows of
+ * segs + 1 start at ring0 (the names of the functions below). */
+#define TBS_E(i, k) (ring0 + (size_t)(i) * (size_t)(segs + 1) + (size_t)(k))
+
+/* One end of an open loft (end 0: the first ring; 1: the last, ri) closed
+ * by cap: a pole (at pole, else the ring's centre) or a flat disc. */
+static void tbs__tube_cap(tbs_mesh *m, const tbs_ring *r, int ri, int segs, int end, tbs_cap cap, const float *pole,
+                          size_t ring0)
+{
+    float centre[3];
+    memcpy(centre, pole && cap == TBS_CAP_POLE ? pole : r->c, sizeof centre);
+    if (cap == TBS_CAP_POLE) {
+        /* one logical pole, split per segment for the UVs like any UV sphere */
+        uint32_t lp = (uint32_t)m->nl++;
+        size_t p0 = m->n;
+        for (int k = 0; k < segs; k++)
+            tbs__vertex(m, centre, ((float)k + 0.5f) / (float)segs, end ? 1.0f : 0.0f, lp);
+        for (int k = 0; k < segs; k++) {
+            if (end)
+                tbs__tri(m, TBS_E(ri, k), TBS_E(ri, k + 1), p0 + (size_t)k);
+            else
+                tbs__tri(m, p0 + (size_t)k, TBS_E(0, k + 1), TBS_E(0, k));
+        }
+    } else if (cap == TBS_CAP_FLAT) {
+        /* hard edge: the rim is duplicated with logical ids of its own */
+        size_t lrim = m->nl;
+        m->nl += (size_t)segs + 1;
+        size_t rim = m->n;
+        for (int k = 0; k < segs; k++) {
+            float p[3];
+            tbs__ring_point(r, k, segs, p);
+            double th = 2.0 * TBS_PI * k / segs;
+            tbs__vertex(m, p, 0.5f + 0.5f * (float)cos(th), 0.5f + 0.5f * (float)sin(th),
+                        (uint32_t)(lrim + (size_t)k));
+        }
+        size_t c = tbs__vertex(m, centre, 0.5f, 0.5f, (uint32_t)(lrim + (size_t)segs));
+        for (int k = 0; k < segs; k++) {
+            size_t a = rim + (size_t)k, b = rim + (size_t)((k + 1) % segs);
+            if (end)
+                tbs__tri(m, a, b, c);
+            else
+                tbs__tri(m, c, b, a);
+        }
+    }
+}
+
+/* Safety net for hand-made frames: a closed part must enclose positive
+ * volume, i.e. its triangles (from tri0 on) wind counter-clockwise seen
+ * from outside; flipped when they do not. */
+static void tbs__outward(tbs_mesh *m, size_t tri0)
+{
+    double vol = 0;
+    for (size_t t = tri0; t < m->nt; t++) {
+        const float *p = m->pos + m->tri[t * 3] * 3, *q = m->pos + m->tri[t * 3 + 1] * 3,
+                    *r = m->pos + m->tri[t * 3 + 2] * 3;
+        vol += (double)p[0] * ((double)q[1] * r[2] - (double)q[2] * r[1]) -
+               (double)p[1] * ((double)q[0] * r[2] - (double)q[2] * r[0]) +
+               (double)p[2] * ((double)q[0] * r[1] - (double)q[1] * r[0]);
+    }
+    if (vol < 0)
+        for (size_t t = tri0; t < m->nt; t++) {
+            uint32_t s = m->tri[t * 3 + 1];
+            m->tri[t * 3 + 1] = m->tri[t * 3 + 2];
+            m->tri[t * 3 + 2] = s;
+        }
+}
+
 size_t tbs_tube(tbs_mesh *m, const tbs_ring *rings, int count, int segs, tbs_cap cap0,
                 const float pole0[3], tbs_cap cap1, const float pole1[3], int loop)
 {
@@ -216,76 +283,21 @@ size_t tbs_tube(tbs_mesh *m, const tbs_ring *rings, int count, int segs, tbs_cap
         }
     }
     free(vv);
-#define TBS_E(i, k) (ring0 + (size_t)(i) * (size_t)(segs + 1) + (size_t)(k))
     for (int i = 0; i + 1 < rows; i++)
         for (int k = 0; k < segs; k++) {
             tbs__tri(m, TBS_E(i, k), TBS_E(i, k + 1), TBS_E(i + 1, k + 1));
             tbs__tri(m, TBS_E(i, k), TBS_E(i + 1, k + 1), TBS_E(i + 1, k));
         }
     if (!loop) {
-        for (int end = 0; end < 2; end++) {
-            tbs_cap cap = end ? cap1 : cap0;
-            const float *pole = end ? pole1 : pole0;
-            int ri = end ? count - 1 : 0;
-            const tbs_ring *r = &rings[ri];
-            float centre[3];
-            memcpy(centre, pole && cap == TBS_CAP_POLE ? pole : r->c, sizeof centre);
-            if (cap == TBS_CAP_POLE) {
-                /* one logical pole, split per segment for the UVs like any UV sphere */
-                uint32_t lp = (uint32_t)m->nl++;
-                size_t p0 = m->n;
-                for (int k = 0; k < segs; k++)
-                    tbs__vertex(m, centre, ((float)k + 0.5f) / (float)segs, end ? 1.0f : 0.0f, lp);
-                for (int k = 0; k < segs; k++) {
-                    if (end)
-                        tbs__tri(m, TBS_E(ri, k), TBS_E(ri, k + 1), p0 + (size_t)k);
-                    else
-                        tbs__tri(m, p0 + (size_t)k, TBS_E(0, k + 1), TBS_E(0, k));
-                }
-            } else if (cap == TBS_CAP_FLAT) {
-                /* hard edge: the rim is duplicated with logical ids of its own */
-                size_t lrim = m->nl;
-                m->nl += (size_t)segs + 1;
-                size_t rim = m->n;
-                for (int k = 0; k < segs; k++) {
-                    float p[3];
-                    tbs__ring_point(r, k, segs, p);
-                    double th = 2.0 * TBS_PI * k / segs;
-                    tbs__vertex(m, p, 0.5f + 0.5f * (float)cos(th), 0.5f + 0.5f * (float)sin(th),
-                                (uint32_t)(lrim + (size_t)k));
-                }
-                size_t c = tbs__vertex(m, centre, 0.5f, 0.5f, (uint32_t)(lrim + (size_t)segs));
-                for (int k = 0; k < segs; k++) {
-                    size_t a = rim + (size_t)k, b = rim + (size_t)((k + 1) % segs);
-                    if (end)
-                        tbs__tri(m, a, b, c);
-                    else
-                        tbs__tri(m, c, b, a);
-                }
-            }
-        }
+        tbs__tube_cap(m, &rings[0], 0, segs, 0, cap0, pole0, ring0);
+        tbs__tube_cap(m, &rings[count - 1], count - 1, segs, 1, cap1, pole1, ring0);
     }
-#undef TBS_E
     if (m->failed)
         return first;
-    /* Safety net for hand-made frames: a closed part must enclose positive
-     * volume, i.e. its triangles wind counter-clockwise seen from outside. */
-    double vol = 0;
-    for (size_t t = tri0; t < m->nt; t++) {
-        const float *p = m->pos + m->tri[t * 3] * 3, *q = m->pos + m->tri[t * 3 + 1] * 3,
-                    *r = m->pos + m->tri[t * 3 + 2] * 3;
-        vol += (double)p[0] * ((double)q[1] * r[2] - (double)q[2] * r[1]) -
-               (double)p[1] * ((double)q[0] * r[2] - (double)q[2] * r[0]) +
-               (double)p[2] * ((double)q[0] * r[1] - (double)q[1] * r[0]);
-    }
-    if (vol < 0)
-        for (size_t t = tri0; t < m->nt; t++) {
-            uint32_t s = m->tri[t * 3 + 1];
-            m->tri[t * 3 + 1] = m->tri[t * 3 + 2];
-            m->tri[t * 3 + 2] = s;
-        }
+    tbs__outward(m, tri0);
     return first;
 }
+#undef TBS_E
 
 void tbs_mesh_finish(tbs_mesh *m)
 {

@@ -996,6 +996,83 @@ static tb_result fx__tail(fx_build *bd, tb_error *err)
 
 /* ---- clothing ------------------------------------------------------------ */
 
+/* The body vertices a garment covers: between u_lo and u_top, not on an
+ * arm, the head or an unknown bone (by the dominant joint's class). */
+static void fx__garment_torso(const fx_body *b, float u_lo, float u_top, uint8_t *in)
+{
+    const tb_model *m = b->m;
+    for (size_t v = 0; v < m->vertex_count; v++) {
+        float l, u, f;
+        fx__coords(b, m->positions + v * 3, &l, &u, &f);
+        if (u < u_lo || u > u_top)
+            continue;
+        /* not the arms: dominant joint's class */
+        int inf = m->influences, dom = 0;
+        for (int k = 1; k < inf; k++)
+            if (m->weights[v * (size_t)inf + (size_t)k] > m->weights[v * (size_t)inf + (size_t)dom])
+                dom = k;
+        int sj = m->skin_joints[m->joints[v * (size_t)inf + (size_t)dom]];
+        tb_role_class c = tb_role_class_of(m->roles[sj]);
+        if (c == TB_CLASS_ARM || c == TB_CLASS_HEAD || c == TB_CLASS_OTHER)
+            continue;
+        in[v] = 1;
+    }
+}
+
+/* Body vertex pp offset by 0.015 H away from the nearest torso/thigh bone. */
+static void fx__garment_offset(const fx_body *b, const float *pp, float q[3])
+{
+    static const tb_role bones[] = {TB_ROLE_HIPS, TB_ROLE_SPINE, TB_ROLE_SPINE1, TB_ROLE_SPINE2,
+                                    TB_ROLE_LEFT_UPLEG, TB_ROLE_RIGHT_UPLEG};
+    float bd2 = INFINITY, dir[3] = {0, 0, 0};
+    for (size_t r = 0; r < sizeof bones / sizeof bones[0]; r++) {
+        for (int s = 0; s < b->nseg; s++) {
+            if (b->sjoint[s] != b->jskin[bones[r]])
+                continue;
+            float tt, d = fx__seg_dist(pp, b->sa[s], b->sb[s], &tt);
+            if (d < bd2) {
+                bd2 = d;
+                for (int k = 0; k < 3; k++)
+                    dir[k] = pp[k] - (b->sa[s][k] + tt * (b->sb[s][k] - b->sa[s][k]));
+            }
+        }
+    }
+    fx__norm(dir);
+    for (int k = 0; k < 3; k++)
+        q[k] = pp[k] + 0.015f * b->H * dir[k];
+}
+
+/* The covered triangles of body primitive pr copied into me, each body
+ * vertex once (map), offset, with its body vertex's weights. */
+static void fx__garment_copy(const fx_body *b, const tb_model_prim *pr, const uint8_t *in, uint32_t *map,
+                             tbs_mesh *me)
+{
+    const tb_model *m = b->m;
+    for (size_t v = 0; v < m->vertex_count; v++)
+        map[v] = UINT32_MAX;
+    for (size_t t = pr->triangle_offset; t < pr->triangle_offset + pr->triangle_count; t++) {
+        const uint32_t *tri = m->triangles + t * 3;
+        if (!in[tri[0]] || !in[tri[1]] || !in[tri[2]])
+            continue;
+        size_t nv[3];
+        for (int c = 0; c < 3; c++) {
+            uint32_t v = tri[c];
+            if (map[v] == UINT32_MAX) {
+                float q[3];
+                fx__garment_offset(b, m->positions + (size_t)v * 3, q);
+                size_t nvx = tbs_mesh_vertex(me, q, 0, 0, (uint32_t)me->n);
+                me->nl = me->n;
+                if (me->failed)
+                    break;
+                fx__copy_weights(b, v, me->joints + nvx * 4, me->weights + nvx * 4);
+                map[v] = (uint32_t)nvx;
+            }
+            nv[c] = map[v];
+        }
+        tbs_mesh_tri(me, nv[0], nv[1], nv[2]);
+    }
+}
+
 /* An offset copy of the body's torso (coat: down to mid-thigh) from the body
  * primitive holding most of it; each vertex keeps its body vertex's weights
  * (what a rigger's weight transfer gives). */
@@ -1019,22 +1096,7 @@ static tb_result fx__garment(fx_build *bd, fx_part *p, int coat, tb_error *err)
         free(map);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    for (size_t v = 0; v < m->vertex_count; v++) {
-        float l, u, f;
-        fx__coords(b, m->positions + v * 3, &l, &u, &f);
-        if (u < u_lo || u > u_top)
-            continue;
-        /* not the arms: dominant joint's class */
-        int inf = m->influences, dom = 0;
-        for (int k = 1; k < inf; k++)
-            if (m->weights[v * (size_t)inf + (size_t)k] > m->weights[v * (size_t)inf + (size_t)dom])
-                dom = k;
-        int sj = m->skin_joints[m->joints[v * (size_t)inf + (size_t)dom]];
-        tb_role_class c = tb_role_class_of(m->roles[sj]);
-        if (c == TB_CLASS_ARM || c == TB_CLASS_HEAD || c == TB_CLASS_OTHER)
-            continue;
-        in[v] = 1;
-    }
+    fx__garment_torso(b, u_lo, u_top, in);
     int best = -1;
     size_t best_n = 0;
     for (int q = 0; q < m->prim_count; q++) {
@@ -1047,51 +1109,8 @@ static tb_result fx__garment(fx_build *bd, fx_part *p, int coat, tb_error *err)
     tbs_mesh *me = &p->mesh[0];
     p->nmesh = 1;
     p->shells = 1;
-    if (best >= 0) {
-        const tb_model_prim *pr = &m->prims[best];
-        static const tb_role bones[] = {TB_ROLE_HIPS, TB_ROLE_SPINE, TB_ROLE_SPINE1, TB_ROLE_SPINE2,
-                                        TB_ROLE_LEFT_UPLEG, TB_ROLE_RIGHT_UPLEG};
-        for (size_t v = 0; v < m->vertex_count; v++)
-            map[v] = UINT32_MAX;
-        for (size_t t = pr->triangle_offset; t < pr->triangle_offset + pr->triangle_count; t++) {
-            const uint32_t *tri = m->triangles + t * 3;
-            if (!in[tri[0]] || !in[tri[1]] || !in[tri[2]])
-                continue;
-            size_t nv[3];
-            for (int c = 0; c < 3; c++) {
-                uint32_t v = tri[c];
-                if (map[v] == UINT32_MAX) {
-                    /* offset away from the nearest torso/thigh bone */
-                    const float *pp = m->positions + (size_t)v * 3;
-                    float bd2 = INFINITY, dir[3] = {0, 0, 0};
-                    for (size_t r = 0; r < sizeof bones / sizeof bones[0]; r++) {
-                        for (int s = 0; s < b->nseg; s++) {
-                            if (b->sjoint[s] != b->jskin[bones[r]])
-                                continue;
-                            float tt, d = fx__seg_dist(pp, b->sa[s], b->sb[s], &tt);
-                            if (d < bd2) {
-                                bd2 = d;
-                                for (int k = 0; k < 3; k++)
-                                    dir[k] = pp[k] - (b->sa[s][k] + tt * (b->sb[s][k] - b->sa[s][k]));
-                            }
-                        }
-                    }
-                    fx__norm(dir);
-                    float q[3];
-                    for (int k = 0; k < 3; k++)
-                        q[k] = pp[k] + 0.015f * H * dir[k];
-                    size_t nvx = tbs_mesh_vertex(me, q, 0, 0, (uint32_t)me->n);
-                    me->nl = me->n;
-                    if (me->failed)
-                        break;
-                    fx__copy_weights(b, v, me->joints + nvx * 4, me->weights + nvx * 4);
-                    map[v] = (uint32_t)nvx;
-                }
-                nv[c] = map[v];
-            }
-            tbs_mesh_tri(me, nv[0], nv[1], nv[2]);
-        }
-    }
+    if (best >= 0)
+        fx__garment_copy(b, &m->prims[best], in, map, me);
     free(in);
     free(map);
     if (me->failed)
@@ -1198,6 +1217,65 @@ static void fx__slab(fx_build *bd, tbs_mesh *me, float u_top, float u_bot, float
     tbs_tube(me, rings, N, segs, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
 }
 
+/* A scabbard: straight, constant section, diagonally across the back,
+ * each vertex on its nearest bone; its root where it crosses the spine. */
+static tb_result fx__scabbard(fx_build *bd, fx_part *p, float u_sp2, size_t v0, tb_error *err)
+{
+    fx_body *b = &bd->b;
+    const float H = b->H;
+    tbs_mesh *me = &p->mesh[0];
+    float fb = INFINITY;
+    for (int i = 0; i <= 6; i++) {
+        float x = fx__back_f(b, 0, -0.05f * H + (u_sp2 + 0.15f * H) * (float)i / 6.0f, 0.05f * H);
+        fb = x < fb ? x : fb;
+    }
+    tbs_ring rings[24];
+    float a[3], z[3];
+    fx__at(b, 0.11f * H, -0.06f * H, fb - 0.035f * H, a);
+    fx__at(b, -0.13f * H, u_sp2 + 0.1f * H, fb - 0.035f * H, z);
+    for (int i = 0; i < 24; i++) {
+        float t = (float)i / 23.0f;
+        for (int k = 0; k < 3; k++)
+            rings[i].c[k] = a[k] + t * (z[k] - a[k]);
+        rings[i].ra = 0.018f * H;
+        rings[i].rb = 0.012f * H;
+        rings[i].bow = 0;
+    }
+    float d[3] = {z[0] - a[0], z[1] - a[1], z[2] - a[2]}, a0[3];
+    fx__cross(d, b->F, a0);
+    fx__norm(a0);
+    tbs_frames(rings, 24, a0);
+    tbs_tube(me, rings, 24, 12, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
+    for (size_t v = v0; v < me->n; v++)
+        fx__weight_nearest(b, me, v);
+    p->attach_role = fx__spine_role(b);
+    /* where it crosses the spine */
+    float t = 0.11f / 0.24f;
+    for (int k = 0; k < 3; k++)
+        p->root[k] = a[k] + t * (z[k] - a[k]);
+    p->length = fx__dist(a, z);
+    return me->failed ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
+}
+
+/* Clothing's weights from vertex v0 on: a plate all on the hips; the rest
+ * the nearest body vertex's (within 0.3 H), else the nearest bone. */
+static void fx__clothing_weights(const fx_body *b, tbs_mesh *me, size_t v0, int plate)
+{
+    for (size_t v = v0; v < me->n; v++) {
+        if (plate) {
+            int j = b->jskin[TB_ROLE_HIPS];
+            float w = 1;
+            fx__set_weights(me, v, &j, &w, 1);
+        } else {
+            long q = fx__nearest(b, me->pos + v * 3, 0.3f * b->H);
+            if (q >= 0)
+                fx__copy_weights(b, (size_t)q, me->joints + v * 4, me->weights + v * 4);
+            else
+                fx__weight_nearest(b, me, v);
+        }
+    }
+}
+
 static tb_result fx__clothing(fx_build *bd, unsigned which, tb_error *err)
 {
     fx_body *b = &bd->b;
@@ -1246,58 +1324,14 @@ static tb_result fx__clothing(fx_build *bd, unsigned which, tb_error *err)
         p->attach_role = fx__spine_role(b);
         fx__at(b, 0, u_sp2 + 0.07f * H, 0, p->root);
         break;
-    case FX_SCABBARD: {
-        /* straight, constant section, diagonally across the back */
-        float fb = INFINITY;
-        for (int i = 0; i <= 6; i++) {
-            float x = fx__back_f(b, 0, -0.05f * H + (u_sp2 + 0.15f * H) * (float)i / 6.0f, 0.05f * H);
-            fb = x < fb ? x : fb;
-        }
-        tbs_ring rings[24];
-        float a[3], z[3];
-        fx__at(b, 0.11f * H, -0.06f * H, fb - 0.035f * H, a);
-        fx__at(b, -0.13f * H, u_sp2 + 0.1f * H, fb - 0.035f * H, z);
-        for (int i = 0; i < 24; i++) {
-            float t = (float)i / 23.0f;
-            for (int k = 0; k < 3; k++)
-                rings[i].c[k] = a[k] + t * (z[k] - a[k]);
-            rings[i].ra = 0.018f * H;
-            rings[i].rb = 0.012f * H;
-            rings[i].bow = 0;
-        }
-        float d[3] = {z[0] - a[0], z[1] - a[1], z[2] - a[2]}, a0[3];
-        fx__cross(d, b->F, a0);
-        fx__norm(a0);
-        tbs_frames(rings, 24, a0);
-        tbs_tube(me, rings, 24, 12, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
-        for (size_t v = v0; v < me->n; v++)
-            fx__weight_nearest(b, me, v);
-        p->attach_role = fx__spine_role(b);
-        /* where it crosses the spine */
-        float t = 0.11f / 0.24f;
-        for (int k = 0; k < 3; k++)
-            p->root[k] = a[k] + t * (z[k] - a[k]);
-        p->length = fx__dist(a, z);
-        return me->failed ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
-    }
+    case FX_SCABBARD:
+        return fx__scabbard(bd, p, u_sp2, v0, err);
     default:
         break;
     }
     if (me->failed)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t v = v0; v < me->n; v++) {
-        if (which == FX_PLATE) {
-            int j = b->jskin[TB_ROLE_HIPS];
-            float w = 1;
-            fx__set_weights(me, v, &j, &w, 1);
-        } else {
-            long q = fx__nearest(b, me->pos + v * 3, 0.3f * H);
-            if (q >= 0)
-                fx__copy_weights(b, (size_t)q, me->joints + v * 4, me->weights + v * 4);
-            else
-                fx__weight_nearest(b, me, v);
-        }
-    }
+    fx__clothing_weights(b, me, v0, which == FX_PLATE);
     return TB_OK;
 }
 
