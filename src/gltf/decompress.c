@@ -92,6 +92,85 @@ const char *tb__meshopt_name(json_t *view)
     return NULL;
 }
 
+/* n elements of s bytes decoded from src (src_len bytes) into dst by mode
+ * (ATTRIBUTES, TRIANGLES, INDICES), then filter. 0, or -1 (err set). */
+static int tb__meshopt_decode(uint8_t *dst, const unsigned char *src, size_t n, size_t s, size_t src_len,
+                              const char *mode, const char *filter, int khr, const char *where, tb_error *err)
+{
+    int rc = -2;
+#ifdef TB_HAVE_MESHOPT
+    if (!strcmp(mode, "ATTRIBUTES")) {
+        if (s % 4)
+            goto bad_stride;
+        rc = meshopt_decodeVertexBuffer(dst, n, s, src, src_len);
+        if (rc != 0 && khr && src_len > 0 && src[0] == 0xa1) {
+            tb__fail(err, TB_ERR_UNSUPPORTED, where, "attribute data in the v1 bitstream (header 0xa1), which "
+                     "libmeshoptimizer %d.%d of this build cannot decode (it reads v0, header 0xa0)",
+                     MESHOPTIMIZER_VERSION / 100, MESHOPTIMIZER_VERSION % 100 / 10);
+            return -1;
+        }
+    } else if (!strcmp(mode, "TRIANGLES") || !strcmp(mode, "INDICES")) {
+        if (s != 2 && s != 4)
+            goto bad_stride;
+        if (!strcmp(mode, "TRIANGLES")) {
+            if (n % 3) {
+                tb__fail(err, TB_ERR_INVALID, where, "TRIANGLES count %zu is not a multiple of 3", n);
+                return -1;
+            }
+            rc = meshopt_decodeIndexBuffer(dst, n, s, src, src_len);
+        } else {
+            rc = meshopt_decodeIndexSequence(dst, n, s, src, src_len);
+        }
+    } else {
+        tb__fail(err, TB_ERR_INVALID, where, "unknown mode %.40s (ATTRIBUTES, TRIANGLES or INDICES)", mode);
+        return -1;
+    }
+    if (rc != 0) {
+        tb__fail(err, TB_ERR_INVALID, where, "meshopt %s data does not decode (error %d): corrupt or a newer "
+                 "codec version", mode, rc);
+        return -1;
+    }
+    if (!strcmp(filter, "OCTAHEDRAL")) {
+        if (s != 4 && s != 8)
+            goto bad_filter;
+        meshopt_decodeFilterOct(dst, n, s);
+    } else if (!strcmp(filter, "QUATERNION")) {
+        if (s != 8)
+            goto bad_filter;
+        meshopt_decodeFilterQuat(dst, n, s);
+    } else if (!strcmp(filter, "EXPONENTIAL")) {
+        if (s % 4)
+            goto bad_filter;
+        meshopt_decodeFilterExp(dst, n, s);
+    } else if (khr && !strcmp(filter, "COLOR")) {
+        tb__fail(err, TB_ERR_UNSUPPORTED, where, "the COLOR filter is not decoded by this tailbone");
+        return -1;
+    } else if (strcmp(filter, "NONE") != 0) {
+        tb__fail(err, TB_ERR_INVALID, where, "unknown filter %.40s", filter);
+        return -1;
+    }
+#endif
+    (void)src;
+    (void)dst;
+    (void)n;
+    (void)s;
+    (void)src_len;
+    (void)mode;
+    (void)filter;
+    (void)khr;
+    (void)where;
+    (void)err;
+    return rc != 0 ? -1 : 0;
+#ifdef TB_HAVE_MESHOPT
+bad_stride:
+    tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for mode %s", s, mode);
+    return -1;
+bad_filter:
+    tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for filter %s", s, filter);
+    return -1;
+#endif
+}
+
 /* One compressed bufferView v (its extension e): checked against the
  * buffer and decoded into its own bytes. 0, or -1 (err set). */
 static int tb__meshopt_view(tb_doc *doc, json_t *v, json_t *e, const char *name, const char *where, tb_error *err)
@@ -135,75 +214,8 @@ static int tb__meshopt_view(tb_doc *doc, json_t *v, json_t *e, const char *name,
         tb__fail(err, TB_ERR_INVALID, where, "the compressed bytes overlap the bufferView they decode into");
         return -1;
     }
-    const unsigned char *src = doc->bin + src_off;
-    uint8_t *dst = doc->bin + dst_off;
-    size_t n = (size_t)count, s = (size_t)stride;
-    int rc = -2;
-#ifdef TB_HAVE_MESHOPT
-    if (!strcmp(mode, "ATTRIBUTES")) {
-        if (s % 4)
-            goto bad_stride;
-        rc = meshopt_decodeVertexBuffer(dst, n, s, src, (size_t)src_len);
-        if (rc != 0 && khr && src_len > 0 && src[0] == 0xa1) {
-            tb__fail(err, TB_ERR_UNSUPPORTED, where, "attribute data in the v1 bitstream (header 0xa1), which "
-                     "libmeshoptimizer %d.%d of this build cannot decode (it reads v0, header 0xa0)",
-                     MESHOPTIMIZER_VERSION / 100, MESHOPTIMIZER_VERSION % 100 / 10);
-            return -1;
-        }
-    } else if (!strcmp(mode, "TRIANGLES") || !strcmp(mode, "INDICES")) {
-        if (s != 2 && s != 4)
-            goto bad_stride;
-        if (!strcmp(mode, "TRIANGLES")) {
-            if (n % 3) {
-                tb__fail(err, TB_ERR_INVALID, where, "TRIANGLES count %zu is not a multiple of 3", n);
-                return -1;
-            }
-            rc = meshopt_decodeIndexBuffer(dst, n, s, src, (size_t)src_len);
-        } else {
-            rc = meshopt_decodeIndexSequence(dst, n, s, src, (size_t)src_len);
-        }
-    } else {
-        tb__fail(err, TB_ERR_INVALID, where, "unknown mode %.40s (ATTRIBUTES, TRIANGLES or INDICES)", mode);
-        return -1;
-    }
-    if (rc != 0) {
-        tb__fail(err, TB_ERR_INVALID, where, "meshopt %s data does not decode (error %d): corrupt or a newer "
-                 "codec version", mode, rc);
-        return -1;
-    }
-    if (!strcmp(filter, "OCTAHEDRAL")) {
-        if (s != 4 && s != 8)
-            goto bad_filter;
-        meshopt_decodeFilterOct(dst, n, s);
-    } else if (!strcmp(filter, "QUATERNION")) {
-        if (s != 8)
-            goto bad_filter;
-        meshopt_decodeFilterQuat(dst, n, s);
-    } else if (!strcmp(filter, "EXPONENTIAL")) {
-        if (s % 4)
-            goto bad_filter;
-        meshopt_decodeFilterExp(dst, n, s);
-    } else if (khr && !strcmp(filter, "COLOR")) {
-        tb__fail(err, TB_ERR_UNSUPPORTED, where, "the COLOR filter is not decoded by this tailbone");
-        return -1;
-    } else if (strcmp(filter, "NONE") != 0) {
-        tb__fail(err, TB_ERR_INVALID, where, "unknown filter %.40s", filter);
-        return -1;
-    }
-#endif
-    (void)src;
-    (void)dst;
-    (void)n;
-    (void)s;
-    return rc != 0 ? -1 : 0;
-#ifdef TB_HAVE_MESHOPT
-bad_stride:
-    tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for mode %s", s, mode);
-    return -1;
-bad_filter:
-    tb__fail(err, TB_ERR_INVALID, where, "byteStride %zu is not allowed for filter %s", s, filter);
-    return -1;
-#endif
+    return tb__meshopt_decode(doc->bin + dst_off, doc->bin + src_off, (size_t)count, (size_t)stride, (size_t)src_len,
+                              mode, filter, khr, where, err);
 }
 
 /* EXT_meshopt_compression, and KHR_meshopt_compression (the same JSON; its
