@@ -121,6 +121,47 @@ static void tb__set_rest(tb__fit *F, const tb__vrm_joint *jt)
     }
 }
 
+/* One link i of the runtime model (a VRM spring joint) for one frame: its
+ * tail point moved by inertia (1 − drag), stiffness towards the rest
+ * direction and gravity, kept at its length (stale: the tips at the frame's
+ * start); q[i] turned to point at it; Pc (the parent's world matrix) on to
+ * the link's. */
+static void tb__sim_link(const tb__fit *F, const tb__vrm_joint *jt, int i, float *q, float *cu, float *pv,
+                         const float *stale, float Pc[16])
+{
+    float head[3], ax[3], nx[3], M[16], L[16];
+    tb__trs(L, F->loc_t + 3 * i, q + 4 * i, F->loc_s + 3 * i);
+    tb_mat4_mul(M, Pc, L);
+    head[0] = M[12], head[1] = M[13], head[2] = M[14];
+    float dl[3] = {stale[0] - head[0], stale[1] - head[1], stale[2] - head[2]};
+    float len = sqrtf(dl[0] * dl[0] + dl[1] * dl[1] + dl[2] * dl[2]);
+    tb__apply(ax, Pc, F->rest_dir + 3 * i, 0);
+    glm_vec3_normalize(ax);
+    float keep = 1.0f - jt[i].drag, sh = jt[i].stiffness * F->h, gh = jt[i].gravity * F->h;
+    for (int k = 0; k < 3; k++)
+        nx[k] = cu[k] + (cu[k] - pv[k]) * keep + ax[k] * sh;
+    nx[1] -= gh;
+    float d[3] = {nx[0] - head[0], nx[1] - head[1], nx[2] - head[2]};
+    float n = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (n > 0)
+        for (int k = 0; k < 3; k++)
+            nx[k] = head[k] + d[k] * len / n;
+    memcpy(pv, cu, 3 * sizeof *cu);
+    memcpy(cu, nx, 3 * sizeof *cu);
+    /* the rotation from the rest that points the bone at next */
+    float R[16];
+    vec3 v;
+    versor dq;
+    tb_mat4_mul(R, Pc, F->rest_m + 16 * i);
+    glm_mat4_inv((vec4 *)R, (vec4 *)R);
+    tb__apply(v, R, nx, 1);
+    glm_vec3_normalize(v);
+    glm_quat_from_vecs(F->axis + 3 * i, v, dq);
+    glm_quat_mul(F->rest_q + 4 * i, dq, q + 4 * i);
+    tb__trs(L, F->loc_t + 3 * i, q + 4 * i, F->loc_s + 3 * i);
+    tb_mat4_mul(Pc, Pc, L);
+}
+
 /* Plays the runtime model over every clip; returns the summed squared tip
  * distance of the last loop; dist/tip (may be NULL) get summed distances. */
 static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, double *tip, double *swing,
@@ -144,41 +185,10 @@ static double tb__simulate(tb__fit *F, const tb__vrm_joint *jt, double *dist, do
             for (int f = 0; f < cl->frames; f++) {
                 const float *P = cl->body[f];
                 tb__chain_tips(F, P, q, stale);
-                float Pc[16], M[16], L[16];
+                float Pc[16];
                 memcpy(Pc, P, sizeof Pc);
-                for (int i = 0; i < K; i++) {
-                    float *cu = cur + 3 * i, *pv = prev + 3 * i, head[3], ax[3], nx[3];
-                    tb__trs(L, F->loc_t + 3 * i, q + 4 * i, F->loc_s + 3 * i);
-                    tb_mat4_mul(M, Pc, L);
-                    head[0] = M[12], head[1] = M[13], head[2] = M[14];
-                    float dl[3] = {stale[3 * i] - head[0], stale[3 * i + 1] - head[1], stale[3 * i + 2] - head[2]};
-                    float len = sqrtf(dl[0] * dl[0] + dl[1] * dl[1] + dl[2] * dl[2]);
-                    tb__apply(ax, Pc, F->rest_dir + 3 * i, 0);
-                    glm_vec3_normalize(ax);
-                    float keep = 1.0f - jt[i].drag, sh = jt[i].stiffness * F->h, gh = jt[i].gravity * F->h;
-                    for (int k = 0; k < 3; k++)
-                        nx[k] = cu[k] + (cu[k] - pv[k]) * keep + ax[k] * sh;
-                    nx[1] -= gh;
-                    float d[3] = {nx[0] - head[0], nx[1] - head[1], nx[2] - head[2]};
-                    float n = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-                    if (n > 0)
-                        for (int k = 0; k < 3; k++)
-                            nx[k] = head[k] + d[k] * len / n;
-                    memcpy(pv, cu, 3 * sizeof *cu);
-                    memcpy(cu, nx, 3 * sizeof *cu);
-                    /* the rotation from the rest that points the bone at next */
-                    float R[16];
-                    vec3 v;
-                    versor dq;
-                    tb_mat4_mul(R, Pc, F->rest_m + 16 * i);
-                    glm_mat4_inv((vec4 *)R, (vec4 *)R);
-                    tb__apply(v, R, nx, 1);
-                    glm_vec3_normalize(v);
-                    glm_quat_from_vecs(F->axis + 3 * i, v, dq);
-                    glm_quat_mul(F->rest_q + 4 * i, dq, q + 4 * i);
-                    tb__trs(L, F->loc_t + 3 * i, q + 4 * i, F->loc_s + 3 * i);
-                    tb_mat4_mul(Pc, Pc, L);
-                }
+                for (int i = 0; i < K; i++)
+                    tb__sim_link(F, jt, i, q, cur + 3 * i, prev + 3 * i, stale + 3 * i, Pc);
                 if (loop == TB__FIT_LOOPS - 1) {
                     tb__chain_tips(F, P, q, tips);
                     const float *tg = cl->target + (size_t)f * (size_t)K * 3;
