@@ -761,7 +761,7 @@ static int tb__in_chain(const tb_skeleton *skel, const tb_spring_desc *d, int up
 /* The joints of chain ri (given, at d->chain_joints + off; or walked down
  * the Tail_ names from j, whose prefix is pl long) and its end joint (-1:
  * none). */
-static tb_result tb__chain_joints(const tb_skeleton *skel, const tb_spring_desc *d, int ri, int off, int j,
+static tb_result tb__spring_chain_joints(const tb_skeleton *skel, const tb_spring_desc *d, int ri, int off, int j,
                                   size_t pl, const char *nm, int *joints, int *count, int *end, tb_error *err)
 {
     if (d && d->chain_joints) {
@@ -938,7 +938,7 @@ static tb_result tb__discover(const tb_skeleton *skel, const tb_spring_desc *d, 
         }
         int joints[TB__MAX_LINKS];
         int count = 0, end = -1;
-        if ((er = tb__chain_joints(skel, d, ri, off, j, pl, nm, joints, &count, &end, err)) != TB_OK)
+        if ((er = tb__spring_chain_joints(skel, d, ri, off, j, pl, nm, joints, &count, &end, err)) != TB_OK)
             return er;
 
         /* Counting builds the chain in scratch too, so that
