@@ -28,7 +28,7 @@ static int tb__kept(const tb_gltf_channel *ch, const tb_model *m, int node_count
 
 /* A kept channel's sampler (NULL: the channel is not kept), its key count,
  * values per key (3 for a cubic spline: in-tangent, value, out-tangent) and
- * floats per value: what both passes of tb_clip_load read. */
+ * floats per value: what both passes of tb_clip_load read (tb__next_kept). */
 static const tb_gltf_sampler *tb__channel_sizes(const tb_gltf *g, const tb_gltf_animation *an, const tb_model *m,
                                                 const tb_gltf_channel *ch, size_t *keys, size_t *per, size_t *comp)
 {
@@ -47,6 +47,118 @@ static size_t tb__align16(size_t bytes)
     return (bytes + 15u) & ~(size_t)15u;
 }
 
+/* The next kept channel from *c on (*c moves past it): its sampler and
+ * sizes (tb__channel_sizes), *ch the channel; NULL when none is left. */
+static const tb_gltf_sampler *tb__next_kept(const tb_gltf *g, const tb_gltf_animation *an, const tb_model *m, int *c,
+                                            const tb_gltf_channel **ch, size_t *keys, size_t *per, size_t *comp)
+{
+    while (*c < an->channel_count) {
+        *ch = &an->channels[(*c)++];
+        const tb_gltf_sampler *s = tb__channel_sizes(g, an, m, *ch, keys, per, comp);
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+/* Work scales with a clip's length (baked keys, simulated steps): a clip
+ * lasting longer than TB_MAX_CLIP_S, or a non-finite key time, is refused
+ * naming the input accessor that holds it. */
+static tb_result tb__clip_too_long(const tb_doc *doc, const tb_gltf_animation *an, int animation, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    for (int q = 0; q < an->sampler_count; q++) {
+        int in = an->samplers[q].input;
+        size_t n = g->accessors[in].count;
+        float *t = malloc((n ? n : 1) * sizeof *t);
+        if (!t)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        tb_result r = tb_accessor_read_floats(doc, in, t, n, err);
+        for (size_t i = 0; r == TB_OK && i < n; i++)
+            if (!(t[i] <= TB_MAX_CLIP_S) || !(t[i] >= -TB_MAX_CLIP_S)) {
+                char where[64];
+                snprintf(where, sizeof where, "/accessors/%d", in);
+                r = tb__fail(err, TB_ERR_UNSUPPORTED, where,
+                             "key %zu of clip %s is at %g s (input of /animations/%d/samplers/%d); clips "
+                             "longer than %g s are refused",
+                             i, an->name ? an->name : "(unnamed)", (double)t[i], animation, q, (double)TB_MAX_CLIP_S);
+            }
+        free(t);
+        if (r != TB_OK)
+            return r;
+    }
+    return tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "clip %s lasts %g s; clips longer than %g s are refused",
+                    an->name ? an->name : "(unnamed)", (double)an->duration_s, (double)TB_MAX_CLIP_S);
+}
+
+/* Pass 1: the size of one block for the clip, its channels and every kept
+ * channel's times and values (each channel gets its own copy: samplers
+ * shared by several channels are rare and small); *chan_off where the
+ * channels start, *kept how many. */
+static tb_result tb__clip_size(const tb_gltf *g, const tb_gltf_animation *an, const tb_model *m, int animation,
+                               int *kept, size_t *chan_off, size_t *bytes, tb_error *err)
+{
+    const tb_gltf_channel *ch;
+    const tb_gltf_sampler *s;
+    size_t keys, per, comp;
+    *kept = 0;
+    *bytes = tb__align16(sizeof(tb_clip));
+    for (int c = 0; (s = tb__next_kept(g, an, m, &c, &ch, &keys, &per, &comp));) {
+        if (g->accessors[s->output].count != keys * per || keys == 0 || keys > (size_t)INT32_MAX) {
+            char where[96];
+            snprintf(where, sizeof where, "/animations/%d/samplers/%d", animation, ch->sampler);
+            return tb__fail(err, TB_ERR_INVALID, where, "output has %zu elements for %zu keys",
+                            g->accessors[s->output].count, keys);
+        }
+        *bytes += tb__align16(keys * sizeof(float)) + tb__align16(keys * per * comp * sizeof(float));
+        ++*kept;
+    }
+    *chan_off = *bytes;
+    *bytes += tb__align16((size_t)*kept * sizeof(tb_channel));
+    return TB_OK;
+}
+
+/* Pass 2: every kept channel's times and values decoded into the block
+ * after the clip, its tb_channel filled; *reordered counts the key times
+ * raised to keep them non-decreasing. */
+static tb_result tb__clip_decode(const tb_doc *doc, const tb_gltf_animation *an, const tb_model *m, uint8_t *block,
+                                 tb_channel *chans, int *reordered, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    const tb_gltf_channel *ch;
+    const tb_gltf_sampler *s;
+    size_t keys, per, comp, at = tb__align16(sizeof(tb_clip));
+    int k = 0;
+    *reordered = 0;
+    for (int c = 0; (s = tb__next_kept(g, an, m, &c, &ch, &keys, &per, &comp));) {
+        float *times = (float *)(block + at);
+        at += tb__align16(keys * sizeof(float));
+        float *values = (float *)(block + at);
+        at += tb__align16(keys * per * comp * sizeof(float));
+        tb_result r = tb_accessor_read_floats(doc, s->input, times, keys, err);
+        if (r == TB_OK)
+            r = tb_accessor_read_floats(doc, s->output, values, keys * per * comp, err);
+        if (r != TB_OK)
+            return r;
+        /* The sampler's binary search needs non-decreasing times. */
+        for (size_t q = 1; q < keys; q++)
+            if (times[q] < times[q - 1]) {
+                times[q] = times[q - 1];
+                ++*reordered;
+            }
+        tb_channel *dst = &chans[k++];
+        dst->joint = m->joint_of_node[ch->node];
+        dst->path = ch->path == TB_GLTF_PATH_TRANSLATION ? TB_PATH_TRANSLATION
+                    : ch->path == TB_GLTF_PATH_ROTATION  ? TB_PATH_ROTATION
+                                                         : TB_PATH_SCALE;
+        dst->interp = s->interp;
+        dst->key_count = (int)keys;
+        dst->times = times;
+        dst->values = values;
+    }
+    return TB_OK;
+}
+
 tb_result tb_clip_load(tb_clip **out, const tb_doc *doc, const tb_model *m, int animation,
                        tb_clip_info *info, tb_error *err)
 {
@@ -58,98 +170,22 @@ tb_result tb_clip_load(tb_clip **out, const tb_doc *doc, const tb_model *m, int 
         return tb__fail(err, TB_ERR_ARG, NULL, "animation %d out of range (the file has %d)", animation,
                         g->animation_count);
     const tb_gltf_animation *an = &g->animations[animation];
-    /* Work scales with a clip's length (baked keys, simulated steps): a
-     * clip lasting longer than TB_MAX_CLIP_S, or a non-finite key time, is
-     * refused naming the input accessor that holds it. */
-    if (!(an->duration_s <= TB_MAX_CLIP_S)) {
-        for (int q = 0; q < an->sampler_count; q++) {
-            int in = an->samplers[q].input;
-            size_t n = g->accessors[in].count;
-            float *t = malloc((n ? n : 1) * sizeof *t);
-            if (!t)
-                return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            tb_result r = tb_accessor_read_floats(doc, in, t, n, err);
-            for (size_t i = 0; r == TB_OK && i < n; i++)
-                if (!(t[i] <= TB_MAX_CLIP_S) || !(t[i] >= -TB_MAX_CLIP_S)) {
-                    char where[64];
-                    snprintf(where, sizeof where, "/accessors/%d", in);
-                    r = tb__fail(err, TB_ERR_UNSUPPORTED, where,
-                                 "key %zu of clip %s is at %g s (input of /animations/%d/samplers/%d); clips "
-                                 "longer than %g s are refused",
-                                 i, an->name ? an->name : "(unnamed)", (double)t[i], animation, q,
-                                 (double)TB_MAX_CLIP_S);
-                }
-            free(t);
-            if (r != TB_OK)
-                return r;
-        }
-        return tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "clip %s lasts %g s; clips longer than %g s are refused",
-                        an->name ? an->name : "(unnamed)", (double)an->duration_s, (double)TB_MAX_CLIP_S);
-    }
-
-    /* Pass 1: size one block for the clip, its channels and every kept
-     * channel's times and values (each channel gets its own copy: samplers
-     * shared by several channels are rare and small). */
-    int kept = 0;
-    size_t bytes = tb__align16(sizeof(tb_clip));
-    for (int c = 0; c < an->channel_count; c++) {
-        const tb_gltf_channel *ch = &an->channels[c];
-        size_t keys, per, comp;
-        const tb_gltf_sampler *s = tb__channel_sizes(g, an, m, ch, &keys, &per, &comp);
-        if (!s)
-            continue;
-        if (g->accessors[s->output].count != keys * per || keys == 0 || keys > (size_t)INT32_MAX) {
-            char where[96];
-            snprintf(where, sizeof where, "/animations/%d/samplers/%d", animation, ch->sampler);
-            return tb__fail(err, TB_ERR_INVALID, where, "output has %zu elements for %zu keys",
-                            g->accessors[s->output].count, keys);
-        }
-        bytes += tb__align16(keys * sizeof(float)) + tb__align16(keys * per * comp * sizeof(float));
-        kept++;
-    }
-    size_t chan_off = bytes;
-    bytes += tb__align16((size_t)kept * sizeof(tb_channel));
+    if (!(an->duration_s <= TB_MAX_CLIP_S))
+        return tb__clip_too_long(doc, an, animation, err);
+    int kept = 0, reordered = 0;
+    size_t chan_off = 0, bytes = 0;
+    tb_result r = tb__clip_size(g, an, m, animation, &kept, &chan_off, &bytes, err);
+    if (r != TB_OK)
+        return r;
     uint8_t *block = malloc(bytes);
     if (!block)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     tb_clip *clip = (tb_clip *)block;
     tb_channel *chans = (tb_channel *)(block + chan_off);
-    size_t at = tb__align16(sizeof(tb_clip));
-
-    /* Pass 2: decode. */
-    int k = 0, reordered = 0;
-    for (int c = 0; c < an->channel_count; c++) {
-        const tb_gltf_channel *ch = &an->channels[c];
-        size_t keys, per, comp;
-        const tb_gltf_sampler *s = tb__channel_sizes(g, an, m, ch, &keys, &per, &comp);
-        if (!s)
-            continue;
-        float *times = (float *)(block + at);
-        at += tb__align16(keys * sizeof(float));
-        float *values = (float *)(block + at);
-        at += tb__align16(keys * per * comp * sizeof(float));
-        tb_result r = tb_accessor_read_floats(doc, s->input, times, keys, err);
-        if (r == TB_OK)
-            r = tb_accessor_read_floats(doc, s->output, values, keys * per * comp, err);
-        if (r != TB_OK) {
-            free(block);
-            return r;
-        }
-        /* The sampler's binary search needs non-decreasing times. */
-        for (size_t q = 1; q < keys; q++)
-            if (times[q] < times[q - 1]) {
-                times[q] = times[q - 1];
-                reordered++;
-            }
-        tb_channel *dst = &chans[k++];
-        dst->joint = m->joint_of_node[ch->node];
-        dst->path = ch->path == TB_GLTF_PATH_TRANSLATION ? TB_PATH_TRANSLATION
-                    : ch->path == TB_GLTF_PATH_ROTATION  ? TB_PATH_ROTATION
-                                                         : TB_PATH_SCALE;
-        dst->interp = s->interp;
-        dst->key_count = (int)keys;
-        dst->times = times;
-        dst->values = values;
+    r = tb__clip_decode(doc, an, m, block, chans, &reordered, err);
+    if (r != TB_OK) {
+        free(block);
+        return r;
     }
     clip->name = an->name;
     clip->duration_s = an->duration_s;
