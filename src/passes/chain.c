@@ -147,6 +147,9 @@ typedef struct tb__chain_plan {
     uint32_t *verts;  /* model vertices reweighted (ascending) */
     float *g;         /* geodesic distance from the collar (SPEC A9's g) */
     float *gc;        /* chain coordinate (tb__chain_coordinate) */
+    uint16_t *oj;     /* the vertices' own weights before the repair, TB__SLOTS each */
+    float *ow;
+    float *gb;        /* NULL, or the collar band's distance: g, or nearer the seam (tb__seam_collar) */
     uint32_t *welded; /* welded collar vertices (the ring where the tail joins the body) */
     size_t nwelded;
     uint16_t *cj;     /* their own (body) weights before the repair, TB__SLOTS each */
@@ -175,6 +178,9 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->verts);
     free(c->g);
     free(c->gc);
+    free(c->gb);
+    free(c->oj);
+    free(c->ow);
     free(c->welded);
     free(c->cj);
     free(c->cw);
@@ -473,7 +479,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
     float band = band_seg * c->L / (float)c->K;
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
-        float g = c->g[q];
+        float g = c->gb ? c->gb[q] : c->g[q];
         if (!(g < band))
             continue;
         size_t v = c->verts[q];
@@ -746,6 +752,183 @@ static tb_result tb__collar_copies(tb__chain_plan *c, const tb_model *m, const u
         }
     }
     return TB_OK;
+}
+
+/* Index of model vertex v in c->verts (ascending), SIZE_MAX when absent. */
+static size_t tb__plan_index(const tb__chain_plan *c, uint32_t v)
+{
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->verts[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n && c->verts[lo] == v ? lo : SIZE_MAX;
+}
+
+static float tb__dist3(const float *a, const float *b)
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+/* Dijkstra over the tail's own edges (CSR off/adj of indices into c->verts)
+ * from the distances already in d (INFINITY elsewhere). */
+static tb_result tb__seam_dijkstra(const tb__chain_plan *c, const tb_model *m, const size_t *off, const uint32_t *adj,
+                                   float *d)
+{
+    size_t cap = c->n + 1, hn = 0;
+    struct hent {
+        float d;
+        uint32_t i;
+    } *h = malloc(cap * sizeof *h);
+    if (!h)
+        return TB_ERR_OOM;
+    for (size_t q = 0; q < c->n; q++) { /* the seeds */
+        if (isfinite(d[q])) {
+            size_t i = hn++;
+            while (i > 0 && h[(i - 1) / 2].d > d[q]) {
+                h[i] = h[(i - 1) / 2];
+                i = (i - 1) / 2;
+            }
+            h[i] = (struct hent){d[q], (uint32_t)q};
+        }
+    }
+    while (hn > 0) {
+        struct hent top = h[0], last = h[--hn];
+        size_t i = 0;
+        for (;;) { /* sift the last entry down from the root */
+            size_t k = 2 * i + 1;
+            if (k >= hn)
+                break;
+            if (k + 1 < hn && h[k + 1].d < h[k].d)
+                k++;
+            if (!(h[k].d < last.d))
+                break;
+            h[i] = h[k];
+            i = k;
+        }
+        if (hn > 0)
+            h[i] = last;
+        if (top.d > d[top.i])
+            continue; /* stale */
+        const float *p = m->positions + (size_t)c->verts[top.i] * 3;
+        for (size_t e = off[top.i]; e < off[top.i + 1]; e++) {
+            uint32_t o = adj[e];
+            float nd = top.d + tb__dist3(p, m->positions + (size_t)c->verts[o] * 3);
+            if (!(nd < d[o]))
+                continue;
+            d[o] = nd;
+            if (hn == cap) {
+                cap *= 2;
+                struct hent *nh = realloc(h, cap * sizeof *nh);
+                if (!nh) {
+                    free(h);
+                    return TB_ERR_OOM;
+                }
+                h = nh;
+            }
+            size_t j = hn++;
+            while (j > 0 && h[(j - 1) / 2].d > nd) {
+                h[j] = h[(j - 1) / 2];
+                j = (j - 1) / 2;
+            }
+            h[j] = (struct hent){nd, o};
+        }
+    }
+    free(h);
+    return TB_OK;
+}
+
+/* Where the tail meets untouched skin (choice, issue 13). The collar band
+ * blends from the welded collar that detection found, over the geodesic g
+ * from it. When the tail's vertex set also shares edges with untouched body
+ * skin elsewhere — a root ring welded onto body vertices that detection took
+ * into the tail (the Xbot's back_lowpoly_nearest), or a weld ring only partly
+ * inside it (the Soldier's welded tails: a tail vertex one edge from a weld
+ * ring vertex left to the body sat at g = 1 segment, Tail_1 0.30 and Tail_2
+ * 0.18 beside Hips 0.77, and that edge tore at 24 of 24 instants) — the
+ * weights there went from the chain's to the body's in one edge. So every
+ * untouched vertex sharing an edge with the tail is a collar vertex too (the
+ * band blends from its own weights), and the band's distance is the nearer
+ * of g and the distance along the tail's edges to such a vertex. A tail whose
+ * only untouched neighbours are its detected collar is weighted as before.
+ * Adds to c->welded (before tb__collar_copies); sets c->gb when any were
+ * added. */
+static tb_result tb__seam_collar(tb__chain_plan *c, const tb__apply *A, const tb_model *m)
+{
+    const uint64_t *edges = A->edges;
+    size_t ne = A->edge_count, V = m->vertex_count, added = 0;
+    uint8_t *in = calloc(V + 1, 1); /* 1: in the tail, 2: its detected collar, 3: added */
+    size_t *off = calloc(c->n + 2, sizeof *off);
+    float *d = malloc((c->n + 1) * sizeof *d);
+    uint32_t *adj = NULL;
+    tb_result r = in && off && d ? TB_OK : TB_ERR_OOM;
+    for (size_t q = 0; r == TB_OK && q < c->n; q++)
+        in[c->verts[q]] = 1, d[q] = INFINITY;
+    for (size_t k = 0; r == TB_OK && k < c->nwelded; k++)
+        in[c->welded[k]] = 2;
+    for (size_t e = 0; r == TB_OK && e < ne; e++) {
+        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
+        if (a >= V || b >= V || (in[a] == 1) == (in[b] == 1))
+            continue;
+        uint32_t t = in[a] == 1 ? a : b, u = in[a] == 1 ? b : a;
+        if (in[u] == 0 && A->changed[u]) /* reweighted: not body */
+            continue;
+        if (in[u] == 0) { /* 3: added here */
+            uint32_t *nw = realloc(c->welded, (c->nwelded + 2) * sizeof *nw);
+            if (!nw) {
+                r = TB_ERR_OOM;
+                break;
+            }
+            c->welded = nw;
+            c->welded[c->nwelded++] = u;
+            in[u] = 3;
+            added++;
+        }
+        size_t qi = tb__plan_index(c, t);
+        float len = tb__dist3(m->positions + (size_t)t * 3, m->positions + (size_t)u * 3);
+        if (qi != SIZE_MAX && len < d[qi])
+            d[qi] = len;
+    }
+    if (r == TB_OK) {
+        for (size_t e = 0; e < ne; e++) { /* the tail's own edges, both ways */
+            uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
+            if (a < V && b < V && in[a] == 1 && in[b] == 1)
+                off[tb__plan_index(c, a) + 1]++, off[tb__plan_index(c, b) + 1]++;
+        }
+        for (size_t q = 0; q < c->n; q++)
+            off[q + 1] += off[q];
+        adj = malloc((off[c->n] + 1) * sizeof *adj);
+        size_t *fill = malloc((c->n + 1) * sizeof *fill);
+        r = adj && fill ? TB_OK : TB_ERR_OOM;
+        if (r == TB_OK) {
+            memcpy(fill, off, c->n * sizeof *fill);
+            for (size_t e = 0; e < ne; e++) {
+                uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
+                if (a >= V || b >= V || in[a] != 1 || in[b] != 1)
+                    continue;
+                size_t ia = tb__plan_index(c, a), ib = tb__plan_index(c, b);
+                adj[fill[ia]++] = (uint32_t)ib;
+                adj[fill[ib]++] = (uint32_t)ia;
+            }
+            r = tb__seam_dijkstra(c, m, off, adj, d);
+        }
+        free(fill);
+        for (size_t q = 0; r == TB_OK && q < c->n; q++)
+            d[q] = d[q] < c->g[q] ? d[q] : c->g[q];
+        if (r == TB_OK) {
+            c->gb = d;
+            d = NULL;
+        }
+    }
+    free(in);
+    free(off);
+    free(adj);
+    free(d);
+    return r;
 }
 
 /* K from the mesh (choice, issue 13): no more bones than the rings can
@@ -1076,6 +1259,14 @@ static tb_result tb__aa_weights(tb__aa_job *j, int ai, tb_appendage *a, const tb
     }
     memcpy(c.verts, aw->rw_verts, c.n * sizeof *c.verts);
     memcpy(c.g, aw->rw_g, c.n * sizeof *c.g);
+    c.oj = malloc((c.n * TB__SLOTS + 1) * sizeof *c.oj);
+    c.ow = malloc((c.n * TB__SLOTS + 1) * sizeof *c.ow);
+    if (!c.oj || !c.ow) {
+        tb__chain_plan_clear(&c);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    for (size_t q = 0; q < c.n; q++) /* for the honest seam (tb__weight_plan_changed) */
+        tb__top_weights(m, c.verts[q], c.oj + q * TB__SLOTS, c.ow + q * TB__SLOTS);
     for (size_t q = 0; q < c.n; q++)
         c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
                                        m->positions + (size_t)c.verts[q] * 3);
@@ -1101,6 +1292,10 @@ static tb_result tb__aa_weights(tb__aa_job *j, int ai, tb_appendage *a, const tb
         for (size_t k = 0; k < aw->collar_count; k++)
             if (!A->changed[aw->collar[k]])
                 c.welded[c.nwelded++] = aw->collar[k];
+        if (c.nwelded && tb__seam_collar(&c, A, m) != TB_OK) {
+            tb__chain_plan_clear(&c);
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        }
         size_t positions = c.nwelded;
         if (tb__collar_copies(&c, m, A->changed) != TB_OK) {
             tb__chain_plan_clear(&c);
@@ -1647,6 +1842,51 @@ void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V)
         for (size_t q = 0; q < p->c[i].nwelded; q++) /* the collar ring, when blended */
             if (p->c[i].welded[q] < V)
                 mark[p->c[i].welded[q]] = 1;
+    }
+}
+
+/* 1 when two sets of influences (na pairs ja/wa, nb pairs jb/wb) differ,
+ * joint by joint. */
+static int tb__differs(const uint16_t *ja, const float *wa, int na, const uint16_t *jb, const float *wb, int nb)
+{
+    for (int side = 0; side < 2; side++) {
+        for (int k = 0; k < (side ? nb : na); k++) {
+            uint16_t j = side ? jb[k] : ja[k];
+            float a = 0, b = 0;
+            for (int i = 0; i < na; i++)
+                a += ja[i] == j ? wa[i] : 0;
+            for (int i = 0; i < nb; i++)
+                b += jb[i] == j ? wb[i] : 0;
+            if (fabsf(a - b) > 1e-5f)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The chain's vertices against their own weights before the repair; the
+ * welded collar (left to the body by the repair, so M's own are the
+ * input's) against M's. */
+void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const uint16_t *joints,
+                             const float *weights, uint8_t *mask)
+{
+    size_t V = M->vertex_count, I = (size_t)M->influences;
+    if (!joints || !weights)
+        joints = M->joints, weights = M->weights;
+    for (int i = 0; p && i < p->count; i++) {
+        const tb__chain_plan *c = &p->c[i];
+        for (size_t q = 0; c->oj && q < c->n; q++) {
+            size_t v = c->verts[q];
+            if (v < V)
+                mask[v] = (uint8_t)tb__differs(joints + v * I, weights + v * I, (int)I, c->oj + q * TB__SLOTS,
+                                               c->ow + q * TB__SLOTS, TB__SLOTS);
+        }
+        for (size_t q = 0; q < c->nwelded; q++) {
+            size_t v = c->welded[q];
+            if (v < V)
+                mask[v] = (uint8_t)tb__differs(joints + v * I, weights + v * I, (int)I, M->joints + v * I,
+                                               M->weights + v * I, (int)I);
+        }
     }
 }
 

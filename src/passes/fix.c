@@ -399,11 +399,13 @@ typedef struct tb__score {
 #define TB__ROW_P99 1.18f
 #define TB__ROW_MAX 1.30f
 
-static void tb__score_add(tb__score *s, const tb_measure_result *r)
+/* honest: the torn share of the clip's honest seam (tb_fix_stretch.repaired_seam), 0 when none */
+static void tb__score_add(tb__score *s, const tb_measure_result *r, float honest)
 {
     float t = isnan(r->tail.torn_frac) ? 0 : r->tail.torn_frac;
     float sm = isnan(r->seam.torn_frac) ? 0 : r->seam.torn_frac;
     float f = sm > t ? sm : t;
+    f = honest > f ? honest : f;
     s->torn_clips += f > 0;
     s->worst = f > s->worst ? f : s->worst;
     s->sum += f;
@@ -453,6 +455,7 @@ typedef struct tb__try_job {
     size_t ne;
     const uint16_t *jo;
     const float *wo;
+    const uint8_t *mask; /* NULL: SPEC C's groups; else the honest seam's (tb__honest) */
     tb_measure_result *cur;
     tb__task_result *res;
 } tb__try_job;
@@ -468,7 +471,48 @@ static void tb__try_task(void *ctx, int c, int worker)
     md.edge_count = j->ne;
     md.joints = j->jo;
     md.weights = j->wo;
+    md.tail_mask = j->mask;
     j->res[c].r = tb_measure_clip(&j->cur[c], j->M, j->clips[c], &md, &j->res[c].err);
+}
+
+/* Measures every clip of the job (tj->cur, tj->res); the first failure. */
+static tb_result tb__try_measure(tb__try_job *tj, int n, int threads, tb_error *err)
+{
+    tb__parallel_for(n, threads, tb__try_task, tj);
+    for (int c = 0; c < n; c++)
+        if (tj->res[c].r != TB_OK) {
+            *err = tj->res[c].err;
+            return tj->res[c].r;
+        }
+    return TB_OK;
+}
+
+/* The honest seam of the weights tj->jo/wo (NULL: M's own), what the bar
+ * checks (issue 13): the vertices the plan reweights whose weights differ
+ * from their own before the repair are marked (hmask) and each clip is
+ * measured with them as the tail group, into hs[c] (its seam). Skipped, hs
+ * zeroed, when no edge joins a marked vertex to an unmarked one. */
+static tb_result tb__honest(tb__try_job *tj, const tb__weight_plan *plan, uint8_t *hmask, int n, int threads,
+                            tb_stretch_stats *hs, tb_error *err)
+{
+    tb__weight_plan_changed(plan, tj->M, tj->jo, tj->wo, hmask);
+    memset(hs, 0, (size_t)n * sizeof *hs);
+    size_t across = 0;
+    for (size_t e = 0; e < tj->ne && !across; e++)
+        across += hmask[tj->edges[e] >> 32] != hmask[tj->edges[e] & 0xffffffffu];
+    if (!across)
+        return TB_OK;
+    tj->mask = hmask;
+    tb_result r = tb__try_measure(tj, n, threads, err);
+    tj->mask = NULL;
+    for (int c = 0; r == TB_OK && c < n; c++)
+        hs[c] = tj->cur[c].seam;
+    return r;
+}
+
+static float tb__torn0(const tb_stretch_stats *s)
+{
+    return s->samples && !isnan(s->torn_frac) ? s->torn_frac : 0;
 }
 
 /* The blend search (fix.h): the smooth chains weighted again for wider
@@ -481,12 +525,11 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     tb__score first;
     memset(&first, 0, sizeof first);
     for (int c = 0; c < rep->stretch_count; c++)
-        tb__score_add(&first, &rep->stretch[c].result);
-    if (tb__clean(&first) || !rep->stretch_count)
+        tb__score_add(&first, &rep->stretch[c].result, 0);
+    /* a welded tail's honest seam is measured before it is called clean */
+    if ((tb__clean(&first) && !tb__weight_plan_welded(plan)) || !rep->stretch_count)
         return TB_OK;
-    tb__progress(d, "blend search");
     float b0 = d->repair.collar_band > 0 ? d->repair.collar_band : d->repair.collar_band < 0 ? 0 : 0.5f;
-    tb__try_record(rep, rep->blend_zone, rep->collar_band, &first);
     tb_model *M = NULL;
     tb_result r = tb__model_load(&M, *doc, err);
     if (r != TB_OK)
@@ -518,13 +561,29 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     float *wo = malloc(VI * sizeof *wo + 1);
     tb_measure_result *cur = calloc((size_t)n, sizeof *cur);
     tb__task_result *tres = calloc((size_t)n, sizeof *tres);
-    if (ne == SIZE_MAX || !clips || !loops || !jo || !wo || !cur || !tres)
+    uint8_t *hmask = calloc(M->vertex_count + 1, 1);
+    tb_stretch_stats *hs = calloc(2 * (size_t)n, sizeof *hs), *best_hs = hs ? hs + n : NULL;
+    if (ne == SIZE_MAX || !clips || !loops || !jo || !wo || !cur || !tres || !hmask || !hs)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (int c = 0; r == TB_OK && c < n; c++) {
         r = tb_clip_load(&clips[c], *doc, M, rep->stretch[c].animation, NULL, err);
         for (int k = 0; k < rep->bake.clip_count; k++)
             if (rep->bake.clips[k].animation == rep->stretch[c].animation)
                 loops[c] = rep->bake.clips[k].looping;
+    }
+    tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, NULL, NULL, NULL, cur, tres};
+    if (r == TB_OK) /* the weights as they are: the honest seam too */
+        r = tb__honest(&tj, plan, hmask, n, d->bake.threads, best_hs, err);
+    if (r == TB_OK) {
+        memset(&first, 0, sizeof first);
+        for (int c = 0; c < n; c++) {
+            rep->stretch[c].repaired_seam = best_hs[c];
+            tb__score_add(&first, &rep->stretch[c].result, tb__torn0(&best_hs[c]));
+        }
+    }
+    if (r == TB_OK && !tb__clean(&first)) {
+        tb__progress(d, "blend search");
+        tb__try_record(rep, rep->blend_zone, rep->collar_band, &first);
     }
     tb__score best = first;
     float best_zone = 0.25f, best_band = b0, best_zu = rep->blend_zone, best_bu = rep->collar_band;
@@ -565,18 +624,14 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
         tb__progress(d, stage);
         tb__score sc;
         memset(&sc, 0, sizeof sc);
-        tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, jo, wo, cur, tres};
-        tb__parallel_for(n, d->bake.threads, tb__try_task, &tj);
-        for (int c = 0; r == TB_OK && c < n; c++) {
-            if (tres[c].r != TB_OK) {
-                *err = tres[c].err;
-                r = tres[c].r;
-            } else {
-                tb__score_add(&sc, &cur[c]);
-            }
-        }
+        tj.jo = jo, tj.wo = wo;
+        r = tb__honest(&tj, plan, hmask, n, d->bake.threads, hs, err);
+        if (r == TB_OK)
+            r = tb__try_measure(&tj, n, d->bake.threads, err);
         if (r != TB_OK)
             break;
+        for (int c = 0; c < n; c++)
+            tb__score_add(&sc, &cur[c], tb__torn0(&hs[c]));
         tb__try_record(rep, zu, bu, &sc);
         if (ring && rep->zone_try_count)
             rep->zone_tries[rep->zone_try_count - 1].collar_ring = 1;
@@ -586,6 +641,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             best_is_first = 0;
             best_given = given;
             best_ring = ring;
+            memcpy(best_hs, hs, (size_t)n * sizeof *hs);
         }
     }
     for (int c = 0; clips && c < n; c++)
@@ -597,6 +653,12 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     free(cur);
     free(tres);
     free(edges);
+    free(hmask);
+    int *anim = malloc(((size_t)n + 1) * sizeof *anim); /* the kept weights' honest seam, by clip */
+    for (int c = 0; anim && c < n; c++)
+        anim[c] = rep->stretch[c].animation;
+    if (r == TB_OK && !anim)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r == TB_OK && !best_is_first) {
         tb__weight_plan_collar_ring(plan, best_ring);
         r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
@@ -633,10 +695,16 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             rep->stretch = NULL;
             rep->stretch_count = 0;
             r = tb__measure(*doc, rep, d->bake.threads, err);
+            for (int c = 0; r == TB_OK && c < rep->stretch_count; c++)
+                for (int k = 0; k < n; k++)
+                    if (anim[k] == rep->stretch[c].animation)
+                        rep->stretch[c].repaired_seam = best_hs[k];
         }
         rep->blend_zone = best_zu;
         rep->collar_band = best_bu;
     }
+    free(anim);
+    free(hs);
     tb_model_free(M);
     return r;
 }
@@ -817,7 +885,7 @@ static void tb__score_report(const tb_fix_report *rep, tb__score *s)
 {
     memset(s, 0, sizeof *s);
     for (int c = 0; c < rep->stretch_count; c++)
-        tb__score_add(s, &rep->stretch[c].result);
+        tb__score_add(s, &rep->stretch[c].result, tb__torn0(&rep->stretch[c].repaired_seam));
 }
 
 tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb_fix_report *rep, tb_error *err)

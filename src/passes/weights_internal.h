@@ -39,6 +39,13 @@ void tb__weight_plan_set_ramp_zone(tb__weight_plan *p, int i, float z);
  * and their welded collar rings. */
 void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V);
 
+/* mask[v] (v < M's vertex_count) for each vertex the plan may reweight: 1
+ * when its weights in joints/weights (M's layout; NULL: M's own) differ
+ * from its own before the repair, else 0 — the honest seam is where a
+ * marked vertex meets an unmarked one (issue 13). Other entries untouched. */
+void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const uint16_t *joints,
+                             const float *weights, uint8_t *mask);
+
 /* on: the weights below also move each welded tail's collar ring (the body
  * skin where the tail joins it) halfway to the chain's root weights (off
  * after the repair: SPEC A9 leaves the collar to the body; fix tries it
