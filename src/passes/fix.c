@@ -1163,6 +1163,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
             json_object_set_new(row, "bone_distance_h", tb__num(r->bone_distance / r->height));
             if (r->seam.edges)
                 json_object_set_new(row, "seam", tb__stats_row(&r->seam));
+            if (s->repaired_seam.samples) /* the honest seam, measured by the blend search */
+                json_object_set_new(row, "repaired_seam", tb__stats_row(&s->repaired_seam));
             json_t *bends = json_object();
             for (int k = 0; k < s->bend_count; k++)
                 json_object_set_new(bends, s->bend_joint[k], tb__num(s->bend_rad[k] * TB_DEG_PER_RAD));
