@@ -875,7 +875,8 @@ static tb_result tb__seam_collar(tb__chain_plan *c, const tb__apply *A, const tb
         if (a >= V || b >= V || (in[a] == 1) == (in[b] == 1))
             continue;
         uint32_t t = in[a] == 1 ? a : b, u = in[a] == 1 ? b : a;
-        if (in[u] == 0 && A->changed[u]) /* reweighted: not body */
+        /* 2: the detected collar (g measures from it); reweighted: not body */
+        if (in[u] == 2 || (in[u] == 0 && A->changed[u]))
             continue;
         if (in[u] == 0) { /* 3: added here */
             uint32_t *nw = realloc(c->welded, (c->nwelded + 2) * sizeof *nw);
@@ -893,7 +894,7 @@ static tb_result tb__seam_collar(tb__chain_plan *c, const tb__apply *A, const tb
         if (qi != SIZE_MAX && len < d[qi])
             d[qi] = len;
     }
-    if (r == TB_OK) {
+    if (r == TB_OK && added) {
         for (size_t e = 0; e < ne; e++) { /* the tail's own edges, both ways */
             uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
             if (a < V && b < V && in[a] == 1 && in[b] == 1)
