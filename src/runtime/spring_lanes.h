@@ -1,7 +1,7 @@
 /* The lane code of the two batch spring steps, written once for TB__LANES
  * lanes and for both steps, included once per vector width: spring_batch.c
  * (the exact step) and spring_fast.c (the approximate one, TB__FAST defined)
- * define TB__LANES (8 or 16) and TB__SUFFIX(name) before each inclusion;
+ * define TB__LANES (4, 8 or 16) and TB__SUFFIX(name) before each inclusion;
  * every name below gets that suffix. One sub-step (tb__lanes_pass), one
  * block body and one output pass serve both steps; only the arithmetic
  * operations the sub-step names TB__M_* differ. Not a public header; no
@@ -272,9 +272,12 @@ TB__VI void tb__transpose(tb__vf *v)
             t[2 * i] = TB__SHUF(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
             t[2 * i + 1] =
                 TB__SHUF(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-#else
+#elif TB__LANES == 8
             t[2 * i] = TB__SHUF(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
             t[2 * i + 1] = TB__SHUF(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
+#else
+            t[2 * i] = TB__SHUF(a, b, 0, 4, 1, 5);
+            t[2 * i + 1] = TB__SHUF(a, b, 2, 6, 3, 7);
 #endif
         }
         TB__UNROLL
@@ -361,6 +364,8 @@ TB__VI tb__vf tb__vrsqrt(tb__vf x)
     const tb__vf y = (tb__vf)_mm512_rsqrt14_ps((__m512)x);
 #elif TB__LANES == 8 && defined(__AVX__)
     const tb__vf y = (tb__vf)_mm256_rsqrt_ps((__m256)x);
+#elif TB__LANES == 4 && defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
+    const tb__vf y = (tb__vf)_mm_rsqrt_ps((__m128)x);
 #elif defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
     tb__vf y;
     for (int k = 0; k < TB__LANES; k += 4) {
