@@ -111,10 +111,11 @@ static int tb__cell_clamp(float x, int dim)
 /* The cells [c0, c1] the bounding box of triangle tv covers. */
 static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *tv, int c0[3], int c1[3])
 {
+    const float *p[3] = {pos + (size_t)tv[0] * 3, pos + (size_t)tv[1] * 3, pos + (size_t)tv[2] * 3};
     for (int a = 0; a < 3; a++) {
         float mn = INFINITY, mx = -INFINITY;
         for (int k = 0; k < 3; k++) {
-            float x = pos[(size_t)tv[k] * 3 + (size_t)a];
+            float x = p[k][a];
             mn = x < mn ? x : mn;
             mx = x > mx ? x : mx;
         }
@@ -209,7 +210,8 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    size_t cells = 0, np = 0;
+    size_t cells = 0, np = 0, last = SIZE_MAX; /* the slot of the last cell met: neighbours share cells */
+    uint64_t last_key = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
@@ -227,15 +229,21 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
+                    uint64_t key = tb__ckey(x, y, z);
+                    if (last != SIZE_MAX && key == last_key) {
+                        g->count[last]++;
+                        continue;
+                    }
                     if (2 * (cells + 1) > g->slots && !tb__tgrid_grow(g)) {
                         free(slot);
                         tb__tgrid_free(g);
                         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
                     }
-                    size_t h = tb__tgrid_slot(g, tb__ckey(x, y, z));
+                    size_t h = tb__tgrid_slot(g, key);
                     cells += !g->keys[h];
-                    g->keys[h] = tb__ckey(x, y, z) + 1;
+                    g->keys[h] = key + 1;
                     g->count[h]++;
+                    last = h, last_key = key;
                 }
     }
     free(slot);
@@ -250,6 +258,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     uint32_t at = 0;
+    last = SIZE_MAX;
     for (size_t h = 0; h < g->slots; h++) {
         g->start[h] = fill[h] = at;
         at += g->count[h];
@@ -261,7 +270,10 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
-                    uint32_t e = fill[tb__tgrid_slot(g, tb__ckey(x, y, z))]++;
+                    uint64_t key = tb__ckey(x, y, z);
+                    if (last == SIZE_MAX || key != last_key)
+                        last = tb__tgrid_slot(g, key), last_key = key;
+                    uint32_t e = fill[last]++;
                     g->tris[e] = (uint32_t)t;
                     g->tshell[e] = ts;
                 }
