@@ -41,6 +41,7 @@ typedef struct tb__tgrid {
 } tb__tgrid;
 
 #define TB__GRID_MAX 1024 /* cells per axis: a cell key fits 30 bits */
+#define TB__CELL_TRIS 64.0 /* triangles' area a cell's face may hold (tb__tgrid_build) */
 
 static uint64_t tb__ckey(int x, int y, int z)
 {
@@ -137,11 +138,16 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->lo[a] = x < g->lo[a] ? x : g->lo[a];
             hi[a] = x > hi[a] ? x : hi[a];
         }
-    double edge = 0;
+    double edge = 0, area = 0;
     for (size_t t = 0; t < nt; t++) {
-        const float *a = pos + (size_t)tri[t * 3] * 3, *b = pos + (size_t)tri[t * 3 + 1] * 3;
+        const float *a = pos + (size_t)tri[t * 3] * 3, *b = pos + (size_t)tri[t * 3 + 1] * 3,
+                    *c = pos + (size_t)tri[t * 3 + 2] * 3;
         edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
                      (double)(a[2] - b[2]) * (a[2] - b[2]));
+        double e1[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]},
+               e2[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        area += 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     }
     float diag = sqrtf((hi[0] - g->lo[0]) * (hi[0] - g->lo[0]) + (hi[1] - g->lo[1]) * (hi[1] - g->lo[1]) +
                        (hi[2] - g->lo[2]) * (hi[2] - g->lo[2]));
@@ -154,16 +160,20 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
     /* the scale the rays' tolerance comes from (tb__medial_create) */
     g->scale = cell;
-    /* cells of half that: a ray tests the triangles of every cell it
-     * crosses, and four mean edges held ~100 entries a cell on a finely
-     * ringed tube (bench_detect); half as wide tests a third as many
-     * triangles for twice the (cheap) cell steps. Where a ray finds its
-     * hits does not depend on the cell size (each hit counts in the one
-     * cell whose span along the ray holds it). */
-    cell *= 0.5f;
-    for (int a = 0; a < 3; a++)
-        if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
-            cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
+    /* a ray tests the triangles of every cell it crosses: a cell no wider
+     * than holds about TB__CELL_TRIS triangles' mean area (four mean edges
+     * of long thin triangles, bench_detect's finely ringed tubes at 100k
+     * vertices, held ~200 entries a cell; half as wide tests a third as many
+     * triangles for twice the cheap cell steps). Where a ray finds its hits
+     * does not depend on the cell size (each hit counts in the one cell
+     * whose span along the ray holds it). */
+    float fill_cell = nt ? (float)sqrt(TB__CELL_TRIS * area / (double)nt) : cell;
+    if (fill_cell < cell) {
+        cell = fill_cell > cell * 0.25f ? fill_cell : cell * 0.25f;
+        for (int a = 0; a < 3; a++)
+            if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
+                cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
+    }
     g->cell = cell;
     g->inv = 1.0f / cell;
     for (int a = 0; a < 3; a++) {
