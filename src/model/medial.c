@@ -12,8 +12,8 @@
  * not, even where the tail lies beside a thigh, closer to the thigh's bone
  * than any fixed fraction of H.
  *
- * Triangles go into a uniform grid (open-addressing hash of cell keys over a
- * sorted entry list); rays walk it cell by cell (3D DDA), O(V + T) to build,
+ * Triangles go into a uniform grid (open-addressing hash of cell keys over an
+ * entry list grouped by cell); rays walk it cell by cell (3D DDA), O(V + T) to build,
  * each ray bounded by its own length. */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@
 
 typedef struct tb__tgrid {
     float lo[3], cell, inv;
+    float scale;        /* four mean edges (clamped): the rays' tolerance is 1e-4 of it */
     int dim[3];
     uint64_t *keys;     /* hash slots: cell key + 1, 0 = empty */
     uint32_t *start;    /* per slot: first entry */
@@ -40,40 +41,11 @@ typedef struct tb__tgrid {
 } tb__tgrid;
 
 #define TB__GRID_MAX 1024 /* cells per axis: a cell key fits 30 bits */
+#define TB__CELL_TRIS 64.0 /* triangles' area a cell's face may hold (tb__tgrid_build) */
 
 static uint64_t tb__ckey(int x, int y, int z)
 {
     return (uint64_t)(uint32_t)x | ((uint64_t)(uint32_t)y << 10) | ((uint64_t)(uint32_t)z << 20);
-}
-
-/* Sorts (cell key << 32 | triangle) pairs by key, stably (triangles stay in
- * ascending order within a cell): LSD radix on the key's three 10-bit digits
- * (a key has 30 bits), O(n). 1,024 buckets a pass keep the scatter's write
- * fronts in cache, where 65,536 (two 16-bit passes) did not at 1M vertices;
- * a stable sort of the same keys is the same array. */
-static int tb__radix_pairs(uint64_t *a, size_t n)
-{
-    uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp)
-        return 0;
-    uint64_t *src = a, *dst = tmp;
-    for (int pass = 0; pass < 3; pass++) {
-        int shift = 32 + 10 * pass;
-        size_t cnt[1025] = {0};
-        for (size_t i = 0; i < n; i++)
-            cnt[((src[i] >> shift) & 0x3ff) + 1]++;
-        for (size_t d = 0; d < 1024; d++)
-            cnt[d + 1] += cnt[d];
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & 0x3ff]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) /* three passes: the result is in tmp */
-        memcpy(a, src, n * sizeof *a);
-    free(tmp);
-    return 1;
 }
 
 static size_t tb__hash(uint64_t k, size_t mask)
@@ -82,6 +54,39 @@ static size_t tb__hash(uint64_t k, size_t mask)
     k *= 0xff51afd7ed558ccdull;
     k ^= k >> 33;
     return (size_t)k & mask;
+}
+
+/* The slot of cell key k: where it is, or the empty slot where it goes. */
+static size_t tb__tgrid_slot(const tb__tgrid *g, uint64_t k)
+{
+    size_t mask = g->slots - 1, h = tb__hash(k, mask);
+    while (g->keys[h] && g->keys[h] != k + 1)
+        h = (h + 1) & mask;
+    return h;
+}
+
+/* Doubles the hash of cell keys and counts (while counting entries). */
+static int tb__tgrid_grow(tb__tgrid *g)
+{
+    size_t n = g->slots * 2;
+    uint64_t *keys = calloc(n, sizeof *keys);
+    uint32_t *count = calloc(n, sizeof *count);
+    if (!keys || !count) {
+        free(keys);
+        free(count);
+        return 0;
+    }
+    tb__tgrid old = *g;
+    g->keys = keys, g->count = count, g->slots = n;
+    for (size_t h = 0; h < old.slots; h++)
+        if (old.keys[h]) {
+            size_t s = tb__tgrid_slot(g, old.keys[h] - 1);
+            g->keys[s] = old.keys[h];
+            g->count[s] = old.count[h];
+        }
+    free(old.keys);
+    free(old.count);
+    return 1;
 }
 
 static void tb__tgrid_free(tb__tgrid *g)
@@ -97,19 +102,21 @@ static void tb__tgrid_free(tb__tgrid *g)
     memset(g, 0, sizeof *g);
 }
 
+/* floor(x) clamped to [0, dim): x below 0 (or NaN) is cell 0 and x at or
+ * past dim the last, so the truncation between is the floor */
 static int tb__cell_clamp(float x, int dim)
 {
-    int c = (int)floorf(x);
-    return c < 0 ? 0 : c >= dim ? dim - 1 : c;
+    return !(x >= 0) ? 0 : x >= (float)dim ? dim - 1 : (int)x;
 }
 
 /* The cells [c0, c1] the bounding box of triangle tv covers. */
 static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *tv, int c0[3], int c1[3])
 {
+    const float *p[3] = {pos + (size_t)tv[0] * 3, pos + (size_t)tv[1] * 3, pos + (size_t)tv[2] * 3};
     for (int a = 0; a < 3; a++) {
         float mn = INFINITY, mx = -INFINITY;
         for (int k = 0; k < 3; k++) {
-            float x = pos[(size_t)tv[k] * 3 + (size_t)a];
+            float x = p[k][a];
             mn = x < mn ? x : mn;
             mx = x > mx ? x : mx;
         }
@@ -131,11 +138,16 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->lo[a] = x < g->lo[a] ? x : g->lo[a];
             hi[a] = x > hi[a] ? x : hi[a];
         }
-    double edge = 0;
+    double edge = 0, area = 0;
     for (size_t t = 0; t < nt; t++) {
-        const float *a = pos + (size_t)tri[t * 3] * 3, *b = pos + (size_t)tri[t * 3 + 1] * 3;
+        const float *a = pos + (size_t)tri[t * 3] * 3, *b = pos + (size_t)tri[t * 3 + 1] * 3,
+                    *c = pos + (size_t)tri[t * 3 + 2] * 3;
         edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
                      (double)(a[2] - b[2]) * (a[2] - b[2]));
+        double e1[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]},
+               e2[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        area += 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     }
     float diag = sqrtf((hi[0] - g->lo[0]) * (hi[0] - g->lo[0]) + (hi[1] - g->lo[1]) * (hi[1] - g->lo[1]) +
                        (hi[2] - g->lo[2]) * (hi[2] - g->lo[2]));
@@ -146,6 +158,22 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     for (int a = 0; a < 3; a++) /* at most TB__GRID_MAX cells along any axis */
         if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
             cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
+    /* the scale the rays' tolerance comes from (tb__medial_create) */
+    g->scale = cell;
+    /* a ray tests the triangles of every cell it crosses: a cell no wider
+     * than holds about TB__CELL_TRIS triangles' mean area (four mean edges
+     * of long thin triangles, bench_detect's finely ringed tubes at 100k
+     * vertices, held ~200 entries a cell; half as wide tests a third as many
+     * triangles for twice the cheap cell steps). Where a ray finds its hits
+     * does not depend on the cell size (each hit counts in the one cell
+     * whose span along the ray holds it). */
+    float fill_cell = nt ? (float)sqrt(TB__CELL_TRIS * area / (double)nt) : cell;
+    if (fill_cell < cell) {
+        cell = fill_cell > cell * 0.25f ? fill_cell : cell * 0.25f;
+        for (int a = 0; a < 3; a++)
+            if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
+                cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
+    }
     g->cell = cell;
     g->inv = 1.0f / cell;
     for (int a = 0; a < 3; a++) {
@@ -180,91 +208,94 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->sbox[i][a] = INT32_MAX;
             g->sbox[i][3 + a] = INT32_MIN;
         }
-    /* count, then fill the (cell, triangle) pairs of each triangle's box */
-    size_t np = 0;
+    /* the cells and their entry counts straight into the hash (no list of
+     * (cell, triangle) pairs to sort: at 1M vertices that was 16 bytes an
+     * entry, twice), then each cell's entries filled in triangle order:
+     * per cell the same ascending list a stable sort by cell gave */
+    g->slots = 16;
+    g->keys = calloc(g->slots, sizeof *g->keys);
+    g->count = calloc(g->slots, sizeof *g->count);
+    if (!g->keys || !g->count) {
+        free(slot);
+        tb__tgrid_free(g);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    size_t cells = 0, np = 0, last = SIZE_MAX; /* the slot of the last cell met: neighbours share cells */
+    uint64_t last_key = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
         np += (size_t)(c1[0] - c0[0] + 1) * (size_t)(c1[1] - c0[1] + 1) * (size_t)(c1[2] - c0[2] + 1);
+        if (np >= UINT32_MAX) {
+            free(slot);
+            tb__tgrid_free(g);
+            return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
+        }
         int *b = g->sbox[slot[shell[tri[t * 3]]]];
         for (int a = 0; a < 3; a++) {
             b[a] = c0[a] < b[a] ? c0[a] : b[a];
             b[3 + a] = c1[a] > b[3 + a] ? c1[a] : b[3 + a];
         }
-    }
-    free(slot);
-    if (np >= UINT32_MAX) {
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
-    }
-    uint64_t *pr = malloc((np ? np : 1) * sizeof *pr);
-    if (!pr) {
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    size_t q = 0;
-    for (size_t t = 0; t < nt; t++) {
-        int c0[3], c1[3];
-        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
-                for (int z = c0[2]; z <= c1[2]; z++)
-                    pr[q++] = tb__ckey(x, y, z) << 32 | (uint32_t)t;
+                for (int z = c0[2]; z <= c1[2]; z++) {
+                    uint64_t key = tb__ckey(x, y, z);
+                    if (last != SIZE_MAX && key == last_key) {
+                        g->count[last]++;
+                        continue;
+                    }
+                    if (2 * (cells + 1) > g->slots && !tb__tgrid_grow(g)) {
+                        free(slot);
+                        tb__tgrid_free(g);
+                        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    }
+                    size_t h = tb__tgrid_slot(g, key);
+                    cells += !g->keys[h];
+                    g->keys[h] = key + 1;
+                    g->count[h]++;
+                    last = h, last_key = key;
+                }
     }
-    if (!tb__radix_pairs(pr, np)) {
-        free(pr);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    size_t cells = 0;
-    for (size_t i = 0; i < np; i++)
-        cells += !i || pr[i] >> 32 != pr[i - 1] >> 32;
-    g->slots = 16;
-    while (g->slots < cells * 2)
-        g->slots *= 2;
-    g->keys = calloc(g->slots, sizeof *g->keys);
+    free(slot);
     g->start = malloc(g->slots * sizeof *g->start);
-    g->count = calloc(g->slots, sizeof *g->count);
+    uint32_t *fill = malloc(g->slots * sizeof *fill);
     g->tris = malloc((np ? np : 1) * sizeof *g->tris);
     g->tshell = malloc((np ? np : 1) * sizeof *g->tshell);
     g->trun = malloc((np ? np : 1) * sizeof *g->trun);
-    if (!g->keys || !g->start || !g->count || !g->tris || !g->tshell || !g->trun) {
-        free(pr);
+    if (!g->start || !fill || !g->tris || !g->tshell || !g->trun) {
+        free(fill);
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    /* the shells per triangle first (a pass in order), then per entry */
-    uint32_t *tsh = malloc((nt ? nt : 1) * sizeof *tsh);
-    if (!tsh) {
-        free(pr);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    uint32_t at = 0;
+    last = SIZE_MAX;
+    for (size_t h = 0; h < g->slots; h++) {
+        g->start[h] = fill[h] = at;
+        at += g->count[h];
     }
-    for (size_t t = 0; t < nt; t++)
-        tsh[t] = shell[tri[t * 3]];
-    size_t mask = g->slots - 1;
-    for (size_t i = 0; i < np;) {
-        size_t j = i;
-        uint64_t key = pr[i] >> 32;
-        while (j < np && pr[j] >> 32 == key) {
-            g->tris[j] = (uint32_t)pr[j];
-            g->tshell[j] = tsh[g->tris[j]];
-            j++;
-        }
+    for (size_t t = 0; t < nt; t++) {
+        int c0[3], c1[3];
+        uint32_t ts = shell[tri[t * 3]];
+        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+        for (int x = c0[0]; x <= c1[0]; x++)
+            for (int y = c0[1]; y <= c1[1]; y++)
+                for (int z = c0[2]; z <= c1[2]; z++) {
+                    uint64_t key = tb__ckey(x, y, z);
+                    if (last == SIZE_MAX || key != last_key)
+                        last = tb__tgrid_slot(g, key), last_key = key;
+                    uint32_t e = fill[last]++;
+                    g->tris[e] = (uint32_t)t;
+                    g->tshell[e] = ts;
+                }
+    }
+    free(fill);
+    for (size_t h = 0; h < g->slots; h++) {
+        size_t i = g->start[h], j = i + g->count[h];
         for (size_t k = j; k-- > i;)
             g->trun[k] = k + 1 < j && g->tshell[k + 1] == g->tshell[k] && g->trun[k + 1] < UINT16_MAX
                              ? (uint16_t)(g->trun[k + 1] + 1)
                              : 1;
-        size_t h = tb__hash(key, mask);
-        while (g->keys[h])
-            h = (h + 1) & mask;
-        g->keys[h] = key + 1;
-        g->start[h] = (uint32_t)i;
-        g->count[h] = (uint32_t)(j - i);
-        i = j;
     }
-    free(tsh);
-    free(pr);
     return TB_OK;
 }
 
@@ -491,7 +522,7 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
         tb__medial_free(md);
         return r;
     }
-    md->tmin = md->g.cell * 1e-4f;
+    md->tmin = md->g.scale * 1e-4f;
     *out = md;
     return TB_OK;
 }
