@@ -84,6 +84,37 @@ static size_t tb__hash(uint64_t k, size_t mask)
     return (size_t)k & mask;
 }
 
+/* The slot of cell key `key` in an open-addressing table of key + 1 (0 =
+ * empty): where it is, or the empty slot it would take. */
+static size_t tb__table_slot(const uint64_t *keys, size_t mask, uint64_t key)
+{
+    size_t h = tb__hash(key, mask);
+    while (keys[h] && keys[h] != key + 1)
+        h = (h + 1) & mask;
+    return h;
+}
+
+/* Doubles a scratch table of keys and counts (tb__tgrid_build's cells). */
+static int tb__table_grow(uint64_t **keys, uint32_t **cnt, size_t *slots)
+{
+    size_t n = *slots * 2;
+    uint64_t *k = calloc(n, sizeof *k);
+    uint32_t *c = calloc(n, sizeof *c);
+    if (!k || !c) {
+        free(k), free(c);
+        return 0;
+    }
+    for (size_t h = 0; h < *slots; h++)
+        if ((*keys)[h]) {
+            size_t s = tb__table_slot(k, n - 1, (*keys)[h] - 1);
+            k[s] = (*keys)[h];
+            c[s] = (*cnt)[h];
+        }
+    free(*keys), free(*cnt);
+    *keys = k, *cnt = c, *slots = n;
+    return 1;
+}
+
 static void tb__tgrid_free(tb__tgrid *g)
 {
     free(g->keys);
@@ -180,91 +211,108 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->sbox[i][a] = INT32_MAX;
             g->sbox[i][3 + a] = INT32_MIN;
         }
-    /* count, then fill the (cell, triangle) pairs of each triangle's box */
-    size_t np = 0;
+    /* the entries: each triangle in the cells of its box, grouped by cell
+     * in ascending key order, triangles ascending within a cell. Counted per
+     * cell in a scratch table, then filled in place: no (cell, triangle)
+     * pair list and no sort of it (at 1M vertices those were 40 MB on top
+     * of everything detection holds, its peak) */
+    size_t np = 0, cells = 0, tslots = 1024;
+    uint64_t *tk = calloc(tslots, sizeof *tk); /* scratch: cell key + 1, 0 = empty */
+    uint32_t *tc = calloc(tslots, sizeof *tc);  /* scratch: entries per cell */
+    if (!tk || !tc) {
+        free(tk), free(tc), free(slot);
+        tb__tgrid_free(g);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
-        np += (size_t)(c1[0] - c0[0] + 1) * (size_t)(c1[1] - c0[1] + 1) * (size_t)(c1[2] - c0[2] + 1);
         int *b = g->sbox[slot[shell[tri[t * 3]]]];
         for (int a = 0; a < 3; a++) {
             b[a] = c0[a] < b[a] ? c0[a] : b[a];
             b[3 + a] = c1[a] > b[3 + a] ? c1[a] : b[3 + a];
         }
+        for (int x = c0[0]; x <= c1[0]; x++)
+            for (int y = c0[1]; y <= c1[1]; y++)
+                for (int z = c0[2]; z <= c1[2]; z++) {
+                    if (2 * (cells + 1) > tslots && !tb__table_grow(&tk, &tc, &tslots)) {
+                        free(tk), free(tc), free(slot);
+                        tb__tgrid_free(g);
+                        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                    }
+                    size_t h = tb__table_slot(tk, tslots - 1, tb__ckey(x, y, z));
+                    cells += !tk[h];
+                    tk[h] = tb__ckey(x, y, z) + 1;
+                    tc[h]++;
+                    np++;
+                }
     }
     free(slot);
     if (np >= UINT32_MAX) {
+        free(tk), free(tc);
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
     }
-    uint64_t *pr = malloc((np ? np : 1) * sizeof *pr);
-    if (!pr) {
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    size_t q = 0;
-    for (size_t t = 0; t < nt; t++) {
-        int c0[3], c1[3];
-        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
-        for (int x = c0[0]; x <= c1[0]; x++)
-            for (int y = c0[1]; y <= c1[1]; y++)
-                for (int z = c0[2]; z <= c1[2]; z++)
-                    pr[q++] = tb__ckey(x, y, z) << 32 | (uint32_t)t;
-    }
-    if (!tb__radix_pairs(pr, np)) {
-        free(pr);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    size_t cells = 0;
-    for (size_t i = 0; i < np; i++)
-        cells += !i || pr[i] >> 32 != pr[i - 1] >> 32;
+    /* the cells in ascending key order (the radix sort's 30-bit keys sit
+     * in the high word), each placed after the ones before it */
     g->slots = 16;
     while (g->slots < cells * 2)
         g->slots *= 2;
+    uint64_t *ks = malloc((cells ? cells : 1) * sizeof *ks);
     g->keys = calloc(g->slots, sizeof *g->keys);
     g->start = malloc(g->slots * sizeof *g->start);
     g->count = calloc(g->slots, sizeof *g->count);
     g->tris = malloc((np ? np : 1) * sizeof *g->tris);
     g->tshell = malloc((np ? np : 1) * sizeof *g->tshell);
     g->trun = malloc((np ? np : 1) * sizeof *g->trun);
-    if (!g->keys || !g->start || !g->count || !g->tris || !g->tshell || !g->trun) {
-        free(pr);
+    if (!ks || !g->keys || !g->start || !g->count || !g->tris || !g->tshell || !g->trun) {
+        free(ks), free(tk), free(tc);
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    /* the shells per triangle first (a pass in order), then per entry */
-    uint32_t *tsh = malloc((nt ? nt : 1) * sizeof *tsh);
-    if (!tsh) {
-        free(pr);
+    size_t nk = 0;
+    for (size_t h = 0; h < tslots; h++)
+        if (tk[h])
+            ks[nk++] = (tk[h] - 1) << 32;
+    if (!tb__radix_pairs(ks, nk)) {
+        free(ks), free(tk), free(tc);
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
-    for (size_t t = 0; t < nt; t++)
-        tsh[t] = shell[tri[t * 3]];
     size_t mask = g->slots - 1;
-    for (size_t i = 0; i < np;) {
-        size_t j = i;
-        uint64_t key = pr[i] >> 32;
-        while (j < np && pr[j] >> 32 == key) {
-            g->tris[j] = (uint32_t)pr[j];
-            g->tshell[j] = tsh[g->tris[j]];
-            j++;
-        }
-        for (size_t k = j; k-- > i;)
-            g->trun[k] = k + 1 < j && g->tshell[k + 1] == g->tshell[k] && g->trun[k + 1] < UINT16_MAX
-                             ? (uint16_t)(g->trun[k + 1] + 1)
-                             : 1;
+    uint32_t at = 0;
+    for (size_t i = 0; i < nk; i++) {
+        uint64_t key = ks[i] >> 32;
         size_t h = tb__hash(key, mask);
         while (g->keys[h])
             h = (h + 1) & mask;
         g->keys[h] = key + 1;
-        g->start[h] = (uint32_t)i;
-        g->count[h] = (uint32_t)(j - i);
-        i = j;
+        g->start[h] = at;
+        at += tc[tb__table_slot(tk, tslots - 1, key)]; /* count[h] stays 0: the fill's cursor */
     }
-    free(tsh);
-    free(pr);
+    free(ks), free(tk), free(tc);
+    for (size_t t = 0; t < nt; t++) {
+        int c0[3], c1[3];
+        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+        uint32_t sh = shell[tri[t * 3]];
+        for (int x = c0[0]; x <= c1[0]; x++)
+            for (int y = c0[1]; y <= c1[1]; y++)
+                for (int z = c0[2]; z <= c1[2]; z++) {
+                    size_t h = tb__table_slot(g->keys, mask, tb__ckey(x, y, z));
+                    uint32_t j = g->start[h] + g->count[h]++;
+                    g->tris[j] = (uint32_t)t;
+                    g->tshell[j] = sh;
+                }
+    }
+    for (size_t h = 0; h < g->slots; h++) {
+        if (!g->keys[h])
+            continue;
+        size_t i = g->start[h], j = i + g->count[h];
+        for (size_t k = j; k-- > i;)
+            g->trun[k] = k + 1 < j && g->tshell[k + 1] == g->tshell[k] && g->trun[k + 1] < UINT16_MAX
+                             ? (uint16_t)(g->trun[k + 1] + 1)
+                             : 1;
+    }
     return TB_OK;
 }
 
@@ -436,6 +484,17 @@ void tb__medial_free(tb__medial *md)
     free(md->normal);
     free(md->tflip);
     free(md);
+}
+
+void tb__medial_drop_grid(tb__medial *md)
+{
+    tb__tgrid_free(&md->g);
+    free(md->pre);
+    free(md->suf);
+    free(md->tflip);
+    md->pre = md->suf = NULL;
+    md->tflip = NULL;
+    md->count_for = NULL;
 }
 
 const float *tb__medial_normals(const tb__medial *md)

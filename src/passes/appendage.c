@@ -803,7 +803,8 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t nw = st->nw, nt = 0;
-    uint32_t *wtri = malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
+    uint32_t *wtri = st->spare_tris ? st->spare_tris /* written in place: t * 3 is read before it */
+                                    : malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
     float *tmax = malloc((nw ? nw : 1) * sizeof *tmax);
     uint32_t *sh_thin = calloc(nw ? nw : 1, sizeof *sh_thin);
     uint8_t *body_shell = calloc(nw ? nw : 1, 1);
@@ -911,11 +912,13 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
      * (the quaternius fox); there A2 alone says what is far */
     if (!tb__upright(m))
         memset(st->thin, 0, nw);
+    tb__medial_drop_grid(md); /* the rays are done: only the normals are read on */
     r = tb__envelope_far(st, normal, err);
 done:
     tb__medial_free(md);
     free(src);
-    free(wtri);
+    if (wtri != st->spare_tris)
+        free(wtri);
     free(tmax);
     free(sh_thin);
     free(body_shell);

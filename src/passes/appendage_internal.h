@@ -74,6 +74,10 @@ typedef struct tb__detect_work {
 
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
                                const tb_appendage_desc *resolved, tb_error *err);
+/* The same on the caller's own model, whose triangles the caller frees
+ * unread afterwards: detection writes over them (no copy at its peak). */
+tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
+                                      const tb_appendage_desc *resolved, tb_error *err);
 void tb__detect_work_free(tb__detect_work *w);
 
 /* SPEC A9 weighted bone distance over `vertices` with the given joints and

@@ -1525,7 +1525,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     if (r != TB_OK)
         return r;
     tb__detect_work work;
-    r = tb__appendage_detect(out, &work, m, &d, err);
+    r = tb__appendage_detect_taking(out, &work, m, &d, err); /* m's triangles are not read after it */
     if (r != TB_OK) {
         tb_model_free(m);
         return r;
