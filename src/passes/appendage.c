@@ -826,19 +826,20 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
         wtri[nt * 3] = a, wtri[nt * 3 + 1] = b, wtri[nt * 3 + 2] = c;
         nt++;
     }
+    /* rays from one vertex per shell and grid cell of sample_fraction H:
+     * thickness varies over a tail's radius, not over a dense mesh's edge,
+     * so a million-vertex mesh casts tens of thousands of rays; the other
+     * vertices take the nearest sample's over the mesh graph (chosen before
+     * the grid is built: their scratch is given back first) */
+    src = malloc((nw ? nw : 1) * sizeof *src);
+    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r != TB_OK)
+        goto done;
     r = tb__medial_create(&md, st->wpos, nw, wtri, nt, st->shell, err);
     if (r != TB_OK)
         goto done;
     const float *normal = tb__medial_normals(md);
     float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
-    /* rays from one vertex per shell and grid cell of sample_fraction H:
-     * thickness varies over a tail's radius, not over a dense mesh's edge,
-     * so a million-vertex mesh casts tens of thousands of rays; the other
-     * vertices take the nearest sample's over the mesh graph */
-    src = malloc((nw ? nw : 1) * sizeof *src);
-    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r != TB_OK)
-        goto done;
     for (size_t w = 0; w < nw; w++) {
         float d = st->wdist[w];
         tmax[w] = src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
