@@ -1,9 +1,6 @@
 /* tailbone — command-line entry point. */
 #include <stdarg.h>
 #include <stdio.h>
-#ifdef __GLIBC__ /* (stdio.h defines it) */
-#include <malloc.h> /* mallopt */
-#endif
 #include <string.h>
 
 #include "cli/cli.h"
@@ -49,14 +46,6 @@ int main(int argc, char **argv)
     argc = kept;
     argv[argc] = NULL;
     tb_cli_install_signals();
-#ifdef M_MMAP_THRESHOLD
-    /* blocks of 1 MiB and more straight from the system and back to it when
-     * freed: glibc's threshold otherwise rises to the largest block freed
-     * (up to 32 MiB), the stages' per-vertex arrays then come from the heap
-     * and what one stage frees stays resident through the next (fix at 772k
-     * vertices: peak RSS 224 -> 220.5 MiB, after detection 146 -> 84 MiB) */
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
     if (argc < 2) {
         tb__usage(stderr);
         return TB_EXIT_USAGE;
