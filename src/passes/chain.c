@@ -1525,7 +1525,9 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     if (r != TB_OK)
         return r;
     tb__detect_work work;
-    r = tb__appendage_detect_taking(out, &work, m, &d, err); /* m's triangles are not read after it */
+    r = tb__appendage_detect_taking(out, &work, m, &d, err); /* its welded copy written over m's triangles */
+    if (r == TB_OK)
+        r = tb__model_triangles_reload(m, doc, err); /* for the edge list (tb_measure_edges) */
     if (r != TB_OK) {
         tb_model_free(m);
         return r;

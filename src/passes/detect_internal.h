@@ -25,8 +25,8 @@ typedef struct tb__comp {
 
 typedef struct tb__state {
     const tb_model *m;
-    uint32_t *spare_tris; /* m->triangles when the caller gives them up (its own model, whose
-                             triangles it frees unread after detection): the thickness rays'
+    uint32_t *spare_tris; /* m->triangles when the caller lends them (tb__appendage_detect_taking:
+                             freed after, read again from the document): the thickness rays'
                              welded triangles are written over them instead of into a copy */
     tb_appendage_desc d;
     float H;
