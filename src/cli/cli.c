@@ -2,9 +2,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#ifdef __GLIBC__ /* (stdlib.h defines it) */
-#include <malloc.h> /* mallopt */
-#endif
 #include <string.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -246,19 +243,6 @@ tb_doc *tb_cli_load(const char *path, int quiet)
     if (!quiet)
         for (int i = 0; i < tb_doc_warning_count(doc); i++)
             fprintf(stderr, "tailbone: %s: warning: %s\n", path, tb_doc_warning(doc, i));
-#ifdef M_MMAP_THRESHOLD
-    /* a large file: blocks of 1 MiB and more straight from the system and
-     * back to it when freed. glibc's threshold otherwise rises to the
-     * largest block freed (up to 32 MiB): the stages' per-vertex arrays then
-     * come from the heap, and what one stage frees stays resident through
-     * the next (fix at 772k vertices: peak RSS 224 -> 220.5 MiB, after
-     * detection 146 -> 84 MiB). Small files keep the heap's reuse: fresh
-     * pages for every block cost the Wolf's fix 16 ms of system time. */
-    size_t bin = 0;
-    tb_doc_bin(doc, &bin);
-    if (bin >= ((size_t)16 << 20))
-        mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
     return doc;
 }
 
