@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "tailbone/common.h"
+#include "tailbone/model.h"
 
 /* Undirected mesh graph over welded vertices, CSR (SPEC A3). */
 typedef struct tb__graph {
@@ -45,6 +46,11 @@ typedef struct tb__medial tb__medial;
 tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
                             const uint32_t *shell, tb_error *err);
 void tb__medial_free(tb__medial *md);
+/* m's triangles read again from doc (model_tris.c), as tb_model_load read
+ * them: after tb__appendage_detect_taking wrote over them. */
+tb_result tb__model_triangles_reload(tb_model *m, const tb_doc *doc, tb_error *err);
+/* Frees all but the normals (no ray after it; memory back before what follows). */
+void tb__medial_drop_grid(tb__medial *md);
 const float *tb__medial_normals(const tb__medial *md);
 void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick);
 int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell);

@@ -803,7 +803,8 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t nw = st->nw, nt = 0;
-    uint32_t *wtri = malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
+    uint32_t *wtri = st->spare_tris ? st->spare_tris /* written in place: t * 3 is read before it */
+                                    : malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
     float *tmax = malloc((nw ? nw : 1) * sizeof *tmax);
     uint32_t *sh_thin = calloc(nw ? nw : 1, sizeof *sh_thin);
     uint8_t *body_shell = calloc(nw ? nw : 1, 1);
@@ -825,19 +826,20 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
         wtri[nt * 3] = a, wtri[nt * 3 + 1] = b, wtri[nt * 3 + 2] = c;
         nt++;
     }
+    /* rays from one vertex per shell and grid cell of sample_fraction H:
+     * thickness varies over a tail's radius, not over a dense mesh's edge,
+     * so a million-vertex mesh casts tens of thousands of rays; the other
+     * vertices take the nearest sample's over the mesh graph (chosen before
+     * the grid is built: their scratch is given back first) */
+    src = malloc((nw ? nw : 1) * sizeof *src);
+    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r != TB_OK)
+        goto done;
     r = tb__medial_create(&md, st->wpos, nw, wtri, nt, st->shell, err);
     if (r != TB_OK)
         goto done;
     const float *normal = tb__medial_normals(md);
     float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
-    /* rays from one vertex per shell and grid cell of sample_fraction H:
-     * thickness varies over a tail's radius, not over a dense mesh's edge,
-     * so a million-vertex mesh casts tens of thousands of rays; the other
-     * vertices take the nearest sample's over the mesh graph */
-    src = malloc((nw ? nw : 1) * sizeof *src);
-    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r != TB_OK)
-        goto done;
     for (size_t w = 0; w < nw; w++) {
         float d = st->wdist[w];
         tmax[w] = src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
@@ -911,11 +913,13 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
      * (the quaternius fox); there A2 alone says what is far */
     if (!tb__upright(m))
         memset(st->thin, 0, nw);
+    tb__medial_drop_grid(md); /* the rays are done: only the normals are read on */
     r = tb__envelope_far(st, normal, err);
 done:
     tb__medial_free(md);
     free(src);
-    free(wtri);
+    if (wtri != st->spare_tris)
+        free(wtri);
     free(tmax);
     free(sh_thin);
     free(body_shell);

@@ -74,6 +74,11 @@ typedef struct tb__detect_work {
 
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
                                const tb_appendage_desc *resolved, tb_error *err);
+/* The same on the caller's own model, whose triangles detection writes its
+ * welded copy over (no second copy at its peak) and frees: m has none after
+ * it (tb__model_triangles_reload reads them again). */
+tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
+                                      const tb_appendage_desc *resolved, tb_error *err);
 void tb__detect_work_free(tb__detect_work *w);
 
 /* SPEC A9 weighted bone distance over `vertices` with the given joints and

@@ -990,14 +990,15 @@ static tb_result tb__body_style(tb_appendage_report *out, const tb_model *m, tb_
     return TB_OK;
 }
 
-tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
-                               const tb_appendage_desc *resolved, tb_error *err)
+static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
+                                uint32_t *spare_tris, const tb_appendage_desc *resolved, tb_error *err)
 {
     memset(out, 0, sizeof *out);
     memset(work, 0, sizeof *work);
     tb__state st;
     memset(&st, 0, sizeof st);
     st.m = m;
+    st.spare_tris = spare_tris;
     st.d = *resolved;
     st.H = m->height;
     out->skin = m->skin;
@@ -1080,6 +1081,22 @@ tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, 
         tb_appendage_report_free(out);
         tb__detect_work_free(work);
     }
+    return r;
+}
+
+tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
+                               const tb_appendage_desc *resolved, tb_error *err)
+{
+    return tb__detect_run(out, work, m, NULL, resolved, err);
+}
+
+tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
+                                      const tb_appendage_desc *resolved, tb_error *err)
+{
+    tb_result r = tb__detect_run(out, work, m, m->triangles, resolved, err);
+    free(m->triangles); /* written over: given back at once */
+    m->triangles = NULL;
+    m->triangle_count = 0;
     return r;
 }
 

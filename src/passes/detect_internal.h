@@ -25,6 +25,9 @@ typedef struct tb__comp {
 
 typedef struct tb__state {
     const tb_model *m;
+    uint32_t *spare_tris; /* m->triangles when the caller lends them (tb__appendage_detect_taking:
+                             freed after, read again from the document): the thickness rays'
+                             welded triangles are written over them instead of into a copy */
     tb_appendage_desc d;
     float H;
     int pelvis;
