@@ -19,6 +19,8 @@ fs.mkdirSync(tmpRoot, { recursive: true });
 const tmp = fs.mkdtempSync(path.join(tmpRoot, 'preview-'));
 const artefacts = path.resolve(tmpRoot, '..', 'artefacts');
 let passed = 0, failed = 0;
+// what it measured, for `make figures` (block preview-browser): TB_SUMMARY_JSON names the file
+const summary = {};
 const t0 = Date.now(), at = () => `[${((Date.now() - t0) / 1000).toFixed(1)} s] `;
 const ok = (cond, msg) => { if (cond) { passed++; console.log('ok   ' + at() + msg); } else { failed++; console.log('FAIL ' + at() + msg); } };
 const skip = (why) => { console.log('SKIP node_preview: ' + why); process.exit(77); };
@@ -136,6 +138,7 @@ try {
     for (let i = 0; i < c.tips.length; i++) worst = Math.max(worst, Math.abs(c.tips[i] - web.tips[i]));
     ok(web.links === c.links && web.tips.length === c.tips.length && c.links > 0 && worst <= 1e-4 * c.length,
       `${label}: WASM tail tips = C runtime's over 180 frames of ${clip} (${c.links} links, worst ${(worst / c.length).toExponential(1)} L)`);
+    (summary.tips ||= []).push({ label, clip, links: c.links, worst_l: worst / c.length });
     return web;
   };
   const base = await compare(clips[0], 'baked parameters');
@@ -152,6 +155,7 @@ try {
   let change = 0;
   for (let i = 0; i < base.tips.length; i++) change = Math.max(change, Math.abs(base.tips[i] - moved.tips[i]));
   ok(change > 0.01 * base.length, `sliders change the tail's motion (tips move up to ${(change / base.length).toFixed(2)} L)`);
+  summary.slider_change_l = change / base.length;
   const cmd = await p.evaluate(() => tbPreview.command());
   ok(/--root-hz 2\b/.test(cmd) && /--gravity 6\b/.test(cmd) && !/--damping/.test(cmd), `command line: ${cmd}`);
   // that command line runs and bakes
@@ -186,4 +190,5 @@ try {
 ok(errors.length === 0, `no console errors or warnings${errors.length ? ': ' + errors.join(' | ') : ''}`);
 ok(requests.length === 0, `no network request${requests.length ? ': ' + requests.join(', ') : ''}`);
 console.log(`${passed} passed, ${failed} failed`);
+if (process.env.TB_SUMMARY_JSON && !failed) fs.writeFileSync(process.env.TB_SUMMARY_JSON, JSON.stringify(summary, null, 1));
 process.exit(failed ? 1 : 0);
