@@ -322,6 +322,9 @@ def main():
                    and saved[mu['id']]['key'] == key(mu)]
         print(f'{len(mutants)} mutants, {len(stale)} stale; {len(current)} with a kept result for today\'s code, '
               f'{len(mutants) - len(current)} to run again (make mutants-pending; informational, not a failure)')
+        again = [mu['id'] for mu in mutants if mu['id'] not in current]
+        if again:
+            print('to run again: ' + ', '.join(again))
         return 1 if stale else 0
 
     if args.table:
