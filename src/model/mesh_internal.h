@@ -46,7 +46,7 @@ typedef struct tb__medial tb__medial;
 tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
                             const uint32_t *shell, tb_error *err);
 void tb__medial_free(tb__medial *md);
-/* m's triangles read again from doc (model_tris.c), as tb_model_load read
+/* m's triangles read again from doc (model.c), as tb_model_load read
  * them: after tb__appendage_detect_taking wrote over them. */
 tb_result tb__model_triangles_reload(tb_model *m, const tb_doc *doc, tb_error *err);
 /* Frees all but the normals (no ray after it; memory back before what follows). */

@@ -9,6 +9,7 @@
 #include "core/base.h"
 #include "gltf/doc_json.h"
 #include "core/tbmath.h"
+#include "model/mesh_internal.h"
 #include "tailbone/model.h"
 #include "tailbone/tailchain.h"
 
@@ -215,6 +216,41 @@ static size_t tb__prim_triangles(const tb_gltf *g, const tb_gltf_primitive *p, s
     case TB_MODE_TRIANGLE_FAN: return n >= 3 ? n - 2 : 0;
     default: return 0;
     }
+}
+
+/* Primitive p's tc triangles (tb__prim_triangles) as model vertex ids (its
+ * vertices start at vo) into t: lists, strips (winding kept on odd
+ * triangles) and fans. */
+static tb_result tb__prim_read_triangles(const tb_doc *doc, const tb_gltf_primitive *p, size_t vc, size_t tc,
+                                         uint32_t vo, uint32_t *t, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    size_t n = p->indices >= 0 ? g->accessors[p->indices].count : vc;
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    if (!idx)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb_result r = TB_OK;
+    if (p->indices >= 0)
+        r = tb_accessor_read_uints(doc, p->indices, idx, n, err);
+    else
+        for (size_t q = 0; q < n; q++)
+            idx[q] = (uint32_t)q;
+    for (size_t q = 0; q < tc && r == TB_OK; q++) {
+        uint32_t a, b, c;
+        if (p->mode == TB_MODE_TRIANGLES) {
+            a = idx[q * 3], b = idx[q * 3 + 1], c = idx[q * 3 + 2];
+        } else if (p->mode == TB_MODE_TRIANGLE_STRIP) {
+            /* keep winding consistent on odd triangles */
+            a = idx[q], b = idx[q + 1 + (q & 1)], c = idx[q + 2 - (q & 1)];
+        } else {
+            a = idx[0], b = idx[q + 1], c = idx[q + 2];
+        }
+        t[q * 3] = vo + a;
+        t[q * 3 + 1] = vo + b;
+        t[q * 3 + 2] = vo + c;
+    }
+    free(idx);
+    return r;
 }
 
 /* A skeleton-only file with no skin at all (tb_model_desc.skeleton_only):
@@ -531,35 +567,8 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normal
             /* triangles */
             size_t tc = tb__prim_triangles(g, p, vc);
             mp->triangle_count = tc;
-            if (tc && r == TB_OK) {
-                size_t n = p->indices >= 0 ? g->accessors[p->indices].count : vc;
-                uint32_t *idx = malloc(n * sizeof *idx);
-                if (!idx) {
-                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                    break;
-                }
-                if (p->indices >= 0)
-                    r = tb_accessor_read_uints(doc, p->indices, idx, n, err);
-                else
-                    for (size_t q = 0; q < n; q++)
-                        idx[q] = (uint32_t)q;
-                uint32_t *t = m->triangles + to * 3;
-                for (size_t q = 0; q < tc && r == TB_OK; q++) {
-                    uint32_t a, b, c;
-                    if (p->mode == TB_MODE_TRIANGLES) {
-                        a = idx[q * 3], b = idx[q * 3 + 1], c = idx[q * 3 + 2];
-                    } else if (p->mode == TB_MODE_TRIANGLE_STRIP) {
-                        /* keep winding consistent on odd triangles */
-                        a = idx[q], b = idx[q + 1 + (q & 1)], c = idx[q + 2 - (q & 1)];
-                    } else {
-                        a = idx[0], b = idx[q + 1], c = idx[q + 2];
-                    }
-                    t[q * 3] = (uint32_t)vo + a;
-                    t[q * 3 + 1] = (uint32_t)vo + b;
-                    t[q * 3 + 2] = (uint32_t)vo + c;
-                }
-                free(idx);
-            }
+            if (tc && r == TB_OK)
+                r = tb__prim_read_triangles(doc, p, vc, tc, (uint32_t)vo, m->triangles + to * 3, err);
             vo += vc;
             to += tc;
         }
@@ -996,4 +1005,34 @@ void tb_model_bind_to_world(const tb_model *m, float M[16])
     memcpy(lb, sk->bind_world[r], sizeof lb);
     if (tb__fit(lb, &sk->rest_local[r]) < tb__fit(la, &sk->rest_local[r]))
         memcpy(M, above, 16 * sizeof(float));
+}
+
+/* m's triangles read again from doc, as tb_model_load read them: fix's
+ * repair lends them to detection, which writes its welded copy over them
+ * (no second copy at detection's peak), and reads them back after. */
+tb_result tb__model_triangles_reload(tb_model *m, const tb_doc *doc, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    size_t total = 0;
+    for (int i = 0; i < m->prim_count; i++)
+        total += m->prims[i].triangle_count;
+    uint32_t *tris = malloc((total ? total : 1) * 3 * sizeof *tris);
+    if (!tris)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb_result r = TB_OK;
+    for (int i = 0; i < m->prim_count && r == TB_OK; i++) {
+        const tb_model_prim *mp = &m->prims[i];
+        if (mp->triangle_count)
+            r = tb__prim_read_triangles(doc, &g->meshes[mp->mesh].primitives[mp->primitive], mp->vertex_count,
+                                        mp->triangle_count, (uint32_t)mp->vertex_offset,
+                                        tris + mp->triangle_offset * 3, err);
+    }
+    if (r != TB_OK) {
+        free(tris);
+        return r;
+    }
+    free(m->triangles);
+    m->triangles = tris;
+    m->triangle_count = total;
+    return TB_OK;
 }
