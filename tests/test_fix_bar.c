@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_cmp.h"
 #include "support.h"
 #include "tailbone/clip.h"
 #include "tailbone/fix.h"
@@ -88,32 +89,6 @@ typedef struct honest_row {
     float body_p99, body_max;
 } honest_row;
 
-static float weight_by_name(const tb_model *m, size_t v, const char *name)
-{
-    float w = 0;
-    for (int k = 0; k < m->influences; k++) {
-        size_t i = v * (size_t)m->influences + (size_t)k;
-        const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
-        if (m->weights[i] > 0 && n && !strcmp(n, name))
-            w += m->weights[i];
-    }
-    return w;
-}
-
-static int vertex_changed(const tb_model *a, const tb_model *b, size_t v)
-{
-    for (int side = 0; side < 2; side++) {
-        const tb_model *m = side ? b : a, *o = side ? a : b;
-        for (int k = 0; k < m->influences; k++) {
-            size_t i = v * (size_t)m->influences + (size_t)k;
-            const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
-            if (m->weights[i] > 0 && (!n || fabsf(weight_by_name(m, v, n) - weight_by_name(o, v, n)) > 1e-6f))
-                return 1;
-        }
-    }
-    return 0;
-}
-
 static int same_stats(const tb_stretch_stats *a, const tb_stretch_stats *b)
 {
     return a->samples == b->samples && a->torn == b->torn && fabsf(a->p99 - b->p99) <= 1e-6f &&
@@ -132,7 +107,7 @@ static void honest_groups(honest_row *h, const tb_doc *in, const tb_doc *out, co
     uint8_t *mask = calloc(mi->vertex_count + 1, 1);
     assert_non_null(mask);
     for (size_t v = 0; v < mi->vertex_count; v++)
-        h->repaired += mask[v] = (uint8_t)vertex_changed(mi, mo, v);
+        h->repaired += mask[v] = (uint8_t)tbt_weights_differ(mi, mo, v);
     for (int c = 0; c < rep->stretch_count; c++) {
         int anim = rep->stretch[c].animation, loop = 0;
         for (int k = 0; k < rep->bake.clip_count; k++)

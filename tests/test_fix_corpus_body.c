@@ -20,42 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_cmp.h"
 #include "support.h"
 #include "tailbone/clip.h"
 #include "tailbone/fix.h"
 #include "tailbone/measure.h"
 #include "tailbone/model.h"
 #include "tailbone/retarget.h"
-
-/* The weight of vertex v on the joint named `name` (0 when none). */
-static float named_weight(const tb_model *m, size_t v, const char *name)
-{
-    float w = 0;
-    for (int k = 0; k < m->influences; k++) {
-        size_t i = v * (size_t)m->influences + (size_t)k;
-        const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
-        if (m->weights[i] > 0 && n && strcmp(n, name) == 0)
-            w += m->weights[i];
-    }
-    return w;
-}
-
-/* 1 when some joint's weight on v differs between a and b (either side's
- * joints, by name). */
-static int touched(const tb_model *a, const tb_model *b, size_t v)
-{
-    const tb_model *pair[2][2] = {{a, b}, {b, a}};
-    for (int s = 0; s < 2; s++) {
-        const tb_model *m = pair[s][0], *o = pair[s][1];
-        for (int k = 0; k < m->influences; k++) {
-            size_t i = v * (size_t)m->influences + (size_t)k;
-            const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
-            if (m->weights[i] > 0 && (!n || fabsf(named_weight(m, v, n) - named_weight(o, v, n)) > 1e-6f))
-                return 1;
-        }
-    }
-    return 0;
-}
 
 static void body_is_the_inputs(const char *character)
 {
@@ -103,7 +74,7 @@ static void body_is_the_inputs(const char *character)
     assert_non_null(mask);
     size_t repaired = 0;
     for (size_t v = 0; v < mi->vertex_count; v++)
-        repaired += mask[v] = (uint8_t)touched(mi, mo, v);
+        repaired += mask[v] = (uint8_t)tbt_weights_differ(mi, mo, v);
     /* the tail was repaired, and it is not most of the character */
     assert_true(repaired > 0 && repaired < mi->vertex_count / 2);
 
