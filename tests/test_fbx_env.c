@@ -44,6 +44,41 @@ static int path_index(const char *path, const char *dir)
     return -1;
 }
 
+/* The stand-in Blender in a fresh folder tmp/DIR (with a bogus numpy in it
+ * when asked: PYTHONPATH points there) and an empty fake Python prefix
+ * tmp/PY/bin: fills fake (the folder), fakepy and script. */
+static void stand_in_blender(const char *dir, const char *py, int numpy, char fake[1024], char fakepy[1024],
+                             char script[1100])
+{
+    char cmd[4200];
+    snprintf(fake, 1024, "%s", tbt_tmp_path(dir));
+    char pybin[256];
+    snprintf(pybin, sizeof pybin, "%s/bin", py);
+    snprintf(fakepy, 1024, "%s", tbt_tmp_path(pybin));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' '%s'%s%s%s", fake, fake, fakepy, numpy ? " '" : "",
+             numpy ? fake : "", numpy ? "/numpy'" : "");
+    assert_int_equal(system(cmd), 0);
+    snprintf(script, 1100, "%s/blender", fake);
+    static const char body[] = "#!/bin/sh\n"
+                               "env > \"$(dirname \"$0\")/env.$(ls \"$(dirname \"$0\")\" | grep -c '^env\\.')\"\n"
+                               "for a; do src=$dst; dst=$a; done\n"
+                               "cp \"$src\" \"$dst\"\n";
+    assert_int_equal(tbt_write_file(script, body, sizeof body - 1), 0);
+    assert_int_equal(chmod(script, 0755), 0);
+}
+
+/* Fails when an `env` listing holds a PYTHON* variable; who: what started
+ * Blender. */
+static void assert_no_python_variable(const char *listing, const char *who)
+{
+    for (const char *l = listing; l && *l;) {
+        if (!strncmp(l, "PYTHON", 6))
+            fail_msg("%s started Blender with %.*s", who, (int)strcspn(l, "\n"), l);
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+}
+
 /* A fake Blender, a fake Python prefix ahead on PATH and PYTHON* variables
  * pointing at a bogus numpy: Blender gets none of the PYTHON* variables,
  * PATH with its own folder and the system's before the inherited folders
@@ -52,19 +87,8 @@ static int path_index(const char *path, const char *dir)
 static void blender_gets_a_clean_python_environment(void **state)
 {
     (void)state;
-    char fake[1024], fakepy[1024], cmd[8192];
-    snprintf(fake, sizeof fake, "%s", tbt_tmp_path("fakeblender"));
-    snprintf(fakepy, sizeof fakepy, "%s", tbt_tmp_path("fakepython/bin"));
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' '%s' '%s/numpy'", fake, fake, fakepy, fake);
-    assert_int_equal(system(cmd), 0);
-    char script[1100];
-    snprintf(script, sizeof script, "%s/blender", fake);
-    static const char body[] = "#!/bin/sh\n"
-                               "env > \"$(dirname \"$0\")/env.$(ls \"$(dirname \"$0\")\" | grep -c '^env\\.')\"\n"
-                               "for a; do src=$dst; dst=$a; done\n"
-                               "cp \"$src\" \"$dst\"\n";
-    assert_int_equal(tbt_write_file(script, body, sizeof body - 1), 0);
-    assert_int_equal(chmod(script, 0755), 0);
+    char fake[1024], fakepy[1024], cmd[8192], script[1100];
+    stand_in_blender("fakeblender", "fakepython", 1, fake, fakepy, script);
     snprintf(cmd, sizeof cmd, "%s/python3.11", fakepy);
     assert_int_equal(tbt_write_file(cmd, "#!/bin/sh\nexit 1\n", 17), 0);
     assert_int_equal(chmod(cmd, 0755), 0);
@@ -92,12 +116,7 @@ static void blender_gets_a_clean_python_environment(void **state)
             fail_msg("the stand-in Blender was not started %s (no %s)", i ? "for the FBX out" : "for the FBX in", rec);
         listing = realloc(listing, n + 1);
         listing[n] = 0;
-        for (const char *l = listing; l && *l;) {
-            if (!strncmp(l, "PYTHON", 6))
-                fail_msg("Blender was started with %.*s", (int)strcspn(l, "\n"), l);
-            l = strchr(l, '\n');
-            l = l ? l + 1 : NULL;
-        }
+        assert_no_python_variable(listing, i ? "the CLI (FBX out)" : "the CLI (FBX in)");
         const char *kept = env_value(listing, "TB_KEPT");
         assert_non_null(kept);
         assert_true(!strncmp(kept, "kept\n", 5));
@@ -142,17 +161,7 @@ static void converter_script_gives_blender_the_clis_environment(void **state)
 {
     (void)state;
     char fake[1024], fakepy[1024], cmd[8192], script[1100];
-    snprintf(fake, sizeof fake, "%s", tbt_tmp_path("fakeblender_script"));
-    snprintf(fakepy, sizeof fakepy, "%s", tbt_tmp_path("fakepython_script/bin"));
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' '%s'", fake, fake, fakepy);
-    assert_int_equal(system(cmd), 0);
-    snprintf(script, sizeof script, "%s/blender", fake);
-    static const char body[] = "#!/bin/sh\n"
-                               "env > \"$(dirname \"$0\")/env.$(ls \"$(dirname \"$0\")\" | grep -c '^env\\.')\"\n"
-                               "for a; do src=$dst; dst=$a; done\n"
-                               "cp \"$src\" \"$dst\"\n";
-    assert_int_equal(tbt_write_file(script, body, sizeof body - 1), 0);
-    assert_int_equal(chmod(script, 0755), 0);
+    stand_in_blender("fakeblender_script", "fakepython_script", 0, fake, fakepy, script);
 
     char in[1024], glb[1024], out[1024], copy[1024];
     snprintf(in, sizeof in, "%s", tbt_tmp_path("fbx_env_script_in.fbx"));
@@ -182,12 +191,7 @@ static void converter_script_gives_blender_the_clis_environment(void **state)
     char *cli = read_listing(rec);
     snprintf(rec, sizeof rec, "%s/env.2", fake);
     char *sh = read_listing(rec);
-    for (const char *l = sh; l && *l;) {
-        if (!strncmp(l, "PYTHON", 6))
-            fail_msg("blender_env.sh started Blender with %.*s", (int)strcspn(l, "\n"), l);
-        l = strchr(l, '\n');
-        l = l ? l + 1 : NULL;
-    }
+    assert_no_python_variable(sh, "blender_env.sh");
     assert_string_equal(env_line(sh, "TB_KEPT"), "kept");
     char want[8192];
     snprintf(want, sizeof want, "%s", env_line(cli, "PATH"));
