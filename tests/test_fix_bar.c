@@ -104,27 +104,10 @@ static void honest_groups(honest_row *h, const tb_doc *in, const tb_doc *out, co
     assert_int_equal(tb_model_load(&mi, in, -1, &err), TB_OK);
     assert_int_equal(tb_model_load(&mo, out, -1, &err), TB_OK);
     assert_true(mi->vertex_count == mo->vertex_count);
-    uint8_t *mask = calloc(mi->vertex_count + 1, 1);
-    assert_non_null(mask);
-    for (size_t v = 0; v < mi->vertex_count; v++)
-        h->repaired += mask[v] = (uint8_t)tbt_weights_differ(mi, mo, v);
+    uint8_t *mask = tbt_repaired_mask(mi, mo, &h->repaired);
     for (int c = 0; c < rep->stretch_count; c++) {
-        int anim = rep->stretch[c].animation, loop = 0;
-        for (int k = 0; k < rep->bake.clip_count; k++)
-            if (rep->bake.clips[k].animation == anim)
-                loop = rep->bake.clips[k].looping;
         tb_measure_result r[2];
-        for (int side = 0; side < 2; side++) {
-            const tb_model *m = side ? mo : mi;
-            tb_clip *clip = NULL;
-            assert_int_equal(tb_clip_load(&clip, side ? out : in, m, anim, NULL, &err), TB_OK);
-            tb_measure_desc md;
-            memset(&md, 0, sizeof md);
-            md.loop = loop;
-            md.tail_mask = mask;
-            assert_int_equal(tb_measure_clip(&r[side], m, clip, &md, &err), TB_OK);
-            tb_clip_free(clip);
-        }
+        tbt_measure_in_out(in, out, mi, mo, rep, c, mask, NULL, r);
         h->body_same = h->body_same && same_stats(&r[0].body, &r[1].body);
         h->body_p99 = r[1].body.p99 > h->body_p99 ? r[1].body.p99 : h->body_p99;
         h->body_max = r[1].body.max > h->body_max ? r[1].body.max : h->body_max;

@@ -70,19 +70,12 @@ static void body_is_the_inputs(const char *character)
     assert_int_equal(tb_model_load(&mi, in, -1, &err), TB_OK);
     assert_int_equal(tb_model_load(&mo, out, -1, &err), TB_OK);
     assert_int_equal(mi->vertex_count, mo->vertex_count);
-    uint8_t *mask = calloc(mi->vertex_count + 1, 1);
-    assert_non_null(mask);
     size_t repaired = 0;
-    for (size_t v = 0; v < mi->vertex_count; v++)
-        repaired += mask[v] = (uint8_t)tbt_weights_differ(mi, mo, v);
+    uint8_t *mask = tbt_repaired_mask(mi, mo, &repaired);
     /* the tail was repaired, and it is not most of the character */
     assert_true(repaired > 0 && repaired < mi->vertex_count / 2);
 
     for (int c = 0; c < rep.stretch_count; c++) {
-        int anim = rep.stretch[c].animation, loop = 0;
-        for (int k = 0; k < rep.bake.clip_count; k++)
-            if (rep.bake.clips[k].animation == anim)
-                loop = rep.bake.clips[k].looping;
         tb_measure_result r[2];
         const size_t nv = mi->vertex_count;
         float *pos[2];
@@ -90,18 +83,7 @@ static void body_is_the_inputs(const char *character)
             pos[side] = malloc((size_t)24 * nv * 3 * sizeof(float));
             assert_non_null(pos[side]);
         }
-        for (int side = 0; side < 2; side++) {
-            const tb_model *m = side ? mo : mi;
-            tb_clip *clip = NULL;
-            assert_int_equal(tb_clip_load(&clip, side ? out : in, m, anim, NULL, &err), TB_OK);
-            tb_measure_desc md;
-            memset(&md, 0, sizeof md);
-            md.loop = loop;
-            md.tail_mask = mask;
-            md.positions_out = pos[side];
-            assert_int_equal(tb_measure_clip(&r[side], m, clip, &md, &err), TB_OK);
-            tb_clip_free(clip);
-        }
+        tbt_measure_in_out(in, out, mi, mo, &rep, c, mask, pos, r);
         const tb_stretch_stats *a = &r[0].body, *b = &r[1].body;
         /* body positions: the output's against the input's, and how far the
          * clip moves them (the comparison must not be of two still poses) */
