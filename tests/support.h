@@ -8,16 +8,23 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-/* ../shared next to the source tree, or NULL when absent (tests then skip).
- * With TB_REQUIRE_CORPUS=1 an absent folder or file fails the running test. */
-const char *tbt_shared_dir(void);
-/* Path of a file under ../shared/corpus, or NULL when it is absent. The
- * returned string lives until the next call. */
-const char *tbt_corpus_file(const char *rel);
+/* A path the caller owns: tbt_shared_dir and tbt_corpus_file write into it,
+ * so two lookups never share a buffer. */
+typedef struct {
+    char s[4096];
+} tbt_path;
+/* ../shared next to the source tree, written into *out and returned, or NULL
+ * when absent (tests then skip). With TB_REQUIRE_CORPUS=1 an absent folder or
+ * file fails the running test. */
+const char *tbt_shared_dir(tbt_path *out);
+/* Path of a file under ../shared/corpus, written into *out and returned
+ * (out->s), or NULL when it is absent (the miss is logged, see below). */
+const char *tbt_corpus_file(tbt_path *out, const char *rel);
 /* Skips the running test because a corpus file is absent: with
- * TB_REQUIRE_CORPUS=1 (CI) the test fails instead, naming the file; otherwise
- * the skip is printed and appended to $TB_SKIP_LOG, which `make test` counts
- * (a cmocka skip alone reads as Passed in CTest). */
+ * TB_REQUIRE_CORPUS=1 (CI) the lookup already failed the test, naming the
+ * file; otherwise the skip is printed and appended to $TB_SKIP_LOG (beside
+ * the "PROGRAM: missing FILE" line of each absent file), which `make test`
+ * counts (a cmocka skip alone reads as Passed in CTest). */
 void tbt_skip_note(const char *test);
 #define tbt_skip() do { tbt_skip_note(__func__); skip(); } while (0)
 /* A fresh scratch directory for this test program (created on first use). */

@@ -895,7 +895,8 @@ static void fixture_tails_meet_the_chain_row(void **state)
         if (!cases[i].body) {
             assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
         } else {
-            const char *path = tbt_corpus_file(cases[i].body);
+            tbt_path path_buf;
+            const char *path = tbt_corpus_file(&path_buf, cases[i].body);
             if (!path) {
                 print_message("%s: ../shared/corpus absent, skipped\n", cases[i].body);
                 continue;
@@ -964,7 +965,8 @@ static float fixture_ramp(tb_fix_report *rep, const char *body_file, const char 
     if (!body_file) {
         assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
     } else {
-        const char *path = tbt_corpus_file(body_file);
+        tbt_path path_buf;
+        const char *path = tbt_corpus_file(&path_buf, body_file);
         if (!path)
             return -1;
         assert_int_equal(tb_doc_load(&body, path, NULL, &err), TB_OK);
@@ -1124,7 +1126,8 @@ static void fix_is_the_same_bytes_on_one_thread_and_on_four(void **state)
     assert_int_equal(tbt_run_cli(&text, "synth --variant tail_leg -o '%s'", in), 0);
     free(text);
     same_bytes_on_one_thread_and_on_four(in, "");
-    const char *fox = tbt_corpus_file("reference/khronos_Fox.glb");
+    tbt_path fox_buf;
+    const char *fox = tbt_corpus_file(&fox_buf, "reference/khronos_Fox.glb");
     if (!fox) {
         tbt_skip();
         return;

@@ -372,7 +372,8 @@ static void chain_rest_pose_skins_to_bind_in_a_cm_armature(void **state)
 static void wolf_tail_on_hips_is_found_and_chained(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("characters/banter_Wolf.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "characters/banter_Wolf.glb");
     if (!path)
         tbt_skip();
     tb_doc *doc = load(path);
@@ -397,7 +398,8 @@ static void wolf_tail_on_hips_is_found_and_chained(void **state)
 static void bone_demon_tail_is_found_and_chained(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("characters/banter_Bone_Demon.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "characters/banter_Bone_Demon.glb");
     if (!path)
         tbt_skip();
     tb_doc *doc = load(path);
@@ -435,7 +437,8 @@ static void tailless_characters_get_no_chain(void **state)
     const char *files[] = {"clips/threejs_Soldier_rexport.glb", "clips/Xbot_agree_run_walk.glb"};
     int ran = 0;
     for (size_t i = 0; i < 2; i++) {
-        const char *path = tbt_corpus_file(files[i]);
+        tbt_path path_buf;
+        const char *path = tbt_corpus_file(&path_buf, files[i]);
         if (!path)
             continue;
         ran++;
@@ -546,7 +549,8 @@ static float seg_dist(const float *p, const float *a, const float *b)
 static void fox_rebuilt_chain_follows_the_artists(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("reference/quaternius_Fox.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "reference/quaternius_Fox.glb");
     if (!path)
         tbt_skip();
     tb_doc *doc = load(path);
@@ -916,7 +920,8 @@ static void segmented_tail_gets_one_bone_per_piece(void **state)
 static void far_skin_that_is_most_of_the_body_is_never_rebound(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("reference/khronos_Fox.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "reference/khronos_Fox.glb");
     if (!path)
         tbt_skip();
     tb_doc *doc = load(path);
@@ -1003,7 +1008,8 @@ static void welded_tail_blends_from_its_collar(void **state)
 static void welded_fox_seam_stops_tearing_with_the_collar_band_search(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("reference/quaternius_Fox.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "reference/quaternius_Fox.glb");
     if (!path)
         tbt_skip();
     tb_doc *doc = load(path);
@@ -1183,7 +1189,8 @@ static void tail_in_its_own_subset_skin_is_repaired_like_the_rest(void **state)
 static void riggers_own_tail_bones_are_named_in_the_message(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("reference/quaternius_Fox.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "reference/quaternius_Fox.glb");
     if (!path)
         tbt_skip();
     tb_doc *doc = load(path);

@@ -135,7 +135,8 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
         if (!bodies[bi].corpus) {
             assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
         } else {
-            const char *path = tbt_corpus_file(bodies[bi].corpus);
+            tbt_path path_buf;
+            const char *path = tbt_corpus_file(&path_buf, bodies[bi].corpus);
             if (!path) {
                 print_message("%s: ../shared/corpus/%s absent, skipped\n", bodies[bi].label, bodies[bi].corpus);
                 continue;

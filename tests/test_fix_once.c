@@ -75,13 +75,15 @@ static int check_case(const fit_case *c, int *fit_tried, int *fit_kept)
     if (!c->body) {
         assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
     } else {
-        const char *path = tbt_corpus_file(c->body);
+        tbt_path path_buf;
+        const char *path = tbt_corpus_file(&path_buf, c->body);
         if (!path)
             return 0;
         assert_int_equal(tb_doc_load(&body, path, NULL, &err), TB_OK);
     }
     if (c->library) {
-        const char *path = tbt_corpus_file(c->library);
+        tbt_path path_buf;
+        const char *path = tbt_corpus_file(&path_buf, c->library);
         if (!path) {
             tb_doc_free(body);
             return 0;

@@ -49,7 +49,8 @@ static tb_doc *body_doc(const body_spec *b)
         assert_int_equal(tb_synth_build(&doc, "plain", NULL, NULL, &err), TB_OK);
         return doc;
     }
-    const char *path = tbt_corpus_file(b->corpus);
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, b->corpus);
     if (!path)
         return NULL;
     if (tb_doc_load(&doc, path, NULL, &err) != TB_OK)
@@ -457,7 +458,8 @@ static void bad_fixtures_and_bodies_are_refused(void **state)
     assert_int_equal(tb_synth_onto(&doc, NULL, "coat_only", NULL, NULL, &err), TB_ERR_ARG);
     tb_doc_free(body);
     /* rigid-body fixtures are for the synthetic body only */
-    const char *xbot = tbt_corpus_file("clips/Xbot_agree_run_walk.glb");
+    tbt_path xbot_buf;
+    const char *xbot = tbt_corpus_file(&xbot_buf, "clips/Xbot_agree_run_walk.glb");
     if (xbot) {
         assert_int_equal(tb_doc_load(&body, xbot, NULL, &err), TB_OK);
         assert_int_equal(tb_synth_onto(&doc, body, "rigid_plate_only", NULL, NULL, &err), TB_ERR_ARG);
@@ -481,7 +483,8 @@ static void rigid_parts_are_skinned_where_they_stood(void **state)
 {
     (void)state;
     tb_error err = {0};
-    const char *xbot = tbt_corpus_file("clips/Xbot_agree_run_walk.glb");
+    tbt_path xbot_buf;
+    const char *xbot = tbt_corpus_file(&xbot_buf, "clips/Xbot_agree_run_walk.glb");
     if (xbot) {
         tb_doc *body = NULL, *out = NULL;
         int parts = -1;
@@ -492,7 +495,8 @@ static void rigid_parts_are_skinned_where_they_stood(void **state)
         tb_doc_free(out);
         tb_doc_free(body);
     }
-    const char *robot = tbt_corpus_file("clips/threejs_RobotExpressive.glb");
+    tbt_path robot_buf;
+    const char *robot = tbt_corpus_file(&robot_buf, "clips/threejs_RobotExpressive.glb");
     if (!robot)
         return;
     tb_doc *body = NULL, *out = NULL;

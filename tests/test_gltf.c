@@ -260,14 +260,14 @@ static void corpus_round_trips_keep_json_and_values(void **state)
                            "clips/Xbot_agree_run_walk.glb", "clips/threejs_RobotExpressive.glb",
                            "clips/threejs_Soldier_rexport.glb", "reference/khronos_Fox.glb",
                            "reference/quaternius_Fox.glb"};
-    if (!tbt_shared_dir())
+    tbt_path shared;
+    if (!tbt_shared_dir(&shared))
         tbt_skip();
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        const char *path = tbt_corpus_file(files[i]);
-        if (!path)
+        tbt_path in_buf;
+        const char *in = tbt_corpus_file(&in_buf, files[i]);
+        if (!in)
             continue;
-        char in[4096];
-        snprintf(in, sizeof in, "%s", path);
         const char *out = tbt_tmp_path("corpus_rt.glb");
         int rc = tbt_run_cli(NULL, "copy -q '%s' '%s'", in, out);
         assert_int_equal(rc, 0);

@@ -515,7 +515,8 @@ static void no_body_no_roles(void **state)
 
 static tb_doc *load_corpus(const char *rel)
 {
-    const char *path = tbt_corpus_file(rel);
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, rel);
     if (!path)
         return NULL;
     tb_doc *doc = NULL;

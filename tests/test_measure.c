@@ -958,7 +958,8 @@ static void body_stretch_oracle(oracle_stats *o, const tb_model *m, const tb_cli
  * the recount finds within 1e-4 of a threshold. */
 static void measure_corpus_clip(const char *rel, const char *clip_name)
 {
-    const char *path = tbt_corpus_file(rel);
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, rel);
     if (!path)
         tbt_skip();
     tb_doc *doc;

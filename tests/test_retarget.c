@@ -633,15 +633,11 @@ static float limb_error_deg(const tb_model *ms, float (*ws)[16], const tb_model 
  * tool reports). */
 static void limb_agreement(const char *lib_rel, const char *char_rel, const char *clip_name)
 {
-    const char *lp = tbt_corpus_file(lib_rel);
-    char lib_path[4096], char_path[4096];
-    if (!lp)
+    tbt_path lib_buf, char_buf;
+    const char *lib_path = tbt_corpus_file(&lib_buf, lib_rel);
+    const char *char_path = tbt_corpus_file(&char_buf, char_rel);
+    if (!lib_path || !char_path)
         tbt_skip();
-    snprintf(lib_path, sizeof lib_path, "%s", lp);
-    const char *cp = tbt_corpus_file(char_rel);
-    if (!cp)
-        tbt_skip();
-    snprintf(char_path, sizeof char_path, "%s", cp);
     tb_doc *lib = NULL, *ch = NULL;
     tb_error err = {0};
     assert_int_equal(tb_doc_load(&lib, lib_path, NULL, &err), TB_OK);
@@ -840,15 +836,11 @@ static void soldierRunLimbsAgreeOnBoneDemon(void **state)
 static void footContactKeepsTheWolfsFeetOutOfTheFloor(void **state)
 {
     (void)state;
-    const char *lp = tbt_corpus_file("clips/Xbot_agree_run_walk.glb");
-    if (!lp)
+    tbt_path lib_buf, char_buf;
+    const char *lib_path = tbt_corpus_file(&lib_buf, "clips/Xbot_agree_run_walk.glb");
+    const char *char_path = tbt_corpus_file(&char_buf, "characters/banter_Wolf.glb");
+    if (!lib_path || !char_path)
         tbt_skip();
-    char lib_path[4096], char_path[4096];
-    snprintf(lib_path, sizeof lib_path, "%s", lp);
-    const char *cp = tbt_corpus_file("characters/banter_Wolf.glb");
-    if (!cp)
-        tbt_skip();
-    snprintf(char_path, sizeof char_path, "%s", cp);
     double low[2];
     int fixes[2];
     for (int on = 0; on < 2; on++) {

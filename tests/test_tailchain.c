@@ -38,7 +38,8 @@ static void artist_tail_names_are_read_and_hair_is_not(void **state)
 
 static tb_doc *load_corpus(const char *rel)
 {
-    const char *path = tbt_corpus_file(rel);
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, rel);
     if (!path)
         return NULL;
     tb_doc *doc = NULL;
@@ -379,7 +380,8 @@ static void keeping_all_of_the_artists_keys_reproduces_them(void **state)
 static void the_cli_lists_and_bakes_an_artist_chain(void **state)
 {
     (void)state;
-    const char *path = tbt_corpus_file("reference/khronos_Fox.glb");
+    tbt_path path_buf;
+    const char *path = tbt_corpus_file(&path_buf, "reference/khronos_Fox.glb");
     if (!path)
         skip();
     char *out = NULL;
