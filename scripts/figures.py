@@ -1297,6 +1297,77 @@ def readme_preview(cli, tmp):
             f"{v['tail_edges'] + v['body_edges']:,} edges a frame.")
 
 
+def oracle_margins(cli, tmp):
+    """docs/testing.md, "Independent oracles": how far inside its tolerance
+    each oracle's test measured the tool on this run (what test_oracles,
+    test_retarget and test_measure print; the tolerances are the tests')."""
+    chains = re.findall(r'^(\S+)\s+K (\d+) = truth; joints off the centre line <= ([\d.]+) H, last joint ([\d.]+) H',
+                        test_prints('test_oracles', 'chains_have_the_truths_k_and_joints_on_its_centre_line', tmp), re.M)
+    turned = re.search(r'worst limb direction error ([\d.]+) deg',
+                       test_prints('test_retarget', 'turnedCharacterLimbsFollowTheSourceTurnedByTheSkeletons', tmp))
+    keys, jerk = {}, {}
+    for kind in ('closed', 'gap'):
+        k = re.search(r'baked keys vs a fresh simulation: worst ([\d.]+) deg over (\d+) keys x (\d+) bones',
+                      test_prints('test_oracles', f'baked_keys_equal_a_fresh_simulation_{kind}_loop', tmp))
+        j = re.search(r'elsewhere up to [\d.]+ \(ratio ([\d.]+)\)',
+                      test_prints('test_oracles', f'{kind}_loop_wraps_as_smoothly_as_it_plays', tmp))
+        if not k or not j:
+            sys.exit(f'figures: test_oracles printed no {kind}-loop figures')
+        keys[kind], jerk[kind] = k, j.group(1)
+    if not chains or not turned:
+        sys.exit('figures: test_oracles / test_retarget printed no chain or turned-target figures')
+    out = ['| oracle | test | tolerance | measured on this run |', '|---|---|---|---|',
+           f'| K and chain joints | `test_oracles` `chains_have_the_truths_k_and_joints_on_its_centre_line` '
+           f'| K exact; joints ≤ 0.04 H off the centre line, last joint ≤ 0.06 H from the tip '
+           f'| K = truth on all {len(chains)} variants; joints ≤ {max(float(c[2]) for c in chains):.4f} H, '
+           f'last joint ≤ {max(float(c[3]) for c in chains):.4f} H |',
+           f'| retarget limb fidelity, synthetic turned target | `test_retarget` '
+           f'`turnedCharacterLimbsFollowTheSourceTurnedByTheSkeletons` | < 1° | {turned.group(1)}° |',
+           '| baked keys against a fresh simulation | `test_oracles` `baked_keys_equal_a_fresh_simulation_{closed,gap}_loop` '
+           '| 0.5° per bone and key | ' + '; '.join(
+               f'{kind}: {keys[kind].group(1)}° over {keys[kind].group(2)} keys × {keys[kind].group(3)} bones'
+               for kind in ('closed', 'gap')) + ' |',
+           '| loop closure (jerk at the wrap / largest elsewhere) | `test_oracles` '
+           '`{closed,gap}_loop_wraps_as_smoothly_as_it_plays` | ≤ 1.5 × | '
+           + '; '.join(f'{kind}: {jerk[kind]} ×' for kind in ('closed', 'gap')) + ' |']
+    tool = re.compile(r'p95 ([\d.]+) / [\d.]+, p99 ([\d.]+) / [\d.]+, min ([\d.]+) / [\d.]+, '
+                      r'max ([\d.]+) / [\d.]+, torn (\d+) / \d+')
+    bounds = re.compile(r'derived bounds: p95 \[([\d.]+), ([\d.]+)\], p99 \[([\d.]+), ([\d.]+)\], '
+                        r'min \[([\d.]+), ([\d.]+)\], max \[([\d.]+), ([\d.]+)\], torn \[(\d+), (\d+)\]')
+    for who, rel in (('xbot', 'clips/Xbot_agree_run_walk.glb'), ('soldier', 'clips/threejs_Soldier_rexport.glb')):
+        corpus(rel)
+        case = f'corpus_{who}_walk_body_stretch_equals_an_exact_recount'
+        text = test_prints('test_measure', case, tmp)
+        t, b = tool.search(text), bounds.search(text)
+        if not t or not b:
+            sys.exit(f'figures: test_measure {case} printed no figures')
+        cells = [f'{q} {t.group(i + 1)} in [{b.group(2 * i + 1)}, {b.group(2 * i + 2)}]'
+                 for i, q in enumerate(('p95', 'p99', 'min', 'max'))]
+        out.append(f'| skin stretch against an exact recount, {os.path.basename(rel)} walk | `test_measure` `{case}` '
+                   f'| within the bounds derived per sample (above) | ' + ', '.join(cells)
+                   + f', torn {t.group(5)} in [{b.group(9)}, {b.group(10)}] |')
+    return '\n'.join(out)
+
+
+def spring_test_figures(cli, tmp):
+    """docs/spring.md, "Beyond the article": what test_rt_spring prints for
+    the fixed sub-step (the same motion at 30, 60 and 144 fps) and test_bake
+    for the character's own axes (facing -Z against +Z)."""
+    fps = re.search(r'frame-rate independence: 30 vs 60 fps ([\d.e+-]+) m, 60 vs 144 fps ([\d.e+-]+) m',
+                    test_prints('test_rt_spring', 'spring_same_motion_at_30_60_144_fps_agrees_within_1cm', tmp))
+    turn = re.search(r'facing -Z vs \+Z: largest tail key difference ([\d.]+) deg',
+                     test_prints('test_bake', 'tail_moves_the_same_when_the_character_faces_minus_z', tmp))
+    if not fps or not turn:
+        sys.exit('figures: test_rt_spring / test_bake printed no frame-rate or facing figures')
+    mm = [f'{1000 * float(x):.1f} mm' for x in fps.groups()]
+    return '\n'.join(['| test | bound | measured |', '|---|---|---|',
+                       '| `test_rt_spring` `spring_same_motion_at_30_60_144_fps_agrees_within_1cm`: tip of a 0.8 m, '
+                       '8-bone tail, 0.5 m hip sweep with ±29° yaw | 1 cm | '
+                       f'30 vs 60 fps {mm[0]}, 60 vs 144 fps {mm[1]} |',
+                       '| `test_bake` `tail_moves_the_same_when_the_character_faces_minus_z`: the same character '
+                       f'turned half a turn, largest tail key difference | 0.5° | {turn.group(1)}° |'])
+
+
 BLOCKS = {
     'readme-demo': ('README.md', readme_demo),
     'readme-baked': ('README.md', readme_baked),
@@ -1327,6 +1398,8 @@ BLOCKS = {
     'fix-bind-limit-experiment': ('docs/fix.md', fix_bind_limit_experiment),
     'spring-limit-tests': ('docs/fix.md', spring_limit_tests),
     'k-from-the-mesh': ('docs/fix.md', k_from_the_mesh),
+    'oracle-margins': ('docs/testing.md', oracle_margins),
+    'spring-test-figures': ('docs/spring.md', spring_test_figures),
     'fix-ramp-zone': ('docs/fix.md', fix_ramp_zone),
     'fix-collar-band-experiment': ('docs/fix.md', fix_collar_band_experiment),
     'fix-collar-ring': ('docs/fix.md', fix_collar_ring),
