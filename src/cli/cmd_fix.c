@@ -157,7 +157,7 @@ static void tb__help(void)
            "  and a summary table on stderr; a failing file never stops the others; exit status\n"
            "  0 only when every file succeeded or was already done.\n"
            "repair:\n"
-           "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
+           "  --mode chain|rigid    chain (default) or rigid: every tail vertex 1.0 on Hips\n"
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
            "  --pelvis NAME         the pelvis joint when no Hips role is recognised\n"
            "  --role ROLE=JOINT     give a role by hand (repeatable); Hips=NAME is --pelvis\n"
