@@ -76,6 +76,11 @@ static void double_dash_ends_the_options(void **state)
     assert_non_null(strstr(err, "--no-such-file.glb"));
     assert_null(strstr(err, "unknown option"));
     free(err);
+    /* a word after "--" is a file even when it reads as a global option */
+    err = NULL;
+    assert_int_equal(run_stderr(&err, "info -- --in-place"), 1);
+    assert_non_null(strstr(err, "--in-place"));
+    free(err);
 }
 
 /* A SPEC section the user does not have: "SPEC …", or a section number
