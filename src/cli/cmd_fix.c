@@ -743,7 +743,8 @@ static int tb__fix_write(tb__fix_job *job, int argc, char **argv, const unsigned
     job->j = tb__fix_json(job);
     if (o->report && (rc = tb_cli_save_json(o->report, job->j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
         return rc;
-    if ((rc = tb_cli_save_doc(job->doc, job->save_out)) != TB_EXIT_OK || (rc = tb_cli_fbx_finish(&job->fbx, o->out)) != TB_EXIT_OK)
+    if ((rc = tb_cli_save_doc(job->doc, job->save_out)) != TB_EXIT_OK ||
+        (rc = tb_cli_fbx_finish(&job->fbx, o->out)) != TB_EXIT_OK)
         return rc;
     if (o->preview)
         rc = tb__preview(o->preview, o->in, o->out, argc, argv, hidden, &o->bd, o->quiet);
