@@ -30,8 +30,12 @@ static const char **tb__split(char *buf, int *count)
     return list;
 }
 
-static int tb__float_arg(const char *opt, const char *v, float lo, float hi, float *out)
+/* The value of the option p has just returned, a number in [lo, hi]. */
+static int tb__float_arg(const tb_cli_args *p, float lo, float hi, float *out)
 {
+    char opt[64];
+    tb_cli_args_option(p, opt, sizeof opt);
+    const char *v = p->value;
     char *end;
     double x = strtod(v, &end);
     if (*end || !(x >= lo && x <= hi))
@@ -153,7 +157,7 @@ static void tb__help(void)
            "  and a summary table on stderr; a failing file never stops the others; exit status\n"
            "  0 only when every file succeeded or was already done.\n"
            "repair:\n"
-           "  --mode chain|rigid    chain (default) or rigid: tail vertices 1.0 on Hips (A8)\n"
+           "  --mode chain|rigid    chain (default) or rigid: every tail vertex 1.0 on Hips\n"
            "  --rigid-wide          bind capes and skirts rigidly to their bone (never a default)\n"
            "  --pelvis NAME         the pelvis joint when no Hips role is recognised\n"
            "  --role ROLE=JOINT     give a role by hand (repeatable); Hips=NAME is --pelvis\n"
@@ -295,6 +299,232 @@ typedef struct tb__fix_opts {
     tb_bake_desc bd;
 } tb__fix_opts;
 
+/* fix's long-only options (the letters: -h -o -q -j) */
+enum {
+    JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
+    FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
+    GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, BIND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
+};
+
+/* What an option is beyond its value: BATCH, one a batch takes for itself
+ * (batch.c passes the others on to every file's fix); HIDE, one the preview
+ * page's command line leaves out (the spring options, whose values its
+ * sliders add, and the options of this run only). */
+enum { BATCH = 1, HIDE = 2 };
+
+/* fix's options, the one list of them (--pelvis/--role/--skin/--rigid-wide
+ * follow, from TB_CLI_APPENDAGE_OPTIONS). */
+static const struct tb__fix_row {
+    const char *name;
+    int has_arg, key;
+    unsigned char marks;
+} tb__fix_rows[] = {
+    {"help", no_argument, 'h', 0},
+    {"output", required_argument, 'o', BATCH},
+    {"quiet", no_argument, 'q', BATCH | HIDE},
+    {"jobs", required_argument, 'j', BATCH | HIDE},
+    {"json", no_argument, JSON, HIDE},
+    {"force", no_argument, FORCE, BATCH | HIDE},
+    {"progress", no_argument, PROGRESS, BATCH | HIDE},
+    {"no-bake", no_argument, NO_BAKE, 0},
+    {"no-solver-fit", no_argument, NO_SOLVER_FIT, 0},
+    {"vrm-springs", no_argument, VRM_SPRINGS, 0},
+    {"bake-existing", no_argument, BAKE_EXISTING, 0},
+    {"no-ground", no_argument, NO_GROUND, HIDE},
+    {"contact-keeps-limit", no_argument, CONTACT_KEEPS_LIMIT, HIDE},
+    {"foot-contact", no_argument, FOOT_CONTACT, 0},
+    {"smooth-pieces", no_argument, SMOOTH_PIECES, 0},
+    {"report", required_argument, REPORT, HIDE},
+    {"mode", required_argument, MODE, 0},
+    {"clips", required_argument, CLIPS, 0},
+    {"only", required_argument, ONLY, 0},
+    {"fps", required_argument, FPS, 0},
+    {"preview", required_argument, PREVIEW, HIDE},
+    {"root-hz", required_argument, ROOT_HZ, HIDE},
+    {"tip-ratio", required_argument, TIP_RATIO, HIDE},
+    {"damping", required_argument, DAMPING, HIDE},
+    {"gravity", required_argument, GRAVITY, HIDE},
+    {"carry", required_argument, CARRY, HIDE},
+    {"rest-curve", required_argument, REST_CURVE, HIDE},
+    {"coupling", required_argument, COUPLING, HIDE},
+    {"bend-limit", required_argument, BEND_LIMIT, HIDE},
+    {"bind-limit", required_argument, BIND_LIMIT, HIDE},
+    {"ground-y", required_argument, GROUND_Y, HIDE},
+    {"blend-zone", required_argument, BLEND_ZONE, 0},
+    {"collar-band", required_argument, COLLAR_BAND, 0},
+    {"keep-artist-keys", required_argument, KEEP_ARTIST_KEYS, 0},
+};
+#define TB__FIX_ROWS ((int)(sizeof tb__fix_rows / sizeof *tb__fix_rows))
+
+static unsigned char tb__fix_marks(int key)
+{
+    for (int i = 0; i < TB__FIX_ROWS; i++)
+        if (tb__fix_rows[i].key == key)
+            return tb__fix_rows[i].marks;
+    return 0;
+}
+
+/* The run's own options: files, output, threads. Each tb__fix_take_*
+ * returns -1 when the key is not its group's, else 0 or a usage exit code. */
+static int tb__fix_take_run(tb__fix_opts *o, int c, const tb_cli_args *p)
+{
+    const char *v = p->value;
+    float f = 0;
+    int e = 0;
+    switch (c) {
+    case TB_CLI_OPERAND:
+        o->inputs_given++;
+        if (!o->in)
+            o->in = v;
+        break;
+    case 'o':
+        o->out = v;
+        break;
+    case 'q':
+        o->quiet = 1;
+        break;
+    case 'j':
+        e = tb__float_arg(p, 0, 4096, &f);
+        o->jobs = (int)f;
+        o->jobs_given = 1;
+        break;
+    case JSON:
+        o->as_json = 1;
+        break;
+    case FORCE:
+        o->force = 1;
+        break;
+    case PROGRESS:
+        o->progress = 1;
+        break;
+    case REPORT:
+        o->report = v;
+        break;
+    case PREVIEW:
+        o->preview = v;
+        break;
+    default:
+        return -1;
+    }
+    return e;
+}
+
+/* Repair, clips, VRM and existing tail bones. */
+static int tb__fix_take_job(tb__fix_opts *o, int c, const tb_cli_args *p)
+{
+    const char *v = p->value;
+    float f = 0;
+    int e = 0;
+    switch (c) {
+    case NO_BAKE:
+        o->no_bake = 1;
+        break;
+    case NO_SOLVER_FIT:
+        o->no_solver_fit = 1;
+        break;
+    case VRM_SPRINGS:
+        o->vrm_springs = 1;
+        break;
+    case BAKE_EXISTING:
+        o->bd.existing = 1;
+        break;
+    case FOOT_CONTACT:
+        o->foot_contact = 1;
+        break;
+    case SMOOTH_PIECES:
+        o->d.smooth_pieces = 1;
+        break;
+    case CLIPS:
+        o->clips_arg = (char *)v;
+        break;
+    case ONLY:
+        o->only_arg = (char *)v;
+        break;
+    case MODE:
+        if (!strcmp(v, "chain"))
+            o->d.mode = TB_FIX_CHAIN;
+        else if (!strcmp(v, "rigid"))
+            o->d.mode = TB_FIX_RIGID;
+        else
+            e = tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
+        break;
+    case COLLAR_BAND:
+        e = tb__float_arg(p, 0, 2, &f);
+        o->d.collar_band = f > 0 ? f : -1;
+        break;
+    case BLEND_ZONE:
+        e = tb__float_arg(p, 0.05f, 0.5f, &o->d.blend_zone);
+        break;
+    case FPS:
+        e = tb__float_arg(p, 1, 1000, &o->bd.fps);
+        break;
+    case KEEP_ARTIST_KEYS:
+        e = tb__float_arg(p, 0, 1, &o->bd.existing_keep);
+        break;
+    default:
+        return -1;
+    }
+    return e;
+}
+
+/* The spring: a value of 0 that means "none" is TB_SPRING_ZERO, degrees
+ * become radians. */
+static int tb__fix_take_spring(tb__fix_opts *o, int c, const tb_cli_args *p)
+{
+    tb_spring_params *sp = &o->bd.spring.params;
+    float f = 0;
+    int e = 0;
+    switch (c) {
+    case NO_GROUND:
+        sp->ground_off = 1;
+        break;
+    case CONTACT_KEEPS_LIMIT:
+        sp->contact_keeps_limit = 1;
+        break;
+    case ROOT_HZ:
+        e = tb__float_arg(p, 0.01f, 100, &sp->root_hz);
+        break;
+    case TIP_RATIO:
+        e = tb__float_arg(p, 0.01f, 10, &sp->tip_ratio);
+        break;
+    case DAMPING:
+        e = tb__float_arg(p, 0, 10, &f);
+        sp->damping_ratio = f > 0 ? f : TB_SPRING_ZERO;
+        break;
+    case GRAVITY:
+        e = tb__float_arg(p, 0, 100, &f);
+        sp->gravity_mps2 = f > 0 ? f : TB_SPRING_ZERO;
+        break;
+    case CARRY:
+        e = tb__float_arg(p, 0, 180, &f);
+        sp->carry_rad = f > 0 ? (float)(f * TB_RAD_PER_DEG) : TB_SPRING_ZERO;
+        break;
+    case REST_CURVE:
+        e = tb__float_arg(p, 0, 1, &sp->rest_curve);
+        o->rest_curve_given = 1;
+        break;
+    case COUPLING:
+        e = tb__float_arg(p, 0, 1000, &f);
+        sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
+        break;
+    case BEND_LIMIT:
+        e = tb__float_arg(p, 1, 180, &f);
+        sp->bend_limit_rad = (float)(f * TB_RAD_PER_DEG);
+        break;
+    case BIND_LIMIT:
+        e = tb__float_arg(p, 1, 180, &f);
+        sp->bind_limit_rad = (float)(f * TB_RAD_PER_DEG);
+        break;
+    case GROUND_Y:
+        e = tb__float_arg(p, -1e6f, 1e6f, &sp->ground_y_m);
+        o->bd.ground_as_given = 1;
+        break;
+    default:
+        return -1;
+    }
+    return e;
+}
+
 /* Parses argv into o; mark[i] is what argv[i] is to a batch (batch.c),
  * hidden[i] whether the preview page's command line leaves it out. Returns
  * -1 to go on, else the exit code (help printed, or a usage error). */
@@ -304,206 +534,298 @@ static int tb__fix_options(tb__fix_opts *o, int argc, char **argv, unsigned char
     o->progress = isatty(2); /* stages on stderr when a person watches */
     o->jobs = 1;
     o->d.roles = o->roles;
-    tb_spring_params *sp = &o->bd.spring.params;
-    enum {
-        JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
-        FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
-        GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, BIND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
-    };
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"jobs", required_argument, NULL, 'j'},
-                                         {"json", no_argument, NULL, JSON},
-                                         {"force", no_argument, NULL, FORCE},
-                                         {"progress", no_argument, NULL, PROGRESS},
-                                         {"no-bake", no_argument, NULL, NO_BAKE},
-                                         {"no-solver-fit", no_argument, NULL, NO_SOLVER_FIT},
-                                         {"vrm-springs", no_argument, NULL, VRM_SPRINGS},
-                                         {"bake-existing", no_argument, NULL, BAKE_EXISTING},
-                                         {"no-ground", no_argument, NULL, NO_GROUND},
-                                         {"contact-keeps-limit", no_argument, NULL, CONTACT_KEEPS_LIMIT},
-                                         {"foot-contact", no_argument, NULL, FOOT_CONTACT},
-                                         {"smooth-pieces", no_argument, NULL, SMOOTH_PIECES},
-                                         {"report", required_argument, NULL, REPORT},
-                                         {"mode", required_argument, NULL, MODE},
-                                         {"clips", required_argument, NULL, CLIPS},
-                                         {"only", required_argument, NULL, ONLY},
-                                         {"fps", required_argument, NULL, FPS},
-                                         {"preview", required_argument, NULL, PREVIEW},
-                                         {"root-hz", required_argument, NULL, ROOT_HZ},
-                                         {"tip-ratio", required_argument, NULL, TIP_RATIO},
-                                         {"damping", required_argument, NULL, DAMPING},
-                                         {"gravity", required_argument, NULL, GRAVITY},
-                                         {"carry", required_argument, NULL, CARRY},
-                                         {"rest-curve", required_argument, NULL, REST_CURVE},
-                                         {"coupling", required_argument, NULL, COUPLING},
-                                         {"bend-limit", required_argument, NULL, BEND_LIMIT},
-                                         {"bind-limit", required_argument, NULL, BIND_LIMIT},
-                                         {"ground-y", required_argument, NULL, GROUND_Y},
-                                         {"blend-zone", required_argument, NULL, BLEND_ZONE},
-                                         {"collar-band", required_argument, NULL, COLLAR_BAND},
-                                         {"keep-artist-keys", required_argument, NULL, KEEP_ARTIST_KEYS},
-                                         TB_CLI_APPENDAGE_OPTIONS,
-                                         {0}};
+    static const struct option appendage[] = {TB_CLI_APPENDAGE_OPTIONS, {0}};
+    struct option opts[TB__FIX_ROWS + sizeof appendage / sizeof *appendage];
+    for (int i = 0; i < TB__FIX_ROWS; i++)
+        opts[i] = (struct option){tb__fix_rows[i].name, tb__fix_rows[i].has_arg, NULL, tb__fix_rows[i].key};
+    memcpy(opts + TB__FIX_ROWS, appendage, sizeof appendage);
     tb_cli_args p;
     tb_cli_args_init(&p, "fix", argc, argv, "ho:qj:", opts);
     for (int c; (c = tb_cli_args_next(&p)) != TB_CLI_END;) {
-        const char *v = p.value;
-        char opt[64];
-        tb_cli_args_option(&p, opt, sizeof opt);
-        float f = 0;
-        int e = 0;
-        /* what a batch keeps for itself, and what the preview page's command line leaves out */
-        int batch = c == 'q' || c == 'o' || c == 'j' || c == FORCE || c == PROGRESS;
-        int hide = c == 'q' || c == 'j' || c == FORCE || c == PROGRESS || c == JSON || c == NO_GROUND || c == CONTACT_KEEPS_LIMIT ||
-                   c == PREVIEW || c == REPORT || c == ROOT_HZ || c == TIP_RATIO || c == DAMPING || c == GRAVITY ||
-                   c == CARRY || c == REST_CURVE || c == COUPLING || c == BEND_LIMIT || c == BIND_LIMIT ||
-                   c == GROUND_Y;
+        unsigned char marks = tb__fix_marks(c); /* none for an operand or a usage error */
         for (int k = p.first; k < p.next; k++) {
-            mark[k] = c == TB_CLI_OPERAND ? TB_CLI_ARG_INPUT : batch ? TB_CLI_ARG_BATCH : TB_CLI_ARG_PASS;
-            hidden[k] = (unsigned char)hide;
+            mark[k] = c == TB_CLI_OPERAND ? TB_CLI_ARG_INPUT : marks & BATCH ? TB_CLI_ARG_BATCH : TB_CLI_ARG_PASS;
+            hidden[k] = (marks & HIDE) != 0;
         }
-        switch (c) {
-        case TB_CLI_BAD:
-            e = TB_EXIT_USAGE;
-            break;
-        case 'h':
+        if (c == TB_CLI_BAD)
+            return TB_EXIT_USAGE;
+        if (c == 'h') {
             tb__help();
             return TB_EXIT_OK;
-        case TB_CLI_OPERAND:
-            o->inputs_given++;
-            if (!o->in)
-                o->in = v;
-            break;
-        case 'o':
-            o->out = v;
-            break;
-        case 'q':
-            o->quiet = 1;
-            break;
-        case 'j':
-            e = tb__float_arg(opt, v, 0, 4096, &f);
-            o->jobs = (int)f;
-            o->jobs_given = 1;
-            break;
-        case JSON:
-            o->as_json = 1;
-            break;
-        case FORCE:
-            o->force = 1;
-            break;
-        case PROGRESS:
-            o->progress = 1;
-            break;
-        case NO_BAKE:
-            o->no_bake = 1;
-            break;
-        case NO_SOLVER_FIT:
-            o->no_solver_fit = 1;
-            break;
-        case VRM_SPRINGS:
-            o->vrm_springs = 1;
-            break;
-        case BAKE_EXISTING:
-            o->bd.existing = 1;
-            break;
-        case NO_GROUND:
-            sp->ground_off = 1;
-            break;
-        case CONTACT_KEEPS_LIMIT:
-            sp->contact_keeps_limit = 1;
-            break;
-        case FOOT_CONTACT:
-            o->foot_contact = 1;
-            break;
-        case SMOOTH_PIECES:
-            o->d.smooth_pieces = 1;
-            break;
-        case REPORT:
-            o->report = v;
-            break;
-        case PREVIEW:
-            o->preview = v;
-            break;
-        case CLIPS:
-            o->clips_arg = (char *)v;
-            break;
-        case ONLY:
-            o->only_arg = (char *)v;
-            break;
-        case MODE:
-            if (!strcmp(v, "chain"))
-                o->d.mode = TB_FIX_CHAIN;
-            else if (!strcmp(v, "rigid"))
-                o->d.mode = TB_FIX_RIGID;
-            else
-                e = tb_cli_usage_error("fix", "--mode is chain or rigid, not '%s'", v);
-            break;
-        case COLLAR_BAND:
-            e = tb__float_arg(opt, v, 0, 2, &f);
-            o->d.collar_band = f > 0 ? f : -1;
-            break;
-        case BLEND_ZONE:
-            e = tb__float_arg(opt, v, 0.05f, 0.5f, &o->d.blend_zone);
-            break;
-        case FPS:
-            e = tb__float_arg(opt, v, 1, 1000, &o->bd.fps);
-            break;
-        case ROOT_HZ:
-            e = tb__float_arg(opt, v, 0.01f, 100, &sp->root_hz);
-            break;
-        case TIP_RATIO:
-            e = tb__float_arg(opt, v, 0.01f, 10, &sp->tip_ratio);
-            break;
-        case DAMPING:
-            e = tb__float_arg(opt, v, 0, 10, &f);
-            sp->damping_ratio = f > 0 ? f : TB_SPRING_ZERO;
-            break;
-        case GRAVITY:
-            e = tb__float_arg(opt, v, 0, 100, &f);
-            sp->gravity_mps2 = f > 0 ? f : TB_SPRING_ZERO;
-            break;
-        case CARRY:
-            e = tb__float_arg(opt, v, 0, 180, &f);
-            sp->carry_rad = f > 0 ? (float)(f * TB_RAD_PER_DEG) : TB_SPRING_ZERO;
-            break;
-        case REST_CURVE:
-            e = tb__float_arg(opt, v, 0, 1, &sp->rest_curve);
-            o->rest_curve_given = 1;
-            break;
-        case COUPLING:
-            e = tb__float_arg(opt, v, 0, 1000, &f);
-            sp->coupling_per_s = f > 0 ? f : TB_SPRING_ZERO;
-            break;
-        case BEND_LIMIT:
-            e = tb__float_arg(opt, v, 1, 180, &f);
-            sp->bend_limit_rad = (float)(f * TB_RAD_PER_DEG);
-            break;
-        case BIND_LIMIT:
-            e = tb__float_arg(opt, v, 1, 180, &f);
-            sp->bind_limit_rad = (float)(f * TB_RAD_PER_DEG);
-            break;
-        case KEEP_ARTIST_KEYS:
-            e = tb__float_arg(opt, v, 0, 1, &o->bd.existing_keep);
-            break;
-        case GROUND_Y:
-            e = tb__float_arg(opt, v, -1e6f, 1e6f, &sp->ground_y_m);
-            o->bd.ground_as_given = 1;
-            break;
-        default:
-            e = tb_cli_appendage_option("fix", c, v, &o->d);
-            break;
         }
+        int e = tb__fix_take_run(o, c, &p);
+        if (e < 0)
+            e = tb__fix_take_job(o, c, &p);
+        if (e < 0)
+            e = tb__fix_take_spring(o, c, &p);
+        if (e < 0)
+            e = tb_cli_appendage_option("fix", c, p.value, &o->d);
         if (e)
             return e;
     }
     return -1;
 }
 
+/* The combinations fix refuses, before anything is read. Returns -1 to go
+ * on, else the usage exit code. */
+static int tb__fix_check(const tb__fix_opts *o)
+{
+    if (!o->in || !o->out)
+        return tb_cli_usage_error("fix", "needs IN and -o OUT");
+    if (o->bd.existing_keep > 0 && !o->bd.existing)
+        return tb_cli_usage_error("fix", "--keep-artist-keys goes with --bake-existing");
+    if (o->vrm_springs && (o->no_bake || o->bd.existing))
+        return tb_cli_usage_error("fix", "--vrm-springs excludes --no-bake and --bake-existing");
+    if (o->bd.existing && o->no_bake)
+        return tb_cli_usage_error("fix", "--bake-existing and --no-bake exclude each other");
+    return -1;
+}
+
+/* Batch mode (batch.c): several inputs, a folder in, or a folder out (one
+ * that exists, or a name ending in '/'). */
+static int tb__fix_is_batch(const tb__fix_opts *o)
+{
+    const char *out = o->out;
+    return o->inputs_given > 1 || tb_cli_is_dir(o->in) || tb_cli_is_dir(out) || (out[0] && out[strlen(out) - 1] == '/');
+}
+
+/* One file's job: what it holds from the first read to the exit. */
+typedef struct tb__fix_job {
+    const tb__fix_opts *o;
+    char *only_buf, *clips_buf;
+    const char **only, **lib_paths;
+    int only_count, lib_count;
+    tb_doc **libs, *in_doc, *doc;
+    tb_fix_report rep;
+    tb_vrm_report vrep;
+    json_t *j;
+    tb_cli_fbx fbx; /* IN or OUT in .fbx: converted through Blender (cli/fbx.c) */
+    const char *load_in, *save_out;
+} tb__fix_job;
+
+static void tb__fix_job_free(tb__fix_job *job)
+{
+    tb_cli_fbx_close(&job->fbx);
+    json_decref(job->j);
+    tb_fix_report_free(&job->rep);
+    tb_doc_free(job->doc);
+    tb_doc_free(job->in_doc);
+    for (int k = 0; k < job->lib_count; k++)
+        tb_doc_free(job->libs[k]);
+    free(job->libs);
+    free(job->only);
+    free(job->lib_paths);
+    free(job->only_buf);
+    free(job->clips_buf);
+}
+
+/* Stage 1: the --only and --clips lists, and every output checked against
+ * every input before any work. */
+static int tb__fix_prepare(tb__fix_job *job)
+{
+    const tb__fix_opts *o = job->o;
+    job->only_buf = o->only_arg ? strdup(o->only_arg) : NULL;
+    job->clips_buf = o->clips_arg ? strdup(o->clips_arg) : NULL;
+    job->only = job->only_buf ? tb__split(job->only_buf, &job->only_count) : NULL;
+    job->lib_paths = job->clips_buf ? tb__split(job->clips_buf, &job->lib_count) : NULL;
+    job->libs = calloc((size_t)job->lib_count + 1, sizeof *job->libs);
+    job->load_in = o->in;
+    job->save_out = o->out;
+    int n = job->lib_count + 1, rc;
+    const char **inputs = calloc((size_t)n, sizeof *inputs);
+    if (!inputs || !job->libs) {
+        free(inputs);
+        fprintf(stderr, "tailbone: out of memory [oom]\n");
+        return TB_EXIT_FAIL;
+    }
+    inputs[0] = o->in;
+    for (int k = 0; k < job->lib_count; k++)
+        inputs[k + 1] = job->lib_paths[k];
+    rc = tb_cli_check_output(o->out, inputs, n);
+    if (rc == TB_EXIT_OK && o->report)
+        rc = tb_cli_check_output(o->report, inputs, n);
+    if (rc == TB_EXIT_OK && o->preview)
+        rc = tb_cli_check_output(o->preview, inputs, n);
+    if (rc == TB_EXIT_OK && o->preview)
+        rc = tb_cli_preview_check(o->preview); /* before any work */
+    free(inputs);
+    return rc;
+}
+
+/* Stage 2: IN (through Blender when .fbx) and the clip libraries. */
+static int tb__fix_load(tb__fix_job *job)
+{
+    const tb__fix_opts *o = job->o;
+    int rc = tb_cli_fbx_open(&job->fbx, o->in, o->out, &job->load_in, &job->save_out);
+    if (rc != TB_EXIT_OK)
+        return rc;
+    for (int k = 0; k < job->lib_count; k++)
+        if (!(job->libs[k] = tb_cli_load(job->lib_paths[k], o->quiet)))
+            return TB_EXIT_FAIL;
+    if (!(job->in_doc = tb_cli_load(job->load_in, o->quiet))) /* its warnings matter: shown unless -q */
+        return TB_EXIT_FAIL;
+    return TB_EXIT_OK;
+}
+
+/* The file a failed run's error is printed as: a bad clip name is the
+ * library's or the user's, not IN's. */
+static const char *tb__fix_whose(const tb__fix_job *job, const tb_error *err)
+{
+    const char *clips_arg = job->o->clips_arg;
+    const char *whose = err->code == TB_ERR_ARG && clips_arg ? clips_arg : job->o->in;
+    if (!strcmp(err->where, "--clips") && clips_arg)
+        whose = clips_arg;
+    for (int k = 0; k < job->lib_count; k++) {
+        size_t n = strlen(job->lib_paths[k]);
+        if (!strncmp(err->where, job->lib_paths[k], n) && (err->where[n] == 0 || err->where[n] == ':'))
+            whose = err->where; /* a clip library's fault: printed as its file */
+    }
+    return whose;
+}
+
+/* Stage 3: the job itself (tb_fix_run), then the VRM springs if asked. */
+static int tb__fix_work(tb__fix_job *job)
+{
+    const tb__fix_opts *o = job->o;
+    tb_error err = {0};
+    tb_fix_desc fd;
+    memset(&fd, 0, sizeof fd);
+    fd.repair = o->d;
+    fd.bake = o->bd;
+    fd.no_bake = o->no_bake || o->vrm_springs; /* a VRM runtime moves the tail itself */
+    fd.libraries = job->libs;
+    fd.library_count = job->lib_count;
+    fd.only = job->only;
+    fd.foot_contact = o->foot_contact;
+    fd.rest_curve_given = o->rest_curve_given;
+    fd.no_solver_fit = o->no_solver_fit;
+    if (o->progress && !o->quiet) {
+        fd.progress = tb__progress;
+        fd.progress_user = (void *)o->in;
+    }
+    if (tb_fix_run(&job->doc, job->in_doc, &fd, &job->rep, &err) != TB_OK)
+        return tb_cli_error(tb__fix_whose(job, &err), &err);
+    if (o->vrm_springs && tb_vrm_springs(job->doc, &o->bd, 60.0f, &job->vrep, &err) != TB_OK)
+        return tb_cli_error(o->in, &err);
+    return TB_EXIT_OK;
+}
+
+/* The report as JSON: the library's, the VRM springs, and the files. */
+static json_t *tb__fix_json(const tb__fix_job *job)
+{
+    const tb__fix_opts *o = job->o;
+    const tb_vrm_report *vrep = &job->vrep;
+    json_t *j = tb_fix_report_json(&job->rep);
+    if (o->vrm_springs)
+        json_object_set_new(j, "vrm_springs",
+                            json_pack("{s:i,s:i,s:i,s:f,s:{s:i,s:f,s:f,s:f,s:f}}", "version", vrep->version, "chains",
+                                      vrep->chains, "joints", vrep->joints, "runtime_hz", (double)vrep->hz, "fit",
+                                      "clips", vrep->fit_clips, "tips_before_m", (double)vrep->fit_before_m,
+                                      "tips_after_m", (double)vrep->fit_after_m, "tip_before_m",
+                                      (double)vrep->fit_tip_before_m, "tip_after_m", (double)vrep->fit_tip_after_m));
+    if (o->vrm_springs) {
+        json_t *fj = json_object_get(json_object_get(j, "vrm_springs"), "fit");
+        json_object_set_new(fj, "swing_before_m", json_real(vrep->fit_swing_before_m));
+        json_object_set_new(fj, "swing_after_m", json_real(vrep->fit_swing_after_m));
+        json_object_set_new(fj, "swing_baked_m", json_real(vrep->fit_swing_baked_m));
+        json_object_set_new(fj, "evaluations", json_integer(vrep->fit_evaluations));
+    }
+    json_object_set_new(j, "file", json_string(o->in));
+    json_object_set_new(j, "output", json_string(o->out));
+    return j;
+}
+
+/* Stage 4: the report file, OUT (back to .fbx if asked), the preview page. */
+static int tb__fix_write(tb__fix_job *job, int argc, char **argv, const unsigned char *hidden)
+{
+    const tb__fix_opts *o = job->o;
+    int rc = TB_EXIT_OK;
+    job->j = tb__fix_json(job);
+    if (o->report && (rc = tb_cli_save_json(o->report, job->j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
+        return rc;
+    if ((rc = tb_cli_save_doc(job->doc, job->save_out)) != TB_EXIT_OK ||
+        (rc = tb_cli_fbx_finish(&job->fbx, o->out)) != TB_EXIT_OK)
+        return rc;
+    if (o->preview)
+        rc = tb__preview(o->preview, o->in, o->out, argc, argv, hidden, &o->bd, o->quiet);
+    return rc;
+}
+
+/* Stage 5: the report as tables on stdout. */
+static void tb__fix_print(const tb__fix_job *job)
+{
+    const tb__fix_opts *o = job->o;
+    const tb_fix_report *rep = &job->rep;
+    const tb_vrm_report *vrep = &job->vrep;
+    printf("file: %s\n", o->in);
+    if (!rep->bake_existing)
+        tb_cli_print_appendages(stdout, &rep->repair, rep->repair.changed);
+    printf("%s\n", rep->repair.message);
+    if (rep->repair.changed)
+        printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep->repair.changed_outside,
+               rep->repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
+    if (rep->repair.collar_changed)
+        printf("welded collar: %zu vertices of the ring where the tail joins the body go halfway to the "
+               "chain's root weights\n",
+               rep->repair.collar_changed);
+    if (rep->retarget)
+        printf("clips transferred from %s\n", o->clips_arg);
+    tb__print_weights(rep);
+    if (rep->zone_try_count)
+        tb__print_zones(rep);
+    if (rep->baked)
+        tb__print_bake(rep);
+    if (o->vrm_springs)
+        printf("vrm: %d tail chain(s), %d bone(s) written as %s (a runtime at %g Hz; not baked)\n", vrep->chains,
+               vrep->joints, vrep->version ? "VRMC_springBone springs" : "VRM 0.x secondaryAnimation bone groups",
+               vrep->hz);
+    if (o->vrm_springs && vrep->fit_clips)
+        printf("vrm: settings fitted on %d clip(s): tail tip %.3f m -> %.3f m from the baked motion "
+               "(mean, a model of the runtime)\n",
+               vrep->fit_clips, (double)vrep->fit_tip_before_m, (double)vrep->fit_tip_after_m);
+    printf("%s %s\n", rep->changed ? "wrote" : "nothing to change; wrote a lossless copy to", o->out);
+}
+
+/* One file: prepare → load → work → write → print. */
+static int tb__fix_one(tb__fix_opts *o, int argc, char **argv, const unsigned char *hidden)
+{
+    /* its clips baked and measured on -j threads (default, and 0: one per
+     * CPU); the output is the same bytes for any count */
+    int jobs = o->jobs;
+    if (!o->jobs_given || jobs <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
+    }
+    o->bd.threads = jobs;
+    if (o->preview && (tb_cli_is_stdio(o->in) || tb_cli_is_stdio(o->out)))
+        return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
+    if (tb_cli_is_stdio(o->out))
+        tb_cli_stdout_reserve();
+    tb__fix_job job;
+    memset(&job, 0, sizeof job);
+    job.o = o;
+    int rc = tb__fix_prepare(&job);
+    if (rc == TB_EXIT_OK)
+        rc = tb__fix_load(&job);
+    if (rc == TB_EXIT_OK)
+        rc = tb__fix_work(&job);
+    if (rc == TB_EXIT_OK)
+        rc = tb__fix_write(&job, argc, argv, hidden);
+    if (rc == TB_EXIT_OK && !o->quiet) {
+        if (o->as_json) {
+            char *s = json_dumps(job.j, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            puts(s);
+            free(s);
+        } else {
+            tb__fix_print(&job);
+        }
+    }
+    tb__fix_job_free(&job);
+    return rc;
+}
+
 int tb_cmd_fix(int argc, char **argv)
 {
-    int rc = TB_EXIT_OK;
     /* mark[i]: what argv[i] is to a batch (batch.c); hidden[i]: left out of
      * the command line the preview page shows */
     unsigned char *mark = calloc(2 * ((size_t)argc + 1), 1);
@@ -511,212 +833,22 @@ int tb_cmd_fix(int argc, char **argv)
         return TB_EXIT_FAIL;
     unsigned char *hidden = mark + argc + 1;
     tb__fix_opts opts;
-    if ((rc = tb__fix_options(&opts, argc, argv, mark, hidden)) >= 0) {
+    int rc = tb__fix_options(&opts, argc, argv, mark, hidden);
+    if (rc < 0)
+        rc = tb__fix_check(&opts);
+    if (rc >= 0) {
         free(mark);
         return rc;
     }
-    rc = TB_EXIT_OK;
-    const char *in = opts.in, *out = opts.out, *report = opts.report, *preview = opts.preview;
-    char *clips_arg = opts.clips_arg, *only_arg = opts.only_arg;
-    int as_json = opts.as_json, quiet = opts.quiet, no_bake = opts.no_bake, progress = opts.progress;
-    int foot_contact = opts.foot_contact, rest_curve_given = opts.rest_curve_given;
-    int no_solver_fit = opts.no_solver_fit, vrm_springs = opts.vrm_springs;
-    int jobs = opts.jobs, jobs_given = opts.jobs_given, force = opts.force, inputs_given = opts.inputs_given;
-    tb_appendage_desc d = opts.d; /* d.roles points into opts, which lives as long */
-    tb_bake_desc bd = opts.bd;
-    if (!in || !out) {
-        free(mark);
-        return tb_cli_usage_error("fix", "needs IN and -o OUT");
+    if (tb__fix_is_batch(&opts)) {
+        if (opts.report || opts.preview || tb_cli_is_stdio(opts.out) || tb_cli_is_stdio(opts.in))
+            rc = tb_cli_usage_error("fix", "batch mode (several inputs or a folder) takes no --report, no --preview "
+                                           "and no -: each file's report is its JSON line");
+        else
+            rc = tb_cli_fix_batch(argc, argv, mark, opts.out, opts.jobs, opts.force, opts.quiet);
+    } else {
+        rc = tb__fix_one(&opts, argc, argv, hidden);
     }
-    if (bd.existing_keep > 0 && !bd.existing) {
-        free(mark);
-        return tb_cli_usage_error("fix", "--keep-artist-keys goes with --bake-existing");
-    }
-    if (vrm_springs && (no_bake || bd.existing)) {
-        free(mark);
-        return tb_cli_usage_error("fix", "--vrm-springs excludes --no-bake and --bake-existing");
-    }
-    if (bd.existing && no_bake) {
-        free(mark);
-        return tb_cli_usage_error("fix", "--bake-existing and --no-bake exclude each other");
-    }
-    /* batch mode (batch.c): several inputs, a folder in, or a folder out (one
-     * that exists, or a name ending in '/') */
-    if (inputs_given > 1 || tb_cli_is_dir(in) || tb_cli_is_dir(out) || (out[0] && out[strlen(out) - 1] == '/')) {
-        if (report || preview || tb_cli_is_stdio(out) || tb_cli_is_stdio(in)) {
-            free(mark);
-            return tb_cli_usage_error("fix", "batch mode (several inputs or a folder) takes no --report, no --preview "
-                                             "and no -: each file's report is its JSON line");
-        }
-        rc = tb_cli_fix_batch(argc, argv, mark, out, jobs, force, quiet);
-        free(mark);
-        return rc;
-    }
-    /* one file: its clips baked and measured on -j threads (default, and 0:
-     * one per CPU); the output is the same bytes for any count */
-    if (!jobs_given || jobs <= 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
-    }
-    bd.threads = jobs;
-    if (preview && (tb_cli_is_stdio(in) || tb_cli_is_stdio(out))) {
-        free(mark);
-        return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
-    }
-    if (tb_cli_is_stdio(out))
-        tb_cli_stdout_reserve();
-    char *only_buf = only_arg ? strdup(only_arg) : NULL, *clips_buf = clips_arg ? strdup(clips_arg) : NULL;
-    int only_count = 0, lib_count = 0;
-    const char **only = only_buf ? tb__split(only_buf, &only_count) : NULL;
-    const char **lib_paths = clips_buf ? tb__split(clips_buf, &lib_count) : NULL;
-    tb_doc **libs = calloc((size_t)lib_count + 1, sizeof *libs);
-    tb_error err = {0};
-    tb_fix_report rep;
-    memset(&rep, 0, sizeof rep);
-    tb_doc *in_doc = NULL, *doc = NULL;
-    json_t *j = NULL;
-    tb_cli_fbx fbx; /* IN or OUT in .fbx: converted through Blender (cli/fbx.c) */
-    memset(&fbx, 0, sizeof fbx);
-    const char *load_in = in, *save_out = out;
-    {
-        const char **inputs = calloc((size_t)lib_count + 1, sizeof *inputs);
-        if (!inputs || !libs) {
-            free(inputs);
-            fprintf(stderr, "tailbone: out of memory [oom]\n");
-            rc = TB_EXIT_FAIL;
-            goto done;
-        }
-        inputs[0] = in;
-        for (int k = 0; k < lib_count; k++)
-            inputs[k + 1] = lib_paths[k];
-        rc = tb_cli_check_output(out, inputs, lib_count + 1);
-        if (rc == TB_EXIT_OK && report)
-            rc = tb_cli_check_output(report, inputs, lib_count + 1);
-        if (rc == TB_EXIT_OK && preview)
-            rc = tb_cli_check_output(preview, inputs, lib_count + 1);
-        if (rc == TB_EXIT_OK && preview)
-            rc = tb_cli_preview_check(preview); /* before any work */
-        free(inputs);
-        if (rc != TB_EXIT_OK)
-            goto done;
-    }
-    if ((rc = tb_cli_fbx_open(&fbx, in, out, &load_in, &save_out)) != TB_EXIT_OK)
-        goto done;
-    for (int k = 0; k < lib_count; k++)
-        if (!(libs[k] = tb_cli_load(lib_paths[k], quiet))) {
-            rc = TB_EXIT_FAIL;
-            goto done;
-        }
-    if (!(in_doc = tb_cli_load(load_in, quiet))) { /* its warnings matter: shown unless -q */
-        rc = TB_EXIT_FAIL;
-        goto done;
-    }
-    tb_fix_desc fd;
-    memset(&fd, 0, sizeof fd);
-    fd.repair = d;
-    fd.bake = bd;
-    fd.no_bake = no_bake || vrm_springs; /* a VRM runtime moves the tail itself */
-    fd.libraries = libs;
-    fd.library_count = lib_count;
-    fd.only = only;
-    fd.foot_contact = foot_contact;
-    fd.rest_curve_given = rest_curve_given;
-    fd.no_solver_fit = no_solver_fit;
-    if (progress && !quiet) {
-        fd.progress = tb__progress;
-        fd.progress_user = (void *)in;
-    }
-    if (tb_fix_run(&doc, in_doc, &fd, &rep, &err) != TB_OK) {
-        /* a bad clip name is the library's or the user's, not IN's */
-        const char *whose = err.code == TB_ERR_ARG && clips_arg ? clips_arg : in;
-        if (!strcmp(err.where, "--clips") && clips_arg)
-            whose = clips_arg;
-        for (int k = 0; k < lib_count; k++) {
-            size_t n = strlen(lib_paths[k]);
-            if (!strncmp(err.where, lib_paths[k], n) && (err.where[n] == 0 || err.where[n] == ':'))
-                whose = err.where; /* a clip library's fault: printed as its file */
-        }
-        rc = tb_cli_error(whose, &err);
-        goto done;
-    }
-    tb_vrm_report vrep;
-    memset(&vrep, 0, sizeof vrep);
-    if (vrm_springs && tb_vrm_springs(doc, &bd, 60.0f, &vrep, &err) != TB_OK) {
-        rc = tb_cli_error(in, &err);
-        goto done;
-    }
-    /* report and write */
-    j = tb_fix_report_json(&rep);
-    if (vrm_springs)
-        json_object_set_new(j, "vrm_springs",
-                            json_pack("{s:i,s:i,s:i,s:f,s:{s:i,s:f,s:f,s:f,s:f}}", "version", vrep.version, "chains",
-                                      vrep.chains, "joints", vrep.joints, "runtime_hz", (double)vrep.hz, "fit",
-                                      "clips", vrep.fit_clips, "tips_before_m", (double)vrep.fit_before_m,
-                                      "tips_after_m", (double)vrep.fit_after_m, "tip_before_m",
-                                      (double)vrep.fit_tip_before_m, "tip_after_m", (double)vrep.fit_tip_after_m));
-    if (vrm_springs) {
-        json_t *fj = json_object_get(json_object_get(j, "vrm_springs"), "fit");
-        json_object_set_new(fj, "swing_before_m", json_real(vrep.fit_swing_before_m));
-        json_object_set_new(fj, "swing_after_m", json_real(vrep.fit_swing_after_m));
-        json_object_set_new(fj, "swing_baked_m", json_real(vrep.fit_swing_baked_m));
-        json_object_set_new(fj, "evaluations", json_integer(vrep.fit_evaluations));
-    }
-    json_object_set_new(j, "file", json_string(in));
-    json_object_set_new(j, "output", json_string(out));
-    if (report && (rc = tb_cli_save_json(report, j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
-        goto done;
-    if ((rc = tb_cli_save_doc(doc, save_out)) != TB_EXIT_OK || (rc = tb_cli_fbx_finish(&fbx, out)) != TB_EXIT_OK)
-        goto done;
-    if (preview && (rc = tb__preview(preview, in, out, argc, argv, hidden, &bd, quiet)) != TB_EXIT_OK)
-        goto done;
-    if (!quiet) {
-        if (as_json) {
-            char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-            puts(s);
-            free(s);
-        } else {
-            printf("file: %s\n", in);
-            if (!rep.bake_existing)
-                tb_cli_print_appendages(stdout, &rep.repair, rep.repair.changed);
-            printf("%s\n", rep.repair.message);
-            if (rep.repair.changed)
-                printf("weights changed outside the repaired appendages: %zu vertices%s\n", rep.repair.changed_outside,
-                       rep.repair.changed_outside ? " (unexpected: please report)" : " (the body is untouched)");
-            if (rep.repair.collar_changed)
-                printf("welded collar: %zu vertices of the ring where the tail joins the body go halfway to the "
-                       "chain's root weights\n",
-                       rep.repair.collar_changed);
-            if (rep.retarget)
-                printf("clips transferred from %s\n", clips_arg);
-            tb__print_weights(&rep);
-            if (rep.zone_try_count)
-                tb__print_zones(&rep);
-            if (rep.baked)
-                tb__print_bake(&rep);
-            if (vrm_springs)
-                printf("vrm: %d tail chain(s), %d bone(s) written as %s (a runtime at %g Hz; not baked)\n",
-                       vrep.chains, vrep.joints,
-                       vrep.version ? "VRMC_springBone springs" : "VRM 0.x secondaryAnimation bone groups", vrep.hz);
-            if (vrm_springs && vrep.fit_clips)
-                printf("vrm: settings fitted on %d clip(s): tail tip %.3f m -> %.3f m from the baked motion "
-                       "(mean, a model of the runtime)\n",
-                       vrep.fit_clips, (double)vrep.fit_tip_before_m, (double)vrep.fit_tip_after_m);
-            printf("%s %s\n", rep.changed ? "wrote" : "nothing to change; wrote a lossless copy to", out);
-        }
-    }
-done:
     free(mark);
-    tb_cli_fbx_close(&fbx);
-    json_decref(j);
-    tb_fix_report_free(&rep);
-    tb_doc_free(doc);
-    tb_doc_free(in_doc);
-    for (int k = 0; k < lib_count; k++)
-        tb_doc_free(libs[k]);
-    free(libs);
-    free(only);
-    free(lib_paths);
-    free(only_buf);
-    free(clips_buf);
     return rc;
 }

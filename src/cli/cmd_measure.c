@@ -509,6 +509,15 @@ static void tb__compare_text(tb__ctx *c, tb__slot *sl, const char *name, const t
     fprintf(f, "  (bone distance and tip travel as %% of H)\n");
 }
 
+/* Whether the skeleton has joints named as a tail chain (Tail_*). */
+static int tb__has_tail_joints(const tb_model *m)
+{
+    int has = 0;
+    for (int j = 0; j < m->skel.joint_count; j++)
+        has |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+    return has;
+}
+
 /* SPEC C comparison: the tail mask → the original row → the chain row →
  * the rigid row → JSON or the table. */
 static int tb__compare(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, tb_measure_desc d)
@@ -524,8 +533,7 @@ static int tb__compare(tb__ctx *c, tb__slot *sl, int anim, const tb_clip *clip, 
         memcpy(mask, c->mask, m->vertex_count);
     tb__cmp_rows R;
     memset(&R, 0, sizeof R);
-    for (int j = 0; j < m->skel.joint_count; j++)
-        R.has_tail_joints |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
+    R.has_tail_joints = tb__has_tail_joints(m);
     if (!c->mask && tail_n == 0) {
         free(mask);
         fprintf(sl->err, "tailbone measure: %s: no tail to compare (no Tail_* bones; pass --tail-bones or "
@@ -709,15 +717,6 @@ static int tb__measure_args(int argc, char **argv, tb__opts *out)
         return tb_cli_usage_error("measure", "--tail-bones and --tail-mask do not combine");
     *out = o;
     return -1;
-}
-
-/* Whether the skeleton has joints named as a tail chain (Tail_*). */
-static int tb__has_tail_joints(const tb_model *m)
-{
-    int has = 0;
-    for (int j = 0; j < m->skel.joint_count; j++)
-        has |= tb_tail_name_parse(m->skel.names ? m->skel.names[j] : NULL, NULL, NULL);
-    return has;
 }
 
 /* Which part is the tail: --tail-mask's file, --tail-bones' joints, the

@@ -38,11 +38,14 @@ static void tb__usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    /* options every command takes */
-    int kept = 1;
-    for (int i = 1; i < argc; i++)
-        if (!tb_cli_global_option(argv[i]))
+    /* options every command takes, up to "--" (after it, every word is an
+     * operand: a file may be called --in-place) */
+    int kept = 1, operands = 0;
+    for (int i = 1; i < argc; i++) {
+        operands |= !strcmp(argv[i], "--");
+        if (operands || !tb_cli_global_option(argv[i]))
             argv[kept++] = argv[i];
+    }
     argc = kept;
     argv[argc] = NULL;
     tb_cli_install_signals();

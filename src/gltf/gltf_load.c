@@ -332,7 +332,101 @@ static json_int_t tb__geti(json_t *o, const char *key, json_int_t def)
     return json_is_integer(v) ? json_integer_value(v) : def;
 }
 
-/* Merges every buffer into doc->bin. `glb_bin` is the BIN chunk (may be NULL). */
+/* One buffer's bytes, as tb__merge_buffers reads them. */
+typedef struct tb__buffer_bytes {
+    size_t len;         /* its byteLength */
+    const uint8_t *src; /* its bytes, src_size of them (at least len) */
+    size_t src_size;
+    uint8_t *owned;     /* src when read or made here: the caller frees it */
+    int has_uri;
+    int changed;        /* read from elsewhere than the GLB's BIN chunk */
+} tb__buffer_bytes;
+
+/* Read and validate buffer i: its byteLength, then its bytes — the GLB BIN
+ * chunk, the file or data: URI it names, or (EXT_meshopt_compression's
+ * fallback buffer) zeroes the decoder fills. */
+static tb_result tb__buffer_read(tb_doc *doc, json_t *b, size_t i, const uint8_t *glb_bin, size_t glb_bin_size,
+                                 int is_glb, tb__buffer_bytes *bb, tb_error *err)
+{
+    char where[64];
+    snprintf(where, sizeof where, "/buffers/%zu", i);
+    if (!json_is_object(b))
+        return tb__fail(err, TB_ERR_JSON_TYPE, where, "buffer must be an object");
+    json_t *bl = json_object_get(b, "byteLength");
+    snprintf(where, sizeof where, "/buffers/%zu/byteLength", i);
+    if (!bl)
+        return tb__fail(err, TB_ERR_MISSING_FIELD, where, "buffer has no byteLength");
+    if (!json_is_integer(bl) || json_integer_value(bl) < 1)
+        return tb__fail(err, TB_ERR_JSON_TYPE, where, "byteLength must be an integer >= 1");
+    size_t len = (size_t)json_integer_value(bl);
+    json_t *uri = json_object_get(b, "uri");
+    bb->len = len;
+    bb->has_uri = uri != NULL;
+    if (!uri && tb__meshopt_fallback(b)) {
+        /* EXT_meshopt_compression: zeroed bytes the decoder fills */
+        if (!(bb->owned = calloc(len, 1)))
+            return tb__fail(err, TB_ERR_OOM, where, NULL);
+        bb->src = bb->owned;
+        bb->src_size = len;
+        bb->changed = 1;
+    } else if (!uri) {
+        snprintf(where, sizeof where, "/buffers/%zu", i);
+        if (!(is_glb && i == 0))
+            return tb__fail(err, TB_ERR_MISSING_FIELD, where, "buffer has no uri and is not the GLB BIN chunk");
+        if (!glb_bin)
+            return tb__fail(err, TB_ERR_TRUNCATED, where, "buffer 0 refers to the BIN chunk but the GLB has none");
+        bb->src = glb_bin;
+        bb->src_size = glb_bin_size;
+    } else {
+        snprintf(where, sizeof where, "/buffers/%zu/uri", i);
+        if (!json_is_string(uri))
+            return tb__fail(err, TB_ERR_JSON_TYPE, where, "uri must be a string");
+        tb_result r = tb__load_uri(doc, json_string_value(uri), len, &bb->owned, &bb->src_size, err, where);
+        if (r != TB_OK)
+            return r;
+        bb->src = bb->owned;
+        bb->changed = 1;
+    }
+    if (bb->src_size < len) {
+        snprintf(where, sizeof where, "/buffers/%zu/byteLength", i);
+        return tb__fail(err, uri ? TB_ERR_BOUNDS : TB_ERR_TRUNCATED, where,
+                        "buffer declares %zu bytes but its data holds %zu", len, bb->src_size);
+    }
+    return TB_OK;
+}
+
+/* Re-points every bufferView (and a meshopt view's compressed bytes, which
+ * live in another buffer) at buffer 0, buffer k now starting at base[k]. */
+static void tb__repoint_views(tb_doc *doc, const size_t *base, size_t n)
+{
+    json_t *views = json_object_get(doc->root, "bufferViews");
+    size_t nv = json_is_array(views) ? json_array_size(views) : 0;
+    for (size_t k = 0; k < nv; k++) {
+        json_t *v = json_array_get(views, k);
+        if (!json_is_object(v))
+            continue; /* the parser reports it */
+        json_int_t bi = tb__geti(v, "buffer", -1);
+        if (bi < 0 || (size_t)bi >= n)
+            continue; /* the parser reports it */
+        json_int_t off = tb__geti(v, "byteOffset", 0);
+        if (bi != 0 || base[bi] != 0) {
+            json_object_set_new(v, "buffer", json_integer(0));
+            json_object_set_new(v, "byteOffset", json_integer(off + (json_int_t)base[bi]));
+        }
+        /* EXT/KHR_meshopt_compression's compressed bytes live in another buffer */
+        const char *mname = tb__meshopt_name(v);
+        json_t *mo = mname ? json_object_get(json_object_get(v, "extensions"), mname) : NULL;
+        json_int_t mb = tb__geti(mo, "buffer", -1);
+        if (mb >= 0 && (size_t)mb < n) {
+            json_object_set_new(mo, "buffer", json_integer(0));
+            json_object_set_new(mo, "byteOffset", json_integer(tb__geti(mo, "byteOffset", 0) + (json_int_t)base[mb]));
+        }
+    }
+}
+
+/* Merges every buffer into doc->bin. `glb_bin` is the BIN chunk (may be
+ * NULL): read each buffer → append it → when any came from elsewhere,
+ * re-point the views and collapse the list to one buffer. */
 static tb_result tb__merge_buffers(tb_doc *doc, const uint8_t *glb_bin, size_t glb_bin_size,
                                    int is_glb, tb_error *err)
 {
@@ -346,113 +440,26 @@ static tb_result tb__merge_buffers(tb_doc *doc, const uint8_t *glb_bin, size_t g
     if (!base)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     int changed = 0;
-    char where[64];
     tb_result r = TB_OK;
     for (size_t i = 0; i < n && r == TB_OK; i++) {
-        json_t *b = json_array_get(buffers, i);
-        snprintf(where, sizeof where, "/buffers/%zu", i);
-        if (!json_is_object(b)) {
-            r = tb__fail(err, TB_ERR_JSON_TYPE, where, "buffer must be an object");
+        tb__buffer_bytes bb;
+        memset(&bb, 0, sizeof bb);
+        r = tb__buffer_read(doc, json_array_get(buffers, i), i, glb_bin, glb_bin_size, is_glb, &bb, err);
+        changed |= bb.changed;
+        if (r != TB_OK) {
+            free(bb.owned);
             break;
         }
-        json_t *bl = json_object_get(b, "byteLength");
-        snprintf(where, sizeof where, "/buffers/%zu/byteLength", i);
-        if (!bl) {
-            r = tb__fail(err, TB_ERR_MISSING_FIELD, where, "buffer has no byteLength");
-            break;
-        }
-        if (!json_is_integer(bl) || json_integer_value(bl) < 1) {
-            r = tb__fail(err, TB_ERR_JSON_TYPE, where, "byteLength must be an integer >= 1");
-            break;
-        }
-        size_t len = (size_t)json_integer_value(bl);
-        json_t *uri = json_object_get(b, "uri");
-        const uint8_t *src = NULL;
-        size_t src_size = 0;
-        uint8_t *owned = NULL;
-        if (!uri && tb__meshopt_fallback(b)) {
-            /* EXT_meshopt_compression: zeroed bytes the decoder fills */
-            owned = calloc(len, 1);
-            if (!owned) {
-                r = tb__fail(err, TB_ERR_OOM, where, NULL);
-                break;
-            }
-            src = owned;
-            src_size = len;
-            changed = 1;
-        } else if (!uri) {
-            if (!(is_glb && i == 0)) {
-                snprintf(where, sizeof where, "/buffers/%zu", i);
-                r = tb__fail(err, TB_ERR_MISSING_FIELD, where,
-                             "buffer has no uri and is not the GLB BIN chunk");
-                break;
-            }
-            if (!glb_bin) {
-                snprintf(where, sizeof where, "/buffers/%zu", i);
-                r = tb__fail(err, TB_ERR_TRUNCATED, where,
-                             "buffer 0 refers to the BIN chunk but the GLB has none");
-                break;
-            }
-            src = glb_bin;
-            src_size = glb_bin_size;
-        } else {
-            snprintf(where, sizeof where, "/buffers/%zu/uri", i);
-            if (!json_is_string(uri)) {
-                r = tb__fail(err, TB_ERR_JSON_TYPE, where, "uri must be a string");
-                break;
-            }
-            r = tb__load_uri(doc, json_string_value(uri), len, &owned, &src_size, err, where);
-            if (r != TB_OK)
-                break;
-            src = owned;
-            changed = 1;
-        }
-        if (src_size < len) {
-            snprintf(where, sizeof where, "/buffers/%zu/byteLength", i);
-            r = tb__fail(err, uri ? TB_ERR_BOUNDS : TB_ERR_TRUNCATED, where,
-                         "buffer declares %zu bytes but its data holds %zu", len, src_size);
-            free(owned);
-            break;
-        }
-        if (i == 0 && !uri) {
-            /* the BIN chunk is kept as it is (padding included) */
-            size_t off = tb__bin_append(doc, src, src_size);
-            base[i] = off;
-        } else {
-            size_t off = tb__bin_append(doc, src, len);
-            base[i] = off;
-            if (off == SIZE_MAX)
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        free(owned);
+        int bin_chunk = i == 0 && !bb.has_uri; /* kept as it is (padding included) */
+        base[i] = tb__bin_append(doc, bb.src, bin_chunk ? bb.src_size : bb.len);
+        if (!bin_chunk && base[i] == SIZE_MAX)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        free(bb.owned);
         if (i > 0)
             changed = 1;
     }
     if (r == TB_OK && changed) {
-        /* Re-point bufferViews at buffer 0 and collapse the buffer list. */
-        json_t *views = json_object_get(doc->root, "bufferViews");
-        size_t nv = json_is_array(views) ? json_array_size(views) : 0;
-        for (size_t k = 0; k < nv && r == TB_OK; k++) {
-            json_t *v = json_array_get(views, k);
-            if (!json_is_object(v))
-                continue; /* the parser reports it */
-            json_int_t bi = tb__geti(v, "buffer", -1);
-            if (bi < 0 || (size_t)bi >= n)
-                continue; /* the parser reports it */
-            json_int_t off = tb__geti(v, "byteOffset", 0);
-            if (bi != 0 || base[bi] != 0) {
-                json_object_set_new(v, "buffer", json_integer(0));
-                json_object_set_new(v, "byteOffset", json_integer(off + (json_int_t)base[bi]));
-            }
-            /* EXT/KHR_meshopt_compression's compressed bytes live in another buffer */
-            const char *mname = tb__meshopt_name(v);
-            json_t *mo = mname ? json_object_get(json_object_get(v, "extensions"), mname) : NULL;
-            json_int_t mb = tb__geti(mo, "buffer", -1);
-            if (mb >= 0 && (size_t)mb < n) {
-                json_object_set_new(mo, "buffer", json_integer(0));
-                json_object_set_new(mo, "byteOffset", json_integer(tb__geti(mo, "byteOffset", 0) + (json_int_t)base[mb]));
-            }
-        }
+        tb__repoint_views(doc, base, n);
         json_t *b0 = json_deep_copy(json_array_get(buffers, 0));
         json_object_del(b0, "uri");
         json_object_set_new(b0, "byteLength", json_integer((json_int_t)doc->bin_size));

@@ -306,21 +306,22 @@ static tb_result tb__build_skeleton(tb_model *m, const tb_doc *doc, tb_error *er
     return r;
 }
 
-static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const tb_gltf_skin *sk, tb_error *err)
+/* Read: the joints are every skin joint and the nodes above it, numbered
+ * parent first (depth-first from the roots) into m->joint_of_node and
+ * m->node_of_joint. Returns their count, or -1 out of memory. */
+static int tb__skeleton_order(tb_model *m, const tb_gltf *g, const tb_gltf_skin *sk)
 {
-    const tb_gltf *g = tb_doc_gltf(doc);
     int nn = g->node_count;
     uint8_t *want = NULL;
     want = calloc((size_t)nn, 1);
     m->joint_of_node = malloc((size_t)nn * sizeof *m->joint_of_node);
     if (!want || !m->joint_of_node) {
         free(want);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        return -1;
     }
     for (int k = 0; k < sk->joint_count; k++)
         for (int q = sk->joints[k]; q >= 0 && !want[q]; q = g->nodes[q].parent)
             want[q] = 1;
-    /* parent-first order: depth-first from the roots */
     int count = 0;
     for (int i = 0; i < nn; i++)
         count += want[i];
@@ -329,7 +330,7 @@ static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const t
     if (!m->node_of_joint || !stack) {
         free(want);
         free(stack);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        return -1;
     }
     int c = 0;
     for (int i = 0; i < nn; i++) {
@@ -351,6 +352,35 @@ static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const t
     }
     free(stack);
     free(want);
+    return count;
+}
+
+/* Validate: passes walk from a joint up to the root (the spring finds what
+ * hangs below a chain so): bound the depth, which real rigs keep under 100,
+ * so a hostile million-deep chain is refused, not walked quadratically. */
+static tb_result tb__skeleton_depth(const tb_model *m, int count, tb_error *err)
+{
+    int *depth = malloc(((size_t)count + 1) * sizeof *depth);
+    if (!depth)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    int deepest = 0;
+    for (int j = 0; j < count; j++) {
+        depth[j] = m->parents_[j] >= 0 ? depth[m->parents_[j]] + 1 : 0;
+        deepest = depth[j] > deepest ? depth[j] : deepest;
+    }
+    free(depth);
+    if (deepest >= TB_MAX_SKELETON_DEPTH) {
+        char where[64];
+        snprintf(where, sizeof where, "/skins/%d/joints", m->skin);
+        return tb__fail(err, TB_ERR_UNSUPPORTED, where, "the skeleton is %d levels deep; tailbone handles at most %d",
+                        deepest + 1, TB_MAX_SKELETON_DEPTH);
+    }
+    return TB_OK;
+}
+
+/* Build: the per-joint arrays, from the nodes in joint order. */
+static tb_result tb__skeleton_joints(tb_model *m, const tb_gltf *g, const tb_gltf_skin *sk, int count, tb_error *err)
+{
     m->parents_ = malloc((size_t)count * sizeof *m->parents_);
     m->names_ = malloc((size_t)count * sizeof *m->names_);
     m->rest_ = malloc((size_t)count * sizeof *m->rest_);
@@ -372,27 +402,13 @@ static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const t
         m->rest_[j] = nd->local;
         memcpy(m->bind_world_[j], nd->world, sizeof nd->world);
     }
-    /* Passes walk from a joint up to the root (the spring finds what hangs
-     * below a chain so): bound the depth, which real rigs keep under 100,
-     * so a hostile million-deep chain is refused, not walked quadratically. */
-    {
-        int *depth = malloc(((size_t)count + 1) * sizeof *depth);
-        if (!depth)
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        int deepest = 0;
-        for (int j = 0; j < count; j++) {
-            depth[j] = m->parents_[j] >= 0 ? depth[m->parents_[j]] + 1 : 0;
-            deepest = depth[j] > deepest ? depth[j] : deepest;
-        }
-        free(depth);
-        if (deepest >= TB_MAX_SKELETON_DEPTH) {
-            char where[64];
-            snprintf(where, sizeof where, "/skins/%d/joints", m->skin);
-            return tb__fail(err, TB_ERR_UNSUPPORTED, where,
-                            "the skeleton is %d levels deep; tailbone handles at most %d", deepest + 1,
-                            TB_MAX_SKELETON_DEPTH);
-        }
-    }
+    return TB_OK;
+}
+
+/* Build: the skin's joints and their inverse bind matrices (the file's;
+ * without a skin, bound in the stored node pose). */
+static tb_result tb__skeleton_binds(tb_model *m, const tb_doc *doc, const tb_gltf_skin *sk, tb_error *err)
+{
     tb_result r = TB_OK;
     if (m->skin >= 0) {
         r = tb_skin_inverse_binds(doc, m->skin, m->inverse_bind, err);
@@ -408,16 +424,12 @@ static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const t
             glm_mat4_inv((vec4 *)m->bind_world_[j], (vec4 *)m->inverse_bind[k]);
         m->has_ibm_[j] = 1;
     }
-    for (int r = 0; r < TB_ROLE_COUNT; r++)
-        m->role_joint[r] = -1;
-    m->skel.joint_count = count;
-    m->skel.parents = m->parents_;
-    m->skel.names = m->names_;
-    m->skel.rest_local = m->rest_;
-    m->skel.bind_world = (const float(*)[16])m->bind_world_;
-    m->skel.has_ibm = m->has_ibm_;
-    /* armature scale: world scale of the topmost joint's parent */
-    m->armature_scale = 1.0f;
+    return TB_OK;
+}
+
+/* The armature scale: the world scale of the topmost bound joint's parent. */
+static float tb__armature_scale(const tb_model *m, const tb_gltf *g, int count)
+{
     for (int j = 0; j < count; j++) {
         if (m->has_ibm_[j]) {
             int p = g->nodes[m->node_of_joint[j]].parent;
@@ -425,11 +437,37 @@ static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const t
                 p = g->nodes[p].parent;
             if (p >= 0) {
                 const float *w = g->nodes[p].world;
-                m->armature_scale = cbrtf(fabsf(glm_mat4_det((vec4 *)w)));
+                return cbrtf(fabsf(glm_mat4_det((vec4 *)w)));
             }
             break;
         }
     }
+    return 1.0f;
+}
+
+/* The skeleton of skin sk: order → joints → depth check → binds. */
+static tb_result tb__build_skeleton_from(tb_model *m, const tb_doc *doc, const tb_gltf_skin *sk, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    int count = tb__skeleton_order(m, g, sk);
+    if (count < 0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb_result r = tb__skeleton_joints(m, g, sk, count, err);
+    if (r == TB_OK)
+        r = tb__skeleton_depth(m, count, err);
+    if (r == TB_OK)
+        r = tb__skeleton_binds(m, doc, sk, err);
+    if (r != TB_OK)
+        return r;
+    for (int q = 0; q < TB_ROLE_COUNT; q++)
+        m->role_joint[q] = -1;
+    m->skel.joint_count = count;
+    m->skel.parents = m->parents_;
+    m->skel.names = m->names_;
+    m->skel.rest_local = m->rest_;
+    m->skel.bind_world = (const float(*)[16])m->bind_world_;
+    m->skel.has_ibm = m->has_ibm_;
+    m->armature_scale = tb__armature_scale(m, g, count);
     return TB_OK;
 }
 
@@ -460,14 +498,15 @@ static uint8_t *tb__skinned_nodes_once(const tb_model *m, const tb_gltf *g)
     return take;
 }
 
-static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normals, tb_error *err)
+/* Read: what the decoded nodes draw. */
+typedef struct tb__geometry_size {
+    size_t vertices, triangles;
+    int prims, sets; /* sets: the most JOINTS_n/WEIGHTS_n sets of any primitive (at least 1) */
+} tb__geometry_size;
+
+static tb__geometry_size tb__geometry_count(const tb_gltf *g, const uint8_t *take)
 {
-    const tb_gltf *g = tb_doc_gltf(doc);
-    size_t vcount = 0, tcount = 0;
-    int prims = 0, sets = 1;
-    uint8_t *take = tb__skinned_nodes_once(m, g);
-    if (!take)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb__geometry_size n = {0, 0, 0, 1};
     for (int i = 0; i < g->node_count; i++) {
         const tb_gltf_node *nd = &g->nodes[i];
         if (!take[i])
@@ -478,21 +517,25 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normal
             if (p->position < 0)
                 continue;
             size_t vc = g->accessors[p->position].count;
-            vcount += vc;
-            tcount += tb__prim_triangles(g, p, vc);
-            prims++;
-            if (p->set_count > sets)
-                sets = p->set_count;
+            n.vertices += vc;
+            n.triangles += tb__prim_triangles(g, p, vc);
+            n.prims++;
+            if (p->set_count > n.sets)
+                n.sets = p->set_count;
         }
     }
-    if (vcount == 0 || vcount > TB_MAX_MODEL_VERTICES || tcount > 2 * (size_t)TB_MAX_MODEL_VERTICES)
-        free(take);
-    if (vcount == 0) {
+    return n;
+}
+
+/* Validate: something to decode, and not more than tailbone handles. */
+static tb_result tb__geometry_check(const tb_model *m, const tb__geometry_size *n, tb_error *err)
+{
+    if (n->vertices == 0) {
         char where[32];
         snprintf(where, sizeof where, "/skins/%d", m->skin);
         return tb__fail(err, TB_ERR_NO_SKIN, where, "no mesh with positions is bound to this skin");
     }
-    if (vcount > TB_MAX_MODEL_VERTICES || tcount > 2 * (size_t)TB_MAX_MODEL_VERTICES) {
+    if (n->vertices > TB_MAX_MODEL_VERTICES || n->triangles > 2 * (size_t)TB_MAX_MODEL_VERTICES) {
         /* instancing multiplies: a small file drawing one mesh from
          * thousands of skinned nodes would decode into gigabytes */
         char where[32];
@@ -500,89 +543,89 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normal
         return tb__fail(err, TB_ERR_UNSUPPORTED, where,
                         "the skin draws %zu vertices and %zu triangles in %d primitives (instances counted); "
                         "tailbone handles at most %d vertices",
-                        vcount, tcount, prims, TB_MAX_MODEL_VERTICES);
+                        n->vertices, n->triangles, n->prims, TB_MAX_MODEL_VERTICES);
     }
-    m->influences = 4 * sets;
-    m->vertex_count = vcount;
-    m->triangle_count = tcount;
-    m->prim_count = prims;
-    m->positions = malloc(vcount * 3 * sizeof(float));
-    m->normals = no_normals ? NULL : calloc(vcount * 3, sizeof(float));
-    m->joints = calloc(vcount * (size_t)m->influences, sizeof(uint16_t));
-    m->weights = calloc(vcount * (size_t)m->influences, sizeof(float));
-    m->triangles = malloc((tcount ? tcount : 1) * 3 * sizeof(uint32_t));
-    m->prims = calloc((size_t)prims, sizeof *m->prims);
-    uint32_t *tmpj = malloc(vcount * 4 * sizeof *tmpj);
-    float *tmpw = malloc(vcount * 4 * sizeof *tmpw);
-    if (!m->positions || (!no_normals && !m->normals) || !m->joints || !m->weights || !m->triangles || !m->prims || !tmpj || !tmpw) {
-        free(take);
-        free(tmpj);
-        free(tmpw);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    size_t vo = 0, to = 0;
-    int pi = 0;
-    tb_result r = TB_OK;
-    for (int i = 0; i < g->node_count && r == TB_OK; i++) {
-        const tb_gltf_node *nd = &g->nodes[i];
-        if (!take[i])
-            continue;
-        const tb_gltf_mesh *me = &g->meshes[nd->mesh];
-        for (int k = 0; k < me->primitive_count && r == TB_OK; k++) {
-            const tb_gltf_primitive *p = &me->primitives[k];
-            if (p->position < 0)
-                continue;
-            size_t vc = g->accessors[p->position].count;
-            int slot = tb_model_skin_slot(m, nd->skin);
-            const int *map = m->joint_maps[slot];
-            int map_count = m->joint_map_counts[slot];
-            tb_model_prim *mp = &m->prims[pi++];
-            mp->node = i;
-            mp->mesh = nd->mesh;
-            mp->primitive = k;
-            mp->vertex_offset = vo;
-            mp->vertex_count = vc;
-            mp->triangle_offset = to;
-            r = tb_accessor_read_floats(doc, p->position, m->positions + vo * 3, vc * 3, err);
-            if (r == TB_OK && m->normals && p->normal >= 0 && g->accessors[p->normal].components == 3)
-                r = tb_accessor_read_floats(doc, p->normal, m->normals + vo * 3, vc * 3, err);
-            for (int s = 0; s < p->set_count && r == TB_OK; s++) {
-                r = tb_accessor_read_uints(doc, p->joints[s], tmpj, vc * 4, err);
-                if (r == TB_OK)
-                    r = tb_accessor_read_floats(doc, p->weights[s], tmpw, vc * 4, err);
-                for (size_t v = 0; r == TB_OK && v < vc; v++) {
-                    for (int q = 0; q < 4; q++) {
-                        size_t dst = (vo + v) * (size_t)m->influences + (size_t)s * 4 + (size_t)q;
-                        float w = tmpw[v * 4 + (size_t)q];
-                        uint32_t j = tmpj[v * 4 + (size_t)q];
-                        if (map) /* a subset skin: its index into ours */
-                            j = j < (uint32_t)map_count ? (uint32_t)map[j] : UINT32_MAX;
-                        if (w > 0 && j < (uint32_t)m->skin_joint_count) {
-                            m->joints[dst] = (uint16_t)j;
-                            m->weights[dst] = w;
-                        }
-                    }
-                }
+    return TB_OK;
+}
+
+/* Where the next primitive goes, and the scratch its joints and weights
+ * are read through (4 per vertex of the largest). */
+typedef struct tb__geometry_cursor {
+    size_t vo, to;
+    int pi;
+    uint32_t *tmpj;
+    float *tmpw;
+} tb__geometry_cursor;
+
+/* Build: one weight set of a primitive of vc vertices at vertex offset vo,
+ * its joints mapped into the model's skin (a subset skin through its map;
+ * a zero weight or a joint outside the skin left empty). */
+static tb_result tb__geometry_weights(tb_model *m, const tb_doc *doc, const tb_gltf_primitive *p, int s, int slot,
+                                      size_t vc, const tb__geometry_cursor *cur, tb_error *err)
+{
+    const int *map = m->joint_maps[slot];
+    int map_count = m->joint_map_counts[slot];
+    tb_result r = tb_accessor_read_uints(doc, p->joints[s], cur->tmpj, vc * 4, err);
+    if (r == TB_OK)
+        r = tb_accessor_read_floats(doc, p->weights[s], cur->tmpw, vc * 4, err);
+    for (size_t v = 0; r == TB_OK && v < vc; v++) {
+        for (int q = 0; q < 4; q++) {
+            size_t dst = (cur->vo + v) * (size_t)m->influences + (size_t)s * 4 + (size_t)q;
+            float w = cur->tmpw[v * 4 + (size_t)q];
+            uint32_t j = cur->tmpj[v * 4 + (size_t)q];
+            if (map) /* a subset skin: its index into ours */
+                j = j < (uint32_t)map_count ? (uint32_t)map[j] : UINT32_MAX;
+            if (w > 0 && j < (uint32_t)m->skin_joint_count) {
+                m->joints[dst] = (uint16_t)j;
+                m->weights[dst] = w;
             }
-            /* triangles */
-            size_t tc = tb__prim_triangles(g, p, vc);
-            mp->triangle_count = tc;
-            if (tc && r == TB_OK)
-                r = tb__prim_read_triangles(doc, p, vc, tc, (uint32_t)vo, m->triangles + to * 3, err);
-            vo += vc;
-            to += tc;
         }
     }
-    free(take);
-    free(tmpj);
-    free(tmpw);
-    if (r != TB_OK)
-        return r;
+    return r;
+}
+
+/* Build: primitive k of node i's mesh — positions, normals, weights,
+ * triangles — at the cursor, which moves past it. */
+static tb_result tb__geometry_primitive(tb_model *m, const tb_doc *doc, int i, int k, tb__geometry_cursor *cur,
+                                        tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    const tb_gltf_node *nd = &g->nodes[i];
+    const tb_gltf_primitive *p = &g->meshes[nd->mesh].primitives[k];
+    if (p->position < 0)
+        return TB_OK;
+    size_t vc = g->accessors[p->position].count, vo = cur->vo;
+    int slot = tb_model_skin_slot(m, nd->skin);
+    tb_model_prim *mp = &m->prims[cur->pi++];
+    mp->node = i;
+    mp->mesh = nd->mesh;
+    mp->primitive = k;
+    mp->vertex_offset = vo;
+    mp->vertex_count = vc;
+    mp->triangle_offset = cur->to;
+    tb_result r = tb_accessor_read_floats(doc, p->position, m->positions + vo * 3, vc * 3, err);
+    if (r == TB_OK && m->normals && p->normal >= 0 && g->accessors[p->normal].components == 3)
+        r = tb_accessor_read_floats(doc, p->normal, m->normals + vo * 3, vc * 3, err);
+    for (int s = 0; s < p->set_count && r == TB_OK; s++)
+        r = tb__geometry_weights(m, doc, p, s, slot, vc, cur, err);
+    /* triangles */
+    size_t tc = tb__prim_triangles(g, p, vc);
+    mp->triangle_count = tc;
+    if (tc && r == TB_OK)
+        r = tb__prim_read_triangles(doc, p, vc, tc, (uint32_t)vo, m->triangles + cur->to * 3, err);
+    cur->vo += vc;
+    cur->to += tc;
+    return r;
+}
+
+/* The bounding box of the positions, and the height along Y. */
+static void tb__geometry_bounds(tb_model *m)
+{
     for (int a = 0; a < 3; a++) {
         m->bbox_min[a] = m->positions[a];
         m->bbox_max[a] = m->positions[a];
     }
-    for (size_t v = 0; v < vcount; v++)
+    for (size_t v = 0; v < m->vertex_count; v++)
         for (int a = 0; a < 3; a++) {
             float x = m->positions[v * 3 + (size_t)a];
             if (x < m->bbox_min[a])
@@ -591,7 +634,50 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normal
                 m->bbox_max[a] = x;
         }
     m->height = m->bbox_max[1] - m->bbox_min[1];
-    return TB_OK;
+}
+
+/* The meshes the skin draws: count → check → allocate → read each
+ * primitive → bounds. */
+static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normals, tb_error *err)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    uint8_t *take = tb__skinned_nodes_once(m, g);
+    if (!take)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb__geometry_size n = tb__geometry_count(g, take);
+    tb_result r = tb__geometry_check(m, &n, err);
+    if (r != TB_OK) {
+        free(take);
+        return r;
+    }
+    size_t vcount = n.vertices, tcount = n.triangles;
+    m->influences = 4 * n.sets;
+    m->vertex_count = vcount;
+    m->triangle_count = tcount;
+    m->prim_count = n.prims;
+    m->positions = malloc(vcount * 3 * sizeof(float));
+    m->normals = no_normals ? NULL : calloc(vcount * 3, sizeof(float));
+    m->joints = calloc(vcount * (size_t)m->influences, sizeof(uint16_t));
+    m->weights = calloc(vcount * (size_t)m->influences, sizeof(float));
+    m->triangles = malloc((tcount ? tcount : 1) * 3 * sizeof(uint32_t));
+    m->prims = calloc((size_t)n.prims, sizeof *m->prims);
+    tb__geometry_cursor cur = {0, 0, 0, malloc(vcount * 4 * sizeof(uint32_t)), malloc(vcount * 4 * sizeof(float))};
+    if (!m->positions || (!no_normals && !m->normals) || !m->joints || !m->weights || !m->triangles || !m->prims ||
+        !cur.tmpj || !cur.tmpw)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int i = 0; i < g->node_count && r == TB_OK; i++) {
+        if (!take[i])
+            continue;
+        const tb_gltf_mesh *me = &g->meshes[g->nodes[i].mesh];
+        for (int k = 0; k < me->primitive_count && r == TB_OK; k++)
+            r = tb__geometry_primitive(m, doc, i, k, &cur, err);
+    }
+    free(take);
+    free(cur.tmpj);
+    free(cur.tmpw);
+    if (r == TB_OK)
+        tb__geometry_bounds(m);
+    return r;
 }
 
 /* H is the character's height: the extent of the bind-space vertices along
