@@ -526,7 +526,7 @@ void tb__rt_frame_map(const float src_frame[3][3], const float dst_frame[3][3], 
     const float *fs = src_frame[2], *ft = dst_frame[2];
     float cr[3];
     tb__cross(cr, fs, ft);
-    *facing_deg = atan2f(tb__dot(cr, dst_frame[1]), tb__dot(fs, ft)) * 57.29578f;
+    *facing_deg = atan2f(tb__dot(cr, dst_frame[1]), tb__dot(fs, ft)) * (float)TB_DEG_PER_RAD;
 }
 
 void tb__rt_short_arc(tb_transform *loc, const tb_transform *prev, int joint_count)
