@@ -1438,6 +1438,50 @@ static tb_result tb__aa_primitives(tb__aa_job *j, tb_result r, tb_error *err)
     return r;
 }
 
+/* Subset skins (tb_model.joint_maps) whose vertices now use joints they did
+ * not list (A->local_of_main, filled by tb__write_primitive): those joints
+ * appended to them, in local order, with their matrices: the skin's own
+ * kept exactly, then `ibm` (per joint of our skin, whose document joints
+ * are `main_joints`) for those it gains. */
+static tb_result tb__subset_skins_extend(tb__apply *A, json_t *main_joints, const float (*ibm)[16], tb_error *err)
+{
+    const tb_model *m = A->m;
+    tb_result r = TB_OK;
+    for (int k = 1; r == TB_OK && A->local_of_main && k < m->skin_count; k++) {
+        if (!A->local_of_main[k] || A->local_count[k] == m->joint_map_counts[k])
+            continue;
+        json_t *other = json_array_get(json_object_get(A->root, "skins"), (size_t)m->skins[k]);
+        json_t *oj = json_object_get(other, "joints");
+        int n = A->local_count[k], n0 = m->joint_map_counts[k];
+        float(*mats)[16] = malloc((size_t)n * sizeof *mats);
+        if (!mats)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        if ((r = tb_skin_inverse_binds(A->doc, m->skins[k], mats, err)) != TB_OK) {
+            free(mats);
+            return r;
+        }
+        for (int i = 0; i < A->main_total; i++) {
+            int l = A->local_of_main[k][i];
+            if (l >= n0)
+                memcpy(mats[l], ibm[i], sizeof mats[l]);
+        }
+        json_t *added = json_array(); /* in local order */
+        for (int l = n0; l < n; l++)
+            for (int i = 0; i < A->main_total; i++)
+                if (A->local_of_main[k][i] == l)
+                    json_array_append(added, json_array_get(main_joints, (size_t)i));
+        json_array_extend(oj, added);
+        json_decref(added);
+        int acc = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+        free(mats);
+        if (acc < 0)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
+    }
+    return r;
+}
+
 /* ---- write: the skin's joints and matrices, and those of the skins that
  * share the skeleton ------------------------------------------------------- */
 
@@ -1463,43 +1507,8 @@ static tb_result tb__aa_skins(tb__aa_job *j, tb_result r, tb_error *err)
             json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
         }
     }
-    /* subset skins that gained joints: the joints and their matrices appended */
-    for (int k = 1; r == TB_OK && A->local_of_main && k < m->skin_count; k++) {
-        if (!A->local_of_main[k] || A->local_count[k] == m->joint_map_counts[k])
-            continue;
-        json_t *other = json_array_get(json_object_get(root, "skins"), (size_t)m->skins[k]);
-        json_t *oj = json_object_get(other, "joints");
-        int n = A->local_count[k], n0 = m->joint_map_counts[k];
-        float(*mats)[16] = malloc((size_t)n * sizeof *mats);
-        if (!mats) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            break;
-        }
-        /* its own matrices, kept exactly, then those of the joints it gains */
-        if ((r = tb_skin_inverse_binds(A->doc, m->skins[k], mats, err)) != TB_OK) {
-            free(mats);
-            break;
-        }
-        for (int i = 0; i < A->main_total; i++) {
-            int l = A->local_of_main[k][i];
-            if (l < n0)
-                continue;
-            memcpy(mats[l], j->ibm[i], sizeof mats[l]);
-        }
-        json_t *added = json_array(); /* in local order */
-        for (int l = n0; l < n; l++)
-            for (int i = 0; i < A->main_total; i++)
-                if (A->local_of_main[k][i] == l)
-                    json_array_append(added, json_array_get(j->skin_joints, (size_t)i));
-        json_array_extend(oj, added);
-        json_decref(added);
-        int acc2 = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
-        free(mats);
-        if (acc2 < 0)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        else
-            json_object_set_new(other, "inverseBindMatrices", json_integer(acc2));
-    }
+    if (r == TB_OK)
+        r = tb__subset_skins_extend(A, j->skin_joints, (const float(*)[16])j->ibm, err);
     return r;
 }
 
@@ -2068,10 +2077,11 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
         done[pi] = 1;
         r = tb__write_primitive(&A, mp, mp->mesh, 0, err);
     }
-    /* a subset skin would need a joint it lacks: the repair has to add it */
-    for (int k = 0; r == TB_OK && k < M->skin_count; k++)
-        if (A.local_of_main[k] && A.local_count[k] != M->joint_map_counts[k])
-            r = tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "the new weights need a joint a subset skin lacks");
+    /* a subset skin that lacks a joint the weights need gains it, as in the
+     * repair (the joint's matrix: our skin's, as the repair wrote it) */
+    json_t *main_joints = json_object_get(json_array_get(json_object_get(A.root, "skins"), (size_t)M->skin), "joints");
+    if (r == TB_OK)
+        r = tb__subset_skins_extend(&A, main_joints, (const float(*)[16])M->inverse_bind, err);
     for (int k = 0; A.local_of_main && k < M->skin_count; k++)
         free(A.local_of_main[k]);
     free(A.local_of_main);

@@ -312,18 +312,6 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
     return r;
 }
 
-/* One attempt: a fresh copy of `in` through every step. */
-static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
-                             tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
-{
-    tb_result r = tb__prepare(out, in, d, repair, rep, plan, err);
-    if (r == TB_OK && (r = tb__bake_measure(*out, d, rep, err)) != TB_OK) {
-        tb_doc_free(*out);
-        *out = NULL;
-    }
-    return r;
-}
-
 /* Deep copies of the repair's and the transfer's reports: the solver fit
  * starts from the state after them (its report owns its own). */
 static tb_result tb__repair_copy(tb_appendage_report *dst, const tb_appendage_report *src)
@@ -519,8 +507,8 @@ static float tb__torn0(const tb_stretch_stats *s)
  * zones, then (welded tails) wider collar bands, each measured on the same
  * baked document with only the weights changed; the best is written into
  * *doc and measured again from the file's own (quantised) weights. */
-static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, tb__weight_plan *plan,
-                            tb_fix_report *rep, int search_band, tb_error *err)
+static tb_result tb__search(tb_doc **doc, const tb_fix_desc *d, tb__weight_plan *plan, tb_fix_report *rep,
+                            int search_band, tb_error *err)
 {
     tb__score first;
     memset(&first, 0, sizeof first);
@@ -665,32 +653,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
         tb__weight_plan_collar_ring(plan, 0);
         tb_model_free(M); /* not needed past here: the measure below loads its own */
         M = NULL;
-        if (r == TB_ERR_UNSUPPORTED) {
-            /* a subset skin lacks a joint: the whole job again with the
-             * chosen blend pinned */
-            tb_appendage_desc repair = d->repair;
-            repair.blend_zone = best_zu;
-            repair.collar_band = best_bu > 0 ? best_bu : -1;
-            tb_fix_report again;
-            memset(&again, 0, sizeof again);
-            tb_doc *nd = NULL;
-            r = tb__attempt(&nd, in, d, &repair, &again, NULL, err);
-            if (r == TB_OK) {
-                tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
-                int nt = rep->zone_try_count, bakes = rep->bakes;
-                memcpy(tries, rep->zone_tries, sizeof tries);
-                tb__report_clear(rep);
-                *rep = again;
-                memcpy(rep->zone_tries, tries, sizeof tries);
-                rep->zone_try_count = nt;
-                rep->full_reruns = 1;
-                rep->bakes += bakes;
-                tb_doc_free(*doc);
-                *doc = nd;
-            } else {
-                tb__report_clear(&again);
-            }
-        } else if (r == TB_OK) {
+        if (r == TB_OK) {
             free(rep->stretch);
             rep->stretch = NULL;
             rep->stretch_count = 0;
@@ -938,7 +901,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         doc = NULL;
     }
     if (r == TB_OK && search_zone && plan && rep->baked && tb__weight_plan_smooth(plan))
-        r = tb__search(&doc, in, &d, plan, rep, search_band, err);
+        r = tb__search(&doc, &d, plan, rep, search_band, err);
     if (r == TB_OK)
         tb__weights_report(rep, plan);
     tb__score best;
@@ -946,7 +909,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     tb_fix_desc fd = d;
     rep->fit_rest_curve = -1;
     rep->fit_carry_rad = -1;
-    if (r == TB_OK && may_fit && rep->baked && (best.torn_clips || best.over_clips) &&
+    if (r == TB_OK && may_fit && have_pre && rep->baked && (best.torn_clips || best.over_clips) &&
         tb__solver_fit(&d, in, rep, &fd.bake)) {
         /* the solver fitted to the weights: its bake differs, so the bake,
          * the measure and the blend search again, on the document as it
@@ -957,34 +920,24 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         tb_doc *fdoc = NULL;
         tb__doc_state first; /* the first result, while the fit is baked */
         memset(&first, 0, sizeof first);
-        int in_place = have_pre && !rep->full_reruns;
         tb_result fr = TB_OK;
-        if (in_place) {
-            if (tb__doc_state_save(doc, pre.base, &first) != TB_OK)
-                fr = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            fit.repair = pre_repair;
-            memset(&pre_repair, 0, sizeof pre_repair);
-            fit.retarget = pre_retarget;
-            pre_retarget = NULL;
-            fit.changed = pre_changed;
-            fit.bake_existing = rep->bake_existing;
-            for (int i = 0; i < tb__weight_plan_count(plan); i++)
-                tb__weight_plan_set_ramp_zone(plan, i, pre_ramp[i]);
-            if (fr == TB_OK && (fr = tb__doc_state_restore(doc, &pre, err)) == TB_OK) {
-                fdoc = doc;
-                doc = NULL;
-                fr = tb__bake_measure(fdoc, &fd, &fit, err);
-            }
-        } else {
-            /* the first search redid the whole job (a subset skin lacked a
-             * joint): so does the fit, from a fresh copy */
-            tb__weight_plan_free(plan);
-            plan = NULL;
-            fr = tb__attempt(&fdoc, in, &fd, &d.repair, &fit, &plan, err);
-            rep->full_reruns++;
+        if (tb__doc_state_save(doc, pre.base, &first) != TB_OK)
+            fr = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        fit.repair = pre_repair;
+        memset(&pre_repair, 0, sizeof pre_repair);
+        fit.retarget = pre_retarget;
+        pre_retarget = NULL;
+        fit.changed = pre_changed;
+        fit.bake_existing = rep->bake_existing;
+        for (int i = 0; i < tb__weight_plan_count(plan); i++)
+            tb__weight_plan_set_ramp_zone(plan, i, pre_ramp[i]);
+        if (fr == TB_OK && (fr = tb__doc_state_restore(doc, &pre, err)) == TB_OK) {
+            fdoc = doc;
+            doc = NULL;
+            fr = tb__bake_measure(fdoc, &fd, &fit, err);
         }
         if (fr == TB_OK && plan && tb__weight_plan_smooth(plan))
-            fr = tb__search(&fdoc, in, &fd, plan, &fit, search_band, err);
+            fr = tb__search(&fdoc, &fd, plan, &fit, search_band, err);
         if (fr == TB_OK)
             tb__weights_report(&fit, plan);
         if (fr == TB_OK) {
@@ -994,11 +947,10 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
                 tb_doc_free(doc);
                 doc = fdoc;
                 fdoc = NULL;
-                int reruns = rep->full_reruns, bakes = rep->bakes;
+                int bakes = rep->bakes;
                 tb__report_clear(rep);
                 *rep = fit;
                 memset(&fit, 0, sizeof fit);
-                rep->full_reruns += reruns;
                 rep->bakes += bakes;
                 rep->solver_fit_kept = 1;
             } else {
