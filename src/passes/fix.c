@@ -237,10 +237,10 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     return r;
 }
 
-/* Steps 1-2 of an attempt: a fresh copy of `in`, repaired (the weight plan
+/* Steps 1-2 of the job: a fresh copy of `in`, repaired (the weight plan
  * handed back) and given the library's clips. */
-static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
-                             tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
+static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, tb_fix_report *rep,
+                             tb__weight_plan **plan, tb_error *err)
 {
     *out = NULL;
     tb_doc *doc = tb__copy(in, err);
@@ -255,7 +255,7 @@ static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *
         rep->repair.pelvis_joint = -1;
     } else {
         tb__progress(d, "repair");
-        r = tb__appendage_fix_plan(&rep->repair, doc, repair, plan, err);
+        r = tb__appendage_fix_plan(&rep->repair, doc, &d->repair, plan, err);
     }
     rep->changed = rep->repair.changed;
     if (r == TB_OK && d->library_count > 0) {
@@ -374,7 +374,7 @@ static tb_retarget_report *tb__retarget_copy(const tb_retarget_report *src, int 
     return d;
 }
 
-/* How an attempt's clips meet the bar: tears (tail or seam) first, then
+/* How a try's clips meet the bar: tears (tail or seam) first, then
  * the tail past SPEC C's chain row (p99 1.18, max 1.30). */
 typedef struct tb__score {
     int torn_clips;
@@ -1133,7 +1133,7 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     j.may_fit = j.search_zone && !j.d.no_solver_fit && !j.d.bake.existing;
     /* prepare (repair, transfer) → keep the pre-bake state → bake and
      * measure → blend search → solver fit */
-    tb_result r = tb__prepare(&j.doc, in, &j.d, &j.d.repair, rep, &j.plan, err);
+    tb_result r = tb__prepare(&j.doc, in, &j.d, rep, &j.plan, err);
     if (r == TB_OK)
         r = tb__fix_keep_pre(&j, err);
     if (r == TB_OK && (r = tb__bake_measure(j.doc, &j.d, rep, err)) != TB_OK) {
