@@ -31,4 +31,11 @@ void tbt_measure_in_out(const tb_doc *in, const tb_doc *out, const tb_model *mi,
                         const tb_fix_report *rep, int c, const uint8_t *mask, float *const pos[2],
                         tb_measure_result r[2]);
 
+/* Gives the mesh node named `node_name` a skin of its own that lists only
+ * the joints its vertices use and the skin's first (FBX converters write
+ * one skin per mesh so), in reversed order (an order of its own), with
+ * those joints' inverse bind matrices; keep_first: the skin's first joint
+ * too, used or not (some exporters keep the root). */
+void tbt_give_own_subset_skin(tb_doc *doc, const char *node_name, int keep_first);
+
 #endif

@@ -143,9 +143,9 @@ typedef struct tb_fix_report {
     int weight_count;           /* chains below (at most TB_FIX_MAX_CHAINS) */
     tb_fix_weights weights[TB_FIX_MAX_CHAINS];
     int full_reruns;            /* attempts that redid repair, transfer and bake from a
-                                   fresh copy: 0 unless the kept weights could not be
-                                   written in place (a subset skin lacked a joint); the
-                                   solver fit re-bakes without one */
+                                   fresh copy: always 0 (the kept weights are written in
+                                   place, a subset skin gaining the joints they need; the
+                                   solver fit re-bakes without one) */
     /* Solver fit (docs/fix.md): when the best weights still tear, the job
      * is baked once more with the bend limit lowered to what the weights
      * carry (less each joint's share of the carry) and, where the bind pose

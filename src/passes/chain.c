@@ -251,117 +251,151 @@ static int tb__local_joint(tb__apply *A, int k, int j)
     return A->local_of_main[k][j];
 }
 
+/* One primitive's joints and weights being written (tb__write_primitive):
+ * its attributes' JSON, its vertices in the model, which of the model's
+ * skins it uses, and one set's rows (4 a vertex) with their bytes. */
+typedef struct tb__prim_write {
+    tb__apply *A;
+    const tb_gltf *g;
+    json_t *attrs;
+    size_t vc, vo;
+    int sk, cloned;
+    uint32_t *jr;
+    float *wr;
+    uint8_t *bytes;
+} tb__prim_write;
+
+/* Rows: set s read, each changed vertex's row replaced by its new weights
+ * (set 0; the others emptied), joints in the skin's own list. */
+static tb_result tb__prim_rows(tb__prim_write *pw, int s, int ja, int wa, tb_error *err)
+{
+    tb__apply *A = pw->A;
+    tb_result r = tb_accessor_read_uints(A->doc, ja, pw->jr, pw->vc * 4, err);
+    if (r == TB_OK)
+        r = tb_accessor_read_floats(A->doc, wa, pw->wr, pw->vc * 4, err);
+    for (size_t v = 0; r == TB_OK && v < pw->vc; v++) {
+        if (!A->changed[pw->vo + v])
+            continue;
+        for (int q = 0; q < 4; q++) {
+            pw->jr[v * 4 + (size_t)q] = 0;
+            pw->wr[v * 4 + (size_t)q] = 0;
+        }
+        if (s == 0)
+            for (int q = 0; q < TB__SLOTS; q++) {
+                size_t i = (pw->vo + v) * TB__SLOTS + (size_t)q;
+                int lj = A->nw[i] > 0 ? tb__local_joint(A, pw->sk, A->nj[i]) : 0;
+                if (lj < 0)
+                    r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+                pw->jr[v * 4 + (size_t)q] = lj < 0 ? 0 : (uint32_t)lj;
+                pw->wr[v * 4 + (size_t)q] = A->nw[i];
+            }
+    }
+    return r;
+}
+
+/* The bytes written over accessor `acc` when only this attribute uses it,
+ * else into a new accessor the attribute `key` points at. */
+static tb_result tb__prim_store(tb__prim_write *pw, const char *key, int acc, int ct, int normalized, int target,
+                                tb_error *err)
+{
+    tb__apply *A = pw->A;
+    if (!pw->cloned && tb__accessor_refs(A->root, acc) == 1)
+        return tb_doc_replace_accessor_data(A->doc, acc, pw->bytes, ct, err);
+    int na = tb_doc_add_accessor(A->doc, pw->bytes, pw->vc, ct, "VEC4", normalized, target);
+    if (na < 0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    json_object_set_new(pw->attrs, key, json_integer(na));
+    return TB_OK;
+}
+
+/* Joints: the source type kept; u8 grows to u16 past 255 joints. */
+static tb_result tb__prim_joints(tb__prim_write *pw, int s, int ja, tb_error *err)
+{
+    size_t n = pw->vc * 4;
+    int jct = pw->g->accessors[ja].component_type;
+    uint32_t jmax = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pw->jr[i] > jmax)
+            jmax = pw->jr[i];
+    if (jct == TB_COMPONENT_UNSIGNED_BYTE && jmax > 255)
+        jct = TB_COMPONENT_UNSIGNED_SHORT;
+    if (jct != TB_COMPONENT_UNSIGNED_BYTE)
+        jct = TB_COMPONENT_UNSIGNED_SHORT;
+    for (size_t i = 0; i < n; i++) {
+        if (jct == TB_COMPONENT_UNSIGNED_BYTE)
+            pw->bytes[i] = (uint8_t)pw->jr[i];
+        else
+            ((uint16_t *)(void *)pw->bytes)[i] = (uint16_t)pw->jr[i];
+    }
+    char key[32];
+    snprintf(key, sizeof key, "JOINTS_%d", s);
+    return tb__prim_store(pw, key, ja, jct, 0, 34962, err);
+}
+
+/* Weights: the same type; normalised integers sum exactly to their max. */
+static tb_result tb__prim_weights(tb__prim_write *pw, int s, int wa, tb_error *err)
+{
+    const uint8_t *changed = pw->A->changed;
+    int wct = pw->g->accessors[wa].component_type;
+    if (wct == TB_COMPONENT_FLOAT) {
+        memcpy(pw->bytes, pw->wr, pw->vc * 4 * sizeof(float));
+    } else {
+        double scale = wct == TB_COMPONENT_UNSIGNED_BYTE ? 255.0 : 65535.0;
+        for (size_t v = 0; v < pw->vc; v++) {
+            uint32_t q[4];
+            if (changed[pw->vo + v]) {
+                tb__quantize(pw->wr + v * 4, 4, scale, q);
+            } else {
+                for (int k = 0; k < 4; k++) /* exact round trip of the source value */
+                    q[k] = (uint32_t)lround((double)pw->wr[v * 4 + (size_t)k] * scale);
+            }
+            for (int k = 0; k < 4; k++) {
+                if (wct == TB_COMPONENT_UNSIGNED_BYTE)
+                    pw->bytes[v * 4 + (size_t)k] = (uint8_t)q[k];
+                else
+                    ((uint16_t *)(void *)pw->bytes)[v * 4 + (size_t)k] = (uint16_t)q[k];
+            }
+        }
+    }
+    char key[32];
+    snprintf(key, sizeof key, "WEIGHTS_%d", s);
+    return tb__prim_store(pw, key, wa, wct, pw->g->accessors[wa].normalized, 34962, err);
+}
+
+/* A primitive's reweighted vertices written: per JOINTS_n/WEIGHTS_n set,
+ * rows → joints → weights. A primitive without them only counts its
+ * reweighted vertices as skipped. */
 static tb_result tb__write_primitive(tb__apply *A, const tb_model_prim *mp, int mesh_json, int cloned,
                                      tb_error *err)
 {
-    const tb_gltf *g = tb_doc_gltf(A->doc);
-    const tb_gltf_primitive *p = &g->meshes[mp->mesh].primitives[mp->primitive];
-    size_t vc = mp->vertex_count, vo = mp->vertex_offset;
-    json_t *attrs = json_object_get(
+    tb__prim_write pw = {A, tb_doc_gltf(A->doc), NULL, mp->vertex_count, mp->vertex_offset, 0, cloned, NULL, NULL,
+                         NULL};
+    const tb_gltf_primitive *p = &pw.g->meshes[mp->mesh].primitives[mp->primitive];
+    pw.attrs = json_object_get(
         json_array_get(json_object_get(json_array_get(json_object_get(A->root, "meshes"), (size_t)mesh_json),
                                        "primitives"),
                        (size_t)mp->primitive),
         "attributes");
     if (p->set_count == 0) {
-        for (size_t v = 0; v < vc; v++)
-            A->skipped += A->changed[vo + v];
+        for (size_t v = 0; v < pw.vc; v++)
+            A->skipped += A->changed[pw.vo + v];
         return TB_OK;
     }
-    int sk = tb_model_skin_slot(A->m, g->nodes[mp->node].skin); /* which of the model's skins */
-    uint32_t *jr = malloc(vc * 4 * sizeof *jr);
-    float *wr = malloc(vc * 4 * sizeof *wr);
-    uint8_t *bytes = malloc(vc * 4 * 4 + 4);
-    tb_result r = (!jr || !wr || !bytes) ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
+    pw.sk = tb_model_skin_slot(A->m, pw.g->nodes[mp->node].skin); /* which of the model's skins */
+    pw.jr = malloc(pw.vc * 4 * sizeof *pw.jr);
+    pw.wr = malloc(pw.vc * 4 * sizeof *pw.wr);
+    pw.bytes = malloc(pw.vc * 4 * 4 + 4);
+    tb_result r = (!pw.jr || !pw.wr || !pw.bytes) ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
     for (int s = 0; s < p->set_count && r == TB_OK; s++) {
-        int ja = p->joints[s], wa = p->weights[s];
-        r = tb_accessor_read_uints(A->doc, ja, jr, vc * 4, err);
+        r = tb__prim_rows(&pw, s, p->joints[s], p->weights[s], err);
         if (r == TB_OK)
-            r = tb_accessor_read_floats(A->doc, wa, wr, vc * 4, err);
-        if (r != TB_OK)
-            break;
-        for (size_t v = 0; v < vc; v++) {
-            if (!A->changed[vo + v])
-                continue;
-            for (int q = 0; q < 4; q++) {
-                jr[v * 4 + (size_t)q] = 0;
-                wr[v * 4 + (size_t)q] = 0;
-            }
-            if (s == 0)
-                for (int q = 0; q < TB__SLOTS; q++) {
-                    int lj = A->nw[(vo + v) * TB__SLOTS + (size_t)q] > 0
-                                 ? tb__local_joint(A, sk, A->nj[(vo + v) * TB__SLOTS + (size_t)q])
-                                 : 0;
-                    if (lj < 0)
-                        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                    jr[v * 4 + (size_t)q] = lj < 0 ? 0 : (uint32_t)lj;
-                    wr[v * 4 + (size_t)q] = A->nw[(vo + v) * TB__SLOTS + (size_t)q];
-                }
-        }
-        /* joints: keep the source type; u8 grows to u16 past 255 joints */
-        int jct = g->accessors[ja].component_type;
-        uint32_t jmax = 0;
-        for (size_t i = 0; i < vc * 4; i++)
-            if (jr[i] > jmax)
-                jmax = jr[i];
-        if (jct == TB_COMPONENT_UNSIGNED_BYTE && jmax > 255)
-            jct = TB_COMPONENT_UNSIGNED_SHORT;
-        if (jct != TB_COMPONENT_UNSIGNED_BYTE)
-            jct = TB_COMPONENT_UNSIGNED_SHORT;
-        for (size_t i = 0; i < vc * 4; i++) {
-            if (jct == TB_COMPONENT_UNSIGNED_BYTE)
-                bytes[i] = (uint8_t)jr[i];
-            else
-                ((uint16_t *)(void *)bytes)[i] = (uint16_t)jr[i];
-        }
-        char key[32];
-        snprintf(key, sizeof key, "JOINTS_%d", s);
-        if (!cloned && tb__accessor_refs(A->root, ja) == 1) {
-            r = tb_doc_replace_accessor_data(A->doc, ja, bytes, jct, err);
-        } else {
-            int na = tb_doc_add_accessor(A->doc, bytes, vc, jct, "VEC4", 0, 34962);
-            if (na < 0)
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            else
-                json_object_set_new(attrs, key, json_integer(na));
-        }
-        if (r != TB_OK)
-            break;
-        /* weights: same type; normalised integers sum exactly to their max */
-        int wct = g->accessors[wa].component_type;
-        if (wct == TB_COMPONENT_FLOAT) {
-            memcpy(bytes, wr, vc * 4 * sizeof(float));
-        } else {
-            double scale = wct == TB_COMPONENT_UNSIGNED_BYTE ? 255.0 : 65535.0;
-            for (size_t v = 0; v < vc; v++) {
-                uint32_t q[4];
-                if (A->changed[vo + v]) {
-                    tb__quantize(wr + v * 4, 4, scale, q);
-                } else {
-                    for (int k = 0; k < 4; k++) /* exact round trip of the source value */
-                        q[k] = (uint32_t)lround((double)wr[v * 4 + (size_t)k] * scale);
-                }
-                for (int k = 0; k < 4; k++) {
-                    if (wct == TB_COMPONENT_UNSIGNED_BYTE)
-                        bytes[v * 4 + (size_t)k] = (uint8_t)q[k];
-                    else
-                        ((uint16_t *)(void *)bytes)[v * 4 + (size_t)k] = (uint16_t)q[k];
-                }
-            }
-        }
-        snprintf(key, sizeof key, "WEIGHTS_%d", s);
-        if (!cloned && tb__accessor_refs(A->root, wa) == 1) {
-            r = tb_doc_replace_accessor_data(A->doc, wa, bytes, wct, err);
-        } else {
-            int na = tb_doc_add_accessor(A->doc, bytes, vc, wct, "VEC4", g->accessors[wa].normalized, 34962);
-            if (na < 0)
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            else
-                json_object_set_new(attrs, key, json_integer(na));
-        }
+            r = tb__prim_joints(&pw, s, p->joints[s], err);
+        if (r == TB_OK)
+            r = tb__prim_weights(&pw, s, p->weights[s], err);
     }
-    free(jr);
-    free(wr);
-    free(bytes);
+    free(pw.jr);
+    free(pw.wr);
+    free(pw.bytes);
     return r;
 }
 
@@ -1238,46 +1272,91 @@ static tb_result tb__aa_joints(tb__aa_job *j, const tb_appendage *a, int P, int 
 
 /* ---- weights: SPEC A9 along the chain, the pieces, the welded collar ----- */
 
+/* The chain's plan (what its weights are computed from): its vertices,
+ * their geodesic and chain coordinates, their own weights before the
+ * repair (for the honest seam, tb__weight_plan_changed), the tail's
+ * geometry and its edges along it. */
+static tb_result tb__aa_chain_plan(tb__aa_job *j, int ai, const tb_appendage *a, const tb__app_work *aw, int skP,
+                                   int sk0, tb__chain_plan *c, tb_error *err)
+{
+    tb__apply *A = j->A;
+    const tb_model *m = j->m;
+    memset(c, 0, sizeof *c);
+    c->app = ai;
+    c->n = aw->rw_count;
+    c->K = a->bone_count;
+    c->L = a->length;
+    c->skP = skP;
+    c->sk0 = sk0;
+    c->verts = malloc((c->n + 1) * sizeof *c->verts);
+    c->g = malloc((c->n + 1) * sizeof *c->g);
+    c->gc = malloc((c->n + 1) * sizeof *c->gc);
+    c->welded = malloc((aw->collar_count + 1) * sizeof *c->welded);
+    c->oj = malloc((c->n * TB__SLOTS + 1) * sizeof *c->oj);
+    c->ow = malloc((c->n * TB__SLOTS + 1) * sizeof *c->ow);
+    if (!c->verts || !c->g || !c->gc || !c->welded || !c->oj || !c->ow)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memcpy(c->verts, aw->rw_verts, c->n * sizeof *c->verts);
+    memcpy(c->g, aw->rw_g, c->n * sizeof *c->g);
+    for (size_t q = 0; q < c->n; q++)
+        tb__top_weights(m, c->verts[q], c->oj + q * TB__SLOTS, c->ow + q * TB__SLOTS);
+    for (size_t q = 0; q < c->n; q++)
+        c->gc[q] = tb__chain_coordinate(c->g[q], c->L, c->K, (const float(*)[3])a->chain_joints,
+                                        m->positions + (size_t)c->verts[q] * 3);
+    tb__chain_geometry(c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
+    if (tb__chain_along_edges(c, A->edges, A->edge_count) != TB_OK)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return TB_OK;
+}
+
+/* A welded tail's collar: the untouched vertices it meets (tb__seam_collar,
+ * tb__collar_copies) with their own (body) weights, and the band blending
+ * from them to the chain's. */
+static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_work *aw, tb__chain_plan *c,
+                               tb_error *err)
+{
+    tb__apply *A = j->A;
+    const tb_model *m = j->m;
+    for (size_t k = 0; k < aw->collar_count; k++)
+        if (!A->changed[aw->collar[k]])
+            c->welded[c->nwelded++] = aw->collar[k];
+    if (c->nwelded && tb__seam_collar(c, A, m) != TB_OK)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    size_t positions = c->nwelded;
+    if (tb__collar_copies(c, m, A->changed) != TB_OK)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    c->cj = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cj);
+    c->cw = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cw);
+    if (!c->cj || !c->cw)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t q = 0; q < c->nwelded; q++) /* the body's own, largest TB__SLOTS */
+        tb__top_weights(m, c->welded[q], c->cj + q * TB__SLOTS, c->cw + q * TB__SLOTS);
+    float band = tb__band_for(c, A->collar_band, A->auto_band);
+    a->welded_collar = positions;
+    a->collar_band = c->nwelded ? band : 0;
+    if (c->nwelded && band > 0) {
+        size_t used = strlen(a->reason);
+        snprintf(a->reason + used, sizeof a->reason - used,
+                 "; welded into the body: weights blend from those of its %zu collar vertices to the "
+                 "chain's over the collar band",
+                 positions);
+        tb__blend_welded_collar(A, c, band, 0);
+    }
+    return TB_OK;
+}
+
+/* SPEC A9's weights of one chain: plan → the weights for the zone sized
+ * from the tail (tb__zone_for) → rigid pieces (tb__bind_pieces) → a welded
+ * collar's band; the plan kept when fix asked for it. */
 static tb_result tb__aa_weights(tb__aa_job *j, int ai, tb_appendage *a, const tb__app_work *aw, int skP, int sk0,
                                 tb_error *err)
 {
     tb__apply *A = j->A;
-    const tb_model *m = j->m;
-    int K = a->bone_count;
-    tb_result r = TB_OK;
     tb__chain_plan c;
-    memset(&c, 0, sizeof c);
-    c.app = ai;
-    c.n = aw->rw_count;
-    c.K = K;
-    c.L = a->length;
-    c.skP = skP;
-    c.sk0 = sk0;
-    c.verts = malloc((c.n + 1) * sizeof *c.verts);
-    c.g = malloc((c.n + 1) * sizeof *c.g);
-    c.gc = malloc((c.n + 1) * sizeof *c.gc);
-    c.welded = malloc((aw->collar_count + 1) * sizeof *c.welded);
-    if (!c.verts || !c.g || !c.gc || !c.welded) {
+    tb_result r = tb__aa_chain_plan(j, ai, a, aw, skP, sk0, &c, err);
+    if (r != TB_OK) {
         tb__chain_plan_clear(&c);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    memcpy(c.verts, aw->rw_verts, c.n * sizeof *c.verts);
-    memcpy(c.g, aw->rw_g, c.n * sizeof *c.g);
-    c.oj = malloc((c.n * TB__SLOTS + 1) * sizeof *c.oj);
-    c.ow = malloc((c.n * TB__SLOTS + 1) * sizeof *c.ow);
-    if (!c.oj || !c.ow) {
-        tb__chain_plan_clear(&c);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    for (size_t q = 0; q < c.n; q++) /* for the honest seam (tb__weight_plan_changed) */
-        tb__top_weights(m, c.verts[q], c.oj + q * TB__SLOTS, c.ow + q * TB__SLOTS);
-    for (size_t q = 0; q < c.n; q++)
-        c.gc[q] = tb__chain_coordinate(c.g[q], c.L, K, (const float(*)[3])a->chain_joints,
-                                       m->positions + (size_t)c.verts[q] * 3);
-    tb__chain_geometry(&c, m, A->edges, A->edge_count, (const float(*)[3])a->chain_joints);
-    if (tb__chain_along_edges(&c, A->edges, A->edge_count) != TB_OK) {
-        tb__chain_plan_clear(&c);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        return r;
     }
     float zone = tb__zone_for(&c, A->blend_zone, A->auto_zone);
     tb__chain_plan_fill(A, &c, zone, 0, 0);
@@ -1287,42 +1366,15 @@ static tb_result tb__aa_weights(tb__aa_job *j, int ai, tb_appendage *a, const tb
     a->welded_collar = 0;
     a->collar_band = 0;
     if (r == TB_OK && c.smooth) {
-        float seg = a->length / (float)K;
+        float seg = a->length / (float)c.K;
         size_t used = strlen(a->reason);
         snprintf(a->reason + used, sizeof a->reason - used,
                  "; blend sized from the tail: rings every %.2f segment, radius %.2f segment%s",
                  seg > 0 ? (double)(c.ring / seg) : 0.0, seg > 0 ? (double)(c.radius / seg) : 0.0,
                  A->auto_zone ? "" : " (zone pinned)");
-        for (size_t k = 0; k < aw->collar_count; k++)
-            if (!A->changed[aw->collar[k]])
-                c.welded[c.nwelded++] = aw->collar[k];
-        if (c.nwelded && tb__seam_collar(&c, A, m) != TB_OK) {
+        if ((r = tb__aa_collar(j, a, aw, &c, err)) != TB_OK) {
             tb__chain_plan_clear(&c);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        size_t positions = c.nwelded;
-        if (tb__collar_copies(&c, m, A->changed) != TB_OK) {
-            tb__chain_plan_clear(&c);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        c.cj = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cj);
-        c.cw = calloc(c.nwelded * TB__SLOTS + 1, sizeof *c.cw);
-        if (!c.cj || !c.cw) {
-            tb__chain_plan_clear(&c);
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        }
-        for (size_t q = 0; q < c.nwelded; q++) /* the body's own, largest TB__SLOTS */
-            tb__top_weights(m, c.welded[q], c.cj + q * TB__SLOTS, c.cw + q * TB__SLOTS);
-        float band = tb__band_for(&c, A->collar_band, A->auto_band);
-        a->welded_collar = positions;
-        a->collar_band = c.nwelded ? band : 0;
-        if (c.nwelded && band > 0) {
-            used = strlen(a->reason);
-            snprintf(a->reason + used, sizeof a->reason - used,
-                     "; welded into the body: weights blend from those of its %zu collar vertices to the "
-                     "chain's over the collar band",
-                     positions);
-            tb__blend_welded_collar(A, &c, band, 0);
+            return r;
         }
     }
     c.ramp_zone = r == TB_OK && c.smooth ? tb__chain_ramp_zone(A, &c) : 0;
@@ -1438,6 +1490,50 @@ static tb_result tb__aa_primitives(tb__aa_job *j, tb_result r, tb_error *err)
     return r;
 }
 
+/* Subset skins (tb_model.joint_maps) whose vertices now use joints they did
+ * not list (A->local_of_main, filled by tb__write_primitive): those joints
+ * appended to them, in local order, with their matrices: the skin's own
+ * kept exactly, then `ibm` (per joint of our skin, whose document joints
+ * are `main_joints`) for those it gains. */
+static tb_result tb__subset_skins_extend(tb__apply *A, json_t *main_joints, const float (*ibm)[16], tb_error *err)
+{
+    const tb_model *m = A->m;
+    tb_result r = TB_OK;
+    for (int k = 1; r == TB_OK && A->local_of_main && k < m->skin_count; k++) {
+        if (!A->local_of_main[k] || A->local_count[k] == m->joint_map_counts[k])
+            continue;
+        json_t *other = json_array_get(json_object_get(A->root, "skins"), (size_t)m->skins[k]);
+        json_t *oj = json_object_get(other, "joints");
+        int n = A->local_count[k], n0 = m->joint_map_counts[k];
+        float(*mats)[16] = malloc((size_t)n * sizeof *mats);
+        if (!mats)
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        if ((r = tb_skin_inverse_binds(A->doc, m->skins[k], mats, err)) != TB_OK) {
+            free(mats);
+            return r;
+        }
+        for (int i = 0; i < A->main_total; i++) {
+            int l = A->local_of_main[k][i];
+            if (l >= n0)
+                memcpy(mats[l], ibm[i], sizeof mats[l]);
+        }
+        json_t *added = json_array(); /* in local order */
+        for (int l = n0; l < n; l++)
+            for (int i = 0; i < A->main_total; i++)
+                if (A->local_of_main[k][i] == l)
+                    json_array_append(added, json_array_get(main_joints, (size_t)i));
+        json_array_extend(oj, added);
+        json_decref(added);
+        int acc = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
+        free(mats);
+        if (acc < 0)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
+    }
+    return r;
+}
+
 /* ---- write: the skin's joints and matrices, and those of the skins that
  * share the skeleton ------------------------------------------------------- */
 
@@ -1463,43 +1559,8 @@ static tb_result tb__aa_skins(tb__aa_job *j, tb_result r, tb_error *err)
             json_object_set_new(other, "inverseBindMatrices", json_integer(acc));
         }
     }
-    /* subset skins that gained joints: the joints and their matrices appended */
-    for (int k = 1; r == TB_OK && A->local_of_main && k < m->skin_count; k++) {
-        if (!A->local_of_main[k] || A->local_count[k] == m->joint_map_counts[k])
-            continue;
-        json_t *other = json_array_get(json_object_get(root, "skins"), (size_t)m->skins[k]);
-        json_t *oj = json_object_get(other, "joints");
-        int n = A->local_count[k], n0 = m->joint_map_counts[k];
-        float(*mats)[16] = malloc((size_t)n * sizeof *mats);
-        if (!mats) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            break;
-        }
-        /* its own matrices, kept exactly, then those of the joints it gains */
-        if ((r = tb_skin_inverse_binds(A->doc, m->skins[k], mats, err)) != TB_OK) {
-            free(mats);
-            break;
-        }
-        for (int i = 0; i < A->main_total; i++) {
-            int l = A->local_of_main[k][i];
-            if (l < n0)
-                continue;
-            memcpy(mats[l], j->ibm[i], sizeof mats[l]);
-        }
-        json_t *added = json_array(); /* in local order */
-        for (int l = n0; l < n; l++)
-            for (int i = 0; i < A->main_total; i++)
-                if (A->local_of_main[k][i] == l)
-                    json_array_append(added, json_array_get(j->skin_joints, (size_t)i));
-        json_array_extend(oj, added);
-        json_decref(added);
-        int acc2 = tb_doc_add_accessor(A->doc, mats, (size_t)n, TB_COMPONENT_FLOAT, "MAT4", 0, 0);
-        free(mats);
-        if (acc2 < 0)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        else
-            json_object_set_new(other, "inverseBindMatrices", json_integer(acc2));
-    }
+    if (r == TB_OK)
+        r = tb__subset_skins_extend(A, j->skin_joints, (const float(*)[16])j->ibm, err);
     return r;
 }
 
@@ -1705,6 +1766,128 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     return tb__appendage_fix_plan(out, doc, desc, NULL, err);
 }
 
+/* Detect: the model (the caller's role overrides reach it; no normals: none
+ * read) and detection's work, then the triangles for the edge list. */
+static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *d, tb_model **m,
+                                tb__detect_work *work, tb_error *err)
+{
+    tb_model_desc md = {d->skin > 0 ? d->skin : 0, d->roles, d->role_count, 0, 1};
+    tb_result r = tb_model_load_desc(m, doc, &md, err);
+    if (r != TB_OK)
+        return r;
+    r = tb__appendage_detect_taking(out, work, *m, d, err); /* its welded copy written over m's triangles */
+#ifdef __GLIBC__
+    /* detection's state is freed, but glibc keeps much of it resident (its
+     * threshold for fresh pages rises to the largest block freed): given
+     * back before the triangles and the edge list come on top (772k: 146 ->
+     * 84 MiB here, the job's peak back to detection's) */
+    malloc_trim(0);
+#endif
+    if (r == TB_OK)
+        r = tb__model_triangles_reload(*m, doc, err); /* for the edge list (tb_measure_edges) */
+    if (r != TB_OK) {
+        tb_model_free(*m);
+        *m = NULL;
+    }
+    return r;
+}
+
+/* Decide: a rigid binding already in place is left untouched; returns how
+ * many appendages change. */
+static int tb__repair_actions(tb_appendage_report *out, const tb_model *m, const tb__detect_work *work)
+{
+    int actions = 0;
+    for (int i = 0; i < out->appendage_count; i++) {
+        tb_appendage *a = &out->appendages[i];
+        if (a->decision == TB_DECIDE_RIGID && tb__rigid_is_noop(m, &work->apps[i], a->kind == TB_KIND_CARRIED)) {
+            /* already 1.0 on its bone (a second run, or the rigger did it) */
+            a->decision = TB_DECIDE_UNTOUCHED;
+            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
+                     "; already bound rigidly");
+        }
+        actions += a->decision != TB_DECIDE_UNTOUCHED;
+    }
+    return actions;
+}
+
+/* Nothing to change: why, into out->message. */
+static void tb__repair_nothing(tb_appendage_report *out, const tb_model *m)
+{
+    int artist;
+    if (out->existing_chains)
+        snprintf(out->message, sizeof out->message,
+                 "nothing to change: the skeleton already has %d Tail_* chain(s) and no unrigged appendage "
+                 "needs one",
+                 out->existing_chains);
+    else if ((artist = tb__artist_tail_joint(m)) >= 0)
+        snprintf(out->message, sizeof out->message,
+                 "nothing to change: the tail already has the rigger's own bones (%s, not named Tail_*: "
+                 "tailbone neither rebuilds nor animates them)",
+                 m->skel.names[artist]);
+    else
+        snprintf(out->message, sizeof out->message, "nothing to change: no tail (%d appendage(s) left as rigged)",
+                 out->appendage_count);
+}
+
+/* Apply's setup: the document, the model, the desc's choices (a zone or
+ * band the caller gave is kept as given; the defaults are raised where the
+ * tail's geometry needs more, tb__zone_for), the buffers and the edge list
+ * (*edges, the caller frees), the plan when asked for. */
+static tb_result tb__repair_apply_setup(tb__apply *A, tb_doc *doc, const tb_model *m, const tb_appendage_desc *d,
+                                     const tb_appendage_desc *desc, float body_single, int want_plan,
+                                     uint64_t **edges, tb_error *err)
+{
+    memset(A, 0, sizeof *A);
+    A->doc = doc;
+    A->m = m;
+    A->blend_zone = d->blend_zone;
+    A->smooth_pieces = d->smooth_pieces;
+    A->piece_span_max = d->piece_span_max;
+    A->rigid_body_min = d->rigid_body_min;
+    A->collar_band = d->collar_band;
+    A->auto_zone = !(desc && desc->blend_zone > 0);
+    A->auto_band = !(desc && desc->collar_band != 0);
+    A->body_single = body_single;
+    A->root = tb_doc_json(doc);
+    A->V = m->vertex_count;
+    A->changed = calloc(A->V + 1, 1);
+    A->collar = calloc(A->V + 1, 1);
+    A->nj = calloc(A->V * TB__SLOTS + 1, sizeof *A->nj);
+    A->nw = calloc(A->V * TB__SLOTS + 1, sizeof *A->nw);
+    A->edge_count = tb_measure_edges(m, edges);
+    A->edges = *edges;
+    if (want_plan) {
+        A->plan = calloc(1, sizeof *A->plan);
+        if (A->plan) {
+            A->plan->skin = m->skin;
+            A->plan->auto_zone = A->auto_zone;
+            A->plan->auto_band = A->auto_band;
+        }
+    }
+    if (!A->changed || !A->collar || !A->nj || !A->nw || A->edge_count == SIZE_MAX || (want_plan && !A->plan))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return TB_OK;
+}
+
+/* Report: each changed appendage's bone distance after, and the message. */
+static void tb__repair_summary(tb_appendage_report *out, const tb_model *m, const tb_appendage_desc *d, int skipped)
+{
+    out->changed = 1;
+    int chains = 0, rigid = 0;
+    for (int i = 0; i < out->appendage_count; i++) {
+        tb_appendage *a = &out->appendages[i];
+        chains += a->decision == TB_DECIDE_CHAIN;
+        rigid += a->decision == TB_DECIDE_RIGID;
+        if (a->decision != TB_DECIDE_UNTOUCHED)
+            a->distance_after = tb_weighted_bone_distance(m, a->vertices, a->vertex_count, d->extension_fraction);
+    }
+    snprintf(out->message, sizeof out->message, "%d tail chain(s) added, %d appendage(s) bound rigidly%s", chains,
+             rigid, skipped ? "; some vertices had no JOINTS_0 and kept no weights" : "");
+}
+
+/* The repair (weights_internal.h): detect → decide → apply (setup, every
+ * appendage, the document refreshed) → check (the weights changed outside
+ * the appendages counted against the model before) → report. */
 tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *desc,
                                  tb__weight_plan **plan, tb_error *err)
 {
@@ -1718,89 +1901,19 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     memset(out, 0, sizeof *out);
     tb_appendage_desc d = tb_appendage_defaults(desc);
     tb_model *m = NULL;
-    /* the caller's role overrides (--role) reach the model detection reads */
-    tb_model_desc md = {d.skin > 0 ? d.skin : 0, d.roles, d.role_count, 0, 1}; /* no normals: none read */
-    tb_result r = tb_model_load_desc(&m, doc, &md, err);
+    tb__detect_work work;
+    tb_result r = tb__repair_detect(out, doc, &d, &m, &work, err);
     if (r != TB_OK)
         return r;
-    tb__detect_work work;
-    r = tb__appendage_detect_taking(out, &work, m, &d, err); /* its welded copy written over m's triangles */
-#ifdef __GLIBC__
-    /* detection's state is freed, but glibc keeps much of it resident (its
-     * threshold for fresh pages rises to the largest block freed): given
-     * back before the triangles and the edge list come on top (772k: 146 ->
-     * 84 MiB here, the job's peak back to detection's) */
-    malloc_trim(0);
-#endif
-    if (r == TB_OK)
-        r = tb__model_triangles_reload(m, doc, err); /* for the edge list (tb_measure_edges) */
-    if (r != TB_OK) {
-        tb_model_free(m);
-        return r;
-    }
-    int actions = 0;
-    for (int i = 0; i < out->appendage_count; i++) {
-        tb_appendage *a = &out->appendages[i];
-        if (a->decision == TB_DECIDE_RIGID && tb__rigid_is_noop(m, &work.apps[i], a->kind == TB_KIND_CARRIED)) {
-            /* already 1.0 on its bone (a second run, or the rigger did it) */
-            a->decision = TB_DECIDE_UNTOUCHED;
-            snprintf(a->reason + strlen(a->reason), sizeof a->reason - strlen(a->reason),
-                     "; already bound rigidly");
-        }
-        actions += a->decision != TB_DECIDE_UNTOUCHED;
-    }
-    int artist;
-    if (!actions) {
-        if (out->existing_chains)
-            snprintf(out->message, sizeof out->message,
-                     "nothing to change: the skeleton already has %d Tail_* chain(s) and no unrigged appendage "
-                     "needs one",
-                     out->existing_chains);
-        else if ((artist = tb__artist_tail_joint(m)) >= 0)
-            snprintf(out->message, sizeof out->message,
-                     "nothing to change: the tail already has the rigger's own bones (%s, not named Tail_*: "
-                     "tailbone neither rebuilds nor animates them)",
-                     m->skel.names[artist]);
-        else
-            snprintf(out->message, sizeof out->message, "nothing to change: no tail (%d appendage(s) left as rigged)",
-                     out->appendage_count);
+    if (!tb__repair_actions(out, m, &work)) {
+        tb__repair_nothing(out, m);
         tb__detect_work_free(&work);
         tb_model_free(m);
         return TB_OK;
     }
     tb__apply A;
-    memset(&A, 0, sizeof A);
-    A.doc = doc;
-    A.m = m;
-    A.blend_zone = d.blend_zone;
-    A.smooth_pieces = d.smooth_pieces;
-    A.piece_span_max = d.piece_span_max;
-    A.rigid_body_min = d.rigid_body_min;
-    A.collar_band = d.collar_band;
-    /* a zone or band the caller gave is kept as given; the defaults are
-     * raised where the tail's geometry needs more (tb__zone_for) */
-    A.auto_zone = !(desc && desc->blend_zone > 0);
-    A.auto_band = !(desc && desc->collar_band != 0);
-    A.body_single = out->body_single_bone;
-    A.root = tb_doc_json(doc);
-    A.V = m->vertex_count;
-    A.changed = calloc(A.V + 1, 1);
-    A.collar = calloc(A.V + 1, 1);
-    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
-    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
     uint64_t *edges = NULL;
-    A.edge_count = tb_measure_edges(m, &edges);
-    A.edges = edges;
-    if (plan) {
-        A.plan = calloc(1, sizeof *A.plan);
-        if (A.plan) {
-            A.plan->skin = m->skin;
-            A.plan->auto_zone = A.auto_zone;
-            A.plan->auto_band = A.auto_band;
-        }
-    }
-    if (!A.changed || !A.collar || !A.nj || !A.nw || A.edge_count == SIZE_MAX || (plan && !A.plan))
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    r = tb__repair_apply_setup(&A, doc, m, &d, desc, out->body_single_bone, plan != NULL, &edges, err);
     if (r == TB_OK)
         r = tb__apply_all(&A, out, &work, err);
     free(edges);
@@ -1831,17 +1944,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
         *plan = A.plan;
     else
         tb__weight_plan_free(A.plan);
-    out->changed = 1;
-    int chains = 0, rigid = 0;
-    for (int i = 0; i < out->appendage_count; i++) {
-        tb_appendage *a = &out->appendages[i];
-        chains += a->decision == TB_DECIDE_CHAIN;
-        rigid += a->decision == TB_DECIDE_RIGID;
-        if (a->decision != TB_DECIDE_UNTOUCHED)
-            a->distance_after = tb_weighted_bone_distance(m, a->vertices, a->vertex_count, d.extension_fraction);
-    }
-    snprintf(out->message, sizeof out->message, "%d tail chain(s) added, %d appendage(s) bound rigidly%s", chains,
-             rigid, A.skipped ? "; some vertices had no JOINTS_0 and kept no weights" : "");
+    tb__repair_summary(out, m, &d, A.skipped);
     tb_model_free(m);
     return TB_OK;
 }
@@ -2068,10 +2171,11 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
         done[pi] = 1;
         r = tb__write_primitive(&A, mp, mp->mesh, 0, err);
     }
-    /* a subset skin would need a joint it lacks: the repair has to add it */
-    for (int k = 0; r == TB_OK && k < M->skin_count; k++)
-        if (A.local_of_main[k] && A.local_count[k] != M->joint_map_counts[k])
-            r = tb__fail(err, TB_ERR_UNSUPPORTED, NULL, "the new weights need a joint a subset skin lacks");
+    /* a subset skin that lacks a joint the weights need gains it, as in the
+     * repair (the joint's matrix: our skin's, as the repair wrote it) */
+    json_t *main_joints = json_object_get(json_array_get(json_object_get(A.root, "skins"), (size_t)M->skin), "joints");
+    if (r == TB_OK)
+        r = tb__subset_skins_extend(&A, main_joints, (const float(*)[16])M->inverse_bind, err);
     for (int k = 0; A.local_of_main && k < M->skin_count; k++)
         free(A.local_of_main[k]);
     free(A.local_of_main);

@@ -237,10 +237,10 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     return r;
 }
 
-/* Steps 1-2 of an attempt: a fresh copy of `in`, repaired (the weight plan
+/* Steps 1-2 of the job: a fresh copy of `in`, repaired (the weight plan
  * handed back) and given the library's clips. */
-static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
-                             tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
+static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, tb_fix_report *rep,
+                             tb__weight_plan **plan, tb_error *err)
 {
     *out = NULL;
     tb_doc *doc = tb__copy(in, err);
@@ -255,7 +255,7 @@ static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *
         rep->repair.pelvis_joint = -1;
     } else {
         tb__progress(d, "repair");
-        r = tb__appendage_fix_plan(&rep->repair, doc, repair, plan, err);
+        r = tb__appendage_fix_plan(&rep->repair, doc, &d->repair, plan, err);
     }
     rep->changed = rep->repair.changed;
     if (r == TB_OK && d->library_count > 0) {
@@ -308,18 +308,6 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
             rep->blend_zone = a->blend_zone;
             rep->collar_band = a->welded_collar ? a->collar_band : 0;
         }
-    }
-    return r;
-}
-
-/* One attempt: a fresh copy of `in` through every step. */
-static tb_result tb__attempt(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, const tb_appendage_desc *repair,
-                             tb_fix_report *rep, tb__weight_plan **plan, tb_error *err)
-{
-    tb_result r = tb__prepare(out, in, d, repair, rep, plan, err);
-    if (r == TB_OK && (r = tb__bake_measure(*out, d, rep, err)) != TB_OK) {
-        tb_doc_free(*out);
-        *out = NULL;
     }
     return r;
 }
@@ -386,7 +374,7 @@ static tb_retarget_report *tb__retarget_copy(const tb_retarget_report *src, int 
     return d;
 }
 
-/* How an attempt's clips meet the bar: tears (tail or seam) first, then
+/* How a try's clips meet the bar: tears (tail or seam) first, then
  * the tail past SPEC C's chain row (p99 1.18, max 1.30). */
 typedef struct tb__score {
     int torn_clips;
@@ -515,12 +503,232 @@ static float tb__torn0(const tb_stretch_stats *s)
     return s->samples && !isnan(s->torn_frac) ? s->torn_frac : 0;
 }
 
-/* The blend search (fix.h): the smooth chains weighted again for wider
- * zones, then (welded tails) wider collar bands, each measured on the same
- * baked document with only the weights changed; the best is written into
- * *doc and measured again from the file's own (quantised) weights. */
-static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d, tb__weight_plan *plan,
-                            tb_fix_report *rep, int search_band, tb_error *err)
+/* The blend search's state (tb__search): the baked document's model with
+ * the edges a try can change, its clips and the try's buffers, and the
+ * best try so far. */
+typedef struct tb__search_job {
+    const tb_fix_desc *d;
+    tb__weight_plan *plan;
+    tb_fix_report *rep;
+    tb_model *M;
+    int n;                 /* clips measured (rep->stretch_count) */
+    uint64_t *edges;       /* the edges a try can change */
+    tb_clip **clips;
+    int *loops;
+    uint16_t *jo;          /* a try's joints and weights, M's layout */
+    float *wo;
+    tb_measure_result *cur;
+    tb__task_result *tres;
+    uint8_t *hmask;
+    tb_stretch_stats *hs, *best_hs; /* a try's honest seam, the best's */
+    tb__try_job tj;
+    float tried[TB_FIX_MAX_TRIES][2]; /* zones and bands used so far */
+    int ntried;
+    /* the best so far: its score, what was asked and what was used */
+    tb__score best;
+    float b0, zone, band, zu, bu;
+    int is_first, given, ring;
+} tb__search_job;
+
+/* Edges only a try can change: those touching a reweighted vertex (the
+ * body's figures are not scored, and do not change). */
+static size_t tb__search_edges(tb__search_job *s, size_t ne)
+{
+    uint8_t *mark = calloc(s->M->vertex_count + 1, 1);
+    if (mark && ne != SIZE_MAX) {
+        tb__weight_plan_mark(s->plan, mark, s->M->vertex_count);
+        size_t k = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (mark[s->edges[e] >> 32] || mark[s->edges[e] & 0xffffffffu])
+                s->edges[k++] = s->edges[e];
+        ne = k;
+        uint64_t *shrunk = realloc(s->edges, (ne + 1) * sizeof *s->edges); /* give the rest back */
+        if (shrunk)
+            s->edges = shrunk;
+    }
+    free(mark);
+    return ne;
+}
+
+/* Setup: the model, its edges a try can change, the clips, the buffers. */
+static tb_result tb__search_setup(tb__search_job *s, const tb_doc *doc, tb_error *err)
+{
+    tb_result r = tb__model_load(&s->M, doc, err);
+    if (r != TB_OK)
+        return r;
+    int n = s->n;
+    size_t VI = s->M->vertex_count * (size_t)s->M->influences;
+    size_t ne = tb_measure_edges(s->M, &s->edges);
+    tb__model_trim(s->M);
+    ne = tb__search_edges(s, ne);
+    s->clips = calloc((size_t)n, sizeof *s->clips);
+    s->loops = calloc((size_t)n, sizeof *s->loops);
+    s->jo = malloc(VI * sizeof *s->jo + 1);
+    s->wo = malloc(VI * sizeof *s->wo + 1);
+    s->cur = calloc((size_t)n, sizeof *s->cur);
+    s->tres = calloc((size_t)n, sizeof *s->tres);
+    s->hmask = calloc(s->M->vertex_count + 1, 1);
+    s->hs = calloc(2 * (size_t)n, sizeof *s->hs);
+    s->best_hs = s->hs ? s->hs + n : NULL;
+    if (ne == SIZE_MAX || !s->clips || !s->loops || !s->jo || !s->wo || !s->cur || !s->tres || !s->hmask || !s->hs)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    const tb_fix_report *rep = s->rep;
+    for (int c = 0; r == TB_OK && c < n; c++) {
+        r = tb_clip_load(&s->clips[c], doc, s->M, rep->stretch[c].animation, NULL, err);
+        for (int k = 0; k < rep->bake.clip_count; k++)
+            if (rep->bake.clips[k].animation == rep->stretch[c].animation)
+                s->loops[c] = rep->bake.clips[k].looping;
+    }
+    s->tj = (tb__try_job){s->M, (const tb_clip *const *)s->clips, s->loops, s->edges, ne, NULL, NULL, NULL, s->cur,
+                          s->tres};
+    return r;
+}
+
+/* First: the weights as they are, the honest seam too; the try to beat. */
+static tb_result tb__search_first(tb__search_job *s, tb_error *err)
+{
+    tb_fix_report *rep = s->rep;
+    tb_result r = tb__honest(&s->tj, s->plan, s->hmask, s->n, s->d->bake.threads, s->best_hs, err);
+    memset(&s->best, 0, sizeof s->best);
+    for (int c = 0; r == TB_OK && c < s->n; c++) {
+        rep->stretch[c].repaired_seam = s->best_hs[c];
+        tb__score_add(&s->best, &rep->stretch[c].result, tb__torn0(&s->best_hs[c]));
+    }
+    if (r == TB_OK && !tb__clean(&s->best)) {
+        tb__progress(s->d, "blend search");
+        tb__try_record(rep, rep->blend_zone, rep->collar_band, &s->best);
+    }
+    s->zone = 0.25f, s->band = s->b0, s->zu = rep->blend_zone, s->bu = rep->collar_band;
+    s->is_first = 1, s->given = 0, s->ring = 0;
+    s->tried[0][0] = rep->blend_zone, s->tried[0][1] = rep->collar_band;
+    s->ntried = 1;
+    return r;
+}
+
+/* One try: the chains weighted for (zone, band), measured on every clip
+ * with its honest seam, recorded, and kept when better. Skipped when the
+ * geometry had already raised the zone this far (a zone and band tried). */
+static tb_result tb__search_try(tb__search_job *s, float zone, float band, int given, int ring, tb_error *err)
+{
+    float zu = 0, bu = 0;
+    int n = s->n;
+    tb__weight_plan_collar_ring(s->plan, ring);
+    tb_result r = tb__weight_plan_weights(s->plan, s->M, zone, band, given, s->jo, s->wo, &zu, &bu, err);
+    tb__weight_plan_collar_ring(s->plan, 0);
+    if (r != TB_OK)
+        return r;
+    int seen = 0;
+    for (int i = 0; i < s->ntried && !ring; i++)
+        seen |= fabsf(s->tried[i][0] - zu) < 1e-4f && fabsf(s->tried[i][1] - bu) < 1e-4f;
+    if (seen)
+        return TB_OK;
+    if (s->ntried < TB_FIX_MAX_TRIES)
+        s->tried[s->ntried][0] = zu, s->tried[s->ntried][1] = bu, s->ntried++;
+    char stage[64];
+    snprintf(stage, sizeof stage, "blend zone %.3g, collar band %.3g: weights only", (double)zu, (double)bu);
+    tb__progress(s->d, stage);
+    tb__score sc;
+    memset(&sc, 0, sizeof sc);
+    s->tj.jo = s->jo, s->tj.wo = s->wo;
+    r = tb__honest(&s->tj, s->plan, s->hmask, n, s->d->bake.threads, s->hs, err);
+    if (r == TB_OK)
+        r = tb__try_measure(&s->tj, n, s->d->bake.threads, err);
+    if (r != TB_OK)
+        return r;
+    for (int c = 0; c < n; c++)
+        tb__score_add(&sc, &s->cur[c], tb__torn0(&s->hs[c]));
+    tb__try_record(s->rep, zu, bu, &sc);
+    if (ring && s->rep->zone_try_count)
+        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = 1;
+    if (tb__better(&sc, &s->best)) {
+        s->best = sc;
+        s->zone = zone, s->band = band, s->zu = zu, s->bu = bu;
+        s->is_first = 0, s->given = given, s->ring = ring;
+        memcpy(s->best_hs, s->hs, (size_t)n * sizeof *s->hs);
+    }
+    return TB_OK;
+}
+
+/* The tries, until one is clean: wider zones, then the SPEC's own weights
+ * (the geometry's raise can cost a welded seam in a stress clip), then
+ * (welded tails) wider collar bands, then the collar ring blended halfway
+ * to the chain's root, with the widest zone and the first band, then with
+ * the best zone and band so far. */
+static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *err)
+{
+    static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
+    tb_result r = TB_OK;
+    for (int t = 0; r == TB_OK && t < 7 && !tb__clean(&s->best); t++) {
+        int ring = t >= 5;
+        float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : s->zone,
+              band = t < 3 ? s->b0 : t < 5 ? bands[t - 3] : t == 5 ? s->b0 : s->band;
+        int given = t == 2 || (t >= 3 && t != 5 && s->given);
+        if (t >= 3 && (!search_band || !tb__weight_plan_welded(s->plan)))
+            break;
+        if (t == 6 && (s->ring || (!s->given && fabsf(s->zone - 0.5f) < 1e-4f && fabsf(s->band - s->b0) < 1e-4f)))
+            continue;
+        r = tb__search_try(s, zone, band, given, ring, err);
+    }
+    return r;
+}
+
+/* The tries' buffers given back (before the kept weights are measured). */
+static void tb__search_free_tries(tb__search_job *s)
+{
+    for (int c = 0; s->clips && c < s->n; c++)
+        tb_clip_free(s->clips[c]);
+    free(s->clips);
+    free(s->loops);
+    free(s->jo);
+    free(s->wo);
+    free(s->cur);
+    free(s->tres);
+    free(s->edges);
+    free(s->hmask);
+    s->clips = NULL, s->loops = NULL, s->jo = NULL, s->wo = NULL, s->cur = NULL, s->tres = NULL;
+    s->edges = NULL, s->hmask = NULL;
+}
+
+/* Keep: the best try's weights written into the document and every clip
+ * measured again from the file's own (quantised) weights; its honest seam
+ * as the try measured it. */
+static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
+{
+    tb_fix_report *rep = s->rep;
+    int n = s->n;
+    int *anim = malloc(((size_t)n + 1) * sizeof *anim); /* the kept weights' honest seam, by clip */
+    for (int c = 0; anim && c < n; c++)
+        anim[c] = rep->stretch[c].animation;
+    tb_result r = anim ? TB_OK : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK && !s->is_first) {
+        tb__weight_plan_collar_ring(s->plan, s->ring);
+        r = tb__weight_plan_write(s->plan, doc, s->M, s->zone, s->band, s->given, &rep->repair, err);
+        tb__weight_plan_collar_ring(s->plan, 0);
+        tb_model_free(s->M); /* not needed past here: the measure below loads its own */
+        s->M = NULL;
+        if (r == TB_OK) {
+            free(rep->stretch);
+            rep->stretch = NULL;
+            rep->stretch_count = 0;
+            r = tb__measure(doc, rep, s->d->bake.threads, err);
+            for (int c = 0; r == TB_OK && c < rep->stretch_count; c++)
+                for (int k = 0; k < n; k++)
+                    if (anim[k] == rep->stretch[c].animation)
+                        rep->stretch[c].repaired_seam = s->best_hs[k];
+        }
+        rep->blend_zone = s->zu;
+        rep->collar_band = s->bu;
+    }
+    free(anim);
+    return r;
+}
+
+/* The blend search (fix.h): setup → first (the weights as they are) →
+ * tries (wider zones and bands, the collar ring), each measured on the same
+ * baked document with only the weights changed → keep (the best written
+ * into doc, measured again from the file). */
+static tb_result tb__search(tb_doc *doc, const tb_fix_desc *d, tb__weight_plan *plan, tb_fix_report *rep,
+                            int search_band, tb_error *err)
 {
     tb__score first;
     memset(&first, 0, sizeof first);
@@ -529,183 +737,20 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
     /* a welded tail's honest seam is measured before it is called clean */
     if ((tb__clean(&first) && !tb__weight_plan_welded(plan)) || !rep->stretch_count)
         return TB_OK;
-    float b0 = d->repair.collar_band > 0 ? d->repair.collar_band : d->repair.collar_band < 0 ? 0 : 0.5f;
-    tb_model *M = NULL;
-    tb_result r = tb__model_load(&M, *doc, err);
-    if (r != TB_OK)
-        return r;
-    int n = rep->stretch_count;
-    size_t VI = M->vertex_count * (size_t)M->influences;
-    uint64_t *edges = NULL;
-    size_t ne = tb_measure_edges(M, &edges);
-    tb__model_trim(M);
-    /* A try changes only the chains' weights: only edges touching a
-     * reweighted vertex can be tail or seam under any try, so the tries
-     * measure those (the body's figures are not scored, and do not change) */
-    uint8_t *mark = calloc(M->vertex_count + 1, 1);
-    if (mark && ne != SIZE_MAX) {
-        tb__weight_plan_mark(plan, mark, M->vertex_count);
-        size_t k = 0;
-        for (size_t e = 0; e < ne; e++)
-            if (mark[edges[e] >> 32] || mark[edges[e] & 0xffffffffu])
-                edges[k++] = edges[e];
-        ne = k;
-        uint64_t *shrunk = realloc(edges, (ne + 1) * sizeof *edges); /* give the rest back */
-        if (shrunk)
-            edges = shrunk;
-    }
-    free(mark);
-    tb_clip **clips = calloc((size_t)n, sizeof *clips);
-    int *loops = calloc((size_t)n, sizeof *loops);
-    uint16_t *jo = malloc(VI * sizeof *jo + 1);
-    float *wo = malloc(VI * sizeof *wo + 1);
-    tb_measure_result *cur = calloc((size_t)n, sizeof *cur);
-    tb__task_result *tres = calloc((size_t)n, sizeof *tres);
-    uint8_t *hmask = calloc(M->vertex_count + 1, 1);
-    tb_stretch_stats *hs = calloc(2 * (size_t)n, sizeof *hs), *best_hs = hs ? hs + n : NULL;
-    if (ne == SIZE_MAX || !clips || !loops || !jo || !wo || !cur || !tres || !hmask || !hs)
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (int c = 0; r == TB_OK && c < n; c++) {
-        r = tb_clip_load(&clips[c], *doc, M, rep->stretch[c].animation, NULL, err);
-        for (int k = 0; k < rep->bake.clip_count; k++)
-            if (rep->bake.clips[k].animation == rep->stretch[c].animation)
-                loops[c] = rep->bake.clips[k].looping;
-    }
-    tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, NULL, NULL, NULL, cur, tres};
-    if (r == TB_OK) /* the weights as they are: the honest seam too */
-        r = tb__honest(&tj, plan, hmask, n, d->bake.threads, best_hs, err);
-    if (r == TB_OK) {
-        memset(&first, 0, sizeof first);
-        for (int c = 0; c < n; c++) {
-            rep->stretch[c].repaired_seam = best_hs[c];
-            tb__score_add(&first, &rep->stretch[c].result, tb__torn0(&best_hs[c]));
-        }
-    }
-    if (r == TB_OK && !tb__clean(&first)) {
-        tb__progress(d, "blend search");
-        tb__try_record(rep, rep->blend_zone, rep->collar_band, &first);
-    }
-    tb__score best = first;
-    float best_zone = 0.25f, best_band = b0, best_zu = rep->blend_zone, best_bu = rep->collar_band;
-    int best_is_first = 1, best_given = 0;
-    float tried[TB_FIX_MAX_TRIES][2] = {{rep->blend_zone, rep->collar_band}};
-    int ntried = 1;
-    /* wider zones, then the SPEC's own weights (the geometry's raise can
-     * cost a welded seam in a stress clip), then wider collar bands */
-    static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
-    int best_ring = 0;
-    /* tries 5 and 6 (welded tails): the collar ring blended halfway to the
-     * chain's root, with the widest zone and the first band, then with the
-     * best zone and band so far */
-    for (int t = 0; r == TB_OK && t < 7 && !tb__clean(&best); t++) {
-        int ring = t >= 5;
-        float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : best_zone,
-              band = t < 3 ? b0 : t < 5 ? bands[t - 3] : t == 5 ? b0 : best_band;
-        int given = t == 2 || (t >= 3 && t != 5 && best_given);
-        if (t >= 3 && (!search_band || !tb__weight_plan_welded(plan)))
-            break;
-        if (t == 6 && (best_ring || (!best_given && fabsf(best_zone - 0.5f) < 1e-4f && fabsf(best_band - b0) < 1e-4f)))
-            continue;
-        float zu = 0, bu = 0;
-        tb__weight_plan_collar_ring(plan, ring);
-        r = tb__weight_plan_weights(plan, M, zone, band, given, jo, wo, &zu, &bu, err);
-        tb__weight_plan_collar_ring(plan, 0);
-        if (r != TB_OK)
-            break;
-        int seen = 0; /* the geometry may already have raised the zone this far */
-        for (int i = 0; i < ntried && !ring; i++)
-            seen |= fabsf(tried[i][0] - zu) < 1e-4f && fabsf(tried[i][1] - bu) < 1e-4f;
-        if (seen)
-            continue;
-        if (ntried < TB_FIX_MAX_TRIES)
-            tried[ntried][0] = zu, tried[ntried][1] = bu, ntried++;
-        char stage[64];
-        snprintf(stage, sizeof stage, "blend zone %.3g, collar band %.3g: weights only", (double)zu, (double)bu);
-        tb__progress(d, stage);
-        tb__score sc;
-        memset(&sc, 0, sizeof sc);
-        tj.jo = jo, tj.wo = wo;
-        r = tb__honest(&tj, plan, hmask, n, d->bake.threads, hs, err);
-        if (r == TB_OK)
-            r = tb__try_measure(&tj, n, d->bake.threads, err);
-        if (r != TB_OK)
-            break;
-        for (int c = 0; c < n; c++)
-            tb__score_add(&sc, &cur[c], tb__torn0(&hs[c]));
-        tb__try_record(rep, zu, bu, &sc);
-        if (ring && rep->zone_try_count)
-            rep->zone_tries[rep->zone_try_count - 1].collar_ring = 1;
-        if (tb__better(&sc, &best)) {
-            best = sc;
-            best_zone = zone, best_band = band, best_zu = zu, best_bu = bu;
-            best_is_first = 0;
-            best_given = given;
-            best_ring = ring;
-            memcpy(best_hs, hs, (size_t)n * sizeof *hs);
-        }
-    }
-    for (int c = 0; clips && c < n; c++)
-        tb_clip_free(clips[c]);
-    free(clips);
-    free(loops);
-    free(jo);
-    free(wo);
-    free(cur);
-    free(tres);
-    free(edges);
-    free(hmask);
-    int *anim = malloc(((size_t)n + 1) * sizeof *anim); /* the kept weights' honest seam, by clip */
-    for (int c = 0; anim && c < n; c++)
-        anim[c] = rep->stretch[c].animation;
-    if (r == TB_OK && !anim)
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r == TB_OK && !best_is_first) {
-        tb__weight_plan_collar_ring(plan, best_ring);
-        r = tb__weight_plan_write(plan, *doc, M, best_zone, best_band, best_given, &rep->repair, err);
-        tb__weight_plan_collar_ring(plan, 0);
-        tb_model_free(M); /* not needed past here: the measure below loads its own */
-        M = NULL;
-        if (r == TB_ERR_UNSUPPORTED) {
-            /* a subset skin lacks a joint: the whole job again with the
-             * chosen blend pinned */
-            tb_appendage_desc repair = d->repair;
-            repair.blend_zone = best_zu;
-            repair.collar_band = best_bu > 0 ? best_bu : -1;
-            tb_fix_report again;
-            memset(&again, 0, sizeof again);
-            tb_doc *nd = NULL;
-            r = tb__attempt(&nd, in, d, &repair, &again, NULL, err);
-            if (r == TB_OK) {
-                tb_fix_zone_try tries[TB_FIX_MAX_TRIES];
-                int nt = rep->zone_try_count, bakes = rep->bakes;
-                memcpy(tries, rep->zone_tries, sizeof tries);
-                tb__report_clear(rep);
-                *rep = again;
-                memcpy(rep->zone_tries, tries, sizeof tries);
-                rep->zone_try_count = nt;
-                rep->full_reruns = 1;
-                rep->bakes += bakes;
-                tb_doc_free(*doc);
-                *doc = nd;
-            } else {
-                tb__report_clear(&again);
-            }
-        } else if (r == TB_OK) {
-            free(rep->stretch);
-            rep->stretch = NULL;
-            rep->stretch_count = 0;
-            r = tb__measure(*doc, rep, d->bake.threads, err);
-            for (int c = 0; r == TB_OK && c < rep->stretch_count; c++)
-                for (int k = 0; k < n; k++)
-                    if (anim[k] == rep->stretch[c].animation)
-                        rep->stretch[c].repaired_seam = best_hs[k];
-        }
-        rep->blend_zone = best_zu;
-        rep->collar_band = best_bu;
-    }
-    free(anim);
-    free(hs);
-    tb_model_free(M);
+    tb__search_job s;
+    memset(&s, 0, sizeof s);
+    s.d = d, s.plan = plan, s.rep = rep, s.n = rep->stretch_count;
+    s.b0 = d->repair.collar_band > 0 ? d->repair.collar_band : d->repair.collar_band < 0 ? 0 : 0.5f;
+    tb_result r = tb__search_setup(&s, doc, err);
+    if (r == TB_OK)
+        r = tb__search_first(&s, err);
+    if (r == TB_OK)
+        r = tb__search_tries(&s, search_band, err);
+    tb__search_free_tries(&s);
+    if (r == TB_OK && s.M)
+        r = tb__search_keep(&s, doc, err);
+    free(s.hs);
+    tb_model_free(s.M);
     return r;
 }
 
@@ -726,10 +771,157 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
     }
 }
 
+/* The character's axes (the centred arc, SPEC B, is built in them): up,
+ * forward and lateral; have = 0 when the model has none. */
+typedef struct tb__fit_axes {
+    int have;
+    float up[3], fwd[3], lat[3];
+} tb__fit_axes;
+
+static void tb__fit_axes_of(const tb_doc *in, tb__fit_axes *ax)
+{
+    memset(ax, 0, sizeof *ax);
+    tb_model *m = NULL;
+    tb_error e2 = {0};
+    ax->have = tb__model_load(&m, in, &e2) == TB_OK && tb_model_axes(m, ax->up, ax->fwd);
+    tb_model_free(m);
+    if (!ax->have)
+        return;
+    const float *up = ax->up, *fwd = ax->fwd;
+    float *lat = ax->lat;
+    lat[0] = up[1] * fwd[2] - up[2] * fwd[1];
+    lat[1] = up[2] * fwd[0] - up[0] * fwd[2];
+    lat[2] = up[0] * fwd[1] - up[1] * fwd[0];
+    float n = sqrtf(lat[0] * lat[0] + lat[1] * lat[1] + lat[2] * lat[2]);
+    for (int i = 0; i < 3; i++)
+        lat[i] = n > 0 ? lat[i] / n : 0;
+}
+
+/* What the smooth chains' weights carry (tb__solver_fit): the limit each
+ * allows less its share of the carry (the weakest), the least carried
+ * bend, the least as sized, the largest turn of a bind pose, the most
+ * bones. */
+typedef struct tb__fit_measure {
+    float fit_limit, min_carry, min_sized, max_turn;
+    int max_k;
+} tb__fit_measure;
+
+/* The largest turn of chain a's bind pose: between its segments, and (with
+ * the axes) its root segment's lateral angle. The centred arc turns the
+ * root segment into the midplane (c = its direction less its lateral part):
+ * the root joint then bends by that angle from its bind pose before the
+ * spring moves at all. A tail hanging beside a leg (the Robot's
+ * hang_shell_leg: its first segment 54 deg sideways) took that whole bend
+ * at its root and tore there in every clip alike. */
+static float tb__chain_max_turn(const tb_appendage *a, const tb__fit_axes *ax)
+{
+    float max_turn = 0;
+    int K = a->bone_count;
+    if (ax->have) {
+        const float *p0 = a->chain_joints[0], *p1 = a->chain_joints[1], *lat = ax->lat;
+        float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+        float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+        if (nu > 0) {
+            float s = fabsf(u[0] * lat[0] + u[1] * lat[1] + u[2] * lat[2]) / nu;
+            float t = asinf(s > 1 ? 1 : s);
+            max_turn = t > max_turn ? t : max_turn;
+        }
+    }
+    for (int k = 1; k < K; k++) {
+        const float *p0 = a->chain_joints[k - 1], *p1 = a->chain_joints[k], *p2 = a->chain_joints[k + 1];
+        float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]}, v[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+        float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), nv = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (!(nu > 0) || !(nv > 0))
+            continue;
+        float c = (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]) / (nu * nv);
+        float t = acosf(c > 1 ? 1 : c < -1 ? -1 : c);
+        max_turn = t > max_turn ? t : max_turn;
+    }
+    return max_turn;
+}
+
+static void tb__fit_chains(const tb_fix_report *rep, float carry, const tb__fit_axes *ax, tb__fit_measure *fm)
+{
+    fm->fit_limit = INFINITY, fm->min_carry = INFINITY, fm->min_sized = INFINITY, fm->max_turn = 0;
+    fm->max_k = 0;
+    for (int i = 0; i < rep->weight_count; i++) {
+        const tb_fix_weights *w = &rep->weights[i];
+        if (!w->smooth || !(w->carry_rad > 0))
+            continue;
+        const tb_appendage *a = &rep->repair.appendages[w->appendage];
+        int K = a->bone_count;
+        if (K < 1)
+            continue;
+        fm->max_k = K > fm->max_k ? K : fm->max_k;
+        float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB_RAD_PER_DEG;
+        l = l < lo ? lo : l;
+        fm->fit_limit = l < fm->fit_limit ? l : fm->fit_limit;
+        fm->min_carry = w->carry_rad < fm->min_carry ? w->carry_rad : fm->min_carry;
+        /* the fit's own search may keep a narrower zone than this bake's */
+        float zs = w->sized_zone > 0 && w->sized_zone < w->zone ? w->sized_zone : w->zone;
+        zs = w->ramp_zone > 0 && w->ramp_zone < zs ? w->ramp_zone : zs; /* a steeper ramp carries less */
+        float cs = 2 * zs * TB__STRAIN_ROW / w->radius_seg;
+        fm->min_sized = cs < fm->min_sized ? cs : fm->min_sized;
+        float t = tb__chain_max_turn(a, ax);
+        fm->max_turn = t > fm->max_turn ? t : fm->max_turn;
+    }
+}
+
+/* What the clips measured: the limit bounds a joint's bend from the
+ * spring's rest target, which itself lies off the bind pose (the carry, the
+ * centred rest arc), so a joint's bend from the bind pose — what the skin
+ * sees — reaches the limit plus that offset. The limit comes down by how
+ * far the largest measured bend went past what the weights carry; returns
+ * what it cannot take above its floor. */
+static float tb__fit_excess(const tb_fix_report *rep, float limit, tb__fit_measure *fm)
+{
+    float excess = 0;
+    for (int c = 0; c < rep->stretch_count && fm->min_carry < INFINITY; c++)
+        for (int k = 0; k < rep->stretch[c].bend_count; k++) {
+            float e = rep->stretch[c].bend_rad[k] - fm->min_carry;
+            excess = e > excess ? e : excess;
+        }
+    float leftover = 0;
+    if (excess > 0) {
+        float l = limit - excess, lo = 10 * (float)TB_RAD_PER_DEG;
+        leftover = l < lo ? lo - l : 0;
+        l = l < lo ? lo : l;
+        fm->fit_limit = l < fm->fit_limit ? l : fm->fit_limit;
+    }
+    return leftover;
+}
+
+/* With the authored curve kept, the carry turns segment i of K by a
+ * further C (i+1)/K about the lateral axis, back and up: a tail already
+ * standing up in its bind pose (up_shell_spine: its last segments are
+ * vertical) is folded over the back by it. So no segment's authored
+ * elevation (above the backward horizontal) plus its share of the carry
+ * may pass the vertical: the carry capped so. */
+static float tb__carry_cap(const tb_fix_report *rep, const tb__fit_axes *ax, float c2)
+{
+    for (int i = 0; i < rep->weight_count; i++) {
+        const tb_fix_weights *w = &rep->weights[i];
+        const tb_appendage *a = &rep->repair.appendages[w->appendage];
+        if (!w->smooth || a->bone_count < 1)
+            continue;
+        for (int k = 0; k < a->bone_count; k++) {
+            const float *p0 = a->chain_joints[k], *p1 = a->chain_joints[k + 1];
+            float v[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+            float y = v[0] * ax->up[0] + v[1] * ax->up[1] + v[2] * ax->up[2];
+            float b = -(v[0] * ax->fwd[0] + v[1] * ax->fwd[1] + v[2] * ax->fwd[2]);
+            float room = 1.5707963f - atan2f(y, b); /* to the vertical */
+            float cap = room > 0 ? room * (float)a->bone_count / (float)(k + 1) : 0;
+            c2 = cap < c2 ? cap : c2;
+        }
+    }
+    return c2;
+}
+
 /* The solver fitted to what the weights carry (issue 13, "bend where the
- * tail can bend"): the bend limit becomes, for the weakest chain, the bend
- * its blend carries within the chain row less that joint's share of the
- * carry (the carry bends the skin from its bind pose too), never below
+ * tail can bend"): axes → what the chains carry → what the clips measured
+ * → the parameters. The bend limit becomes, for the weakest chain, the
+ * bend its blend carries within the chain row less that joint's share of
+ * the carry (the carry bends the skin from its bind pose too), never below
  * 10°, when that is below the current limit; and when the bind pose turns
  * more per joint than the blend carries, the authored curve is kept
  * (restCurve 1) instead of straightening it into the centred arc. Returns
@@ -739,84 +931,11 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
     tb_spring_params *sp = &fb->spring.params;
     float carry = sp->carry_rad > 0 ? sp->carry_rad : sp->carry_rad < 0 ? 0 : 50 * (float)TB_RAD_PER_DEG;
     float limit = sp->bend_limit_rad > 0 ? sp->bend_limit_rad : 30 * (float)TB_RAD_PER_DEG;
-    float fit_limit = INFINITY, min_carry = INFINITY, min_sized = INFINITY, max_turn = 0;
-    int max_k = 0;
-    /* the character's axes: the centred arc (SPEC B) is built in them */
-    float up[3], fwd[3], lat[3] = {0, 0, 0};
-    tb_model *m = NULL;
-    tb_error e2 = {0};
-    int have_axes = tb__model_load(&m, in, &e2) == TB_OK && tb_model_axes(m, up, fwd);
-    if (have_axes) {
-        lat[0] = up[1] * fwd[2] - up[2] * fwd[1];
-        lat[1] = up[2] * fwd[0] - up[0] * fwd[2];
-        lat[2] = up[0] * fwd[1] - up[1] * fwd[0];
-        float n = sqrtf(lat[0] * lat[0] + lat[1] * lat[1] + lat[2] * lat[2]);
-        for (int i = 0; i < 3; i++)
-            lat[i] = n > 0 ? lat[i] / n : 0;
-    }
-    for (int i = 0; i < rep->weight_count; i++) {
-        const tb_fix_weights *w = &rep->weights[i];
-        if (!w->smooth || !(w->carry_rad > 0))
-            continue;
-        const tb_appendage *a = &rep->repair.appendages[w->appendage];
-        int K = a->bone_count;
-        if (K < 1)
-            continue;
-        max_k = K > max_k ? K : max_k;
-        float l = w->carry_rad - carry / (float)K, lo = 10 * (float)TB_RAD_PER_DEG;
-        l = l < lo ? lo : l;
-        fit_limit = l < fit_limit ? l : fit_limit;
-        min_carry = w->carry_rad < min_carry ? w->carry_rad : min_carry;
-        /* the fit's own search may keep a narrower zone than this bake's */
-        float zs = w->sized_zone > 0 && w->sized_zone < w->zone ? w->sized_zone : w->zone;
-        zs = w->ramp_zone > 0 && w->ramp_zone < zs ? w->ramp_zone : zs; /* a steeper ramp carries less */
-        float cs = 2 * zs * TB__STRAIN_ROW / w->radius_seg;
-        min_sized = cs < min_sized ? cs : min_sized;
-        /* The centred arc turns the root segment into the midplane
-         * (c = its direction less its lateral part): the root joint then
-         * bends by the segment's lateral angle from its bind pose before the
-         * spring moves at all. A tail hanging beside a leg (the Robot's
-         * hang_shell_leg: its first segment 54 deg sideways) took that whole
-         * bend at its root and tore there in every clip alike. */
-        if (have_axes) {
-            const float *p0 = a->chain_joints[0], *p1 = a->chain_joints[1];
-            float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
-            float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-            if (nu > 0) {
-                float s = fabsf(u[0] * lat[0] + u[1] * lat[1] + u[2] * lat[2]) / nu;
-                float t = asinf(s > 1 ? 1 : s);
-                max_turn = t > max_turn ? t : max_turn;
-            }
-        }
-        for (int k = 1; k < K; k++) {
-            const float *p0 = a->chain_joints[k - 1], *p1 = a->chain_joints[k], *p2 = a->chain_joints[k + 1];
-            float u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]}, v[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
-            float nu = sqrtf(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), nv = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-            if (!(nu > 0) || !(nv > 0))
-                continue;
-            float c = (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]) / (nu * nv);
-            float t = acosf(c > 1 ? 1 : c < -1 ? -1 : c);
-            max_turn = t > max_turn ? t : max_turn;
-        }
-    }
-    /* What the clips measured: the limit bounds a joint's bend from the
-     * spring's rest target, which itself lies off the bind pose (the carry,
-     * the centred rest arc), so a joint's bend from the bind pose — what the
-     * skin sees — reaches the limit plus that offset. Lower the limit by how
-     * far the largest measured bend went past what the weights carry. */
-    float excess = 0;
-    for (int c = 0; c < rep->stretch_count && min_carry < INFINITY; c++)
-        for (int k = 0; k < rep->stretch[c].bend_count; k++) {
-            float e = rep->stretch[c].bend_rad[k] - min_carry;
-            excess = e > excess ? e : excess;
-        }
-    float leftover = 0; /* what the limit cannot take above its floor */
-    if (excess > 0) {
-        float l = limit - excess, lo = 10 * (float)TB_RAD_PER_DEG;
-        leftover = l < lo ? lo - l : 0;
-        l = l < lo ? lo : l;
-        fit_limit = l < fit_limit ? l : fit_limit;
-    }
+    tb__fit_axes ax;
+    tb__fit_axes_of(in, &ax);
+    tb__fit_measure fm;
+    tb__fit_chains(rep, carry, &ax, &fm);
+    float leftover = tb__fit_excess(rep, limit, &fm);
     /* ground contact beats the limit in SPEC B; here it never folds a joint
      * past it (spring.h, contact_keeps_limit) */
     sp->contact_keeps_limit = 1;
@@ -829,16 +948,16 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
      * every joint at the full carried bend at once still tore
      * hang_shell_leg's Crouch (0.1-0.3% at 28-31 deg), 3/4 of it (24 deg)
      * did not (docs/fix.md). */
-    if (!(d->bake.spring.params.bind_limit_rad > 0) && min_sized < INFINITY) {
-        float b = TB__BIND_SHARE * min_sized, lo = 10 * (float)TB_RAD_PER_DEG;
+    if (!(d->bake.spring.params.bind_limit_rad > 0) && fm.min_sized < INFINITY) {
+        float b = TB__BIND_SHARE * fm.min_sized, lo = 10 * (float)TB_RAD_PER_DEG;
         sp->bind_limit_rad = b < lo ? lo : b;
         changed = 1;
     }
-    if (!(d->bake.spring.params.bend_limit_rad > 0) && fit_limit < limit - 1e-4f) {
-        sp->bend_limit_rad = fit_limit;
+    if (!(d->bake.spring.params.bend_limit_rad > 0) && fm.fit_limit < limit - 1e-4f) {
+        sp->bend_limit_rad = fm.fit_limit;
         changed = 1;
     }
-    if (!d->rest_curve_given && !(sp->rest_curve > 0) && max_turn > min_carry) {
+    if (!d->rest_curve_given && !(sp->rest_curve > 0) && fm.max_turn > fm.min_carry) {
         sp->rest_curve = 1;
         changed = 1;
     }
@@ -848,32 +967,10 @@ static int tb__solver_fit(const tb_fix_desc *d, const tb_doc *in, const tb_fix_r
      * none (up_shell_spine: the tail curls over the back in its bind pose,
      * and lifting it a further 50° is what took it past the row). */
     float c2 = carry;
-    if (leftover > 0 && max_k > 0)
-        c2 = carry - (float)max_k * leftover;
-    /* With the authored curve kept, the carry turns segment i of K by a
-     * further C (i+1)/K about the lateral axis, back and up: a tail already
-     * standing up in its bind pose (up_shell_spine: its last segments are
-     * vertical) is folded over the back by it. So no segment's authored
-     * elevation (above the backward horizontal) plus its share of the carry
-     * may pass the vertical. */
-    if (sp->rest_curve >= 1 && have_axes) {
-        for (int i = 0; i < rep->weight_count; i++) {
-            const tb_fix_weights *w = &rep->weights[i];
-            const tb_appendage *a = &rep->repair.appendages[w->appendage];
-            if (!w->smooth || a->bone_count < 1)
-                continue;
-            for (int k = 0; k < a->bone_count; k++) {
-                const float *p0 = a->chain_joints[k], *p1 = a->chain_joints[k + 1];
-                float v[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
-                float y = v[0] * up[0] + v[1] * up[1] + v[2] * up[2];
-                float b = -(v[0] * fwd[0] + v[1] * fwd[1] + v[2] * fwd[2]);
-                float room = 1.5707963f - atan2f(y, b); /* to the vertical */
-                float cap = room > 0 ? room * (float)a->bone_count / (float)(k + 1) : 0;
-                c2 = cap < c2 ? cap : c2;
-            }
-        }
-    }
-    tb_model_free(m);
+    if (leftover > 0 && fm.max_k > 0)
+        c2 = carry - (float)fm.max_k * leftover;
+    if (sp->rest_curve >= 1 && ax.have)
+        c2 = tb__carry_cap(rep, &ax, c2);
     if (!(d->bake.spring.params.carry_rad != 0) && carry > 0 && c2 < carry - 1e-4f) {
         sp->carry_rad = c2 > 1e-4f ? c2 : TB_SPRING_ZERO;
         changed = 1;
@@ -888,6 +985,133 @@ static void tb__score_report(const tb_fix_report *rep, tb__score *s)
         tb__score_add(s, &rep->stretch[c].result, tb__torn0(&rep->stretch[c].repaired_seam));
 }
 
+/* One tb_fix_run: the working document, the weight plan of its one
+ * detection, and what the solver fit starts from: the document before its
+ * first bake (JSON and BIN length: the bake and the weights only append),
+ * the repair's and transfer's reports and the plan's ramps as they were
+ * then. */
+typedef struct tb__fix_job {
+    tb_fix_desc d;
+    tb_fix_report *rep;
+    int search_zone, search_band, may_fit;
+    tb__weight_plan *plan;
+    tb_doc *doc;
+    tb__doc_state pre;
+    tb_appendage_report pre_repair;
+    tb_retarget_report *pre_retarget;
+    int pre_changed, have_pre;
+    float *pre_ramp; /* the plan's ramps as detection wrote the weights */
+} tb__fix_job;
+
+/* Pre-bake: the state the solver fit re-bakes from, kept (only when a fit
+ * may run on smooth weights). */
+static tb_result tb__fix_keep_pre(tb__fix_job *j, tb_error *err)
+{
+    if (!j->may_fit || !j->plan || !tb__weight_plan_smooth(j->plan))
+        return TB_OK;
+    int nc = tb__weight_plan_count(j->plan);
+    int oom = tb__doc_state_save(j->doc, j->doc->bin_size, &j->pre) != TB_OK;
+    oom |= tb__repair_copy(&j->pre_repair, &j->rep->repair) != TB_OK;
+    j->pre_retarget = tb__retarget_copy(j->rep->retarget, &oom);
+    j->pre_changed = j->rep->changed;
+    j->pre_ramp = malloc(((size_t)nc + 1) * sizeof *j->pre_ramp);
+    oom |= !j->pre_ramp;
+    for (int i = 0; j->pre_ramp && i < nc; i++)
+        j->pre_ramp[i] = tb__weight_plan_ramp_zone(j->plan, i);
+    j->have_pre = !oom;
+    return oom ? tb__fail(err, TB_ERR_OOM, NULL, NULL) : TB_OK;
+}
+
+/* The fit's bake: the document put back as it was before the first bake
+ * (the first result set aside in *first), baked with fd, measured and
+ * searched, into *fit; *fdoc holds the document. */
+static tb_result tb__fit_bake(tb__fix_job *j, const tb_fix_desc *fd, tb_fix_report *fit, tb__doc_state *first,
+                              tb_doc **fdoc, tb_error *err)
+{
+    tb_result fr = TB_OK;
+    if (tb__doc_state_save(j->doc, j->pre.base, first) != TB_OK)
+        fr = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    fit->repair = j->pre_repair;
+    memset(&j->pre_repair, 0, sizeof j->pre_repair);
+    fit->retarget = j->pre_retarget;
+    j->pre_retarget = NULL;
+    fit->changed = j->pre_changed;
+    fit->bake_existing = j->rep->bake_existing;
+    for (int i = 0; i < tb__weight_plan_count(j->plan); i++)
+        tb__weight_plan_set_ramp_zone(j->plan, i, j->pre_ramp[i]);
+    if (fr == TB_OK && (fr = tb__doc_state_restore(j->doc, &j->pre, err)) == TB_OK) {
+        *fdoc = j->doc;
+        j->doc = NULL;
+        fr = tb__bake_measure(*fdoc, fd, fit, err);
+    }
+    if (fr == TB_OK && j->plan && tb__weight_plan_smooth(j->plan))
+        fr = tb__search(*fdoc, fd, j->plan, fit, j->search_band, err);
+    if (fr == TB_OK)
+        tb__weights_report(fit, j->plan);
+    return fr;
+}
+
+/* What the fit changed, into the report (0 / -1: unchanged). */
+static void tb__fit_record(tb_fix_report *rep, const tb_fix_desc *d, const tb_fix_desc *fd)
+{
+    const tb_spring_params *p = &d->bake.spring.params, *f = &fd->bake.spring.params;
+    rep->solver_fit_tried = 1;
+    rep->fit_bend_limit_rad = f->bend_limit_rad != p->bend_limit_rad ? f->bend_limit_rad : 0;
+    rep->fit_rest_curve = f->rest_curve != p->rest_curve ? f->rest_curve : -1;
+    rep->fit_carry_rad = f->carry_rad != p->carry_rad ? (f->carry_rad > 0 ? f->carry_rad : 0) : -1;
+    rep->fit_bind_limit_rad = f->bind_limit_rad != p->bind_limit_rad ? f->bind_limit_rad : 0;
+}
+
+/* Fit: the solver fitted to the weights bakes again on the document as it
+ * was before the first bake (detection and transfer kept), measured and
+ * searched; the better of the two results is kept, the other put back. */
+static tb_result tb__fix_fit(tb__fix_job *j, const tb_doc *in, tb_error *err)
+{
+    tb_fix_report *rep = j->rep;
+    tb__score best;
+    tb__score_report(rep, &best);
+    tb_fix_desc fd = j->d;
+    if (!j->may_fit || !j->have_pre || !rep->baked || !(best.torn_clips || best.over_clips) ||
+        !tb__solver_fit(&j->d, in, rep, &fd.bake))
+        return TB_OK;
+    tb__progress(&j->d, "solver fitted to the weights: bake again");
+    tb_fix_report fit;
+    memset(&fit, 0, sizeof fit);
+    tb_doc *fdoc = NULL;
+    tb__doc_state first; /* the first result, while the fit is baked */
+    memset(&first, 0, sizeof first);
+    tb_result fr = tb__fit_bake(j, &fd, &fit, &first, &fdoc, err);
+    if (fr == TB_OK) {
+        tb__score sc;
+        tb__score_report(&fit, &sc);
+        if (tb__better(&sc, &best)) {
+            tb_doc_free(j->doc);
+            j->doc = fdoc;
+            fdoc = NULL;
+            int bakes = rep->bakes;
+            tb__report_clear(rep);
+            *rep = fit;
+            memset(&fit, 0, sizeof fit);
+            rep->bakes += bakes;
+            rep->solver_fit_kept = 1;
+        } else {
+            rep->bakes += fit.bakes;
+        }
+        if (!j->doc) {
+            /* the first result back in place */
+            fr = tb__doc_state_restore(fdoc, &first, err);
+            j->doc = fdoc;
+            fdoc = NULL;
+        }
+    }
+    tb__doc_state_free(&first);
+    tb_doc_free(fdoc);
+    tb__report_clear(&fit);
+    if (fr == TB_OK)
+        tb__fit_record(rep, &j->d, &fd);
+    return fr; /* on failure, tb_fix_run frees j->doc and returns it */
+}
+
 tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb_fix_report *rep, tb_error *err)
 {
     if (rep)
@@ -896,156 +1120,47 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
         *out = NULL;
     if (!out || !in || !rep)
         return tb__fail(err, TB_ERR_ARG, NULL, "tb_fix_run needs an output, an input and a report");
-    tb_fix_desc d;
+    tb__fix_job j;
+    memset(&j, 0, sizeof j);
     if (desc)
-        d = *desc;
-    else
-        memset(&d, 0, sizeof d);
+        j.d = *desc;
+    j.rep = rep;
     /* Detection and transfer run once; the blend search re-applies only the
      * weights, the solver fit only the bake (and the search after it). The
      * user's own zone is never searched, nor a band given with it. */
-    int search_zone = !(d.repair.blend_zone > 0) && !d.no_bake;
-    int search_band = search_zone && d.repair.collar_band == 0;
-    int may_fit = search_zone && !d.no_solver_fit && !d.bake.existing;
-    tb__weight_plan *plan = NULL;
-    tb_doc *doc = NULL;
-    /* what the solver fit starts from: the document before its first bake
-     * (JSON and BIN length: the bake and the weights only append), and the
-     * repair's and transfer's reports as they were then */
-    tb__doc_state pre;
-    memset(&pre, 0, sizeof pre);
-    tb_appendage_report pre_repair;
-    memset(&pre_repair, 0, sizeof pre_repair);
-    tb_retarget_report *pre_retarget = NULL;
-    int pre_changed = 0, have_pre = 0;
-    float *pre_ramp = NULL; /* the plan's ramps as detection wrote the weights */
-    tb_result r = tb__prepare(&doc, in, &d, &d.repair, rep, &plan, err);
-    if (r == TB_OK && may_fit && plan && tb__weight_plan_smooth(plan)) {
-        int oom = tb__doc_state_save(doc, doc->bin_size, &pre) != TB_OK;
-        oom |= tb__repair_copy(&pre_repair, &rep->repair) != TB_OK;
-        pre_retarget = tb__retarget_copy(rep->retarget, &oom);
-        pre_changed = rep->changed;
-        pre_ramp = malloc(((size_t)tb__weight_plan_count(plan) + 1) * sizeof *pre_ramp);
-        oom |= !pre_ramp;
-        for (int i = 0; pre_ramp && i < tb__weight_plan_count(plan); i++)
-            pre_ramp[i] = tb__weight_plan_ramp_zone(plan, i);
-        have_pre = !oom;
-        if (oom)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    if (r == TB_OK && (r = tb__bake_measure(doc, &d, rep, err)) != TB_OK) {
-        tb_doc_free(doc);
-        doc = NULL;
-    }
-    if (r == TB_OK && search_zone && plan && rep->baked && tb__weight_plan_smooth(plan))
-        r = tb__search(&doc, in, &d, plan, rep, search_band, err);
+    j.search_zone = !(j.d.repair.blend_zone > 0) && !j.d.no_bake;
+    j.search_band = j.search_zone && j.d.repair.collar_band == 0;
+    j.may_fit = j.search_zone && !j.d.no_solver_fit && !j.d.bake.existing;
+    /* prepare (repair, transfer) → keep the pre-bake state → bake and
+     * measure → blend search → solver fit */
+    tb_result r = tb__prepare(&j.doc, in, &j.d, rep, &j.plan, err);
     if (r == TB_OK)
-        tb__weights_report(rep, plan);
-    tb__score best;
-    tb__score_report(rep, &best);
-    tb_fix_desc fd = d;
+        r = tb__fix_keep_pre(&j, err);
+    if (r == TB_OK && (r = tb__bake_measure(j.doc, &j.d, rep, err)) != TB_OK) {
+        tb_doc_free(j.doc);
+        j.doc = NULL;
+    }
+    if (r == TB_OK && j.search_zone && j.plan && rep->baked && tb__weight_plan_smooth(j.plan))
+        r = tb__search(j.doc, &j.d, j.plan, rep, j.search_band, err);
+    if (r == TB_OK)
+        tb__weights_report(rep, j.plan);
     rep->fit_rest_curve = -1;
     rep->fit_carry_rad = -1;
-    if (r == TB_OK && may_fit && rep->baked && (best.torn_clips || best.over_clips) &&
-        tb__solver_fit(&d, in, rep, &fd.bake)) {
-        /* the solver fitted to the weights: its bake differs, so the bake,
-         * the measure and the blend search again, on the document as it
-         * was before the first bake (detection and transfer kept) */
-        tb__progress(&d, "solver fitted to the weights: bake again");
-        tb_fix_report fit;
-        memset(&fit, 0, sizeof fit);
-        tb_doc *fdoc = NULL;
-        tb__doc_state first; /* the first result, while the fit is baked */
-        memset(&first, 0, sizeof first);
-        int in_place = have_pre && !rep->full_reruns;
-        tb_result fr = TB_OK;
-        if (in_place) {
-            if (tb__doc_state_save(doc, pre.base, &first) != TB_OK)
-                fr = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            fit.repair = pre_repair;
-            memset(&pre_repair, 0, sizeof pre_repair);
-            fit.retarget = pre_retarget;
-            pre_retarget = NULL;
-            fit.changed = pre_changed;
-            fit.bake_existing = rep->bake_existing;
-            for (int i = 0; i < tb__weight_plan_count(plan); i++)
-                tb__weight_plan_set_ramp_zone(plan, i, pre_ramp[i]);
-            if (fr == TB_OK && (fr = tb__doc_state_restore(doc, &pre, err)) == TB_OK) {
-                fdoc = doc;
-                doc = NULL;
-                fr = tb__bake_measure(fdoc, &fd, &fit, err);
-            }
-        } else {
-            /* the first search redid the whole job (a subset skin lacked a
-             * joint): so does the fit, from a fresh copy */
-            tb__weight_plan_free(plan);
-            plan = NULL;
-            fr = tb__attempt(&fdoc, in, &fd, &d.repair, &fit, &plan, err);
-            rep->full_reruns++;
-        }
-        if (fr == TB_OK && plan && tb__weight_plan_smooth(plan))
-            fr = tb__search(&fdoc, in, &fd, plan, &fit, search_band, err);
-        if (fr == TB_OK)
-            tb__weights_report(&fit, plan);
-        if (fr == TB_OK) {
-            tb__score sc;
-            tb__score_report(&fit, &sc);
-            if (tb__better(&sc, &best)) {
-                tb_doc_free(doc);
-                doc = fdoc;
-                fdoc = NULL;
-                int reruns = rep->full_reruns, bakes = rep->bakes;
-                tb__report_clear(rep);
-                *rep = fit;
-                memset(&fit, 0, sizeof fit);
-                rep->full_reruns += reruns;
-                rep->bakes += bakes;
-                rep->solver_fit_kept = 1;
-            } else {
-                rep->bakes += fit.bakes;
-            }
-            if (!doc) {
-                /* the first result back in place */
-                fr = tb__doc_state_restore(fdoc, &first, err);
-                doc = fdoc;
-                fdoc = NULL;
-            }
-        }
-        tb__doc_state_free(&first);
-        tb_doc_free(fdoc);
-        tb__report_clear(&fit);
-        r = fr; /* on failure, the common cleanup below frees doc and returns it */
-        if (r == TB_OK) {
-            float lim = fd.bake.spring.params.bend_limit_rad != d.bake.spring.params.bend_limit_rad
-                            ? fd.bake.spring.params.bend_limit_rad
-                            : 0;
-            float rc = fd.bake.spring.params.rest_curve != d.bake.spring.params.rest_curve
-                           ? fd.bake.spring.params.rest_curve
-                           : -1;
-            rep->solver_fit_tried = 1;
-            rep->fit_bend_limit_rad = lim;
-            rep->fit_rest_curve = rc;
-            rep->fit_carry_rad = fd.bake.spring.params.carry_rad != d.bake.spring.params.carry_rad
-                                     ? (fd.bake.spring.params.carry_rad > 0 ? fd.bake.spring.params.carry_rad : 0)
-                                     : -1;
-            rep->fit_bind_limit_rad = fd.bake.spring.params.bind_limit_rad != d.bake.spring.params.bind_limit_rad
-                                          ? fd.bake.spring.params.bind_limit_rad
-                                          : 0;
-        }
-    }
-    tb__weight_plan_free(plan);
-    tb__doc_state_free(&pre);
-    free(pre_ramp);
-    tb_appendage_report_free(&pre_repair);
-    tb_retarget_report_free(pre_retarget);
-    free(pre_retarget);
-    if (r == TB_OK && tb__doc_own_bin(doc) != TB_OK) /* the caller may free `in` first */
+    if (r == TB_OK)
+        r = tb__fix_fit(&j, in, err);
+    tb__weight_plan_free(j.plan);
+    tb__doc_state_free(&j.pre);
+    free(j.pre_ramp);
+    tb_appendage_report_free(&j.pre_repair);
+    tb_retarget_report_free(j.pre_retarget);
+    free(j.pre_retarget);
+    if (r == TB_OK && tb__doc_own_bin(j.doc) != TB_OK) /* the caller may free `in` first */
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r != TB_OK) {
-        tb_doc_free(doc);
+        tb_doc_free(j.doc);
         return r;
     }
-    *out = doc;
+    *out = j.doc;
     return TB_OK;
 }
 

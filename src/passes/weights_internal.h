@@ -64,9 +64,9 @@ tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, f
                                   tb_error *err);
 
 /* Writes those weights into `doc` (M loaded from it) and refreshes it;
- * rep's chains get the zone and band used. TB_ERR_UNSUPPORTED when a
- * subset skin lacks a joint the weights need (the caller redoes the repair
- * instead); doc is then partly written and must be dropped. */
+ * rep's chains get the zone and band used. A subset skin (one mesh's, with
+ * only the joints it uses) that lacks a joint the weights need gains it and
+ * its inverse bind matrix, as in the repair. */
 tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
                                 int as_given, tb_appendage_report *rep, tb_error *err);
 
