@@ -130,10 +130,21 @@ static void tb__tgrid_free(tb__tgrid *g)
     memset(g, 0, sizeof *g);
 }
 
+/* floor(x) clamped to [0, dim), without a call into libm (six per
+ * triangle, twice, in the grid's build): the cast truncates, which is floor
+ * for the x >= 0 left. As (int)floorf(x) clamped did on x86-64, NaN and x
+ * past the int range (the cast's overflow, INT_MIN) give 0. */
 static int tb__cell_clamp(float x, int dim)
 {
-    int c = (int)floorf(x);
-    return c < 0 ? 0 : c >= dim ? dim - 1 : c;
+    if (!(x >= 0) || !(x < 2147483648.0f))
+        return 0;
+    return x >= (float)dim ? dim - 1 : (int)x;
+}
+
+/* fminf without the call: a NaN argument gives the other, as fminf does */
+static float tb__minf(float a, float b)
+{
+    return b < a || a != a ? b : a;
 }
 
 /* The cells [c0, c1] the bounding box of triangle tv covers. */
@@ -430,7 +441,7 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
     int depth = 1;
     float tcell = 0;
     for (int guard = 0; guard < 100000; guard++) {
-        float tout = fminf(tnext[0], fminf(tnext[1], tnext[2]));
+        float tout = tb__minf(tnext[0], tb__minf(tnext[1], tnext[2]));
         uint32_t s = 0;
         int n = 0, nh = 0;
         if (!box || (c[0] >= box[0] && c[0] <= box[3] && c[1] >= box[1] && c[1] <= box[4] && c[2] >= box[2] &&
