@@ -12,8 +12,8 @@
  * not, even where the tail lies beside a thigh, closer to the thigh's bone
  * than any fixed fraction of H.
  *
- * Triangles go into a uniform grid (open-addressing hash of cell keys over a
- * sorted entry list); rays walk it cell by cell (3D DDA), O(V + T) to build,
+ * Triangles go into a uniform grid (open-addressing hash of cell keys over
+ * an entry list grouped by cell); rays walk it cell by cell (3D DDA), O(V + T) to build,
  * each ray bounded by its own length. */
 #include <math.h>
 #include <stdlib.h>
@@ -48,36 +48,6 @@ static uint64_t tb__ckey(int x, int y, int z)
     return (uint64_t)(uint32_t)x | ((uint64_t)(uint32_t)y << 10) | ((uint64_t)(uint32_t)z << 20);
 }
 
-/* Sorts (cell key << 32 | triangle) pairs by key, stably (triangles stay in
- * ascending order within a cell): LSD radix on the key's three 10-bit digits
- * (a key has 30 bits), O(n). 1,024 buckets a pass keep the scatter's write
- * fronts in cache, where 65,536 (two 16-bit passes) did not at 1M vertices;
- * a stable sort of the same keys is the same array. */
-static int tb__radix_pairs(uint64_t *a, size_t n)
-{
-    uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp)
-        return 0;
-    uint64_t *src = a, *dst = tmp;
-    for (int pass = 0; pass < 3; pass++) {
-        int shift = 32 + 10 * pass;
-        size_t cnt[1025] = {0};
-        for (size_t i = 0; i < n; i++)
-            cnt[((src[i] >> shift) & 0x3ff) + 1]++;
-        for (size_t d = 0; d < 1024; d++)
-            cnt[d + 1] += cnt[d];
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & 0x3ff]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) /* three passes: the result is in tmp */
-        memcpy(a, src, n * sizeof *a);
-    free(tmp);
-    return 1;
-}
-
 static size_t tb__hash(uint64_t k, size_t mask)
 {
     k ^= k >> 33;
@@ -96,7 +66,7 @@ static size_t tb__table_slot(const uint64_t *keys, size_t mask, uint64_t key)
     return h;
 }
 
-/* Doubles a scratch table of keys and counts (tb__tgrid_build's cells). */
+/* Doubles a table of cell keys and counts (tb__tgrid_count). */
 static int tb__table_grow(uint64_t **keys, uint32_t **cnt, size_t *slots)
 {
     size_t n = *slots * 2;
@@ -162,10 +132,10 @@ static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *
     }
 }
 
-static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt,
-                                 const uint32_t *shell, tb_error *err)
+/* Stage 1 of tb__tgrid_build: the box, the cell size and the grid's
+ * dimensions from the mesh's mean edge and triangle area. */
+static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt)
 {
-    memset(g, 0, sizeof *g);
     float hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int a = 0; a < 3; a++)
         g->lo[a] = INFINITY;
@@ -200,10 +170,9 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     /* a ray tests the triangles of every cell it crosses: a cell no wider
      * than holds about TB__CELL_TRIS triangles' mean area (four mean edges
      * of long thin triangles, bench_detect's finely ringed tubes at 100k
-     * vertices, held ~200 entries a cell; half as wide tests a third as many
-     * triangles for twice the cheap cell steps). Where a ray finds its hits
-     * does not depend on the cell size (each hit counts in the one cell
-     * whose span along the ray holds it). */
+     * vertices, held ~200 entries a cell). Where a ray finds its hits does
+     * not depend on the cell size (each hit counts in the one cell whose
+     * span along the ray holds it). */
     float fill_cell = nt ? (float)sqrt(TB__CELL_TRIS * area / (double)nt) : cell;
     if (fill_cell < cell) {
         cell = fill_cell > cell * 0.25f ? fill_cell : cell * 0.25f;
@@ -217,12 +186,15 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         double d = ceil((double)(hi[a] - g->lo[a]) * g->inv) + 1;
         g->dim[a] = d > TB__GRID_MAX ? TB__GRID_MAX : (int)d;
     }
-    /* the shells that have triangles, and per shell the box of cells its
-     * triangles are entered in: a ray that has left that box (its cells
-     * only ever move one way per axis) meets none of them again */
-    uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
-    if (!slot)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+}
+
+/* Stage 2: the shells that have triangles (roots ascending) and per shell
+ * an empty box of cells; slot[root] = the shell's index, UINT32_MAX for a
+ * vertex that is no such root. A ray that has left a shell's box (its cells
+ * only ever move one way per axis) meets none of its triangles again. */
+static int tb__tgrid_shells(tb__tgrid *g, size_t nw, const uint32_t *tri, size_t nt, const uint32_t *shell,
+                            uint32_t *slot)
+{
     for (size_t v = 0; v < nw; v++)
         slot[v] = UINT32_MAX;
     for (size_t t = 0; t < nt; t++)
@@ -232,11 +204,8 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             slot[v] = (uint32_t)g->nshell++;
     g->roots = malloc((g->nshell ? g->nshell : 1) * sizeof *g->roots);
     g->sbox = malloc((g->nshell ? g->nshell : 1) * sizeof *g->sbox);
-    if (!g->roots || !g->sbox) {
-        free(slot);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    if (!g->roots || !g->sbox)
+        return 0;
     for (size_t v = 0; v < nw; v++)
         if (slot[v] != UINT32_MAX)
             g->roots[slot[v]] = (uint32_t)v;
@@ -245,19 +214,23 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->sbox[i][a] = INT32_MAX;
             g->sbox[i][3 + a] = INT32_MIN;
         }
-    /* the entries: each triangle in the cells of its box, grouped by cell
-     * in ascending key order, triangles ascending within a cell. Counted per
-     * cell in a scratch table, then filled in place: no (cell, triangle)
-     * pair list and no sort of it (at 1M vertices those were 40 MB on top
-     * of everything detection holds, its peak) */
-    size_t np = 0, cells = 0, tslots = 1024;
-    uint64_t *tk = calloc(tslots, sizeof *tk); /* scratch: cell key + 1, 0 = empty */
-    uint32_t *tc = calloc(tslots, sizeof *tc);  /* scratch: entries per cell */
-    if (!tk || !tc) {
-        free(tk), free(tc), free(slot);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
+    return 1;
+}
+
+/* Stage 3: the cells' table. Each triangle is entered in the cells of its
+ * box: counted per cell (keys + 1 in g->keys, counts in g->count, g->slots a
+ * power of two at most half full), its shell's box grown to hold them; the
+ * entries in *np. 0 on OOM. */
+static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, size_t nt, const uint32_t *shell,
+                           const uint32_t *slot, size_t *np)
+{
+    size_t cells = 0;
+    g->slots = 1024;
+    g->keys = calloc(g->slots, sizeof *g->keys);
+    g->count = calloc(g->slots, sizeof *g->count);
+    if (!g->keys || !g->count)
+        return 0;
+    *np = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
@@ -269,62 +242,37 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
-                    if (2 * (cells + 1) > tslots && !tb__table_grow(&tk, &tc, &tslots)) {
-                        free(tk), free(tc), free(slot);
-                        tb__tgrid_free(g);
-                        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-                    }
-                    size_t h = tb__table_slot(tk, tslots - 1, tb__ckey(x, y, z));
-                    cells += !tk[h];
-                    tk[h] = tb__ckey(x, y, z) + 1;
-                    tc[h]++;
-                    np++;
+                    if (2 * (cells + 1) > g->slots && !tb__table_grow(&g->keys, &g->count, &g->slots))
+                        return 0;
+                    size_t h = tb__table_slot(g->keys, g->slots - 1, tb__ckey(x, y, z));
+                    cells += !g->keys[h];
+                    g->keys[h] = tb__ckey(x, y, z) + 1;
+                    g->count[h]++;
+                    (*np)++;
                 }
     }
-    free(slot);
-    if (np >= UINT32_MAX) {
-        free(tk), free(tc);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
-    }
-    /* the cells in ascending key order (the radix sort's 30-bit keys sit
-     * in the high word), each placed after the ones before it */
-    g->slots = 16;
-    while (g->slots < cells * 2)
-        g->slots *= 2;
-    uint64_t *ks = malloc((cells ? cells : 1) * sizeof *ks);
-    g->keys = calloc(g->slots, sizeof *g->keys);
+    return 1;
+}
+
+/* Stage 4: the entries, np of them, grouped by cell (cells in the table's
+ * slot order), triangles ascending within a cell, each with its shell and
+ * the length of its shell's run. 0 on OOM. */
+static int tb__tgrid_fill(tb__tgrid *g, const float *pos, const uint32_t *tri, size_t nt, const uint32_t *shell,
+                          size_t np)
+{
     g->start = malloc(g->slots * sizeof *g->start);
-    g->count = calloc(g->slots, sizeof *g->count);
     g->tris = malloc((np ? np : 1) * sizeof *g->tris);
     g->tshell = malloc((np ? np : 1) * sizeof *g->tshell);
     g->trun = malloc((np ? np : 1) * sizeof *g->trun);
-    if (!ks || !g->keys || !g->start || !g->count || !g->tris || !g->tshell || !g->trun) {
-        free(ks), free(tk), free(tc);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    }
-    size_t nk = 0;
-    for (size_t h = 0; h < tslots; h++)
-        if (tk[h])
-            ks[nk++] = (tk[h] - 1) << 32;
-    if (!tb__radix_pairs(ks, nk)) {
-        free(ks), free(tk), free(tc);
-        tb__tgrid_free(g);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (!g->start || !g->tris || !g->tshell || !g->trun)
+        return 0;
+    uint32_t at = 0;
+    for (size_t h = 0; h < g->slots; h++) {
+        g->start[h] = at;
+        at += g->count[h];
+        g->count[h] = 0; /* the fill's cursor: back to the count at its end */
     }
     size_t mask = g->slots - 1;
-    uint32_t at = 0;
-    for (size_t i = 0; i < nk; i++) {
-        uint64_t key = ks[i] >> 32;
-        size_t h = tb__hash(key, mask);
-        while (g->keys[h])
-            h = (h + 1) & mask;
-        g->keys[h] = key + 1;
-        g->start[h] = at;
-        at += tc[tb__table_slot(tk, tslots - 1, key)]; /* count[h] stays 0: the fill's cursor */
-    }
-    free(ks), free(tk), free(tc);
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
@@ -346,6 +294,28 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
             g->trun[k] = k + 1 < j && g->tshell[k + 1] == g->tshell[k] && g->trun[k + 1] < UINT16_MAX
                              ? (uint16_t)(g->trun[k + 1] + 1)
                              : 1;
+    }
+    return 1;
+}
+
+/* The triangle grid: size, shells, cell counts, entries (the stages above).
+ * O(V + T + entries), no sort: a cell's entries are found through the table. */
+static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt,
+                                 const uint32_t *shell, tb_error *err)
+{
+    memset(g, 0, sizeof *g);
+    tb__tgrid_size(g, pos, nw, tri, nt);
+    uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
+    size_t np = 0;
+    int ok = slot && tb__tgrid_shells(g, nw, tri, nt, shell, slot) && tb__tgrid_count(g, pos, tri, nt, shell, slot, &np);
+    free(slot);
+    if (ok && np >= UINT32_MAX) {
+        tb__tgrid_free(g);
+        return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
+    }
+    if (!ok || !tb__tgrid_fill(g, pos, tri, nt, shell, np)) {
+        tb__tgrid_free(g);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     return TB_OK;
 }
