@@ -117,16 +117,15 @@ static float tb__minf(float a, float b)
     return b < a || a != a ? b : a;
 }
 
-/* The cells [c0, c1] the bounding box of triangle tv covers. */
+/* The cells [c0, c1] the bounding box of triangle tv covers (the corners
+ * read once, not once per axis: twice per triangle in the grid's build). */
 static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *tv, int c0[3], int c1[3])
 {
+    const float *p = pos + (size_t)tv[0] * 3, *q = pos + (size_t)tv[1] * 3, *r = pos + (size_t)tv[2] * 3;
     for (int a = 0; a < 3; a++) {
-        float mn = INFINITY, mx = -INFINITY;
-        for (int k = 0; k < 3; k++) {
-            float x = pos[(size_t)tv[k] * 3 + (size_t)a];
-            mn = x < mn ? x : mn;
-            mx = x > mx ? x : mx;
-        }
+        float mn = p[a] < INFINITY ? p[a] : INFINITY, mx = p[a] > -INFINITY ? p[a] : -INFINITY;
+        mn = q[a] < mn ? q[a] : mn, mx = q[a] > mx ? q[a] : mx;
+        mn = r[a] < mn ? r[a] : mn, mx = r[a] > mx ? r[a] : mx;
         c0[a] = tb__cell_clamp((mn - g->lo[a]) * g->inv, g->dim[a]);
         c1[a] = tb__cell_clamp((mx - g->lo[a]) * g->inv, g->dim[a]);
     }
