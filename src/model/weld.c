@@ -1,6 +1,7 @@
 /* SPEC A3: weld vertices by position (hash grid, O(n)). Exporters split a
  * vertex at every UV seam and normal break; connectivity must ignore that. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "tailbone/appendage.h"
@@ -13,14 +14,20 @@ static uint64_t tb__cell_hash(int64_t x, int64_t y, int64_t z)
     return h ^ (h >> 29);
 }
 
+/* floor(x * inv) clamped to +-4e18, without a call into libm (six per
+ * vertex): the cast truncates, one less below zero where it rounded up. NaN
+ * gives INT64_MIN, as the cast of floor's NaN did on x86-64. */
 static int64_t tb__cell(float x, float inv)
 {
-    double c = floor((double)x * inv);
-    if (c > 4e18)
-        c = 4e18;
-    if (c < -4e18)
-        c = -4e18;
-    return (int64_t)c;
+    double y = (double)x * inv;
+    if (y != y)
+        return INT64_MIN;
+    if (y >= 4e18)
+        return (int64_t)4e18;
+    if (y <= -4e18)
+        return (int64_t)-4e18;
+    int64_t c = (int64_t)y;
+    return (double)c > y ? c - 1 : c;
 }
 
 size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, size_t stride,
