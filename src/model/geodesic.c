@@ -80,81 +80,98 @@ tb_result tb__graph_from_edges(tb__graph *g, size_t n, const uint32_t *edges, si
     return TB_OK;
 }
 
-typedef struct tb__heap_item {
-    float d;
-    uint32_t v;
-} tb__heap_item;
-
-/* Ties broken by vertex index: the order (and so the output) is deterministic. */
-static int tb__less(tb__heap_item a, tb__heap_item b)
+/* A heap entry: the distance's bits as an unsigned key in the high word
+ * (a float >= 0 orders as its bits do; negatives are mapped below, reversed),
+ * the vertex in the low one. One integer compare orders by distance, ties
+ * by vertex index: the order (and so the output) is deterministic, and the
+ * order the float-and-index compare gave. */
+static uint64_t tb__heap_key(float d, uint32_t v)
 {
-    return a.d < b.d || (a.d == b.d && a.v < b.v);
+    uint32_t u;
+    memcpy(&u, &d, sizeof u);
+    u = u & 0x80000000u ? ~u : u | 0x80000000u;
+    return (uint64_t)u << 32 | v;
+}
+
+static float tb__heap_dist(uint64_t k)
+{
+    uint32_t u = (uint32_t)(k >> 32);
+    u = u & 0x80000000u ? u & 0x7fffffffu : ~u;
+    float d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static void tb__heap_push(uint64_t *h, size_t *n, uint64_t it)
+{
+    size_t k = (*n)++;
+    while (k && it < h[(k - 1) / 2]) {
+        h[k] = h[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    h[k] = it;
+}
+
+/* Takes the smallest entry out (n > 0). Bottom-up: the hole left at the
+ * root goes down the smaller children to a leaf, where the last entry goes
+ * in and rises (it belongs near the bottom): one compare a level on the way
+ * down, not two. */
+static uint64_t tb__heap_pop(uint64_t *h, size_t *n)
+{
+    uint64_t top = h[0], last = h[--*n];
+    size_t k = 0, m = *n;
+    for (size_t c = 1; c < m; c = 2 * k + 1) {
+        if (c + 1 < m && h[c + 1] < h[c])
+            c++;
+        h[k] = h[c];
+        k = c;
+    }
+    while (k && last < h[(k - 1) / 2]) {
+        h[k] = h[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    if (m)
+        h[k] = last;
+    return top;
 }
 
 tb_result tb__dijkstra(float *dist, const tb__graph *g, const tb__graph *extra, const float *pos,
                        const uint32_t *sources, size_t source_count, const uint8_t *allowed, tb_error *err)
 {
     size_t cap = source_count + 64, n = 0;
-    tb__heap_item *h = malloc(cap * sizeof *h);
+    uint64_t *h = malloc(cap * sizeof *h);
     if (!h)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t i = 0; i < source_count; i++) {
-        /* push (sift up) */
-        tb__heap_item it = {dist[sources[i]], sources[i]};
-        size_t k = n++;
-        while (k && tb__less(it, h[(k - 1) / 2])) {
-            h[k] = h[(k - 1) / 2];
-            k = (k - 1) / 2;
-        }
-        h[k] = it;
-    }
+    for (size_t i = 0; i < source_count; i++)
+        tb__heap_push(h, &n, tb__heap_key(dist[sources[i]], sources[i]));
     while (n) {
-        tb__heap_item top = h[0];
-        tb__heap_item last = h[--n];
-        size_t k = 0;
-        for (;;) { /* sift down */
-            size_t c = 2 * k + 1;
-            if (c >= n)
-                break;
-            if (c + 1 < n && tb__less(h[c + 1], h[c]))
-                c++;
-            if (!tb__less(h[c], last))
-                break;
-            h[k] = h[c];
-            k = c;
-        }
-        if (n)
-            h[k] = last;
-        if (top.d > dist[top.v])
+        uint64_t top = tb__heap_pop(h, &n);
+        uint32_t v = (uint32_t)top;
+        float d = tb__heap_dist(top);
+        if (d > dist[v])
             continue; /* stale entry (lazy deletion) */
-        const float *p = pos + (size_t)top.v * 3;
-        uint32_t n_main = g->off[top.v + 1] - g->off[top.v];
-        uint32_t n_extra = extra ? extra->off[top.v + 1] - extra->off[top.v] : 0;
+        const float *p = pos + (size_t)v * 3;
+        uint32_t n_main = g->off[v + 1] - g->off[v];
+        uint32_t n_extra = extra ? extra->off[v + 1] - extra->off[v] : 0;
         for (uint32_t e = 0; e < n_main + n_extra; e++) {
-            uint32_t w = e < n_main ? g->adj[g->off[top.v] + e] : extra->adj[extra->off[top.v] + e - n_main];
+            uint32_t w = e < n_main ? g->adj[g->off[v] + e] : extra->adj[extra->off[v] + e - n_main];
             if (allowed && !allowed[w])
                 continue;
             const float *q = pos + (size_t)w * 3;
             float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
-            float nd = top.d + sqrtf(dx * dx + dy * dy + dz * dz);
+            float nd = d + sqrtf(dx * dx + dy * dy + dz * dz);
             if (nd < dist[w]) {
                 dist[w] = nd;
                 if (n == cap) {
                     cap *= 2;
-                    tb__heap_item *nh = realloc(h, cap * sizeof *h);
+                    uint64_t *nh = realloc(h, cap * sizeof *nh);
                     if (!nh) {
                         free(h);
                         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
                     }
                     h = nh;
                 }
-                tb__heap_item it = {nd, w};
-                size_t j = n++;
-                while (j && tb__less(it, h[(j - 1) / 2])) {
-                    h[j] = h[(j - 1) / 2];
-                    j = (j - 1) / 2;
-                }
-                h[j] = it;
+                tb__heap_push(h, &n, tb__heap_key(nd, w));
             }
         }
     }
