@@ -173,7 +173,7 @@ static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint
      * whose span along the ray holds it, so the cell size changes what a
      * ray finds only at cells' edges, in the rounding of the walk's spans
      * against a triangle's cells: 16 triangles' area (a third fewer
-     * instructions at 1M vertices) changed the decisions on ten rigid-piece
+     * ray instructions at 1M vertices) changed the decisions on ten rigid-piece
      * Robot fixtures, so the size is part of the behaviour. */
     float fill_cell = nt ? (float)sqrt(TB__CELL_TRIS * area / (double)nt) : cell;
     if (fill_cell < cell) {
