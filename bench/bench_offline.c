@@ -5,8 +5,10 @@
  * (subdivided tubes: torso, two legs and a tail weighted to the left shin),
  * packed into a GLB in memory. Each figure is the best of a few runs, the
  * document reloaded before each (the repair edits it); CPU time of this
- * thread. Usage: bench_offline [shared-dir] (default ../shared: the Wolf is
- * corpus/characters/banter_Wolf.glb there; skipped when absent). */
+ * thread. Usage: bench_offline [shared-dir] [only] (default ../shared: the
+ * Wolf is corpus/characters/banter_Wolf.glb there; skipped when absent).
+ * `only` (wolf, 10k, 100k or 1m) runs that case alone, once: the run to
+ * count instructions of (valgrind --tool=callgrind, docs/detection.md). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -166,23 +168,35 @@ static void bench(const char *label, const uint8_t *glb, size_t size, const char
 int main(int argc, char **argv)
 {
     const char *shared = argc > 1 ? argv[1] : "../shared";
+    const char *only = argc > 2 ? argv[2] : NULL;
+    const char *names[4] = {"wolf", "10k", "100k", "1m"};
+    int pick = -1;
+    for (int i = 0; only && i < 4; i++)
+        if (strcmp(only, names[i]) == 0)
+            pick = i;
+    if (only && pick < 0) {
+        fprintf(stderr, "usage: bench_offline [shared-dir] [wolf|10k|100k|1m]\n");
+        return 2;
+    }
     char wolf[1024];
     snprintf(wolf, sizeof wolf, "%s/corpus/characters/banter_Wolf.glb", shared);
-    FILE *f = fopen(wolf, "rb");
+    FILE *f = only && pick != 0 ? NULL : fopen(wolf, "rb");
     if (f) {
         fclose(f);
-        bench("Wolf", NULL, 0, wolf, 0, 5);
-    } else {
+        bench("Wolf", NULL, 0, wolf, 0, only ? 1 : 5);
+    } else if (!only || pick == 0) {
         printf("bench_offline: %s not found, Wolf skipped\n", wolf);
     }
     const size_t sizes[3] = {10000, 100000, 1000000};
     const int runs[3] = {5, 3, 1};
     for (int i = 0; i < 3; i++) {
+        if (only && pick != i + 1)
+            continue;
         size_t size, nv;
         uint8_t *glb = synth_glb(sizes[i], &size, &nv);
         char label[32];
         snprintf(label, sizeof label, "synthetic %zuk", sizes[i] / 1000);
-        bench(label, glb, size, NULL, nv, runs[i]);
+        bench(label, glb, size, NULL, nv, only ? 1 : runs[i]);
         free(glb);
     }
     return 0;
