@@ -21,15 +21,18 @@ tb_result tb__graph_build(tb__graph *g, size_t n, const uint32_t *tris, size_t t
     g->off = calloc(n + 1, sizeof *g->off);
     if (!g->off)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    /* counting pass, then fill: two directed entries per triangle edge */
-    for (size_t t = 0; t < tri_count; t++)
+    /* counting pass, then fill: two directed entries per triangle edge
+     * (each corner mapped once per pass, not once per edge it is on) */
+    for (size_t t = 0; t < tri_count; t++) {
+        uint32_t c[3] = {map[tris[t * 3]], map[tris[t * 3 + 1]], map[tris[t * 3 + 2]]};
         for (int e = 0; e < 3; e++) {
-            uint32_t a = map[tris[t * 3 + (size_t)e]], b = map[tris[t * 3 + (size_t)(e + 1) % 3]];
+            uint32_t a = c[e], b = c[e == 2 ? 0 : e + 1];
             if (a != b) {
                 g->off[a + 1]++;
                 g->off[b + 1]++;
             }
         }
+    }
     for (size_t v = 0; v < n; v++)
         g->off[v + 1] += g->off[v];
     g->adj = malloc((g->off[n] ? g->off[n] : 1) * sizeof *g->adj);
@@ -40,14 +43,16 @@ tb_result tb__graph_build(tb__graph *g, size_t n, const uint32_t *tris, size_t t
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     memcpy(fill, g->off, n * sizeof *fill);
-    for (size_t t = 0; t < tri_count; t++)
+    for (size_t t = 0; t < tri_count; t++) {
+        uint32_t c[3] = {map[tris[t * 3]], map[tris[t * 3 + 1]], map[tris[t * 3 + 2]]};
         for (int e = 0; e < 3; e++) {
-            uint32_t a = map[tris[t * 3 + (size_t)e]], b = map[tris[t * 3 + (size_t)(e + 1) % 3]];
+            uint32_t a = c[e], b = c[e == 2 ? 0 : e + 1];
             if (a != b) {
                 g->adj[fill[a]++] = b;
                 g->adj[fill[b]++] = a;
             }
         }
+    }
     free(fill);
     return TB_OK;
 }
