@@ -221,10 +221,12 @@ static int tb__tgrid_shells(tb__tgrid *g, size_t nw, const uint32_t *tri, size_t
 
 /* Stage 3: the cells' table. Each triangle is entered in the cells of its
  * box: counted per cell (keys + 1 in g->keys, counts in g->count, g->slots a
- * power of two at most half full), its shell's box grown to hold them; the
+ * power of two at most half full), its shell's box grown to hold them, its
+ * box of cells kept in tbox[t] for the fill (two 30-bit keys: the box was
+ * computed twice, a third of the build's instructions at 1M vertices); the
  * entries in *np. 0 on OOM. */
 static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, size_t nt, const uint32_t *shell,
-                           const uint32_t *slot, size_t *np)
+                           const uint32_t *slot, uint64_t *tbox, size_t *np)
 {
     size_t cells = 0;
     g->slots = 1024;
@@ -236,6 +238,7 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+        tbox[t] = tb__ckey(c0[0], c0[1], c0[2]) | tb__ckey(c1[0], c1[1], c1[2]) << 30;
         int *b = g->sbox[slot[shell[tri[t * 3]]]];
         for (int a = 0; a < 3; a++) {
             b[a] = c0[a] < b[a] ? c0[a] : b[a];
@@ -259,7 +262,7 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
 /* Stage 4: the entries, np of them, grouped by cell (cells in the table's
  * slot order), triangles ascending within a cell, each with its shell and
  * the length of its shell's run. 0 on OOM. */
-static int tb__tgrid_fill(tb__tgrid *g, const float *pos, const uint32_t *tri, size_t nt, const uint32_t *shell,
+static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tri, size_t nt, const uint32_t *shell,
                           size_t np)
 {
     g->start = malloc(g->slots * sizeof *g->start);
@@ -277,7 +280,10 @@ static int tb__tgrid_fill(tb__tgrid *g, const float *pos, const uint32_t *tri, s
     size_t mask = g->slots - 1;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
-        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+        for (int a = 0; a < 3; a++) {
+            c0[a] = (int)(tbox[t] >> (10 * a) & 0x3ff);
+            c1[a] = (int)(tbox[t] >> (30 + 10 * a) & 0x3ff);
+        }
         uint32_t sh = shell[tri[t * 3]];
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
@@ -308,14 +314,19 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
     memset(g, 0, sizeof *g);
     tb__tgrid_size(g, pos, nw, tri, nt);
     uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
+    uint64_t *tbox = malloc((nt ? nt : 1) * sizeof *tbox); /* per triangle: its cells, counted then filled */
     size_t np = 0;
-    int ok = slot && tb__tgrid_shells(g, nw, tri, nt, shell, slot) && tb__tgrid_count(g, pos, tri, nt, shell, slot, &np);
+    int ok = slot && tbox && tb__tgrid_shells(g, nw, tri, nt, shell, slot) &&
+             tb__tgrid_count(g, pos, tri, nt, shell, slot, tbox, &np);
     free(slot);
     if (ok && np >= UINT32_MAX) {
+        free(tbox);
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
     }
-    if (!ok || !tb__tgrid_fill(g, pos, tri, nt, shell, np)) {
+    ok = ok && tb__tgrid_fill(g, tbox, tri, nt, shell, np);
+    free(tbox);
+    if (!ok) {
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
