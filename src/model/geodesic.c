@@ -156,16 +156,19 @@ tb_result tb__dijkstra(float *dist, const tb__graph *g, const tb__graph *extra, 
         if (d > dist[v])
             continue; /* stale entry (lazy deletion) */
         const float *p = pos + (size_t)v * 3;
-        uint32_t n_main = g->off[v + 1] - g->off[v];
-        uint32_t n_extra = extra ? extra->off[v + 1] - extra->off[v] : 0;
-        for (uint32_t e = 0; e < n_main + n_extra; e++) {
-            uint32_t w = e < n_main ? g->adj[g->off[v] + e] : extra->adj[extra->off[v] + e - n_main];
-            if (allowed && !allowed[w])
-                continue;
-            const float *q = pos + (size_t)w * 3;
-            float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
-            float nd = d + sqrtf(dx * dx + dy * dy + dz * dz);
-            if (nd < dist[w]) {
+        for (int pass = 0; pass < 2; pass++) { /* the mesh's edges, then the extra ones */
+            const tb__graph *gr = pass ? extra : g;
+            for (uint32_t e = gr ? gr->off[v] : 0; gr && e < gr->off[v + 1]; e++) {
+                uint32_t w = gr->adj[e];
+                /* d + a length >= d: a neighbour already at d or nearer (most
+                 * of those behind the front) cannot improve, no length needed */
+                if ((allowed && !allowed[w]) || !(dist[w] > d))
+                    continue;
+                const float *q = pos + (size_t)w * 3;
+                float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
+                float nd = d + sqrtf(dx * dx + dy * dy + dz * dz);
+                if (!(nd < dist[w]))
+                    continue;
                 dist[w] = nd;
                 if (n == cap) {
                     cap *= 2;
