@@ -543,9 +543,10 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
                     *c = pos + (size_t)wtri[t * 3 + 2] * 3;
         float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
         float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-        for (int k = 0; k < 3; k++)
-            for (int x = 0; x < 3; x++)
-                normal[(size_t)wtri[t * 3 + (size_t)k] * 3 + (size_t)x] += n[x];
+        for (int k = 0; k < 3; k++) { /* the same sums in the same order, the index once per corner */
+            float *nv = normal + (size_t)wtri[t * 3 + (size_t)k] * 3;
+            nv[0] += n[0], nv[1] += n[1], nv[2] += n[2];
+        }
         /* signed volume about the shell's root vertex (translation-free) */
         const float *r = pos + (size_t)shell[wtri[t * 3]] * 3;
         double pa[3] = {a[0] - r[0], a[1] - r[1], a[2] - r[2]}, pb[3] = {b[0] - r[0], b[1] - r[1], b[2] - r[2]},
