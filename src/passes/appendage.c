@@ -440,6 +440,7 @@ void tb__state_free(tb__state *st)
     free(st->shell_total_pre);
     free(st->wrap_bin);
     free(st->wrap_trunk);
+    free(st->surf);
 }
 
 int tb__joint_by_name(const tb_model *m, const char *name)
@@ -976,6 +977,8 @@ done:
 }
 
 static tb_result tb__tube_cut(tb__state *st, tb_error *err);
+static tb_result tb__prep_surfaces(tb__state *st, tb_error *err);
+static tb_result tb__own_surfaces(tb__state *st, tb_error *err);
 
 /* A CSR's lists from its counts: on entry off[k + 1] holds how many of the
  * n items have key k (off[0] = 0, nb keys); on return off[] holds the
@@ -1272,7 +1275,9 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         return r;
     st->ms[2] = tb__now_ms() - t2;
     t2 = tb__now_ms();
-    r = tb__far_by_thickness(st, err);
+    r = tb__prep_surfaces(st, err);
+    if (r == TB_OK)
+        r = tb__far_by_thickness(st, err);
     st->ms[6] = tb__now_ms() - t2;
     if (r != TB_OK)
         return r;
@@ -1283,11 +1288,120 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     if (r == TB_OK)
         r = tb__tube_cut(st, err);
     if (r == TB_OK)
+        r = tb__own_surfaces(st, err);
+    if (r == TB_OK)
         r = tb__prep_shell_lists(st, err);
     if (r != TB_OK)
         return r;
     st->ms[2] += tb__now_ms() - t2;
     return TB_OK;
+}
+
+/* The surfaces the model was made of, before the weld joined them: model
+ * vertices joined by the model's own triangles (a tail modelled apart and
+ * welded onto the body by position is one surface, the body another).
+ * Read before the thickness pass, which may write welded triangles over
+ * the model's. */
+static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count;
+    st->surf = malloc((V ? V : 1) * sizeof *st->surf);
+    if (!st->surf)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t v = 0; v < V; v++)
+        st->surf[v] = (uint32_t)v;
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        tb__unite(st->surf, m->triangles[t * 3], m->triangles[t * 3 + 1]);
+        tb__unite(st->surf, m->triangles[t * 3 + 1], m->triangles[t * 3 + 2]);
+    }
+    for (size_t v = 0; v < V; v++)
+        st->surf[v] = tb__find(st->surf, (uint32_t)v);
+    return TB_OK;
+}
+
+/* A surface belongs to the far part that holds most of it (a tail's own
+ * tube: all of it but the weld ring's side in the collar). Where a far part
+ * welded into a larger shell holds surfaces of its own that make up at
+ * least half of it, its skin on no surface of its own is the body's skin
+ * the part was welded onto (buttock skin beside and under a welded root,
+ * the skin of a body part the root sinks into): not far. A part holding no
+ * surface of its own (a tail sculpted in one surface with the body, the
+ * body's own far skin) is left whole. O(V). */
+static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count, nw = st->nw;
+    const uint32_t NONE = UINT32_MAX;
+    uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
+             *tot = calloc(V ? V : 1, sizeof *tot), *nown = calloc(nw ? nw : 1, sizeof *nown),
+             *npart = calloc(nw ? nw : 1, sizeof *npart);
+    uint8_t *own = calloc(nw ? nw : 1, 1);
+    tb_result r = TB_OK;
+    if (!part || !in || !tot || !nown || !npart || !own) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    /* per surface, the part most of its far vertices are in (a majority vote: the
+     * candidate, then its count) */
+    for (size_t v = 0; v < V; v++)
+        part[v] = NONE;
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v];
+        if (!st->far[w])
+            continue;
+        uint32_t p = tb__find(st->comp_uf, w);
+        if (in[s] == 0)
+            part[s] = p;
+        in[s] += part[s] == p ? 1u : (uint32_t)-1;
+    }
+    memset(in, 0, (V ? V : 1) * sizeof *in);
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v];
+        tot[s]++;
+        in[s] += st->far[w] && tb__find(st->comp_uf, w) == part[s];
+    }
+    /* a welded vertex is its part's own where one of its model vertices lies on a
+     * surface most of which is in that part */
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v];
+        own[w] |= (uint8_t)(st->far[w] && 2 * in[s] > tot[s] && tb__find(st->comp_uf, w) == part[s]);
+    }
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w]) {
+            uint32_t p = tb__find(st->comp_uf, (uint32_t)w);
+            npart[p]++;
+            nown[p] += own[w];
+        }
+    /* nown[] from here: each part's root, itself where it stays far, else its first vertex that does */
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t p = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : (uint32_t)w;
+        st->comp_uf[w] = p;
+        if (!st->far[w] || own[w])
+            continue;
+        if (npart[p] >= st->shell_total_pre[st->shell[w]] || 2 * nown[p] < npart[p] ||
+            nown[p] < (uint32_t)st->d.min_vertices)
+            continue; /* a shell of its own, or no surface of its own to keep */
+        st->far[w] = 0;
+        st->thin[w] = 0;
+    }
+    for (size_t w = 0; w < nw; w++)
+        nown[w] = st->far[w] ? (uint32_t)w : NONE;
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w] && nown[st->comp_uf[w]] == NONE)
+            nown[st->comp_uf[w]] = (uint32_t)w;
+    for (size_t w = 0; w < nw; w++)
+        st->comp_uf[w] = st->far[w] ? nown[st->comp_uf[w]] : (uint32_t)w;
+done:
+    free(part);
+    free(in);
+    free(tot);
+    free(nown);
+    free(npart);
+    free(own);
+    free(st->surf);
+    st->surf = NULL;
+    return r;
 }
 
 /* The axis of a tube near where its walk ends (gend): a line through the
