@@ -1315,6 +1315,24 @@ static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
         tb__unite(st->surf, m->triangles[t * 3], m->triangles[t * 3 + 1]);
         tb__unite(st->surf, m->triangles[t * 3 + 1], m->triangles[t * 3 + 2]);
     }
+    /* inside one primitive, vertices at one place are one surface: an
+     * exporter splits them at UV seams and hard edges (a flat-shaded body's
+     * every face), not where two modelled parts meet */
+    uint32_t *first = malloc((st->nw ? st->nw : 1) * sizeof *first);
+    if (!first)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memset(first, 0xff, (st->nw ? st->nw : 1) * sizeof *first);
+    for (int p = 0; p < m->prim_count; p++) {
+        size_t off = m->prims[p].vertex_offset, end = off + m->prims[p].vertex_count;
+        for (size_t v = off; v < end && v < V; v++) {
+            uint32_t w = st->wid[v];
+            if (first[w] != UINT32_MAX && first[w] >= off)
+                tb__unite(st->surf, first[w], (uint32_t)v);
+            else
+                first[w] = (uint32_t)v;
+        }
+    }
+    free(first);
     for (size_t v = 0; v < V; v++)
         st->surf[v] = tb__find(st->surf, (uint32_t)v);
     return TB_OK;
