@@ -338,10 +338,6 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * passing is reported, so the list only shrinks; TB_FIXTURE_STRICT=1
  * asserts every fixture. */
 static const char *const known_short[][2] = {
-    {"Xbot", "hang_welded_nearest"},
-    {"Xbot", "beside_welded_leg"},
-    {"Xbot", "back_lowpoly_nearest"},
-    {"Xbot", "up_welded_hips+vest"},
     {"Soldier", "hang_welded_nearest"},
     {"Soldier", "back_pieces_hips+coat"},
     {"Robot", "beside_welded_leg"},

@@ -440,6 +440,7 @@ void tb__state_free(tb__state *st)
     free(st->shell_total_pre);
     free(st->wrap_bin);
     free(st->wrap_trunk);
+    free(st->surf);
 }
 
 int tb__joint_by_name(const tb_model *m, const char *name)
@@ -799,56 +800,53 @@ static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_er
     return TB_OK;
 }
 
-static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
+/* What tb__far_by_thickness works on: the welded triangles, the medial
+ * grid, each vertex's sample (src), the ray lengths (tmax, then -1 marks a
+ * sample enclosed by a body shell), off-bone counts per shell and which
+ * shells are body. */
+typedef struct tb__thick {
+    uint32_t *wtri;
+    size_t nt;
+    float *tmax;
+    uint32_t *sh_thin;
+    uint8_t *body_shell;
+    tb__medial *md;
+    uint32_t *src;
+} tb__thick;
+
+/* The triangles over welded ids, degenerate ones dropped (written over the
+ * caller's lent triangles where there are some: t * 3 is read before it). */
+static void tb__thick_triangles(const tb__state *st, tb__thick *K)
 {
     const tb_model *m = st->m;
-    size_t nw = st->nw, nt = 0;
-    uint32_t *wtri = st->spare_tris ? st->spare_tris /* written in place: t * 3 is read before it */
-                                    : malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *wtri);
-    float *tmax = malloc((nw ? nw : 1) * sizeof *tmax);
-    uint32_t *sh_thin = calloc(nw ? nw : 1, sizeof *sh_thin);
-    uint8_t *body_shell = calloc(nw ? nw : 1, 1);
-    st->mpos = malloc((nw ? nw : 1) * 3 * sizeof *st->mpos);
-    st->mrad = malloc((nw ? nw : 1) * sizeof *st->mrad);
-    st->thin = calloc(nw ? nw : 1, 1);
-    tb__medial *md = NULL;
-    uint32_t *src = NULL;
-    tb_result r = TB_OK;
-    if (!wtri || !tmax || !sh_thin || !body_shell || !st->mpos || !st->mrad || !st->thin) {
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        goto done;
-    }
+    K->nt = 0;
     for (size_t t = 0; t < m->triangle_count; t++) {
         uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
                  c = st->wid[m->triangles[t * 3 + 2]];
         if (a == b || b == c || a == c)
             continue;
-        wtri[nt * 3] = a, wtri[nt * 3 + 1] = b, wtri[nt * 3 + 2] = c;
-        nt++;
+        K->wtri[K->nt * 3] = a, K->wtri[K->nt * 3 + 1] = b, K->wtri[K->nt * 3 + 2] = c;
+        K->nt++;
     }
-    /* rays from one vertex per shell and grid cell of sample_fraction H:
-     * thickness varies over a tail's radius, not over a dense mesh's edge,
-     * so a million-vertex mesh casts tens of thousands of rays; the other
-     * vertices take the nearest sample's over the mesh graph (chosen before
-     * the grid is built: their scratch is given back first) */
-    src = malloc((nw ? nw : 1) * sizeof *src);
-    r = src ? tb__thickness_samples(st, src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r != TB_OK)
-        goto done;
-    r = tb__medial_create(&md, st->wpos, nw, wtri, nt, st->shell, err);
-    if (r != TB_OK)
-        goto done;
-    const float *normal = tb__medial_normals(md);
+}
+
+/* Per vertex: the thickness under it (its sample's ray, as long as twice
+ * its distance to the bones, at most H / 2), its medial point half that
+ * deep, and whether the bones pass beside that point rather than through
+ * it (st->thin; counted per shell in sh_thin). */
+static void tb__thick_medial(tb__state *st, tb__thick *K, const float *normal)
+{
+    size_t nw = st->nw;
     float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
     for (size_t w = 0; w < nw; w++) {
         float d = st->wdist[w];
-        tmax[w] = src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
+        K->tmax[w] = K->src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
     }
     float *thick = st->mrad; /* reused: thickness, then half of it */
-    tb__medial_thickness(md, tmax, thick);
+    tb__medial_thickness(K->md, K->tmax, thick);
     for (size_t w = 0; w < nw; w++)
-        if (src[w] != w)
-            thick[w] = thick[src[w]];
+        if (K->src[w] != w)
+            thick[w] = thick[K->src[w]];
     for (size_t w = 0; w < nw; w++) {
         const float *p = st->wpos + w * 3, *n = normal + w * 3;
         float *q = st->mpos + w * 3;
@@ -862,71 +860,125 @@ static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
             q[a] = p[a] - n[a] * h;
         st->mrad[w] = h;
         st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
-        sh_thin[st->shell[w]] += st->thin[w];
+        K->sh_thin[st->shell[w]] += st->thin[w];
     }
-    /* body shells: those mostly around bones. Off-bone skin whose medial
-     * point lies inside one of them is a strap or plate on a body part, not
-     * a part of its own; inside a shell that is itself off the bone (a tail
-     * under its fur) it stays off-bone. */
+}
+
+/* Body shells: those mostly around bones. Off-bone skin whose medial point
+ * lies inside one of them is a strap or plate on a body part, not a part of
+ * its own; inside a shell that is itself off the bone (a tail under its
+ * fur) it stays off-bone. The enclosure test on the samples; the rest
+ * follow their sample. */
+static tb_result tb__thick_drop_enclosed(tb__state *st, tb__thick *K, tb_error *err)
+{
+    size_t nw = st->nw;
     for (size_t w = 0; w < nw; w++)
         if (st->shell[w] == w)
-            body_shell[w] = 2 * sh_thin[w] < st->shell_total_pre[w];
-    /* the enclosure test on the samples; the rest follow their sample */
-    r = tb__medial_count_shells(md, body_shell, err);
+            K->body_shell[w] = 2 * K->sh_thin[w] < st->shell_total_pre[w];
+    tb_result r = tb__medial_count_shells(K->md, K->body_shell, err);
+    if (r != TB_OK)
+        return r;
+    for (size_t w = 0; w < nw; w++)
+        if (K->src[w] == w && st->thin[w] && tb__medial_enclosed(K->md, w, st->mpos + w * 3, K->body_shell))
+            K->tmax[w] = -1; /* mark */
+    for (size_t w = 0; w < nw; w++)
+        if (K->tmax[K->src[w]] < 0)
+            st->thin[w] = 0;
+    return TB_OK;
+}
+
+/* On a body shell, off-bone skin is a part's surface, never a strand one
+ * vertex wide (a seam whose rays slip through a crack of the mesh): an
+ * opening of the off-bone set over the mesh graph keeps what has a core of
+ * off-bone vertices all of whose neighbours are off-bone, and the skin
+ * touching that core. */
+static tb_result tb__thick_open(tb__state *st, const tb__thick *K, tb_error *err)
+{
+    size_t nw = st->nw;
+    uint8_t *core = calloc(nw ? nw : 1, 1);
+    if (!core)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t w = 0; w < nw; w++) {
+        core[w] = st->thin[w];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && core[w]; e++)
+            core[w] = st->thin[st->g.adj[e]];
+    }
+    for (size_t w = 0; w < nw; w++) {
+        if (!st->thin[w] || core[w] || !K->body_shell[st->shell[w]])
+            continue;
+        int touches = 0;
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
+            touches = core[st->g.adj[e]];
+        st->thin[w] = (uint8_t)touches;
+    }
+    free(core);
+    return TB_OK;
+}
+
+/* SPEC A10: which skin is off the bone, by the thickness under it, then
+ * what is far (tb__envelope_far). Stages: welded triangles; one sample per
+ * shell and cell; the medial grid; medial points and off-bone skin; skin
+ * enclosed by body shells dropped; the opening on body shells. */
+static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t nw = st->nw;
+    tb__thick K;
+    memset(&K, 0, sizeof K);
+    K.wtri = st->spare_tris ? st->spare_tris /* written in place: t * 3 is read before it */
+                            : malloc((m->triangle_count ? m->triangle_count : 1) * 3 * sizeof *K.wtri);
+    K.tmax = malloc((nw ? nw : 1) * sizeof *K.tmax);
+    K.sh_thin = calloc(nw ? nw : 1, sizeof *K.sh_thin);
+    K.body_shell = calloc(nw ? nw : 1, 1);
+    st->mpos = malloc((nw ? nw : 1) * 3 * sizeof *st->mpos);
+    st->mrad = malloc((nw ? nw : 1) * sizeof *st->mrad);
+    st->thin = calloc(nw ? nw : 1, 1);
+    tb_result r = TB_OK;
+    if (!K.wtri || !K.tmax || !K.sh_thin || !K.body_shell || !st->mpos || !st->mrad || !st->thin) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    tb__thick_triangles(st, &K);
+    /* rays from one vertex per shell and grid cell of sample_fraction H:
+     * thickness varies over a tail's radius, not over a dense mesh's edge,
+     * so a million-vertex mesh casts tens of thousands of rays; the other
+     * vertices take the nearest sample's over the mesh graph (chosen before
+     * the grid is built: their scratch is given back first) */
+    K.src = malloc((nw ? nw : 1) * sizeof *K.src);
+    r = K.src ? tb__thickness_samples(st, K.src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK)
+        r = tb__medial_create(&K.md, st->wpos, nw, K.wtri, K.nt, st->shell, err);
     if (r != TB_OK)
         goto done;
-    for (size_t w = 0; w < nw; w++)
-        if (src[w] == w && st->thin[w] && tb__medial_enclosed(md, w, st->mpos + w * 3, body_shell))
-            tmax[w] = -1; /* mark */
-    for (size_t w = 0; w < nw; w++)
-        if (tmax[src[w]] < 0)
-            st->thin[w] = 0;
-    /* on a body shell, off-bone skin is a part's surface, never a strand one
-     * vertex wide (a seam whose rays slip through a crack of the mesh): an
-     * opening of the off-bone set over the mesh graph keeps what has a core
-     * of off-bone vertices all of whose neighbours are off-bone, and the
-     * skin touching that core */
-    {
-        uint8_t *core = calloc(nw ? nw : 1, 1);
-        if (!core) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            goto done;
-        }
-        for (size_t w = 0; w < nw; w++) {
-            core[w] = st->thin[w];
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && core[w]; e++)
-                core[w] = st->thin[st->g.adj[e]];
-        }
-        for (size_t w = 0; w < nw; w++) {
-            if (!st->thin[w] || core[w] || !body_shell[st->shell[w]])
-                continue;
-            int touches = 0;
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
-                touches = core[st->g.adj[e]];
-            st->thin[w] = (uint8_t)touches;
-        }
-        free(core);
-    }
+    const float *normal = tb__medial_normals(K.md);
+    tb__thick_medial(st, &K, normal);
+    r = tb__thick_drop_enclosed(st, &K, err);
+    if (r == TB_OK)
+        r = tb__thick_open(st, &K, err);
+    if (r != TB_OK)
+        goto done;
     /* only a humanoid skeleton runs through every part of the body: on an
      * unknown layout (a quadruped with its tail bones stripped) the body
      * goes on past the last bone and its rump would read as off-bone skin
      * (the quaternius fox); there A2 alone says what is far */
     if (!tb__upright(m))
         memset(st->thin, 0, nw);
-    tb__medial_drop_grid(md); /* the rays are done: only the normals are read on */
+    tb__medial_drop_grid(K.md); /* the rays are done: only the normals are read on */
     r = tb__envelope_far(st, normal, err);
 done:
-    tb__medial_free(md);
-    free(src);
-    if (wtri != st->spare_tris)
-        free(wtri);
-    free(tmax);
-    free(sh_thin);
-    free(body_shell);
+    tb__medial_free(K.md);
+    free(K.src);
+    if (K.wtri != st->spare_tris)
+        free(K.wtri);
+    free(K.tmax);
+    free(K.sh_thin);
+    free(K.body_shell);
     return r;
 }
 
 static tb_result tb__tube_cut(tb__state *st, tb_error *err);
+static tb_result tb__prep_surfaces(tb__state *st, tb_error *err);
+static tb_result tb__own_surfaces(tb__state *st, tb_error *err);
 
 /* A CSR's lists from its counts: on entry off[k + 1] holds how many of the
  * n items have key k (off[0] = 0, nb keys); on return off[] holds the
@@ -1223,7 +1275,9 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         return r;
     st->ms[2] = tb__now_ms() - t2;
     t2 = tb__now_ms();
-    r = tb__far_by_thickness(st, err);
+    r = tb__prep_surfaces(st, err);
+    if (r == TB_OK)
+        r = tb__far_by_thickness(st, err);
     st->ms[6] = tb__now_ms() - t2;
     if (r != TB_OK)
         return r;
@@ -1234,11 +1288,138 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     if (r == TB_OK)
         r = tb__tube_cut(st, err);
     if (r == TB_OK)
+        r = tb__own_surfaces(st, err);
+    if (r == TB_OK)
         r = tb__prep_shell_lists(st, err);
     if (r != TB_OK)
         return r;
     st->ms[2] += tb__now_ms() - t2;
     return TB_OK;
+}
+
+/* The surfaces the model was made of, before the weld joined them: model
+ * vertices joined by the model's own triangles (a tail modelled apart and
+ * welded onto the body by position is one surface, the body another).
+ * Read before the thickness pass, which may write welded triangles over
+ * the model's. */
+static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count;
+    st->surf = malloc((V ? V : 1) * sizeof *st->surf);
+    if (!st->surf)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t v = 0; v < V; v++)
+        st->surf[v] = (uint32_t)v;
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        tb__unite(st->surf, m->triangles[t * 3], m->triangles[t * 3 + 1]);
+        tb__unite(st->surf, m->triangles[t * 3 + 1], m->triangles[t * 3 + 2]);
+    }
+    /* inside one primitive, vertices at one place are one surface: an
+     * exporter splits them at UV seams and hard edges (a flat-shaded body's
+     * every face), not where two modelled parts meet */
+    uint32_t *first = malloc((st->nw ? st->nw : 1) * sizeof *first);
+    if (!first)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    memset(first, 0xff, (st->nw ? st->nw : 1) * sizeof *first);
+    for (int p = 0; p < m->prim_count; p++) {
+        size_t off = m->prims[p].vertex_offset, end = off + m->prims[p].vertex_count;
+        for (size_t v = off; v < end && v < V; v++) {
+            uint32_t w = st->wid[v];
+            if (first[w] != UINT32_MAX && first[w] >= off)
+                tb__unite(st->surf, first[w], (uint32_t)v);
+            else
+                first[w] = (uint32_t)v;
+        }
+    }
+    free(first);
+    for (size_t v = 0; v < V; v++)
+        st->surf[v] = tb__find(st->surf, (uint32_t)v);
+    return TB_OK;
+}
+
+/* A surface belongs to the far part that holds most of it (a tail's own
+ * tube: all of it but the weld ring's side in the collar). Where a far part
+ * welded into a larger shell holds surfaces of its own that make up at
+ * least half of it, its skin on no surface of its own is the body's skin
+ * the part was welded onto (buttock skin beside and under a welded root,
+ * the skin of a body part the root sinks into): not far. A part holding no
+ * surface of its own (a tail sculpted in one surface with the body, the
+ * body's own far skin) is left whole. O(V). */
+static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count, nw = st->nw;
+    const uint32_t NONE = UINT32_MAX;
+    uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
+             *tot = calloc(V ? V : 1, sizeof *tot), *nown = calloc(nw ? nw : 1, sizeof *nown),
+             *npart = calloc(nw ? nw : 1, sizeof *npart);
+    uint8_t *own = calloc(nw ? nw : 1, 1);
+    tb_result r = TB_OK;
+    if (!part || !in || !tot || !nown || !npart || !own) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    /* per surface, the part most of its far vertices are in (a majority vote: the
+     * candidate, then its count) */
+    for (size_t v = 0; v < V; v++)
+        part[v] = NONE;
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v];
+        if (!st->far[w])
+            continue;
+        uint32_t p = tb__find(st->comp_uf, w);
+        if (in[s] == 0)
+            part[s] = p;
+        in[s] += part[s] == p ? 1u : (uint32_t)-1;
+    }
+    memset(in, 0, (V ? V : 1) * sizeof *in);
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v];
+        tot[s]++;
+        in[s] += st->far[w] && tb__find(st->comp_uf, w) == part[s];
+    }
+    /* a welded vertex is its part's own where one of its model vertices lies on a
+     * surface most of which is in that part */
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v];
+        own[w] |= (uint8_t)(st->far[w] && 2 * in[s] > tot[s] && tb__find(st->comp_uf, w) == part[s]);
+    }
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w]) {
+            uint32_t p = tb__find(st->comp_uf, (uint32_t)w);
+            npart[p]++;
+            nown[p] += own[w];
+        }
+    /* nown[] from here: each part's root, itself where it stays far, else its first vertex that does */
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t p = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : (uint32_t)w;
+        st->comp_uf[w] = p;
+        if (!st->far[w] || own[w])
+            continue;
+        if (npart[p] >= st->shell_total_pre[st->shell[w]] || 2 * nown[p] < npart[p] ||
+            nown[p] < (uint32_t)st->d.min_vertices)
+            continue; /* a shell of its own, or no surface of its own to keep */
+        st->far[w] = 0;
+        st->thin[w] = 0;
+    }
+    for (size_t w = 0; w < nw; w++)
+        nown[w] = st->far[w] ? (uint32_t)w : NONE;
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w] && nown[st->comp_uf[w]] == NONE)
+            nown[st->comp_uf[w]] = (uint32_t)w;
+    for (size_t w = 0; w < nw; w++)
+        st->comp_uf[w] = st->far[w] ? nown[st->comp_uf[w]] : (uint32_t)w;
+done:
+    free(part);
+    free(in);
+    free(tot);
+    free(nown);
+    free(npart);
+    free(own);
+    free(st->surf);
+    st->surf = NULL;
+    return r;
 }
 
 /* The axis of a tube near where its walk ends (gend): a line through the
@@ -1392,6 +1573,236 @@ static void tb__tube_rings(const tb__state *st, const uint32_t *mv, uint32_t n, 
     }
 }
 
+/* One far part as tb__tube_cut walks it: its vertices mv[0..n), the walk
+ * dist from its tip, and the rings along that walk (acc, nb bands of h). */
+typedef struct tb__tube {
+    const uint32_t *mv;
+    uint32_t n;
+    float *dist;
+    uint8_t *in;           /* 1: in the part, 2: trimmed off as body, 0: elsewhere */
+    uint32_t *src;
+    double *acc;
+    uint32_t tip;          /* UINT32_MAX: no walk */
+    float gmax;
+    double h;
+    int nb;
+} tb__tube;
+
+enum { TB__TUBE_BANDS = 512 };
+
+/* The walk: from the part's border (its vertices next to skin outside it)
+ * to its farthest vertex, the tip; then from the tip over the part; the
+ * bands one mean edge long (longer where the walk would need more than
+ * TB__TUBE_BANDS). Marks the part in in[]. */
+static tb_result tb__tube_walk(const tb__state *st, tb__tube *T, tb_error *err)
+{
+    const uint32_t *mv = T->mv;
+    uint32_t n = T->n;
+    size_t ns = 0, ne = 0;
+    double edge = 0;
+    tb_result r = TB_OK;
+    for (uint32_t k = 0; k < n; k++)
+        T->in[mv[k]] = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t w = mv[k];
+        int edge_of = 0;
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (!T->in[o]) {
+                edge_of = 1;
+                continue;
+            }
+            const float *a = st->wpos + (size_t)w * 3, *b = st->wpos + (size_t)o * 3;
+            edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
+                         (double)(a[2] - b[2]) * (a[2] - b[2]));
+            ne++;
+        }
+        T->dist[w] = INFINITY;
+        if (edge_of) {
+            T->src[ns++] = w;
+            T->dist[w] = 0;
+        }
+    }
+    T->tip = UINT32_MAX;
+    if (ns && ne)
+        r = tb__dijkstra(T->dist, &st->g, NULL, st->wpos, T->src, ns, T->in, err);
+    float far_g = 0;
+    for (uint32_t k = 0; r == TB_OK && ns && ne && k < n; k++)
+        if (isfinite(T->dist[mv[k]]) && T->dist[mv[k]] > far_g) {
+            far_g = T->dist[mv[k]];
+            T->tip = mv[k];
+        }
+    if (T->tip != UINT32_MAX) {
+        for (uint32_t k = 0; k < n; k++)
+            T->dist[mv[k]] = INFINITY;
+        T->dist[T->tip] = 0;
+        r = tb__dijkstra(T->dist, &st->g, NULL, st->wpos, &T->tip, 1, T->in, err);
+    }
+    T->gmax = 0;
+    for (uint32_t k = 0; r == TB_OK && T->tip != UINT32_MAX && k < n; k++)
+        if (isfinite(T->dist[mv[k]]) && T->dist[mv[k]] > T->gmax)
+            T->gmax = T->dist[mv[k]];
+    T->h = edge / (double)(ne ? ne : 1);
+    if (T->gmax / T->h > TB__TUBE_BANDS - 1)
+        T->h = T->gmax / (TB__TUBE_BANDS - 1);
+    return r;
+}
+
+/* Whether the tube opens after band b (walk gb, radius rb): one radius
+ * further on, the ring has grown by half the walk or more, and it keeps
+ * opening to twice its radius. */
+static int tb__tube_opens(const tb__tube *T, int b, double gb, double rb)
+{
+    const double *acc = T->acc;
+    double reach = rb > 2 * T->h ? rb : 2 * T->h, rmax = rb;
+    int opens = 0;
+    for (int c = b + 1; c < T->nb; c++) {
+        if (acc[(size_t)c * 5 + 3] == 0)
+            continue;
+        double gc = (c + 0.5) * T->h, rc = acc[(size_t)c * 5 + 4];
+        rmax = rc > rmax ? rc : rmax;
+        if (!opens && gc - gb >= reach) {
+            if (rc - rb < 0.5 * (gc - gb))
+                break;
+            opens = 1;
+        }
+    }
+    return opens && rmax >= 2 * rb;
+}
+
+/* Whether the tube narrows for good at band b: its next three rings are
+ * each under half the widest of the four before. */
+static int tb__tube_narrows(const tb__tube *T, int b)
+{
+    const double *acc = T->acc;
+    int prev = 0, narrow = 1, ahead = 0;
+    double rref = 0;
+    for (int c = b - 1; c >= 0 && prev < 4; c--)
+        if (acc[(size_t)c * 5 + 3] != 0) {
+            rref = acc[(size_t)c * 5 + 4] > rref ? acc[(size_t)c * 5 + 4] : rref;
+            prev++;
+        }
+    for (int c = b; c < T->nb && ahead < 3 && narrow; c++)
+        if (acc[(size_t)c * 5 + 3] != 0) {
+            narrow = acc[(size_t)c * 5 + 4] < 0.5 * rref;
+            ahead++;
+        }
+    return narrow && ahead == 3;
+}
+
+/* Walked from the tip: a tube once the walk is 2.5 radii long (*tube); the
+ * band where it opens out over body skin, or the band before the one where
+ * it narrows for good past half the walk (the tube has ended and a strip of
+ * skin goes on from its root: a belt it touches). -1: no cut. */
+static int tb__tube_find_cut(const tb__tube *T, int *tube)
+{
+    const double *acc = T->acc;
+    int cut = -1;
+    *tube = 0;
+    for (int b = 0; b < T->nb && cut < 0; b++) {
+        if (acc[(size_t)b * 5 + 3] == 0)
+            continue;
+        double gb = (b + 0.5) * T->h, rb = acc[(size_t)b * 5 + 4];
+        if (!*tube) {
+            *tube = gb >= 2.5 * rb && rb > 0;
+            continue;
+        }
+        if (tb__tube_opens(T, b, gb, rb))
+            cut = b;
+        if (cut < 0 && tb__tube_narrows(T, b) && gb >= 0.5 * T->gmax)
+            cut = b - 1;
+    }
+    return cut;
+}
+
+/* Where the tube ends (cut or not, at walk gend), its last radius of walk
+ * may hold the first skin of the body it leaves (a patch of off-bone
+ * buttock below the weld, a belt the root rests on): the tube there is the
+ * tube extrapolated, so skin further from its axis than 1.5 tube radii is
+ * body, not tail (in[] = 2). Where some is found, the reach before is
+ * tested the same way against an axis drawn without it (rings that hold
+ * body skin lean the axis towards it), up to three reaches. 1: some skin
+ * was trimmed. */
+static int tb__tube_trim_end(const tb__state *st, tb__tube *T, float gend)
+{
+    const uint32_t *mv = T->mv;
+    uint32_t n = T->n;
+    float gz = gend;
+    int trim = 0;
+    for (int it = 0; it < 3; it++) {
+        float axis_p[3], axis_d[3], rtube;
+        if (!tb__tube_end_axis(T->acc, T->nb, T->h, gz, axis_p, axis_d, &rtube))
+            break;
+        float rfar = rtube > 2 * (float)T->h ? rtube : 2 * (float)T->h;
+        if (tb__tube_trim_side(st, it ? T->acc : NULL, T->h, mv, n, T->dist, T->in, gz, rfar, axis_p, axis_d,
+                               rtube) == 0)
+            break;
+        /* a reach before the first where (nearly) all skin is off the
+         * axis holds no tube to trim from: the tube ended before it, or
+         * the part was never one; that reach is left as it was */
+        const double *ring = it ? T->acc : NULL;
+        uint32_t zone = 0, off = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            if (T->in[mv[k]] != 1 || !(T->dist[mv[k]] < gz) || T->dist[mv[k]] < gz - rfar)
+                continue;
+            zone++;
+            off += (uint32_t)tb__tube_off_axis(st, ring, T->h, mv[k], T->dist[mv[k]], gz, rfar, axis_p, axis_d, rtube);
+        }
+        if (it > 0 && 3 * off > 2 * zone)
+            break;
+        for (uint32_t k = 0; k < n; k++)
+            if (T->in[mv[k]] == 1 &&
+                tb__tube_off_axis(st, ring, T->h, mv[k], T->dist[mv[k]], gz, rfar, axis_p, axis_d, rtube))
+                T->in[mv[k]] = 2;
+        trim = 1;
+        gz -= rfar;
+        tb__tube_rings(st, mv, n, T->dist, T->in, T->h, T->nb, T->acc);
+    }
+    return trim;
+}
+
+/* The part keeps its skin before gend not trimmed off, as one component
+ * rooted at the tip, where that is at least min_vertices; the rest is body
+ * (not far, not thin, a component of its own). */
+static void tb__tube_keep(tb__state *st, const tb__tube *T, float gend)
+{
+    size_t keep = 0;
+    for (uint32_t k = 0; k < T->n; k++)
+        keep += T->dist[T->mv[k]] < gend && T->in[T->mv[k]] != 2;
+    if (keep < (size_t)st->d.min_vertices)
+        return;
+    for (uint32_t k = 0; k < T->n; k++) {
+        uint32_t w = T->mv[k];
+        st->comp_uf[w] = T->tip;
+        if (!(T->dist[w] < gend) || T->in[w] == 2) {
+            st->far[w] = 0;
+            st->thin[w] = 0;
+            st->comp_uf[w] = w;
+        }
+    }
+}
+
+/* One far part: walked, cut where its rings open or narrow, its end
+ * trimmed of body skin, and kept up to there. */
+static tb_result tb__tube_part(tb__state *st, tb__tube *T, tb_error *err)
+{
+    tb_result r = tb__tube_walk(st, T, err);
+    if (r == TB_OK && T->tip != UINT32_MAX && T->h > 0) {
+        /* rings: centroid, then mean distance to it, per band of one edge */
+        T->nb = (int)(T->gmax / T->h) + 1;
+        tb__tube_rings(st, T->mv, T->n, T->dist, T->in, T->h, T->nb, T->acc);
+        int tube;
+        int cut = tb__tube_find_cut(T, &tube);
+        float gend = cut >= 0 ? (float)((cut + 1) * T->h) : T->gmax + (float)T->h;
+        int trim = tube && tb__tube_trim_end(st, T, gend);
+        if (cut >= 0 || trim)
+            tb__tube_keep(st, T, gend);
+    }
+    for (uint32_t k = 0; k < T->n; k++)
+        T->in[T->mv[k]] = 0;
+    return r;
+}
+
 /* A tail is a tube that leaves the body. Walked from its far end, the
  * geodesic rings of a tube keep about the tube's radius (a tail tapers
  * slowly); where it is welded into skin that reads off-bone as well (the
@@ -1405,13 +1816,14 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *off = calloc(nw + 1, sizeof *off), *list = malloc((nw ? nw : 1) * sizeof *list);
-    float *dist = malloc((nw ? nw : 1) * sizeof *dist);
-    uint8_t *in = calloc(nw ? nw : 1, 1);
-    uint32_t *src = malloc((nw ? nw : 1) * sizeof *src);
-    enum { NB = 512 };
-    double *acc = malloc(NB * 5 * sizeof *acc);
+    tb__tube T;
+    memset(&T, 0, sizeof T);
+    T.dist = malloc((nw ? nw : 1) * sizeof *T.dist);
+    T.in = calloc(nw ? nw : 1, 1);
+    T.src = malloc((nw ? nw : 1) * sizeof *T.src);
+    T.acc = malloc(TB__TUBE_BANDS * 5 * sizeof *T.acc);
     tb_result r = TB_OK;
-    if (!off || !list || !dist || !in || !src || !acc) {
+    if (!off || !list || !T.dist || !T.in || !T.src || !T.acc) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1421,170 +1833,20 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
     /* comp_uf[]: far roots compressed by the caller's find */
     tb__csr_lists(off, nw, st->comp_uf, st->far, nw, list);
     for (size_t root = 0; root < nw && r == TB_OK; root++) {
-        uint32_t n = off[root + 1] - off[root];
-        const uint32_t *mv = list + off[root];
-        if (n < 4u * (uint32_t)st->d.min_vertices || n >= st->shell_total_pre[tb__find(st->shell, (uint32_t)root)])
+        T.n = off[root + 1] - off[root];
+        T.mv = list + off[root];
+        if (T.n < 4u * (uint32_t)st->d.min_vertices ||
+            T.n >= st->shell_total_pre[tb__find(st->shell, (uint32_t)root)])
             continue; /* small, or a shell of its own: nothing to leave */
-        size_t ns = 0;
-        double edge = 0;
-        size_t ne = 0;
-        for (uint32_t k = 0; k < n; k++)
-            in[mv[k]] = 1;
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t w = mv[k];
-            int edge_of = 0;
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-                uint32_t o = st->g.adj[e];
-                if (!in[o]) {
-                    edge_of = 1;
-                    continue;
-                }
-                const float *a = st->wpos + (size_t)w * 3, *b = st->wpos + (size_t)o * 3;
-                edge += sqrt((double)(a[0] - b[0]) * (a[0] - b[0]) + (double)(a[1] - b[1]) * (a[1] - b[1]) +
-                             (double)(a[2] - b[2]) * (a[2] - b[2]));
-                ne++;
-            }
-            dist[w] = INFINITY;
-            if (edge_of) {
-                src[ns++] = w;
-                dist[w] = 0;
-            }
-        }
-        uint32_t tip = UINT32_MAX;
-        if (ns && ne)
-            r = tb__dijkstra(dist, &st->g, NULL, st->wpos, src, ns, in, err);
-        float far_g = 0;
-        for (uint32_t k = 0; r == TB_OK && ns && ne && k < n; k++)
-            if (isfinite(dist[mv[k]]) && dist[mv[k]] > far_g) {
-                far_g = dist[mv[k]];
-                tip = mv[k];
-            }
-        if (tip != UINT32_MAX) {
-            for (uint32_t k = 0; k < n; k++)
-                dist[mv[k]] = INFINITY;
-            dist[tip] = 0;
-            r = tb__dijkstra(dist, &st->g, NULL, st->wpos, &tip, 1, in, err);
-        }
-        float gmax = 0;
-        for (uint32_t k = 0; r == TB_OK && tip != UINT32_MAX && k < n; k++)
-            if (isfinite(dist[mv[k]]) && dist[mv[k]] > gmax)
-                gmax = dist[mv[k]];
-        double h = edge / (double)(ne ? ne : 1);
-        if (gmax / h > NB - 1)
-            h = gmax / (NB - 1);
-        if (r != TB_OK || tip == UINT32_MAX || !(h > 0)) {
-            for (uint32_t k = 0; k < n; k++)
-                in[mv[k]] = 0;
-            continue;
-        }
-        /* rings: centroid, then mean distance to it, per band of one edge */
-        int nb = (int)(gmax / h) + 1;
-        tb__tube_rings(st, mv, n, dist, in, h, nb, acc);
-        /* walk from the tip: a tube once the walk is 2.5 radii long; it
-         * opens where, one radius further on, the ring has grown by half
-         * the walk or more, and keeps opening to twice its radius */
-        int cut = -1, tube = 0;
-        for (int b = 0; b < nb && cut < 0; b++) {
-            if (acc[(size_t)b * 5 + 3] == 0)
-                continue;
-            double gb = (b + 0.5) * h, rb = acc[(size_t)b * 5 + 4];
-            if (!tube) {
-                tube = gb >= 2.5 * rb && rb > 0;
-                continue;
-            }
-            double reach = rb > 2 * h ? rb : 2 * h, rmax = rb;
-            int opens = 0;
-            for (int c = b + 1; c < nb; c++) {
-                if (acc[(size_t)c * 5 + 3] == 0)
-                    continue;
-                double gc = (c + 0.5) * h, rc = acc[(size_t)c * 5 + 4];
-                rmax = rc > rmax ? rc : rmax;
-                if (!opens && gc - gb >= reach) {
-                    if (rc - rb < 0.5 * (gc - gb))
-                        break;
-                    opens = 1;
-                }
-            }
-            if (opens && rmax >= 2 * rb)
-                cut = b;
-            /* or it narrows for good past half the walk: the tube has ended
-             * and a strip of skin goes on from its root (a belt it touches) */
-            int prev = 0, narrow = 1, ahead = 0;
-            double rref = 0;
-            for (int c = b - 1; c >= 0 && prev < 4; c--)
-                if (acc[(size_t)c * 5 + 3] != 0) {
-                    rref = acc[(size_t)c * 5 + 4] > rref ? acc[(size_t)c * 5 + 4] : rref;
-                    prev++;
-                }
-            for (int c = b; c < nb && ahead < 3 && narrow; c++)
-                if (acc[(size_t)c * 5 + 3] != 0) {
-                    narrow = acc[(size_t)c * 5 + 4] < 0.5 * rref;
-                    ahead++;
-                }
-            if (cut < 0 && narrow && ahead == 3 && gb >= 0.5 * gmax)
-                cut = b - 1;
-        }
-        /* where the tube ends (cut or not), its last radius of walk may hold
-         * the first skin of the body it leaves (a patch of off-bone buttock
-         * below the weld, a belt the root rests on): the tube there is the
-         * tube extrapolated, so skin further from its axis than 1.5 tube
-         * radii is body, not tail. Where some is found, the reach before is
-         * tested the same way against an axis drawn without it (rings that
-         * hold body skin lean the axis towards it), up to three reaches. */
-        float gend = cut >= 0 ? (float)((cut + 1) * h) : gmax + (float)h, gz = gend;
-        int trim = 0;
-        for (int it = 0; it < 3 && tube; it++) {
-            float axis_p[3], axis_d[3], rtube;
-            if (!tb__tube_end_axis(acc, nb, h, gz, axis_p, axis_d, &rtube))
-                break;
-            float rfar = rtube > 2 * (float)h ? rtube : 2 * (float)h;
-            if (tb__tube_trim_side(st, it ? acc : NULL, h, mv, n, dist, in, gz, rfar, axis_p, axis_d, rtube) == 0)
-                break;
-            /* a reach before the first where (nearly) all skin is off the
-             * axis holds no tube to trim from: the tube ended before it, or
-             * the part was never one; that reach is left as it was */
-            const double *ring = it ? acc : NULL;
-            uint32_t zone = 0, off = 0;
-            for (uint32_t k = 0; k < n; k++) {
-                if (in[mv[k]] != 1 || !(dist[mv[k]] < gz) || dist[mv[k]] < gz - rfar)
-                    continue;
-                zone++;
-                off += (uint32_t)tb__tube_off_axis(st, ring, h, mv[k], dist[mv[k]], gz, rfar, axis_p, axis_d, rtube);
-            }
-            if (it > 0 && 3 * off > 2 * zone)
-                break;
-            for (uint32_t k = 0; k < n; k++)
-                if (in[mv[k]] == 1 && tb__tube_off_axis(st, ring, h, mv[k], dist[mv[k]], gz, rfar, axis_p, axis_d, rtube))
-                    in[mv[k]] = 2;
-            trim = 1;
-            gz -= rfar;
-            tb__tube_rings(st, mv, n, dist, in, h, nb, acc);
-        }
-        if (cut >= 0 || trim) {
-            size_t keep = 0;
-            for (uint32_t k = 0; k < n; k++)
-                keep += dist[mv[k]] < gend && in[mv[k]] != 2;
-            if (keep >= (size_t)st->d.min_vertices)
-                for (uint32_t k = 0; k < n; k++) {
-                    uint32_t w = mv[k];
-                    st->comp_uf[w] = tip;
-                    if (!(dist[w] < gend) || in[w] == 2) {
-                        st->far[w] = 0;
-                        st->thin[w] = 0;
-                        st->comp_uf[w] = w;
-                    }
-                }
-        }
-        for (uint32_t k = 0; k < n; k++)
-            in[mv[k]] = 0;
+        r = tb__tube_part(st, &T, err);
     }
 done:
     free(off);
     free(list);
-    free(dist);
-    free(in);
-    free(src);
-    free(acc);
+    free(T.dist);
+    free(T.in);
+    free(T.src);
+    free(T.acc);
     return r;
 }
 
@@ -1942,260 +2204,373 @@ static float tb__body_gap(const tb__state *st, const tb__cell_entry *body, size_
     return cnt ? (float)(sum / (double)cnt) : 0;
 }
 
-tb_result tb__detect_merge(tb__state *st, tb_error *err)
+/* The merge as stages over one state (tb__detect_merge drives them): the
+ * components' shapes; their skin on a grid of row_reach H, in runs of one
+ * component per cell; per run and other component near it, a record of the
+ * gap and of the run's skin lying in the other's tube; the records by pair;
+ * per pair, the layer rule and the row rule. */
+typedef struct tb__merge {
+    tb__state *st;
+    size_t n;              /* components */
+    uint32_t *uf;          /* union-find over the components */
+    tb__shape *sh;         /* per component */
+    tb__cell_entry *e;     /* the components' skin by (cell, component), q entries */
+    size_t q;
+    size_t *run, nrun;     /* start index of each run in e[], then q */
+    tb__cell_entry *re;    /* one per run: its cell and component, v = the run's index */
+    struct tb__near *rec;  /* nrec records, room for rcap */
+    size_t nrec, rcap;
+    tb__cell_entry *body;  /* grid of the body's skin, built when a layer asks */
+    size_t nbody;
+    float cell, inv, tol;
+} tb__merge;
+
+/* runs of one component in one cell, each with up to SAMPLES of its
+ * vertices spread over the run: the pair tests look at samples, so a dense
+ * mesh costs (cells × neighbours × SAMPLES²), not (vertices × vertices in
+ * the 27 cells around) */
+enum { TB__MERGE_SAMPLES = 16 };
+
+static void tb__merge_free(tb__merge *M)
 {
+    free(M->body);
+    free(M->rec);
+    free(M->run);
+    free(M->re);
+    free(M->uf);
+    free(M->e);
+    free(M->sh);
+}
+
+/* Setup: each component its own group and its shape; the grid's cell;
+ * tb__wraps' per-vertex answers, kept from here to the end of the analysis.
+ * 0: out of memory. */
+static int tb__merge_setup(tb__merge *M, tb__state *st)
+{
+    memset(M, 0, sizeof *M);
+    M->st = st;
     size_t n = st->ncomp, F = 0;
     for (size_t i = 0; i < n; i++)
         F += st->comps[i].nverts;
-    uint32_t *uf = NULL;
-    tb__cell_entry *e = NULL, *re = NULL;
-    tb__shape *sh = NULL;
-    size_t *run = NULL;
-    uint64_t *nb = NULL;
-    struct tb__near *rec = NULL;
-    tb__cell_entry *body = NULL; /* grid of the body's skin, built when a layer asks */
-    size_t nbody = 0;
-    tb_result rc = TB_OK;
-    uf = malloc((n ? n : 1) * sizeof *uf);
-    e = malloc((F ? F : 1) * sizeof *e);
-    sh = malloc((n ? n : 1) * sizeof *sh);
-    if (!st->wrap_bin) { /* tb__wraps' per-vertex answers, from here to the end of the analysis */
+    M->n = n;
+    M->uf = malloc((n ? n : 1) * sizeof *M->uf);
+    M->e = malloc((F ? F : 1) * sizeof *M->e);
+    M->sh = malloc((n ? n : 1) * sizeof *M->sh);
+    if (!st->wrap_bin) {
         st->wrap_bin = malloc((st->nw ? st->nw : 1) * sizeof *st->wrap_bin);
         st->wrap_trunk = malloc(st->nw ? st->nw : 1);
         if (!st->wrap_bin || !st->wrap_trunk)
-            goto oom;
+            return 0;
         for (size_t w = 0; w < st->nw; w++)
             st->wrap_bin[w] = -2;
     }
-    /* per pair: along-count of b's vertices in a's tube, gap */
-    if (!uf || !e || !sh)
-        goto oom;
+    if (!M->uf || !M->e || !M->sh)
+        return 0;
     for (size_t i = 0; i < n; i++) {
-        uf[i] = (uint32_t)i;
-        tb__comp_shape(st, &st->comps[i], &sh[i]);
+        M->uf[i] = (uint32_t)i;
+        tb__comp_shape(st, &st->comps[i], &M->sh[i]);
     }
-    float cell = st->d.row_reach * st->H;
-    float inv = cell > 0 ? 1.0f / cell : 1.0f;
+    M->cell = st->d.row_reach * st->H;
+    M->inv = M->cell > 0 ? 1.0f / M->cell : 1.0f;
+    M->tol = 0.01f * st->H;
+    return 1;
+}
+
+/* The components' skin by (cell, component) and its runs; room for the
+ * records (one per run and other component near it, the nearest distance
+ * and the run's vertices estimated in the other's tube, sorted by pair and
+ * reduced: O(R log R)). 0: out of memory. */
+static int tb__merge_runs(tb__merge *M)
+{
+    const tb__state *st = M->st;
+    tb__cell_entry *e = M->e;
     size_t q = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < M->n; i++)
         for (size_t k = 0; k < st->comps[i].nverts; k++) {
             uint32_t c[3];
-            tb__cell_of(st, st->wpos + (size_t)st->comps[i].verts[k] * 3, inv, c);
+            tb__cell_of(st, st->wpos + (size_t)st->comps[i].verts[k] * 3, M->inv, c);
             e[q].key = tb__cell_key(c);
             e[q].comp = (uint32_t)i;
             e[q].v = st->comps[i].verts[k];
             q++;
         }
     tb__sort_cells(e, q);
-    /* runs of one component in one cell, each with up to SAMPLES of its
-     * vertices spread over the run: the pair tests look at samples, so a
-     * dense mesh costs (cells × neighbours × SAMPLES²), not (vertices ×
-     * vertices in the 27 cells around) */
-    enum { SAMPLES = 16 };
+    M->q = q;
     size_t nrun = 0;
     for (size_t k = 0; k < q; k++)
         nrun += !k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp;
-    run = malloc((nrun + 1) * sizeof *run); /* start index of each run, then q */
-    /* run keys for the neighbour search: one entry per run */
-    re = malloc((nrun ? nrun : 1) * sizeof *re);
-    /* one record per (run, other component) near it: the nearest distance
-     * (gap) and the run's vertices estimated in the other's tube; sorted by
-     * pair and reduced, O(R log R) */
-    size_t rcap = 256, nrec = 0;
-    rec = malloc(rcap * sizeof *rec);
-    if (!rec || !run || !re)
-        goto oom;
+    M->run = malloc((nrun + 1) * sizeof *M->run);
+    M->re = malloc((nrun ? nrun : 1) * sizeof *M->re);
+    M->rcap = 256;
+    M->rec = malloc(M->rcap * sizeof *M->rec);
+    if (!M->rec || !M->run || !M->re)
+        return 0;
     nrun = 0;
     for (size_t k = 0; k < q; k++)
         if (!k || e[k].key != e[k - 1].key || e[k].comp != e[k - 1].comp) {
-            re[nrun] = e[k];
-            re[nrun].v = (uint32_t)nrun; /* the run's index */
-            run[nrun++] = k;
+            M->re[nrun] = e[k];
+            M->re[nrun].v = (uint32_t)nrun; /* the run's index */
+            M->run[nrun++] = k;
         }
-    run[nrun] = q;
-    float tol = 0.01f * st->H;
-    size_t ncap = 64;
-    nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
-    if (!nb)
-        goto oom;
-    for (size_t x = 0; x < nrun; x++) {
-        uint32_t c[3];
-        size_t lo[27], hi[27], nn = 0;
-        tb__key_cell(re[x].key, c);
-        uint32_t me = re[x].comp;
-        size_t xs = run[x], xn = run[x + 1] - run[x];
-        size_t xstep = xn > SAMPLES ? xn / SAMPLES : 1;
-        int nr = tb__neighbours(re, nrun, c, lo, hi);
-        for (int r = 0; r < nr; r++)
-            for (size_t t = lo[r]; t < hi[r]; t++) {
-                if (re[t].comp == me)
-                    continue;
-                if (nn == ncap) {
-                    ncap *= 2;
-                    void *n2 = realloc(nb, ncap * sizeof *nb);
-                    if (!n2)
-                        goto oom;
-                    nb = n2;
-                }
-                nb[nn++] = (uint64_t)re[t].comp << 32 | re[t].v;
+    M->run[nrun] = q;
+    M->nrun = nrun;
+    return 1;
+}
+
+/* The runs of other components in the 27 cells around run x, as other
+ * comp << 32 | its run, sorted into *nb (grown as needed). 0: out of memory. */
+static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t *ncap, size_t *count)
+{
+    uint32_t c[3];
+    size_t lo[27], hi[27], nn = 0;
+    tb__key_cell(M->re[x].key, c);
+    uint32_t me = M->re[x].comp;
+    int nr = tb__neighbours(M->re, M->nrun, c, lo, hi);
+    for (int r = 0; r < nr; r++)
+        for (size_t t = lo[r]; t < hi[r]; t++) {
+            if (M->re[t].comp == me)
+                continue;
+            if (nn == *ncap) {
+                void *n2 = realloc(*nb, 2 * *ncap * sizeof **nb);
+                if (!n2)
+                    return 0;
+                *nb = n2;
+                *ncap *= 2;
             }
-        tb__sort_u64(nb, nn);
-        /* per other component: x's samples against its runs around */
-        for (size_t g0 = 0; g0 < nn;) {
+            (*nb)[nn++] = (uint64_t)M->re[t].comp << 32 | M->re[t].v;
+        }
+    tb__sort_u64(*nb, nn);
+    *count = nn;
+    return 1;
+}
+
+/* Run x's samples against the samples of one other component's runs
+ * nb[g0..g1): the least squared distance, and in *in how many of the
+ * *tried samples lie in that component's tube. */
+static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, const uint64_t *nb, size_t g0,
+                               size_t g1, size_t *tried, size_t *in)
+{
+    const tb__state *st = M->st;
+    const tb__cell_entry *e = M->e;
+    size_t xs = M->run[x], xn = M->run[x + 1] - M->run[x];
+    size_t xstep = xn > TB__MERGE_SAMPLES ? xn / TB__MERGE_SAMPLES : 1;
+    float gap2 = INFINITY;
+    *tried = *in = 0;
+    for (size_t i = 0; i < xn; i += xstep) {
+        const float *p = st->wpos + (size_t)e[xs + i].v * 3;
+        int inside = 0;
+        for (size_t gi = g0; gi < g1; gi++) {
+            size_t y = (size_t)(uint32_t)nb[gi], ys = M->run[y], yn = M->run[y + 1] - M->run[y];
+            size_t ystep = yn > TB__MERGE_SAMPLES ? yn / TB__MERGE_SAMPLES : 1;
+            for (size_t j = 0; j < yn; j += ystep) {
+                uint32_t ov = e[ys + j].v;
+                const float *o = st->wpos + (size_t)ov * 3, *m = st->mpos + (size_t)ov * 3;
+                /* squared: sqrtf is monotone, the root of the least is the least root */
+                float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
+                           (o[2] - p[2]) * (o[2] - p[2]);
+                gap2 = d2 < gap2 ? d2 : gap2;
+                if (inside || !st->thin[ov])
+                    continue; /* decided, or no tube to lie along */
+                float d = sqrtf(d2);
+                float rm = st->mrad[ov], cap = 2 * M->sh[other].rad;
+                rm = rm < cap ? rm : cap;
+                float dm = rm > 0 ? sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                          (m[2] - p[2]) * (m[2] - p[2]))
+                                  : 0;
+                /* the tube of the other's free part (its off-bone skin):
+                 * a root sunk into the body is no tube to lie along */
+                /* a layer lies over the other's surface (fur over
+                 * skin), between 0.8 and 1.6 times its local radius,
+                 * not through its inside (an accessory the root of a
+                 * tail is sunk through) */
+                inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * M->tol;
+            }
+        }
+        (*tried)++;
+        *in += (size_t)inside;
+    }
+    return gap2;
+}
+
+/* One record: run x of component me against component other. 0: out of memory. */
+static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in)
+{
+    uint32_t me = M->re[x].comp;
+    size_t xn = M->run[x + 1] - M->run[x];
+    if (M->nrec == M->rcap) {
+        void *nr2 = realloc(M->rec, 2 * M->rcap * sizeof *M->rec);
+        if (!nr2)
+            return 0;
+        M->rec = nr2;
+        M->rcap *= 2;
+    }
+    float est = tried ? (float)xn * (float)in / (float)tried : 0;
+    struct tb__near *z = &M->rec[M->nrec++];
+    z->a = me < other ? me : other;
+    z->b = me < other ? other : me;
+    z->gap = sqrtf(gap2);
+    z->b_in_a = me == z->b ? est : 0;
+    z->a_in_b = me == z->a ? est : 0;
+    return 1;
+}
+
+/* Per run, per other component around it: its record. 0: out of memory. */
+static int tb__merge_near(tb__merge *M)
+{
+    size_t ncap = 64, nn = 0;
+    uint64_t *nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
+    int ok = nb != NULL;
+    for (size_t x = 0; ok && x < M->nrun; x++) {
+        ok = tb__merge_around(M, x, &nb, &ncap, &nn);
+        for (size_t g0 = 0; ok && g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
-            size_t g1 = g0;
+            size_t g1 = g0, tried, in;
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
-            float gap2 = INFINITY;
-            size_t tried = 0, in = 0;
-            for (size_t i = 0; i < xn; i += xstep) {
-                const float *p = st->wpos + (size_t)e[xs + i].v * 3;
-                int inside = 0;
-                for (size_t gi = g0; gi < g1; gi++) {
-                    size_t y = (size_t)(uint32_t)nb[gi], ys = run[y], yn = run[y + 1] - run[y];
-                    size_t ystep = yn > SAMPLES ? yn / SAMPLES : 1;
-                    for (size_t j = 0; j < yn; j += ystep) {
-                        uint32_t ov = e[ys + j].v;
-                        const float *o = st->wpos + (size_t)ov * 3, *m = st->mpos + (size_t)ov * 3;
-                        /* squared: sqrtf is monotone, the root of the least is the least root */
-                        float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
-                                   (o[2] - p[2]) * (o[2] - p[2]);
-                        gap2 = d2 < gap2 ? d2 : gap2;
-                        if (inside || !st->thin[ov])
-                            continue; /* decided, or no tube to lie along */
-                        float d = sqrtf(d2);
-                        float rm = st->mrad[ov], cap = 2 * sh[other].rad;
-                        rm = rm < cap ? rm : cap;
-                        float dm = rm > 0 ? sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
-                                                  (m[2] - p[2]) * (m[2] - p[2]))
-                                          : 0;
-                        /* the tube of the other's free part (its off-bone skin):
-                         * a root sunk into the body is no tube to lie along */
-                        /* a layer lies over the other's surface (fur over
-                         * skin), between 0.8 and 1.6 times its local radius,
-                         * not through its inside (an accessory the root of a
-                         * tail is sunk through) */
-                        inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * tol;
-                    }
-                }
-                tried++;
-                in += (size_t)inside;
-            }
+            float gap2 = tb__merge_samples(M, x, other, nb, g0, g1, &tried, &in);
             g0 = g1;
-            if (nrec == rcap) {
-                rcap *= 2;
-                void *nr2 = realloc(rec, rcap * sizeof *rec);
-                if (!nr2)
-                    goto oom;
-                rec = nr2;
-            }
-            float est = tried ? (float)xn * (float)in / (float)tried : 0;
-            struct tb__near *z = &rec[nrec++];
-            z->a = me < other ? me : other;
-            z->b = me < other ? other : me;
-            z->gap = sqrtf(gap2);
-            z->b_in_a = me == z->b ? est : 0;
-            z->a_in_b = me == z->a ? est : 0;
+            ok = tb__merge_record(M, x, other, gap2, tried, in);
         }
     }
     free(nb);
-    nb = NULL;
-    { /* by pair, stably (as glibc's merge sort): the sums below add in record order */
-        tb__cell_entry *ix = malloc((nrec ? nrec : 1) * sizeof *ix);
-        struct tb__near *sorted = malloc((nrec ? nrec : 1) * sizeof *sorted);
-        if (!ix || !sorted) {
-            free(ix);
-            free(sorted);
-            goto oom;
-        }
-        for (size_t i = 0; i < nrec; i++) {
-            ix[i].key = (uint64_t)rec[i].a << 32 | rec[i].b;
-            ix[i].comp = 0;
-            ix[i].v = (uint32_t)i;
-        }
-        tb__sort_cells(ix, nrec);
-        for (size_t i = 0; i < nrec; i++)
-            sorted[i] = rec[ix[i].v];
+    return ok;
+}
+
+/* The records by pair, stably (as glibc's merge sort): the sums of
+ * tb__merge_pairs add in record order. 0: out of memory. */
+static int tb__merge_by_pair(tb__merge *M)
+{
+    size_t nrec = M->nrec;
+    tb__cell_entry *ix = malloc((nrec ? nrec : 1) * sizeof *ix);
+    struct tb__near *sorted = malloc((nrec ? nrec : 1) * sizeof *sorted);
+    if (!ix || !sorted) {
         free(ix);
-        free(rec);
-        rec = sorted;
+        free(sorted);
+        return 0;
     }
-    for (size_t i = 0; i < nrec;) {
+    for (size_t i = 0; i < nrec; i++) {
+        ix[i].key = (uint64_t)M->rec[i].a << 32 | M->rec[i].b;
+        ix[i].comp = 0;
+        ix[i].v = (uint32_t)i;
+    }
+    tb__sort_cells(ix, nrec);
+    for (size_t i = 0; i < nrec; i++)
+        sorted[i] = M->rec[ix[i].v];
+    free(ix);
+    free(M->rec);
+    M->rec = sorted;
+    return 1;
+}
+
+/* detached: a piece of its own shell, not far skin of a shell that is
+ * mostly body; only a detached piece joins another component */
+static int tb__merge_detached(const tb__state *st, const tb__comp *C)
+{
+    return st->shell_total[C->shell] - st->shell_far[C->shell] < C->nverts;
+}
+
+/* The layer rule: a detached layer over another off-bone part (fur on a
+ * tail), and no nearer the body than the part it covers: a layer of a tail
+ * lies over its free length; a buckle on the belt where a tail's root sinks
+ * into the body rests on the body, nearer to it than the tail is (at least
+ * twice as near, by the mean distance). ta, tb: each part is off the bone.
+ * 1: they join, 0: not, -1: out of memory. */
+static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta, int tb, float bin, float ain)
+{
+    const tb__state *st = M->st;
+    const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
+    int da = tb__merge_detached(st, A), db = tb__merge_detached(st, B);
+    int along_b = (ta && tb) && db && bin >= 0.9 * (double)B->nverts,
+        along_a = (ta && tb) && da && ain >= 0.9 * (double)A->nverts;
+    if ((along_a || along_b) && !M->body) {
+        M->body = tb__body_grid(st, M->inv, &M->nbody);
+        if (!M->body)
+            return -1;
+    }
+    if (along_b)
+        along_b = 2 * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B) >=
+                  tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A);
+    if (along_a)
+        along_a = 2 * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A) >=
+                  tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B);
+    return along_a || along_b;
+}
+
+/* The row rule: pieces of one row are alike in size (a pouch is no
+ * vertebra of a tail), their gap is small against the shorter, and they lie
+ * end to end: the gap runs along the axis of each elongated piece. */
+static int tb__merge_in_row(const tb__merge *M, uint32_t pa, uint32_t pb, float gap)
+{
+    const tb__shape *sa = &M->sh[pa], *sb = &M->sh[pb];
+    float shorter = sa->extent < sb->extent ? sa->extent : sb->extent,
+          longer = sa->extent < sb->extent ? sb->extent : sa->extent;
+    if (!(gap <= M->st->d.row_gap * shorter && longer <= 3 * shorter))
+        return 0;
+    float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
+    float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
+    float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
+    float cb = dl > 0 ? fabsf(dcv[0] * sb->axis[0] + dcv[1] * sb->axis[1] + dcv[2] * sb->axis[2]) / dl : 1;
+    /* a round piece (a bead) has no direction of its own; a flat one
+     * (a plate) is no bead */
+    int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
+    return (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
+}
+
+/* Whether components pa and pb join, from their reduced record: nothing
+ * that wraps a bone; a layer along the other, or (not a layer: one over
+ * the other's surface joins only as a layer) detached off-bone pieces in a
+ * row. -1: out of memory. */
+static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, float bin, float ain, float gap)
+{
+    const tb__state *st = M->st;
+    const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
+    if (M->sh[pa].wraps || M->sh[pb].wraps)
+        return 0;
+    /* only skin off the bone can be part of a tail: a joint ball or an
+     * armour piece round a bone is body */
+    int ta = 2 * M->sh[pa].thin >= A->nverts, tb = 2 * M->sh[pb].thin >= B->nverts;
+    int along = tb__merge_layer_along(M, pa, pb, ta, tb, bin, ain);
+    if (along)
+        return along;
+    int layer = bin >= 0.9 * (double)B->nverts || ain >= 0.9 * (double)A->nverts;
+    int da = tb__merge_detached(st, A) && ta, db = tb__merge_detached(st, B) && tb;
+    return !layer && da && db && tb__merge_in_row(M, pa, pb, gap);
+}
+
+/* Per pair (its records summed in order): joined or not. 0: out of memory. */
+static int tb__merge_pairs(tb__merge *M)
+{
+    const struct tb__near *rec = M->rec;
+    for (size_t i = 0; i < M->nrec;) {
         size_t j = i;
         float bin = 0, ain = 0;
         float gap = INFINITY;
-        for (; j < nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
+        for (; j < M->nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
             bin += rec[j].b_in_a;
             ain += rec[j].a_in_b;
             gap = rec[j].gap < gap ? rec[j].gap : gap;
         }
         uint32_t pa = rec[i].a, pb = rec[i].b;
         i = j;
-        const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
-        const tb__shape *sa = &sh[pa], *sb = &sh[pb];
-        if (sa->wraps || sb->wraps)
-            continue;
-        /* detached: a piece of its own shell, not far skin of a shell that is
-         * mostly body; only a detached piece joins another component */
-        int da = st->shell_total[A->shell] - st->shell_far[A->shell] < A->nverts,
-            db = st->shell_total[B->shell] - st->shell_far[B->shell] < B->nverts;
-        /* only skin off the bone can be part of a tail: a joint ball or an
-         * armour piece round a bone is body */
-        int ta = 2 * sh[pa].thin >= A->nverts, tb = 2 * sh[pb].thin >= B->nverts;
-        /* along: a detached layer over another off-bone part (fur on a tail),
-         * and no nearer the body than the part it covers: a layer of a tail
-         * lies over its free length; a buckle on the belt where a tail's
-         * root sinks into the body rests on the body, nearer to it than the
-         * tail is (at least twice as near, by the mean distance) */
-        int along_b = (ta && tb) && db && bin >= 0.9 * (double)B->nverts,
-            along_a = (ta && tb) && da && ain >= 0.9 * (double)A->nverts;
-        if ((along_a || along_b) && !body) {
-            body = tb__body_grid(st, inv, &nbody);
-            if (!body)
-                goto oom;
-        }
-        if (along_b)
-            along_b = 2 * tb__body_gap(st, body, nbody, inv, cell, B) >= tb__body_gap(st, body, nbody, inv, cell, A);
-        if (along_a)
-            along_a = 2 * tb__body_gap(st, body, nbody, inv, cell, A) >= tb__body_gap(st, body, nbody, inv, cell, B);
-        int along = along_a || along_b;
-        da &= ta;
-        db &= tb;
-        int row = 0;
-        float shorter = sa->extent < sb->extent ? sa->extent : sb->extent,
-              longer = sa->extent < sb->extent ? sb->extent : sa->extent;
-        /* pieces of one row are alike in size (a pouch is no vertebra of a
-         * tail) and lie end to end, not one over the other's surface (a
-         * layer, which joins only as above) */
-        int layer = bin >= 0.9 * (double)B->nverts || ain >= 0.9 * (double)A->nverts;
-        if (!along && !layer && da && db && gap <= st->d.row_gap * shorter && longer <= 3 * shorter) {
-            float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
-            float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
-            float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
-            float cb = dl > 0 ? fabsf(dcv[0] * sb->axis[0] + dcv[1] * sb->axis[1] + dcv[2] * sb->axis[2]) / dl : 1;
-            /* a round piece (a bead) has no direction of its own; a flat one
-             * (a plate) is no bead */
-            int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
-            row = (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
-        }
-        if (along || row)
-            tb__unite(uf, pa, pb);
+        int join = tb__merge_join(M, pa, pb, bin, ain, gap);
+        if (join < 0)
+            return 0;
+        if (join)
+            tb__unite(M->uf, pa, pb);
     }
-    for (size_t i = 0; i < n; i++)
-        st->comps[i].group = (int)tb__find(uf, (uint32_t)i);
-    goto done;
-oom:
-    rc = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-done:
-    free(body);
-    free(nb);
-    free(rec);
-    free(run);
-    free(re);
-    free(uf);
-    free(e);
-    free(sh);
-    return rc;
+    return 1;
+}
+
+tb_result tb__detect_merge(tb__state *st, tb_error *err)
+{
+    tb__merge M;
+    int ok = tb__merge_setup(&M, st) && tb__merge_runs(&M) && tb__merge_near(&M) && tb__merge_by_pair(&M) &&
+             tb__merge_pairs(&M);
+    if (ok)
+        for (size_t i = 0; i < M.n; i++)
+            st->comps[i].group = (int)tb__find(M.uf, (uint32_t)i);
+    tb__merge_free(&M);
+    return ok ? TB_OK : tb__fail(err, TB_ERR_OOM, NULL, NULL);
 }
 
 /* Bridges between the pieces of a merged group (A6 choice), so the

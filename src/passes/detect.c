@@ -477,51 +477,59 @@ static void tb__an_measures(tb__an_job *j)
 
 /* ---- geodesic: SPEC A9, the length, the chain joints and their rings ------ */
 
-static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
+/* The geodesic's sources: the collar, and the whole non-far band of a
+ * separate shell (choice: a shell whose non-far part is smaller than the
+ * appendage is the tail's own, not the body). Marks the group's separate
+ * pieces; sets j->ns. */
+static void tb__an_sources(tb__an_job *j)
 {
     tb__state *st = j->st;
-    const tb_appendage_desc *d = &st->d;
     tb_appendage *ap = j->ap;
-    int group = j->group;
-    size_t nv = j->nv, nc = j->nc;
-    uint32_t *wv = j->wv, *src = j->src;
-    float *g = j->g;
-    uint8_t *allowed = j->allowed;
-    /* geodesic from the collar, and from the whole non-far band of a
-     * separate shell (choice: a shell whose non-far part is smaller than
-     * the appendage is the tail's own, not the body) */
     size_t ns = 0;
-    for (size_t k = 0; k < nc; k++)
-        src[ns++] = j->wc[k];
+    for (size_t k = 0; k < j->nc; k++)
+        j->src[ns++] = j->wc[k];
     /* a floating group is made of whole shells: separate by construction */
     if (j->floating)
         ap->separate_shell = 1;
     for (size_t i = 0; i < st->ncomp && !j->floating; i++) {
         tb__comp *c = &st->comps[i];
         c->separate = 0;
-        if (c->group != group || !c->ncollar)
+        if (c->group != j->group || !c->ncollar)
             continue;
         size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
-        if (nonfar >= nv || 2 * (double)st->shell_area[c->shell] > st->area_total || tb__shell_band_wraps(st, c->shell))
+        if (nonfar >= j->nv || 2 * (double)st->shell_area[c->shell] > st->area_total ||
+            tb__shell_band_wraps(st, c->shell))
             continue; /* the body's own shell (choice: never more than half the skin; a band round a bone) */
         int dup = 0; /* two pieces of one shell: its band once */
         for (size_t q = 0; q < i; q++)
-            dup |= st->comps[q].group == group && st->comps[q].separate && st->comps[q].shell == c->shell;
+            dup |= st->comps[q].group == j->group && st->comps[q].separate && st->comps[q].shell == c->shell;
         c->separate = 1;
         ap->separate_shell = 1;
         if (dup)
             continue;
         for (uint32_t e = st->shell_off[c->shell]; e < st->shell_off[c->shell + 1]; e++)
             if (!st->far[st->shell_list[e]])
-                src[ns++] = st->shell_list[e];
+                j->src[ns++] = st->shell_list[e];
     }
     j->ns = ns;
+}
+
+/* The walk g from the sources over the appendage (across bridges between
+ * its pieces); pieces nothing reaches: straight-line distance from J_0.
+ * Sorts wv. */
+static tb_result tb__an_walk(tb__an_job *j, tb_error *err)
+{
+    tb__state *st = j->st;
+    tb_appendage *ap = j->ap;
+    size_t nv = j->nv, ns = j->ns;
+    uint32_t *wv = j->wv, *src = j->src;
+    float *g = j->g;
     for (size_t k = 0; k < nv; k++) {
-        allowed[wv[k]] = 1;
+        j->allowed[wv[k]] = 1;
         g[wv[k]] = INFINITY;
     }
     for (size_t k = 0; k < ns; k++) {
-        allowed[src[k]] = 1;
+        j->allowed[src[k]] = 1;
         g[src[k]] = 0;
     }
     tb__graph bridges;
@@ -530,28 +538,43 @@ static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
     if (ap->shell_count > 1)
         r = tb__bridges(st, wv, j->piece, nv, &bridges, err);
     if (r == TB_OK)
-        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, allowed, err);
+        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, j->allowed, err);
     tb__graph_free(&bridges);
     tb__sort_u32(wv, nv);
     if (r != TB_OK)
         return r;
-    /* pieces nothing reaches: straight-line distance from J_0 */
     for (size_t k = 0; k < nv; k++)
         if (!isfinite(g[wv[k]])) {
             const float *p = st->wpos + (size_t)wv[k] * 3;
             float dx = p[0] - ap->attach_point[0], dy = p[1] - ap->attach_point[1], dz = p[2] - ap->attach_point[2];
             g[wv[k]] = sqrtf(dx * dx + dy * dy + dz * dz);
         }
+    return TB_OK;
+}
+
+/* SPEC A9's length: the length_percentile of the walk over the appendage. */
+static tb_result tb__an_length(tb__an_job *j, tb_error *err)
+{
+    size_t nv = j->nv;
     float *gs = malloc((nv ? nv : 1) * sizeof *gs);
     if (!gs)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t k = 0; k < nv; k++)
-        gs[k] = g[wv[k]];
+        gs[k] = j->g[j->wv[k]];
     qsort(gs, nv, sizeof *gs, tb__an_cmp_float);
-    size_t at = (size_t)floor((double)d->length_percentile * (double)(nv - 1) + 0.5);
-    ap->length = gs[at < nv ? at : nv - 1];
+    size_t at = (size_t)floor((double)j->st->d.length_percentile * (double)(nv - 1) + 0.5);
+    j->ap->length = gs[at < nv ? at : nv - 1];
     free(gs);
+    return TB_OK;
+}
 
+/* SPEC A9's K and chain joints with their rings; A10's slenderness and
+ * flatness, and how far the chain leaves the trunk. */
+static void tb__an_chain(tb__an_job *j)
+{
+    tb__state *st = j->st;
+    const tb_appendage_desc *d = &st->d;
+    tb_appendage *ap = j->ap;
     int K = (int)lroundf(ap->length / (d->segment_fraction * st->H));
     K = K < d->min_bones ? d->min_bones : K > d->max_bones ? d->max_bones : K;
     j->K = K;
@@ -559,7 +582,7 @@ static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
     memset(j->radius, 0, sizeof j->radius);
     j->flat = 1;
     if (ap->length > 0)
-        tb__chain_joints(st, wv, nv, g, ap->length, K, ap->attach_point, ap->chain_joints, radius, &j->flat);
+        tb__chain_joints(st, j->wv, j->nv, j->g, ap->length, K, ap->attach_point, ap->chain_joints, radius, &j->flat);
     /* SPEC A10: long = a tube much longer than it is thick, however it curls
      * (a curled tail's covariance is round); a sheet (cape) is never a tube */
     double rsum = 0;
@@ -578,7 +601,18 @@ static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
         d0 = t < d0 ? t : d0;
     }
     ap->leave = ap->length > 0 && isfinite(d0) && isfinite(dk) ? (dk - d0) / ap->length : 0;
-    return TB_OK;
+}
+
+/* Stages: the sources; the walk; the length; the chain. */
+static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
+{
+    tb__an_sources(j);
+    tb_result r = tb__an_walk(j, err);
+    if (r == TB_OK)
+        r = tb__an_length(j, err);
+    if (r == TB_OK)
+        tb__an_chain(j);
+    return r;
 }
 
 /* A sheet (cape, plate): its section is flat and it is not much longer than
@@ -724,6 +758,54 @@ static void tb__classify_on_spine(const tb__app_measures *ms, const tb_appendage
     }
 }
 
+/* SPEC A7: a carried object (scabbard, quiver, strap) is one rigid shell,
+ * straight, of nearly constant section, lying along the trunk instead of
+ * leaving it (A10's leave) (the A7 tail signs taper and bend, read the
+ * other way). */
+static int tb__is_carried_rod(const tb__app_measures *ms, const tb_appendage_desc *d)
+{
+    return ms->separate_shell && ms->shell_count == 1 && ms->rod_extent >= d->tail_length_min * ms->H &&
+           ms->rod_bow <= d->tail_bend_min && ms->rod_section * d->tail_taper_max <= 1 && ms->leave < d->leave_min;
+}
+
+/* A carried rod: rigid on the trunk bone it crosses. */
+static void tb__classify_carried_rod(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out)
+{
+    const char *attach_name = ms->attach_name;
+    if (ms->trunk_joint >= 0) {
+        out->attach_joint = ms->trunk_joint;
+        attach_name = ms->trunk_name;
+    }
+    out->kind = TB_KIND_CARRIED;
+    out->decision = TB_DECIDE_RIGID;
+    out->parent_joint = out->attach_joint;
+    snprintf(out->reason, sizeof out->reason,
+             "a separate straight rod %.3g long (bow %.2f <= %.2f, section ratio %.2f <= %.2f) lying along the "
+             "trunk (leave %.2f): carried, rigid on %s",
+             ms->rod_extent, ms->rod_bow, d->tail_bend_min, ms->rod_section, 1 / d->tail_taper_max, ms->leave,
+             attach_name);
+}
+
+/* Not long (or a sheet) on the trunk: wide (cape, skirt), untouched unless
+ * asked to bind it rigidly. */
+static void tb__classify_wide(const tb__app_measures *ms, const tb_appendage_desc *d, int sheet, tb__app_class *out)
+{
+    const char *what = sheet ? "a sheet" : "not long", *cls = tb_role_class_name(ms->cls);
+    out->kind = TB_KIND_WIDE;
+    if (d->rigid_wide) {
+        out->decision = TB_DECIDE_RIGID;
+        out->parent_joint = ms->attach;
+        snprintf(out->reason, sizeof out->reason,
+                 "%s (elongation %.2f, slenderness %.1f) on the %s (%s): wide; bound rigidly on request", what,
+                 ms->elongation, ms->slenderness, cls, ms->attach_name);
+    } else {
+        snprintf(out->reason, sizeof out->reason,
+                 "%s (elongation %.2f, slenderness %.1f, section flatness %.1f) on the %s (%s): wide (cape, "
+                 "skirt), untouched by default", what, ms->elongation, ms->slenderness, ms->flatness, cls,
+                 ms->attach_name);
+    }
+}
+
 void tb__classify(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out)
 {
     memset(out, 0, sizeof *out);
@@ -768,42 +850,14 @@ void tb__classify(const tb__app_measures *ms, const tb_appendage_desc *d, tb__ap
     } else if (cls != TB_CLASS_PELVIS && cls != TB_CLASS_SPINE) {
         out->kind = TB_KIND_OTHER;
         snprintf(why, wn, "attached to %s, a joint of no known class: left as rigged", attach_name);
-    } else if (long_ && ms->separate_shell && ms->shell_count == 1 && ms->rod_extent >= d->tail_length_min * ms->H &&
-               ms->rod_bow <= d->tail_bend_min && ms->rod_section * d->tail_taper_max <= 1 &&
-               ms->leave < d->leave_min) {
-        /* SPEC A7: a carried object (scabbard, quiver, strap) is one rigid
-         * shell, straight, of nearly constant section, lying along the trunk
-         * instead of leaving it (A10's leave): rigid on the trunk bone it
-         * crosses (the A7 tail signs taper and bend, read the other way) */
-        if (ms->trunk_joint >= 0) {
-            out->attach_joint = ms->trunk_joint;
-            attach_name = ms->trunk_name;
-        }
-        out->kind = TB_KIND_CARRIED;
-        out->decision = TB_DECIDE_RIGID;
-        out->parent_joint = out->attach_joint;
-        snprintf(why, wn,
-                 "a separate straight rod %.3g long (bow %.2f <= %.2f, section ratio %.2f <= %.2f) lying along the "
-                 "trunk (leave %.2f): carried, rigid on %s",
-                 ms->rod_extent, ms->rod_bow, d->tail_bend_min, ms->rod_section, 1 / d->tail_taper_max, ms->leave,
-                 attach_name);
+    } else if (long_ && tb__is_carried_rod(ms, d)) {
+        tb__classify_carried_rod(ms, d, out);
     } else if (long_ && ms->length < d->tail_length_min * ms->H) {
         out->kind = TB_KIND_SHORT;
         snprintf(why, wn, "elongation %.2f but length L %.3g < %.2f H: too short for bones (pouch, spike)",
                  ms->elongation, ms->length, d->tail_length_min);
     } else if (!long_) {
-        out->kind = TB_KIND_WIDE;
-        if (d->rigid_wide) {
-            out->decision = TB_DECIDE_RIGID;
-            out->parent_joint = ms->attach;
-            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f) on the %s (%s): wide; bound rigidly on request",
-                     sheet ? "a sheet" : "not long", ms->elongation, ms->slenderness, tb_role_class_name(cls),
-                     attach_name);
-        } else {
-            snprintf(why, wn, "%s (elongation %.2f, slenderness %.1f, section flatness %.1f) on the %s (%s): wide (cape, "
-                     "skirt), untouched by default", sheet ? "a sheet" : "not long", ms->elongation, ms->slenderness,
-                     ms->flatness, tb_role_class_name(cls), attach_name);
-        }
+        tb__classify_wide(ms, d, sheet, out);
     } else if (ms->leave < d->leave_min) {
         /* SPEC A10: a tail leaves the body; what runs along it at one
          * distance (a belt of pouches, a strap, a scabbard at the hip) is

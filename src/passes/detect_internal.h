@@ -61,6 +61,8 @@ typedef struct tb__state {
     uint32_t *shell_total_pre; /* per shell root: welded vertices (before far is known) */
     int32_t *wrap_bin;  /* per welded id: tb__wraps' bone sector, -2 until asked (from the merge on) */
     int8_t *wrap_trunk; /* per welded id: tb__wraps' trunk sector */
+    uint32_t *surf;     /* per model vertex: its surface before the weld (root over the model's
+                           triangles), kept until the far parts are known */
 } tb__state;
 
 /* appendage.c's stages and helpers that detect.c uses */
