@@ -59,10 +59,36 @@ static void tail_names_follow_the_documented_rule(void **state)
     assert_false(tb_tail_name_parse(NULL, NULL, NULL));
 }
 
+/* The names tailbone writes are read back by the rule as the same chain and
+ * index, for every chain letter and the weightless end. */
+static void written_names_parse_back(void **state)
+{
+    (void)state;
+    char name[32], prefix[8];
+    for (int chain = 0; chain < 26; chain++) {
+        tb_tail_name_format(prefix, sizeof prefix, chain, -1);
+        for (int index = 0; index <= 64; index++) {
+            tb_tail_name_format(name, sizeof name, chain, index);
+            int c = -1, i = -1;
+            size_t pl = 0;
+            assert_true(tb_tail_name_split(name, &pl, &c, &i));
+            assert_int_equal(c, chain);
+            assert_int_equal(i, index);
+            assert_int_equal(pl, strlen(prefix));
+            assert_memory_equal(name, prefix, pl);
+        }
+    }
+    tb_tail_name_format(name, sizeof name, 1, 0);
+    assert_string_equal(name, "TailB_End");
+    tb_tail_name_format(name, sizeof name, 0, 12);
+    assert_string_equal(name, "Tail_12");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tail_names_follow_the_documented_rule),
+        cmocka_unit_test(written_names_parse_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

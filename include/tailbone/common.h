@@ -70,6 +70,12 @@ int tb_tail_name_parse(const char *name, int *chain, int *index);
 /* The same, with prefix_len: the length of the name up to and including the
  * '_' before N; the bones of one chain share it. */
 int tb_tail_name_split(const char *name, size_t *prefix_len, int *chain, int *index);
+/* Writes the name tailbone gives a bone of chain `chain` (0..25): "Tail_N" /
+ * "TailB_N" … for index N >= 1, "Tail_End" / "TailB_End" … for index 0, or,
+ * with index -1, the chain's prefix alone ("Tail_", "TailB_"). The inverse of
+ * tb_tail_name_parse for its names without PREFIX. Returns what snprintf
+ * returns (the length wanted; out holds at most size - 1 characters). */
+int tb_tail_name_format(char *out, size_t size, int chain, int index);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* The one rule for tailbone's tail bone names (tailbone/common.h), used by
  * the runtime's spring (chains found by name) and by every offline pass. */
+#include <stdio.h>
 #include <string.h>
 
 #include "tailbone/common.h"
@@ -51,4 +52,14 @@ int tb_tail_name_split(const char *name, size_t *prefix_len, int *chain, int *in
 int tb_tail_name_parse(const char *name, int *chain, int *index)
 {
     return tb_tail_name_split(name, NULL, chain, index);
+}
+
+int tb_tail_name_format(char *out, size_t size, int chain, int index)
+{
+    char stem[8] = "Tail";
+    if (chain > 0)
+        stem[4] = (char)('A' + chain), stem[5] = 0;
+    if (index > 0)
+        return snprintf(out, size, "%s_%d", stem, index);
+    return snprintf(out, size, index == 0 ? "%s_End" : "%s_", stem);
 }

@@ -2828,10 +2828,7 @@ json_t *tb_appendage_report_json(const tb_appendage_report *rep)
             json_object_set_new(e, "parent", json_string(a->chain_parent));
         if (a->chain >= 0) {
             char prefix[8];
-            if (a->chain == 0)
-                snprintf(prefix, sizeof prefix, "Tail_");
-            else
-                snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + a->chain);
+            tb_tail_name_format(prefix, sizeof prefix, a->chain, -1);
             json_object_set_new(e, "chain", json_string(prefix));
         }
         if (a->decision == TB_DECIDE_CHAIN) {

@@ -1236,15 +1236,8 @@ static tb_result tb__aa_joints(tb__aa_job *j, const tb_appendage *a, int P, int 
         glm_mat4_inv((vec4 *)prevW, (vec4 *)inv);
         tb_mat4_mul(local, inv, Wi); /* pure translation in the parent's frame */
         glm_mat4_inv((vec4 *)Wi, (vec4 *)j->ibm[j->ibm_n++]);
-        char prefix[8], name[32];
-        if (letter)
-            snprintf(prefix, sizeof prefix, "Tail%c_", 'A' + letter);
-        else
-            snprintf(prefix, sizeof prefix, "Tail_");
-        if (i < K)
-            snprintf(name, sizeof name, "%s%d", prefix, i + 1);
-        else
-            snprintf(name, sizeof name, "%sEnd", prefix);
+        char name[32];
+        tb_tail_name_format(name, sizeof name, letter, i < K ? i + 1 : 0);
         json_t *nd = json_object();
         json_object_set_new(nd, "name", json_string(name));
         json_t *t = json_array();
