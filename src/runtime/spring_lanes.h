@@ -603,10 +603,8 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
     tb__v3v Po = Fo;
 #ifdef TB__FAST
     tb__qv F = hips; /* A_0 = b_a */
-    (void)last;
 #else
     tb__qv F = Fr;
-    (void)last;
 #endif
     tb__vf Ps = Fs;
     const tb__v3v root = tb__madd(Po, Ps, tb__qrot(F, TB__M_T(&L[0])));
@@ -770,10 +768,12 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         l->q = lq;
 #endif
         l->bend = q;
-        l->head = hd;
-        l->target = T;
-        l->length = ell;
-        l->contact = contact;
+        if (last) { /* read only after the frame's last sub-step */
+            l->head = hd;
+            l->target = T;
+            l->length = ell;
+            l->contact = contact;
+        }
         l->p = p;
         l->v = v;
 
