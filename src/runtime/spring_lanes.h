@@ -89,10 +89,18 @@ TB__VI tb__qv tb__qsel(tb__vi m, tb__qv a, tb__qv b)
 
 TB__VI int tb__any(tb__vi m)
 {
+#if TB__LANES == 16 && defined(__AVX512F__)
+    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0; /* vptestmd */
+#elif TB__LANES == 8 && defined(__AVX__)
+    return !_mm256_testz_si256((__m256i)m, (__m256i)m); /* vptest */
+#elif TB__LANES == 4 && defined(__SSE4_1__)
+    return !_mm_testz_si128((__m128i)m, (__m128i)m);
+#else
     int32_t r = 0;
     for (int k = 0; k < TB__LANES; k++)
         r |= m[k];
     return r != 0;
+#endif
 }
 
 TB__VI tb__vf tb__vsqrt(tb__vf a)
