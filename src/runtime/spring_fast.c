@@ -9,10 +9,11 @@
  * a series in cos θ beyond, the coupling's series weights computed once
  * per block and frame), reciprocal square roots with one Newton step
  * instead of square roots and divisions, no renormalisation of products of
- * unit quaternions, and FMA contraction (this file is built with
- * -ffp-contract=fast). Outside the lanes, the anchor frames come from
- * tb__frame_approx (spring_batch.c: no glm_mat3_quat, cbrtf only as a
- * fall-back) and the teleport test compares cosines (no acosf). Every SPEC
+ * unit quaternions, link frames kept in the hips frame (Pr A⁻¹: fewer
+ * rotations per link; tb__bend in spring_lanes.h), and FMA contraction
+ * (this file is built with -ffp-contract=fast). Outside the lanes, the
+ * anchor frames come from tb__frame_approx (spring_batch.c: no
+ * glm_mat3_quat, cbrtf only as a fall-back) and the teleport test compares cosines (no acosf). Every SPEC
  * B rule is the reference's, branch for branch: test_rt_spring_fast runs
  * every test of test_rt_spring.c through this step, and test_rt_spring.c
  * measures how far it strays from the reference (docs/spring.md, "The

@@ -49,6 +49,8 @@
 #define tb__transpose TB__SUFFIX(tb__transpose)
 #define tb__rows_in TB__SUFFIX(tb__rows_in)
 #define tb__rows_out TB__SUFFIX(tb__rows_out)
+#define tb__bend TB__SUFFIX(tb__bend)
+#define tb__bdir TB__SUFFIX(tb__bdir)
 
 typedef float tb__vf __attribute__((vector_size(4 * TB__LANES)));
 typedef int32_t tb__vi __attribute__((vector_size(4 * TB__LANES)));
@@ -87,10 +89,18 @@ TB__VI tb__qv tb__qsel(tb__vi m, tb__qv a, tb__qv b)
 
 TB__VI int tb__any(tb__vi m)
 {
+#if TB__LANES == 16 && defined(__AVX512F__)
+    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0; /* vptestmd */
+#elif TB__LANES == 8 && defined(__AVX__)
+    return !_mm256_testz_si256((__m256i)m, (__m256i)m); /* vptest */
+#elif TB__LANES == 4 && defined(__SSE4_1__)
+    return !_mm_testz_si128((__m128i)m, (__m128i)m);
+#else
     int32_t r = 0;
     for (int k = 0; k < TB__LANES; k++)
         r |= m[k];
     return r != 0;
+#endif
 }
 
 TB__VI tb__vf tb__vsqrt(tb__vf a)
@@ -324,6 +334,9 @@ typedef struct tb__lane_link {
     tb__v3v t, sc, r;
     tb__qv A, qhat;
     tb__vf lambda, sigma, omega2, damp;
+    /* The approximate step's link frames (tb__bend): t and r turned by A
+     * into the hips frame, once per frame. */
+    tb__v3v At, Ar;
     /* State. */
     tb__v3v p, v;
     tb__qv q, bend, bend_old;
@@ -453,14 +466,18 @@ TB__VI tb__qv tb__fslerp_k(tb__qv a, tb__qv b, const tb__vf *wa_k, const tb__vf 
     const tb__vf sg = tb__vsel(c < tb__vs(0.0f), tb__vs(-1.0f), tb__vs(1.0f));
     c = tb__vabs(c);
     const tb__vi far = c <= tb__vs(0.9995f);
-    const tb__vf x = c - tb__vs(1.0f), x2 = x * x, x4 = x2 * x2, x8 = x4 * x4;
+    tb__vf wa = wa_k[0], wb = wb_k[0];
+    if (tb__any(far)) { /* the series only when some lane needs it */
+        const tb__vf x = c - tb__vs(1.0f), x2 = x * x, x4 = x2 * x2, x8 = x4 * x4;
 #define TB__ESTRIN(k)                                                                              \
     (((k)[0] + (k)[1] * x) + ((k)[2] + (k)[3] * x) * x2 +                                          \
      (((k)[4] + (k)[5] * x) + ((k)[6] + (k)[7] * x) * x2) * x4 +                                   \
      (((k)[8] + (k)[9] * x) + (k)[10] * x2) * x8)
-    const tb__vf wa = tb__vsel(far, TB__ESTRIN(wa_k), wa_k[0]);
-    const tb__vf wb = tb__vsel(far, TB__ESTRIN(wb_k), wb_k[0]) * sg;
+        wa = tb__vsel(far, TB__ESTRIN(wa_k), wa);
+        wb = tb__vsel(far, TB__ESTRIN(wb_k), wb);
 #undef TB__ESTRIN
+    }
+    wb *= sg;
     const tb__qv d = {wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
                       wa * a.w + wb * b.w};
     const tb__vf k = tb__vrsqrt(d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w);
@@ -520,13 +537,8 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
 #define TB__M_TINY tb__vs(1e-18f) /* |v| > 0, as fnorm sees it */
 #define TB__M_NORM(v) ((void)tb__fnorm(v))
 #define TB__M_LEN(v) tb__fsqrt(tb__fnorm(v)) /* |v|, v made unit */
-#define TB__M_RENORM(v) ((void)0)            /* a unit vector turned: unit */
-#define TB__M_QRENORM(q) (q)                 /* a product of unit quaternions */
 #define TB__M_SQRT0(x) tb__fsqrt(x)          /* sqrt(max(x, 0)) */
 #define TB__M_DIV(x, y, inv_y) ((x) * (inv_y))
-#define TB__M_SWING(a, b) tb__fswing(a, b)
-#define TB__M_CONJ(A, Ainv, s) tb__fconj(A, s)    /* A s A⁻¹ */
-#define TB__M_CONJI(A, Ainv, q) tb__fconj(Ainv, q) /* A⁻¹ q A */
 #define TB__M_MID(a, b) tb__fmid(a, b)
 #define TB__M_COUPLE(q, bar, C) tb__fslerp_k(q, bar, (C)->wa, (C)->wb)
 #else
@@ -534,19 +546,60 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
 #define TB__M_TINY tb__vs(0.0f)
 #define TB__M_NORM(v) ((void)tb__v3norm(v))
 #define TB__M_LEN(v) tb__v3norm(v)
-#define TB__M_RENORM(v) ((void)tb__v3norm(v))
-#define TB__M_QRENORM(q) tb__qnorm(q)
 #define TB__M_SQRT0(x) tb__vsqrt(tb__vmax(tb__vs(0.0f), x))
 #define TB__M_DIV(x, y, inv_y) ((x) / (y))
-#define TB__M_SWING(a, b) tb__swing(a, b)
-#define TB__M_CONJ(A, Ainv, s) tb__qmul(tb__qmul(A, s), Ainv)
-#define TB__M_CONJI(A, Ainv, q) tb__qmul(tb__qmul(Ainv, q), A)
 #define TB__M_MID(a, b) tb__midpoint(a, b)
 #define TB__M_COUPLE(q, bar, C) tb__slerp(&(q), &(bar), &(C)->alpha)
 #endif
 
+/* The frame F each link hangs from, its bend q (hips frame) from its
+ * direction d (world), and d back from q. The exact step keeps the
+ * reference's: F = Pr, the parent's world rotation; the swing s of the
+ * rest direction r onto Pr⁻¹ d, q = A s A⁻¹ (s is kept: the link's local
+ * rotation is s qhat); d = Pr A⁻¹ q A r. The approximate step keeps
+ * F = Pr A⁻¹ instead, the hips frame turned by the bends above the link:
+ * since A_{i+1} = A_i qhat_i (tb__chain_prepare), it starts at the hips'
+ * frame and advances by each bend (F q), and a link's rest vectors turn by
+ * it once A has turned them (At = A t, Ar = A r, per frame): q is the
+ * swing of Ar onto F⁻¹ d, d = F q Ar; two rotations and a product fewer
+ * per link, and the local rotation A⁻¹ q A qhat only at the last sub-step. */
+#ifdef TB__FAST
+#define TB__M_T(l) ((l)->At)
+#define TB__M_R(l) ((l)->Ar)
+TB__VI tb__qv tb__bend(tb__qv F, const tb__lane_link *l, tb__v3v d, tb__qv *s)
+{
+    const tb__qv q = tb__fswing(l->Ar, tb__qrot(tb__qconj(F), d));
+    *s = q; /* not used */
+    return q;
+}
+
+TB__VI tb__v3v tb__bdir(tb__qv F, const tb__lane_link *l, tb__qv q, tb__qv *s)
+{
+    *s = q; /* not used */
+    return tb__qrot(F, tb__qrot(q, l->Ar));
+}
+#else
+#define TB__M_T(l) ((l)->t)
+#define TB__M_R(l) ((l)->r)
+TB__VI tb__qv tb__bend(tb__qv F, const tb__lane_link *l, tb__v3v d, tb__qv *s)
+{
+    tb__v3v dl = tb__qrot(tb__qconj(F), d);
+    tb__v3norm(&dl);
+    *s = tb__swing(l->r, dl);
+    return tb__qmul(tb__qmul(l->A, *s), tb__qconj(l->A));
+}
+
+TB__VI tb__v3v tb__bdir(tb__qv F, const tb__lane_link *l, tb__qv q, tb__qv *s)
+{
+    *s = tb__qmul(tb__qmul(tb__qconj(l->A), q), l->A);
+    tb__v3v d = tb__qrot(F, tb__qrot(*s, l->r));
+    tb__v3norm(&d);
+    return d;
+}
+#endif
+
 TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                           tb__qv Fr, tb__vf Fs, float hs)
+                           tb__qv Fr, tb__vf Fs, float hs, int last)
 {
     const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
     const tb__vf inv_h = tb__vs(1.0f / hs);
@@ -556,9 +609,13 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
     tb__v3v nh = {nf.x, zero, nf.z};
     const tb__vf nhl = TB__M_LEN(&nh);
     tb__v3v Po = Fo;
-    tb__qv Pr = Fr;
+#ifdef TB__FAST
+    tb__qv F = hips; /* A_0 = b_a */
+#else
+    tb__qv F = Fr;
+#endif
     tb__vf Ps = Fs;
-    const tb__v3v root = tb__madd(Po, Ps, tb__qrot(Pr, L[0].t));
+    const tb__v3v root = tb__madd(Po, Ps, tb__qrot(F, TB__M_T(&L[0])));
     const tb__vf floor_y = C->floor_y;
     tb__qv bar[TB__LANE_MAX_LINKS];
     const int coupled = n >= 2 && tb__any(C->coupled);
@@ -574,11 +631,11 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
 
     for (int i = 0; i < n; i++) {
         tb__lane_link *l = &L[i];
-        const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(Pr, l->t));
+        const tb__v3v hd = tb__madd(Po, Ps, tb__qrot(F, TB__M_T(l)));
         const tb__vf ell = Ps * l->lambda;
         const tb__vf inv_ell = one / ell;
         (void)inv_ell;
-        const tb__v3v rest_w = tb__qrot(Pr, l->r);
+        const tb__v3v rest_w = tb__qrot(F, TB__M_R(l));
         const tb__v3v T = tb__madd(hd, ell, rest_w);
 
         /* Spring, semi-implicit Euler. */
@@ -597,13 +654,8 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         v = tb__madd(v, -tb__dot(v, d), d);
 
         /* Bend coupling and limit in the hips frame. */
-        const tb__qv pinv = tb__qconj(Pr);
-        tb__v3v dl = tb__qrot(pinv, d);
-        TB__M_RENORM(&dl);
-        tb__qv s = TB__M_SWING(l->r, dl);
-        const tb__qv Ainv = tb__qconj(l->A);
-        (void)Ainv;
-        tb__qv q = TB__M_CONJ(l->A, Ainv, s);
+        tb__qv s;
+        tb__qv q = tb__bend(F, l, d, &s);
         tb__vi changed = C->coupled;
         if (coupled)
             q = tb__qsel(changed, TB__M_COUPLE(q, bar[i], C), q);
@@ -621,9 +673,8 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         }
         if (tb__any(changed)) {
             const tb__v3v before = d;
-            const tb__qv s2 = TB__M_CONJI(l->A, Ainv, q);
-            tb__v3v d2 = tb__qrot(Pr, tb__qrot(s2, l->r));
-            TB__M_RENORM(&d2);
+            tb__qv s2;
+            const tb__v3v d2 = tb__bdir(F, l, q, &s2);
             tb__v3v shift = tb__v3scale((tb__v3v){d2.x - before.x, d2.y - before.y,
                                                   d2.z - before.z},
                                         ell);
@@ -712,24 +763,34 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         }
 
         if (tb__any(moved)) {
-            tb__v3v dm = tb__qrot(pinv, d);
-            TB__M_RENORM(&dm);
-            const tb__qv sm = TB__M_SWING(l->r, dm);
+            tb__qv sm;
+            const tb__qv qm = tb__bend(F, l, d, &sm);
             s = tb__qsel(moved, sm, s);
-            q = tb__qsel(moved, TB__M_CONJ(l->A, Ainv, sm), q);
+            q = tb__qsel(moved, qm, q);
         }
-        const tb__qv lq = TB__M_QRENORM(tb__qmul(s, l->qhat));
+#ifdef TB__FAST
+        if (last) /* the local rotation s qhat = A⁻¹ q A qhat */
+            l->q = tb__qmul(tb__fconj(tb__qconj(l->A), q), l->qhat);
+#else
+        const tb__qv lq = tb__qnorm(tb__qmul(s, l->qhat));
         l->q = lq;
+#endif
         l->bend = q;
-        l->head = hd;
-        l->target = T;
-        l->length = ell;
-        l->contact = contact;
+        if (last) { /* read only after the frame's last sub-step */
+            l->head = hd;
+            l->target = T;
+            l->length = ell;
+            l->contact = contact;
+        }
         l->p = p;
         l->v = v;
 
         Po = hd;
-        Pr = TB__M_QRENORM(tb__qmul(Pr, lq));
+#ifdef TB__FAST
+        F = tb__qmul(F, q);
+#else
+        F = tb__qnorm(tb__qmul(F, lq));
+#endif
         Ps = Ps * l->sigma;
     }
     for (int i = 0; i < n; i++)
@@ -740,15 +801,12 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
 #undef TB__M_TINY
 #undef TB__M_NORM
 #undef TB__M_LEN
-#undef TB__M_RENORM
-#undef TB__M_QRENORM
 #undef TB__M_SQRT0
 #undef TB__M_DIV
-#undef TB__M_SWING
-#undef TB__M_CONJ
-#undef TB__M_CONJI
 #undef TB__M_MID
 #undef TB__M_COUPLE
+#undef TB__M_T
+#undef TB__M_R
 
 
 /* The block's tail locals and world matrices, as tb__write_outputs (spring.c)
@@ -919,6 +977,10 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
         tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
         x->v = (tb__v3v){w[0], w[1], w[2]};
         x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
+#ifdef TB__FAST
+        x->At = tb__qrot(x->A, x->t);
+        x->Ar = tb__qrot(x->A, x->r);
+#endif
     }
     /* The output rows this block writes (locals and world matrices of the
      * links and end joints), now that the links are in cache: they load
@@ -938,7 +1000,7 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
     }
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps)
-            tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h);
+            tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h, 1);
         else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
@@ -950,7 +1012,7 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #else
             const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
 #endif
-            tb__lanes_pass(L, n, &C, o, r, sc, h);
+            tb__lanes_pass(L, n, &C, o, r, sc, h, 0);
         }
     }
     /* The state back, two runs of 16 words per link (p … bend_old,
@@ -1018,3 +1080,5 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__transpose
 #undef tb__rows_in
 #undef tb__rows_out
+#undef tb__bend
+#undef tb__bdir
