@@ -1181,7 +1181,7 @@ static json_t *tb__stats_row(const tb_stretch_stats *st)
     json_object_set_new(o, "p95", tb__num(st->p95));
     json_object_set_new(o, "p99", tb__num(st->p99));
     json_object_set_new(o, "max", tb__num(st->max));
-    json_object_set_new(o, "torn", json_real(isnan(st->torn_frac) ? 0.0 : (double)st->torn_frac));
+    json_object_set_new(o, "torn", tb__num(st->torn_frac)); /* null for a group without edges, as measure --json */
     json_object_set_new(o, "samples", json_integer((json_int_t)st->samples));
     return o;
 }
