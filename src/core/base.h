@@ -19,6 +19,7 @@ tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char 
 /* Units: the library works in radians and metres (glTF's). Degrees only at
  * the edges (options, printed tables): angle_deg = angle_rad * TB_DEG_PER_RAD. */
 #define TB_PI 3.14159265358979323846
+#define TB_PI_F ((float)TB_PI) /* the same float as the literal 3.14159265358979323846f */
 #define TB_DEG_PER_RAD (180.0 / TB_PI)
 #define TB_RAD_PER_DEG (TB_PI / 180.0)
 

@@ -8,7 +8,6 @@
 #include "core/base.h"
 #include "tailbone/retarget.h"
 
-#define TB__PI 3.14159265358979323846f
 
 void tb_ground_supports_free(tb_ground_supports *s)
 {
@@ -339,7 +338,7 @@ void tb_ground_smooth(float *lift, const float *lift_raw, int n, float dt_s, flo
             if (lift_raw[j] <= 0)
                 continue;
             float x = w ? fabsf((float)(i - j)) * dt_s / smooth_s : 0;
-            float k = x >= 1 ? 0 : 0.5f * (1 + cosf(TB__PI * x));
+            float k = x >= 1 ? 0 : 0.5f * (1 + cosf(TB_PI_F * x));
             if (lift_raw[j] * k > best)
                 best = lift_raw[j] * k;
         }

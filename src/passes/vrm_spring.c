@@ -10,7 +10,6 @@
 #include "tailbone/spring.h"
 #include "tailbone/vrm.h"
 
-#define TB__PI 3.14159265358979323846f
 
 int tb_vrm_version(tb_doc *doc)
 {
@@ -121,7 +120,7 @@ static void tb__vs_start(const tb__vs_job *J, int c, const tb_spring_params *p, 
         tb_spring_link_state ls;
         tb_spring_get_link_state(J->a, c, i, &ls);
         float s = K > 1 ? (float)i / (float)(K - 1) : 0;
-        float f = p->root_hz * (1 + (p->tip_ratio - 1) * s), om = 2 * TB__PI * f;
+        float f = p->root_hz * (1 + (p->tip_ratio - 1) * s), om = 2 * TB_PI_F * f;
         jt[i].stiffness = om * om * ls.length_m * h;
         jt[i].drag = (float)(1.0 - exp(-2.0 * zeta * om * h));
         jt[i].gravity = 0;

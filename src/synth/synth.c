@@ -332,7 +332,7 @@ static void tbs__body(tbs_mesh *m)
     const int hn = 15;
     const float cy = 1.775f, ry = 0.125f;
     for (int i = 0; i < hn; i++) {
-        double lat = -TBS_PI / 2 + TBS_PI * (i + 1) / (hn + 1);
+        double lat = -TB_PI / 2 + TB_PI * (i + 1) / (hn + 1);
         rings[i].c[0] = 0;
         rings[i].c[1] = cy + ry * (float)sin(lat);
         rings[i].c[2] = 0.015f;
@@ -388,8 +388,8 @@ static void tbs__tail_dir(tbs_shape shape, double u, double d[3])
         p = 12 + 48 * pow(u, 1.3);
         break;
     }
-    p *= TBS_PI / 180;
-    y *= TBS_PI / 180;
+    p *= TB_PI / 180;
+    y *= TB_PI / 180;
     d[0] = cos(p) * sin(y);
     d[1] = -sin(p);
     d[2] = -cos(p) * cos(y);
@@ -410,7 +410,7 @@ static size_t tbs__tail_shell(tbs_mesh *m, const tbs_poly *pl, double length, fl
         tbs__poly_at(pl, s, rings[i].c);
         double r = r0 * (1 - (1 - tip) * u);
         if (fur) {
-            double bulge = sin(TBS_PI * (u * 1.15 > 1 ? 1 : u * 1.15));
+            double bulge = sin(TB_PI * (u * 1.15 > 1 ? 1 : u * 1.15));
             r = r * 1.6 + 0.03 * bulge;
             r *= 1 + 0.12 * (tbs_rng_float(rng) - 0.5);
         }

@@ -37,7 +37,7 @@ static double tbs__ss(double x)
 
 static double tbs__rad(double deg)
 {
-    return deg * TBS_PI / 180.0;
+    return deg * TB_PI / 180.0;
 }
 
 /* Hips offset that keeps the ankles on their rest height when thighs flex by
@@ -56,7 +56,7 @@ static void tbs__arms_down(tbs_pose *p, double down_deg)
 
 static void tbs__gait(tbs_pose *p, double t, const tbs_gait *g, const tbs_vary *v)
 {
-    double ph = 2 * TBS_PI * t / g->period_s, s = sin(ph), c = cos(ph);
+    double ph = 2 * TB_PI * t / g->period_s, s = sin(ph), c = cos(ph);
     double leg = g->leg * v->leg, arm = g->arm * v->arm;
     double thl = -leg * s + g->bias, thr = leg * s + g->bias;
     /* the knee folds most while its leg swings forward under the body */
@@ -100,7 +100,7 @@ static void tbs__sprint(tbs_pose *p, double t, const tbs_vary *v)
 
 static void tbs__idle(tbs_pose *p, double t, const tbs_vary *v)
 {
-    double ph = 2 * TBS_PI * t / 3.0, s = sin(ph), b = v->breath;
+    double ph = 2 * TB_PI * t / 3.0, s = sin(ph), b = v->breath;
     p->e[TBS_SPINE][0] = 0.5 * b * s;
     p->e[TBS_SPINE1][0] = 0.8 * b * s;
     p->e[TBS_SPINE2][0] = -1.2 * b * s; /* the chest rises as it breathes in */
@@ -175,12 +175,12 @@ static void tbs__back_flip(tbs_pose *p, double t, const tbs_vary *v)
         double f = (t - 0.55) / 0.9;
         lift = 0.05 * (1 - f) + 0.9 * 4 * f * (1 - f);
         flip = -360 * tbs__ss(f);
-        tuck = pow(sin(TBS_PI * f), 2);
+        tuck = pow(sin(TB_PI * f), 2);
         armx = -160 + 110 * tuck;
         back = -0.25 * f;
     } else { /* landing: absorb, then stand */
         double u = (t - 1.45) / 0.45;
-        c = 0.55 * sin(TBS_PI * (u > 1 ? 1 : u));
+        c = 0.55 * sin(TB_PI * (u > 1 ? 1 : u));
         armx = -160 * (1 - tbs__ss(u)) - 40 * c;
         back = -0.25;
     }
@@ -244,8 +244,8 @@ int tbs_add_clips(tb_doc *doc, const int *joint_node, float unit, uint32_t seed)
     v.bob = 1 + 0.10 * (tbs_rng_float(&rng) - 0.5);
     v.sway = 1 + 0.10 * (tbs_rng_float(&rng) - 0.5);
     v.breath = 1 + 0.20 * (tbs_rng_float(&rng) - 0.5);
-    v.ph1 = 2 * TBS_PI * tbs_rng_float(&rng);
-    v.ph2 = 2 * TBS_PI * tbs_rng_float(&rng);
+    v.ph1 = 2 * TB_PI * tbs_rng_float(&rng);
+    v.ph2 = 2 * TB_PI * tbs_rng_float(&rng);
 
     json_t *anims = json_array();
     int ok = anims != NULL;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "core/base.h"
 #include "synth/synth_json.h"
 
 #include "tailbone/gltf.h"
@@ -107,7 +108,6 @@ void tbs_weight_fox(tbs_mesh *m, size_t v0, size_t v1);
 int tbs_add_clips(tb_doc *doc, const int *joint_node, float unit, uint32_t seed);
 
 #define TBS_BIT(j) (1u << (j))
-#define TBS_PI 3.14159265358979323846
 
 /* A body of rigid parts (meshes parented to bone nodes, not skinned) made
  * skinned: each part 100% on the joint it hangs from (skin 0), moved into

@@ -177,7 +177,7 @@ void tbs_mesh_tri(tbs_mesh *m, size_t a, size_t b, size_t c)
 static void tbs__ring_point(const tbs_ring *r, int k, int segs, float out[3])
 {
     /* cos/sin in double so the seam copy (k == segs) lands exactly on k == 0 */
-    double th = 2.0 * TBS_PI * (double)(k % segs) / (double)segs;
+    double th = 2.0 * TB_PI * (double)(k % segs) / (double)segs;
     float c = (float)cos(th), s = (float)sin(th);
     for (int q = 0; q < 3; q++)
         out[q] = r->c[q] + r->ra * c * r->a[q] + (r->rb * s + r->bow * c * c) * r->b[q];
@@ -214,7 +214,7 @@ static void tbs__tube_cap(tbs_mesh *m, const tbs_ring *r, int ri, int segs, int 
         for (int k = 0; k < segs; k++) {
             float p[3];
             tbs__ring_point(r, k, segs, p);
-            double th = 2.0 * TBS_PI * k / segs;
+            double th = 2.0 * TB_PI * k / segs;
             tbs__vertex(m, p, 0.5f + 0.5f * (float)cos(th), 0.5f + 0.5f * (float)sin(th),
                         (uint32_t)(lrim + (size_t)k));
         }

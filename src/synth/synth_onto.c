@@ -671,7 +671,7 @@ static float fx__tail_radius(const fx_build *bd, float s)
     float L = bd->line.s[bd->line.n - 1], x = L > 0 ? s / L : 0;
     float r = bd->tail_r0 * (1.0f - 0.7f * x);
     if (bd->fx->shape == FX_BEAD) /* beads: ~9 bulges along the chain */
-        r *= 0.7f + 0.3f * fabsf(cosf((float)TBS_PI * 9.0f * x));
+        r *= 0.7f + 0.3f * fabsf(cosf((float)TB_PI * 9.0f * x));
     return r;
 }
 
@@ -1149,7 +1149,7 @@ static void fx__band(fx_build *bd, tbs_mesh *me, float u_top, float drop, float 
     const int N = 40;
     tbs_ring rings[40];
     for (int i = 0; i < N; i++) {
-        float th = 2.0f * (float)TBS_PI * (float)i / (float)N, e[3];
+        float th = 2.0f * (float)TB_PI * (float)i / (float)N, e[3];
         for (int k = 0; k < 3; k++)
             e[k] = cosf(th) * b->F[k] + sinf(th) * b->L[k];
         float R = fx__girth(b, u_top, e) + 0.012f * b->H;
