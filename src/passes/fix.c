@@ -130,6 +130,7 @@ typedef struct tb__measure_job {
     tb_fix_report *rep;
     int *clip_of;           /* task k measures bake.clips[clip_of[k]] into stretch[k] */
     tb__task_result *res;
+    const tb_measure_prep *prep; /* the edges' lengths and groups, the tail: one for every clip */
 } tb__measure_job;
 
 static void tb__measure_task(void *ctx, int k, int worker)
@@ -148,6 +149,7 @@ static void tb__measure_task(void *ctx, int k, int worker)
     md.edges = job->edges;
     md.edge_count = job->ne;
     md.tail_joints = job->tail_joints;
+    md.prep = job->prep;
     tb_fix_stretch *s = &job->rep->stretch[k];
     o->r = tb_measure_clip(&s->result, job->m, clip, &md, &o->err);
     if (o->r == TB_OK)
@@ -212,14 +214,20 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     /* every clip in parallel (bake.threads), each into its own slot */
     int n = 0;
     tb__measure_job job = {doc, m, edges, ne, tail_joints, rep, calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
-                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result))};
+                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result)), NULL};
     if (!job.clip_of || !job.res) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     } else {
         for (int c = 0; c < rep->bake.clip_count; c++)
             if (!rep->bake.clips[c].skipped)
                 job.clip_of[n++] = c;
-        tb__parallel_for(n, threads, tb__measure_task, &job);
+        tb_measure_desc pd = {.edges = edges, .edge_count = ne, .tail_joints = tail_joints};
+        tb_measure_prep *prep = NULL;
+        if (n > 0 && (r = tb_measure_prepare(&prep, m, &pd, err)) == TB_OK) {
+            job.prep = prep;
+            tb__parallel_for(n, threads, tb__measure_task, &job);
+        }
+        tb_measure_prep_free(prep);
         for (int k = 0; k < n && r == TB_OK; k++) {
             if (job.res[k].r != TB_OK) {
                 *err = job.res[k].err;
@@ -458,6 +466,7 @@ typedef struct tb__try_job {
     const uint8_t *mask; /* NULL: SPEC C's groups; else the honest seam's (tb__honest) */
     tb_measure_result *cur;
     tb__task_result *res;
+    const tb_measure_prep *prep; /* tb__try_measure's, for every clip */
 } tb__try_job;
 
 static void tb__try_task(void *ctx, int c, int worker)
@@ -472,13 +481,23 @@ static void tb__try_task(void *ctx, int c, int worker)
     md.joints = j->jo;
     md.weights = j->wo;
     md.tail_mask = j->mask;
+    md.prep = j->prep;
     j->res[c].r = tb_measure_clip(&j->cur[c], j->M, j->clips[c], &md, &j->res[c].err);
 }
 
 /* Measures every clip of the job (tj->cur, tj->res); the first failure. */
 static tb_result tb__try_measure(tb__try_job *tj, int n, int threads, tb_error *err)
 {
+    tb_measure_desc pd = {.edges = tj->edges, .edge_count = tj->ne, .joints = tj->jo, .weights = tj->wo,
+                          .tail_mask = tj->mask};
+    tb_measure_prep *prep = NULL;
+    tb_result r = n > 0 ? tb_measure_prepare(&prep, tj->M, &pd, err) : TB_OK;
+    if (r != TB_OK)
+        return r;
+    tj->prep = prep;
     tb__parallel_for(n, threads, tb__try_task, tj);
+    tj->prep = NULL;
+    tb_measure_prep_free(prep);
     for (int c = 0; c < n; c++)
         if (tj->res[c].r != TB_OK) {
             *err = tj->res[c].err;
@@ -571,7 +590,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             if (rep->bake.clips[k].animation == rep->stretch[c].animation)
                 loops[c] = rep->bake.clips[k].looping;
     }
-    tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, NULL, NULL, NULL, cur, tres};
+    tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, NULL, NULL, NULL, cur, tres, NULL};
     if (r == TB_OK) /* the weights as they are: the honest seam too */
         r = tb__honest(&tj, plan, hmask, n, d->bake.threads, best_hs, err);
     if (r == TB_OK) {
