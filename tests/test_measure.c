@@ -1177,7 +1177,8 @@ static void cli_measures_a_baked_clip_as_keyed(void **state)
  * same result as each working it out, with all three groups present (the
  * leg-weighted tail's mask less every third vertex: tail, body and seam
  * edges), on the whole edge list and on the edges near the tail only (runs
- * of skinned vertices, the blend search's case); a prep is refused for
+ * of skinned vertices, the blend search's case), with the edges it was
+ * made from freed; a prep is refused for
  * another model, or when positions are asked of one made without them. */
 static void a_shared_prep_gives_the_same_result(void **state)
 {
@@ -1210,7 +1211,16 @@ static void a_shared_prep_gives_the_same_result(void **state)
         d.edges = subset ? tail_edges : edges;
         d.edge_count = subset ? near : ne;
         tb_measure_prep *prep;
+        /* the prep keeps no pointer to the edges it was given */
+        uint64_t *given = malloc(d.edge_count * sizeof *given);
+        assert_non_null(given);
+        memcpy(given, d.edges, d.edge_count * sizeof *given);
+        const uint64_t *listed = d.edges;
+        d.edges = given;
         assert_int_equal(tb_measure_prepare(&prep, m, &d, &err), TB_OK);
+        memset(given, 0xff, d.edge_count * sizeof *given);
+        free(given);
+        d.edges = listed;
         for (int c = 0; c < 2; c++) {
             tb_clip *clip;
             assert_int_equal(tb_clip_load(&clip, doc, m, tb_clip_find(doc, names[c]), NULL, &err), TB_OK);

@@ -177,10 +177,12 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
                           const tb_measure_desc *desc, tb_error *err);
 
 /* The part of a measure that does not depend on the clip, for the clips of
- * one job to share (desc.prep): the edges' bind lengths and groups (5 bytes
- * an edge), the tail mask, its tip and motion bones, the vertices to skin.
- * Holds pointers to m and to desc's arrays (edges, mask, joints, weights),
- * which must outlive it. Validates desc as tb_measure_clip does. */
+ * one job to share (desc.prep): the edges (9 bytes
+ * an edge and 4 a vertex: the edges by lower vertex, their bind lengths
+ * and groups), the tail mask, its tip and motion bones, the vertices to
+ * skin. Holds pointers to m and to desc's joints and weights, which must
+ * outlive it; desc's edges and mask are copied (the caller may free them).
+ * Validates desc as tb_measure_clip does. */
 tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_measure_desc *desc,
                              tb_error *err);
 void tb_measure_prep_free(tb_measure_prep *p);

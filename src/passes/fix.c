@@ -224,6 +224,9 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
         tb_measure_desc pd = {.edges = edges, .edge_count = ne, .tail_joints = tail_joints};
         tb_measure_prep *prep = NULL;
         if (n > 0 && (r = tb_measure_prepare(&prep, m, &pd, err)) == TB_OK) {
+            free(edges); /* the prep keeps its own, smaller form */
+            edges = NULL;
+            job.edges = NULL;
             job.prep = prep;
             tb__parallel_for(n, threads, tb__measure_task, &job);
         }

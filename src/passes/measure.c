@@ -336,8 +336,10 @@ struct tb_measure_prep {
     const float *weights;
     size_t nv, inf;
     int jc;
-    const uint64_t *edges; /* the caller's (d.edges) or own_edges */
+    const uint64_t *edges; /* the caller's (d.edges) or own_edges: while preparing only */
     size_t ne;
+    uint32_t *first;       /* per vertex + 1: its edges to higher vertices are hi[first[v] … first[v + 1]) */
+    uint32_t *hi;          /* per edge, in the edges' order by lower vertex: its higher vertex */
     size_t group_edges[3]; /* measured edges: tail, body, seam */
     size_t nruns;          /* runs of skinned vertices in runs */
     float torn_above, torn_below;
@@ -357,6 +359,8 @@ void tb_measure_prep_free(tb_measure_prep *p)
     if (!p)
         return;
     free(p->own_edges);
+    free(p->first);
+    free(p->hi);
     free(p->bind_len);
     free(p->group);
     free(p->mask);
@@ -431,13 +435,28 @@ static tb_result tb__prep_setup(tb_measure_prep *p, const tb_measure_desc *d, tb
             return tb__fail(err, TB_ERR_OOM, NULL, NULL);
         p->edges = p->own_edges;
     }
+    if (p->ne >= UINT32_MAX)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    p->first = calloc(p->nv + 2, sizeof *p->first);
+    p->hi = malloc((p->ne + 1) * sizeof *p->hi);
     p->bind_len = malloc((p->ne + 1) * sizeof *p->bind_len);
     p->group = malloc(p->ne + 1);
     p->mask = malloc(p->nv + 1);
     p->is_tail_joint = malloc((size_t)p->jc + 1);
     p->motion = calloc((size_t)p->jc + 1, 1);
-    if (!p->bind_len || !p->group || !p->mask || !p->is_tail_joint || !p->motion)
+    if (!p->first || !p->hi || !p->bind_len || !p->group || !p->mask || !p->is_tail_joint || !p->motion)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* the edges by lower vertex (a stable counting sort: the order of
+     * tb_measure_edges' sorted list), 4 bytes an edge and a vertex */
+    for (size_t e = 0; e < p->ne; e++)
+        p->first[(p->edges[e] >> 32) + 1]++;
+    for (size_t v = 0; v < p->nv; v++)
+        p->first[v + 1] += p->first[v];
+    for (size_t e = 0; e < p->ne; e++)
+        p->hi[p->first[p->edges[e] >> 32]++] = (uint32_t)p->edges[e];
+    for (size_t v = p->nv; v > 0; v--)
+        p->first[v] = p->first[v - 1];
+    p->first[0] = 0;
     tb_measure_result *out = &p->head;
     out->height = m->height;
     out->world_scale = tb_model_world_scale(m); /* the one rule (tailbone/model.h) */
@@ -475,18 +494,19 @@ static void tb__prep_groups(tb_measure_prep *p, const tb_measure_desc *d)
     const tb_model *m = p->m;
     const float min_len = d->degenerate_h * m->height;
     size_t *count = p->group_edges;
-    for (size_t e = 0; e < p->ne; e++) {
-        uint32_t a = (uint32_t)(p->edges[e] >> 32), b = (uint32_t)p->edges[e];
-        float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
-        p->bind_len[e] = len;
-        uint8_t g = 0;
-        if (len >= min_len && isfinite(len))
-            g = (p->mask[a] && p->mask[b]) ? 1 : (!p->mask[a] && !p->mask[b]) ? 2 : 3;
-        p->group[e] = g;
-        count[0] += g == 1;
-        count[1] += g == 2;
-        count[2] += g == 3;
-    }
+    for (size_t a = 0; a < p->nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++) {
+            size_t b = p->hi[e];
+            float len = tb__dist3(m->positions + a * 3, m->positions + b * 3);
+            p->bind_len[e] = len;
+            uint8_t g = 0;
+            if (len >= min_len && isfinite(len))
+                g = (p->mask[a] && p->mask[b]) ? 1 : (!p->mask[a] && !p->mask[b]) ? 2 : 3;
+            p->group[e] = g;
+            count[0] += g == 1;
+            count[1] += g == 2;
+            count[2] += g == 3;
+        }
 }
 
 /* ---- the tail's root and tip (bind space), the bones whose rotation is
@@ -589,12 +609,13 @@ static tb_result tb__prep_runs(tb_measure_prep *p, tb_error *err)
     if (!used)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t count = 0;
-    for (size_t e = 0; e < p->ne; e++)
-        if (p->group[e]) {
-            uint32_t a = (uint32_t)(p->edges[e] >> 32), b = (uint32_t)p->edges[e];
-            count += !used[a] + !used[b];
-            used[a] = used[b] = 1;
-        }
+    for (size_t a = 0; a < nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++)
+            if (p->group[e]) {
+                size_t b = p->hi[e];
+                count += !used[a] + !used[b];
+                used[a] = used[b] = 1;
+            }
     int tip = p->head.tip_vertex;
     if (tip >= 0 && !used[tip])
         used[tip] = 1, count++;
@@ -647,6 +668,10 @@ tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_
         tb__prep_ends(p);
         r = tb__prep_runs(p, err);
     }
+    /* the list itself is not kept (the caller's may be freed) */
+    free(p->own_edges);
+    p->own_edges = NULL;
+    p->edges = NULL;
     if (r != TB_OK) {
         tb_measure_prep_free(p);
         return r;
@@ -758,13 +783,14 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     if (j->d.positions_out)
         memcpy(j->d.positions_out + (size_t)k * nv * 3, s->skinned, nv * 3 * sizeof(float));
-    for (size_t e = 0; e < p->ne; e++) {
-        if (!p->group[e])
-            continue;
-        uint32_t a = (uint32_t)(p->edges[e] >> 32), b = (uint32_t)p->edges[e];
-        float ratio = tb__dist3(s->skinned + (size_t)a * 3, s->skinned + (size_t)b * 3) * j->inv_scale / p->bind_len[e];
-        tb__hist_add(&s->hist[p->group[e] - 1], ratio);
-    }
+    for (size_t a = 0; a < nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++) {
+            if (!p->group[e])
+                continue;
+            size_t b = p->hi[e];
+            float ratio = tb__dist3(s->skinned + a * 3, s->skinned + b * 3) * j->inv_scale / p->bind_len[e];
+            tb__hist_add(&s->hist[p->group[e] - 1], ratio);
+        }
     int tipv = j->out->tip_vertex;
     if (tipv >= 0) {
         const float *tip = s->skinned + (size_t)tipv * 3;
