@@ -635,7 +635,9 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
         }
     }
     tb_model *m = NULL;
-    tb_result r = tb_model_load(&m, doc, -1, err);
+    tb_model_desc md = {0};
+    md.no_normals = 1; /* the bake reads the skeleton, the bind pose's extent and the soles */
+    tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
     tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
