@@ -116,6 +116,11 @@ typedef struct tb_measure_desc {
      * of one job then share it (read-only: from any number of threads)
      * instead of each working it out again into its own copy. */
     const tb_measure_prep *prep;
+    /* NULL, or vertex_count × 3 floats of scratch for the skinned positions
+     * (overwritten): a caller measuring clips on several threads allocates
+     * one a thread, once, on its own thread (glibc gives each thread its own
+     * heap, which does not reuse what the caller's has freed). */
+    float *skinned;
 } tb_measure_desc;
 
 typedef struct tb_stretch_stats {

@@ -121,6 +121,33 @@ typedef struct tb__task_result {
     tb_error err;
 } tb__task_result;
 
+/* One skinned-positions scratch a thread (tb_measure_desc.skinned), for
+ * min(threads, n) threads, allocated here on the calling thread: glibc
+ * gives each worker thread a heap of its own, which would take fresh pages
+ * for its scratch while the caller's heap holds what the job freed.
+ * NULL-terminated; NULL when out of memory. */
+static float **tb__skin_scratch(int threads, int n, size_t nv)
+{
+    int t = threads < n ? threads : n;
+    t = t > 1 ? t : 1;
+    float **b = calloc((size_t)t + 1, sizeof *b);
+    for (int i = 0; b && i < t; i++)
+        if (!(b[i] = malloc((nv + 1) * 3 * sizeof **b))) {
+            while (i-- > 0)
+                free(b[i]);
+            free(b);
+            return NULL;
+        }
+    return b;
+}
+
+static void tb__skin_scratch_free(float **b)
+{
+    for (int i = 0; b && b[i]; i++)
+        free(b[i]);
+    free(b);
+}
+
 typedef struct tb__measure_job {
     const tb_doc *doc;
     const tb_model *m;
@@ -131,11 +158,11 @@ typedef struct tb__measure_job {
     int *clip_of;           /* task k measures bake.clips[clip_of[k]] into stretch[k] */
     tb__task_result *res;
     const tb_measure_prep *prep; /* the edges' lengths and groups, the tail: one for every clip */
+    float **skinned;        /* per worker (tb__skin_scratch) */
 } tb__measure_job;
 
 static void tb__measure_task(void *ctx, int k, int worker)
 {
-    (void)worker;
     tb__measure_job *job = ctx;
     const tb_bake_clip *bc = &job->rep->bake.clips[job->clip_of[k]];
     tb__task_result *o = &job->res[k];
@@ -150,6 +177,7 @@ static void tb__measure_task(void *ctx, int k, int worker)
     md.edge_count = job->ne;
     md.tail_joints = job->tail_joints;
     md.prep = job->prep;
+    md.skinned = job->skinned[worker];
     tb_fix_stretch *s = &job->rep->stretch[k];
     o->r = tb_measure_clip(&s->result, job->m, clip, &md, &o->err);
     if (o->r == TB_OK)
@@ -214,7 +242,7 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     /* every clip in parallel (bake.threads), each into its own slot */
     int n = 0;
     tb__measure_job job = {doc, m, edges, ne, tail_joints, rep, calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
-                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result)), NULL};
+                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result)), NULL, NULL};
     if (!job.clip_of || !job.res) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     } else {
@@ -228,7 +256,11 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
             edges = NULL;
             job.edges = NULL;
             job.prep = prep;
-            tb__parallel_for(n, threads, tb__measure_task, &job);
+            if (!(job.skinned = tb__skin_scratch(threads, n, m->vertex_count)))
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            else
+                tb__parallel_for(n, threads, tb__measure_task, &job);
+            tb__skin_scratch_free(job.skinned);
         }
         tb_measure_prep_free(prep);
         for (int k = 0; k < n && r == TB_OK; k++) {
@@ -470,11 +502,11 @@ typedef struct tb__try_job {
     tb_measure_result *cur;
     tb__task_result *res;
     const tb_measure_prep *prep; /* tb__try_measure's, for every clip */
+    float **skinned;             /* its per worker (tb__skin_scratch) */
 } tb__try_job;
 
 static void tb__try_task(void *ctx, int c, int worker)
 {
-    (void)worker;
     const tb__try_job *j = ctx;
     tb_measure_desc md;
     memset(&md, 0, sizeof md);
@@ -485,6 +517,7 @@ static void tb__try_task(void *ctx, int c, int worker)
     md.weights = j->wo;
     md.tail_mask = j->mask;
     md.prep = j->prep;
+    md.skinned = j->skinned[worker];
     j->res[c].r = tb_measure_clip(&j->cur[c], j->M, j->clips[c], &md, &j->res[c].err);
 }
 
@@ -498,9 +531,16 @@ static tb_result tb__try_measure(tb__try_job *tj, int n, int threads, tb_error *
     if (r != TB_OK)
         return r;
     tj->prep = prep;
-    tb__parallel_for(n, threads, tb__try_task, tj);
+    if (!(tj->skinned = tb__skin_scratch(threads, n, tj->M->vertex_count)))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    else
+        tb__parallel_for(n, threads, tb__try_task, tj);
+    tb__skin_scratch_free(tj->skinned);
+    tj->skinned = NULL;
     tj->prep = NULL;
     tb_measure_prep_free(prep);
+    if (r != TB_OK)
+        return r;
     for (int c = 0; c < n; c++)
         if (tj->res[c].r != TB_OK) {
             *err = tj->res[c].err;
@@ -593,7 +633,7 @@ static tb_result tb__search(tb_doc **doc, const tb_doc *in, const tb_fix_desc *d
             if (rep->bake.clips[k].animation == rep->stretch[c].animation)
                 loops[c] = rep->bake.clips[k].looping;
     }
-    tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, NULL, NULL, NULL, cur, tres, NULL};
+    tb__try_job tj = {M, (const tb_clip *const *)clips, loops, edges, ne, NULL, NULL, NULL, cur, tres, NULL, NULL};
     if (r == TB_OK) /* the weights as they are: the honest seam too */
         r = tb__honest(&tj, plan, hmask, n, d->bake.threads, best_hs, err);
     if (r == TB_OK) {

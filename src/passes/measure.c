@@ -375,7 +375,8 @@ typedef struct tb__scratch {
     tb_transform *locals;
     float (*world)[16];
     float (*skin_mats)[16];
-    float *skinned;
+    float *skinned;      /* desc.skinned, or own_skinned */
+    float *own_skinned;
     tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
     versor *rot0;
 } tb__scratch;
@@ -385,7 +386,7 @@ static void tb__scratch_free(tb__scratch *s)
     free(s->locals);
     free(s->world);
     free(s->skin_mats);
-    free(s->skinned);
+    free(s->own_skinned);
     for (int g = 0; g < 3; g++)
         tb__hist_free(&s->hist[g]);
     free(s->rot0);
@@ -706,7 +707,7 @@ static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
     s->locals = malloc((jc + 1) * sizeof *s->locals);
     s->world = malloc((jc + 1) * sizeof *s->world);
     s->skin_mats = malloc(((size_t)j->m->skin_joint_count + 1) * sizeof *s->skin_mats);
-    s->skinned = malloc((p->nv + 1) * 3 * sizeof *s->skinned);
+    s->skinned = j->d.skinned ? j->d.skinned : (s->own_skinned = malloc((p->nv + 1) * 3 * sizeof *s->skinned));
     s->rot0 = malloc((jc + 1) * sizeof *s->rot0);
     if (!s->locals || !s->world || !s->skin_mats || !s->skinned || !s->rot0)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
