@@ -1240,6 +1240,83 @@ static void cli_measures_a_baked_clip_as_keyed(void **state)
     assert_true(p99[2] != p99[0]);
 }
 
+/* tb_measure_prepare: clips measured with one prep (desc.prep) give the
+ * same result as each working it out, with all three groups present (the
+ * leg-weighted tail's mask less every third vertex: tail, body and seam
+ * edges), on the whole edge list and on the edges near the tail only (runs
+ * of skinned vertices, the blend search's case), with the edges it was
+ * made from freed; a prep is refused for
+ * another model, or when positions are asked of one made without them. */
+static void a_shared_prep_gives_the_same_result(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    json_t *truth;
+    tb_error err;
+    assert_int_equal(tb_synth_build_json(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
+    tb_model *m, *m2;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    assert_int_equal(tb_model_load(&m2, doc, -1, &err), TB_OK);
+    uint8_t *mask = malloc(m->vertex_count);
+    assert_non_null(mask);
+    assert_true(truth_mask(mask, truth, m->vertex_count) > 100);
+    for (size_t v = 0; v < m->vertex_count; v += 3)
+        mask[v] = 0;
+    uint64_t *edges = NULL;
+    size_t ne = tb_measure_edges(m, &edges), near = 0;
+    assert_true(ne != SIZE_MAX && ne > 1000);
+    uint64_t *tail_edges = malloc(ne * sizeof *tail_edges);
+    assert_non_null(tail_edges);
+    for (size_t e = 0; e < ne; e++)
+        if (mask[edges[e] >> 32] || mask[edges[e] & 0xffffffffu])
+            tail_edges[near++] = edges[e];
+    assert_true(near > 100 && near < ne / 4);
+    const char *names[] = {"Walk", "Idle"};
+    for (int subset = 0; subset < 2; subset++) {
+        tb_measure_desc d = {0};
+        d.tail_mask = mask;
+        d.edges = subset ? tail_edges : edges;
+        d.edge_count = subset ? near : ne;
+        tb_measure_prep *prep;
+        /* the prep keeps no pointer to the edges it was given */
+        uint64_t *given = malloc(d.edge_count * sizeof *given);
+        assert_non_null(given);
+        memcpy(given, d.edges, d.edge_count * sizeof *given);
+        const uint64_t *listed = d.edges;
+        d.edges = given;
+        assert_int_equal(tb_measure_prepare(&prep, m, &d, &err), TB_OK);
+        memset(given, 0xff, d.edge_count * sizeof *given);
+        free(given);
+        d.edges = listed;
+        for (int c = 0; c < 2; c++) {
+            tb_clip *clip;
+            assert_int_equal(tb_clip_load(&clip, doc, m, tb_clip_find(doc, names[c]), NULL, &err), TB_OK);
+            tb_measure_result own, shared;
+            d.prep = NULL;
+            d.loop = c;
+            assert_int_equal(tb_measure_clip(&own, m, clip, &d, &err), TB_OK);
+            assert_true(own.tail.samples > 0 && own.seam.samples > 0 && (subset || own.body.samples > 0));
+            d.prep = prep;
+            assert_int_equal(tb_measure_clip(&shared, m, clip, &d, &err), TB_OK);
+            assert_memory_equal(&own, &shared, sizeof own);
+            assert_int_equal(tb_measure_clip(&shared, m2, clip, &d, &err), TB_ERR_ARG);
+            float pos[1];
+            d.positions_out = pos;
+            assert_int_equal(tb_measure_clip(&shared, m, clip, &d, &err), TB_ERR_ARG);
+            d.positions_out = NULL;
+            tb_clip_free(clip);
+        }
+        tb_measure_prep_free(prep);
+    }
+    free(tail_edges);
+    free(edges);
+    free(mask);
+    json_decref(truth);
+    tb_model_free(m);
+    tb_model_free(m2);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1267,6 +1344,7 @@ int main(void)
         cmocka_unit_test(corpus_soldier_walk_body_stretch_equals_an_exact_recount),
         cmocka_unit_test(synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one),
         cmocka_unit_test(measure_all_is_the_same_on_one_thread_and_on_four),
+        cmocka_unit_test(a_shared_prep_gives_the_same_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,9 @@
  * bind length and group; per vertex: skinned positions and the tail mask;
  * 1.2 MB a non-empty group for its histogram) and none in the per-instant
  * loop: O(1) per edge whatever the number of instants. It reads the model
- * and clip only, so clips can be measured on several threads at once.
+ * and clip only, so clips can be measured on several threads at once; with
+ * one tb_measure_prepare (desc.prep) they share the per-edge part and the
+ * mask, and each thread's own is the skinned positions (12 bytes a vertex).
  * Results are plain values (no pointers to free).
  */
 #ifndef TAILBONE_MEASURE_H
@@ -76,6 +78,10 @@ typedef void (*tb_pose_hook)(void *user, float t_s, float dt_s, tb_transform *lo
  * instants (the memory does not), so more is refused (TB_ERR_ARG), never
  * attempted. */
 #define TB_MEASURE_MAX_INSTANTS 10000
+
+/* What tb_measure_clip works out before a clip's first instant that is not
+ * the clip's (tb_measure_prepare). */
+typedef struct tb_measure_prep tb_measure_prep;
 
 typedef struct tb_measure_desc {
     int instants;              /* 0 → 24 (SPEC C); 2 … TB_MEASURE_MAX_INSTANTS otherwise */
@@ -104,6 +110,17 @@ typedef struct tb_measure_desc {
      * positions (not divided by world_scale), instant-major, vertices in
      * model order (tb_model: primitives of the skin in node order). */
     float *positions_out;
+    /* NULL, or tb_measure_prepare's for this model and a desc equal to this
+     * one but for instants, loop, the pose hook's fields and positions_out
+     * (which the prep must have been made with to be given here): the clips
+     * of one job then share it (read-only: from any number of threads)
+     * instead of each working it out again into its own copy. */
+    const tb_measure_prep *prep;
+    /* NULL, or vertex_count × 3 floats of scratch for the skinned positions
+     * (overwritten): a caller measuring clips on several threads allocates
+     * one a thread, once, on its own thread (glibc gives each thread its own
+     * heap, which does not reuse what the caller's has freed). */
+    float *skinned;
 } tb_measure_desc;
 
 typedef struct tb_stretch_stats {
@@ -163,6 +180,17 @@ tb_measure_desc tb_measure_desc_defaults(const tb_measure_desc *d);
  * the field ("tb_measure_desc.instants") for a bad value. TB_ERR_OOM. */
 tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
                           const tb_measure_desc *desc, tb_error *err);
+
+/* The part of a measure that does not depend on the clip, for the clips of
+ * one job to share (desc.prep): the edges (9 bytes
+ * an edge and 4 a vertex: the edges by lower vertex, their bind lengths
+ * and groups), the tail mask, its tip and motion bones, the vertices to
+ * skin. Holds pointers to m and to desc's joints and weights, which must
+ * outlive it; desc's edges and mask are copied (the caller may free them).
+ * Validates desc as tb_measure_clip does. */
+tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_measure_desc *desc,
+                             tb_error *err);
+void tb_measure_prep_free(tb_measure_prep *p);
 
 /* dst[v] = 1 for every vertex whose total weight on tail joints is >= 0.5
  * (tail_joints: one byte per skeleton joint, NULL → Tail_* names; joints /

@@ -530,6 +530,99 @@ done:
     return r;
 }
 
+/* The skeleton's own chains (d.existing), driven by index: their joints,
+ * lengths and ends, which the spring desc points into until the bake ends
+ * (each worker thread of tb__bake_all creates its solver from it). */
+typedef struct tb__existing {
+    tb_tail_chain *ex;
+    int *joints, *len, *end, count;
+} tb__existing;
+
+static void tb__existing_free(tb__existing *e)
+{
+    free(e->ex);
+    free(e->joints);
+    free(e->len);
+    free(e->end);
+}
+
+/* Stage 1 with d.existing: the chains found on the skeleton (not tailbone's
+ * own) as the solver's, the artist's keys blended by existing_keep. */
+static tb_result tb__bake_existing(tb__existing *e, tb__sim *s, const tb_bake_desc *d, tb_spring_desc *sd,
+                                   tb_error *err)
+{
+    const tb_model *m = s->m;
+    int cap = 16;
+    e->ex = malloc((size_t)cap * sizeof *e->ex);
+    e->joints = malloc((size_t)cap * TB_TAIL_CHAIN_MAX_BONES * sizeof *e->joints);
+    e->len = malloc((size_t)cap * sizeof *e->len);
+    e->end = malloc((size_t)cap * sizeof *e->end);
+    s->artist = malloc((size_t)m->skel.joint_count * 4 * sizeof *s->artist);
+    if (!e->ex || !e->joints || !e->len || !e->end || !s->artist)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    int all = tb_tail_chains_find(m, e->ex, cap);
+    for (int c = 0; c < all && c < cap; c++)
+        if (e->ex[c].source != TB_CHAIN_TAILBONE)
+            e->ex[e->count++] = e->ex[c];
+    tb_tail_chains_spring_desc(e->ex, e->count, e->joints, e->len, e->end, sd);
+    s->keep = d->existing_keep > 0 ? (d->existing_keep < 1 ? d->existing_keep : 1) : 0;
+    int axes_given = 0;
+    for (int k = 0; k < 3; k++)
+        axes_given |= d->spring.bind_up[k] != 0 || d->spring.bind_forward[k] != 0;
+    if (!axes_given && e->count)
+        tb_tail_chain_axes(m, &e->ex[0], sd->bind_up, sd->bind_forward);
+    if (d->spring.params.carry_rad == 0)
+        sd->params.carry_rad = TB_SPRING_ZERO; /* the artist's pose is the rest pose */
+    if (d->spring.params.rest_curve == 0)
+        sd->params.rest_curve = 1;
+    return TB_OK;
+}
+
+/* Stage 2: the bones whose rotations are keyed (every link of every chain,
+ * in chain order) and the tail joints (those, the chains' ends and, unless
+ * d.existing, every Tail_* joint), whose existing keys a clip may have. */
+static void tb__bake_bones(tb__sim *s, const tb_bake_desc *d, int chains)
+{
+    const tb_model *m = s->m;
+    for (int j = 0; j < m->skel.joint_count; j++)
+        s->is_tail[j] = (uint8_t)(!d->existing && tb_tail_name_parse(m->skel.names[j], NULL, NULL));
+    for (int c = 0; c < chains; c++) {
+        tb_spring_chain_info ci;
+        tb_spring_get_chain_info(s->anim, c, &ci);
+        for (int l = 0; l < ci.link_count; l++) {
+            tb_spring_link_state ls;
+            tb_spring_get_link_state(s->anim, c, l, &ls);
+            s->bones[s->bone_count++] = ls.joint;
+            s->is_tail[ls.joint] = 1;
+        }
+        if (ci.end_joint >= 0)
+            s->is_tail[ci.end_joint] = 1;
+    }
+}
+
+/* Stage 3: the report's clips, the selected ones in document order; a clip
+ * that already keys the tail is skipped (unless d.existing). The doc's
+ * animation count is read before the bake appends to it. */
+static void tb__bake_select(const tb_doc *doc, const tb__sim *s, const tb_bake_desc *d, tb_bake_report *report)
+{
+    int animation_count = tb_doc_gltf(doc)->animation_count;
+    for (int a = 0; a < animation_count; a++) {
+        const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
+        tb_bake_clip *rc = &report->clips[report->clip_count];
+        snprintf(rc->name, sizeof rc->name, "%s", an->name ? an->name : "");
+        rc->animation = a;
+        if (!tb__selected(d, doc, a))
+            continue;
+        report->clip_count++;
+        if (!d->existing && tb__clip_has_tail_keys(doc, s, a)) {
+            rc->skipped = 1;
+            snprintf(rc->reason, sizeof rc->reason, "already has keys on the tail bones");
+        }
+    }
+}
+
+/* model → solver (stage 1: existing chains) → bones (2) → clips (3) →
+ * every clip simulated, then written in clip order (tb__bake_all) */
 tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err)
 {
     tb_bake_desc d = tb_bake_desc_defaults(desc);
@@ -542,7 +635,9 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
         }
     }
     tb_model *m = NULL;
-    tb_result r = tb_model_load(&m, doc, -1, err);
+    tb_model_desc md = {0};
+    md.no_normals = 1; /* the bake reads the skeleton, the bind pose's extent and the soles */
+    tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
     tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
@@ -550,104 +645,41 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);
     report->world_units_per_m = units;
     report->ground_y_m = ground;
-    /* existing chains: the skeleton's own, driven by index */
-    tb_tail_chain *ex = NULL;
-    int *ex_joints = NULL, *ex_len = NULL, *ex_end = NULL, ex_count = 0;
-    if (d.existing) {
-        int cap = 16;
-        ex = malloc((size_t)cap * sizeof *ex);
-        ex_joints = malloc((size_t)cap * TB_TAIL_CHAIN_MAX_BONES * sizeof *ex_joints);
-        ex_len = malloc((size_t)cap * sizeof *ex_len);
-        ex_end = malloc((size_t)cap * sizeof *ex_end);
-        s.artist = malloc((size_t)m->skel.joint_count * 4 * sizeof *s.artist);
-        if (!ex || !ex_joints || !ex_len || !ex_end || !s.artist) {
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            goto early;
-        }
-        int all = tb_tail_chains_find(m, ex, cap);
-        for (int c = 0; c < all && c < cap; c++)
-            if (ex[c].source != TB_CHAIN_TAILBONE)
-                ex[ex_count++] = ex[c];
-        tb_tail_chains_spring_desc(ex, ex_count, ex_joints, ex_len, ex_end, &sd);
-        s.keep = d.existing_keep > 0 ? (d.existing_keep < 1 ? d.existing_keep : 1) : 0;
-        int axes_given = 0;
-        for (int k = 0; k < 3; k++)
-            axes_given |= d.spring.bind_up[k] != 0 || d.spring.bind_forward[k] != 0;
-        if (!axes_given && ex_count)
-            tb_tail_chain_axes(m, &ex[0], sd.bind_up, sd.bind_forward);
-        if (d.spring.params.carry_rad == 0)
-            sd.params.carry_rad = TB_SPRING_ZERO; /* the artist's pose is the rest pose */
-        if (d.spring.params.rest_curve == 0)
-            sd.params.rest_curve = 1;
-    }
-    r = tb_spring_create(&s.anim, &m->skel, &sd, err);
-early:
-    /* ex_* stay until the end: sd points into them, and each worker
-     * thread of tb__bake_all creates its solver from sd */
-    if (r != TB_OK) {
-        free(ex);
-        free(ex_joints);
-        free(ex_len);
-        free(ex_end);
-        free(s.artist);
-        tb_model_free(m);
-        return r;
-    }
+    tb__existing ex = {NULL, NULL, NULL, NULL, 0};
+    if (d.existing)
+        r = tb__bake_existing(&ex, &s, &d, &sd, err);
+    if (r == TB_OK)
+        r = tb_spring_create(&s.anim, &m->skel, &sd, err);
     int n = m->skel.joint_count;
+    tb_transform *tmp = NULL;
+    float (*tmp_world)[16] = NULL;
+    if (r != TB_OK)
+        goto done;
     int chains = tb_spring_chain_count(s.anim);
     report->chain_count = chains;
     s.locals = malloc((size_t)n * sizeof *s.locals);
     s.world = malloc((size_t)n * sizeof *s.world);
     s.bones = malloc((size_t)n * sizeof *s.bones);
     s.is_tail = calloc((size_t)n, 1);
-    tb_transform *tmp = malloc((size_t)n * sizeof *tmp);
-    float (*tmp_world)[16] = malloc((size_t)n * sizeof *tmp_world);
+    tmp = malloc((size_t)n * sizeof *tmp);
+    tmp_world = malloc((size_t)n * sizeof *tmp_world);
     report->clips = calloc((size_t)(g->animation_count ? g->animation_count : 1), sizeof *report->clips);
     if (!s.locals || !s.world || !s.bones || !s.is_tail || !tmp || !tmp_world || !report->clips) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
-    for (int j = 0; j < n; j++)
-        s.is_tail[j] = (uint8_t)(!d.existing && tb_tail_name_parse(m->skel.names[j], NULL, NULL));
-    for (int c = 0; c < chains; c++) {
-        tb_spring_chain_info ci;
-        tb_spring_get_chain_info(s.anim, c, &ci);
-        for (int l = 0; l < ci.link_count; l++) {
-            tb_spring_link_state ls;
-            tb_spring_get_link_state(s.anim, c, l, &ls);
-            s.bones[s.bone_count++] = ls.joint;
-            s.is_tail[ls.joint] = 1;
-        }
-        if (ci.end_joint >= 0)
-            s.is_tail[ci.end_joint] = 1;
-    }
+    tb__bake_bones(&s, &d, chains);
     report->bone_count = s.bone_count;
     if (chains == 0)
         goto done;
-    int animation_count = g->animation_count; /* the doc grows as we write */
-    for (int a = 0; a < animation_count; a++) {
-        const tb_gltf_animation *an = &tb_doc_gltf(doc)->animations[a];
-        tb_bake_clip *rc = &report->clips[report->clip_count];
-        snprintf(rc->name, sizeof rc->name, "%s", an->name ? an->name : "");
-        rc->animation = a;
-        if (!tb__selected(&d, doc, a))
-            continue;
-        report->clip_count++;
-        if (!d.existing && tb__clip_has_tail_keys(doc, &s, a)) {
-            rc->skipped = 1;
-            snprintf(rc->reason, sizeof rc->reason, "already has keys on the tail bones");
-        }
-    }
+    tb__bake_select(doc, &s, &d, report);
     /* Simulate every clip (in parallel: d.threads), then write the keys in
      * clip order: the same bytes whatever the number of threads. */
     r = tb__bake_all(doc, &s, &sd, &d, report, tmp, tmp_world, err);
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
 done:
-    free(ex);
-    free(ex_joints);
-    free(ex_len);
-    free(ex_end);
+    tb__existing_free(&ex);
     free(tmp);
     free(tmp_world);
     free(s.locals);

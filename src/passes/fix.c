@@ -121,6 +121,33 @@ typedef struct tb__task_result {
     tb_error err;
 } tb__task_result;
 
+/* One skinned-positions scratch a thread (tb_measure_desc.skinned), for
+ * min(threads, n) threads, allocated here on the calling thread: glibc
+ * gives each worker thread a heap of its own, which would take fresh pages
+ * for its scratch while the caller's heap holds what the job freed.
+ * NULL-terminated; NULL when out of memory. */
+static float **tb__skin_scratch(int threads, int n, size_t nv)
+{
+    int t = threads < n ? threads : n;
+    t = t > 1 ? t : 1;
+    float **b = calloc((size_t)t + 1, sizeof *b);
+    for (int i = 0; b && i < t; i++)
+        if (!(b[i] = malloc((nv + 1) * 3 * sizeof **b))) {
+            while (i-- > 0)
+                free(b[i]);
+            free(b);
+            return NULL;
+        }
+    return b;
+}
+
+static void tb__skin_scratch_free(float **b)
+{
+    for (int i = 0; b && b[i]; i++)
+        free(b[i]);
+    free(b);
+}
+
 typedef struct tb__measure_job {
     const tb_doc *doc;
     const tb_model *m;
@@ -130,11 +157,12 @@ typedef struct tb__measure_job {
     tb_fix_report *rep;
     int *clip_of;           /* task k measures bake.clips[clip_of[k]] into stretch[k] */
     tb__task_result *res;
+    const tb_measure_prep *prep; /* the edges' lengths and groups, the tail: one for every clip */
+    float **skinned;        /* per worker (tb__skin_scratch) */
 } tb__measure_job;
 
 static void tb__measure_task(void *ctx, int k, int worker)
 {
-    (void)worker;
     tb__measure_job *job = ctx;
     const tb_bake_clip *bc = &job->rep->bake.clips[job->clip_of[k]];
     tb__task_result *o = &job->res[k];
@@ -148,6 +176,8 @@ static void tb__measure_task(void *ctx, int k, int worker)
     md.edges = job->edges;
     md.edge_count = job->ne;
     md.tail_joints = job->tail_joints;
+    md.prep = job->prep;
+    md.skinned = job->skinned[worker];
     tb_fix_stretch *s = &job->rep->stretch[k];
     o->r = tb_measure_clip(&s->result, job->m, clip, &md, &o->err);
     if (o->r == TB_OK)
@@ -212,14 +242,27 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     /* every clip in parallel (bake.threads), each into its own slot */
     int n = 0;
     tb__measure_job job = {doc, m, edges, ne, tail_joints, rep, calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
-                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result))};
+                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result)), NULL, NULL};
     if (!job.clip_of || !job.res) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     } else {
         for (int c = 0; c < rep->bake.clip_count; c++)
             if (!rep->bake.clips[c].skipped)
                 job.clip_of[n++] = c;
-        tb__parallel_for(n, threads, tb__measure_task, &job);
+        tb_measure_desc pd = {.edges = edges, .edge_count = ne, .tail_joints = tail_joints};
+        tb_measure_prep *prep = NULL;
+        if (n > 0 && (r = tb_measure_prepare(&prep, m, &pd, err)) == TB_OK) {
+            free(edges); /* the prep keeps its own, smaller form */
+            edges = NULL;
+            job.edges = NULL;
+            job.prep = prep;
+            if (!(job.skinned = tb__skin_scratch(threads, n, m->vertex_count)))
+                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+            else
+                tb__parallel_for(n, threads, tb__measure_task, &job);
+            tb__skin_scratch_free(job.skinned);
+        }
+        tb_measure_prep_free(prep);
         for (int k = 0; k < n && r == TB_OK; k++) {
             if (job.res[k].r != TB_OK) {
                 *err = job.res[k].err;
@@ -446,11 +489,12 @@ typedef struct tb__try_job {
     const uint8_t *mask; /* NULL: SPEC C's groups; else the honest seam's (tb__honest) */
     tb_measure_result *cur;
     tb__task_result *res;
+    const tb_measure_prep *prep; /* tb__try_measure's, for every clip */
+    float **skinned;             /* its per worker (tb__skin_scratch) */
 } tb__try_job;
 
 static void tb__try_task(void *ctx, int c, int worker)
 {
-    (void)worker;
     const tb__try_job *j = ctx;
     tb_measure_desc md;
     memset(&md, 0, sizeof md);
@@ -460,13 +504,31 @@ static void tb__try_task(void *ctx, int c, int worker)
     md.joints = j->jo;
     md.weights = j->wo;
     md.tail_mask = j->mask;
+    md.prep = j->prep;
+    md.skinned = j->skinned[worker];
     j->res[c].r = tb_measure_clip(&j->cur[c], j->M, j->clips[c], &md, &j->res[c].err);
 }
 
 /* Measures every clip of the job (tj->cur, tj->res); the first failure. */
 static tb_result tb__try_measure(tb__try_job *tj, int n, int threads, tb_error *err)
 {
-    tb__parallel_for(n, threads, tb__try_task, tj);
+    tb_measure_desc pd = {.edges = tj->edges, .edge_count = tj->ne, .joints = tj->jo, .weights = tj->wo,
+                          .tail_mask = tj->mask};
+    tb_measure_prep *prep = NULL;
+    tb_result r = n > 0 ? tb_measure_prepare(&prep, tj->M, &pd, err) : TB_OK;
+    if (r != TB_OK)
+        return r;
+    tj->prep = prep;
+    if (!(tj->skinned = tb__skin_scratch(threads, n, tj->M->vertex_count)))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    else
+        tb__parallel_for(n, threads, tb__try_task, tj);
+    tb__skin_scratch_free(tj->skinned);
+    tj->skinned = NULL;
+    tj->prep = NULL;
+    tb_measure_prep_free(prep);
+    if (r != TB_OK)
+        return r;
     for (int c = 0; c < n; c++)
         if (tj->res[c].r != TB_OK) {
             *err = tj->res[c].err;
@@ -580,7 +642,7 @@ static tb_result tb__search_setup(tb__search_job *s, const tb_doc *doc, tb_error
                 s->loops[c] = rep->bake.clips[k].looping;
     }
     s->tj = (tb__try_job){s->M, (const tb_clip *const *)s->clips, s->loops, s->edges, ne, NULL, NULL, NULL, s->cur,
-                          s->tres};
+                          s->tres, NULL, NULL};
     return r;
 }
 

@@ -326,39 +326,70 @@ static tb_result tb__validate(const tb_measure_desc *d, tb_error *err)
     return TB_OK;
 }
 
-/* Everything tb_measure_clip allocates, in one place so one exit frees it. */
-typedef struct tb__scratch {
-    uint64_t *edges;
+/* What a clip's measure needs before its first instant that does not
+ * depend on the clip (tailbone/measure.h): made once for the clips of a job
+ * (tb_measure_prepare, read-only while they run, on any thread) or by the
+ * call itself. */
+struct tb_measure_prep {
+    const tb_model *m;
+    const uint16_t *joints;
+    const float *weights;
+    size_t nv, inf;
+    int jc;
+    const uint64_t *edges; /* the caller's (d.edges) or own_edges: while preparing only */
+    size_t ne;
+    uint32_t *first;       /* per vertex + 1: its edges to higher vertices are hi[first[v] … first[v + 1]) */
+    uint32_t *hi;          /* per edge, in the edges' order by lower vertex: its higher vertex */
+    size_t group_edges[3]; /* measured edges: tail, body, seam */
+    size_t nruns;          /* runs of skinned vertices in runs */
+    float torn_above, torn_below;
+    tb_measure_result head; /* every result's fields that are not the clip's */
+    uint64_t *own_edges;
     float *bind_len;
     uint8_t *group;      /* per edge: 0 skip, 1 tail, 2 body, 3 seam (one vertex in the tail) */
     uint8_t *mask;
     uint8_t *is_tail_joint;
     uint8_t *motion;     /* per skeleton joint: a tail (motion) bone */
+    size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
+    int for_positions;   /* made for a desc with positions_out: no runs */
+};
+
+void tb_measure_prep_free(tb_measure_prep *p)
+{
+    if (!p)
+        return;
+    free(p->own_edges);
+    free(p->first);
+    free(p->hi);
+    free(p->bind_len);
+    free(p->group);
+    free(p->mask);
+    free(p->is_tail_joint);
+    free(p->motion);
+    free(p->runs);
+    free(p);
+}
+
+/* One clip's scratch (the prep's is shared), in one place so one exit frees it. */
+typedef struct tb__scratch {
     tb_transform *locals;
     float (*world)[16];
     float (*skin_mats)[16];
-    float *skinned;
+    float *skinned;      /* desc.skinned, or own_skinned */
+    float *own_skinned;
     tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
     versor *rot0;
-    size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
 } tb__scratch;
 
 static void tb__scratch_free(tb__scratch *s)
 {
-    free(s->edges);
-    free(s->bind_len);
-    free(s->group);
-    free(s->mask);
-    free(s->is_tail_joint);
-    free(s->motion);
     free(s->locals);
     free(s->world);
     free(s->skin_mats);
-    free(s->skinned);
+    free(s->own_skinned);
     for (int g = 0; g < 3; g++)
         tb__hist_free(&s->hist[g]);
     free(s->rot0);
-    free(s->runs);
 }
 
 /* Poses the skeleton at clip time t (sample, local-to-world, hook). */
@@ -389,119 +420,94 @@ static float tb__hook_between(const tb_model *m, const tb_clip *clip, const tb_m
     return dt;
 }
 
-/* One call of tb_measure_clip: what it was given, its scratch, and what one
- * stage hands the next. */
-typedef struct tb__mc_job {
-    tb_measure_result *out;
-    const tb_model *m;
-    const tb_clip *clip;
-    tb_measure_desc d;
-    const uint16_t *joints;
-    const float *weights;
-    size_t nv, inf;
-    int jc, n;
-    const uint64_t *edges; /* the caller's (d.edges) or s.edges */
-    size_t ne;
-    size_t group_edges[3]; /* measured edges: tail, body, seam */
-    size_t nruns;          /* runs of skinned vertices in s.runs */
-    float inv_scale;       /* bind units per world unit */
-    float step;            /* clip seconds between instants */
-    float prev_tip[3];     /* per instant: the tip's travel and the motion bones' rotation */
-    double travel;
-    float max_rot;
-    tb__scratch s;
-} tb__mc_job;
+/* ---- the prep: the edges, the tail, the groups, the tail's ends, the runs -- */
 
-/* ---- setup: the edges, the scratch, the result's header ------------------- */
-
-static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
+/* Edges (the caller's or the model's), the shared scratch, the results'
+ * header. */
+static tb_result tb__prep_setup(tb_measure_prep *p, const tb_measure_desc *d, tb_error *err)
 {
-    const tb_model *m = j->m;
-    tb__scratch *s = &j->s;
-    const size_t nv = j->nv;
-    const int jc = j->jc;
-    if (j->d.edges) { /* the caller's, from tb_measure_edges: shared across clips */
-        j->ne = j->d.edge_count;
-        j->edges = j->d.edges;
+    const tb_model *m = p->m;
+    if (d->edges) { /* the caller's, from tb_measure_edges: shared across clips */
+        p->ne = d->edge_count;
+        p->edges = d->edges;
     } else {
-        j->ne = tb_measure_edges(m, &s->edges);
-        if (j->ne == SIZE_MAX)
+        p->ne = tb_measure_edges(m, &p->own_edges);
+        if (p->ne == SIZE_MAX)
             return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        j->edges = s->edges;
+        p->edges = p->own_edges;
     }
-    const size_t ne = j->ne;
-    s->bind_len = malloc((ne + 1) * sizeof *s->bind_len);
-    s->group = malloc(ne + 1);
-    s->mask = malloc(nv + 1);
-    s->is_tail_joint = malloc((size_t)jc + 1);
-    s->motion = calloc((size_t)jc + 1, 1);
-    s->locals = malloc(((size_t)jc + 1) * sizeof *s->locals);
-    s->world = malloc(((size_t)jc + 1) * sizeof *s->world);
-    s->skin_mats = malloc(((size_t)m->skin_joint_count + 1) * sizeof *s->skin_mats);
-    s->skinned = malloc((nv + 1) * 3 * sizeof *s->skinned);
-    s->rot0 = malloc(((size_t)jc + 1) * sizeof *s->rot0);
-    if (!s->bind_len || !s->group || !s->mask || !s->is_tail_joint || !s->motion || !s->locals || !s->world ||
-        !s->skin_mats || !s->skinned || !s->rot0)
+    if (p->ne >= UINT32_MAX)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-
-    tb_measure_result *out = j->out;
-    out->duration_s = j->clip->duration_s;
-    out->instants = j->n;
+    p->first = calloc(p->nv + 2, sizeof *p->first);
+    p->hi = malloc((p->ne + 1) * sizeof *p->hi);
+    p->bind_len = malloc((p->ne + 1) * sizeof *p->bind_len);
+    p->group = malloc(p->ne + 1);
+    p->mask = malloc(p->nv + 1);
+    p->is_tail_joint = malloc((size_t)p->jc + 1);
+    p->motion = calloc((size_t)p->jc + 1, 1);
+    if (!p->first || !p->hi || !p->bind_len || !p->group || !p->mask || !p->is_tail_joint || !p->motion)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* the edges by lower vertex (a stable counting sort: the order of
+     * tb_measure_edges' sorted list), 4 bytes an edge and a vertex */
+    for (size_t e = 0; e < p->ne; e++)
+        p->first[(p->edges[e] >> 32) + 1]++;
+    for (size_t v = 0; v < p->nv; v++)
+        p->first[v + 1] += p->first[v];
+    for (size_t e = 0; e < p->ne; e++)
+        p->hi[p->first[p->edges[e] >> 32]++] = (uint32_t)p->edges[e];
+    for (size_t v = p->nv; v > 0; v--)
+        p->first[v] = p->first[v - 1];
+    p->first[0] = 0;
+    tb_measure_result *out = &p->head;
     out->height = m->height;
     out->world_scale = tb_model_world_scale(m); /* the one rule (tailbone/model.h) */
     if (!isfinite(out->world_scale))
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    j->inv_scale = 1.0f / out->world_scale;
     return TB_OK;
 }
 
 /* ---- the tail (see measure.h): the caller's mask, its joints', or none ---- */
 
-static void tb__mc_tail(tb__mc_job *j)
+static void tb__prep_tail(tb_measure_prep *p, const tb_measure_desc *d)
 {
-    const tb_model *m = j->m;
-    tb__scratch *s = &j->s;
-    tb_measure_result *out = j->out;
-    const size_t nv = j->nv;
-    int tail_joint_count = tb__tail_joints(s->is_tail_joint, m, j->d.tail_joints);
-    if (j->d.tail_mask) {
-        memcpy(s->mask, j->d.tail_mask, nv);
+    const tb_model *m = p->m;
+    tb_measure_result *out = &p->head;
+    const size_t nv = p->nv;
+    int tail_joint_count = tb__tail_joints(p->is_tail_joint, m, d->tail_joints);
+    if (d->tail_mask) {
+        memcpy(p->mask, d->tail_mask, nv);
         for (size_t v = 0; v < nv; v++)
-            out->tail_vertices += s->mask[v] = j->d.tail_mask[v] != 0;
+            out->tail_vertices += p->mask[v] = d->tail_mask[v] != 0;
         out->tail_source = TB_TAIL_FROM_MASK;
     } else if (tail_joint_count > 0) {
-        out->tail_vertices = tb__mask_from(s->mask, m, s->is_tail_joint, j->joints, j->weights);
+        out->tail_vertices = tb__mask_from(p->mask, m, p->is_tail_joint, p->joints, p->weights);
         out->tail_source = TB_TAIL_FROM_JOINTS;
     } else {
-        memset(s->mask, 0, nv);
+        memset(p->mask, 0, nv);
         out->tail_source = TB_TAIL_NONE;
     }
 }
 
 /* ---- groups and bind lengths; degenerate edges are skipped (group 0) ------ */
 
-static tb_result tb__mc_groups(tb__mc_job *j, tb_error *err)
+static void tb__prep_groups(tb_measure_prep *p, const tb_measure_desc *d)
 {
-    const tb_model *m = j->m;
-    tb__scratch *s = &j->s;
-    const float min_len = j->d.degenerate_h * m->height;
-    size_t *count = j->group_edges;
-    for (size_t e = 0; e < j->ne; e++) {
-        uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
-        float len = tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
-        s->bind_len[e] = len;
-        uint8_t g = 0;
-        if (len >= min_len && isfinite(len))
-            g = (s->mask[a] && s->mask[b]) ? 1 : (!s->mask[a] && !s->mask[b]) ? 2 : 3;
-        s->group[e] = g;
-        count[0] += g == 1;
-        count[1] += g == 2;
-        count[2] += g == 3;
-    }
-    for (int g = 0; g < 3; g++)
-        if (count[g] && !tb__hist_init(&s->hist[g], j->d.torn_above, j->d.torn_below))
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    return TB_OK;
+    const tb_model *m = p->m;
+    const float min_len = d->degenerate_h * m->height;
+    size_t *count = p->group_edges;
+    for (size_t a = 0; a < p->nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++) {
+            size_t b = p->hi[e];
+            float len = tb__dist3(m->positions + a * 3, m->positions + b * 3);
+            p->bind_len[e] = len;
+            uint8_t g = 0;
+            if (len >= min_len && isfinite(len))
+                g = (p->mask[a] && p->mask[b]) ? 1 : (!p->mask[a] && !p->mask[b]) ? 2 : 3;
+            p->group[e] = g;
+            count[0] += g == 1;
+            count[1] += g == 2;
+            count[2] += g == 3;
+        }
 }
 
 /* ---- the tail's root and tip (bind space), the bones whose rotation is
@@ -510,22 +516,21 @@ static tb_result tb__mc_groups(tb__mc_job *j, tb_error *err)
 /* The tail's root: its first joint, else the collar ring where tail edges
  * meet body edges (a mask only), else its vertex nearest the hips (a
  * separate shell). */
-static void tb__mc_root(const tb__mc_job *j, float root[3])
+static void tb__prep_root(const tb_measure_prep *p, float root[3])
 {
-    const tb_model *m = j->m;
-    const tb__scratch *s = &j->s;
+    const tb_model *m = p->m;
     root[0] = root[1] = root[2] = 0;
-    for (int k = 0; k < j->jc; k++)
-        if (s->is_tail_joint[k] && (m->skel.parents[k] < 0 || !s->is_tail_joint[m->skel.parents[k]])) {
+    for (int k = 0; k < p->jc; k++)
+        if (p->is_tail_joint[k] && (m->skel.parents[k] < 0 || !p->is_tail_joint[m->skel.parents[k]])) {
             tb__joint_pos(m, k, root);
             return;
         }
     double acc[3] = {0, 0, 0};
     size_t cnt = 0;
-    for (size_t e = 0; e < j->ne; e++) {
-        uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
-        if (s->mask[a] != s->mask[b]) {
-            uint32_t t = s->mask[a] ? a : b;
+    for (size_t e = 0; e < p->ne; e++) {
+        uint32_t a = (uint32_t)(p->edges[e] >> 32), b = (uint32_t)p->edges[e];
+        if (p->mask[a] != p->mask[b]) {
+            uint32_t t = p->mask[a] ? a : b;
             for (int c = 0; c < 3; c++)
                 acc[c] += m->positions[(size_t)t * 3 + (size_t)c];
             cnt++;
@@ -539,8 +544,8 @@ static void tb__mc_root(const tb__mc_job *j, float root[3])
     int hips = m->role_joint[TB_ROLE_HIPS] >= 0 ? m->role_joint[TB_ROLE_HIPS] : 0;
     float hp[3], best = INFINITY;
     tb__joint_pos(m, hips, hp);
-    for (size_t v = 0; v < j->nv; v++)
-        if (s->mask[v]) {
+    for (size_t v = 0; v < p->nv; v++)
+        if (p->mask[v]) {
             float dd = tb__dist3(m->positions + v * 3, hp);
             if (dd < best) {
                 best = dd;
@@ -549,71 +554,70 @@ static void tb__mc_root(const tb__mc_job *j, float root[3])
         }
 }
 
-static void tb__mc_ends(tb__mc_job *j)
+static void tb__prep_ends(tb_measure_prep *p)
 {
-    const tb_model *m = j->m;
-    tb__scratch *s = &j->s;
-    tb_measure_result *out = j->out;
-    const size_t nv = j->nv, inf = j->inf;
+    const tb_model *m = p->m;
+    tb_measure_result *out = &p->head;
+    const size_t nv = p->nv, inf = p->inf;
     out->tip_vertex = -1;
     out->bone_distance = NAN;
     out->max_bone_rotation_rad = NAN;
     if (out->tail_vertices <= 0)
         return;
     float root[3];
-    tb__mc_root(j, root);
+    tb__prep_root(p, root);
     float far = -1;
     for (size_t v = 0; v < nv; v++)
-        if (s->mask[v]) {
+        if (p->mask[v]) {
             float dd = tb__dist3(m->positions + v * 3, root);
             if (dd > far) {
                 far = dd;
                 out->tip_vertex = (int)v;
             }
         }
-    out->bone_distance = tb_measure_bone_distance(m, s->mask, j->joints, j->weights);
+    out->bone_distance = tb_measure_bone_distance(m, p->mask, p->joints, p->weights);
     /* The bones that actually carry the tail (its dominant influences):
      * the Tail_* bones on a repaired rig, Hips in the rigid variant, the
      * leg on a wrongly weighted one, so every variant reports the
      * rotation of what moves its tail. */
     for (size_t v = 0; v < nv; v++) {
-        if (!s->mask[v])
+        if (!p->mask[v])
             continue;
         float best = 0;
         int bj = -1;
         for (size_t i = 0; i < inf; i++)
-            if (j->weights[v * inf + i] > best && j->joints[v * inf + i] < m->skin_joint_count) {
-                best = j->weights[v * inf + i];
-                bj = m->skin_joints[j->joints[v * inf + i]];
+            if (p->weights[v * inf + i] > best && p->joints[v * inf + i] < m->skin_joint_count) {
+                best = p->weights[v * inf + i];
+                bj = m->skin_joints[p->joints[v * inf + i]];
             }
         if (bj >= 0)
-            s->motion[bj] = 1;
+            p->motion[bj] = 1;
     }
-    for (int k = 0; k < j->jc; k++)
-        out->motion_bone_count += s->motion[k];
+    for (int k = 0; k < p->jc; k++)
+        out->motion_bone_count += p->motion[k];
 }
 
 /* ---- runs: only the vertices some measured edge (or the tip) uses are
  * skinned, in runs of consecutive indices, when that is under half of them
  * (the blend search's tries measure the edges near the tail) --------------- */
 
-static tb_result tb__mc_runs(tb__mc_job *j, tb_error *err)
+static tb_result tb__prep_runs(tb_measure_prep *p, tb_error *err)
 {
-    const size_t nv = j->nv;
-    tb__scratch *s = &j->s;
-    if (j->d.positions_out || nv == 0)
+    const size_t nv = p->nv;
+    if (p->for_positions || nv == 0)
         return TB_OK;
     uint8_t *used = calloc(nv, 1);
     if (!used)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t count = 0;
-    for (size_t e = 0; e < j->ne; e++)
-        if (s->group[e]) {
-            uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
-            count += !used[a] + !used[b];
-            used[a] = used[b] = 1;
-        }
-    int tip = j->out->tip_vertex;
+    for (size_t a = 0; a < nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++)
+            if (p->group[e]) {
+                size_t b = p->hi[e];
+                count += !used[a] + !used[b];
+                used[a] = used[b] = 1;
+            }
+    int tip = p->head.tip_vertex;
     if (tip >= 0 && !used[tip])
         used[tip] = 1, count++;
     tb_result r = TB_OK;
@@ -621,21 +625,100 @@ static tb_result tb__mc_runs(tb__mc_job *j, tb_error *err)
         size_t cap = 0, nruns = 0;
         for (size_t v = 0; v < nv; v++)
             cap += used[v] && (v == 0 || !used[v - 1]);
-        s->runs = malloc((cap + 1) * 2 * sizeof *s->runs);
-        if (!s->runs) {
+        p->runs = malloc((cap + 1) * 2 * sizeof *p->runs);
+        if (!p->runs) {
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         } else {
             for (size_t v = 0; v < nv; v++)
                 if (used[v]) {
                     if (v == 0 || !used[v - 1])
-                        s->runs[2 * nruns++] = v, s->runs[2 * nruns - 1] = 0;
-                    s->runs[2 * nruns - 1]++;
+                        p->runs[2 * nruns++] = v, p->runs[2 * nruns - 1] = 0;
+                    p->runs[2 * nruns - 1]++;
                 }
         }
-        j->nruns = nruns;
+        p->nruns = nruns;
     }
     free(used);
     return r;
+}
+
+/* setup → tail → groups → ends → runs */
+tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_measure_desc *desc_in, tb_error *err)
+{
+    *out = NULL;
+    tb_measure_desc d = tb_measure_desc_defaults(desc_in);
+    tb_result r = tb__validate(&d, err);
+    if (r != TB_OK)
+        return r;
+    tb_measure_prep *p = calloc(1, sizeof *p);
+    if (!p)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    p->m = m;
+    p->joints = tb__joints(m, d.joints);
+    p->weights = tb__weights(m, d.weights);
+    p->nv = m->vertex_count;
+    p->inf = (size_t)m->influences;
+    p->jc = m->skel.joint_count;
+    p->torn_above = d.torn_above;
+    p->torn_below = d.torn_below;
+    p->for_positions = d.positions_out != NULL;
+    r = tb__prep_setup(p, &d, err);
+    if (r == TB_OK) {
+        tb__prep_tail(p, &d);
+        tb__prep_groups(p, &d);
+        tb__prep_ends(p);
+        r = tb__prep_runs(p, err);
+    }
+    /* the list itself is not kept (the caller's may be freed) */
+    free(p->own_edges);
+    p->own_edges = NULL;
+    p->edges = NULL;
+    if (r != TB_OK) {
+        tb_measure_prep_free(p);
+        return r;
+    }
+    *out = p;
+    return TB_OK;
+}
+
+/* One call of tb_measure_clip: what it was given, the prep, its scratch,
+ * and what one instant hands the next. */
+typedef struct tb__mc_job {
+    tb_measure_result *out;
+    const tb_measure_prep *p;
+    const tb_model *m;
+    const tb_clip *clip;
+    tb_measure_desc d;
+    int n;
+    float inv_scale;       /* bind units per world unit */
+    float step;            /* clip seconds between instants */
+    float prev_tip[3];     /* per instant: the tip's travel and the motion bones' rotation */
+    double travel;
+    float max_rot;
+    tb__scratch s;
+} tb__mc_job;
+
+/* The clip's own scratch and histograms; the result's header from the prep. */
+static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
+{
+    const tb_measure_prep *p = j->p;
+    tb__scratch *s = &j->s;
+    const size_t jc = (size_t)p->jc;
+    s->locals = malloc((jc + 1) * sizeof *s->locals);
+    s->world = malloc((jc + 1) * sizeof *s->world);
+    s->skin_mats = malloc(((size_t)j->m->skin_joint_count + 1) * sizeof *s->skin_mats);
+    s->skinned = j->d.skinned ? j->d.skinned : (s->own_skinned = malloc((p->nv + 1) * 3 * sizeof *s->skinned));
+    s->rot0 = malloc((jc + 1) * sizeof *s->rot0);
+    if (!s->locals || !s->world || !s->skin_mats || !s->skinned || !s->rot0)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int g = 0; g < 3; g++)
+        if (p->group_edges[g] && !tb__hist_init(&s->hist[g], p->torn_above, p->torn_below))
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    *j->out = p->head;
+    j->out->duration_s = j->clip->duration_s;
+    j->out->instants = j->n;
+    j->inv_scale = 1.0f / j->out->world_scale;
+    return TB_OK;
 }
 
 /* ---- warm-up: whole passes through the clip for the hook only. Returns the
@@ -673,8 +756,9 @@ static float tb__mc_warmup(tb__mc_job *j)
 static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
 {
     const tb_model *m = j->m;
+    const tb_measure_prep *p = j->p;
     tb__scratch *s = &j->s;
-    const size_t nv = j->nv, inf = j->inf;
+    const size_t nv = p->nv, inf = p->inf;
     float t = (float)k * j->step;
     if (k == 0) {
         if (first_dt < 0) {
@@ -688,25 +772,26 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
                      (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-    if (s->runs) {
-        for (size_t r = 0; r < j->nruns; r++) {
-            size_t v0 = s->runs[2 * r];
-            tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, s->runs[2 * r + 1], j->joints + v0 * inf,
-                           j->weights + v0 * inf, m->influences, (const float(*)[16])s->skin_mats, 0);
+    if (p->runs) {
+        for (size_t r = 0; r < p->nruns; r++) {
+            size_t v0 = p->runs[2 * r];
+            tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, p->runs[2 * r + 1], p->joints + v0 * inf,
+                           p->weights + v0 * inf, m->influences, (const float(*)[16])s->skin_mats, 0);
         }
     } else {
-        tb_skin_points(s->skinned, 3, m->positions, 3, nv, j->joints, j->weights, m->influences,
+        tb_skin_points(s->skinned, 3, m->positions, 3, nv, p->joints, p->weights, m->influences,
                        (const float(*)[16])s->skin_mats, 0);
     }
     if (j->d.positions_out)
         memcpy(j->d.positions_out + (size_t)k * nv * 3, s->skinned, nv * 3 * sizeof(float));
-    for (size_t e = 0; e < j->ne; e++) {
-        if (!s->group[e])
-            continue;
-        uint32_t a = (uint32_t)(j->edges[e] >> 32), b = (uint32_t)j->edges[e];
-        float ratio = tb__dist3(s->skinned + (size_t)a * 3, s->skinned + (size_t)b * 3) * j->inv_scale / s->bind_len[e];
-        tb__hist_add(&s->hist[s->group[e] - 1], ratio);
-    }
+    for (size_t a = 0; a < nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++) {
+            if (!p->group[e])
+                continue;
+            size_t b = p->hi[e];
+            float ratio = tb__dist3(s->skinned + a * 3, s->skinned + b * 3) * j->inv_scale / p->bind_len[e];
+            tb__hist_add(&s->hist[p->group[e] - 1], ratio);
+        }
     int tipv = j->out->tip_vertex;
     if (tipv >= 0) {
         const float *tip = s->skinned + (size_t)tipv * 3;
@@ -714,8 +799,8 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
             j->travel += tb__dist3(tip, j->prev_tip);
         memcpy(j->prev_tip, tip, sizeof j->prev_tip);
     }
-    for (int b = 0; b < j->jc; b++) {
-        if (!s->motion[b])
+    for (int b = 0; b < p->jc; b++) {
+        if (!p->motion[b])
             continue;
         versor q;
         tb__world_rotation(s->world[b], q);
@@ -740,12 +825,12 @@ static void tb__mc_summary(tb__mc_job *j)
     }
     if (out->motion_bone_count > 0)
         out->max_bone_rotation_rad = j->max_rot;
-    tb__stats(&out->tail, &j->s.hist[0], j->group_edges[0]);
-    tb__stats(&out->body, &j->s.hist[1], j->group_edges[1]);
-    tb__stats(&out->seam, &j->s.hist[2], j->group_edges[2]);
+    tb__stats(&out->tail, &j->s.hist[0], j->p->group_edges[0]);
+    tb__stats(&out->body, &j->s.hist[1], j->p->group_edges[1]);
+    tb__stats(&out->seam, &j->s.hist[2], j->p->group_edges[2]);
 }
 
-/* setup → tail → groups → ends → runs → warm-up → per instant → summary */
+/* prep (the caller's, or made here) → setup → warm-up → per instant → summary */
 tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
                           const tb_measure_desc *desc_in, tb_error *err)
 {
@@ -756,24 +841,19 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
     tb_result r = tb__validate(&j.d, err);
     if (r != TB_OK)
         return r;
+    tb_measure_prep *own = NULL;
+    if (j.d.prep && j.d.prep->m != m)
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.prep", "was made for another model");
+    if (j.d.prep && j.d.positions_out && !j.d.prep->for_positions)
+        return tb__fail(err, TB_ERR_ARG, "tb_measure_desc.prep", "was made without positions_out");
+    if (!j.d.prep && (r = tb_measure_prepare(&own, m, &j.d, err)) != TB_OK)
+        return r;
+    j.p = j.d.prep ? j.d.prep : own;
     j.out = out;
     j.m = m;
     j.clip = clip;
-    j.joints = tb__joints(m, j.d.joints);
-    j.weights = tb__weights(m, j.d.weights);
-    j.nv = m->vertex_count;
-    j.inf = (size_t)m->influences;
-    j.jc = m->skel.joint_count;
     j.n = j.d.instants;
     r = tb__mc_setup(&j, err);
-    if (r == TB_OK) {
-        tb__mc_tail(&j);
-        r = tb__mc_groups(&j, err);
-    }
-    if (r == TB_OK) {
-        tb__mc_ends(&j);
-        r = tb__mc_runs(&j, err);
-    }
     if (r == TB_OK) {
         const float dur = clip->duration_s > 0 ? clip->duration_s : 0;
         j.step = j.d.loop ? dur / (float)j.n : dur / (float)(j.n - 1);
@@ -783,5 +863,6 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         tb__mc_summary(&j);
     }
     tb__scratch_free(&j.s);
+    tb_measure_prep_free(own);
     return r;
 }
