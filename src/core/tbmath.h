@@ -134,4 +134,49 @@ static inline void tb__mat_point(float d[3], const float m[16], const float p[3]
     memcpy(d, r, sizeof r);
 }
 
+/* Angle of the rotation between two unit quaternions, precise near zero
+ * (4 atan2(|a − b|, |a + b|) with b on a's hemisphere; 2 acos(|a·b|) in
+ * float cannot tell 0 from 0.04°). */
+static inline float tb__quat_angle(const float a[4], const float b[4])
+{
+    double dot = 0, dm = 0, dp = 0;
+    for (int i = 0; i < 4; i++)
+        dot += (double)a[i] * b[i];
+    double s = dot < 0 ? -1 : 1;
+    for (int i = 0; i < 4; i++) {
+        double m = a[i] - s * b[i], p = a[i] + s * b[i];
+        dm += m * m;
+        dp += p * p;
+    }
+    return (float)(4.0 * atan2(sqrt(dm), sqrt(dp)));
+}
+
+/* Shortest-path slerp of unit quaternions a → b by t, into out,
+ * renormalised; a normalised lerp where they are within ≈1.8° (a·b ≥
+ * 0.9995). Not cglm's glm_quat_slerp: its near-parallel branch lerps
+ * towards b without first taking b onto a's hemisphere, and does not
+ * renormalise. */
+static inline void tb__slerp(const float a[4], const float b[4], float t, float out[4])
+{
+    float d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3], bs[4];
+    float sg = d < 0 ? -1.0f : 1.0f;
+    d *= sg;
+    for (int i = 0; i < 4; i++)
+        bs[i] = sg * b[i];
+    float wa = 1 - t, wb = t;
+    if (d < 0.9995f) {
+        float th = acosf(d), st = sinf(th);
+        wa = sinf((1 - t) * th) / st;
+        wb = sinf(t * th) / st;
+    }
+    float n = 0;
+    for (int i = 0; i < 4; i++) {
+        out[i] = wa * a[i] + wb * bs[i];
+        n += out[i] * out[i];
+    }
+    n = sqrtf(n);
+    for (int i = 0; i < 4; i++)
+        out[i] /= n;
+}
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "core/tbmath.h"
 #include "gltf/doc_json.h"
 #include "passes/pool_internal.h"
 #include "tailbone/bake.h"
@@ -14,7 +15,6 @@
 #include "tailbone/retarget.h"
 #include "tailbone/tailchain.h"
 
-#define TB__PI 3.14159265358979323846f
 
 tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
 {
@@ -24,7 +24,7 @@ tb_bake_desc tb_bake_desc_defaults(const tb_bake_desc *d)
     if (r.max_passes <= 0)
         r.max_passes = 24;
     if (r.loop_tolerance_rad <= 0)
-        r.loop_tolerance_rad = 0.1f * TB__PI / 180.0f;
+        r.loop_tolerance_rad = 0.1f * TB_PI_F / 180.0f;
     if (r.settle_s <= 0)
         r.settle_s = 4.0f;
     return r;
@@ -77,23 +77,6 @@ void tb_bake_report_free(tb_bake_report *report)
     memset(report, 0, sizeof *report);
 }
 
-/* Angle of the rotation between two unit quaternions, precise near zero
- * (4 atan2(|a − b|, |a + b|) with b on a's hemisphere; 2 acos(|a·b|) in
- * float cannot tell 0 from 0.04°). */
-static float tb__quat_angle(const float a[4], const float b[4])
-{
-    double dot = 0, dm = 0, dp = 0;
-    for (int i = 0; i < 4; i++)
-        dot += (double)a[i] * b[i];
-    double s = dot < 0 ? -1 : 1;
-    for (int i = 0; i < 4; i++) {
-        double m = a[i] - s * b[i], p = a[i] + s * b[i];
-        dm += m * m;
-        dp += p * p;
-    }
-    return (float)(4.0 * atan2(sqrt(dm), sqrt(dp)));
-}
-
 /* Everything one clip's simulation needs, allocated once per bake. */
 typedef struct tb__sim {
     const tb_model *m;
@@ -106,30 +89,6 @@ typedef struct tb__sim {
     float keep;      /* existing chains: share of the artist's keyed rotation kept */
     float *artist;   /* 4 per bone: the artist's keyed rotations this frame */
 } tb__sim;
-
-/* Shortest-path slerp of unit quaternions a → b by t, into out. */
-static void tb__slerp(const float a[4], const float b[4], float t, float out[4])
-{
-    float d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3], bs[4];
-    float sg = d < 0 ? -1.0f : 1.0f;
-    d *= sg;
-    for (int i = 0; i < 4; i++)
-        bs[i] = sg * b[i];
-    float wa = 1 - t, wb = t;
-    if (d < 0.9995f) {
-        float th = acosf(d), st = sinf(th);
-        wa = sinf((1 - t) * th) / st;
-        wb = sinf(t * th) / st;
-    }
-    float n = 0;
-    for (int i = 0; i < 4; i++) {
-        out[i] = wa * a[i] + wb * bs[i];
-        n += out[i] * out[i];
-    }
-    n = sqrtf(n);
-    for (int i = 0; i < 4; i++)
-        out[i] /= n;
-}
 
 static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
 {
@@ -224,7 +183,7 @@ enum { TB__NOT_LOOPING = 0, TB__CLOSED, TB__GAP };
 static int tb__loop_kind(tb__sim *s, const tb_clip *clip, tb_transform *tmp, float (*tmp_world)[16],
                          float *gap_s)
 {
-    const float D = clip->duration_s, deg = TB__PI / 180.0f;
+    const float D = clip->duration_s, deg = TB_PI_F / 180.0f;
     *gap_s = 0;
     if (D <= 0)
         return TB__NOT_LOOPING;
@@ -392,7 +351,7 @@ static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc
             tb__tail_rotations(s, cur);
             float change = tb__max_angle(s, prev, cur);
             memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
-            if (change < 0.01f * TB__PI / 180.0f)
+            if (change < 0.01f * TB_PI_F / 180.0f)
                 break;
         }
         rep->passes = f > limit ? limit : f;

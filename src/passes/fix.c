@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "core/tbmath.h"
 #include "gltf/doc_internal.h"
 #include "passes/pool_internal.h"
 #include "passes/report_json.h"
@@ -97,16 +98,7 @@ static tb_result tb__bends(tb_fix_stretch *s, const tb_model *m, const tb_clip *
         for (int j = 0; j < J; j++) {
             if (which[j] < 0)
                 continue;
-            const float *a = sk->rest_local[j].r, *b = loc[j].r;
-            double dot = (double)a[0] * b[0] + (double)a[1] * b[1] + (double)a[2] * b[2] + (double)a[3] * b[3];
-            double d2 = 0, s2 = 0;
-            for (int k = 0; k < 4; k++) {
-                double dk = (double)b[k] - (dot < 0 ? -1 : 1) * (double)a[k];
-                double sk2 = (double)b[k] + (dot < 0 ? -1 : 1) * (double)a[k];
-                d2 += dk * dk;
-                s2 += sk2 * sk2;
-            }
-            float ang = (float)(4 * atan2(sqrt(d2), sqrt(s2)));
+            float ang = tb__quat_angle(sk->rest_local[j].r, loc[j].r);
             if (ang > s->bend_rad[which[j]])
                 s->bend_rad[which[j]] = ang;
         }

@@ -10,6 +10,7 @@
 
 #include "passes/appendage_internal.h"
 #include "core/base.h"
+#include "core/tbmath.h"
 #include "passes/stretch_hist.h"
 #include "tailbone/measure.h"
 #include "tailbone/runtime.h"
@@ -274,14 +275,6 @@ static void tb__world_rotation(const float w[16], versor q)
     }
     glm_mat4_quat(r, q);
     glm_quat_normalize(q);
-}
-
-static float tb__quat_angle(const versor a, const versor b)
-{
-    float d = fabsf(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
-    if (d > 1)
-        d = 1;
-    return 2.0f * acosf(d);
 }
 
 /* The group's figures from its histogram (passes/stretch_hist.h): the
