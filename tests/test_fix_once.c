@@ -174,11 +174,15 @@ static void solver_fit_rebakes_in_place_and_writes_what_a_whole_job_writes(void 
     static const fit_case cases[] = {
         /* curled in its bind pose: the fit is kept (restCurve 1, carry 0) */
         {NULL, "curl_shell_nearest", {"Walk", "Sprint", "Crouch", NULL}, NULL},
-        /* a welded low-poly tail: the fit is tried and not kept (the first
-         * result is put back). beside_welded_leg with all six clips was this
-         * case until the blend search scored the honest seam (repaired skin
-         * against untouched skin, docs/fix.md): its fit is now kept */
+        /* a welded low-poly tail: the fit is kept since the collar band
+         * blends toward the weld ring's mean (docs/fix.md); it was the
+         * "tried, not kept" case before */
         {NULL, "back_lowpoly_nearest", {"Walk", "Sprint", "Crouch", NULL}, NULL},
+        /* a tail welded into a real body: the fit is tried and not kept (the
+         * first result is put back). No synthetic case does that now;
+         * beside_welded_leg with all six clips, then back_lowpoly_nearest,
+         * were this case until the weights tore less */
+        {"clips/threejs_Soldier_rexport.glb", "hang_welded_nearest", {"Walk", "Run", NULL}, NULL},
         /* welded: the fit's own search runs the collar band and ring tries */
         {NULL, "hang_welded_nearest", {"Walk", "Sprint", "Crouch", "HipSweep", NULL}, NULL},
         /* clips transferred from a library first: transfer once too */
@@ -197,8 +201,11 @@ static void solver_fit_rebakes_in_place_and_writes_what_a_whole_job_writes(void 
     }
     if (ran < (int)(sizeof cases / sizeof cases[0]))
         print_message("../shared/corpus absent: %d of %zu cases ran\n", ran, sizeof cases / sizeof cases[0]);
-    /* the synthetic cases alone try the fit, keep it and leave it */
-    assert_true(tried >= 3 && kept >= 2 && kept < tried);
+    /* the synthetic cases alone try the fit and keep it; the Soldier's
+     * welded tail (../shared/corpus) tries it and leaves it */
+    assert_true(tried >= 3 && kept >= 2);
+    if (ran == (int)(sizeof cases / sizeof cases[0]))
+        assert_true(kept < tried);
 }
 
 /* The blend search writes its kept weights into the repaired document.

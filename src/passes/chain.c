@@ -503,6 +503,27 @@ static void tb__blend_collar_ring(tb__apply *A, const tb__chain_plan *c)
     }
 }
 
+/* Adds f × (cj, cw) (cn influences) into the (joint, weight) pairs jj/ww
+ * (*cnt of at most cap; a joint beyond cap is dropped: more joints than any
+ * collar holds, the smallest go). */
+static void tb__add_weights(uint16_t *jj, float *ww, int *cnt, int cap, const uint16_t *cj, const float *cw, int cn,
+                            float f)
+{
+    for (int s = 0; s < cn; s++) {
+        if (!(cw[s] > 0) || !(f > 0))
+            continue;
+        int i = 0;
+        while (i < *cnt && jj[i] != cj[s])
+            i++;
+        if (i == *cnt) {
+            if (*cnt == cap)
+                continue;
+            jj[(*cnt)++] = cj[s], ww[i] = 0;
+        }
+        ww[i] += f * cw[s];
+    }
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
@@ -514,6 +535,23 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         tb__blend_collar_ring(A, c);
     const tb__chain_plan *cpl = c;
     float band = band_seg * c->L / (float)c->K;
+    /* The ring's common weights (choice, issue 13): the mean of the welded
+     * collar's, as the ring above left them. The collar's share 1 − t of a
+     * band vertex goes from the weights where it meets the collar (at g = 0)
+     * to this mean (by t again): across the root a tail's left and right
+     * sides meet the left and right thighs, and carrying each side's thigh
+     * up the whole band bent Tail_1 skin against itself (synthetic
+     * hang_welded_nearest, Sprint: tail max 1.32). The thigh-specific part
+     * now fades as (1 − t)², the body's shared part as (1 − t). */
+    uint16_t rj[TB__SLOTS + 32];
+    float rw[TB__SLOTS + 32];
+    int rn = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t v = welded[k];
+        const uint16_t *cj = A->changed[v] ? A->nj + v * TB__SLOTS : c->cj + k * TB__SLOTS;
+        const float *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
+        tb__add_weights(rj, rw, &rn, TB__SLOTS + 32, cj, cw, TB__SLOTS, 1 / (float)n);
+    }
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
         float g = c->gb ? c->gb[q] : c->g[q];
@@ -571,20 +609,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
                 continue;
             const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + k * TB__SLOTS;
             const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + k * TB__SLOTS;
-            for (int s = 0; s < TB__SLOTS; s++) {
-                if (!(cw[s] > 0))
-                    continue;
-                int i = 0;
-                while (i < cnt && jj[i] != cj[s])
-                    i++;
-                if (i == cnt) {
-                    if (cnt == TB__SLOTS + 32)
-                        continue; /* more joints than any collar holds: the smallest go */
-                    jj[cnt] = cj[s], ww[cnt++] = 0;
-                }
-                ww[i] += (1 - t) * o * cw[s];
-            }
+            tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, cj, cw, TB__SLOTS, (1 - t) * (1 - t) * o);
         }
+        tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         tb__store_largest(A, v, jj, ww, cnt);
     }
 }
