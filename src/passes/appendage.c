@@ -433,7 +433,6 @@ void tb__state_free(tb__state *st)
     free(st->shell_list);
     free(st->model_off);
     free(st->model_list);
-    free(st->snapped);
     free(st->wdist);
     free(st->mpos);
     free(st->mrad);
@@ -1375,8 +1374,8 @@ static int tb__part_edge(const tb__state *st, uint32_t w)
  * the part was welded onto (buttock skin beside and under a welded root,
  * the skin of a body part the root sinks into): not far. A surface lying
  * on the part's edge (a small piece of the body the root ring was snapped
- * onto) is not the part's own, and its model vertices welded to the part's
- * own stay the body's (st->snapped). A part holding no surface of its own
+ * onto) is not the part's own, and where its vertices were welded to the
+ * part's own (the weld ring) both stay the body's. A part holding no surface of its own
  * (a tail sculpted in one surface with the body, the body's own far skin)
  * is left whole. O(V + E). */
 static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
@@ -1389,9 +1388,7 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
              *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart);
     uint8_t *own = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    free(st->snapped);
-    st->snapped = calloc(V ? V : 1, 1);
-    if (!st->snapped || !part || !in || !tot || !inner || !nown || !npart || !own) {
+    if (!part || !in || !tot || !inner || !nown || !npart || !own) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1446,12 +1443,16 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
         st->far[w] = 0;
         st->thin[w] = 0;
     }
-    /* a model vertex of the body snapped onto one of the part's own (the root
-     * ring welded onto body skin by position) stays the body's */
+    /* the weld ring: where a vertex of the body's skin (on no surface of the
+     * part's own) was snapped onto one of the part's own, the two stay
+     * together with the body, and the part begins beyond them */
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v], p = st->comp_uf[w];
-        st->snapped[v] = (uint8_t)(st->far[w] && !(tb__surf_owned(in[s], tot[s], inner[s]) && p == part[s]) &&
-                                   tb__keeps_own(st, npart[p], nown[p], w));
+        if (st->far[w] && !(tb__surf_owned(in[s], tot[s], inner[s]) && p == part[s]) &&
+            tb__keeps_own(st, npart[p], nown[p], w)) {
+            st->far[w] = 0;
+            st->thin[w] = 0;
+        }
     }
     for (size_t w = 0; w < nw; w++)
         nown[w] = st->far[w] ? (uint32_t)w : NONE;

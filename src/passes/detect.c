@@ -933,8 +933,7 @@ static tb_result tb__an_lists(tb__an_job *j, tb_error *err)
     size_t q = 0;
     for (size_t k = 0; k < nv; k++)
         for (uint32_t e = st->model_off[wv[k]]; e < st->model_off[wv[k] + 1]; e++)
-            if (!st->snapped || !st->snapped[st->model_list[e]])
-                ap->vertices[q++] = st->model_list[e];
+            ap->vertices[q++] = st->model_list[e];
     /* separate shell: its non-far band is reweighted too (g = 0) */
     for (size_t i = 0; i < st->ncomp && ap->separate_shell; i++) {
         const tb__comp *c = &st->comps[i];

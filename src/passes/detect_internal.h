@@ -50,7 +50,6 @@ typedef struct tb__state {
     tb__comp *comps;
     size_t ncomp;
     uint32_t *model_off, *model_list; /* welded id → its model vertices (CSR) */
-    uint8_t *snapped;   /* per model vertex: body skin snapped onto a far part's own (tb__own_surfaces) */
     uint32_t *shell_off, *shell_list; /* shell root → its welded ids (CSR) */
     double *ms;         /* stage times (tb_appendage_report.stage_ms) */
     float up[3], fwd[3];/* the character's axes in bind space (tb_model_axes) */
