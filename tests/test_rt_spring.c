@@ -369,10 +369,22 @@ static float dist3(const float a[3], const float b[3])
     return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 }
 
+/* Angle between two unit rotations, precise near zero: 4 atan2(|a - b|,
+ * |a + b|) in double with b on a's hemisphere (2 acos |a.b| in float reads
+ * 0.056 degrees for a dot product one float step below 1, so it cannot check
+ * a bound of 0.01 degrees). */
 static float quat_angle_between(const float a[4], const float b[4])
 {
-    float c = fabsf(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
-    return 2.0f * acosf(c > 1.0f ? 1.0f : c);
+    double dot = 0, dm = 0, dp = 0;
+    for (int i = 0; i < 4; i++)
+        dot += (double)a[i] * b[i];
+    double sg = dot < 0 ? -1 : 1;
+    for (int i = 0; i < 4; i++) {
+        double m = a[i] - sg * b[i], p = a[i] + sg * b[i];
+        dm += m * m;
+        dp += p * p;
+    }
+    return (float)(4.0 * atan2(sqrt(dm), sqrt(dp)));
 }
 
 /* The article's harsh test motion: 0.5 m along X in 2/3 s, then back. */
