@@ -15,6 +15,7 @@
  * Triangles go into a uniform grid (open-addressing hash of cell keys over
  * an entry list grouped by cell); rays walk it cell by cell (3D DDA), O(V + T) to build,
  * each ray bounded by its own length. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ typedef struct tb__tgrid {
 } tb__tgrid;
 
 #define TB__GRID_MAX 1024 /* cells per axis: a cell key fits 30 bits */
+#define TB__GRID_ENTRIES 64 /* cells a triangle is entered in, on average, at most */
 #define TB__CELL_TRIS 64.0 /* triangles' area a cell's face may hold (tb__tgrid_build) */
 
 static uint64_t tb__ckey(int x, int y, int z)
@@ -131,6 +133,18 @@ static void tb__tri_cells(const tb__tgrid *g, const float *pos, const uint32_t *
     }
 }
 
+/* The grid's cell size and the dimensions it gives the box (ext: its
+ * extent per axis, in double). */
+static void tb__tgrid_set_cell(tb__tgrid *g, float cell, const double ext[3])
+{
+    g->cell = cell;
+    g->inv = 1.0f / cell;
+    for (int a = 0; a < 3; a++) {
+        double d = ceil(ext[a] * g->inv) + 1;
+        g->dim[a] = d > TB__GRID_MAX ? TB__GRID_MAX : (int)d;
+    }
+}
+
 /* Stage 1 of tb__tgrid_build: the box, the cell size and the grid's
  * dimensions from the mesh's mean edge and triangle area. */
 static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt)
@@ -155,8 +169,10 @@ static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint
         double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
         area += 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     }
-    float diag = sqrtf((hi[0] - g->lo[0]) * (hi[0] - g->lo[0]) + (hi[1] - g->lo[1]) * (hi[1] - g->lo[1]) +
-                       (hi[2] - g->lo[2]) * (hi[2] - g->lo[2]));
+    /* in double: a box near the float range (±2e38) has no float diagonal */
+    double ext[3] = {(double)hi[0] - g->lo[0], (double)hi[1] - g->lo[1], (double)hi[2] - g->lo[2]};
+    double diag_d = sqrt(ext[0] * ext[0] + ext[1] * ext[1] + ext[2] * ext[2]);
+    float diag = diag_d < FLT_MAX ? (float)diag_d : FLT_MAX;
     if (!(diag > 0))
         diag = 1;
     float cell = nt ? (float)(4.0 * edge / (double)nt) : diag;
@@ -182,11 +198,25 @@ static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint
             if ((hi[a] - g->lo[a]) / cell > (float)(TB__GRID_MAX - 2))
                 cell = (hi[a] - g->lo[a]) / (float)(TB__GRID_MAX - 2);
     }
-    g->cell = cell;
-    g->inv = 1.0f / cell;
-    for (int a = 0; a < 3; a++) {
-        double d = ceil((double)(hi[a] - g->lo[a]) * g->inv) + 1;
-        g->dim[a] = d > TB__GRID_MAX ? TB__GRID_MAX : (int)d;
+    for (int a = 0; a < 3; a++) /* the same limit, in double where the float extent overflows */
+        if (ext[a] / cell > TB__GRID_MAX - 2)
+            cell = (float)(ext[a] / (TB__GRID_MAX - 2));
+    tb__tgrid_set_cell(g, cell, ext);
+    /* a triangle is entered in every cell of its box: a few triangles far
+     * larger than the rest would ask for up to 2^30 cells each, so the
+     * grid is made coarser until the entries are at most TB__GRID_ENTRIES
+     * a triangle (never on a mesh of like-sized triangles: ≈ 1–8 each) */
+    double budget = TB__GRID_ENTRIES * (double)nt + 1e6;
+    for (int k = 0; k < 64; k++) {
+        double entries = 0;
+        int c0[3], c1[3];
+        for (size_t t = 0; t < nt && entries <= budget; t++) {
+            tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+            entries += (double)(c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1) * (c1[2] - c0[2] + 1);
+        }
+        if (entries <= budget)
+            break;
+        tb__tgrid_set_cell(g, g->cell * 2, ext);
     }
 }
 
