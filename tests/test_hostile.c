@@ -540,6 +540,23 @@ static void many_primitives_sharing_accessors_are_cheap(void **s)
     assert_true(timed_cli(0, "measure", f) < 60);
 }
 
+/* Found by fuzz_fix (kept in tests/data): a humanoid whose coordinates
+ * reach ±2.3e38, one triangle as wide as the box among small ones. The
+ * thickness grid's sizing overflowed in float and entered that triangle in
+ * up to 2^30 cells (minutes and 11-18 GB); the grid is now made coarser
+ * until its entries are bounded, and the job ends at once. */
+static void a_box_near_the_float_range_does_not_blow_up_the_thickness_grid(void **s)
+{
+    (void)s;
+    size_t n = 0;
+    uint8_t *b = tbt_read_file(TB_SOURCE_DIR "/tests/data/fuzz_box_near_float_max.glb", &n);
+    assert_non_null(b);
+    const char *f = tbt_tmp_path("fuzz_box_near_float_max.glb"); /* the output goes beside it */
+    assert_int_equal(tbt_write_file(f, b, n), 0);
+    free(b);
+    assert_true(timed_cli(0, "fix --no-bake", f) < 60);
+}
+
 static void identical_skins_are_recognised_once(void **s)
 {
     (void)s;
@@ -923,6 +940,7 @@ int main(void)
         cmocka_unit_test(killed_write_leaves_no_temporary_file),
         cmocka_unit_test(inverse_bind_matrices_are_written_with_an_exact_last_row),
         cmocka_unit_test(many_primitives_sharing_accessors_are_cheap),
+        cmocka_unit_test(a_box_near_the_float_range_does_not_blow_up_the_thickness_grid),
         cmocka_unit_test(identical_skins_are_recognised_once),
         cmocka_unit_test(instancing_that_multiplies_into_gigabytes_is_refused),
         cmocka_unit_test(many_nodes_and_a_deep_node_chain_are_handled_iteratively),
