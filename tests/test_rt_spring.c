@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "tailbone/spring.h"
+#include "core/tbmath.h" /* tb__quat_angle: precise near zero, unlike 2 acos|a.b| in float */
 #include "runtime/spring_internal.h" /* the batch step on a chosen path */
 
 /* test_rt_spring_batch.c includes this file with TBT_STEP_VIA_BATCH: every
@@ -369,24 +370,6 @@ static float dist3(const float a[3], const float b[3])
     return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 }
 
-/* Angle between two unit rotations, precise near zero: 4 atan2(|a - b|,
- * |a + b|) in double with b on a's hemisphere (2 acos |a.b| in float reads
- * 0.056 degrees for a dot product one float step below 1, so it cannot check
- * a bound of 0.01 degrees). */
-static float quat_angle_between(const float a[4], const float b[4])
-{
-    double dot = 0, dm = 0, dp = 0;
-    for (int i = 0; i < 4; i++)
-        dot += (double)a[i] * b[i];
-    double sg = dot < 0 ? -1 : 1;
-    for (int i = 0; i < 4; i++) {
-        double m = a[i] - sg * b[i], p = a[i] + sg * b[i];
-        dm += m * m;
-        dp += p * p;
-    }
-    return (float)(4.0 * atan2(sqrt(dm), sqrt(dp)));
-}
-
 /* The article's harsh test motion: 0.5 m along X in 2/3 s, then back. */
 static float sweep_x(float t)
 {
@@ -655,7 +638,7 @@ static void neighbour_bend_gap(float coupling, float *mean, float *worst)
             tb_spring_link_state a, b;
             link_state(&s, 0, i, &a);
             link_state(&s, 0, i + 1, &b);
-            float g = quat_angle_between(a.bend, b.bend);
+            float g = tb__quat_angle(a.bend, b.bend);
             sum += g;
             count++;
             *worst = fmaxf(*worst, g);
@@ -747,11 +730,11 @@ static void spring_rest_pose_comes_from_bind_matrices_not_stored_node_rotation(v
     sim_step(&a, 1.0f / 60.0f, hips_at(0, 1, 0), id);
     sim_step(&b, 1.0f / 60.0f, hips_at(0, 1, 0), id);
     int last = baked.tail[3];
-    float baked_err = quat_angle_between(baked.rest[last].r, clean.rest[last].r);
+    float baked_err = tb__quat_angle(baked.rest[last].r, clean.rest[last].r);
     assert_true(baked_err > 27.0f * DEG);
     for (int i = 0; i < 4; i++) {
         int j = clean.tail[i];
-        float e = quat_angle_between(b.locals[j].r, clean.rest[j].r);
+        float e = tb__quat_angle(b.locals[j].r, clean.rest[j].r);
         assert_true(e < 0.01f * DEG);
     }
     for (int f = 0; f < 120; f++) {
@@ -799,7 +782,7 @@ static void spring_oriented_terminal_bone_without_tail_end_extends_the_tangent(v
     assert_true(dist3(s2.tip, expect) < 1e-4f);
     assert_float_equal(s2.length_m, len, 1e-4f);
     /* And the bone keeps its bind orientation. */
-    assert_true(quat_angle_between(s.locals[r.tail[2]].r, r.rest[r.tail[2]].r) < 0.01f * DEG);
+    assert_true(tb__quat_angle(s.locals[r.tail[2]].r, r.rest[r.tail[2]].r) < 0.01f * DEG);
     tb_spring_destroy(s.a);
 }
 
