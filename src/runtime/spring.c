@@ -35,6 +35,7 @@
 
 #include "tailbone/spring.h"
 #include "core/base.h"
+#include "core/tbmath.h"
 #include "runtime/spring_internal.h"
 
 /* SPEC B defaults. */
@@ -55,9 +56,9 @@
 /* Longest chain accepted (SPEC A9 makes 3..8). */
 #define TB__MAX_LINKS 64
 
-/* The small vector helpers are forced inline, as cglm's own are: they run
- * a dozen times per link-step and a Debug build must stay usable in tests. */
-#define TB__INLINE CGLM_INLINE
+/* The small helpers are forced inline, as cglm's own are (TB__INLINE,
+ * core/tbmath.h): they run a dozen times per link-step and a Debug build
+ * must stay usable in tests. */
 
 /* ---------------------------------------------------------------- errors */
 
@@ -73,207 +74,7 @@ static const char *tb__joint_name(const tb_skeleton *skel, int j, char buf[32])
 
 /* ------------------------------------------------------------------ math */
 
-TB__INLINE void tb__v3_set(float d[3], float x, float y, float z)
-{
-    d[0] = x;
-    d[1] = y;
-    d[2] = z;
-}
-
-TB__INLINE void tb__v3_copy(const float a[3], float d[3])
-{
-    d[0] = a[0];
-    d[1] = a[1];
-    d[2] = a[2];
-}
-
-TB__INLINE float tb__v3_dot(const float a[3], const float b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-TB__INLINE float tb__v3_len(const float a[3])
-{
-    return sqrtf(tb__v3_dot(a, a));
-}
-
-/* d = a + s b */
-TB__INLINE void tb__v3_madd(const float a[3], float s, const float b[3], float d[3])
-{
-    d[0] = a[0] + s * b[0];
-    d[1] = a[1] + s * b[1];
-    d[2] = a[2] + s * b[2];
-}
-
-/* Normalises in place; returns the old length (0 leaves v alone). One
- * division, three multiplies: this runs several times per link-step. */
-TB__INLINE float tb__v3_normalize(float v[3])
-{
-    const float l = sqrtf(tb__v3_dot(v, v));
-    if (l > 0.0f) {
-        const float inv = 1.0f / l;
-        v[0] *= inv;
-        v[1] *= inv;
-        v[2] *= inv;
-    }
-    return l;
-}
-
-TB__INLINE void tb__q_identity(versor q)
-{
-    q[0] = q[1] = q[2] = 0.0f;
-    q[3] = 1.0f;
-}
-
-TB__INLINE void tb__q_copy(const versor a, versor d)
-{
-    d[0] = a[0];
-    d[1] = a[1];
-    d[2] = a[2];
-    d[3] = a[3];
-}
-
-TB__INLINE void tb__q_conj(const versor a, versor d)
-{
-    d[0] = -a[0];
-    d[1] = -a[1];
-    d[2] = -a[2];
-    d[3] = a[3];
-}
-
-/* d = a * b (apply b first). Written out: it runs per link per sub-step. */
-TB__INLINE void tb__q_mul(const versor a, const versor b, versor d)
-{
-    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
-    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
-    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
-    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
-    d[0] = x;
-    d[1] = y;
-    d[2] = z;
-    d[3] = w;
-}
-
-/* d = q v q^-1 for a unit q: v + w t + u × t with t = 2 u × v. */
-TB__INLINE void tb__q_rot(const versor q, const float v[3], float d[3])
-{
-    const float tx = 2.0f * (q[1] * v[2] - q[2] * v[1]);
-    const float ty = 2.0f * (q[2] * v[0] - q[0] * v[2]);
-    const float tz = 2.0f * (q[0] * v[1] - q[1] * v[0]);
-    const float x = v[0] + q[3] * tx + (q[1] * tz - q[2] * ty);
-    const float y = v[1] + q[3] * ty + (q[2] * tx - q[0] * tz);
-    const float z = v[2] + q[3] * tz + (q[0] * ty - q[1] * tx);
-    d[0] = x;
-    d[1] = y;
-    d[2] = z;
-}
-
-TB__INLINE void tb__q_normalize(versor q)
-{
-    const float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (l > 0.0f) {
-        const float inv = 1.0f / l;
-        q[0] *= inv;
-        q[1] *= inv;
-        q[2] *= inv;
-        q[3] *= inv;
-    } else {
-        tb__q_identity(q);
-    }
-}
-
-/* swing(a, b): shortest rotation taking unit a to unit b (SPEC B). */
-TB__INLINE void tb__swing(const float a[3], const float b[3], versor d)
-{
-    const float c = tb__v3_dot(a, b);
-    if (c < -1.0f + 1e-6f) { /* opposite: half a turn about any perpendicular */
-        vec3 x, ax;
-        tb__v3_copy(a, x);
-        glm_vec3_ortho(x, ax);
-        tb__v3_normalize(ax);
-        d[0] = ax[0];
-        d[1] = ax[1];
-        d[2] = ax[2];
-        d[3] = 0.0f;
-        return;
-    }
-    d[0] = a[1] * b[2] - a[2] * b[1];
-    d[1] = a[2] * b[0] - a[0] * b[2];
-    d[2] = a[0] * b[1] - a[1] * b[0];
-    d[3] = 1.0f + c;
-    tb__q_normalize(d);
-}
-
-/* Rotation angle of a unit quaternion: θ = 2 acos(clamp(|w|, 0, 1)) (SPEC B). */
-static float tb__q_angle(const versor q)
-{
-    float w = fabsf(q[3]);
-    return 2.0f * acosf(w > 1.0f ? 1.0f : w);
-}
-
-/* Shortest-path slerp. cglm's falls back to an unsigned lerp near antipodes,
- * which can collapse; this one flips the sign first and nlerps when close. */
-static void tb__slerp(const versor a, const versor b, float t, versor d)
-{
-    versor bb;
-    float c = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-    float s = 1.0f;
-    if (c < 0.0f) {
-        c = -c;
-        s = -1.0f;
-    }
-    for (int k = 0; k < 4; k++)
-        bb[k] = s * b[k];
-    float wa, wb;
-    if (c > 0.9995f) {
-        wa = 1.0f - t;
-        wb = t;
-    } else {
-        float th = acosf(c), sn = sinf(th);
-        wa = sinf((1.0f - t) * th) / sn;
-        wb = sinf(t * th) / sn;
-    }
-    for (int k = 0; k < 4; k++)
-        d[k] = wa * a[k] + wb * bb[k];
-    tb__q_normalize(d);
-}
-
-/* slerp(a, b, 1/2) exactly, and cheaply: the normalised sum of a and the
- * nearer sign of b bisects the arc. */
-TB__INLINE void tb__q_midpoint(const versor a, const versor b, versor d)
-{
-    const float sg = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) < 0.0f ? -1.0f : 1.0f;
-    for (int k = 0; k < 4; k++)
-        d[k] = a[k] + sg * b[k];
-    tb__q_normalize(d);
-}
-
-/* slerp(I, q, t): same axis, t times the (shortest) angle. */
-static void tb__q_scale_angle(const versor q, float t, versor d)
-{
-    versor id;
-    tb__q_identity(id);
-    tb__slerp(id, q, t, d);
-}
-
-/* Conjugation a q a^-1: the same rotation seen from another frame. */
-TB__INLINE void tb__q_conjugate_by(const versor a, const versor q, versor d)
-{
-    versor ai, tmp;
-    tb__q_conj(a, ai);
-    tb__q_mul(a, q, tmp);
-    tb__q_mul(tmp, ai, d);
-}
-
-static void tb__q_from_axes(const float x[3], const float y[3], const float z[3], versor q)
-{
-    mat3 m;
-    tb__v3_copy(x, m[0]);
-    tb__v3_copy(y, m[1]);
-    tb__v3_copy(z, m[2]);
-    glm_mat3_quat(m, q);
-    tb__q_normalize(q);
-}
+/* The vector and quaternion helpers, forced inline (TB__INLINE): core/tbmath.h */
 
 static int tb__finite_n(const float *v, int n)
 {
@@ -293,23 +94,23 @@ int tb__frame_from_matrix(const float m[16], tb__frame *f)
     float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3] = {m[8], m[9], m[10]};
     vec3 yz;
     glm_vec3_cross(y, z, yz);
-    float det = tb__v3_dot(x, yz);
+    float det = tb__dot(x, yz);
     if (!(det > 1e-30f))
         return 0;
     f->s = cbrtf(det);
     tb__v3_set(f->o, m[12], m[13], m[14]);
     tb__v3_normalize(x);
-    tb__v3_madd(y, -tb__v3_dot(y, x), x, y);
+    tb__v3_madd(y, y, -tb__dot(y, x), x);
     if (tb__v3_normalize(y) <= 0.0f)
         return 0;
     glm_vec3_cross(x, y, z);
-    tb__q_from_axes(x, y, z, f->r);
+    tb__q_from_axes(f->r, x, y, z);
     return 1;
 }
 
 /* TRS decomposition of an affine matrix without shear. Returns 0 when the
  * matrix is degenerate. */
-static int tb__decompose(const float m[16], float t[3], versor q, float sc[3])
+static int tb__decompose_trs(const float m[16], float t[3], versor q, float sc[3])
 {
     if (!tb__finite_n(m, 16))
         return 0;
@@ -321,17 +122,17 @@ static int tb__decompose(const float m[16], float t[3], versor q, float sc[3])
         return 0;
     vec3 c;
     glm_vec3_cross(x, y, c);
-    if (tb__v3_dot(c, z) < 0.0f) { /* mirrored: carry the sign on one scale */
+    if (tb__dot(c, z) < 0.0f) { /* mirrored: carry the sign on one scale */
         sc[0] = -sc[0];
         x[0] = -x[0];
         x[1] = -x[1];
         x[2] = -x[2];
     }
     /* Re-orthonormalise: bind matrices come from float inverses. */
-    tb__v3_madd(y, -tb__v3_dot(y, x), x, y);
+    tb__v3_madd(y, y, -tb__dot(y, x), x);
     tb__v3_normalize(y);
     glm_vec3_cross(x, y, z);
-    tb__q_from_axes(x, y, z, q);
+    tb__q_from_axes(q, x, y, z);
     tb__v3_set(t, m[12], m[13], m[14]);
     return 1;
 }
@@ -345,8 +146,8 @@ static void tb__mat_load(const float src[16], mat4 d)
 TB__INLINE void tb__frame_point(const tb__frame *f, const float local[3], float d[3])
 {
     float w[3];
-    tb__q_rot(f->r, local, w);
-    tb__v3_madd(f->o, f->s, w, d);
+    tb__qrot_unit(w, f->r, local);
+    tb__v3_madd(d, f->o, f->s, w);
 }
 
 /* ----------------------------------------------------- tail chain names */
@@ -417,10 +218,10 @@ static int tb__rest_local(const tb_skeleton *skel, int j, float t[3], versor q, 
                    (!skel->has_ibm || (skel->has_ibm[j] && skel->has_ibm[p]));
     if (!from_ibm && skel->rest_local) {
         const tb_transform *x = &skel->rest_local[j];
-        tb__v3_copy(x->t, t);
-        tb__q_copy(x->r, q);
+        tb__v3_copy(t, x->t);
+        tb__q_copy(q, x->r);
         tb__q_normalize(q);
-        tb__v3_copy(x->s, sc);
+        tb__v3_copy(sc, x->s);
         return tb__finite_n(t, 3) && tb__finite_n(q, 4) && tb__finite_n(sc, 3);
     }
     if (!skel->bind_world || p < 0)
@@ -430,7 +231,7 @@ static int tb__rest_local(const tb_skeleton *skel, int j, float t[3], versor q, 
     tb__bind_world(skel, j, wj);
     glm_mat4_inv(wp, inv);
     glm_mat4_mul(inv, wj, l);
-    return tb__decompose((const float *)l, t, q, sc);
+    return tb__decompose_trs((const float *)l, t, q, sc);
 }
 
 /* -------------------------------------------------------------- params */
@@ -549,23 +350,23 @@ static const versor tb__identity_axes = {0.0f, 0.0f, 0.0f, 1.0f};
 static void tb__char_axes(const tb_spring_desc *d, versor q)
 {
     float up[3], fwd[3], lat[3];
-    tb__v3_copy(d->bind_up, up);
-    tb__v3_copy(d->bind_forward, fwd);
+    tb__v3_copy(up, d->bind_up);
+    tb__v3_copy(fwd, d->bind_forward);
     if (!(tb__v3_len(up) > 1e-6f))
         tb__v3_set(up, 0.0f, 1.0f, 0.0f);
     tb__v3_normalize(up);
     if (!(tb__v3_len(fwd) > 1e-6f))
         tb__v3_set(fwd, 0.0f, 0.0f, 1.0f);
-    float k = tb__v3_dot(fwd, up);
+    float k = tb__dot(fwd, up);
     for (int i = 0; i < 3; i++)
         fwd[i] -= k * up[i];
     if (!(tb__v3_len(fwd) > 1e-6f)) { /* forward along up: keep glTF's */
-        tb__q_copy(tb__identity_axes, q);
+        tb__q_copy(q, tb__identity_axes);
         return;
     }
     tb__v3_normalize(fwd);
     glm_vec3_cross(up, fwd, lat); /* X = Y × Z */
-    tb__q_from_axes(lat, up, fwd, q);
+    tb__q_from_axes(q, lat, up, fwd);
 }
 
 static tb_result tb__check_desc(const tb_spring_desc *d, tb_error *err)
@@ -620,28 +421,28 @@ static void tb__chain_prepare(tb_spring_animator *a, tb__chain *c)
     if (tb__v3_normalize(cdir) < 1e-6f)
         tb__v3_set(cdir, 0.0f, -1.0f, 0.0f); /* SPEC B: down if it vanishes */
     versor A;
-    tb__q_copy(c->b_a, A);
+    tb__q_copy(A, c->b_a);
     for (int i = 0; i < n; i++) {
         tb__link *l = &L[i];
         versor sw, Q, lift, tmp;
-        tb__swing(cdir, l->authored, sw);
-        tb__q_scale_angle(sw, beta, Q);
+        tb__q_swing(sw, cdir, l->authored);
+        tb__q_scale_angle(Q, sw, beta);
         float u[3], w[3];
-        tb__q_rot(Q, cdir, w);
+        tb__qrot_unit(w, Q, cdir);
         /* +X rotation lifts "down" towards -Z: back and up for a character
          * facing +Z (SPEC conventions). */
         vec3 xaxis = {1.0f, 0.0f, 0.0f};
         glm_quatv(lift, carry * (float)(i + 1) / (float)n, xaxis);
-        tb__q_rot(lift, w, u);
-        tb__q_copy(A, l->A);
-        tb__q_conj(A, tmp);
-        tb__q_rot(tmp, u, l->r);
+        tb__qrot_unit(u, lift, w);
+        tb__q_copy(l->A, A);
+        tb__qconj(tmp, A);
+        tb__qrot_unit(l->r, tmp, u);
         tb__v3_normalize(l->r);
-        tb__swing(l->bind_dir, l->r, sw);
-        tb__q_mul(sw, l->q0, l->qhat);
+        tb__q_swing(sw, l->bind_dir, l->r);
+        tb__qmul(l->qhat, sw, l->q0);
         tb__q_normalize(l->qhat);
-        tb__q_mul(A, l->qhat, tmp);
-        tb__q_copy(tmp, A);
+        tb__qmul(tmp, A, l->qhat);
+        tb__q_copy(A, tmp);
         tb__q_normalize(A);
         /* SPEC B: f = root at the root segment, root*tip_ratio at the tip. */
         float s = n > 1 ? (float)i / (float)(n - 1) : 0.0f;
@@ -790,12 +591,12 @@ static tb_result tb__chain_anchor_frame(const tb_skeleton *skel, tb__chain *c, c
     mat4 wa;
     float t[3], sc[3];
     tb__bind_world(skel, c->anchor, wa);
-    if (!tb__decompose((const float *)wa, t, c->b_a, sc))
+    if (!tb__decompose_trs((const float *)wa, t, c->b_a, sc))
         return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, c->anchor, nb), "degenerate bind matrix");
     versor fq, b;
-    tb__q_conj(axes, fq);
-    tb__q_mul(fq, c->b_a, b);
-    tb__q_copy(b, c->b_a);
+    tb__qconj(fq, axes);
+    tb__qmul(b, fq, c->b_a);
+    tb__q_copy(c->b_a, b);
     tb__q_normalize(c->b_a);
     if (c->end_joint >= 0 && !tb__rest_local(skel, c->end_joint, c->end_t, c->end_q, c->end_sc))
         return tb__fail(err, TB_ERR_INVALID, tb__joint_name(skel, c->end_joint, nb), "degenerate bind matrix");
@@ -823,17 +624,17 @@ static tb_result tb__links_bind(const tb_skeleton *skel, const tb__chain *c, tb_
         tb__link *l = &links[i];
         float e[3];
         if (i + 1 < count) {
-            tb__v3_copy(links[i + 1].t, e);
+            tb__v3_copy(e, links[i + 1].t);
         } else if (end >= 0) {
-            tb__v3_copy(c->end_t, e);
+            tb__v3_copy(e, c->end_t);
         } else {
             /* SPEC B: no Tail_End — extend the incoming tangent
              * expressed in the last bone's OWN frame (the segment from
              * its parent, rotated by q0^-1 and unscaled), not the
              * parent-frame vector copied as is. */
             versor qi;
-            tb__q_conj(l->q0, qi);
-            tb__q_rot(qi, l->t, e);
+            tb__qconj(qi, l->q0);
+            tb__qrot_unit(e, qi, l->t);
             for (int k = 0; k < 3; k++)
                 e[k] /= l->sigma > 0.0f ? l->sigma : 1.0f;
         }
@@ -846,15 +647,15 @@ static tb_result tb__links_bind(const tb_skeleton *skel, const tb__chain *c, tb_
         l->lambda = l->sigma * len;
         for (int k = 0; k < 3; k++)
             l->e_hat[k] = e[k] / len;
-        tb__q_rot(l->q0, l->e_hat, l->bind_dir);
+        tb__qrot_unit(l->bind_dir, l->q0, l->e_hat);
         tb__v3_normalize(l->bind_dir);
         /* a_i: the authored direction in hips space (bind-space axes). */
         versor H, tmp;
-        tb__q_mul(c->b_a, B, H);
-        tb__q_rot(H, l->bind_dir, l->authored);
+        tb__qmul(H, c->b_a, B);
+        tb__qrot_unit(l->authored, H, l->bind_dir);
         tb__v3_normalize(l->authored);
-        tb__q_mul(B, l->q0, tmp);
-        tb__q_copy(tmp, B);
+        tb__qmul(tmp, B, l->q0);
+        tb__q_copy(B, tmp);
     }
     return TB_OK;
 }
@@ -987,7 +788,7 @@ tb_result tb_spring_memory_size_desc(const tb_skeleton *skel, const tb_spring_de
 
 static void tb__link_rest_state(tb__link *l)
 {
-    tb__q_copy(l->qhat, l->q);
+    tb__q_copy(l->q, l->qhat);
     tb__q_identity(l->bend);
     tb__q_identity(l->bend_old);
     memset(l->v, 0, sizeof l->v);
@@ -1127,7 +928,7 @@ static void tb__contact_limit(const tb__chain *c, const float rest_w[3], float d
     if (c->cos_half_max <= -1.0f)
         return;
     const float cos_max = c->cos_half_max * c->cos_half_max - c->sin_half_max * c->sin_half_max;
-    float cd = tb__v3_dot(rest_w, d);
+    float cd = tb__dot(rest_w, d);
     if (!(cd < cos_max))
         return;
     cd = cd < -1.0f ? -1.0f : cd;
@@ -1176,8 +977,8 @@ TB__INLINE void tb__link_target(const tb__frame *P, const tb__link *l, tb__link_
 {
     tb__frame_point(P, l->t, k->hd);
     k->ell = P->s * l->lambda;
-    tb__q_rot(P->r, l->r, k->rest_w); /* unit: a unit vector turned */
-    tb__v3_madd(k->hd, k->ell, k->rest_w, k->T);
+    tb__qrot_unit(k->rest_w, P->r, l->r); /* unit: a unit vector turned */
+    tb__v3_madd(k->T, k->hd, k->ell, k->rest_w);
 }
 
 /* integrate: SPEC B: p̈ = ω²(T − p) − 2ζω ṗ + g, semi-implicit Euler
@@ -1186,7 +987,7 @@ TB__INLINE void tb__link_target(const tb__frame *P, const tb__link *l, tb__link_
 TB__INLINE void tb__link_integrate(const tb__pass *ps, tb__link *l, const tb__link_step *k)
 {
     if (ps->snap) {
-        tb__v3_copy(k->T, l->p);
+        tb__v3_copy(l->p, k->T);
         tb__v3_set(l->v, 0.0f, 0.0f, 0.0f);
         return;
     }
@@ -1205,8 +1006,8 @@ TB__INLINE void tb__link_rope(tb__link *l, tb__link_step *k)
     for (int c = 0; c < 3; c++)
         k->d[c] = l->p[c] - k->hd[c];
     if (!(tb__v3_normalize(k->d) > 1e-9f * (k->ell > 1.0f ? k->ell : 1.0f)))
-        tb__v3_copy(k->rest_w, k->d);
-    tb__v3_madd(l->v, -tb__v3_dot(l->v, k->d), k->d, l->v);
+        tb__v3_copy(k->d, k->rest_w);
+    tb__v3_madd(l->v, l->v, -tb__dot(l->v, k->d), k->d);
 }
 
 /* bend: coupling and bend limit, compared in the hips frame (SPEC B):
@@ -1215,11 +1016,11 @@ TB__INLINE void tb__link_bend(const tb__chain *c, const tb__link *L, int i, int 
                               const tb__frame *P, tb__link *l, tb__link_step *k)
 {
     versor tmp;
-    tb__q_conj(P->r, k->pinv);
-    tb__q_rot(k->pinv, k->d, k->dl);
+    tb__qconj(k->pinv, P->r);
+    tb__qrot_unit(k->dl, k->pinv, k->d);
     tb__v3_normalize(k->dl);
-    tb__swing(l->r, k->dl, k->s);
-    tb__q_conjugate_by(l->A, k->s, k->q);
+    tb__q_swing(k->s, l->r, k->dl);
+    tb__q_conjugate_by(k->q, l->A, k->s);
     float *q = k->q;
     int changed = 0, limited = 0;
     if (ps->alpha > 0.0f) {
@@ -1229,13 +1030,13 @@ TB__INLINE void tb__link_bend(const tb__chain *c, const tb__link *L, int i, int 
         versor bar, id;
         tb__q_identity(id);
         if (i == 0)
-            tb__q_midpoint(id, L[1].bend_old, bar);
+            tb__q_midpoint(bar, id, L[1].bend_old);
         else if (i == n - 1)
-            tb__q_copy(L[n - 2].bend_old, bar);
+            tb__q_copy(bar, L[n - 2].bend_old);
         else
-            tb__q_midpoint(L[i - 1].bend_old, L[i + 1].bend_old, bar);
-        tb__slerp(q, bar, ps->alpha, tmp);
-        tb__q_copy(tmp, q);
+            tb__q_midpoint(bar, L[i - 1].bend_old, L[i + 1].bend_old);
+        tb__q_slerp(tmp, q, bar, ps->alpha);
+        tb__q_copy(q, tmp);
         changed = 1;
     }
     /* SPEC B bend limit: θ = 2 acos(|w|) > θmax, i.e. |w| < cos(θmax/2);
@@ -1255,12 +1056,12 @@ TB__INLINE void tb__link_bend(const tb__chain *c, const tb__link *L, int i, int 
     float *d = k->d;
     if (changed) {
         float before[3], shift[3];
-        tb__v3_copy(d, before);
+        tb__v3_copy(before, d);
         versor ainv;
-        tb__q_conj(l->A, ainv);
-        tb__q_conjugate_by(ainv, q, k->s); /* back to the parent frame */
-        tb__q_rot(k->s, l->r, k->dl);
-        tb__q_rot(P->r, k->dl, d);
+        tb__qconj(ainv, l->A);
+        tb__q_conjugate_by(k->s, ainv, q); /* back to the parent frame */
+        tb__qrot_unit(k->dl, k->s, l->r);
+        tb__qrot_unit(d, P->r, k->dl);
         tb__v3_normalize(d);
         /* (choice) The coupling moves the tip without touching its
          * velocity, so a velocity that keeps pushing back against it
@@ -1275,9 +1076,9 @@ TB__INLINE void tb__link_bend(const tb__chain *c, const tb__link *L, int i, int 
             shift[a] = k->ell * (d[a] - before[a]);
         const float slen = tb__v3_normalize(shift);
         if (slen > 0.0f && h > 0.0f) {
-            const float back = -tb__v3_dot(l->v, shift);
+            const float back = -tb__dot(l->v, shift);
             if (back > 0.0f)
-                tb__v3_madd(l->v, fminf(back, slen / h), shift, l->v);
+                tb__v3_madd(l->v, l->v, fminf(back, slen / h), shift);
         }
     }
     if (limited) {
@@ -1285,13 +1086,13 @@ TB__INLINE void tb__link_bend(const tb__chain *c, const tb__link *L, int i, int 
          * cannot store up and snap back (SPEC B). τ: on the sphere, the
          * direction that increases the angle to the rest direction. */
         float tau[3];
-        tb__v3_madd(k->rest_w, -tb__v3_dot(k->rest_w, d), d, tau);
+        tb__v3_madd(tau, k->rest_w, -tb__dot(k->rest_w, d), d);
         for (int a = 0; a < 3; a++)
             tau[a] = -tau[a];
         if (tb__v3_normalize(tau) > 1e-6f) {
-            float vt = tb__v3_dot(l->v, tau);
+            float vt = tb__dot(l->v, tau);
             if (vt > 0.0f)
-                tb__v3_madd(l->v, -vt, tau, l->v);
+                tb__v3_madd(l->v, l->v, -vt, tau);
         }
     }
 }
@@ -1309,9 +1110,9 @@ TB__INLINE void tb__link_bind_limit(const tb__chain *c, const tb__frame *P, tb__
         return;
     float *d = k->d;
     float bw[3];
-    tb__q_rot(P->r, l->bind_dir, bw);
+    tb__qrot_unit(bw, P->r, l->bind_dir);
     tb__v3_normalize(bw);
-    float cb = tb__v3_dot(bw, d);
+    float cb = tb__dot(bw, d);
     if (!(cb < c->cos_bind_max))
         return;
     cb = cb < -1.0f ? -1.0f : cb;
@@ -1324,13 +1125,13 @@ TB__INLINE void tb__link_bind_limit(const tb__chain *c, const tb__frame *P, tb__
         d[a] = ka * bw[a] + kb * d[a];
     tb__v3_normalize(d);
     float tau[3];
-    tb__v3_madd(bw, -tb__v3_dot(bw, d), d, tau);
+    tb__v3_madd(tau, bw, -tb__dot(bw, d), d);
     for (int a = 0; a < 3; a++)
         tau[a] = -tau[a];
     if (tb__v3_normalize(tau) > 1e-6f) {
-        const float vt = tb__v3_dot(l->v, tau);
+        const float vt = tb__dot(l->v, tau);
         if (vt > 0.0f)
-            tb__v3_madd(l->v, -vt, tau, l->v);
+            tb__v3_madd(l->v, l->v, -vt, tau);
     }
     k->bound = 1;
 }
@@ -1346,19 +1147,19 @@ TB__INLINE void tb__link_hip_plane(const tb__pass *ps, tb__link *l, tb__link_ste
     float off[3];
     for (int a = 0; a < 3; a++)
         off[a] = k->hd[a] - ps->root[a];
-    k->head_off = tb__v3_dot(off, nf);  /* ≤ 0 */
+    k->head_off = tb__dot(off, nf);  /* ≤ 0 */
     k->mmax = -k->head_off / k->ell;    /* largest allowed d·nf */
     const float mmax = k->mmax;
-    float dn = tb__v3_dot(d, nf);
+    float dn = tb__dot(d, nf);
     k->moved = 0;
     if (mmax < 1.0f && dn > mmax) {
         float tt[3];
-        tb__v3_madd(d, -dn, nf, tt);
+        tb__v3_madd(tt, d, -dn, nf);
         if (!(tb__v3_normalize(tt) > 1e-6f)) {
-            tb__v3_madd(k->rest_w, -tb__v3_dot(k->rest_w, nf), nf, tt);
+            tb__v3_madd(tt, k->rest_w, -tb__dot(k->rest_w, nf), nf);
             if (!(tb__v3_normalize(tt) > 1e-6f)) {
                 vec3 nv;
-                tb__v3_copy(nf, nv);
+                tb__v3_copy(nv, nf);
                 glm_vec3_ortho(nv, tt);
                 tb__v3_normalize(tt);
             }
@@ -1368,9 +1169,9 @@ TB__INLINE void tb__link_hip_plane(const tb__pass *ps, tb__link *l, tb__link_ste
         for (int a = 0; a < 3; a++)
             d[a] = m * nf[a] + k2 * tt[a];
         k->moved = 1;
-        float vn = tb__v3_dot(l->v, nf);
+        float vn = tb__dot(l->v, nf);
         if (vn > 0.0f)
-            tb__v3_madd(l->v, -vn, nf, l->v);
+            tb__v3_madd(l->v, l->v, -vn, nf);
     }
 }
 
@@ -1401,11 +1202,11 @@ TB__INLINE void tb__link_ground(const tb__chain *c, const tb__pass *ps, tb__link
     const float nhl = tb__v3_normalize(nh);
     if (rad > 1e-6f && nhl > 1e-6f) {
         const float bound = (mmax - u * nf[1]) / (rad * nhl); /* max t·nh */
-        const float tn = tb__v3_dot(t, nh);
+        const float tn = tb__dot(t, nh);
         if (tn > bound) {
             const float kk = bound < -1.0f ? -1.0f : bound;
             float perp[3];
-            tb__v3_madd(t, -tn, nh, perp);
+            tb__v3_madd(perp, t, -tn, nh);
             if (!(tb__v3_normalize(perp) > 1e-6f))
                 tb__v3_set(perp, -nh[2], 0.0f, nh[0]);
             const float kp = sqrtf(fmaxf(0.0f, 1.0f - kk * kk));
@@ -1426,8 +1227,8 @@ TB__INLINE void tb__link_ground(const tb__chain *c, const tb__pass *ps, tb__link
  * speed). */
 TB__INLINE void tb__link_settle(const tb__pass *ps, tb__link *l, const tb__link_step *k)
 {
-    tb__v3_madd(k->hd, k->ell, k->d, l->p);
-    tb__v3_madd(l->v, -tb__v3_dot(l->v, k->d), k->d, l->v);
+    tb__v3_madd(l->p, k->hd, k->ell, k->d);
+    tb__v3_madd(l->v, l->v, -tb__dot(l->v, k->d), k->d);
     if (l->contact) {
         if (l->v[1] < 0.0f)
             l->v[1] = 0.0f;
@@ -1448,22 +1249,22 @@ TB__INLINE void tb__link_settle(const tb__pass *ps, tb__link *l, const tb__link_
 TB__INLINE void tb__link_rotate(tb__frame *P, tb__link *l, tb__link_step *k)
 {
     if (k->moved || k->bound) {
-        tb__q_rot(k->pinv, k->d, k->dl);
+        tb__qrot_unit(k->dl, k->pinv, k->d);
         tb__v3_normalize(k->dl);
-        tb__swing(l->r, k->dl, k->s);
-        tb__q_conjugate_by(l->A, k->s, k->q);
+        tb__q_swing(k->s, l->r, k->dl);
+        tb__q_conjugate_by(k->q, l->A, k->s);
     }
-    tb__q_mul(k->s, l->qhat, l->q);
+    tb__qmul(l->q, k->s, l->qhat);
     tb__q_normalize(l->q);
-    tb__q_copy(k->q, l->bend);
-    tb__v3_copy(k->hd, l->head);
-    tb__v3_copy(k->T, l->target);
+    tb__q_copy(l->bend, k->q);
+    tb__v3_copy(l->head, k->hd);
+    tb__v3_copy(l->target, k->T);
     l->length = k->ell;
 
     versor tmp;
-    tb__v3_copy(k->hd, P->o);
-    tb__q_mul(P->r, l->q, tmp);
-    tb__q_copy(tmp, P->r);
+    tb__v3_copy(P->o, k->hd);
+    tb__qmul(tmp, P->r, l->q);
+    tb__q_copy(P->r, tmp);
     tb__q_normalize(P->r);
     P->s *= l->sigma;
 }
@@ -1487,10 +1288,10 @@ void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor
 
     /* Hips frame → world, and the hip plane's forward normal. */
     versor hips, tmp;
-    tb__q_conj(c->b_a, tmp);
-    tb__q_mul(anchor->r, tmp, hips);
+    tb__qconj(tmp, c->b_a);
+    tb__qmul(hips, anchor->r, tmp);
     const float fwd_h[3] = {0.0f, 0.0f, 1.0f};
-    tb__q_rot(hips, fwd_h, ps.nf);
+    tb__qrot_unit(ps.nf, hips, fwd_h);
 
     tb__frame P = *anchor; /* the current link's parent frame */
     tb__frame_point(&P, L[0].t, ps.root);
@@ -1509,7 +1310,7 @@ void tb__chain_pass(tb_spring_animator *a, tb__chain *c, const tb__frame *anchor
         tb__link_rotate(&P, l, &k);
     }
     for (int i = 0; i < n; i++)
-        tb__q_copy(L[i].bend, L[i].bend_old);
+        tb__q_copy(L[i].bend_old, L[i].bend);
 }
 
 static void tb__frame_lerp(const tb__frame *a, const tb__frame *b, float t, tb__frame *d)
@@ -1517,7 +1318,7 @@ static void tb__frame_lerp(const tb__frame *a, const tb__frame *b, float t, tb__
     for (int k = 0; k < 3; k++)
         d->o[k] = a->o[k] + t * (b->o[k] - a->o[k]);
     d->s = a->s + t * (b->s - a->s);
-    tb__slerp(a->r, b->r, t, d->r);
+    tb__q_slerp(d->r, a->r, b->r, t);
 }
 
 int tb__teleported(const tb_spring_animator *a, const tb__frame *from, const tb__frame *to)
@@ -1542,15 +1343,15 @@ TB__INLINE void tb__outputs(const tb_spring_animator *a, const float (*world)[16
         for (int i = 0; i < c->link_count; i++) {
             const tb__link *l = &a->links[c->first_link + i];
             tb_transform *x = &locals[l->joint];
-            tb__v3_copy(l->t, x->t);
-            tb__q_copy(l->q, x->r);
-            tb__v3_copy(l->sc, x->s);
+            tb__v3_copy(x->t, l->t);
+            tb__q_copy(x->r, l->q);
+            tb__v3_copy(x->s, l->sc);
         }
         if (c->end_joint >= 0) {
             tb_transform *x = &locals[c->end_joint];
-            tb__v3_copy(c->end_t, x->t);
-            tb__q_copy(c->end_q, x->r);
-            tb__v3_copy(c->end_sc, x->s);
+            tb__v3_copy(x->t, c->end_t);
+            tb__q_copy(x->r, c->end_q);
+            tb__v3_copy(x->s, c->end_sc);
         }
     }
     if (!world_out)
@@ -1693,12 +1494,12 @@ void tb_spring_get_link_state(const tb_spring_animator *a, int chain, int link,
     assert(link >= 0 && link < c->link_count);
     const tb__link *l = &a->links[c->first_link + link];
     out->joint = l->joint;
-    tb__v3_copy(l->head, out->head);
-    tb__v3_copy(l->p, out->tip);
-    tb__v3_copy(l->v, out->velocity);
-    tb__v3_copy(l->target, out->target);
+    tb__v3_copy(out->head, l->head);
+    tb__v3_copy(out->tip, l->p);
+    tb__v3_copy(out->velocity, l->v);
+    tb__v3_copy(out->target, l->target);
     out->length_m = l->length;
-    tb__q_copy(l->bend, out->bend);
+    tb__q_copy(out->bend, l->bend);
     out->bend_rad = tb__q_angle(l->bend);
     out->contact = l->contact;
 }

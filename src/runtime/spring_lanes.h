@@ -200,7 +200,7 @@ TB__VI tb__v3v tb__ortho(tb__v3v v)
     return (tb__v3v){-v.y, v.x - f * v.z, f * v.y};
 }
 
-/* swing(a, b) per lane (tb__swing): shortest rotation taking unit a to unit b. */
+/* swing(a, b) per lane (tbmath.h's tb__q_swing): shortest rotation taking unit a to unit b. */
 TB__VI tb__qv tb__swing(tb__v3v a, tb__v3v b)
 {
     const tb__vf c = tb__dot(a, b);
@@ -216,7 +216,7 @@ TB__VI tb__qv tb__swing(tb__v3v a, tb__v3v b)
 }
 
 /* Shortest-path slerp(a, b, t) per lane, t the same in every lane, as
- * tb__slerp computes it: the weights of a normalised lerp where the two are
+ * tb__q_slerp (core/tbmath.h) computes it: the weights of a normalised lerp where the two are
  * within 2.6° (dot above 0.9995), which is where the solver spends its
  * time; libm's acos and sin only in the lanes beyond that, so the result is
  * the reference's bit for bit. */
