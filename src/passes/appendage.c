@@ -526,7 +526,7 @@ static int tb__upright(const tb_model *m)
  * grow through the thin skin they touch, so the side of a tail that faces
  * the thigh, inside the thigh's envelope, stays with the tail. Bones
  * without such skin keep the A2 band. O(V × segments + V log V). */
-static tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
+tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
 {
     size_t nw = st->nw;
     int ns = st->nseg;
@@ -1062,7 +1062,7 @@ static tb_result tb__prep_weld(tb__state *st, tb_error *err)
 
 /* Prepare (SPEC A1, A2): distance to the skeleton, O(welded
  * vertices × segments), and the far set by it. */
-static void tb__prep_distance(tb__state *st)
+void tb__prep_distance(tb__state *st)
 {
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
     for (size_t w = 0; w < st->nw; w++) {

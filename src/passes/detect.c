@@ -475,6 +475,20 @@ static void tb__an_measures(tb__an_job *j)
     ap->centroid_ratio = rad > 0 ? tb__skeleton_dist(st->segs, st->nseg, cf) / (float)rad : 0;
 }
 
+/* The measures stage alone, on a job of the given welded vertices
+ * (detect_internal.h; test_detect_stages). */
+void tb__detect_measures(tb__state *st, const uint32_t *wv, size_t nv, tb_appendage *ap, double axis[3])
+{
+    tb__an_job j;
+    memset(&j, 0, sizeof j);
+    j.st = st;
+    j.ap = ap;
+    j.wv = (uint32_t *)wv; /* read only here */
+    j.nv = nv;
+    tb__an_measures(&j);
+    memcpy(axis, j.axis, sizeof j.axis);
+}
+
 /* ---- geodesic: SPEC A9, the length, the chain joints and their rings ------ */
 
 /* The geodesic's sources: the collar, and the whole non-far band of a

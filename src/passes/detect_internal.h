@@ -72,6 +72,19 @@ int tb__joint_by_name(const tb_model *m, const char *name);
 tb_result tb__detect_prepare(tb__state *st, tb_error *err);    /* distance, weld, graph, far set */
 tb_result tb__detect_components(tb__state *st, tb_error *err); /* the far set's pieces, collars, attachment */
 tb_result tb__detect_merge(tb__state *st, tb_error *err);      /* grouping (A6) */
+/* Two of prepare's stages, callable alone on a state the caller fills
+ * (test_detect_stages builds a few vertices and bones by hand):
+ * the distance (A1, A2): per welded id its distance to the segments (segsoa)
+ * and nearest segment, far when beyond far_fraction H; reads wpos, nw, d, H.
+ * the envelope (A10): thin skin (thin[]) standing outside its bone's envelope
+ * (the median distance of the skin facing away from the bone, normal: 3 per
+ * welded id; the A2 band where fewer than 8 such) by envelope_margin and
+ * thin_margin H is far, and far grows through the thin skin it touches (g)
+ * that stands grow_fraction of the envelope off its bone; on an upright
+ * humanoid skeleton only (st->m's roles). Reads wpos, wdist, wseg, segs, thin;
+ * writes far. */
+void tb__prep_distance(tb__state *st);
+tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
 void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint);
 const float *tb__jpos(const tb_model *m, int j);
 float tb__skeleton_dist(const tb__seg *s, int n, const float p[3]);
@@ -120,5 +133,12 @@ typedef struct tb__app_class {
 /* SPEC A7/A10 classification: a pure function of the measures and the
  * (resolved) desc (detect.c; test_detect_classify holds it to tables). */
 void tb__classify(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out);
+
+/* Detection's measures stage (SPEC A5, detect.c) on the welded vertices
+ * wv[0..nv) of st: the centroid ratio (skeleton distance of the centroid
+ * over the radius, the largest distance from it), the elongation (square
+ * root of the two largest covariance eigenvalues' ratio) and the radius
+ * into ap; axis: the principal axis. */
+void tb__detect_measures(tb__state *st, const uint32_t *wv, size_t nv, tb_appendage *ap, double axis[3]);
 
 #endif
