@@ -56,10 +56,6 @@
 /* Longest chain accepted (SPEC A9 makes 3..8). */
 #define TB__MAX_LINKS 64
 
-/* The small helpers are forced inline, as cglm's own are (TB__INLINE,
- * core/tbmath.h): they run a dozen times per link-step and a Debug build
- * must stay usable in tests. */
-
 /* ---------------------------------------------------------------- errors */
 
 /* tb__fail: core/base.h */
@@ -74,7 +70,10 @@ static const char *tb__joint_name(const tb_skeleton *skel, int j, char buf[32])
 
 /* ------------------------------------------------------------------ math */
 
-/* The vector and quaternion helpers, forced inline (TB__INLINE): core/tbmath.h */
+/* The vector and quaternion helpers: core/tbmath.h. Those the chain pass
+ * calls are forced inline (TB__INLINE), as cglm's own are: they run a dozen
+ * times per link-step and a Debug build must stay usable in tests. The
+ * link stages below are forced inline too. */
 
 static int tb__finite_n(const float *v, int n)
 {
