@@ -694,6 +694,36 @@ static void tb__unreached_keep_own(tb__apply *A, const tb__chain_plan *c)
     }
 }
 
+/* The ring's common weights kept to the chain's lineage (choice, issue
+ * 13): of the weld ring's mean (rj, rw; rn joints), only the chain's parent
+ * and its ancestors, renormalised; returns how many are left (the mean as
+ * it was when none is). The band carries this share, (1 − t) t, far into
+ * the tail, and a tail hangs from its parent: a limb's share belongs at
+ * the seam, where the collar's own weights carry it and fade as (1 − t)².
+ * With the limb in the mean, a tail welded beside a thigh carried
+ * LeftUpLeg 0.09–0.20 two segments down, onto Tail_2 skin (band 2), and
+ * the thigh flexing in Crouch folded it there: edges along the tail read
+ * 0.61–0.66 at 11–15 of 24 instants — 0.63 still with every joint held
+ * within 1–5° of its bind pose, so the weights, not the solver (synthetic
+ * beside_welded_leg). */
+static int tb__ring_lineage(const tb_model *m, int skP, uint16_t *rj, float *rw, int rn)
+{
+    int par = skP >= 0 && skP < m->skin_joint_count ? m->skin_joints[skP] : -1, kept = 0;
+    float sum = 0;
+    for (int k = 0; k < rn; k++) {
+        int sj = rj[k] < m->skin_joint_count ? m->skin_joints[rj[k]] : -2, lineage = 0;
+        for (int a = par; a >= 0; a = m->skel.parents[a])
+            lineage |= a == sj;
+        if (lineage && rw[k] > 0)
+            rj[kept] = rj[k], rw[kept++] = rw[k], sum += rw[k];
+    }
+    if (!kept || !(sum > 0))
+        return rn;
+    for (int k = 0; k < kept; k++)
+        rw[k] /= sum;
+    return kept;
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
@@ -712,7 +742,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
      * sides meet the left and right thighs, and carrying each side's thigh
      * up the whole band bent Tail_1 skin against itself (synthetic
      * hang_welded_nearest, Sprint: tail max 1.32). The thigh-specific part
-     * now fades as (1 − t)², the body's shared part as (1 − t). */
+     * now fades as (1 − t)², the body's shared part as (1 − t); that shared
+     * part is the mean's share on the chain's parent and its ancestors
+     * (tb__ring_lineage). */
     uint16_t rj[TB__SLOTS + 32];
     float rw[TB__SLOTS + 32];
     int rn = 0;
@@ -722,6 +754,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         const float *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
         tb__add_weights(rj, rw, &rn, TB__SLOTS + 32, cj, cw, TB__SLOTS, 1 / (float)n);
     }
+    rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
         float g = c->gb ? c->gb[q] : c->g[q];
