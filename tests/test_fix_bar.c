@@ -44,18 +44,10 @@ static const body_spec bodies[] = {
 static const char *const short_of_bar[][3] = {
     /* the seam is the repaired skin against the untouched body
      * (honest_groups): SPEC C's groups count these edges as body */
-    {"synth:plain", "beside_welded_leg",
-     "welded beside the left thigh: the honest seam no longer tears, but Crouch folds the tail at its root: edges "
-     "along it compressed to 0.61-0.66 at 11-15 of 24 instants (tail 0.5%, seam 1.6% torn)"},
-    {"synth:plain", "back_lowpoly_nearest",
-     "the repaired/body edges left torn tear in the input too at the same instants (worst 1.68, 1.71 in the input): "
-     "the synthetic body's own stretch at vertices the repair barely moved"},
     {"Soldier", "hang_welded_nearest",
      "the honest seam no longer tears; the only tries without a tear keep band 2, whose Hips weight reaches Tail_2 "
-     "(edge 7521-7522: Tail_2 0.57 with Hips 0.30-0.36), tail max 1.31 in Walk"},
-    {"Soldier", "up_welded_hips+vest",
-     "one repaired/body edge at one instant: tail vertex 7458 against weld-ring vertex 7445 (which keeps the input's "
-     "Hips 0.77 / LeftUpLeg 0.16) reads 1.50 in Walk, 1.49 in the input: the input's own stretch there"},
+     "(edge 7548-7549, 0.8% of H long: Tail_2 0.62-0.66 with Hips 0.30-0.35), tail max 1.305 in Run; band 1 reads "
+     "1.301 and tears 0.8%"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)
@@ -214,9 +206,200 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
     assert_int_equal(unlisted, 0);
 }
 
+
+static int has_tail_weight(const tb_model *m, size_t v)
+{
+    for (int k = 0; k < m->influences; k++) {
+        size_t i = v * (size_t)m->influences + (size_t)k;
+        const char *n = m->skel.names[m->skin_joints[m->joints[i]]];
+        if (m->weights[i] > 0 && n && !strncmp(n, "Tail_", 5))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether vertex v's input weights lie, joint by joint (by name), between
+ * those of the unrepaired vertices it shares an edge with (none: 0). */
+static int between_untouched(const tb_model *mi, const uint8_t *mask, const uint64_t *edges, size_t ne, size_t v)
+{
+    size_t nb[64], n = 0;
+    for (size_t e = 0; e < ne && n < 64; e++) {
+        size_t a = edges[e] >> 32, b = edges[e] & 0xffffffffu, u = a == v ? b : a;
+        if ((a == v || b == v) && !mask[u])
+            nb[n++] = u;
+    }
+    for (size_t i = 0; i <= n; i++) { /* the joints of v, then of each neighbour */
+        size_t w = i < n ? nb[i] : v;
+        for (int k = 0; k < mi->influences; k++) {
+            size_t x = w * (size_t)mi->influences + (size_t)k;
+            const char *name = mi->skel.names[mi->skin_joints[mi->joints[x]]];
+            if (!(mi->weights[x] > 0) || !name)
+                continue;
+            float o = tbt_weight_by_name(mi, v, name), lo = INFINITY, hi = -INFINITY;
+            for (size_t j = 0; j < n; j++) {
+                float wx = tbt_weight_by_name(mi, nb[j], name);
+                lo = wx < lo ? wx : lo;
+                hi = wx > hi ? wx : hi;
+            }
+            if (o < lo || o > hi)
+                return 0;
+        }
+    }
+    return n > 0;
+}
+
+/* Whether vertices a and b of m carry the same weights (by joint name). */
+static int same_weights(const tb_model *m, size_t a, size_t b)
+{
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < m->influences; k++) {
+            size_t x = (side ? b : a) * (size_t)m->influences + (size_t)k;
+            const char *name = m->skel.names[m->skin_joints[m->joints[x]]];
+            if (m->weights[x] > 0 && (!name || fabsf(tbt_weight_by_name(m, a, name) - tbt_weight_by_name(m, b, name)) > 1e-6f))
+                return 0;
+        }
+    return 1;
+}
+
+/* The synthetic body with `fixture`, fixed with the blend zone and collar
+ * band pinned, no solver fit and the spring's parameters sp (NULL: the
+ * defaults), only Crouch baked; the fixture's document, the output and the
+ * report. */
+static void fix_synth_crouch(const char *fixture, float zone, float band, const tb_spring_params *sp, tb_doc **doc,
+                             tb_doc **out, tb_fix_report *rep)
+{
+    tb_error err = {0};
+    tb_doc *body = NULL;
+    assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_synth_onto(doc, body, fixture, NULL, NULL, &err), TB_OK);
+    static const char *const only[] = {"Crouch", NULL};
+    tb_fix_desc d;
+    memset(&d, 0, sizeof d);
+    d.only = only;
+    d.no_solver_fit = 1;
+    d.repair.blend_zone = zone;
+    d.repair.collar_band = band;
+    if (sp)
+        d.bake.spring.params = *sp;
+    if (tb_fix_run(out, *doc, &d, rep, &err) != TB_OK)
+        fail_msg("%s %s", fixture, err.message);
+    tb_doc_free(body);
+}
+
+/* Do no harm at the seam (docs/fix.md, chain.c tb__unreached_keep_own): a
+ * vertex of a welded tail's collar band that the chain does not reach (no
+ * Tail_* weight among its four) and whose own weights already lie between
+ * those of the body skin it meets keeps them. On the synthetic
+ * back_lowpoly_nearest (zone 0.25, band 0.5, Crouch) the blend moved such
+ * vertices by 0.003 and their edges to the body, torn by the body's own
+ * stretch (1.71 in the input, 1.70 in the output), read as the repair's:
+ * 5.3% of the honest seam torn. Now none; every changed vertex without a
+ * Tail_* weight had own weights outside its untouched neighbours' range,
+ * and no two copies of one point of the surface weighted alike in the
+ * input are weighted apart (the surface would open between them). */
+static void a_band_vertex_the_chain_cannot_reach_keeps_its_own_weights(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *doc = NULL, *out = NULL;
+    tb_fix_report rep;
+    fix_synth_crouch("back_lowpoly_nearest", 0.25f, 0.5f, NULL, &doc, &out, &rep);
+    honest_row h;
+    honest_groups(&h, doc, out, &rep);
+    tb_model *mi = NULL, *mo = NULL;
+    assert_int_equal(tb_model_load(&mi, doc, -1, &err), TB_OK);
+    assert_int_equal(tb_model_load(&mo, out, -1, &err), TB_OK);
+    size_t repaired = 0, unreached = 0, copies = 0;
+    uint8_t *mask = tbt_repaired_mask(mi, mo, &repaired);
+    uint64_t *edges = NULL;
+    size_t ne = tb_measure_edges(mi, &edges);
+    float eps = 1e-5f * mi->height;
+    for (size_t v = 0; v < mi->vertex_count; v++) {
+        if (mask[v] && !has_tail_weight(mo, v)) {
+            unreached++;
+            if (between_untouched(mi, mask, edges, ne, v))
+                fail_msg("vertex %zu: reweighted without reaching the chain, its own weights between the body's", v);
+        }
+        for (size_t u = v + 1; u < mi->vertex_count; u++) {
+            const float *p = mi->positions + v * 3, *o = mi->positions + u * 3;
+            if ((!mask[v] && !mask[u]) || fabsf(p[0] - o[0]) > eps || fabsf(p[1] - o[1]) > eps || fabsf(p[2] - o[2]) > eps ||
+                !same_weights(mi, v, u))
+                continue;
+            copies++;
+            if (!same_weights(mo, v, u))
+                fail_msg("copies %zu and %zu of one point, weighted alike in the input, apart in the output", v, u);
+        }
+    }
+    print_message("back_lowpoly_nearest, Crouch: %zu vertices repaired, %zu of them without a Tail_* weight, %zu "
+                  "copies checked; honest seam torn %.2f%%, max %.2f; body %s\n",
+                  repaired, unreached, copies, 100 * h.seam_torn, h.seam_max, h.body_same ? "same" : "CHANGED");
+    assert_true(h.body_same);
+    assert_true(h.seam_torn == 0);
+    assert_true(copies > 0);
+    free(edges);
+    free(mask);
+    tb_model_free(mi);
+    tb_model_free(mo);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out);
+    tb_doc_free(doc);
+}
+
+/* The band's shared body part is the chain's lineage (docs/fix.md, chain.c
+ * tb__ring_lineage): a tail welded beside the left thigh (synthetic
+ * beside_welded_leg, zone 0.25, collar band 2 segments, the solver as the
+ * fit leaves it on the bar's run, Crouch) carries only the seam's own
+ * fading thigh share past joint 1, and the thigh flexing does not fold the
+ * tail. Before, the weld ring's mean put LeftUpLeg 0.09-0.20 on Tail_2 skin
+ * and Crouch compressed edges along it to 0.61-0.66 (77 tail samples
+ * torn). */
+static void a_welded_tail_carries_no_limb_past_its_root(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *doc = NULL, *out = NULL;
+    tb_spring_params sp; /* the solver as the fit left it on the bar's run */
+    memset(&sp, 0, sizeof sp);
+    sp.bend_limit_rad = 20.4f * 0.0174533f;
+    sp.bind_limit_rad = 10 * 0.0174533f;
+    sp.contact_keeps_limit = 1;
+    tb_fix_report rep;
+    fix_synth_crouch("beside_welded_leg", 0.25f, 2.0f, &sp, &doc, &out, &rep);
+    tb_model *mo = NULL;
+    assert_int_equal(tb_model_load(&mo, out, -1, &err), TB_OK);
+    size_t past = 0;
+    float limb = 0;
+    for (size_t v = 0; v < mo->vertex_count; v++) {
+        float tail_past = 0;
+        for (int k = 2; k <= 9; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "Tail_%d", k);
+            tail_past += tbt_weight_by_name(mo, v, name);
+        }
+        if (tail_past < 0.5f)
+            continue;
+        past++;
+        float w = tbt_weight_by_name(mo, v, "mixamorig:LeftUpLeg");
+        limb = w > limb ? w : limb;
+    }
+    assert_true(rep.stretch_count == 1);
+    const tb_measure_result *m = &rep.stretch[0].result;
+    print_message("beside_welded_leg, Crouch: %zu vertices mostly on Tail_2 and beyond, LeftUpLeg up to %.3f; tail "
+                  "min %.2f, max %.2f, %zu torn\n",
+                  past, limb, m->tail.min, m->tail.max, m->tail.torn);
+    assert_true(past > 0);
+    assert_true(m->tail.torn == 0 && m->seam.torn == 0 && m->tail.min >= 0.67f);
+    tb_model_free(mo);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_band_vertex_the_chain_cannot_reach_keeps_its_own_weights),
+        cmocka_unit_test(a_welded_tail_carries_no_limb_past_its_root),
         cmocka_unit_test(every_found_tail_meets_the_bar_or_is_listed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -165,6 +165,8 @@ typedef struct tb__chain_plan {
     int smooth;       /* smooth weights (not one bone per piece) */
     uint32_t *along;  /* the tail's edges along it, pairs of indices into verts */
     size_t nalong;
+    uint32_t *nb;     /* welded: the untouched vertices vertex q meets, nb[nbo[q] … nbo[q + 1]) */
+    size_t *nbo;
     float ramp_zone;  /* the written weights' steepest ramp as a zone (tb__chain_ramp_zone) */
 } tb__chain_plan;
 
@@ -188,6 +190,8 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->cj);
     free(c->cw);
     free(c->along);
+    free(c->nb);
+    free(c->nbo);
     memset(c, 0, sizeof *c);
 }
 
@@ -524,6 +528,202 @@ static void tb__add_weights(uint16_t *jj, float *ww, int *cnt, int cap, const ui
     }
 }
 
+static size_t tb__plan_index(const tb__chain_plan *c, uint32_t v);
+
+/* Weight of joint j in a vertex's TB__SLOTS influences. */
+static float tb__slot_weight(const uint16_t *jj, const float *ww, uint16_t j)
+{
+    float w = 0;
+    for (int k = 0; k < TB__SLOTS; k++)
+        w += jj[k] == j && ww[k] > 0 ? ww[k] : 0;
+    return w;
+}
+
+/* Vertex u's weights as the band sees them: the new ones where changed
+ * (the collar ring), else its own largest. */
+static void tb__current_weights(const tb__apply *A, size_t u, uint16_t *uj, float *uw)
+{
+    if (A->changed[u]) {
+        memcpy(uj, A->nj + u * TB__SLOTS, TB__SLOTS * sizeof *uj);
+        memcpy(uw, A->nw + u * TB__SLOTS, TB__SLOTS * sizeof *uw);
+    } else {
+        tb__top_weights(A->m, u, uj, uw);
+    }
+}
+
+/* Whether weights (oj, ow) lie, joint by joint, between those of the
+ * untouched vertices nb[0 … cnt) (a joint a vertex lacks weighs 0 there). */
+static int tb__weights_between(const tb__apply *A, const uint16_t *oj, const float *ow, const uint32_t *nb, size_t cnt)
+{
+    cnt = cnt < 64 ? cnt : 64;
+    uint16_t js[TB__SLOTS * 65];
+    int nj = 0;
+    for (size_t i = 0; i <= cnt && i <= 64; i++) { /* the joints of own and (up to 64) neighbours */
+        uint16_t uj[TB__SLOTS];
+        float uw[TB__SLOTS];
+        if (i < cnt)
+            tb__current_weights(A, nb[i], uj, uw);
+        for (int k = 0; k < TB__SLOTS; k++) {
+            uint16_t j = i < cnt ? uj[k] : oj[k];
+            float w = i < cnt ? uw[k] : ow[k];
+            int seen = 0;
+            for (int s = 0; s < nj; s++)
+                seen |= js[s] == j;
+            if (w > 0 && !seen)
+                js[nj++] = j;
+        }
+    }
+    for (int s = 0; s < nj; s++) {
+        float o = tb__slot_weight(oj, ow, js[s]), lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < cnt; i++) {
+            uint16_t uj[TB__SLOTS];
+            float uw[TB__SLOTS];
+            tb__current_weights(A, nb[i], uj, uw);
+            float w = tb__slot_weight(uj, uw, js[s]);
+            lo = w < lo ? w : lo;
+            hi = w > hi ? w : hi;
+        }
+        if (o < lo || o > hi)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether vertex v's new weights reach the chain (any Tail_k). */
+static int tb__reaches_chain(const tb__apply *A, const tb__chain_plan *c, size_t v)
+{
+    for (int k = 0; k < TB__SLOTS; k++) {
+        uint16_t j = A->nj[v * TB__SLOTS + (size_t)k];
+        if (A->nw[v * TB__SLOTS + (size_t)k] > 0 && j >= c->sk0 && j < c->sk0 + c->K)
+            return 1;
+    }
+    return 0;
+}
+
+/* The untouched neighbours of c's vertices (not in the tail): nb[off[q] …
+ * off[q + 1]) for vertex q (off has c->n + 2 entries, zeroed); NULL when
+ * out of memory. */
+static uint32_t *tb__untouched_neighbours(const tb__apply *A, const tb__chain_plan *c, size_t *off)
+{
+    size_t V = A->m->vertex_count;
+    uint32_t *nb = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        for (size_t e = 0; e < A->edge_count; e++) {
+            uint32_t a = (uint32_t)(A->edges[e] >> 32), b = (uint32_t)(A->edges[e] & 0xffffffffu);
+            size_t qa = a < V ? tb__plan_index(c, a) : 0, qb = b < V ? tb__plan_index(c, b) : 0;
+            if (a >= V || b >= V || (qa == SIZE_MAX) == (qb == SIZE_MAX))
+                continue;
+            size_t q = qa != SIZE_MAX ? qa : qb;
+            if (pass)
+                nb[off[q + 1]++] = qa != SIZE_MAX ? b : a;
+            else
+                off[q + 2]++;
+        }
+        if (pass)
+            break;
+        for (size_t q = 0; q < c->n; q++)
+            off[q + 2] += off[q + 1];
+        if (!(nb = malloc((off[c->n + 1] + 1) * sizeof *nb)))
+            break;
+    }
+    return nb;
+}
+
+/* Vertex q's copies in the tail (within 1e-5 H, as tb__collar_copies):
+ * into cp (at most cap, q first); 0 when one of them reaches the chain. */
+static size_t tb__band_copies(const tb__apply *A, const tb__chain_plan *c, size_t q, size_t *cp, size_t cap)
+{
+    const tb_model *m = A->m;
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1);
+    const float *p = m->positions + (size_t)c->verts[q] * 3;
+    size_t n = 0;
+    cp[n++] = q;
+    for (size_t r = 0; r < c->n; r++) {
+        const float *o = m->positions + (size_t)c->verts[r] * 3;
+        if (r == q || fabsf(o[0] - p[0]) > eps || fabsf(o[1] - p[1]) > eps || fabsf(o[2] - p[2]) > eps)
+            continue;
+        if (n == cap || tb__reaches_chain(A, c, c->verts[r]))
+            return 0;
+        cp[n++] = r;
+    }
+    return n;
+}
+
+/* Do no harm at the seam (choice, issue 13). Near the collar the chain's
+ * share t w_chain can be too small to stay among a vertex's TB__SLOTS
+ * largest influences: the blend then only trades its own (body) weights
+ * for a mix of the collar's and the ring's, moving it without making it
+ * follow the tail. On the synthetic back_lowpoly_nearest the tail's root
+ * ring copies body vertices the welded collar does not list (t 0.03): the
+ * blend moved them by 0.003 (Hips 0.464 → 0.462), so their edges to the
+ * body counted as the repair's seam and carried the body's own stretch
+ * (4390–4391: 1.71 in the input's Crouch, 1.70 in the output's, torn at
+ * the same 12 instants). So a vertex of the band that the chain does not
+ * reach and that shares edges with untouched skin keeps its own weights
+ * when they already lie, joint by joint, between those of the untouched
+ * vertices it meets: the input's seam is then as continuous as the blend
+ * would make it, and skins exactly as before. A point of the surface split
+ * into copies (the tail's root ring on the body's vertices) is one point:
+ * the untouched vertices its copies meet are pooled, and the copies keep
+ * their own weights together or not at all (else the surface opens
+ * between them). Where its own weights lie outside (a tail weighted to the
+ * nearest bone, its root ring on a thigh: the synthetic
+ * hang_welded_nearest tore its seam 10.5% when every unreached vertex kept
+ * its own), the blend stands. The untouched neighbours are the plan's
+ * (tb__aa_collar), so every try of the blend search sees the same. */
+static void tb__unreached_keep_own(tb__apply *A, const tb__chain_plan *c)
+{
+    const size_t *off = c->nbo;
+    const uint32_t *nb = c->nb;
+    uint32_t pool[64];
+    size_t cp[8];
+    for (size_t q = 0; nb && off && c->oj && q < c->n; q++) {
+        if (off[q + 1] == off[q] || tb__reaches_chain(A, c, c->verts[q]))
+            continue;
+        size_t ncp = tb__band_copies(A, c, q, cp, 8), np = 0, keep = ncp > 0;
+        for (size_t i = 0; i < ncp; i++)
+            for (size_t k = off[cp[i]]; k < off[cp[i] + 1] && np < 64; k++)
+                pool[np++] = nb[k];
+        for (size_t i = 0; i < ncp && keep; i++)
+            keep = tb__weights_between(A, c->oj + cp[i] * TB__SLOTS, c->ow + cp[i] * TB__SLOTS, pool, np);
+        for (size_t i = 0; i < ncp && keep; i++) {
+            size_t v = c->verts[cp[i]];
+            memcpy(A->nj + v * TB__SLOTS, c->oj + cp[i] * TB__SLOTS, TB__SLOTS * sizeof *A->nj);
+            memcpy(A->nw + v * TB__SLOTS, c->ow + cp[i] * TB__SLOTS, TB__SLOTS * sizeof *A->nw);
+        }
+    }
+}
+
+/* The ring's common weights kept to the chain's lineage (choice, issue
+ * 13): of the weld ring's mean (rj, rw; rn joints), only the chain's parent
+ * and its ancestors, renormalised; returns how many are left (the mean as
+ * it was when none is). The band carries this share, (1 − t) t, far into
+ * the tail, and a tail hangs from its parent: a limb's share belongs at
+ * the seam, where the collar's own weights carry it and fade as (1 − t)².
+ * With the limb in the mean, a tail welded beside a thigh carried
+ * LeftUpLeg 0.09–0.20 two segments down, onto Tail_2 skin (band 2), and
+ * the thigh flexing in Crouch folded it there: edges along the tail read
+ * 0.61–0.66 at 11–15 of 24 instants — 0.63 still with every joint held
+ * within 1–5° of its bind pose, so the weights, not the solver (synthetic
+ * beside_welded_leg). */
+static int tb__ring_lineage(const tb_model *m, int skP, uint16_t *rj, float *rw, int rn)
+{
+    int par = skP >= 0 && skP < m->skin_joint_count ? m->skin_joints[skP] : -1, kept = 0;
+    float sum = 0;
+    for (int k = 0; k < rn; k++) {
+        int sj = rj[k] < m->skin_joint_count ? m->skin_joints[rj[k]] : -2, lineage = 0;
+        for (int a = par; a >= 0; a = m->skel.parents[a])
+            lineage |= a == sj;
+        if (lineage && rw[k] > 0)
+            rj[kept] = rj[k], rw[kept++] = rw[k], sum += rw[k];
+    }
+    if (!kept || !(sum > 0))
+        return rn;
+    for (int k = 0; k < kept; k++)
+        rw[k] /= sum;
+    return kept;
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
@@ -542,7 +742,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
      * sides meet the left and right thighs, and carrying each side's thigh
      * up the whole band bent Tail_1 skin against itself (synthetic
      * hang_welded_nearest, Sprint: tail max 1.32). The thigh-specific part
-     * now fades as (1 − t)², the body's shared part as (1 − t). */
+     * now fades as (1 − t)², the body's shared part as (1 − t); that shared
+     * part is the mean's share on the chain's parent and its ancestors
+     * (tb__ring_lineage). */
     uint16_t rj[TB__SLOTS + 32];
     float rw[TB__SLOTS + 32];
     int rn = 0;
@@ -552,6 +754,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         const float *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
         tb__add_weights(rj, rw, &rn, TB__SLOTS + 32, cj, cw, TB__SLOTS, 1 / (float)n);
     }
+    rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
         float g = c->gb ? c->gb[q] : c->g[q];
@@ -614,6 +817,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         tb__store_largest(A, v, jj, ww, cnt);
     }
+    tb__unreached_keep_own(A, c);
 }
 
 /* Segmented tails (choice, beyond the article). Some characters are built
@@ -1347,7 +1551,10 @@ static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_wor
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     c->cj = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cj);
     c->cw = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cw);
-    if (!c->cj || !c->cw)
+    c->nbo = c->nwelded ? calloc(c->n + 2, sizeof *c->nbo) : NULL;
+    if (c->nbo && !(c->nb = tb__untouched_neighbours(A, c, c->nbo)))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (!c->cj || !c->cw || (c->nwelded && !c->nbo))
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t q = 0; q < c->nwelded; q++) /* the body's own, largest TB__SLOTS */
         tb__top_weights(m, c->welded[q], c->cj + q * TB__SLOTS, c->cw + q * TB__SLOTS);
