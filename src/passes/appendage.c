@@ -411,6 +411,7 @@ void tb__state_free(tb__state *st)
 {
     free(st->cls);
     free(st->segs);
+    free(st->trunk);
     tb__segsoa_free(&st->segsoa);
     free(st->is_node);
     free(st->wseg);
