@@ -19,6 +19,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GNUC__) && defined(__SSE__)
+#include <xmmintrin.h> /* _mm_movemask_ps: the ray tests' lane mask */
+#endif
 
 #include "model/mesh_internal.h"
 #include "core/base.h"
@@ -446,7 +449,11 @@ static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tc
                  (t < (tb__v4f){tout, tout, tout, tout}) & (t <= (tb__v4f){R->tmax, R->tmax, R->tmax, R->tmax});
     memcpy(th, &t, sizeof t);
     memcpy(det4, &det, sizeof det);
+#if defined(__SSE__)
+    return _mm_movemask_ps((__m128)in); /* the lanes' sign bits, one instruction */
+#else
     return (in[0] & 1) | (in[1] & 2) | (in[2] & 4) | (in[3] & 8);
+#endif
 }
 #else
 /* Möller–Trumbore, both sides (the reference the lanes above follow). Returns t > 0 or INFINITY; *exit from the
