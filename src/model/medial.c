@@ -456,8 +456,9 @@ static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tc
 #endif
 }
 #else
-/* Möller–Trumbore, both sides (the reference the lanes above follow). Returns t > 0 or INFINITY; *exit from the
- * winding (after the shell's flip). */
+/* Möller–Trumbore, both sides (the reference the lanes above follow).
+ * Returns t > 0 or INFINITY; *exit from the winding (after the shell's
+ * flip). */
 static float tb__ray_tri(const float o[3], const float d[3], const float *a, const float *b, const float *c,
                          int flip, int *exit)
 {
