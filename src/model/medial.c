@@ -19,6 +19,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GNUC__) && defined(__SSE__)
+#include <xmmintrin.h> /* _mm_movemask_ps: the ray tests' lane mask */
+#endif
 
 #include "model/mesh_internal.h"
 #include "core/base.h"
@@ -382,8 +385,80 @@ typedef struct tb__hit {
     int exit; /* leaves a solid (the triangle faces along the ray) */
 } tb__hit;
 
-/* Möller–Trumbore, both sides. Returns t > 0 or INFINITY; *exit from the
- * winding (after the shell's flip). */
+/* One ray's walk (tb__ray_walk): from o along unit d up to tmax. others =
+ * 0: only triangles of shell `own` count, those touching vertex `self` are
+ * skipped; others = 1: only the other shells (those with count_shell[root]
+ * set, all when NULL). Hits nearer than tmin are none. */
+typedef struct tb__ray {
+    const tb__tgrid *g;
+    const float *pos;
+    const uint32_t *tri;
+    const uint8_t *tflip;
+    const float *o, *d;
+    float tmax, tmin;
+    uint32_t self, own;
+    int others;
+    const uint8_t *count_shell;
+} tb__ray;
+
+enum { TB__LANES = 4 }; /* triangles tested side by side */
+
+#if defined(__GNUC__)
+typedef float tb__v4f __attribute__((vector_size(16)));
+typedef int tb__v4i __attribute__((vector_size(16)));
+
+/* tb__ray_tri on the triangles t4[0..4) at once: th[k] its t or INFINITY,
+ * det[k] its determinant (the exit's sign); returns the lanes (bit k) whose
+ * t lies in (tmin, tmax] and in the cell's span [tcell, tout). The same
+ * operations as the scalar test, lane by lane, without its early returns:
+ * IEEE single arithmetic in vector registers rounds as it does in scalar
+ * ones (no FMA contraction without an FMA target), so each t is the
+ * scalar t, bit for bit, and a lane the scalar test gives up on is
+ * INFINITY. */
+static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tcell, float tout,
+                        float th[TB__LANES], float det4[TB__LANES])
+{
+    const float *pos = R->pos;
+    const uint32_t *v0 = R->tri + (size_t)t4[0] * 3, *v1 = R->tri + (size_t)t4[1] * 3,
+                   *v2 = R->tri + (size_t)t4[2] * 3, *v3 = R->tri + (size_t)t4[3] * 3;
+    /* corner c's axis a of the four triangles */
+#define TB__GATHER(c, a)                                                                                  \
+    ((tb__v4f){pos[(size_t)v0[c] * 3 + (a)], pos[(size_t)v1[c] * 3 + (a)], pos[(size_t)v2[c] * 3 + (a)], \
+               pos[(size_t)v3[c] * 3 + (a)]})
+    tb__v4f ax = TB__GATHER(0, 0), ay = TB__GATHER(0, 1), az = TB__GATHER(0, 2);
+    tb__v4f e1x = TB__GATHER(1, 0) - ax, e1y = TB__GATHER(1, 1) - ay, e1z = TB__GATHER(1, 2) - az;
+    tb__v4f e2x = TB__GATHER(2, 0) - ax, e2y = TB__GATHER(2, 1) - ay, e2z = TB__GATHER(2, 2) - az;
+#undef TB__GATHER
+    const float *o = R->o, *d = R->d;
+    tb__v4f dx = {d[0], d[0], d[0], d[0]}, dy = {d[1], d[1], d[1], d[1]}, dz = {d[2], d[2], d[2], d[2]};
+    tb__v4f pvx = dy * e2z - dz * e2y, pvy = dz * e2x - dx * e2z, pvz = dx * e2y - dy * e2x;
+    tb__v4f det = e1x * pvx + e1y * pvy + e1z * pvz;
+    const tb__v4f one = {1, 1, 1, 1}, zero = {0, 0, 0, 0}, eps = {1e-20f, 1e-20f, 1e-20f, 1e-20f};
+    const tb__v4i absmask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+    tb__v4f inv = one / det;
+    tb__v4f tvx = (tb__v4f){o[0], o[0], o[0], o[0]} - ax, tvy = (tb__v4f){o[1], o[1], o[1], o[1]} - ay,
+            tvz = (tb__v4f){o[2], o[2], o[2], o[2]} - az;
+    tb__v4f u = (tvx * pvx + tvy * pvy + tvz * pvz) * inv;
+    tb__v4f qx = tvy * e1z - tvz * e1y, qy = tvz * e1x - tvx * e1z, qz = tvx * e1y - tvy * e1x;
+    tb__v4f v = (dx * qx + dy * qy + dz * qz) * inv;
+    tb__v4f t = (e2x * qx + e2y * qy + e2z * qz) * inv;
+    tb__v4i miss = ((tb__v4f)((tb__v4i)det & absmask) < eps) | (u < zero) | (u > one) | (v < zero) | (u + v > one);
+    const tb__v4f inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    t = (tb__v4f)(((tb__v4i)t & ~miss) | ((tb__v4i)inf & miss));
+    tb__v4i in = (t > (tb__v4f){R->tmin, R->tmin, R->tmin, R->tmin}) & (t >= (tb__v4f){tcell, tcell, tcell, tcell}) &
+                 (t < (tb__v4f){tout, tout, tout, tout}) & (t <= (tb__v4f){R->tmax, R->tmax, R->tmax, R->tmax});
+    memcpy(th, &t, sizeof t);
+    memcpy(det4, &det, sizeof det);
+#if defined(__SSE__)
+    return _mm_movemask_ps((__m128)in); /* the lanes' sign bits, one instruction */
+#else
+    return (in[0] & 1) | (in[1] & 2) | (in[2] & 4) | (in[3] & 8);
+#endif
+}
+#else
+/* Möller–Trumbore, both sides (the reference the lanes above follow).
+ * Returns t > 0 or INFINITY; *exit from the winding (after the shell's
+ * flip). */
 static float tb__ray_tri(const float o[3], const float d[3], const float *a, const float *b, const float *c,
                          int flip, int *exit)
 {
@@ -408,12 +483,85 @@ static float tb__ray_tri(const float o[3], const float d[3], const float *a, con
     return t;
 }
 
-/* Walks the ray from o along unit d up to tmax. others = 0: only triangles
- * of shell `own` count, and the distance where the ray leaves the solid it
- * starts in (depth 1) is returned, or INFINITY; triangles touching vertex
- * `self` are skipped. others = 1: only the other shells count (those with
- * count_shell[root] set, all when NULL), the walk goes to the end, and
- * *inside gets exits − entries: how many of them enclose o. */
+static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tcell, float tout,
+                        float th[TB__LANES], float det4[TB__LANES])
+{
+    int in = 0;
+    for (int k = 0; k < TB__LANES; k++) {
+        const uint32_t *tv = R->tri + (size_t)t4[k] * 3;
+        int ex = 0;
+        th[k] = tb__ray_tri(R->o, R->d, R->pos + (size_t)tv[0] * 3, R->pos + (size_t)tv[1] * 3,
+                            R->pos + (size_t)tv[2] * 3, 0, &ex);
+        det4[k] = ex ? -1.0f : 1.0f; /* the sign is all the exit needs */
+        in |= (th[k] > R->tmin && th[k] >= tcell && th[k] < tout && th[k] <= R->tmax) << k;
+    }
+    return in;
+}
+#endif
+
+/* The first n of the triangles t4 tested (tb__ray_tri4, the rest of the
+ * lanes copies of the first); each hit in the cell's span [tcell, tout) and
+ * within (tmin, tmax] appended to hits, in t4's order. Returns nh. */
+static int tb__cell_test(const tb__ray *R, uint32_t t4[TB__LANES], int n, float tcell, float tout, tb__hit *hits,
+                         int nh, int hcap)
+{
+    float th[TB__LANES], det[TB__LANES];
+    for (int k = n; k < TB__LANES; k++)
+        t4[k] = t4[0];
+    /* a hit counts in the cell it lies in (a triangle spans cells) */
+    int in = tb__ray_tri4(R, t4, tcell, tout, th, det) & ((1 << n) - 1);
+    for (int k = 0; in; k++, in >>= 1)
+        if ((in & 1) && nh < hcap) {
+            hits[nh].t = th[k];
+            /* det = −d · (e1 × e2): positive when the face normal opposes
+             * the ray (an entry), negative when it leaves through the face */
+            hits[nh++].exit = R->tflip[t4[k]] ? det[k] > 0 : det[k] < 0;
+        }
+    return nh;
+}
+
+/* The hits in one cell's entries [s, s + n), the cell's span along the
+ * ray [tcell, tout), sorted by t (stably: as glibc's merge sort was). The
+ * shell is read first (from the entry, without the triangle's corners: a
+ * run of one shell at once), then the corners for the self test; the
+ * triangles left are tested TB__LANES at a time, in entry order. */
+static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float tout, tb__hit *hits, int hcap)
+{
+    const tb__tgrid *g = R->g;
+    const uint32_t *tshell = g->tshell, *tris = g->tris, *tri = R->tri, own = R->own, self = R->self;
+    const uint8_t *count = R->others ? R->count_shell : NULL;
+    const int others = R->others;
+    uint32_t t4[TB__LANES];
+    int nc = 0, nh = 0;
+    for (int i = 0; i < n;) {
+        uint32_t at = s + (uint32_t)i, ts = tshell[at];
+        if ((ts == own) == others || (count && !count[ts])) {
+            i += g->trun[at];
+            continue;
+        }
+        i++;
+        uint32_t t = tris[at];
+        const uint32_t *tv = tri + (size_t)t * 3;
+        if (tv[0] == self || tv[1] == self || tv[2] == self)
+            continue;
+        t4[nc++] = t;
+        if (nc == TB__LANES) {
+            nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
+            nc = 0;
+        }
+    }
+    if (nc)
+        nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
+    for (int i = 1; i < nh; i++) { /* a cell holds few hits */
+        tb__hit x = hits[i];
+        int j = i;
+        for (; j > 0 && hits[j - 1].t > x.t; j--)
+            hits[j] = hits[j - 1];
+        hits[j] = x;
+    }
+    return nh;
+}
+
 /* Whether a ray in cell c, stepping step[a] along axis a, has left the
  * cell box b (lo xyz, hi xyz) along a for good. */
 static int tb__left_box(const int *b, const int c[3], const int step[3], int a)
@@ -421,16 +569,11 @@ static int tb__left_box(const int *b, const int c[3], const int step[3], int a)
     return step[a] > 0 ? c[a] > b[3 + a] : step[a] < 0 ? c[a] < b[a] : c[a] < b[a] || c[a] > b[3 + a];
 }
 
-/* box (NULL: none): the cells holding every triangle that can count; the
- * walk skips cells outside it and stops once it has left it, which changes
- * nothing it finds (those cells hold no triangle it would test). */
-static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *tri, const uint8_t *tflip,
-                          const float o[3], const float d[3], float tmax, uint32_t self,
-                          uint32_t own, int others, const uint8_t *count_shell, int *inside, float tmin,
-                          const int *box, tb__hit *hits, int hcap)
+/* The walk's start: the cell holding o, the step, the first crossing and
+ * the crossings' spacing along each axis. */
+static void tb__ray_start(const tb__tgrid *g, const float o[3], const float d[3], int c[3], int step[3],
+                          float tnext[3], float tdelta[3])
 {
-    int c[3], step[3];
-    float tnext[3], tdelta[3];
     for (int a = 0; a < 3; a++) {
         float x = (o[a] - g->lo[a]) * g->inv;
         c[a] = tb__cell_clamp(x, g->dim[a]);
@@ -448,6 +591,21 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
             tdelta[a] = INFINITY;
         }
     }
+}
+
+/* Walks ray R cell by cell (3D DDA). others = 0: the distance where the ray
+ * leaves the solid it starts in (depth 1) is returned, or INFINITY. others
+ * = 1: the walk goes to the end, and *inside gets exits − entries: how many
+ * of the counted shells enclose o. box (NULL: none): the cells holding
+ * every triangle that can count; the walk skips cells outside it and stops
+ * once it has left it, which changes nothing it finds (those cells hold no
+ * triangle it would test). */
+static float tb__ray_walk(const tb__ray *R, int *inside, const int *box, tb__hit *hits, int hcap)
+{
+    const tb__tgrid *g = R->g;
+    int c[3], step[3];
+    float tnext[3], tdelta[3];
+    tb__ray_start(g, R->o, R->d, c, step, tnext, tdelta);
     for (int a = 0; box && a < 3; a++)
         if (tb__left_box(box, c, step, a))
             return INFINITY;
@@ -456,48 +614,19 @@ static float tb__ray_walk(const tb__tgrid *g, const float *pos, const uint32_t *
     for (int guard = 0; guard < 100000; guard++) {
         float tout = tb__minf(tnext[0], tb__minf(tnext[1], tnext[2]));
         uint32_t s = 0;
-        int n = 0, nh = 0;
+        int n = 0;
         if (!box || (c[0] >= box[0] && c[0] <= box[3] && c[1] >= box[1] && c[1] <= box[4] && c[2] >= box[2] &&
                      c[2] <= box[5]))
             n = tb__tgrid_cell(g, c[0], c[1], c[2], &s);
-        for (int i = 0; i < n;) {
-            /* the shell first (from the entry, without the triangle's
-             * corners: a run of one shell at once), then the corners for
-             * the self test */
-            uint32_t at = s + (uint32_t)i, ts = g->tshell[at];
-            if ((ts == own) == others || (others && count_shell && !count_shell[ts])) {
-                i += g->trun[at];
-                continue;
-            }
-            i++;
-            uint32_t t = g->tris[at];
-            const uint32_t *tv = tri + (size_t)t * 3;
-            if (tv[0] == self || tv[1] == self || tv[2] == self)
-                continue;
-            int ex = 0;
-            float th = tb__ray_tri(o, d, pos + (size_t)tv[0] * 3, pos + (size_t)tv[1] * 3, pos + (size_t)tv[2] * 3,
-                                   tflip[t], &ex);
-            /* a hit counts in the cell it lies in (a triangle spans cells) */
-            if (th > tmin && th >= tcell && th < tout && th <= tmax && nh < hcap) {
-                hits[nh].t = th;
-                hits[nh++].exit = ex;
-            }
-        }
-        for (int i = 1; i < nh; i++) { /* by t, stable (as glibc's merge sort was): a cell holds few hits */
-            tb__hit x = hits[i];
-            int j = i;
-            for (; j > 0 && hits[j - 1].t > x.t; j--)
-                hits[j] = hits[j - 1];
-            hits[j] = x;
-        }
+        int nh = n ? tb__cell_hits(R, s, n, tcell, tout, hits, hcap) : 0;
         for (int i = 0; i < nh; i++) {
             depth += hits[i].exit ? -1 : 1;
-            if (depth == 0 && !others)
+            if (depth == 0 && !R->others)
                 return hits[i].t;
         }
-        if (others)
+        if (R->others)
             *inside = 1 - depth;
-        if (tout > tmax)
+        if (tout > R->tmax)
             return INFINITY;
         int ax = tnext[0] <= tnext[1] && tnext[0] <= tnext[2] ? 0 : tnext[1] <= tnext[2] ? 1 : 2;
         c[ax] += step[ax];
@@ -639,9 +768,9 @@ void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick)
             continue;
         float d[3] = {-n[0], -n[1], -n[2]};
         long k = tb__shell_slot(&md->g, md->shell[v]); /* only its own shell's triangles count */
-        thick[v] = tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, md->pos + v * 3, d, tmax[v],
-                                (uint32_t)v, md->shell[v], 0, NULL, NULL, md->tmin,
-                                k >= 0 ? md->g.sbox[k] : tb__empty_box, hits, TB__HCAP);
+        tb__ray R = {&md->g, md->pos, md->tri, md->tflip, md->pos + v * 3, d, tmax[v], md->tmin,
+                     (uint32_t)v, md->shell[v], 0, NULL};
+        thick[v] = tb__ray_walk(&R, NULL, k >= 0 ? md->g.sbox[k] : tb__empty_box, hits, TB__HCAP);
     }
 }
 
@@ -681,7 +810,8 @@ int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const 
             memcpy(box, md->pre[n], sizeof box);
         bp = box;
     }
-    tb__ray_walk(&md->g, md->pos, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, UINT32_MAX,
-                 md->shell[v], 1, count_shell, &inside, md->tmin, bp, hits, TB__HCAP);
+    tb__ray R = {&md->g, md->pos, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, md->tmin,
+                 UINT32_MAX, md->shell[v], 1, count_shell};
+    tb__ray_walk(&R, &inside, bp, hits, TB__HCAP);
     return inside > 0;
 }

@@ -411,6 +411,7 @@ void tb__state_free(tb__state *st)
 {
     free(st->cls);
     free(st->segs);
+    free(st->trunk);
     tb__segsoa_free(&st->segsoa);
     free(st->is_node);
     free(st->wseg);
@@ -630,10 +631,13 @@ static int tb__off_bone(const tb__state *st, const float q[3], float h)
 #define TB__CELL_BITS 21
 #define TB__CELL_MAX ((1u << TB__CELL_BITS) - 1)
 
+/* floor(x) clamped to [0, TB__CELL_MAX] without a call into libm: below 0
+ * is 0 either way, and the cast truncates, which is floor for the x >= 0
+ * left (a NaN, as before, takes the cast's value). */
 static void tb__cell_of(const tb__state *st, const float *p, float inv, uint32_t c[3])
 {
     for (int a = 0; a < 3; a++) {
-        double x = floor(((double)p[a] - (double)st->m->bbox_min[a]) * inv);
+        double x = ((double)p[a] - (double)st->m->bbox_min[a]) * inv;
         c[a] = x < 0 ? 0 : x > TB__CELL_MAX ? TB__CELL_MAX : (uint32_t)x;
     }
 }

@@ -110,8 +110,35 @@ static tb_result tb__number_pieces(const tb__state *st, tb__app_work *aw, tb_err
     return TB_OK;
 }
 
-/* Distance from p to the trunk's bones (pelvis and spine segments: a joint
- * of the pelvis or spine class to its parent of the same); *joint (when not
+/* The trunk's bones (pelvis and spine segments: a joint of the pelvis or
+ * spine class to its parent of the same, both with a trunk role of their
+ * own, not a role-less child that inherits the class, such as a stripped
+ * tail bone under the pelvis), in joint order, each owned by the parent:
+ * made once per detection (tb__trunk_nearest is asked per vertex of a
+ * group's ends and roots, and finding them costs two role lookups per
+ * joint). 0: out of memory. */
+static int tb__trunk_segs(tb__state *st)
+{
+    const tb_model *m = st->m;
+    st->ntrunk = 0;
+    st->trunk = malloc((size_t)(m->skel.joint_count > 0 ? m->skel.joint_count : 1) * sizeof *st->trunk);
+    if (!st->trunk)
+        return 0;
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        int pj = m->skel.parents[j];
+        if (pj < 0)
+            continue;
+        tb_role_class cj = j == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[j]),
+                      cp = pj == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[pj]);
+        if (!m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
+            (cj != TB_CLASS_SPINE && cj != TB_CLASS_PELVIS) || (cp != TB_CLASS_SPINE && cp != TB_CLASS_PELVIS))
+            continue;
+        tb__seg_set(&st->trunk[st->ntrunk++], tb__jpos(m, pj), tb__jpos(m, j), pj);
+    }
+    return 1;
+}
+
+/* Distance from p to the trunk's bones (tb__trunk_segs); *joint (when not
  * NULL) gets the joint owning the nearest one, -1 when none. Without trunk
  * bones, the distance to the pelvis. */
 static float tb__trunk_nearest(const tb__state *st, const float p[3], int *joint)
@@ -120,24 +147,12 @@ static float tb__trunk_nearest(const tb__state *st, const float p[3], int *joint
     float dd = INFINITY;
     if (joint)
         *joint = -1;
-    for (int j = 0; j < m->skel.joint_count; j++) {
-        int pj = m->skel.parents[j];
-        /* joints with a trunk role of their own (not a role-less child that
-         * inherits the class, such as a stripped tail bone under the pelvis) */
-        if (pj < 0)
-            continue;
-        tb_role_class cj = j == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[j]),
-                      cp = pj == st->pelvis ? TB_CLASS_PELVIS : tb_role_class_of(m->roles[pj]);
-        if (!m->skel.has_ibm[j] || !m->skel.has_ibm[pj] ||
-            (cj != TB_CLASS_SPINE && cj != TB_CLASS_PELVIS) || (cp != TB_CLASS_SPINE && cp != TB_CLASS_PELVIS))
-            continue;
-        tb__seg g;
-        tb__seg_set(&g, tb__jpos(m, pj), tb__jpos(m, j), pj);
-        float x = tb__seg_dist(&g, p);
+    for (int i = 0; i < st->ntrunk; i++) {
+        float x = tb__seg_dist(&st->trunk[i], p);
         if (x < dd) {
             dd = x;
             if (joint)
-                *joint = pj;
+                *joint = st->trunk[i].joint;
         }
     }
     if (!isfinite(dd)) { /* no trunk bones known (an unknown layout): the pelvis */
@@ -1101,7 +1116,7 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
         }
     st.ms = out->stage_ms;
     tb_model_axes(m, st.up, st.fwd);
-    tb_result r = tb__detect_prepare(&st, err);
+    tb_result r = tb__trunk_segs(&st) ? tb__detect_prepare(&st, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
     double t = tb__now_ms();
     if (r == TB_OK) {
         out->welded_count = st.nw;

@@ -35,6 +35,8 @@ typedef struct tb__state {
     tb__seg *segs;
     int nseg;
     tb__segsoa segsoa;  /* segs as arrays (the nearest-segment searches) */
+    tb__seg *trunk;     /* the trunk's bones (detect.c's tb__trunk_segs) */
+    int ntrunk;
     uint8_t *is_node;
     uint32_t *wid;      /* model vertex → welded id */
     size_t nw;

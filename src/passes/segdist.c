@@ -67,7 +67,10 @@ void tb__segsoa_free(tb__segsoa *S)
 
 /* Squared distance (the same operations as tb__seg_nearest's, lane by lane,
  * four lanes at a time where the compiler has vector types) and the
- * unclamped projection t of p on segments [base, base + LANES). */
+ * unclamped projection t of p on segments [base, base + LANES). Returns
+ * whether any lane's squared distance is below thr: a block where none is
+ * holds no segment the searches below would take (their threshold only
+ * goes down), so they skip it without looking at its lanes. */
 #if defined(__GNUC__)
 typedef float tb__v4f __attribute__((vector_size(16)));
 typedef int tb__v4i __attribute__((vector_size(16)));
@@ -80,7 +83,7 @@ static tb__v4f tb__load4(const float *x)
 }
 #endif
 
-static void tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], float *d2, float *tp)
+static int tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], float thr, float *d2, float *tp)
 {
     size_t cap = (size_t)S->cap;
     const float *ax = S->f + base, *ay = ax + cap, *az = ay + cap, *bx = az + cap, *by = bx + cap,
@@ -88,6 +91,8 @@ static void tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], fl
 #if defined(__GNUC__)
     const tb__v4f zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
     const tb__v4f px = {p[0], p[0], p[0], p[0]}, py = {p[1], p[1], p[1], p[1]}, pz = {p[2], p[2], p[2], p[2]};
+    const tb__v4f vthr = {thr, thr, thr, thr};
+    tb__v4i below = {0, 0, 0, 0};
     for (int k = 0; k < TB__SEGSOA_LANES; k += 4) {
         tb__v4f vbx = tb__load4(bx + k), vby = tb__load4(by + k), vbz = tb__load4(bz + k);
         tb__v4f apx = px - tb__load4(ax + k), apy = py - tb__load4(ay + k), apz = pz - tb__load4(az + k);
@@ -101,8 +106,11 @@ static void tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], fl
         tb__v4f dx = apx - t * vbx, dy = apy - t * vby, dz = apz - t * vbz;
         tb__v4f r = dx * dx + dy * dy + dz * dz;
         memcpy(d2 + k, &r, sizeof r);
+        below |= r < vthr;
     }
+    return (below[0] | below[1] | below[2] | below[3]) != 0;
 #else
+    int below = 0;
     for (int k = 0; k < TB__SEGSOA_LANES; k++) {
         float apx = p[0] - ax[k], apy = p[1] - ay[k], apz = p[2] - az[k];
         float t = (apx * bx[k] + apy * by[k] + apz * bz[k]) * il[k];
@@ -110,7 +118,9 @@ static void tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], fl
         t = t < 0 ? 0 : t > 1 ? 1 : t;
         float dx = apx - t * bx[k], dy = apy - t * by[k], dz = apz - t * bz[k];
         d2[k] = dx * dx + dy * dy + dz * dz;
+        below |= d2[k] < thr;
     }
+    return below;
 #endif
 }
 
@@ -120,7 +130,8 @@ float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
     int bi = -1;
     float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES];
     for (int base = 0; base < S->cap; base += TB__SEGSOA_LANES) {
-        tb__segsoa_block(S, base, p, d2, tp);
+        if (!tb__segsoa_block(S, base, p, thr, d2, tp))
+            continue;
         for (int k = 0; k < TB__SEGSOA_LANES; k++)
             if (d2[k] < thr) { /* as in tb__seg_nearest */
                 float dist = sqrtf(d2[k]);
@@ -142,7 +153,8 @@ int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t_out)
     int bi = -1;
     float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES];
     for (int base = 0; base < S->cap; base += TB__SEGSOA_LANES) {
-        tb__segsoa_block(S, base, p, d2, tp);
+        if (!tb__segsoa_block(S, base, p, best, d2, tp))
+            continue;
         for (int k = 0; k < TB__SEGSOA_LANES; k++)
             if (d2[k] < best)
                 best = d2[k], bi = base + k, bt = tp[k];
@@ -150,3 +162,4 @@ int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t_out)
     *t_out = bt;
     return bi;
 }
+
