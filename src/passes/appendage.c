@@ -1338,25 +1338,57 @@ static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
+/* Whether far part p (npart far vertices, nown of them on surfaces of its
+ * own; w one of them) gives up skin on no surface of its own: it is welded
+ * into a larger shell and its own surfaces make up at least half of it. */
+static int tb__keeps_own(const tb__state *st, uint32_t npart, uint32_t nown, uint32_t w)
+{
+    return npart < st->shell_total_pre[st->shell[w]] && 2 * nown >= npart && nown >= (uint32_t)st->d.min_vertices;
+}
+
+/* Whether a surface (tot vertices, in of them in its part, inner of those
+ * off the part's edge) is its part's own: most of it lies in the part, and
+ * most of that reaches in from the edge the part meets the body by. */
+static int tb__surf_owned(uint32_t in, uint32_t tot, uint32_t inner)
+{
+    return 2 * in > tot && 2 * inner > in;
+}
+
+/* Whether far welded vertex w lies on its part's edge: next to a welded
+ * vertex that is not in its part (the body it meets, or other far skin). */
+static int tb__part_edge(const tb__state *st, uint32_t w)
+{
+    uint32_t p = tb__find(st->comp_uf, w);
+    for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+        uint32_t o = st->g.adj[e];
+        if (!st->far[o] || tb__find(st->comp_uf, o) != p)
+            return 1;
+    }
+    return 0;
+}
+
 /* A surface belongs to the far part that holds most of it (a tail's own
  * tube: all of it but the weld ring's side in the collar). Where a far part
  * welded into a larger shell holds surfaces of its own that make up at
  * least half of it, its skin on no surface of its own is the body's skin
  * the part was welded onto (buttock skin beside and under a welded root,
- * the skin of a body part the root sinks into): not far. A part holding no
- * surface of its own (a tail sculpted in one surface with the body, the
- * body's own far skin) is left whole. O(V). */
+ * the skin of a body part the root sinks into): not far. A surface lying
+ * on the part's edge (a small piece of the body the root ring was snapped
+ * onto) is not the part's own, and where its vertices were welded to the
+ * part's own (the weld ring) both stay the body's. A part holding no surface of its own
+ * (a tail sculpted in one surface with the body, the body's own far skin)
+ * is left whole. O(V + E). */
 static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t V = m->vertex_count, nw = st->nw;
     const uint32_t NONE = UINT32_MAX;
     uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
-             *tot = calloc(V ? V : 1, sizeof *tot), *nown = calloc(nw ? nw : 1, sizeof *nown),
-             *npart = calloc(nw ? nw : 1, sizeof *npart);
+             *tot = calloc(V ? V : 1, sizeof *tot), *inner = calloc(V ? V : 1, sizeof *inner),
+             *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart);
     uint8_t *own = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    if (!part || !in || !tot || !nown || !npart || !own) {
+    if (!part || !in || !tot || !inner || !nown || !npart || !own) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1373,17 +1405,28 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
             part[s] = p;
         in[s] += part[s] == p ? 1u : (uint32_t)-1;
     }
+    /* in[], inner[]: per surface, its vertices in its part, and those of them
+     * off the part's edge (own[] holds the edge for now) */
     memset(in, 0, (V ? V : 1) * sizeof *in);
+    for (size_t w = 0; w < nw; w++)
+        own[w] = st->far[w] && tb__part_edge(st, (uint32_t)w);
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v];
+        int inp = st->far[w] && tb__find(st->comp_uf, w) == part[s];
         tot[s]++;
-        in[s] += st->far[w] && tb__find(st->comp_uf, w) == part[s];
+        in[s] += (uint32_t)inp;
+        inner[s] += (uint32_t)(inp && !own[w]);
     }
+    memset(own, 0, nw ? nw : 1);
     /* a welded vertex is its part's own where one of its model vertices lies on a
-     * surface most of which is in that part */
+     * surface most of which is in that part and which reaches in from the
+     * part's edge: a tail's own surface runs along it, crossed by its rings,
+     * while a piece of the body the root ring was snapped onto lies on the
+     * edge the part meets the body by */
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v];
-        own[w] |= (uint8_t)(st->far[w] && 2 * in[s] > tot[s] && tb__find(st->comp_uf, w) == part[s]);
+        own[w] |= (uint8_t)(st->far[w] && tb__surf_owned(in[s], tot[s], inner[s]) &&
+                            tb__find(st->comp_uf, w) == part[s]);
     }
     for (size_t w = 0; w < nw; w++)
         if (st->far[w]) {
@@ -1395,13 +1438,21 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++) {
         uint32_t p = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : (uint32_t)w;
         st->comp_uf[w] = p;
-        if (!st->far[w] || own[w])
-            continue;
-        if (npart[p] >= st->shell_total_pre[st->shell[w]] || 2 * nown[p] < npart[p] ||
-            nown[p] < (uint32_t)st->d.min_vertices)
+        if (!st->far[w] || own[w] || !tb__keeps_own(st, npart[p], nown[p], w))
             continue; /* a shell of its own, or no surface of its own to keep */
         st->far[w] = 0;
         st->thin[w] = 0;
+    }
+    /* the weld ring: where a vertex of the body's skin (on no surface of the
+     * part's own) was snapped onto one of the part's own, the two stay
+     * together with the body, and the part begins beyond them */
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v], p = st->comp_uf[w];
+        if (st->far[w] && !(tb__surf_owned(in[s], tot[s], inner[s]) && p == part[s]) &&
+            tb__keeps_own(st, npart[p], nown[p], w)) {
+            st->far[w] = 0;
+            st->thin[w] = 0;
+        }
     }
     for (size_t w = 0; w < nw; w++)
         nown[w] = st->far[w] ? (uint32_t)w : NONE;
@@ -1414,6 +1465,7 @@ done:
     free(part);
     free(in);
     free(tot);
+    free(inner);
     free(nown);
     free(npart);
     free(own);
