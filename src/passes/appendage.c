@@ -1367,6 +1367,40 @@ static int tb__part_edge(const tb__state *st, uint32_t w)
     return 0;
 }
 
+/* The weld ring (ring[w] set, welded ids; comp_uf[w] its part, nown[p] the
+ * part's own welded vertices) goes back to the body where the part keeps at
+ * least min_vertices of its own beyond it. cnt: room for nw counts. */
+static void tb__ring_back(tb__state *st, const uint8_t *ring, uint32_t *cnt, const uint32_t *nown)
+{
+    size_t nw = st->nw;
+    memset(cnt, 0, (nw ? nw : 1) * sizeof *cnt);
+    for (size_t w = 0; w < nw; w++)
+        cnt[st->comp_uf[w]] += ring[w];
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t p = st->comp_uf[w];
+        if (ring[w] && nown[p] - cnt[p] >= (uint32_t)st->d.min_vertices) {
+            st->far[w] = 0;
+            st->thin[w] = 0;
+        }
+    }
+}
+
+/* Each far part labelled by its first vertex that is still far (comp_uf[w]
+ * holds w's part on entry; the body's vertices label themselves). root:
+ * room for nw ids. */
+static void tb__part_roots(tb__state *st, uint32_t *root)
+{
+    const uint32_t NONE = UINT32_MAX;
+    size_t nw = st->nw;
+    for (size_t w = 0; w < nw; w++)
+        root[w] = st->far[w] ? (uint32_t)w : NONE;
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w] && root[st->comp_uf[w]] == NONE)
+            root[st->comp_uf[w]] = (uint32_t)w;
+    for (size_t w = 0; w < nw; w++)
+        st->comp_uf[w] = st->far[w] ? root[st->comp_uf[w]] : (uint32_t)w;
+}
+
 /* A surface belongs to the far part that holds most of it (a tail's own
  * tube: all of it but the weld ring's side in the collar). Where a far part
  * welded into a larger shell holds surfaces of its own that make up at
@@ -1434,7 +1468,7 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
             npart[p]++;
             nown[p] += own[w];
         }
-    /* nown[] from here: each part's root, itself where it stays far, else its first vertex that does */
+    /* comp_uf[] from here: each welded vertex's part (its root), or itself */
     for (size_t w = 0; w < nw; w++) {
         uint32_t p = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : (uint32_t)w;
         st->comp_uf[w] = p;
@@ -1445,22 +1479,18 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
     }
     /* the weld ring: where a vertex of the body's skin (on no surface of the
      * part's own) was snapped onto one of the part's own, the two stay
-     * together with the body, and the part begins beyond them */
+     * together with the body, and the part begins beyond them — where there
+     * is a part beyond them: one that is little more than its weld ring (a
+     * low-poly ear, a cone welded on by its base) is left whole. own[]
+     * marks the ring (free by now). */
+    memset(own, 0, nw ? nw : 1);
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v], p = st->comp_uf[w];
-        if (st->far[w] && !(tb__surf_owned(in[s], tot[s], inner[s]) && p == part[s]) &&
-            tb__keeps_own(st, npart[p], nown[p], w)) {
-            st->far[w] = 0;
-            st->thin[w] = 0;
-        }
+        own[w] |= (uint8_t)(st->far[w] && !(tb__surf_owned(in[s], tot[s], inner[s]) && p == part[s]) &&
+                            tb__keeps_own(st, npart[p], nown[p], w));
     }
-    for (size_t w = 0; w < nw; w++)
-        nown[w] = st->far[w] ? (uint32_t)w : NONE;
-    for (size_t w = 0; w < nw; w++)
-        if (st->far[w] && nown[st->comp_uf[w]] == NONE)
-            nown[st->comp_uf[w]] = (uint32_t)w;
-    for (size_t w = 0; w < nw; w++)
-        st->comp_uf[w] = st->far[w] ? nown[st->comp_uf[w]] : (uint32_t)w;
+    tb__ring_back(st, own, in, nown);
+    tb__part_roots(st, nown);
 done:
     free(part);
     free(in);
