@@ -2221,7 +2221,22 @@ struct tb__near {
     float gap;
     float b_in_a;     /* b's vertices (estimated) lying in a's tube */
     float a_in_b;
+    float b_dir[3];   /* the sum of their directions from a's medial points (as b_in_a: estimated) */
+    float a_dir[3];
 };
+
+/* A pair's records summed: b's vertices in a's tube and a's in b's, the
+ * gap, and how one-sided each lies over the other (the length of the mean
+ * of their directions from the other's medial points: 0 all round it, 1 on
+ * one side). */
+typedef struct tb__pair_near {
+    float bin, ain, gap, bside, aside;
+} tb__pair_near;
+
+static float tb__vlen(const float v[3])
+{
+    return sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
 
 /* SPEC A6/A10: which far components form one appendage. Never by bounding
  * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
@@ -2426,11 +2441,26 @@ static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t 
     return 1;
 }
 
+/* Adds to dir the outward normal of the skin at welded vertex o, the
+ * other's sample nearest to p: from its medial point to it, or where it has
+ * none, from it to p. */
+static void tb__merge_normal(const tb__state *st, const float *p, uint32_t o, float dir[3])
+{
+    const float *q = st->wpos + (size_t)o * 3, *m = st->mpos + (size_t)o * 3;
+    const float *from = st->thin[o] && st->mrad[o] > 0 ? m : q, *to = from == m ? q : p;
+    float len = sqrtf((to[0] - from[0]) * (to[0] - from[0]) + (to[1] - from[1]) * (to[1] - from[1]) +
+                      (to[2] - from[2]) * (to[2] - from[2]));
+    for (int k = 0; len > 0 && k < 3; k++)
+        dir[k] += (to[k] - from[k]) / len;
+}
+
 /* Run x's samples against the samples of one other component's runs
- * nb[g0..g1): the least squared distance, and in *in how many of the
- * *tried samples lie in that component's tube. */
+ * nb[g0..g1): the least squared distance, in *in how many of the *tried
+ * samples lie in that component's tube, and in dir the sum, over those,
+ * of the other's outward normal at its sample nearest to each (round a tube
+ * they cancel, on one side of it they add up). */
 static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, const uint64_t *nb, size_t g0,
-                               size_t g1, size_t *tried, size_t *in)
+                               size_t g1, size_t *tried, size_t *in, float dir[3])
 {
     const tb__state *st = M->st;
     const tb__cell_entry *e = M->e;
@@ -2438,9 +2468,12 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
     size_t xstep = xn > TB__MERGE_SAMPLES ? xn / TB__MERGE_SAMPLES : 1;
     float gap2 = INFINITY;
     *tried = *in = 0;
+    dir[0] = dir[1] = dir[2] = 0;
     for (size_t i = 0; i < xn; i += xstep) {
         const float *p = st->wpos + (size_t)e[xs + i].v * 3;
         int inside = 0;
+        uint32_t near = UINT32_MAX;
+        float near2 = INFINITY;
         for (size_t gi = g0; gi < g1; gi++) {
             size_t y = (size_t)(uint32_t)nb[gi], ys = M->run[y], yn = M->run[y + 1] - M->run[y];
             size_t ystep = yn > TB__MERGE_SAMPLES ? yn / TB__MERGE_SAMPLES : 1;
@@ -2451,6 +2484,8 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
                 float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
                            (o[2] - p[2]) * (o[2] - p[2]);
                 gap2 = d2 < gap2 ? d2 : gap2;
+                if (d2 < near2)
+                    near2 = d2, near = ov;
                 if (inside || !st->thin[ov])
                     continue; /* decided, or no tube to lie along */
                 float d = sqrtf(d2);
@@ -2468,6 +2503,8 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
                 inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * M->tol;
             }
         }
+        if (inside)
+            tb__merge_normal(st, p, near, dir);
         (*tried)++;
         *in += (size_t)inside;
     }
@@ -2475,7 +2512,8 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
 }
 
 /* One record: run x of component me against component other. 0: out of memory. */
-static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in)
+static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in,
+                            const float dir[3])
 {
     uint32_t me = M->re[x].comp;
     size_t xn = M->run[x + 1] - M->run[x];
@@ -2493,6 +2531,11 @@ static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, 
     z->gap = sqrtf(gap2);
     z->b_in_a = me == z->b ? est : 0;
     z->a_in_b = me == z->a ? est : 0;
+    float scale = tried ? (float)xn / (float)tried : 0;
+    for (int k = 0; k < 3; k++) {
+        z->b_dir[k] = me == z->b ? dir[k] * scale : 0;
+        z->a_dir[k] = me == z->a ? dir[k] * scale : 0;
+    }
     return 1;
 }
 
@@ -2507,11 +2550,12 @@ static int tb__merge_near(tb__merge *M)
         for (size_t g0 = 0; ok && g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
             size_t g1 = g0, tried, in;
+            float dir[3];
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
-            float gap2 = tb__merge_samples(M, x, other, nb, g0, g1, &tried, &in);
+            float gap2 = tb__merge_samples(M, x, other, nb, g0, g1, &tried, &in, dir);
             g0 = g1;
-            ok = tb__merge_record(M, x, other, gap2, tried, in);
+            ok = tb__merge_record(M, x, other, gap2, tried, in, dir);
         }
     }
     free(nb);
@@ -2552,13 +2596,18 @@ static int tb__merge_detached(const tb__state *st, const tb__comp *C)
 }
 
 /* The layer rule: a detached layer over another off-bone part (fur on a
- * tail), and no nearer the body than the part it covers: a layer of a tail
+ * tail) that goes round it, and no nearer the body than the part it
+ * covers. A layer wraps what it covers as skin wraps its bone (by more than
+ * wrap_min_deg: directions spread evenly over an arc of θ average to a
+ * vector sin(θ/2)/(θ/2) long, less when spread wider); a plate, buckle or
+ * strap lying on one side of a tail is no layer of it. A layer of a tail
  * lies over its free length; a buckle on the belt where a tail's root sinks
  * into the body rests on the body, nearer to it than the tail is (at least
  * twice as near, by the mean distance). ta, tb: each part is off the bone.
  * 1: they join, 0: not, -1: out of memory. */
-static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta, int tb, float bin, float ain)
+static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta, int tb, const tb__pair_near *pn)
 {
+    float bin = pn->bin, ain = pn->ain;
     const tb__state *st = M->st;
     const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
     int da = tb__merge_detached(st, A), db = tb__merge_detached(st, B);
@@ -2569,11 +2618,15 @@ static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta,
         if (!M->body)
             return -1;
     }
+    /* how much nearer the body than the part it covers a layer may lie:
+     * half as near going round it, no nearer on one side of it */
+    float half = 0.5f * st->d.wrap_min_deg * (float)TB_RAD_PER_DEG, round_max = sinf(half) / half;
+    float kb = pn->bside <= round_max ? 2.0f : 1.0f, ka = pn->aside <= round_max ? 2.0f : 1.0f;
     if (along_b)
-        along_b = 2 * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B) >=
+        along_b = kb * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B) >=
                   tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A);
     if (along_a)
-        along_a = 2 * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A) >=
+        along_a = ka * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A) >=
                   tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B);
     return along_a || along_b;
 }
@@ -2602,8 +2655,9 @@ static int tb__merge_in_row(const tb__merge *M, uint32_t pa, uint32_t pb, float 
  * that wraps a bone; a layer along the other, or (not a layer: one over
  * the other's surface joins only as a layer) detached off-bone pieces in a
  * row. -1: out of memory. */
-static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, float bin, float ain, float gap)
+static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, const tb__pair_near *pn)
 {
+    float bin = pn->bin, ain = pn->ain, gap = pn->gap;
     const tb__state *st = M->st;
     const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
     if (M->sh[pa].wraps || M->sh[pb].wraps)
@@ -2611,7 +2665,7 @@ static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, float bin, flo
     /* only skin off the bone can be part of a tail: a joint ball or an
      * armour piece round a bone is body */
     int ta = 2 * M->sh[pa].thin >= A->nverts, tb = 2 * M->sh[pb].thin >= B->nverts;
-    int along = tb__merge_layer_along(M, pa, pb, ta, tb, bin, ain);
+    int along = tb__merge_layer_along(M, pa, pb, ta, tb, pn);
     if (along)
         return along;
     int layer = bin >= 0.9 * (double)B->nverts || ain >= 0.9 * (double)A->nverts;
@@ -2625,16 +2679,19 @@ static int tb__merge_pairs(tb__merge *M)
     const struct tb__near *rec = M->rec;
     for (size_t i = 0; i < M->nrec;) {
         size_t j = i;
-        float bin = 0, ain = 0;
+        float bin = 0, ain = 0, bdir[3] = {0}, adir[3] = {0};
         float gap = INFINITY;
         for (; j < M->nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
             bin += rec[j].b_in_a;
             ain += rec[j].a_in_b;
+            for (int k = 0; k < 3; k++)
+                bdir[k] += rec[j].b_dir[k], adir[k] += rec[j].a_dir[k];
             gap = rec[j].gap < gap ? rec[j].gap : gap;
         }
         uint32_t pa = rec[i].a, pb = rec[i].b;
         i = j;
-        int join = tb__merge_join(M, pa, pb, bin, ain, gap);
+        tb__pair_near pn = {bin, ain, gap, bin > 0 ? tb__vlen(bdir) / bin : 0, ain > 0 ? tb__vlen(adir) / ain : 0};
+        int join = tb__merge_join(M, pa, pb, &pn);
         if (join < 0)
             return 0;
         if (join)
