@@ -1367,6 +1367,52 @@ static int tb__part_edge(const tb__state *st, uint32_t w)
     return 0;
 }
 
+/* The surfaces a far part was welded onto at its root (in[s] set to 0 for
+ * them: none of their vertices count as the part's). A tail modelled apart
+ * is its main own surface (the own surface with most vertices in the part);
+ * its root ring was snapped onto the body's skin, so where a vertex of the
+ * main surface on the part's edge shares its welded vertex with another
+ * surface's given to the same part, that surface is what the ring was
+ * snapped onto — a piece of the body, even one lying wholly inside the part
+ * (belt gear under a root) — not the part's own. A surface welded on further out (a tip, away from
+ * the part's edge) stays. edge[w]: w lies on its part's edge. 0: out of
+ * memory. */
+static int tb__root_seams(const tb__state *st, const uint32_t *part, uint32_t *in, const uint32_t *tot,
+                          const uint32_t *inner, const uint8_t *edge)
+{
+    size_t V = st->m->vertex_count, nw = st->nw;
+    const uint32_t NONE = UINT32_MAX;
+    uint32_t *mainsurf = malloc((nw ? nw : 1) * sizeof *mainsurf);
+    uint8_t *rooted = calloc(V ? V : 1, 1);
+    if (!mainsurf || !rooted) {
+        free(mainsurf);
+        free(rooted);
+        return 0;
+    }
+    for (size_t w = 0; w < nw; w++)
+        mainsurf[w] = NONE;
+    for (size_t s = 0; s < V; s++) {
+        uint32_t p = part[s];
+        if (st->surf[s] == s && p != NONE && tb__surf_owned(in[s], tot[s], inner[s]) &&
+            (mainsurf[p] == NONE || in[s] > in[mainsurf[p]]))
+            mainsurf[p] = (uint32_t)s;
+    }
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t p = edge[w] ? tb__find(st->comp_uf, (uint32_t)w) : NONE, M = p != NONE ? mainsurf[p] : NONE, on = 0;
+        for (uint32_t k = st->model_off[w]; M != NONE && k < st->model_off[w + 1]; k++)
+            on |= st->surf[st->model_list[k]] == M;
+        for (uint32_t k = st->model_off[w]; on && k < st->model_off[w + 1]; k++) {
+            uint32_t s = st->surf[st->model_list[k]];
+            rooted[s] |= s != M && part[s] == p;
+        }
+    }
+    for (size_t s = 0; s < V; s++)
+        in[s] = rooted[s] ? 0 : in[s];
+    free(mainsurf);
+    free(rooted);
+    return 1;
+}
+
 /* The weld ring (ring[w] set, welded ids; comp_uf[w] its part, nown[p] the
  * part's own welded vertices) goes back to the body where the part keeps at
  * least min_vertices of its own beyond it. cnt: room for nw counts. */
@@ -1450,6 +1496,10 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
         tot[s]++;
         in[s] += (uint32_t)inp;
         inner[s] += (uint32_t)(inp && !own[w]);
+    }
+    if (!tb__root_seams(st, part, in, tot, inner, own)) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     memset(own, 0, nw ? nw : 1);
     /* a welded vertex is its part's own where one of its model vertices lies on a
