@@ -1023,22 +1023,32 @@ static void solver_fit_bounds_the_bend_by_the_steepest_ramp(void **state)
 }
 
 /* K from the mesh (issue 13): no more bones than the rings can follow. The
- * low-poly tail (6-sided rings every 0.05 H, 0.7 H long) asked for bones of
- * 0.05 H (segment_fraction 0.05: K = 14, one ring per segment) gets fewer,
- * longer bones, two rings or more each; with the SPEC's 0.1 H it keeps K. */
+ * low-poly tail (6-sided rings every 0.05 H, 0.7 H long: 14 ring spacings)
+ * is asked for segments clearly below and clearly above the rule's line of
+ * two rings a segment, and once on it:
+ * - 0.05 H (segment_fraction 0.05: K = 14, one ring per segment): fewer,
+ *   longer bones, two rings or more each, joints still along the tail;
+ * - 0.15 H (three rings per segment): the SPEC's K, not capped;
+ * - 0.10 H, the SPEC's default: exactly two rings per segment, the rule's
+ *   own line. Whether the measured spacing (a percentile of the tail's edges
+ *   along g, which moves by a few per cent with which ring the weld gives
+ *   the tail) falls a hair above or below it decides between K and K − 1;
+ *   both are right, so only that is asserted (the cap takes at most one
+ *   bone, and every segment keeps two rings within the measuring slack). */
 static void low_poly_tail_gets_no_more_bones_than_its_rings_follow(void **state)
 {
     (void)state;
     tb_error err = {0};
     tb_doc *body = NULL;
     assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
-    for (int pass = 0; pass < 2; pass++) {
+    static const float segments[] = {0.10f, 0.05f, 0.15f};
+    for (int pass = 0; pass < 3; pass++) {
         tb_doc *doc = NULL;
         assert_int_equal(tb_synth_onto(&doc, body, "back_lowpoly_nearest", NULL, NULL, &err), TB_OK);
         tb_appendage_desc d;
         memset(&d, 0, sizeof d);
-        if (pass) {
-            d.segment_fraction = 0.05f;
+        if (pass) { /* pass 0: the defaults, the SPEC's 0.1 H */
+            d.segment_fraction = segments[pass];
             d.max_bones = 16;
         }
         tb_appendage_report rep;
@@ -1050,14 +1060,15 @@ static void low_poly_tail_gets_no_more_bones_than_its_rings_follow(void **state)
         assert_non_null(a);
         float H = rep.height, ring = 0.05f * H; /* the fixture's ring spacing */
         int capped = strstr(a->reason, "rings can follow") != NULL;
-        print_message("segment %.2f H: K = %d, L = %.2f H, %.1f rings per segment%s\n", pass ? 0.05 : 0.1,
+        int spec_k = (int)lroundf(a->length / (segments[pass] * H)); /* SPEC A9's K, within 3..16 here */
+        print_message("segment %.2f H: K = %d, L = %.2f H, %.1f rings per segment%s\n", (double)segments[pass],
                       a->bone_count, (double)(a->length / H), (double)(a->length / (float)a->bone_count / ring),
                       capped ? " (capped by the rings)" : "");
-        if (pass) {
+        /* two rings per segment, within a ring's measuring slack */
+        assert_true(a->length / (float)a->bone_count >= 1.8f * ring);
+        if (pass == 1) {
             assert_true(capped);
             assert_true(a->bone_count >= 2 && a->bone_count < 14);
-            /* two rings per segment, within a ring's measuring slack */
-            assert_true(a->length / (float)a->bone_count >= 1.8f * ring);
             /* the joints still run along the tail: each next one farther from the root */
             for (int k = 1; k <= a->bone_count; k++) {
                 float d0 = 0, d1 = 0;
@@ -1068,8 +1079,11 @@ static void low_poly_tail_gets_no_more_bones_than_its_rings_follow(void **state)
                 }
                 assert_true(d1 > d0);
             }
-        } else {
+        } else if (pass == 2) {
             assert_false(capped);
+            assert_int_equal(a->bone_count, spec_k);
+        } else {
+            assert_true(a->bone_count == spec_k || (capped && a->bone_count == spec_k - 1));
         }
         tb_appendage_report_free(&rep);
         tb_doc_free(doc);

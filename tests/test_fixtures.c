@@ -338,8 +338,7 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * passing is reported, so the list only shrinks; TB_FIXTURE_STRICT=1
  * asserts every fixture. */
 static const char *const known_short[][2] = {
-    {"Soldier", "hang_welded_nearest"},
-    {"Soldier", "back_pieces_hips+coat"},
+    /* meets the bar at the default seed and seed 4, not at seeds 2 and 3 */
     {"Robot", "beside_welded_leg"},
 };
 

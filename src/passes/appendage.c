@@ -1342,25 +1342,137 @@ static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
+/* Whether far part p (npart far vertices, nown of them on surfaces of its
+ * own; w one of them) gives up skin on no surface of its own: it is welded
+ * into a larger shell and its own surfaces make up at least half of it. */
+static int tb__keeps_own(const tb__state *st, uint32_t npart, uint32_t nown, uint32_t w)
+{
+    return npart < st->shell_total_pre[st->shell[w]] && 2 * nown >= npart && nown >= (uint32_t)st->d.min_vertices;
+}
+
+/* Whether a surface (tot vertices, in of them in its part, inner of those
+ * off the part's edge) is its part's own: most of it lies in the part, and
+ * most of that reaches in from the edge the part meets the body by. */
+static int tb__surf_owned(uint32_t in, uint32_t tot, uint32_t inner)
+{
+    return 2 * in > tot && 2 * inner > in;
+}
+
+/* Whether far welded vertex w lies on its part's edge: next to a welded
+ * vertex that is not in its part (the body it meets, or other far skin). */
+static int tb__part_edge(const tb__state *st, uint32_t w)
+{
+    uint32_t p = tb__find(st->comp_uf, w);
+    for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+        uint32_t o = st->g.adj[e];
+        if (!st->far[o] || tb__find(st->comp_uf, o) != p)
+            return 1;
+    }
+    return 0;
+}
+
+/* The surfaces a far part was welded onto at its root (in[s] set to 0 for
+ * them: none of their vertices count as the part's). A tail modelled apart
+ * is its main own surface (the own surface with most vertices in the part);
+ * its root ring was snapped onto the body's skin, so where a vertex of the
+ * main surface on the part's edge shares its welded vertex with another
+ * surface's given to the same part, that surface is what the ring was
+ * snapped onto — a piece of the body, even one lying wholly inside the part
+ * (belt gear under a root) — not the part's own. A surface welded on further out (a tip, away from
+ * the part's edge) stays. edge[w]: w lies on its part's edge. 0: out of
+ * memory. */
+static int tb__root_seams(const tb__state *st, const uint32_t *part, uint32_t *in, const uint32_t *tot,
+                          const uint32_t *inner, const uint8_t *edge)
+{
+    size_t V = st->m->vertex_count, nw = st->nw;
+    const uint32_t NONE = UINT32_MAX;
+    uint32_t *mainsurf = malloc((nw ? nw : 1) * sizeof *mainsurf);
+    uint8_t *rooted = calloc(V ? V : 1, 1);
+    if (!mainsurf || !rooted) {
+        free(mainsurf);
+        free(rooted);
+        return 0;
+    }
+    for (size_t w = 0; w < nw; w++)
+        mainsurf[w] = NONE;
+    for (size_t s = 0; s < V; s++) {
+        uint32_t p = part[s];
+        if (st->surf[s] == s && p != NONE && tb__surf_owned(in[s], tot[s], inner[s]) &&
+            (mainsurf[p] == NONE || in[s] > in[mainsurf[p]]))
+            mainsurf[p] = (uint32_t)s;
+    }
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t p = edge[w] ? tb__find(st->comp_uf, (uint32_t)w) : NONE, M = p != NONE ? mainsurf[p] : NONE, on = 0;
+        for (uint32_t k = st->model_off[w]; M != NONE && k < st->model_off[w + 1]; k++)
+            on |= st->surf[st->model_list[k]] == M;
+        for (uint32_t k = st->model_off[w]; on && k < st->model_off[w + 1]; k++) {
+            uint32_t s = st->surf[st->model_list[k]];
+            rooted[s] |= s != M && part[s] == p;
+        }
+    }
+    for (size_t s = 0; s < V; s++)
+        in[s] = rooted[s] ? 0 : in[s];
+    free(mainsurf);
+    free(rooted);
+    return 1;
+}
+
+/* The weld ring (ring[w] set, welded ids; comp_uf[w] its part, nown[p] the
+ * part's own welded vertices) goes back to the body where the part keeps at
+ * least min_vertices of its own beyond it. cnt: room for nw counts. */
+static void tb__ring_back(tb__state *st, const uint8_t *ring, uint32_t *cnt, const uint32_t *nown)
+{
+    size_t nw = st->nw;
+    memset(cnt, 0, (nw ? nw : 1) * sizeof *cnt);
+    for (size_t w = 0; w < nw; w++)
+        cnt[st->comp_uf[w]] += ring[w];
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t p = st->comp_uf[w];
+        if (ring[w] && nown[p] - cnt[p] >= (uint32_t)st->d.min_vertices) {
+            st->far[w] = 0;
+            st->thin[w] = 0;
+        }
+    }
+}
+
+/* Each far part labelled by its first vertex that is still far (comp_uf[w]
+ * holds w's part on entry; the body's vertices label themselves). root:
+ * room for nw ids. */
+static void tb__part_roots(tb__state *st, uint32_t *root)
+{
+    const uint32_t NONE = UINT32_MAX;
+    size_t nw = st->nw;
+    for (size_t w = 0; w < nw; w++)
+        root[w] = st->far[w] ? (uint32_t)w : NONE;
+    for (size_t w = 0; w < nw; w++)
+        if (st->far[w] && root[st->comp_uf[w]] == NONE)
+            root[st->comp_uf[w]] = (uint32_t)w;
+    for (size_t w = 0; w < nw; w++)
+        st->comp_uf[w] = st->far[w] ? root[st->comp_uf[w]] : (uint32_t)w;
+}
+
 /* A surface belongs to the far part that holds most of it (a tail's own
  * tube: all of it but the weld ring's side in the collar). Where a far part
  * welded into a larger shell holds surfaces of its own that make up at
  * least half of it, its skin on no surface of its own is the body's skin
  * the part was welded onto (buttock skin beside and under a welded root,
- * the skin of a body part the root sinks into): not far. A part holding no
- * surface of its own (a tail sculpted in one surface with the body, the
- * body's own far skin) is left whole. O(V). */
+ * the skin of a body part the root sinks into): not far. A surface lying
+ * on the part's edge (a small piece of the body the root ring was snapped
+ * onto) is not the part's own, and where its vertices were welded to the
+ * part's own (the weld ring) both stay the body's. A part holding no surface of its own
+ * (a tail sculpted in one surface with the body, the body's own far skin)
+ * is left whole. O(V + E). */
 static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t V = m->vertex_count, nw = st->nw;
     const uint32_t NONE = UINT32_MAX;
     uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
-             *tot = calloc(V ? V : 1, sizeof *tot), *nown = calloc(nw ? nw : 1, sizeof *nown),
-             *npart = calloc(nw ? nw : 1, sizeof *npart);
+             *tot = calloc(V ? V : 1, sizeof *tot), *inner = calloc(V ? V : 1, sizeof *inner),
+             *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart);
     uint8_t *own = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    if (!part || !in || !tot || !nown || !npart || !own) {
+    if (!part || !in || !tot || !inner || !nown || !npart || !own) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1377,17 +1489,32 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
             part[s] = p;
         in[s] += part[s] == p ? 1u : (uint32_t)-1;
     }
+    /* in[], inner[]: per surface, its vertices in its part, and those of them
+     * off the part's edge (own[] holds the edge for now) */
     memset(in, 0, (V ? V : 1) * sizeof *in);
+    for (size_t w = 0; w < nw; w++)
+        own[w] = st->far[w] && tb__part_edge(st, (uint32_t)w);
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v];
+        int inp = st->far[w] && tb__find(st->comp_uf, w) == part[s];
         tot[s]++;
-        in[s] += st->far[w] && tb__find(st->comp_uf, w) == part[s];
+        in[s] += (uint32_t)inp;
+        inner[s] += (uint32_t)(inp && !own[w]);
     }
+    if (!tb__root_seams(st, part, in, tot, inner, own)) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
+    }
+    memset(own, 0, nw ? nw : 1);
     /* a welded vertex is its part's own where one of its model vertices lies on a
-     * surface most of which is in that part */
+     * surface most of which is in that part and which reaches in from the
+     * part's edge: a tail's own surface runs along it, crossed by its rings,
+     * while a piece of the body the root ring was snapped onto lies on the
+     * edge the part meets the body by */
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v];
-        own[w] |= (uint8_t)(st->far[w] && 2 * in[s] > tot[s] && tb__find(st->comp_uf, w) == part[s]);
+        own[w] |= (uint8_t)(st->far[w] && tb__surf_owned(in[s], tot[s], inner[s]) &&
+                            tb__find(st->comp_uf, w) == part[s]);
     }
     for (size_t w = 0; w < nw; w++)
         if (st->far[w]) {
@@ -1395,29 +1522,34 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
             npart[p]++;
             nown[p] += own[w];
         }
-    /* nown[] from here: each part's root, itself where it stays far, else its first vertex that does */
+    /* comp_uf[] from here: each welded vertex's part (its root), or itself */
     for (size_t w = 0; w < nw; w++) {
         uint32_t p = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : (uint32_t)w;
         st->comp_uf[w] = p;
-        if (!st->far[w] || own[w])
-            continue;
-        if (npart[p] >= st->shell_total_pre[st->shell[w]] || 2 * nown[p] < npart[p] ||
-            nown[p] < (uint32_t)st->d.min_vertices)
+        if (!st->far[w] || own[w] || !tb__keeps_own(st, npart[p], nown[p], w))
             continue; /* a shell of its own, or no surface of its own to keep */
         st->far[w] = 0;
         st->thin[w] = 0;
     }
-    for (size_t w = 0; w < nw; w++)
-        nown[w] = st->far[w] ? (uint32_t)w : NONE;
-    for (size_t w = 0; w < nw; w++)
-        if (st->far[w] && nown[st->comp_uf[w]] == NONE)
-            nown[st->comp_uf[w]] = (uint32_t)w;
-    for (size_t w = 0; w < nw; w++)
-        st->comp_uf[w] = st->far[w] ? nown[st->comp_uf[w]] : (uint32_t)w;
+    /* the weld ring: where a vertex of the body's skin (on no surface of the
+     * part's own) was snapped onto one of the part's own, the two stay
+     * together with the body, and the part begins beyond them — where there
+     * is a part beyond them: one that is little more than its weld ring (a
+     * low-poly ear, a cone welded on by its base) is left whole. own[]
+     * marks the ring (free by now). */
+    memset(own, 0, nw ? nw : 1);
+    for (size_t v = 0; v < V; v++) {
+        uint32_t s = st->surf[v], w = st->wid[v], p = st->comp_uf[w];
+        own[w] |= (uint8_t)(st->far[w] && !(tb__surf_owned(in[s], tot[s], inner[s]) && p == part[s]) &&
+                            tb__keeps_own(st, npart[p], nown[p], w));
+    }
+    tb__ring_back(st, own, in, nown);
+    tb__part_roots(st, nown);
 done:
     free(part);
     free(in);
     free(tot);
+    free(inner);
     free(nown);
     free(npart);
     free(own);
@@ -2143,7 +2275,22 @@ struct tb__near {
     float gap;
     float b_in_a;     /* b's vertices (estimated) lying in a's tube */
     float a_in_b;
+    float b_dir[3];   /* the sum of their directions from a's medial points (as b_in_a: estimated) */
+    float a_dir[3];
 };
+
+/* A pair's records summed: b's vertices in a's tube and a's in b's, the
+ * gap, and how one-sided each lies over the other (the length of the mean
+ * of their directions from the other's medial points: 0 all round it, 1 on
+ * one side). */
+typedef struct tb__pair_near {
+    float bin, ain, gap, bside, aside;
+} tb__pair_near;
+
+static float tb__vlen(const float v[3])
+{
+    return sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
 
 /* SPEC A6/A10: which far components form one appendage. Never by bounding
  * boxes (a coat's box holds a tail's) and never what wraps a bone. Two
@@ -2348,11 +2495,26 @@ static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t 
     return 1;
 }
 
+/* Adds to dir the outward normal of the skin at welded vertex o, the
+ * other's sample nearest to p: from its medial point to it, or where it has
+ * none, from it to p. */
+static void tb__merge_normal(const tb__state *st, const float *p, uint32_t o, float dir[3])
+{
+    const float *q = st->wpos + (size_t)o * 3, *m = st->mpos + (size_t)o * 3;
+    const float *from = st->thin[o] && st->mrad[o] > 0 ? m : q, *to = from == m ? q : p;
+    float len = sqrtf((to[0] - from[0]) * (to[0] - from[0]) + (to[1] - from[1]) * (to[1] - from[1]) +
+                      (to[2] - from[2]) * (to[2] - from[2]));
+    for (int k = 0; len > 0 && k < 3; k++)
+        dir[k] += (to[k] - from[k]) / len;
+}
+
 /* Run x's samples against the samples of one other component's runs
- * nb[g0..g1): the least squared distance, and in *in how many of the
- * *tried samples lie in that component's tube. */
+ * nb[g0..g1): the least squared distance, in *in how many of the *tried
+ * samples lie in that component's tube, and in dir the sum, over those,
+ * of the other's outward normal at its sample nearest to each (round a tube
+ * they cancel, on one side of it they add up). */
 static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, const uint64_t *nb, size_t g0,
-                               size_t g1, size_t *tried, size_t *in)
+                               size_t g1, size_t *tried, size_t *in, float dir[3])
 {
     const tb__state *st = M->st;
     const tb__cell_entry *e = M->e;
@@ -2360,9 +2522,12 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
     size_t xstep = xn > TB__MERGE_SAMPLES ? xn / TB__MERGE_SAMPLES : 1;
     float gap2 = INFINITY;
     *tried = *in = 0;
+    dir[0] = dir[1] = dir[2] = 0;
     for (size_t i = 0; i < xn; i += xstep) {
         const float *p = st->wpos + (size_t)e[xs + i].v * 3;
         int inside = 0;
+        uint32_t near = UINT32_MAX;
+        float near2 = INFINITY;
         for (size_t gi = g0; gi < g1; gi++) {
             size_t y = (size_t)(uint32_t)nb[gi], ys = M->run[y], yn = M->run[y + 1] - M->run[y];
             size_t ystep = yn > TB__MERGE_SAMPLES ? yn / TB__MERGE_SAMPLES : 1;
@@ -2373,6 +2538,8 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
                 float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
                            (o[2] - p[2]) * (o[2] - p[2]);
                 gap2 = d2 < gap2 ? d2 : gap2;
+                if (d2 < near2)
+                    near2 = d2, near = ov;
                 if (inside || !st->thin[ov])
                     continue; /* decided, or no tube to lie along */
                 float d = sqrtf(d2);
@@ -2390,6 +2557,8 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
                 inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * M->tol;
             }
         }
+        if (inside)
+            tb__merge_normal(st, p, near, dir);
         (*tried)++;
         *in += (size_t)inside;
     }
@@ -2397,7 +2566,8 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
 }
 
 /* One record: run x of component me against component other. 0: out of memory. */
-static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in)
+static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in,
+                            const float dir[3])
 {
     uint32_t me = M->re[x].comp;
     size_t xn = M->run[x + 1] - M->run[x];
@@ -2415,6 +2585,11 @@ static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, 
     z->gap = sqrtf(gap2);
     z->b_in_a = me == z->b ? est : 0;
     z->a_in_b = me == z->a ? est : 0;
+    float scale = tried ? (float)xn / (float)tried : 0;
+    for (int k = 0; k < 3; k++) {
+        z->b_dir[k] = me == z->b ? dir[k] * scale : 0;
+        z->a_dir[k] = me == z->a ? dir[k] * scale : 0;
+    }
     return 1;
 }
 
@@ -2429,11 +2604,12 @@ static int tb__merge_near(tb__merge *M)
         for (size_t g0 = 0; ok && g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
             size_t g1 = g0, tried, in;
+            float dir[3];
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
-            float gap2 = tb__merge_samples(M, x, other, nb, g0, g1, &tried, &in);
+            float gap2 = tb__merge_samples(M, x, other, nb, g0, g1, &tried, &in, dir);
             g0 = g1;
-            ok = tb__merge_record(M, x, other, gap2, tried, in);
+            ok = tb__merge_record(M, x, other, gap2, tried, in, dir);
         }
     }
     free(nb);
@@ -2474,13 +2650,18 @@ static int tb__merge_detached(const tb__state *st, const tb__comp *C)
 }
 
 /* The layer rule: a detached layer over another off-bone part (fur on a
- * tail), and no nearer the body than the part it covers: a layer of a tail
+ * tail) that goes round it, and no nearer the body than the part it
+ * covers. A layer wraps what it covers as skin wraps its bone (by more than
+ * wrap_min_deg: directions spread evenly over an arc of θ average to a
+ * vector sin(θ/2)/(θ/2) long, less when spread wider); a plate, buckle or
+ * strap lying on one side of a tail is no layer of it. A layer of a tail
  * lies over its free length; a buckle on the belt where a tail's root sinks
  * into the body rests on the body, nearer to it than the tail is (at least
  * twice as near, by the mean distance). ta, tb: each part is off the bone.
  * 1: they join, 0: not, -1: out of memory. */
-static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta, int tb, float bin, float ain)
+static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta, int tb, const tb__pair_near *pn)
 {
+    float bin = pn->bin, ain = pn->ain;
     const tb__state *st = M->st;
     const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
     int da = tb__merge_detached(st, A), db = tb__merge_detached(st, B);
@@ -2491,11 +2672,15 @@ static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta,
         if (!M->body)
             return -1;
     }
+    /* how much nearer the body than the part it covers a layer may lie:
+     * half as near going round it, no nearer on one side of it */
+    float half = 0.5f * st->d.wrap_min_deg * (float)TB_RAD_PER_DEG, round_max = sinf(half) / half;
+    float kb = pn->bside <= round_max ? 2.0f : 1.0f, ka = pn->aside <= round_max ? 2.0f : 1.0f;
     if (along_b)
-        along_b = 2 * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B) >=
+        along_b = kb * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B) >=
                   tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A);
     if (along_a)
-        along_a = 2 * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A) >=
+        along_a = ka * tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, A) >=
                   tb__body_gap(st, M->body, M->nbody, M->inv, M->cell, B);
     return along_a || along_b;
 }
@@ -2524,8 +2709,9 @@ static int tb__merge_in_row(const tb__merge *M, uint32_t pa, uint32_t pb, float 
  * that wraps a bone; a layer along the other, or (not a layer: one over
  * the other's surface joins only as a layer) detached off-bone pieces in a
  * row. -1: out of memory. */
-static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, float bin, float ain, float gap)
+static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, const tb__pair_near *pn)
 {
+    float bin = pn->bin, ain = pn->ain, gap = pn->gap;
     const tb__state *st = M->st;
     const tb__comp *A = &st->comps[pa], *B = &st->comps[pb];
     if (M->sh[pa].wraps || M->sh[pb].wraps)
@@ -2533,7 +2719,7 @@ static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, float bin, flo
     /* only skin off the bone can be part of a tail: a joint ball or an
      * armour piece round a bone is body */
     int ta = 2 * M->sh[pa].thin >= A->nverts, tb = 2 * M->sh[pb].thin >= B->nverts;
-    int along = tb__merge_layer_along(M, pa, pb, ta, tb, bin, ain);
+    int along = tb__merge_layer_along(M, pa, pb, ta, tb, pn);
     if (along)
         return along;
     int layer = bin >= 0.9 * (double)B->nverts || ain >= 0.9 * (double)A->nverts;
@@ -2547,16 +2733,19 @@ static int tb__merge_pairs(tb__merge *M)
     const struct tb__near *rec = M->rec;
     for (size_t i = 0; i < M->nrec;) {
         size_t j = i;
-        float bin = 0, ain = 0;
+        float bin = 0, ain = 0, bdir[3] = {0}, adir[3] = {0};
         float gap = INFINITY;
         for (; j < M->nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
             bin += rec[j].b_in_a;
             ain += rec[j].a_in_b;
+            for (int k = 0; k < 3; k++)
+                bdir[k] += rec[j].b_dir[k], adir[k] += rec[j].a_dir[k];
             gap = rec[j].gap < gap ? rec[j].gap : gap;
         }
         uint32_t pa = rec[i].a, pb = rec[i].b;
         i = j;
-        int join = tb__merge_join(M, pa, pb, bin, ain, gap);
+        tb__pair_near pn = {bin, ain, gap, bin > 0 ? tb__vlen(bdir) / bin : 0, ain > 0 ? tb__vlen(adir) / ain : 0};
+        int join = tb__merge_join(M, pa, pb, &pn);
         if (join < 0)
             return 0;
         if (join)
