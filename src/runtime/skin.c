@@ -87,3 +87,25 @@ size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
     }
     return count;
 }
+
+float tb_skin_point_axis(const float p[3], const uint16_t *joints, const float *weights,
+                         int influences, const float (*skin_mats)[16], int axis)
+{
+    assert(p && skin_mats && axis >= 0 && axis < 3);
+    assert(influences >= 0 && (influences == 0 || (joints && weights)));
+    const float x = p[0], y = p[1], z = p[2];
+    float acc = 0.0f, wsum = 0.0f;
+    for (int i = 0; i < influences; i++) {
+        const float w = weights[i];
+        if (!(w > 0.0f)) /* as tb_skin_points: padding, invalid or NaN */
+            continue;
+        const float *m = skin_mats[joints[i]];
+        /* tb_skin_points' row `axis`, with pw = 1 */
+        acc += w * (m[axis] * x + m[4 + axis] * y + m[8 + axis] * z + m[12 + axis] * 1.0f);
+        wsum += w;
+    }
+    if (!(wsum > 0.0f))
+        return p[axis];
+    const float inv = 1.0f / wsum;
+    return acc * inv;
+}
