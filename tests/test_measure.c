@@ -584,6 +584,27 @@ static void percentile_agrees_with_sorting_on_random_data_with_ties(void **state
     }
 }
 
+/* The min and the max read from the bins leave NaN out, reach the
+ * infinite bin, and are NaN when no sample has a value. */
+static void histogram_min_and_max_skip_nan(void **state)
+{
+    (void)state;
+    tb__hist h;
+    assert_true(tb__hist_init(&h, 1.5f, 0.67f));
+    assert_true(isnan(tb__hist_min(&h)) && isnan(tb__hist_max(&h)));
+    tb__hist_add(&h, NAN);
+    assert_true(isnan(tb__hist_min(&h)) && isnan(tb__hist_max(&h)));
+    tb__hist_add(&h, 1.25f);
+    tb__hist_add(&h, NAN);
+    assert_float_equal(tb__hist_min(&h), 1.25f, 0);
+    assert_float_equal(tb__hist_max(&h), 1.25f, 0);
+    tb__hist_add(&h, 0.0f);
+    tb__hist_add(&h, INFINITY);
+    assert_float_equal(tb__hist_min(&h), 0.0f, 0);
+    assert_true(isinf(tb__hist_max(&h)));
+    tb__hist_free(&h);
+}
+
 /* The streaming histogram measure keeps (passes/stretch_hist.h) against
  * the exact nearest rank of the same samples, sorted: every percentile lies
  * in the exact value's bin, within half its width, so below 128 it prints the
@@ -626,8 +647,8 @@ static void histogram_percentile_matches_the_exact_rank_within_its_bin(void **st
         qsort(sorted, n, sizeof *sorted, cmp_float);
         assert_int_equal(h.n, n);
         assert_int_equal(h.torn, torn);
-        assert_float_equal(h.min, sorted[0], 0);
-        assert_float_equal(h.max, sorted[n - 1], 0);
+        assert_float_equal(tb__hist_min(&h), sorted[0], 0);
+        assert_float_equal(tb__hist_max(&h), sorted[n - 1], 0);
         for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
             size_t k = tb_rank_nearest(n, qs[q]);
             float exact = sorted[k], got = tb__hist_rank(&h, k);
@@ -1339,6 +1360,7 @@ int main(void)
         cmocka_unit_test(percentile_is_nearest_rank_on_a_known_distribution),
         cmocka_unit_test(percentile_agrees_with_sorting_on_random_data_with_ties),
         cmocka_unit_test(histogram_percentile_matches_the_exact_rank_within_its_bin),
+        cmocka_unit_test(histogram_min_and_max_skip_nan),
         cmocka_unit_test(cli_measures_a_file_and_dumps_positions),
         cmocka_unit_test(corpus_xbot_walk_body_stretch_equals_an_exact_recount),
         cmocka_unit_test(corpus_soldier_walk_body_stretch_equals_an_exact_recount),

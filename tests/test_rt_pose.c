@@ -500,6 +500,44 @@ static void identity_pose_reproduces_bind_positions(void **state)
     assert_memory_equal(dst, src, sizeof src);
 }
 
+/* tb_skin_point_axis is each coordinate of tb_skin_points, bit for bit
+ * (the ground search reads one coordinate a point through it): random
+ * matrices and points, 1 to 8 influences, with padding, negative, NaN and
+ * all-zero weights mixed in. */
+static void skin_point_axis_is_the_points_coordinate_bit_for_bit(void **state)
+{
+    (void)state;
+    float mats[6][16];
+    unsigned seed = 12345u;
+#define RND() ((float)((seed = seed * 1103515245u + 12345u) >> 8 & 0xffff) / 32768.0f - 1.0f)
+    for (int j = 0; j < 6; j++)
+        for (int k = 0; k < 16; k++)
+            mats[j][k] = k == 15 ? 1.0f : (k % 4 == 3 ? 0.0f : 3.0f * RND());
+    for (int inf = 1; inf <= 8; inf++) {
+        for (int n = 0; n < 200; n++) {
+            float p[3] = {10.0f * RND(), 10.0f * RND(), 10.0f * RND()}, w[8], dst[3];
+            uint16_t jt[8];
+            for (int i = 0; i < inf; i++) {
+                jt[i] = (uint16_t)((seed >> 20) % 6u);
+                float u = RND();
+                w[i] = u < -0.8f ? 0.0f : u < -0.7f ? -u : fabsf(u); /* some padding, some negative */
+                (void)RND();
+            }
+            if (n % 50 == 7)
+                w[0] = NAN;
+            if (n % 50 == 9)
+                for (int i = 0; i < inf; i++)
+                    w[i] = 0; /* no influence: the point stays */
+            tb_skin_points(dst, 3, p, 3, 1, jt, w, inf, (const float (*)[16])mats, 0);
+            for (int a = 0; a < 3; a++) {
+                float v = tb_skin_point_axis(p, jt, w, inf, (const float (*)[16])mats, a);
+                assert_memory_equal(&v, &dst[a], sizeof v);
+            }
+        }
+    }
+#undef RND
+}
+
 static void skin_directions_ignore_translation_and_are_renormalised(void **state)
 {
     (void)state;
@@ -696,6 +734,7 @@ int main(void)
         cmocka_unit_test(skin_strided_streams_stay_inside_their_arrays),
         cmocka_unit_test(skin_in_place_equals_out_of_place),
         cmocka_unit_test(skin_zero_count_touches_nothing),
+        cmocka_unit_test(skin_point_axis_is_the_points_coordinate_bit_for_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,11 +106,12 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
 void tb_ground_supports_free(tb_ground_supports *s);
 
 /* c(t) = min over S \ (T ∪ E) of y(t) − f_body, with the skin matrices of
- * the frame (tb_skin_matrices). scratch: 3 × count floats. Returns +inf
- * when S has no body point. No allocation. */
+ * the frame (tb_skin_matrices). scratch: unused (kept for callers; may be
+ * NULL). Returns +inf when S has no body point. No allocation. */
 float tb_ground_clearance(const tb_ground_supports *s,
                           const float (*skin_mats)[16], float *scratch);
-/* Lowest y(t) over the points of one kind (for reports). */
+/* Lowest y(t) over the points of one kind (for reports); scratch unused.
+ * Each point's y is tb_skin_point_axis(), the value tb_skin_points gives. */
 float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,
                        const float (*skin_mats)[16], float *scratch);
 

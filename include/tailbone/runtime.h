@@ -104,6 +104,13 @@ size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
                       size_t src_stride, size_t count, const uint16_t *joints,
                       const float *weights, int influences,
                       const float (*skin_mats)[16], int is_direction);
+/* One coordinate (axis 0, 1 or 2) of one skinned point: the same value,
+ * bit for bit, as tb_skin_points(dst, 3, p, 3, 1, ...)[axis] with
+ * is_direction 0 (the same operations in the same order, the other rows
+ * left out). For searches over many points that read one coordinate (the
+ * lowest point of a set of supports). */
+float tb_skin_point_axis(const float p[3], const uint16_t *joints, const float *weights,
+                         int influences, const float (*skin_mats)[16], int axis);
 
 /* Small math shared by the runtime (and handy to callers). Arguments may
  * alias: dst may be the same array as an input. */

@@ -88,12 +88,67 @@ typedef struct tb__sim {
     uint8_t *is_tail;
     float keep;      /* existing chains: share of the artist's keyed rotation kept */
     float *artist;   /* 4 per bone: the artist's keyed rotations this frame */
+    const uint8_t *need; /* joints whose world matrix the step reads (tb__bake_need) */
 } tb__sim;
+
+/* tb_local_to_world for the joints in s->need only: the same operations for
+ * each of them (a root's parent is the identity, as there), the others'
+ * entries left as they were. */
+static void tb__world_needed(const tb__sim *s)
+{
+    static const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    const tb_skeleton *sk = &s->m->skel;
+    for (int i = 0; i < sk->joint_count; i++) {
+        if (!s->need[i])
+            continue;
+        float local[16];
+        tb_transform_to_matrix(&s->locals[i], local);
+        int p = sk->parents[i];
+        tb_mat4_mul(s->world[i], (p >= 0 && p < i) ? s->world[p] : identity, local);
+    }
+}
 
 static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
 {
     tb_clip_sample(clip, &s->m->skel, t, s->locals);
-    tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
+    if (s->need)
+        tb__world_needed(s);
+    else
+        tb_local_to_world(&s->m->skel, s->locals, NULL, s->world);
+}
+
+/* The joints whose world matrices tb_spring_step reads or writes: each
+ * chain's anchor and its ancestors, and the tail from Tail_1 down with all
+ * its descendants (spring.h: the anchors' and the tail's descendants'
+ * entries). The limbs and the head move nothing the bake writes, so the
+ * frame's world pass leaves them out. NULL when out of memory (then every
+ * joint is posed). */
+static uint8_t *tb__bake_need(const tb__sim *s, int chains)
+{
+    const tb_skeleton *sk = &s->m->skel;
+    int n = sk->joint_count;
+    uint8_t *need = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!need)
+        return NULL;
+    for (int c = 0; c < chains; c++) {
+        tb_spring_chain_info ci;
+        tb_spring_get_chain_info(s->anim, c, &ci);
+        if (ci.first_joint >= 0 && ci.first_joint < n)
+            need[ci.first_joint] = 1;
+    }
+    for (int j = 0; j < n; j++) /* the tails' subtrees (parent-first order) */
+        if (sk->parents[j] >= 0 && sk->parents[j] < j && need[sk->parents[j]])
+            need[j] = 1;
+    for (int c = 0; c < chains; c++) {
+        tb_spring_chain_info ci;
+        tb_spring_get_chain_info(s->anim, c, &ci);
+        if (ci.anchor_joint >= 0 && ci.anchor_joint < n)
+            need[ci.anchor_joint] = 1;
+    }
+    for (int j = n - 1; j >= 0; j--) /* and every ancestor of those */
+        if (need[j] && sk->parents[j] >= 0 && sk->parents[j] < j)
+            need[sk->parents[j]] = 1;
+    return need;
 }
 
 /* One frame: pose the body at t, advance the tail by dt. */
@@ -599,7 +654,8 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
-    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
+    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL};
+    uint8_t *need = NULL;
     float units = 1, ground = 0;
     tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);
     report->world_units_per_m = units;
@@ -632,6 +688,8 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     if (chains == 0)
         goto done;
     tb__bake_select(doc, &s, &d, report);
+    need = tb__bake_need(&s, chains);
+    s.need = need;
     /* Simulate every clip (in parallel: d.threads), then write the keys in
      * clip order: the same bytes whatever the number of threads. */
     r = tb__bake_all(doc, &s, &sd, &d, report, tmp, tmp_world, err);
@@ -646,6 +704,7 @@ done:
     free(s.bones);
     free(s.is_tail);
     free(s.artist);
+    free(need);
     tb_spring_destroy(s.anim);
     tb_model_free(m);
     return r;

@@ -310,14 +310,15 @@ done:
 float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,
                        const float (*skin_mats)[16], float *scratch)
 {
+    (void)scratch; /* one coordinate a point (tb_skin_point_axis): no scratch needed */
     float lo = INFINITY;
     for (int i = 0; i < s->count; i++) {
         if (s->kind[i] != kind)
             continue;
-        tb_skin_points(scratch, 3, s->bind_pos + (size_t)i * 3, 3, 1, s->joints + (size_t)i * (size_t)s->influences,
-                       s->weights + (size_t)i * (size_t)s->influences, s->influences, skin_mats, 0);
-        if (scratch[1] < lo)
-            lo = scratch[1];
+        float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * (size_t)s->influences,
+                                     s->weights + (size_t)i * (size_t)s->influences, s->influences, skin_mats, 1);
+        if (y < lo)
+            lo = y;
     }
     return lo;
 }

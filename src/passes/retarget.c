@@ -360,7 +360,7 @@ static tb_result tb__legs_init(tb__legs *L, const tb_retarget_calib *c)
 /* Lowest foot support point of each leg (world `up` coordinate) in the pose
  * `loc`; leaves that pose's world and skin matrices in world and skin. */
 static void tb__leg_lows(const tb_retarget_calib *c, const tb__legs *L, const tb_transform *loc, float (*world)[16],
-                         float (*skin)[16], float *scratch, int up, float low[2])
+                         float (*skin)[16], int up, float low[2])
 {
     tb__world_pass(c, loc, world);
     tb_skin_matrices(skin, (const float(*)[16])world, c->skin_joints, (const float(*)[16])c->inverse_bind,
@@ -370,11 +370,10 @@ static void tb__leg_lows(const tb_retarget_calib *c, const tb__legs *L, const tb
         int s = L->leg_of_point[i];
         if (s < 0)
             continue;
-        tb_skin_points(scratch, 3, c->sup.bind_pos + (size_t)i * 3, 3, 1,
-                       c->sup.joints + (size_t)i * (size_t)c->sup.influences,
-                       c->sup.weights + (size_t)i * (size_t)c->sup.influences, c->sup.influences,
-                       (const float(*)[16])skin, 0);
-        low[s] = scratch[up] < low[s] ? scratch[up] : low[s];
+        float u = tb_skin_point_axis(c->sup.bind_pos + (size_t)i * 3, c->sup.joints + (size_t)i * (size_t)c->sup.influences,
+                                     c->sup.weights + (size_t)i * (size_t)c->sup.influences, c->sup.influences,
+                                     (const float(*)[16])skin, up);
+        low[s] = u < low[s] ? u : low[s];
     }
 }
 
@@ -463,7 +462,7 @@ static void tb__foot_contact(const tb_retarget_calib *dst, const tb__legs *L, tb
         floor_y = b->source_foot_y[f];
     const float tol = 0.002f * dst->leg_length;
     float low[2]; /* the lowest foot skin of each leg in the pose as it stands */
-    tb__leg_lows(dst, L, loc, world, skin, scratch, up, low);
+    tb__leg_lows(dst, L, loc, world, skin, up, low);
     int moved = 0;
     for (int s = 0; s < 2; s++) {
         if (!L->ok[s])
@@ -478,7 +477,7 @@ static void tb__foot_contact(const tb_retarget_calib *dst, const tb__legs *L, tb
             if (!tb__raise_ankle(dst, L, loc, world, s, floor_y - low[s], up))
                 break;
             float after[2];
-            tb__leg_lows(dst, L, loc, world, skin, scratch, up, after);
+            tb__leg_lows(dst, L, loc, world, skin, up, after);
             if (!(after[s] > low[s] + 0.1f * tol)) { /* no better: undo, stop */
                 loc[U] = keep[0], loc[K] = keep[1], loc[F] = keep[2];
                 tb__world_pass(dst, loc, world); /* world back to the pose (the next leg's IK reads it) */

@@ -7,8 +7,6 @@
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
 {
     h->n = h->torn = 0;
-    h->min = INFINITY;
-    h->max = -INFINITY;
     h->torn_above = torn_above;
     h->torn_below = torn_below;
     h->count = calloc(TB__HIST_BINS, sizeof *h->count);
@@ -28,6 +26,26 @@ void tb__hist_free(tb__hist *h)
     free(h->hi);
     h->count = NULL;
     h->lo = h->hi = NULL;
+}
+
+/* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
+ * are its extremes as the running comparisons would have kept them (the
+ * first of equal samples), so the lowest bin in use holds the min and the
+ * highest the max. */
+float tb__hist_min(const tb__hist *h)
+{
+    for (size_t b = 0; b + 1 < TB__HIST_BINS; b++)
+        if (h->count[b])
+            return h->lo[b];
+    return NAN;
+}
+
+float tb__hist_max(const tb__hist *h)
+{
+    for (size_t b = TB__HIST_BINS - 1; b-- > 0;)
+        if (h->count[b])
+            return h->hi[b];
+    return NAN;
 }
 
 float tb__hist_rank(const tb__hist *h, uint64_t k)

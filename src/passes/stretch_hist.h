@@ -14,8 +14,11 @@
  * is (except a sample exactly on a tie such as 1.125, which is rare).
  * The bin index is floor(x · 1/width) in double, exact for a float x.
  *
- * Exact figures. The count, the torn count, the min and the max are kept
- * exactly. Each bin keeps its smallest and largest sample, so a percentile
+ * Exact figures. The count and the torn count are kept exactly; the min and
+ * the max are read from the bins (tb__hist_min, tb__hist_max: the smallest
+ * sample of the lowest bin in use, the largest of the highest, NaN's bin
+ * left out), so adding a sample does not compare it with them. Each bin
+ * keeps its smallest and largest sample, so a percentile
  * whose rank is the first or the last of its bin (or a bin of equal
  * samples) is exact; otherwise it is the middle of the bin's range, within
  * half a bin width of the exact nearest-rank value. */
@@ -30,7 +33,6 @@
 typedef struct tb__hist {
     uint64_t n;             /* samples added */
     uint64_t torn;          /* samples above torn_above or below torn_below */
-    float min, max;         /* exact, over the non-NaN samples */
     float torn_above, torn_below;
     uint64_t *count;        /* TB__HIST_BINS */
     float *lo, *hi;         /* per bin: smallest and largest sample */
@@ -71,11 +73,13 @@ static inline void tb__hist_add(tb__hist *h, float x)
         h->lo[b] = x < h->lo[b] ? x : h->lo[b];
         h->hi[b] = x > h->hi[b] ? x : h->hi[b];
     }
-    if (x == x) { /* not NaN */
-        h->min = x < h->min ? x : h->min;
-        h->max = x > h->max ? x : h->max;
-    }
 }
+
+/* The smallest and the largest non-NaN sample, exact (the lowest and the
+ * highest bins in use keep them); NaN when every sample is NaN or none was
+ * added. */
+float tb__hist_min(const tb__hist *h);
+float tb__hist_max(const tb__hist *h);
 
 /* Value of 0-based rank k (k < h->n) in ascending order, as described above. */
 float tb__hist_rank(const tb__hist *h, uint64_t k);

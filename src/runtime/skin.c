@@ -15,18 +15,14 @@ void tb_skin_matrices(float (*dst)[16], const float (*world)[16],
         tb_mat4_mul(dst[j], world[skin_joint_nodes[j]], inverse_bind[j]);
 }
 
-size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
-                      size_t src_stride, size_t count, const uint16_t *joints,
-                      const float *weights, int influences,
-                      const float (*skin_mats)[16], int is_direction)
+/* The loop of tb_skin_points; inlined with n_inf a constant (4, the common
+ * JOINTS_0 set) the influence loop unrolls, the same operations in the same
+ * order. */
+static inline __attribute__((always_inline)) void tb__skin_loop(float *dst, size_t dst_stride, const float *src,
+                                                                size_t src_stride, size_t count, const uint16_t *joints,
+                                                                const float *weights, size_t n_inf,
+                                                                const float (*skin_mats)[16], int is_direction)
 {
-    if (count == 0)
-        return 0;
-    assert(dst && src && skin_mats);
-    assert(dst_stride >= 3 && src_stride >= 3);
-    assert(influences >= 0 && (influences == 0 || (joints && weights)));
-    const size_t n_inf = influences > 0 ? (size_t)influences : 0;
-
     for (size_t v = 0; v < count; v++) {
         const uint16_t *jv = joints + v * n_inf;
         const float *wv = weights + v * n_inf;
@@ -85,5 +81,44 @@ size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
         o[1] = oy;
         o[2] = oz;
     }
+}
+
+size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
+                      size_t src_stride, size_t count, const uint16_t *joints,
+                      const float *weights, int influences,
+                      const float (*skin_mats)[16], int is_direction)
+{
+    if (count == 0)
+        return 0;
+    assert(dst && src && skin_mats);
+    assert(dst_stride >= 3 && src_stride >= 3);
+    assert(influences >= 0 && (influences == 0 || (joints && weights)));
+    const size_t n_inf = influences > 0 ? (size_t)influences : 0;
+    if (n_inf == 4)
+        tb__skin_loop(dst, dst_stride, src, src_stride, count, joints, weights, 4, skin_mats, is_direction);
+    else
+        tb__skin_loop(dst, dst_stride, src, src_stride, count, joints, weights, n_inf, skin_mats, is_direction);
     return count;
+}
+
+float tb_skin_point_axis(const float p[3], const uint16_t *joints, const float *weights,
+                         int influences, const float (*skin_mats)[16], int axis)
+{
+    assert(p && skin_mats && axis >= 0 && axis < 3);
+    assert(influences >= 0 && (influences == 0 || (joints && weights)));
+    const float x = p[0], y = p[1], z = p[2];
+    float acc = 0.0f, wsum = 0.0f;
+    for (int i = 0; i < influences; i++) {
+        const float w = weights[i];
+        if (!(w > 0.0f)) /* as tb_skin_points: padding, invalid or NaN */
+            continue;
+        const float *m = skin_mats[joints[i]];
+        /* tb_skin_points' row `axis`, with pw = 1 */
+        acc += w * (m[axis] * x + m[4 + axis] * y + m[8 + axis] * z + m[12 + axis] * 1.0f);
+        wsum += w;
+    }
+    if (!(wsum > 0.0f))
+        return p[axis];
+    const float inv = 1.0f / wsum;
+    return acc * inv;
 }
