@@ -1497,6 +1497,38 @@ static void spring_survives_1e7_link_steps_of_random_motion(void **state)
 }
 
 #ifndef TBT_STEP_VIA_BATCH /* test_rt_spring_batch.c: this one runs both steps itself */
+/* Character c of a run of a batch step against the reference: both sims,
+ * the batch's item (world_out in place, as an application passes it) and
+ * the character's walk. */
+static void batch_pair_init(rig *r, int c, sim *ref, sim *bat, tb_spring_batch_item *item,
+                            walk *w)
+{
+    sim_init(ref, r, NULL);
+    sim_init(bat, r, NULL);
+    *item = (tb_spring_batch_item){bat->a, (const float (*)[16])bat->world, bat->locals,
+                                   bat->world};
+    *w = (walk){.pos = {0.3f * (float)c, 1.1f, 0.0f}};
+}
+
+/* The largest tip gap between character c's two sims over its tails'
+ * lengths (len: the 8-bone and the 3-bone tail); counts the reference's
+ * link-frames in contact and at the bend limit. */
+static float batch_pair_gap(const sim *ref, const sim *bat, const float len[2], long *contacts,
+                            long *limited)
+{
+    float worst = 0.0f;
+    for (int ch = 0; ch < 2; ch++)
+        for (int i = 0; i < (ch ? 3 : 8); i++) {
+            tb_spring_link_state a, b;
+            tb_spring_get_link_state(ref->a, ch, i, &a);
+            tb_spring_get_link_state(bat->a, ch, i, &b);
+            worst = fmaxf(worst, dist3(a.tip, b.tip) / len[ch]);
+            *contacts += a.contact;
+            *limited += a.bend_rad > 0.5235f;
+        }
+    return worst;
+}
+
 /* The batch step against the scalar reference: three characters (an 8-bone
  * tail and a 3-bone second tail each; nine on the AVX-512 path, so that its
  * 16-chain blocks run) on their own random hip motion, with
@@ -1516,14 +1548,8 @@ static void batch_against_reference(int path)
     sim ref[TBT_BATCH_CHARS], bat[TBT_BATCH_CHARS];
     tb_spring_batch_item items[TBT_BATCH_CHARS];
     walk w[TBT_BATCH_CHARS];
-    for (int c = 0; c < chars; c++) {
-        sim_init(&ref[c], &r, NULL);
-        sim_init(&bat[c], &r, NULL);
-        /* world_out in place, as an application passes it */
-        items[c] = (tb_spring_batch_item){bat[c].a, (const float (*)[16])bat[c].world,
-                                          bat[c].locals, bat[c].world};
-        w[c] = (walk){.pos = {0.3f * (float)c, 1.1f, 0.0f}};
-    }
+    for (int c = 0; c < chars; c++)
+        batch_pair_init(&r, c, &ref[c], &bat[c], &items[c], &w[c]);
     const float len[2] = {0.8f, 0.3f * sqrtf(2.0f)}; /* the two tails' lengths (m) */
     rng_state = 4242u;
     long long substeps = 0;
@@ -1553,15 +1579,7 @@ static void batch_against_reference(int path)
                 out_diff += memcmp(&ref[c].locals[j], &bat[c].locals[j], sizeof(tb_transform)) != 0;
             }
         for (int c = 0; c < chars; c++)
-            for (int ch = 0; ch < 2; ch++)
-                for (int i = 0; i < (ch ? 3 : 8); i++) {
-                    tb_spring_link_state a, b;
-                    tb_spring_get_link_state(ref[c].a, ch, i, &a);
-                    tb_spring_get_link_state(bat[c].a, ch, i, &b);
-                    worst = fmaxf(worst, dist3(a.tip, b.tip) / len[ch]);
-                    contacts += a.contact;
-                    limited += a.bend_rad > 0.5235f;
-                }
+            worst = fmaxf(worst, batch_pair_gap(&ref[c], &bat[c], len, &contacts, &limited));
     }
     print_message("batch vs reference: %ld frames, %lld sub-steps per chain, %s path, "
                   "%ld link-frames in contact, %ld at the bend limit, worst tip gap %.2e of "
@@ -1627,12 +1645,8 @@ static fast_gap fast_against_reference(int path, int free_run, int substep_frame
     tb_spring_batch_item items[TBT_BATCH_CHARS];
     walk w[TBT_BATCH_CHARS];
     for (int c = 0; c < chars; c++) {
-        sim_init(&ref[c], &r, NULL);
-        sim_init(&fst[c], &r, NULL);
+        batch_pair_init(&r, c, &ref[c], &fst[c], &items[c], &w[c]);
         sim_init(&cnd[c], &r, NULL);
-        items[c] = (tb_spring_batch_item){fst[c].a, (const float (*)[16])fst[c].world,
-                                          fst[c].locals, fst[c].world};
-        w[c] = (walk){.pos = {0.3f * (float)c, 1.1f, 0.0f}};
     }
     const float len[2] = {0.8f, 0.3f * sqrtf(2.0f)};
     rng_state = 4242u;
@@ -1740,6 +1754,63 @@ static void spring_fast_batch_step_stays_within_1e4_of_the_tail_of_the_reference
         assert_true(frame.worst < 1e-3f);
         assert_true(drift.worst < 0.05f);
         assert_true(drift.worst < 100.0f * self.worst);
+    }
+}
+
+/* The approximate step's blocks by their width: batches of 6 characters
+ * (blocks of 6 chains, the 8-lane builds) and of 3 (the 4-lane builds on
+ * the AVX2 and AVX-512 paths; 8 lanes on the baseline) on every path the
+ * CPU has, from the reference's state before each 1/240 s frame: every tip
+ * within 1e-4 of its tail's length after the sub-step. The random-motion
+ * test above gives each path one batch size (3 characters; 9 and 6 + 3 on
+ * AVX-512), so on an AVX2 machine it would leave the 8-lane build alone. */
+static void spring_fast_batch_blocks_of_every_width_agree_with_the_reference(void **state)
+{
+    (void)state;
+    enum { CH = 6 };
+    rig r;
+    rig_opts o = {.links = 8, .second_tail = 1, .unit = 0.01f, .hips_y_m = 1.0f};
+    rig_build(&r, &o);
+    const float len[2] = {0.8f, 0.3f * sqrtf(2.0f)}, dt = 1.0f / 240.0f;
+    for (int path = TB__PATH_BASE; path <= tb__spring_batch_best_path(); path++) {
+        static sim ref[CH], fst[CH];
+        tb_spring_batch_item items[CH];
+        walk w[CH];
+        for (int c = 0; c < CH; c++)
+            batch_pair_init(&r, c, &ref[c], &fst[c], &items[c], &w[c]);
+        rng_state = 777u;
+        float worst = 0.0f;
+        long contacts = 0, limited = 0;
+        for (int f = 0; f < 4000; f++) {
+            for (int c = 0; c < CH; c++) {
+                versor q;
+                walk_step(&w[c], dt, 0.55f, q);
+                sim_place_anchor(&ref[c], w[c].pos, q, NULL);
+                sim_place_anchor(&fst[c], w[c].pos, q, NULL);
+                tb_spring_animator *ra = ref[c].a, *xa = fst[c].a;
+                memcpy(xa->links, ra->links, sizeof(tb__link) * (size_t)ra->link_count);
+                memcpy(xa->chains, ra->chains, sizeof(tb__chain) * (size_t)ra->chain_count);
+                (tb_spring_step)(ra, dt, (const float (*)[16])ref[c].world, ref[c].locals,
+                                 ref[c].world);
+            }
+            if (f & 1)
+                tb__spring_step_batch_fast_on(items, CH, dt, path);
+            else {
+                tb__spring_step_batch_fast_on(items, 3, dt, path);
+                tb__spring_step_batch_fast_on(items + 3, CH - 3, dt, path);
+            }
+            for (int c = 0; c < CH; c++)
+                worst = fmaxf(worst, batch_pair_gap(&ref[c], &fst[c], len, &contacts, &limited));
+        }
+        for (int c = 0; c < CH; c++) {
+            tb_spring_destroy(ref[c].a);
+            tb_spring_destroy(fst[c].a);
+        }
+        print_message("fast vs reference by block width, %s path: worst tip gap %.2e of the "
+                      "tail, %ld link-steps in contact, %ld at the bend limit\n",
+                      path_names[path], worst, contacts, limited);
+        assert_true(contacts > 0 && limited > 0); /* both exercised */
+        assert_true(worst < 1e-4f);
     }
 }
 
@@ -2020,6 +2091,7 @@ int main(void)
 #ifndef TBT_STEP_VIA_BATCH /* it runs both steps itself */
         cmocka_unit_test(spring_batch_step_agrees_with_scalar_reference_on_random_motion),
         cmocka_unit_test(spring_fast_batch_step_stays_within_1e4_of_the_tail_of_the_reference),
+        cmocka_unit_test(spring_fast_batch_blocks_of_every_width_agree_with_the_reference),
 #endif
         cmocka_unit_test(spring_per_chain_params_change_at_runtime),
         cmocka_unit_test(spring_step_response_has_the_spec_frequency_and_damping),
