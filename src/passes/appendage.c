@@ -2369,6 +2369,10 @@ typedef struct tb__merge {
     size_t q;
     size_t *run, nrun;     /* start index of each run in e[], then q */
     tb__cell_entry *re;    /* one per run: its cell and component, v = the run's index */
+    size_t *soff;          /* per run: its first sample in sp / sthin, then the samples' count */
+    float *sp;             /* per sample: position, medial point, radius capped by its component's (7 floats) */
+    uint8_t *sthin;        /* per sample: off the bone */
+    uint32_t *sv;          /* per sample: its vertex */
     struct tb__near *rec;  /* nrec records, room for rcap */
     size_t nrec, rcap;
     tb__cell_entry *body;  /* grid of the body's skin, built when a layer asks */
@@ -2384,6 +2388,10 @@ enum { TB__MERGE_SAMPLES = 16 };
 
 static void tb__merge_free(tb__merge *M)
 {
+    free(M->soff);
+    free(M->sp);
+    free(M->sthin);
+    free(M->sv);
     free(M->body);
     free(M->rec);
     free(M->run);
@@ -2427,6 +2435,44 @@ static int tb__merge_setup(tb__merge *M, tb__state *st)
     return 1;
 }
 
+/* Each run's samples (every step-th of its vertices, step = its size /
+ * TB__MERGE_SAMPLES, at least 1) side by side: what the pair tests read,
+ * in the order they read it, instead of through the vertex indices. 0: out
+ * of memory. */
+static int tb__merge_sample_runs(tb__merge *M)
+{
+    const tb__state *st = M->st;
+    size_t ns = 0;
+    M->soff = malloc((M->nrun + 1) * sizeof *M->soff);
+    if (!M->soff)
+        return 0;
+    for (size_t r = 0; r < M->nrun; r++) {
+        size_t n = M->run[r + 1] - M->run[r], step = n > TB__MERGE_SAMPLES ? n / TB__MERGE_SAMPLES : 1;
+        M->soff[r] = ns;
+        ns += (n + step - 1) / step;
+    }
+    M->soff[M->nrun] = ns;
+    M->sp = malloc((ns ? ns : 1) * 7 * sizeof *M->sp);
+    M->sthin = malloc(ns ? ns : 1);
+    M->sv = malloc((ns ? ns : 1) * sizeof *M->sv);
+    if (!M->sp || !M->sthin || !M->sv)
+        return 0;
+    for (size_t r = 0; r < M->nrun; r++) {
+        size_t n = M->run[r + 1] - M->run[r], step = n > TB__MERGE_SAMPLES ? n / TB__MERGE_SAMPLES : 1;
+        float cap = 2 * M->sh[M->re[r].comp].rad;
+        for (size_t j = 0, k = M->soff[r]; j < n; j += step, k++) {
+            uint32_t v = M->e[M->run[r] + j].v;
+            float *f = M->sp + k * 7, rm = st->mrad[v];
+            memcpy(f, st->wpos + (size_t)v * 3, 3 * sizeof *f);
+            memcpy(f + 3, st->mpos + (size_t)v * 3, 3 * sizeof *f);
+            f[6] = rm < cap ? rm : cap;
+            M->sthin[k] = st->thin[v];
+            M->sv[k] = v;
+        }
+    }
+    return 1;
+}
+
 /* The components' skin by (cell, component) and its runs; room for the
  * records (one per run and other component near it, the nearest distance
  * and the run's vertices estimated in the other's tube, sorted by pair and
@@ -2465,7 +2511,7 @@ static int tb__merge_runs(tb__merge *M)
         }
     M->run[nrun] = q;
     M->nrun = nrun;
-    return 1;
+    return tb__merge_sample_runs(M);
 }
 
 /* The runs of other components in the 27 cells around run x, as other
@@ -2513,38 +2559,30 @@ static void tb__merge_normal(const tb__state *st, const float *p, uint32_t o, fl
  * samples lie in that component's tube, and in dir the sum, over those,
  * of the other's outward normal at its sample nearest to each (round a tube
  * they cancel, on one side of it they add up). */
-static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, const uint64_t *nb, size_t g0,
-                               size_t g1, size_t *tried, size_t *in, float dir[3])
+static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb, size_t g0, size_t g1,
+                               size_t *tried, size_t *in, float dir[3])
 {
-    const tb__state *st = M->st;
-    const tb__cell_entry *e = M->e;
-    size_t xs = M->run[x], xn = M->run[x + 1] - M->run[x];
-    size_t xstep = xn > TB__MERGE_SAMPLES ? xn / TB__MERGE_SAMPLES : 1;
     float gap2 = INFINITY;
     *tried = *in = 0;
     dir[0] = dir[1] = dir[2] = 0;
-    for (size_t i = 0; i < xn; i += xstep) {
-        const float *p = st->wpos + (size_t)e[xs + i].v * 3;
+    for (size_t i = M->soff[x]; i < M->soff[x + 1]; i++) {
+        const float *p = M->sp + i * 7;
         int inside = 0;
         uint32_t near = UINT32_MAX;
         float near2 = INFINITY;
         for (size_t gi = g0; gi < g1; gi++) {
-            size_t y = (size_t)(uint32_t)nb[gi], ys = M->run[y], yn = M->run[y + 1] - M->run[y];
-            size_t ystep = yn > TB__MERGE_SAMPLES ? yn / TB__MERGE_SAMPLES : 1;
-            for (size_t j = 0; j < yn; j += ystep) {
-                uint32_t ov = e[ys + j].v;
-                const float *o = st->wpos + (size_t)ov * 3, *m = st->mpos + (size_t)ov * 3;
+            size_t y = (size_t)(uint32_t)nb[gi];
+            for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
+                const float *o = M->sp + j * 7, *m = o + 3;
                 /* squared: sqrtf is monotone, the root of the least is the least root */
                 float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
                            (o[2] - p[2]) * (o[2] - p[2]);
                 gap2 = d2 < gap2 ? d2 : gap2;
                 if (d2 < near2)
-                    near2 = d2, near = ov;
-                if (inside || !st->thin[ov])
+                    near2 = d2, near = M->sv[j];
+                if (inside || !M->sthin[j])
                     continue; /* decided, or no tube to lie along */
-                float d = sqrtf(d2);
-                float rm = st->mrad[ov], cap = 2 * M->sh[other].rad;
-                rm = rm < cap ? rm : cap;
+                float rm = o[6]; /* its radius, capped at twice its component's */
                 float dm = rm > 0 ? sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
                                           (m[2] - p[2]) * (m[2] - p[2]))
                                   : 0;
@@ -2554,11 +2592,11 @@ static float tb__merge_samples(const tb__merge *M, size_t x, uint32_t other, con
                  * skin), between 0.8 and 1.6 times its local radius,
                  * not through its inside (an accessory the root of a
                  * tail is sunk through) */
-                inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : d <= 2 * M->tol;
+                inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : sqrtf(d2) <= 2 * M->tol;
             }
         }
         if (inside)
-            tb__merge_normal(st, p, near, dir);
+            tb__merge_normal(M->st, p, near, dir);
         (*tried)++;
         *in += (size_t)inside;
     }
@@ -2607,7 +2645,7 @@ static int tb__merge_near(tb__merge *M)
             float dir[3];
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
-            float gap2 = tb__merge_samples(M, x, other, nb, g0, g1, &tried, &in, dir);
+            float gap2 = tb__merge_samples(M, x, nb, g0, g1, &tried, &in, dir);
             g0 = g1;
             ok = tb__merge_record(M, x, other, gap2, tried, in, dir);
         }
