@@ -16,6 +16,7 @@
 
 #include "model_cmp.h"
 #include "passes/report_json.h"
+#include "model/mesh_internal.h"
 #include "passes/weights_internal.h"
 #include "support.h"
 #include "tailbone/fix.h"
@@ -291,10 +292,70 @@ static void weights_written_again_extend_a_subset_skin(void **state)
     tb_doc_free(body);
 }
 
+/* The repair's do-no-harm count (SPEC A10) reads the edited document back
+ * (tb__model_load_influences) and compares weights by joint name: on a real
+ * repair nothing outside the appendages differs; a weight moved to another
+ * joint at one untouched vertex is seen there and nowhere else, while the
+ * same influences in another slot order, or a change under 1/255, are not. */
+static void do_no_harm_sees_a_moved_weight_and_nothing_else(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *body = NULL, *a = NULL;
+    assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_synth_onto(&a, body, "hang_shell_leg", NULL, NULL, &err), TB_OK);
+    tb_model *m0 = NULL, *m1 = NULL;
+    assert_int_equal(tb_model_load(&m0, a, 0, &err), TB_OK);
+    tb_appendage_report rep;
+    assert_int_equal(tb_appendage_fix(&rep, a, NULL, &err), TB_OK);
+    assert_true(rep.changed);
+    assert_int_equal(tb__model_load_influences(&m1, a, m0->skin, &err), TB_OK);
+    assert_true(m1->skel.joint_count > m0->skel.joint_count); /* the chain's joints */
+    size_t V = m0->vertex_count, I = (size_t)m1->influences;
+    uint8_t *skip = calloc(V, 1), *changed = malloc(V);
+    for (int i = 0; i < rep.appendage_count; i++)
+        if (rep.appendages[i].decision != TB_DECIDE_UNTOUCHED)
+            for (size_t k = 0; k < rep.appendages[i].vertex_count; k++)
+                skip[rep.appendages[i].vertices[k]] = 1;
+    /* two untouched vertices with two joints each */
+    size_t v = V, u = V;
+    for (size_t x = 0; x < V && u == V; x++)
+        if (!skip[x] && m1->weights[x * I] > 0.1f && m1->weights[x * I + 1] > 0.1f)
+            *(v == V ? &v : &u) = x;
+    assert_true(u < V);
+    size_t n = 0;
+    assert_int_equal(tb__changed_by_name(m0, m1, skip, changed, &err), TB_OK);
+    for (size_t x = 0; x < V; x++)
+        n += changed[x];
+    assert_int_equal(n, 0);
+    assert_int_equal(rep.changed_outside, 0);
+    m1->weights[v * I] -= 0.01f; /* to the other joint */
+    m1->weights[v * I + 1] += 0.01f;
+    uint16_t j = m1->joints[u * I]; /* the same influences, slots swapped */
+    float w = m1->weights[u * I];
+    m1->joints[u * I] = m1->joints[u * I + 1], m1->weights[u * I] = m1->weights[u * I + 1];
+    m1->joints[u * I + 1] = j, m1->weights[u * I + 1] = w;
+    m1->weights[skip[0] ? V - 1 : 0] += 0.5f / 255.0f; /* under the tolerance */
+    assert_int_equal(tb__changed_by_name(m0, m1, skip, changed, &err), TB_OK);
+    n = 0;
+    for (size_t x = 0; x < V; x++)
+        n += changed[x];
+    assert_int_equal(n, 1);
+    assert_int_equal(changed[v], 1);
+    free(skip);
+    free(changed);
+    tb_model_free(m0);
+    tb_model_free(m1);
+    tb_appendage_report_free(&rep);
+    tb_doc_free(a);
+    tb_doc_free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(weights_written_again_extend_a_subset_skin),
+        cmocka_unit_test(do_no_harm_sees_a_moved_weight_and_nothing_else),
         cmocka_unit_test(solver_fit_rebakes_in_place_and_writes_what_a_whole_job_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,13 @@ void tb__medial_free(tb__medial *md);
 /* m's triangles read again from doc (model.c), as tb_model_load read
  * them: after tb__appendage_detect_taking wrote over them. */
 tb_result tb__model_triangles_reload(tb_model *m, const tb_doc *doc, tb_error *err);
+/* The model of skin `skin` (as tb_model_load_desc with desc.skin = skin + 1
+ * and no normals) as far as the repair reads the edited document back
+ * (chain.c: the do-no-harm count and the bone distances after): skeleton,
+ * positions, joints and weights. No roles (every joint TB_ROLE_NONE, no
+ * role_joint) and no triangles (triangle_count 0; each primitive's count
+ * kept): the naming and the shape checks were most of a load's cost. */
+tb_result tb__model_load_influences(tb_model **out, const tb_doc *doc, int skin, tb_error *err);
 /* Frees all but the normals (no ray after it; memory back before what follows). */
 void tb__medial_drop_grid(tb__medial *md);
 const float *tb__medial_normals(const tb__medial *md);

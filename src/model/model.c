@@ -553,6 +553,7 @@ static tb_result tb__geometry_check(const tb_model *m, const tb__geometry_size *
 typedef struct tb__geometry_cursor {
     size_t vo, to;
     int pi;
+    int no_triangles; /* counted (each primitive's count kept), not read */
     uint32_t *tmpj;
     float *tmpw;
 } tb__geometry_cursor;
@@ -611,7 +612,7 @@ static tb_result tb__geometry_primitive(tb_model *m, const tb_doc *doc, int i, i
     /* triangles */
     size_t tc = tb__prim_triangles(g, p, vc);
     mp->triangle_count = tc;
-    if (tc && r == TB_OK)
+    if (tc && r == TB_OK && !cur->no_triangles)
         r = tb__prim_read_triangles(doc, p, vc, tc, (uint32_t)vo, m->triangles + cur->to * 3, err);
     cur->vo += vc;
     cur->to += tc;
@@ -638,7 +639,7 @@ static void tb__geometry_bounds(tb_model *m)
 
 /* The meshes the skin draws: count → check → allocate → read each
  * primitive → bounds. */
-static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normals, tb_error *err)
+static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normals, int no_triangles, tb_error *err)
 {
     const tb_gltf *g = tb_doc_gltf(doc);
     uint8_t *take = tb__skinned_nodes_once(m, g);
@@ -653,15 +654,16 @@ static tb_result tb__load_geometry(tb_model *m, const tb_doc *doc, int no_normal
     size_t vcount = n.vertices, tcount = n.triangles;
     m->influences = 4 * n.sets;
     m->vertex_count = vcount;
-    m->triangle_count = tcount;
+    m->triangle_count = no_triangles ? 0 : tcount;
     m->prim_count = n.prims;
     m->positions = malloc(vcount * 3 * sizeof(float));
     m->normals = no_normals ? NULL : calloc(vcount * 3, sizeof(float));
     m->joints = calloc(vcount * (size_t)m->influences, sizeof(uint16_t));
     m->weights = calloc(vcount * (size_t)m->influences, sizeof(float));
-    m->triangles = malloc((tcount ? tcount : 1) * 3 * sizeof(uint32_t));
+    m->triangles = malloc((tcount && !no_triangles ? tcount : 1) * 3 * sizeof(uint32_t));
     m->prims = calloc((size_t)n.prims, sizeof *m->prims);
-    tb__geometry_cursor cur = {0, 0, 0, malloc(vcount * 4 * sizeof(uint32_t)), malloc(vcount * 4 * sizeof(float))};
+    tb__geometry_cursor cur = {0, 0, 0, no_triangles, malloc(vcount * 4 * sizeof(uint32_t)),
+                               malloc(vcount * 4 * sizeof(float))};
     if (!m->positions || (!no_normals && !m->normals) || !m->joints || !m->weights || !m->triangles || !m->prims ||
         !cur.tmpj || !cur.tmpw)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -935,8 +937,12 @@ tb_result tb_model_load(tb_model **out, const tb_doc *doc, int skin, tb_error *e
     return tb_model_load_desc(out, doc, &d, err);
 }
 
-static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, int skeleton_only,
-                          tb_error *err);
+/* What tb__load decodes beyond the skeleton: everything (0), the skeleton
+ * alone where a file has no mesh (TB__LOAD_SKELETON), or no roles and no
+ * triangles (TB__LOAD_INFLUENCES, tb__model_load_influences). */
+enum { TB__LOAD_SKELETON = 1, TB__LOAD_INFLUENCES = 2 };
+
+static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, int mode, tb_error *err);
 
 tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
 {
@@ -945,12 +951,18 @@ tb_result tb_model_load_desc(tb_model **out, const tb_doc *doc, const tb_model_d
 
 tb_result tb_model_load_skeleton(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, tb_error *err)
 {
-    return tb__load(out, doc, desc, 1, err);
+    return tb__load(out, doc, desc, TB__LOAD_SKELETON, err);
 }
 
-static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, int skeleton_only,
-                          tb_error *err)
+tb_result tb__model_load_influences(tb_model **out, const tb_doc *doc, int skin, tb_error *err)
 {
+    tb_model_desc d = {skin + 1, NULL, 0, 0, 1};
+    return tb__load(out, doc, &d, TB__LOAD_INFLUENCES, err);
+}
+
+static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc *desc, int mode, tb_error *err)
+{
+    int skeleton_only = mode & TB__LOAD_SKELETON;
     int skin = desc ? desc->skin - 1 : -1;
     *out = NULL;
     const tb_gltf *g = tb_doc_gltf(doc);
@@ -1039,10 +1051,10 @@ static tb_result tb__load(tb_model **out, const tb_doc *doc, const tb_model_desc
     free(in_model);
     r = tb__build_skeleton(m, doc, err);
     if (r == TB_OK && !no_mesh)
-        r = tb__load_geometry(m, doc, desc && desc->no_normals, err);
+        r = tb__load_geometry(m, doc, desc && desc->no_normals, mode & TB__LOAD_INFLUENCES, err);
     else if (r == TB_OK)
         tb__joint_bbox(m);
-    if (r == TB_OK)
+    if (r == TB_OK && !(mode & TB__LOAD_INFLUENCES))
         r = tb__assign_roles(m, doc, desc, err);
     return tb__model_done(out, m, r);
 }

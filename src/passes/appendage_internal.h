@@ -27,6 +27,8 @@ enum { TB__SEGSOA_LANES = 8 };
 typedef struct tb__segsoa {
     int n, cap;
     float *f;
+    float *box; /* per block: its segments' box, least corner xyz then greatest (6 of cap / LANES) */
+    float big;  /* the largest |a| + |ab| coordinate, for the bound's margin */
 } tb__segsoa;
 int tb__segsoa_init(tb__segsoa *S, const tb__seg *s, int n); /* 0: out of memory */
 void tb__segsoa_free(tb__segsoa *S);

@@ -1903,18 +1903,119 @@ static int tb__rigid_is_noop(const tb_model *m, const tb__app_work *aw, int carr
     return 1;
 }
 
-/* The weight vertex v puts on the joint named `name` (0 when none). */
-static float tb__weight_on(const tb_model *m, size_t v, const char *name)
+/* A skin joint's name, for the do-no-harm count: its name and where it is
+ * (side 0: the model before the edit, 1: after; its skin slot). */
+typedef struct tb__named_slot {
+    const char *name;
+    int at; /* side * (the before model's skin joint count) + slot */
+} tb__named_slot;
+
+static int tb__named_slot_cmp(const void *x, const void *y)
+{
+    const tb__named_slot *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+/* Per skin slot of a (first) and of b (after them): a number that two
+ * slots share exactly when their joints' names are equal, -1 for a joint
+ * without a name (one sort of the names, not a name compare per
+ * influence). NULL when out of memory. */
+static int *tb__name_ids(const tb_model *a, const tb_model *b)
+{
+    int na = a->skin_joint_count, n = na + b->skin_joint_count, count = 0;
+    int *id = malloc(((size_t)n + 1) * sizeof *id);
+    tb__named_slot *e = malloc(((size_t)n + 1) * sizeof *e);
+    if (!id || !e) {
+        free(id);
+        free(e);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        const tb_model *x = i < na ? a : b;
+        const char *name = x->skel.names[x->skin_joints[i < na ? i : i - na]];
+        id[i] = -1;
+        if (name)
+            e[count++] = (tb__named_slot){name, i};
+    }
+    qsort(e, (size_t)count, sizeof *e, tb__named_slot_cmp);
+    for (int i = 0, run = -1; i < count; i++) {
+        run += !i || strcmp(e[i - 1].name, e[i].name) != 0;
+        id[e[i].at] = run;
+    }
+    free(e);
+    return id;
+}
+
+/* The weight vertex v of x puts on the joints of name number `name`
+ * (ids: x's slots' numbers, tb__name_ids), summed in influence order. */
+static float tb__weight_on(const tb_model *x, const int *ids, size_t v, int name)
 {
     float w = 0;
-    for (int k = 0; name && k < m->influences; k++) {
-        float x = m->weights[v * (size_t)m->influences + (size_t)k];
-        uint16_t j = m->joints[v * (size_t)m->influences + (size_t)k];
-        const char *n = j < m->skin_joint_count ? m->skel.names[m->skin_joints[j]] : NULL;
-        if (x > 0 && n && !strcmp(n, name))
-            w += x;
+    for (int k = 0; k < x->influences; k++) {
+        float y = x->weights[v * (size_t)x->influences + (size_t)k];
+        uint16_t j = x->joints[v * (size_t)x->influences + (size_t)k];
+        if (y > 0 && j < x->skin_joint_count && ids[j] == name)
+            w += y;
     }
     return w;
+}
+
+/* 1 when vertex v has the same influences in a and b slot by slot (the
+ * same weight, bit for bit, on joints of the same name): then every name's
+ * sums below are the same additions. 0 does not mean changed. */
+static int tb__same_influences(const tb_model *a, const tb_model *b, const int *ia, const int *ib, size_t v)
+{
+    if (a->influences != b->influences)
+        return 0;
+    const size_t n = (size_t)a->influences, at = v * n;
+    for (size_t k = 0; k < n; k++) {
+        float wa = a->weights[at + k], wb = b->weights[at + k];
+        uint16_t ja = a->joints[at + k], jb = b->joints[at + k];
+        if (memcmp(&wa, &wb, sizeof wa) != 0)
+            return 0;
+        if (wa > 0 && (ja >= a->skin_joint_count || jb >= b->skin_joint_count || ia[ja] != ib[jb]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether vertex v's weight on some joint name differs by more than
+ * 1/255 between a and b (ids: tb__name_ids(a, b)). */
+static int tb__vertex_changed(const tb_model *a, const tb_model *b, const int *ids, size_t v)
+{
+    const int *ia = ids, *ib = ids + a->skin_joint_count;
+    if (tb__same_influences(a, b, ia, ib, v))
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        const tb_model *x = side ? b : a;
+        const int *ix = side ? ib : ia;
+        for (int k = 0; k < x->influences; k++) {
+            uint16_t sj = x->joints[v * (size_t)x->influences + (size_t)k];
+            if (!(x->weights[v * (size_t)x->influences + (size_t)k] > 0) || sj >= x->skin_joint_count || ix[sj] < 0)
+                continue;
+            if (fabsf(tb__weight_on(a, ia, v, ix[sj]) - tb__weight_on(b, ib, v, ix[sj])) > 1.0f / 255.0f)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+tb_result tb__changed_by_name(const tb_model *a, const tb_model *b, const uint8_t *skip, uint8_t *changed,
+                              tb_error *err)
+{
+    if (a->vertex_count != b->vertex_count)
+        return tb__fail(err, TB_ERR_INVALID, NULL, "the edit changed the vertex count");
+    /* joint names identify joints across the two skeletons (the edit
+     * appends joints, never renames): every joint either model puts
+     * weight on must carry the same weight in both */
+    int *ids = tb__name_ids(a, b);
+    if (!ids)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (size_t v = 0; v < a->vertex_count; v++)
+        changed[v] = !(skip && skip[v]) && tb__vertex_changed(a, b, ids, v);
+    free(ids);
+    return TB_OK;
 }
 
 /* Do no harm (SPEC A10): the vertices whose influences changed — compared
@@ -1928,39 +2029,26 @@ static tb_result tb__count_changed_outside(tb_appendage_report *out, const tb_mo
 {
     out->changed_outside = 0;
     out->collar_changed = 0;
-    if (a->vertex_count != b->vertex_count)
-        return tb__fail(err, TB_ERR_INVALID, NULL, "the edit changed the vertex count");
-    uint8_t *in = calloc(a->vertex_count + 1, 1);
-    if (!in)
+    uint8_t *in = calloc(a->vertex_count + 1, 1), *changed = malloc(a->vertex_count + 1);
+    if (!in || !changed) {
+        free(in);
+        free(changed);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     for (int i = 0; i < out->appendage_count; i++)
         if (out->appendages[i].decision != TB_DECIDE_UNTOUCHED)
             for (size_t k = 0; k < out->appendages[i].vertex_count; k++)
                 in[out->appendages[i].vertices[k]] = 1;
-    for (size_t v = 0; v < a->vertex_count; v++) {
-        if (in[v])
-            continue;
-        /* joint names identify joints across the two skeletons (the edit
-         * appends joints, never renames): every joint either model puts
-         * weight on must carry the same weight in both */
-        int changed = 0;
-        for (int side = 0; side < 2 && !changed; side++) {
-            const tb_model *x = side ? b : a;
-            for (int k = 0; k < x->influences && !changed; k++) {
-                uint16_t sj = x->joints[v * (size_t)x->influences + (size_t)k];
-                if (!(x->weights[v * (size_t)x->influences + (size_t)k] > 0) || sj >= x->skin_joint_count)
-                    continue;
-                const char *name = x->skel.names[x->skin_joints[sj]];
-                changed = fabsf(tb__weight_on(a, v, name) - tb__weight_on(b, v, name)) > 1.0f / 255.0f;
-            }
-        }
+    tb_result r = tb__changed_by_name(a, b, in, changed, err);
+    for (size_t v = 0; v < a->vertex_count && r == TB_OK; v++) {
         if (collar && collar[v])
-            out->collar_changed += (size_t)changed;
+            out->collar_changed += changed[v];
         else
-            out->changed_outside += (size_t)changed;
+            out->changed_outside += changed[v];
     }
     free(in);
-    return TB_OK;
+    free(changed);
+    return r;
 }
 
 /* A weighted joint whose name says tail ("tail", "Tail1", "DEF-tail.001",
@@ -2156,7 +2244,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
     if (r == TB_OK)
-        r = tb_model_load_desc(&m, doc, &(tb_model_desc){skin + 1, d.roles, d.role_count, 0, 1}, err);
+        r = tb__model_load_influences(&m, doc, skin, err); /* no roles: neither reads them */
     if (r == TB_OK)
         r = tb__count_changed_outside(out, before, m, A.collar, err);
     free(A.collar);

@@ -38,14 +38,39 @@ float tb__seg_nearest(const tb__seg *s, int n, const float p[3], int *nearest)
 
 /* ---- the same over the segments as arrays (tb__segsoa) ------------------- */
 
+/* Each block's box: its segments' ends (a and a + ab, NaN left out), and
+ * the largest |coordinate| of a plus ab over all (tb__segsoa_reach). */
+static void tb__segsoa_boxes(tb__segsoa *S, const tb__seg *s)
+{
+    int nb = S->cap / TB__SEGSOA_LANES, nb4 = (nb + 3) / 4 * 4;
+    S->big = 0;
+    for (int b = 0; b < nb4; b++) { /* padding: boxes no point is in */
+        float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int i = b * TB__SEGSOA_LANES; i < (b + 1) * TB__SEGSOA_LANES && i < S->n; i++)
+            for (int c = 0; c < 3; c++) {
+                float e = s[i].a[c] + s[i].ab[c];
+                lo[c] = fminf(lo[c], fminf(s[i].a[c], e));
+                hi[c] = fmaxf(hi[c], fmaxf(s[i].a[c], e));
+                S->big = fmaxf(S->big, fabsf(s[i].a[c]) + fabsf(s[i].ab[c]));
+            }
+        for (int c = 0; c < 3; c++) {
+            S->box[(size_t)c * (size_t)nb4 + (size_t)b] = lo[c];
+            S->box[(size_t)(3 + c) * (size_t)nb4 + (size_t)b] = hi[c];
+        }
+    }
+}
+
 int tb__segsoa_init(tb__segsoa *S, const tb__seg *s, int n)
 {
     int cap = (n + TB__SEGSOA_LANES - 1) / TB__SEGSOA_LANES * TB__SEGSOA_LANES;
     S->n = n;
     S->cap = cap;
     S->f = malloc((size_t)(cap ? cap : 1) * 7 * sizeof *S->f);
-    if (!S->f)
+    S->box = malloc((size_t)(cap / TB__SEGSOA_LANES + 4) * 6 * sizeof *S->box);
+    if (!S->f || !S->box) {
+        tb__segsoa_free(S);
         return 0;
+    }
     for (int i = 0; i < cap; i++) {
         /* padding: a NaN distance, never below the best */
         const tb__seg *g = i < n ? &s[i] : NULL;
@@ -55,22 +80,26 @@ int tb__segsoa_init(tb__segsoa *S, const tb__seg *s, int n)
         }
         S->f[(size_t)6 * (size_t)cap + (size_t)i] = g ? g->inv_len2 : 0;
     }
+    tb__segsoa_boxes(S, s);
     return 1;
 }
 
 void tb__segsoa_free(tb__segsoa *S)
 {
     free(S->f);
+    free(S->box);
     S->f = NULL;
+    S->box = NULL;
     S->n = S->cap = 0;
 }
 
 /* Squared distance (the same operations as tb__seg_nearest's, lane by lane,
  * four lanes at a time where the compiler has vector types) and the
  * unclamped projection t of p on segments [base, base + LANES). Returns
- * whether any lane's squared distance is below thr: a block where none is
- * holds no segment the searches below would take (their threshold only
- * goes down), so they skip it without looking at its lanes. */
+ * whether any lane's squared distance is below thr (or at it: or_equal): a
+ * block where none is holds no segment the searches below would take
+ * (their threshold only goes down), so they skip it without looking at its
+ * lanes. */
 #if defined(__GNUC__)
 typedef float tb__v4f __attribute__((vector_size(16)));
 typedef int tb__v4i __attribute__((vector_size(16)));
@@ -83,7 +112,8 @@ static tb__v4f tb__load4(const float *x)
 }
 #endif
 
-static int tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], float thr, float *d2, float *tp)
+static inline int tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], float thr, int or_equal, float *d2,
+                                   float *tp)
 {
     size_t cap = (size_t)S->cap;
     const float *ax = S->f + base, *ay = ax + cap, *az = ay + cap, *bx = az + cap, *by = bx + cap,
@@ -106,7 +136,7 @@ static int tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], flo
         tb__v4f dx = apx - t * vbx, dy = apy - t * vby, dz = apz - t * vbz;
         tb__v4f r = dx * dx + dy * dy + dz * dz;
         memcpy(d2 + k, &r, sizeof r);
-        below |= r < vthr;
+        below |= or_equal ? r <= vthr : r < vthr;
     }
     return (below[0] | below[1] | below[2] | below[3]) != 0;
 #else
@@ -118,27 +148,116 @@ static int tb__segsoa_block(const tb__segsoa *S, int base, const float p[3], flo
         t = t < 0 ? 0 : t > 1 ? 1 : t;
         float dx = apx - t * bx[k], dy = apy - t * by[k], dz = apz - t * bz[k];
         d2[k] = dx * dx + dy * dy + dz * dz;
-        below |= d2[k] < thr;
+        below |= or_equal ? d2[k] <= thr : d2[k] < thr;
     }
     return below;
 #endif
 }
 
+/* The squared distance from p to block b's box (rounded: see reach). */
+static float tb__segsoa_box_d2(const tb__segsoa *S, int b, const float p[3])
+{
+    size_t nb4 = (size_t)(S->cap / TB__SEGSOA_LANES + 3) / 4 * 4;
+    float d2 = 0;
+    for (int c = 0; c < 3; c++) {
+        float lo = S->box[(size_t)c * nb4 + (size_t)b] - p[c], hi = p[c] - S->box[(size_t)(3 + c) * nb4 + (size_t)b];
+        float d = lo > hi ? lo : hi;
+        d = d > 0 ? d : 0;
+        d2 += d * d;
+    }
+    return d2;
+}
+
+/* The squared box distance at or past which no segment of a block has a
+ * computed squared distance below thr (INFINITY: none to give). A lane's d
+ * is p minus a point of its segment up to a few roundings of coordinates
+ * no larger than |p| + |a| + |ab| (under 1e-6 of that); the reach adds
+ * 1e-5 of it and 1e-5 of the distance, and the box distance is within a
+ * few roundings of its own. */
+static float tb__segsoa_reach(const tb__segsoa *S, float thr, float pbig)
+{
+    float r = sqrtf(thr) * (1 + 1e-5f) + 1e-5f * (S->big + pbig);
+    r = r * r * (1 + 1e-5f);
+    return r < INFINITY ? r : INFINITY;
+}
+
+enum { TB__SEGSOA_KEEP = 64 }; /* blocks whose box distance is kept per search */
+
+/* Every block's box distance (the first KEEP of them into d2b) and the
+ * block to search first: the one whose box is nearest p. */
+static int tb__segsoa_first(const tb__segsoa *S, const float p[3], float *d2b)
+{
+    int first = 0, nb = S->cap / TB__SEGSOA_LANES;
+    float least = INFINITY;
+#if defined(__GNUC__)
+    /* four boxes at a time (the same operations as tb__segsoa_box_d2's)
+     * where they all fit in d2b */
+    size_t nb4 = (size_t)(nb + 3) / 4 * 4;
+    const tb__v4f zero = {0, 0, 0, 0};
+    for (int b = 0; nb4 <= TB__SEGSOA_KEEP && b < nb; b += 4) {
+        tb__v4f d2 = zero;
+        for (int c = 0; c < 3; c++) {
+            const tb__v4f pc = {p[c], p[c], p[c], p[c]};
+            tb__v4f lo = tb__load4(S->box + (size_t)c * nb4 + (size_t)b) - pc,
+                    hi = pc - tb__load4(S->box + (size_t)(3 + c) * nb4 + (size_t)b);
+            tb__v4f d = (tb__v4f)(((tb__v4i)lo & (lo > hi)) | ((tb__v4i)hi & ~(lo > hi)));
+            d = (tb__v4f)((tb__v4i)d & (d > zero));
+            d2 += d * d;
+        }
+        memcpy(d2b + b, &d2, sizeof d2);
+    }
+    for (int b = 0; b < nb; b++) {
+        float l = nb4 <= TB__SEGSOA_KEEP ? d2b[b] : tb__segsoa_box_d2(S, b, p);
+#else
+    for (int b = 0; b < nb; b++) {
+        float l = tb__segsoa_box_d2(S, b, p);
+#endif
+        if (b < TB__SEGSOA_KEEP)
+            d2b[b] = l;
+        if (l < least)
+            least = l, first = b;
+    }
+    return first;
+}
+
+/* Whether block b (not the first) can be left: its box is past reach. */
+static int tb__segsoa_past(const tb__segsoa *S, int b, const float p[3], const float *d2b, float reach)
+{
+    return reach < INFINITY && (b < TB__SEGSOA_KEEP ? d2b[b] : tb__segsoa_box_d2(S, b, p)) >= reach;
+}
+
+static float tb__absmax3(const float p[3])
+{
+    float x = fabsf(p[0]), y = fabsf(p[1]), z = fabsf(p[2]);
+    x = y > x ? y : x;
+    return z > x ? z : x; /* NaN: whatever, its lanes never win */
+}
+
+/* Both searches below take the least (distance, index) over the segments,
+ * which is what an in-order scan that keeps the first of equal distances
+ * finds; so they may look at the blocks in any order: the block nearest p
+ * first (its best sets the threshold), then the others in order, each
+ * skipped when its box is past the threshold's reach. */
 float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
 {
-    float best = INFINITY, thr = INFINITY;
-    int bi = -1;
-    float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES];
-    for (int base = 0; base < S->cap; base += TB__SEGSOA_LANES) {
-        if (!tb__segsoa_block(S, base, p, thr, d2, tp))
+    float best = INFINITY, thr = INFINITY, reach = INFINITY, pbig = tb__absmax3(p);
+    float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES], d2b[TB__SEGSOA_KEEP];
+    int bi = -1, nb = S->cap / TB__SEGSOA_LANES, first = tb__segsoa_first(S, p, d2b);
+    for (int q = -1; q < nb; q++) {
+        int b = q < 0 ? first : q;
+        if (b >= nb || (q >= 0 && (b == first || tb__segsoa_past(S, b, p, d2b, reach))))
+            continue;
+        int base = b * TB__SEGSOA_LANES;
+        if (!tb__segsoa_block(S, base, p, thr, 0, d2, tp))
             continue;
         for (int k = 0; k < TB__SEGSOA_LANES; k++)
-            if (d2[k] < thr) { /* as in tb__seg_nearest */
+            if (d2[k] < thr) { /* as in tb__seg_nearest, the first index on a tie */
                 float dist = sqrtf(d2[k]);
-                if (dist < best) {
+                if (dist < best || (dist == best && base + k < bi)) {
                     best = dist;
                     bi = base + k;
                     thr = best > 1e-18f ? best * best * 1.000001f : INFINITY;
+                    reach = tb__segsoa_reach(S, thr, pbig);
                 }
             }
     }
@@ -149,17 +268,23 @@ float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
 
 int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t_out)
 {
-    float best = INFINITY, bt = 0;
-    int bi = -1;
-    float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES];
-    for (int base = 0; base < S->cap; base += TB__SEGSOA_LANES) {
-        if (!tb__segsoa_block(S, base, p, best, d2, tp))
+    float best = INFINITY, bt = 0, reach = INFINITY, pbig = tb__absmax3(p);
+    float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES], d2b[TB__SEGSOA_KEEP];
+    int bi = -1, nb = S->cap / TB__SEGSOA_LANES, first = tb__segsoa_first(S, p, d2b);
+    for (int q = -1; q < nb; q++) {
+        int b = q < 0 ? first : q;
+        if (b >= nb || (q >= 0 && (b == first || tb__segsoa_past(S, b, p, d2b, reach))))
+            continue;
+        int base = b * TB__SEGSOA_LANES;
+        /* a tie with a lower index than the best so far wins: <= best */
+        if (!tb__segsoa_block(S, base, p, best, 1, d2, tp))
             continue;
         for (int k = 0; k < TB__SEGSOA_LANES; k++)
-            if (d2[k] < best)
+            if (d2[k] < best || (d2[k] == best && base + k < bi)) {
                 best = d2[k], bi = base + k, bt = tp[k];
+                reach = tb__segsoa_reach(S, best, pbig); /* past it: d2 > best */
+            }
     }
     *t_out = bt;
     return bi;
 }
-

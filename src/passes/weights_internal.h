@@ -35,6 +35,14 @@ float tb__weight_plan_ramp_zone(const tb__weight_plan *p, int i);
  * ramps of the weights written then, not of the search's last try). */
 void tb__weight_plan_set_ramp_zone(tb__weight_plan *p, int i, float z);
 
+/* The repair's do-no-harm comparison (SPEC A10; chain.c): changed[v] = 1
+ * for each vertex v not skipped (skip NULL or skip[v] == 0) whose weight
+ * on some joint name (joints are told apart by name across the two
+ * skeletons; a joint without one is left out) differs by more than 1/255
+ * between models a and b, else 0. Fails when the vertex counts differ. */
+tb_result tb__changed_by_name(const tb_model *a, const tb_model *b, const uint8_t *skip, uint8_t *changed,
+                              tb_error *err);
+
 /* mark[v] = 1 for every vertex the plan may reweight (v < V): the chains'
  * and their welded collar rings. */
 void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V);
