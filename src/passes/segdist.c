@@ -233,6 +233,18 @@ static float tb__absmax3(const float p[3])
     return z > x ? z : x; /* NaN: whatever, its lanes never win */
 }
 
+/* Visit q of a search (q = -1 first, then 0, 1, ...): the first segment of
+ * the block to compute, or -1 to go on (the first block again, or one whose
+ * box is past reach). */
+static inline int tb__segsoa_visit(const tb__segsoa *S, int q, int first, const float p[3], const float *d2b,
+                                   float reach)
+{
+    int b = q < 0 ? first : q;
+    if (b >= S->cap / TB__SEGSOA_LANES || (q >= 0 && (b == first || tb__segsoa_past(S, b, p, d2b, reach))))
+        return -1;
+    return b * TB__SEGSOA_LANES;
+}
+
 /* Both searches below take the least (distance, index) over the segments,
  * which is what an in-order scan that keeps the first of equal distances
  * finds; so they may look at the blocks in any order: the block nearest p
@@ -244,10 +256,9 @@ float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
     float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES], d2b[TB__SEGSOA_KEEP];
     int bi = -1, nb = S->cap / TB__SEGSOA_LANES, first = tb__segsoa_first(S, p, d2b);
     for (int q = -1; q < nb; q++) {
-        int b = q < 0 ? first : q;
-        if (b >= nb || (q >= 0 && (b == first || tb__segsoa_past(S, b, p, d2b, reach))))
+        int base = tb__segsoa_visit(S, q, first, p, d2b, reach);
+        if (base < 0)
             continue;
-        int base = b * TB__SEGSOA_LANES;
         if (!tb__segsoa_block(S, base, p, thr, 0, d2, tp))
             continue;
         for (int k = 0; k < TB__SEGSOA_LANES; k++)
@@ -272,10 +283,9 @@ int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t_out)
     float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES], d2b[TB__SEGSOA_KEEP];
     int bi = -1, nb = S->cap / TB__SEGSOA_LANES, first = tb__segsoa_first(S, p, d2b);
     for (int q = -1; q < nb; q++) {
-        int b = q < 0 ? first : q;
-        if (b >= nb || (q >= 0 && (b == first || tb__segsoa_past(S, b, p, d2b, reach))))
+        int base = tb__segsoa_visit(S, q, first, p, d2b, reach);
+        if (base < 0)
             continue;
-        int base = b * TB__SEGSOA_LANES;
         /* a tie with a lower index than the best so far wins: <= best */
         if (!tb__segsoa_block(S, base, p, best, 1, d2, tp))
             continue;
