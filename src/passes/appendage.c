@@ -442,6 +442,7 @@ void tb__state_free(tb__state *st)
     free(st->wrap_bin);
     free(st->wrap_trunk);
     free(st->surf);
+    free(st->cut);
 }
 
 int tb__joint_by_name(const tb_model *m, const char *name)
@@ -980,6 +981,7 @@ done:
     return r;
 }
 
+
 static tb_result tb__tube_cut(tb__state *st, tb_error *err);
 static tb_result tb__prep_surfaces(tb__state *st, tb_error *err);
 static tb_result tb__own_surfaces(tb__state *st, tb_error *err);
@@ -1371,28 +1373,65 @@ static int tb__part_edge(const tb__state *st, uint32_t w)
     return 0;
 }
 
-/* The surfaces a far part was welded onto at its root (in[s] set to 0 for
- * them: none of their vertices count as the part's). A tail modelled apart
- * is its main own surface (the own surface with most vertices in the part);
- * its root ring was snapped onto the body's skin, so where a vertex of the
- * main surface on the part's edge shares its welded vertex with another
- * surface's given to the same part, that surface is what the ring was
- * snapped onto — a piece of the body, even one lying wholly inside the part
- * (belt gear under a root) — not the part's own. A surface welded on further out (a tip, away from
- * the part's edge) stays. edge[w]: w lies on its part's edge. 0: out of
- * memory. */
-static int tb__root_seams(const tb__state *st, const uint32_t *part, uint32_t *in, const uint32_t *tot,
-                          const uint32_t *inner, const uint8_t *edge)
+/* The main own surface of the part holding model vertex v's surface (the
+ * own surface with most vertices in its part: the tail modelled apart), or
+ * UINT32_MAX when v lies on no part's main surface. */
+static uint32_t tb__main_of(const tb__state *st, const uint32_t *part, const uint32_t *mainsurf, uint32_t v)
+{
+    uint32_t s = st->surf[v];
+    return part[s] != UINT32_MAX && mainsurf[part[s]] == s ? s : UINT32_MAX;
+}
+
+/* The junctions of the parts' main surfaces (junc[w]: the main surface, or
+ * UINT32_MAX): welded vertices where a main surface's model vertex shares
+ * its position with another surface's, the seams the surface was welded
+ * by. Those of a seam loop that reaches the part's edge, or leaves the part
+ * (ring[w] set, flooded along the welded graph through the same surface's
+ * junctions), are its root ring: the seam the tail was welded onto the body
+ * by, whole — where the piece of the body under it lies wholly inside the
+ * part, the ring's vertices on it are off the part's edge, but the ring
+ * they belong to meets it. A seam further out (a tip cap) is a loop of its
+ * own, away from the edge. stack: room for nw ids. */
+static void tb__root_rings(const tb__state *st, const uint32_t *part, const uint32_t *mainsurf, const uint8_t *edge,
+                           uint32_t *junc, uint8_t *ring, uint32_t *stack)
+{
+    size_t nw = st->nw, top = 0;
+    const uint32_t NONE = UINT32_MAX;
+    for (size_t w = 0; w < nw; w++) {
+        uint32_t M = NONE, other = 0;
+        for (uint32_t k = st->model_off[w]; k < st->model_off[w + 1]; k++) {
+            /* on two parts' main surfaces (a piece under a root, a far
+             * part of its own): the one of w's own part */
+            uint32_t mk = tb__main_of(st, part, mainsurf, st->model_list[k]);
+            if (mk != NONE && (M == NONE || (st->far[w] && part[mk] == tb__find(st->comp_uf, (uint32_t)w))))
+                M = mk;
+        }
+        for (uint32_t k = st->model_off[w]; M != NONE && k < st->model_off[w + 1]; k++)
+            other |= st->surf[st->model_list[k]] != M;
+        junc[w] = other ? M : NONE;
+        ring[w] = other && (edge[w] || !st->far[w] || tb__find(st->comp_uf, (uint32_t)w) != part[M]);
+        if (ring[w])
+            stack[top++] = (uint32_t)w;
+    }
+    while (top) {
+        uint32_t w = stack[--top];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            if (!ring[o] && junc[o] == junc[w]) {
+                ring[o] = 1;
+                stack[top++] = o;
+            }
+        }
+    }
+}
+
+/* Per part, its main own surface (mainsurf[p], or UINT32_MAX): the own
+ * surface with most vertices in it — the tail modelled apart. */
+static void tb__main_surfaces(const tb__state *st, const uint32_t *part, const uint32_t *in, const uint32_t *tot,
+                              const uint32_t *inner, uint32_t *mainsurf)
 {
     size_t V = st->m->vertex_count, nw = st->nw;
     const uint32_t NONE = UINT32_MAX;
-    uint32_t *mainsurf = malloc((nw ? nw : 1) * sizeof *mainsurf);
-    uint8_t *rooted = calloc(V ? V : 1, 1);
-    if (!mainsurf || !rooted) {
-        free(mainsurf);
-        free(rooted);
-        return 0;
-    }
     for (size_t w = 0; w < nw; w++)
         mainsurf[w] = NONE;
     for (size_t s = 0; s < V; s++) {
@@ -1401,20 +1440,62 @@ static int tb__root_seams(const tb__state *st, const uint32_t *part, uint32_t *i
             (mainsurf[p] == NONE || in[s] > in[mainsurf[p]]))
             mainsurf[p] = (uint32_t)s;
     }
-    for (size_t w = 0; w < nw; w++) {
-        uint32_t p = edge[w] ? tb__find(st->comp_uf, (uint32_t)w) : NONE, M = p != NONE ? mainsurf[p] : NONE, on = 0;
-        for (uint32_t k = st->model_off[w]; M != NONE && k < st->model_off[w + 1]; k++)
-            on |= st->surf[st->model_list[k]] == M;
-        for (uint32_t k = st->model_off[w]; on && k < st->model_off[w + 1]; k++) {
+}
+
+/* The surfaces a far part was welded onto at its root (in[s] set to 0 for
+ * them: none of their vertices count as the part's). A tail modelled apart
+ * is its main own surface; its root ring was snapped onto the body's skin,
+ * so another surface given to the same part that shares a welded vertex
+ * with the main surface's root ring (tb__root_rings) is what the ring was
+ * snapped onto — a piece of the body, even one lying wholly inside the part
+ * (belt gear under a root, a bolt of a robot's pelvis plate) — not the
+ * part's own. A surface welded on further out (a tip, away from the part's
+ * edge) stays. edge[w]: w lies on its part's edge. 0: out of memory. */
+static int tb__root_seams(const tb__state *st, const uint32_t *part, const uint32_t *mainsurf, uint32_t *in,
+                          const uint8_t *edge)
+{
+    size_t V = st->m->vertex_count, nw = st->nw;
+    uint32_t *junc = malloc((nw ? nw : 1) * sizeof *junc), *stack = malloc((nw ? nw : 1) * sizeof *stack);
+    uint8_t *rooted = calloc(V ? V : 1, 1), *ring = calloc(nw ? nw : 1, 1);
+    int ok = junc && stack && rooted && ring;
+    if (ok)
+        tb__root_rings(st, part, mainsurf, edge, junc, ring, stack);
+    for (size_t w = 0; ok && w < nw; w++)
+        for (uint32_t k = st->model_off[w]; ring[w] && k < st->model_off[w + 1]; k++) {
             uint32_t s = st->surf[st->model_list[k]];
-            rooted[s] |= s != M && part[s] == p;
+            rooted[s] |= s != junc[w] && part[s] == part[junc[w]];
         }
-    }
-    for (size_t s = 0; s < V; s++)
+    for (size_t s = 0; ok && s < V; s++)
         in[s] = rooted[s] ? 0 : in[s];
-    free(mainsurf);
+    free(junc);
+    free(stack);
     free(rooted);
-    return 1;
+    free(ring);
+    return ok;
+}
+
+/* A surface modelled apart is its part's whole, up to the seams it was
+ * welded by: where the tube cut (reading rings, which the root's first
+ * rings hanging by the body's skin can make look open) took welded
+ * vertices lying on a part's main own surface alone (no other surface
+ * welded there: not the weld ring), they are the part's again, far and as
+ * thin as they were. */
+static void tb__main_whole(tb__state *st, const uint32_t *part, const uint32_t *mainsurf)
+{
+    const uint32_t NONE = UINT32_MAX;
+    for (size_t w = 0; w < st->nw; w++) {
+        uint32_t M = NONE, alone = 1;
+        for (uint32_t k = st->model_off[w]; st->cut[w] && k < st->model_off[w + 1]; k++) {
+            uint32_t mk = tb__main_of(st, part, mainsurf, st->model_list[k]);
+            alone &= mk != NONE && (M == NONE || mk == M);
+            M = mk;
+        }
+        if (!st->cut[w] || M == NONE || !alone)
+            continue;
+        st->far[w] = 1;
+        st->thin[w] = (uint8_t)(st->cut[w] >> 1);
+        st->comp_uf[w] = part[M];
+    }
 }
 
 /* The weld ring (ring[w] set, welded ids; comp_uf[w] its part, nown[p] the
@@ -1470,9 +1551,10 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
     uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
              *tot = calloc(V ? V : 1, sizeof *tot), *inner = calloc(V ? V : 1, sizeof *inner),
              *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart);
+    uint32_t *mainsurf = malloc((nw ? nw : 1) * sizeof *mainsurf);
     uint8_t *own = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    if (!part || !in || !tot || !inner || !nown || !npart || !own) {
+    if (!part || !in || !tot || !inner || !nown || !npart || !own || !mainsurf) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1501,10 +1583,12 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
         in[s] += (uint32_t)inp;
         inner[s] += (uint32_t)(inp && !own[w]);
     }
-    if (!tb__root_seams(st, part, in, tot, inner, own)) {
+    tb__main_surfaces(st, part, in, tot, inner, mainsurf);
+    if (!tb__root_seams(st, part, mainsurf, in, own)) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
+    tb__main_whole(st, part, mainsurf);
     memset(own, 0, nw ? nw : 1);
     /* a welded vertex is its part's own where one of its model vertices lies on a
      * surface most of which is in that part and which reaches in from the
@@ -1553,8 +1637,11 @@ done:
     free(nown);
     free(npart);
     free(own);
+    free(mainsurf);
     free(st->surf);
     st->surf = NULL;
+    free(st->cut);
+    st->cut = NULL;
     return r;
 }
 
@@ -1911,6 +1998,7 @@ static void tb__tube_keep(tb__state *st, const tb__tube *T, float gend)
         uint32_t w = T->mv[k];
         st->comp_uf[w] = T->tip;
         if (!(T->dist[w] < gend) || T->in[w] == 2) {
+            st->cut[w] = (uint8_t)(1u | (st->thin[w] ? 2u : 0u));
             st->far[w] = 0;
             st->thin[w] = 0;
             st->comp_uf[w] = w;
@@ -1958,8 +2046,9 @@ static tb_result tb__tube_cut(tb__state *st, tb_error *err)
     T.in = calloc(nw ? nw : 1, 1);
     T.src = malloc((nw ? nw : 1) * sizeof *T.src);
     T.acc = malloc(TB__TUBE_BANDS * 5 * sizeof *T.acc);
+    st->cut = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    if (!off || !list || !T.dist || !T.in || !T.src || !T.acc) {
+    if (!off || !list || !T.dist || !T.in || !T.src || !T.acc || !st->cut) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }

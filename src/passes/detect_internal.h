@@ -65,6 +65,8 @@ typedef struct tb__state {
     int8_t *wrap_trunk; /* per welded id: tb__wraps' trunk sector */
     uint32_t *surf;     /* per model vertex: its surface before the weld (root over the model's
                            triangles), kept until the far parts are known */
+    uint8_t *cut;       /* per welded id: what the tube cut took from a far part (1: far, 3: far
+                           and thin), kept until the far parts are known */
 } tb__state;
 
 /* appendage.c's stages and helpers that detect.c uses */
