@@ -1399,6 +1399,9 @@ static void tb__root_rings(const tb__state *st, const uint32_t *part, const uint
     const uint32_t NONE = UINT32_MAX;
     for (size_t w = 0; w < nw; w++) {
         uint32_t M = NONE, other = 0;
+        junc[w] = NONE;
+        if (st->model_off[w + 1] - st->model_off[w] < 2)
+            continue; /* one model vertex: no seam (ring[] starts zero) */
         for (uint32_t k = st->model_off[w]; k < st->model_off[w + 1]; k++) {
             /* on two parts' main surfaces (a piece under a root, a far
              * part of its own): the one of w's own part */
@@ -1442,38 +1445,6 @@ static void tb__main_surfaces(const tb__state *st, const uint32_t *part, const u
     }
 }
 
-/* The surfaces a far part was welded onto at its root (in[s] set to 0 for
- * them: none of their vertices count as the part's). A tail modelled apart
- * is its main own surface; its root ring was snapped onto the body's skin,
- * so another surface given to the same part that shares a welded vertex
- * with the main surface's root ring (tb__root_rings) is what the ring was
- * snapped onto — a piece of the body, even one lying wholly inside the part
- * (belt gear under a root, a bolt of a robot's pelvis plate) — not the
- * part's own. A surface welded on further out (a tip, away from the part's
- * edge) stays. edge[w]: w lies on its part's edge. 0: out of memory. */
-static int tb__root_seams(const tb__state *st, const uint32_t *part, const uint32_t *mainsurf, uint32_t *in,
-                          const uint8_t *edge)
-{
-    size_t V = st->m->vertex_count, nw = st->nw;
-    uint32_t *junc = malloc((nw ? nw : 1) * sizeof *junc), *stack = malloc((nw ? nw : 1) * sizeof *stack);
-    uint8_t *rooted = calloc(V ? V : 1, 1), *ring = calloc(nw ? nw : 1, 1);
-    int ok = junc && stack && rooted && ring;
-    if (ok)
-        tb__root_rings(st, part, mainsurf, edge, junc, ring, stack);
-    for (size_t w = 0; ok && w < nw; w++)
-        for (uint32_t k = st->model_off[w]; ring[w] && k < st->model_off[w + 1]; k++) {
-            uint32_t s = st->surf[st->model_list[k]];
-            rooted[s] |= s != junc[w] && part[s] == part[junc[w]];
-        }
-    for (size_t s = 0; ok && s < V; s++)
-        in[s] = rooted[s] ? 0 : in[s];
-    free(junc);
-    free(stack);
-    free(rooted);
-    free(ring);
-    return ok;
-}
-
 /* A surface modelled apart is its part's whole, up to the seams it was
  * welded by: where the tube cut (reading rings, which the root's first
  * rings hanging by the body's skin can make look open) took welded
@@ -1496,6 +1467,56 @@ static void tb__main_whole(tb__state *st, const uint32_t *part, const uint32_t *
         st->thin[w] = (uint8_t)(st->cut[w] >> 1);
         st->comp_uf[w] = part[M];
     }
+}
+
+/* The surfaces a far part was welded onto at its root (in[s] set to 0 for
+ * them: none of their vertices count as the part's). A tail modelled apart
+ * is its main own surface; its root ring was snapped onto the body's skin,
+ * so another surface given to the same part that shares a welded vertex
+ * with the main surface's root ring (tb__root_rings) is what the ring was
+ * snapped onto — a piece of the body, even one lying wholly inside the part
+ * (belt gear under a root, a bolt of a robot's pelvis plate) — not the
+ * part's own. A surface welded on further out (a tip, away from the part's
+ * edge) stays. Then the skin the tube-end trim took from a main surface
+ * with a root ring (a tail modelled apart and welded onto the body) is its
+ * part's again (tb__main_whole). in, tot, inner: per surface, its vertices
+ * in its part, all of them, those in it off its edge; edge[w]: w lies on
+ * its part's edge. 0: out of memory. */
+static int tb__root_seams(tb__state *st, const uint32_t *part, uint32_t *in, const uint32_t *tot,
+                          const uint32_t *inner, const uint8_t *edge)
+{
+    size_t V = st->m->vertex_count, nw = st->nw;
+    uint32_t *junc = malloc((nw ? nw : 1) * sizeof *junc), *stack = malloc((nw ? nw : 1) * sizeof *stack),
+             *mainsurf = malloc((nw ? nw : 1) * sizeof *mainsurf);
+    uint8_t *rooted = calloc(V ? V : 1, 1), *ring = calloc(nw ? nw : 1, 1);
+    int ok = junc && stack && mainsurf && rooted && ring;
+    if (ok) {
+        tb__main_surfaces(st, part, in, tot, inner, mainsurf);
+        tb__root_rings(st, part, mainsurf, edge, junc, ring, stack);
+    }
+    for (size_t w = 0; ok && w < nw; w++)
+        for (uint32_t k = st->model_off[w]; ring[w] && k < st->model_off[w + 1]; k++) {
+            uint32_t s = st->surf[st->model_list[k]];
+            rooted[s] |= s != junc[w] && part[s] == part[junc[w]];
+        }
+    for (size_t s = 0; ok && s < V; s++)
+        in[s] = rooted[s] ? 0 : in[s];
+    /* mainsurf[p] stays only where the main surface has a root ring */
+    for (size_t w = 0; ok && w < nw; w++)
+        junc[w] = ring[w] ? part[junc[w]] : UINT32_MAX;
+    for (size_t w = 0; ok && w < nw; w++)
+        if (junc[w] != UINT32_MAX)
+            ring[junc[w]] = 2;
+    for (size_t p = 0; ok && p < nw; p++)
+        mainsurf[p] = ring[p] == 2 ? mainsurf[p] : UINT32_MAX;
+    if (ok)
+        tb__main_whole(st, part, mainsurf);
+    free(mainsurf);
+    free(junc);
+    free(stack);
+    free(rooted);
+    free(ring);
+    return ok;
 }
 
 /* The weld ring (ring[w] set, welded ids; comp_uf[w] its part, nown[p] the
@@ -1551,10 +1572,9 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
     uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
              *tot = calloc(V ? V : 1, sizeof *tot), *inner = calloc(V ? V : 1, sizeof *inner),
              *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart);
-    uint32_t *mainsurf = malloc((nw ? nw : 1) * sizeof *mainsurf);
     uint8_t *own = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    if (!part || !in || !tot || !inner || !nown || !npart || !own || !mainsurf) {
+    if (!part || !in || !tot || !inner || !nown || !npart || !own) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1583,12 +1603,10 @@ static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
         in[s] += (uint32_t)inp;
         inner[s] += (uint32_t)(inp && !own[w]);
     }
-    tb__main_surfaces(st, part, in, tot, inner, mainsurf);
-    if (!tb__root_seams(st, part, mainsurf, in, own)) {
+    if (!tb__root_seams(st, part, in, tot, inner, own)) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
-    tb__main_whole(st, part, mainsurf);
     memset(own, 0, nw ? nw : 1);
     /* a welded vertex is its part's own where one of its model vertices lies on a
      * surface most of which is in that part and which reaches in from the
@@ -1637,7 +1655,6 @@ done:
     free(nown);
     free(npart);
     free(own);
-    free(mainsurf);
     free(st->surf);
     st->surf = NULL;
     free(st->cut);
@@ -1998,7 +2015,7 @@ static void tb__tube_keep(tb__state *st, const tb__tube *T, float gend)
         uint32_t w = T->mv[k];
         st->comp_uf[w] = T->tip;
         if (!(T->dist[w] < gend) || T->in[w] == 2) {
-            st->cut[w] = (uint8_t)(1u | (st->thin[w] ? 2u : 0u));
+            st->cut[w] = (uint8_t)(T->in[w] == 2 && T->dist[w] < gend ? 1u | (st->thin[w] ? 2u : 0u) : 0u);
             st->far[w] = 0;
             st->thin[w] = 0;
             st->comp_uf[w] = w;
