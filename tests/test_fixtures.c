@@ -10,10 +10,10 @@
  *
  * The score is printed as a table and asserted (recall and precision >=
  * 0.98, right decisions, no chain on tail-less fixtures, nothing outside
- * the tail changed) for every fixture but those listed in known_short;
- * TB_FIXTURE_STRICT=1 asserts those too; TB_FIXTURE_SEED=N builds every
- * fixture with seed N (fur irregularity, the rings' wobble) instead of the
- * default. Real bodies skip cleanly when ../shared is absent; the
+ * the tail changed) for every fixture but those listed in known_short at
+ * the seed in use; TB_FIXTURE_STRICT=1 asserts those too; TB_FIXTURE_SEED=N
+ * builds every fixture with seed N (fur irregularity, the rings' wobble)
+ * instead of the default (CTest: test_fixtures_seed5). Real bodies skip cleanly when ../shared is absent; the
  * synth:plain ones always run. */
 #include "synth/synth_json.h"
 #include "support.h"
