@@ -2079,6 +2079,10 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     return tb__appendage_fix_plan(out, doc, desc, NULL, err);
 }
 
+/* Below this many model vertices the repair keeps detection's freed memory
+ * (tb__repair_detect). */
+enum { TB__TRIM_MIN_VERTICES = 200000 };
+
 /* Detect: the model (the caller's role overrides reach it; no normals: none
  * read) and detection's work, then the triangles for the edge list. */
 static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *d, tb_model **m,
@@ -2093,8 +2097,12 @@ static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const 
     /* detection's state is freed, but glibc keeps much of it resident (its
      * threshold for fresh pages rises to the largest block freed): given
      * back before the triangles and the edge list come on top (772k: 146 ->
-     * 84 MiB here, the job's peak back to detection's) */
-    malloc_trim(0);
+     * 84 MiB here, the job's peak back to detection's). Not on a small
+     * mesh: there it is a few MiB, and taking the pages back costs more than
+     * keeping them (a page fault each; the Wolf, 13k vertices: 22 -> 13 ms
+     * of a repair, docs/fix.md "The Wolf's time") */
+    if ((*m)->vertex_count >= TB__TRIM_MIN_VERTICES)
+        malloc_trim(0);
 #endif
     if (r == TB_OK)
         r = tb__model_triangles_reload(*m, doc, err); /* for the edge list (tb_measure_edges) */
