@@ -2271,8 +2271,9 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
 }
 
 
-/* One (run, other component) record of the merge: the nearest distance and
- * the run's vertices estimated in the other's tube. */
+/* One pair of components' records of the merge (one per run of either
+ * near the other: its nearest distance and its vertices estimated in the
+ * other's tube), summed in the order they were made. */
 struct tb__near {
     uint32_t a, b;    /* a < b */
     float gap;
@@ -2375,8 +2376,11 @@ typedef struct tb__merge {
     size_t *soff;          /* per run: its first sample in sp / sthin, then the samples' count */
     float *sp;             /* per sample (TB__MSF floats): position, tube centre, tube band (tb__merge_sample_runs) */
     uint32_t *sv;          /* per sample: its vertex */
-    struct tb__near *rec;  /* nrec records, room for rcap */
+    struct tb__near *rec;  /* nrec pairs' sums, room for rcap */
     size_t nrec, rcap;
+    uint64_t *hkey;        /* open hash of the pairs (a << 32 | b) to their place in rec, hcap slots */
+    uint32_t *hat;
+    size_t hcap;
     tb__cell_entry *body;  /* grid of the body's skin, built when a layer asks */
     size_t nbody;
     float cell, inv, tol;
@@ -2395,6 +2399,8 @@ static void tb__merge_free(tb__merge *M)
     free(M->sv);
     free(M->body);
     free(M->rec);
+    free(M->hkey);
+    free(M->hat);
     free(M->run);
     free(M->re);
     free(M->uf);
@@ -2685,30 +2691,75 @@ static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb,
 }
 #endif
 
-/* One record: run x of component me against component other. 0: out of memory. */
+/* (Re)builds the pairs' hash with hcap slots from rec. 0: out of memory. */
+static int tb__merge_rehash(tb__merge *M, size_t hcap)
+{
+    free(M->hkey);
+    free(M->hat);
+    M->hkey = malloc(hcap * sizeof *M->hkey);
+    M->hat = malloc(hcap * sizeof *M->hat);
+    M->hcap = hcap;
+    if (!M->hkey || !M->hat)
+        return 0;
+    memset(M->hat, 0xff, hcap * sizeof *M->hat);
+    for (size_t i = 0; i < M->nrec; i++) {
+        uint64_t key = (uint64_t)M->rec[i].a << 32 | M->rec[i].b;
+        size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (hcap - 1);
+        while (M->hat[h] != UINT32_MAX)
+            h = (h + 1) & (hcap - 1);
+        M->hkey[h] = key;
+        M->hat[h] = (uint32_t)i;
+    }
+    return 1;
+}
+
+/* The sums of pair (a, b), a new one (nothing summed yet) the first time.
+ * NULL: out of memory. */
+static struct tb__near *tb__merge_pair(tb__merge *M, uint32_t a, uint32_t b)
+{
+    if (2 * (M->nrec + 1) > M->hcap && !tb__merge_rehash(M, M->hcap ? 2 * M->hcap : 512))
+        return NULL;
+    uint64_t key = (uint64_t)a << 32 | b;
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (M->hcap - 1);
+    while (M->hat[h] != UINT32_MAX && M->hkey[h] != key)
+        h = (h + 1) & (M->hcap - 1);
+    if (M->hat[h] != UINT32_MAX)
+        return &M->rec[M->hat[h]];
+    if (M->nrec == M->rcap) {
+        void *nr2 = realloc(M->rec, 2 * M->rcap * sizeof *M->rec);
+        if (!nr2)
+            return NULL;
+        M->rec = nr2;
+        M->rcap *= 2;
+    }
+    struct tb__near *z = &M->rec[M->nrec];
+    memset(z, 0, sizeof *z);
+    z->a = a, z->b = b, z->gap = INFINITY;
+    M->hkey[h] = key;
+    M->hat[h] = (uint32_t)M->nrec++;
+    return z;
+}
+
+/* One record, run x of component me against component other, added to
+ * its pair's sums (in the order the records are made: the sums' order the
+ * sorted records gave). 0: out of memory. */
 static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in,
                             const float dir[3])
 {
     uint32_t me = M->re[x].comp;
     size_t xn = M->run[x + 1] - M->run[x];
-    if (M->nrec == M->rcap) {
-        void *nr2 = realloc(M->rec, 2 * M->rcap * sizeof *M->rec);
-        if (!nr2)
-            return 0;
-        M->rec = nr2;
-        M->rcap *= 2;
-    }
     float est = tried ? (float)xn * (float)in / (float)tried : 0;
-    struct tb__near *z = &M->rec[M->nrec++];
-    z->a = me < other ? me : other;
-    z->b = me < other ? other : me;
-    z->gap = sqrtf(gap2);
-    z->b_in_a = me == z->b ? est : 0;
-    z->a_in_b = me == z->a ? est : 0;
+    struct tb__near *z = tb__merge_pair(M, me < other ? me : other, me < other ? other : me);
+    if (!z)
+        return 0;
+    float gap = sqrtf(gap2);
+    z->gap = gap < z->gap ? gap : z->gap;
+    z->b_in_a += me == z->b ? est : 0;
+    z->a_in_b += me == z->a ? est : 0;
     float scale = tried ? (float)xn / (float)tried : 0;
     for (int k = 0; k < 3; k++) {
-        z->b_dir[k] = me == z->b ? dir[k] * scale : 0;
-        z->a_dir[k] = me == z->a ? dir[k] * scale : 0;
+        z->b_dir[k] += me == z->b ? dir[k] * scale : 0;
+        z->a_dir[k] += me == z->a ? dir[k] * scale : 0;
     }
     return 1;
 }
@@ -2736,8 +2787,8 @@ static int tb__merge_near(tb__merge *M)
     return ok;
 }
 
-/* The records by pair, stably (as glibc's merge sort): the sums of
- * tb__merge_pairs add in record order. 0: out of memory. */
+/* The pairs in (a, b) order, as the records sorted by pair gave them (the
+ * hash's places are stale after). 0: out of memory. */
 static int tb__merge_by_pair(tb__merge *M)
 {
     size_t nrec = M->nrec;
@@ -2847,29 +2898,18 @@ static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, const tb__pair
     return !layer && da && db && tb__merge_in_row(M, pa, pb, gap);
 }
 
-/* Per pair (its records summed in order): joined or not. 0: out of memory. */
+/* Per pair (its records summed in order, tb__merge_record): joined or not. 0: out of memory. */
 static int tb__merge_pairs(tb__merge *M)
 {
-    const struct tb__near *rec = M->rec;
-    for (size_t i = 0; i < M->nrec;) {
-        size_t j = i;
-        float bin = 0, ain = 0, bdir[3] = {0}, adir[3] = {0};
-        float gap = INFINITY;
-        for (; j < M->nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
-            bin += rec[j].b_in_a;
-            ain += rec[j].a_in_b;
-            for (int k = 0; k < 3; k++)
-                bdir[k] += rec[j].b_dir[k], adir[k] += rec[j].a_dir[k];
-            gap = rec[j].gap < gap ? rec[j].gap : gap;
-        }
-        uint32_t pa = rec[i].a, pb = rec[i].b;
-        i = j;
-        tb__pair_near pn = {bin, ain, gap, bin > 0 ? tb__vlen(bdir) / bin : 0, ain > 0 ? tb__vlen(adir) / ain : 0};
-        int join = tb__merge_join(M, pa, pb, &pn);
+    for (size_t i = 0; i < M->nrec; i++) {
+        const struct tb__near *r = &M->rec[i];
+        tb__pair_near pn = {r->b_in_a, r->a_in_b, r->gap, r->b_in_a > 0 ? tb__vlen(r->b_dir) / r->b_in_a : 0,
+                            r->a_in_b > 0 ? tb__vlen(r->a_dir) / r->a_in_b : 0};
+        int join = tb__merge_join(M, r->a, r->b, &pn);
         if (join < 0)
             return 0;
         if (join)
-            tb__unite(M->uf, pa, pb);
+            tb__unite(M->uf, r->a, r->b);
     }
     return 1;
 }
