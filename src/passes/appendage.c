@@ -2170,6 +2170,7 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
     int ns = st->nseg;
     uint16_t *bins = calloc((size_t)ns * SECT + 1, sizeof *bins);
     uint16_t tb[SECT] = {0};
+    int lo = ns, hi = -1; /* the bones binned (the others' bins stay empty: no wrap) */
     if (!bins)
         return 0;
     for (size_t k = 0; k < n; k++) {
@@ -2188,6 +2189,10 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
         }
         if (bone >= 0 && bins[bone] < 60000)
             bins[bone]++;
+        if (bone >= 0) {
+            lo = bone / SECT < lo ? bone / SECT : lo;
+            hi = bone / SECT > hi ? bone / SECT : hi;
+        }
         if (trunk >= 0 && tb[trunk] < 60000)
             tb[trunk]++;
     }
@@ -2197,7 +2202,7 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
             covered += tb[k] >= 2;
         wraps = n >= 24 && covered * 360 >= (int)(st->d.wrap_min_deg * SECT);
     }
-    for (int i = 0; i < ns && !wraps; i++) {
+    for (int i = lo; i <= hi && !wraps; i++) {
         int covered = 0, total = 0;
         for (int k = 0; k < SECT; k++) {
             covered += bins[(size_t)i * SECT + (size_t)k] >= 2;
