@@ -66,6 +66,39 @@ typedef void (*tb__sink)(void *dst, size_t i, double v);
 static void tb__sink_f(void *dst, size_t i, double v) { ((float *)dst)[i] = (float)v; }
 static void tb__sink_u(void *dst, size_t i, double v) { ((uint32_t *)dst)[i] = (uint32_t)v; }
 
+/* count rows of row bytes, stride bytes apart in src, packed into dst: one
+ * copy when they are packed already. */
+static void tb__copy_rows(void *dst, const uint8_t *src, size_t count, size_t row, size_t stride)
+{
+    if (stride == row) {
+        memcpy(dst, src, count * row);
+        return;
+    }
+    for (size_t e = 0; e < count; e++)
+        memcpy((uint8_t *)dst + e * row, src + e * stride, row);
+}
+
+/* count elements of nc unsigned components of type ct (byte, short or int),
+ * stride bytes apart, widened to uint32 (the component type chosen once,
+ * not per value). */
+static void tb__widen_uints(uint32_t *out, const uint8_t *base, size_t count, size_t nc, size_t stride, int ct)
+{
+    if (ct == TB_COMPONENT_UNSIGNED_INT) {
+        tb__copy_rows(out, base, count, nc * 4, stride);
+    } else if (ct == TB_COMPONENT_UNSIGNED_SHORT) {
+        for (size_t e = 0; e < count; e++)
+            for (size_t k = 0; k < nc; k++) {
+                uint16_t x;
+                memcpy(&x, base + e * stride + k * 2, 2);
+                out[e * nc + k] = x;
+            }
+    } else {
+        for (size_t e = 0; e < count; e++)
+            for (size_t k = 0; k < nc; k++)
+                out[e * nc + k] = base[e * stride + k];
+    }
+}
+
 static tb_result tb__read(const tb_doc *doc, int accessor, void *dst, size_t dst_len,
                           tb__sink sink, tb_error *err)
 {
@@ -92,28 +125,12 @@ static tb_result tb__read(const tb_doc *doc, int accessor, void *dst, size_t dst
         int ct = a->component_type;
         /* the common layouts, values as the general loop below gives them */
         if (!col_rows && sink == tb__sink_f && ct == TB_COMPONENT_FLOAT) {
-            float *out = dst;
-            for (size_t e = 0; e < a->count; e++)
-                memcpy(out + e * nc, base + e * stride, nc * sizeof *out);
+            tb__copy_rows(dst, base, a->count, nc * sizeof(float), stride);
             nvals = 0;
         } else if (!col_rows && sink == tb__sink_u && !a->normalized &&
                    (ct == TB_COMPONENT_UNSIGNED_BYTE || ct == TB_COMPONENT_UNSIGNED_SHORT ||
                     ct == TB_COMPONENT_UNSIGNED_INT)) {
-            uint32_t *out = dst;
-            for (size_t e = 0; e < a->count; e++) {
-                const uint8_t *p = base + e * stride;
-                for (size_t k = 0; k < nc; k++) {
-                    if (ct == TB_COMPONENT_UNSIGNED_BYTE) {
-                        out[e * nc + k] = p[k];
-                    } else if (ct == TB_COMPONENT_UNSIGNED_SHORT) {
-                        uint16_t x;
-                        memcpy(&x, p + k * 2, 2);
-                        out[e * nc + k] = x;
-                    } else {
-                        memcpy(out + e * nc + k, p + k * 4, 4);
-                    }
-                }
-            }
+            tb__widen_uints(dst, base, a->count, nc, stride, ct);
             nvals = 0;
         }
         for (size_t e = 0; nvals && e < a->count; e++) {

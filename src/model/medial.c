@@ -533,21 +533,21 @@ static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float
     const int others = R->others;
     uint32_t t4[TB__LANES];
     int nc = 0, nh = 0;
-    for (int i = 0; i < n;) {
-        uint32_t at = s + (uint32_t)i, ts = tshell[at];
-        if ((ts == own) == others || (count && !count[ts])) {
-            i += g->trun[at];
+    for (int i = 0; i < n;) { /* a run of one shell (within the cell) at a time */
+        uint32_t at = s + (uint32_t)i, ts = tshell[at], end = at + g->trun[at];
+        i += g->trun[at];
+        if ((ts == own) == others || (count && !count[ts]))
             continue;
-        }
-        i++;
-        uint32_t t = tris[at];
-        const uint32_t *tv = tri + (size_t)t * 3;
-        if (tv[0] == self || tv[1] == self || tv[2] == self)
-            continue;
-        t4[nc++] = t;
-        if (nc == TB__LANES) {
-            nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
-            nc = 0;
+        for (; at < end; at++) {
+            uint32_t t = tris[at];
+            const uint32_t *tv = tri + (size_t)t * 3;
+            if (!others && (tv[0] == self || tv[1] == self || tv[2] == self))
+                continue; /* the counting walk has no self (UINT32_MAX) */
+            t4[nc++] = t;
+            if (nc == TB__LANES) {
+                nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
+                nc = 0;
+            }
         }
     }
     if (nc)

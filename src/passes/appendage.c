@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GNUC__) && defined(__SSE__)
+#include <xmmintrin.h> /* _mm_sqrt_ps: the merge's tube tests four at a time */
+#endif
 
 #include "passes/detect_internal.h"
 #include "gltf/doc_internal.h"
@@ -2273,6 +2276,7 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
     int ns = st->nseg;
     uint16_t *bins = calloc((size_t)ns * SECT + 1, sizeof *bins);
     uint16_t tb[SECT] = {0};
+    int lo = ns, hi = -1; /* the bones binned (the others' bins stay empty: no wrap) */
     if (!bins)
         return 0;
     for (size_t k = 0; k < n; k++) {
@@ -2291,6 +2295,10 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
         }
         if (bone >= 0 && bins[bone] < 60000)
             bins[bone]++;
+        if (bone >= 0) {
+            lo = bone / SECT < lo ? bone / SECT : lo;
+            hi = bone / SECT > hi ? bone / SECT : hi;
+        }
         if (trunk >= 0 && tb[trunk] < 60000)
             tb[trunk]++;
     }
@@ -2300,7 +2308,7 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
             covered += tb[k] >= 2;
         wraps = n >= 24 && covered * 360 >= (int)(st->d.wrap_min_deg * SECT);
     }
-    for (int i = 0; i < ns && !wraps; i++) {
+    for (int i = lo; i <= hi && !wraps; i++) {
         int covered = 0, total = 0;
         for (int k = 0; k < SECT; k++) {
             covered += bins[(size_t)i * SECT + (size_t)k] >= 2;
@@ -2374,8 +2382,9 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
 }
 
 
-/* One (run, other component) record of the merge: the nearest distance and
- * the run's vertices estimated in the other's tube. */
+/* One pair of components' records of the merge (one per run of either
+ * near the other: its nearest distance and its vertices estimated in the
+ * other's tube), summed in the order they were made. */
 struct tb__near {
     uint32_t a, b;    /* a < b */
     float gap;
@@ -2476,11 +2485,13 @@ typedef struct tb__merge {
     size_t *run, nrun;     /* start index of each run in e[], then q */
     tb__cell_entry *re;    /* one per run: its cell and component, v = the run's index */
     size_t *soff;          /* per run: its first sample in sp / sthin, then the samples' count */
-    float *sp;             /* per sample: position, medial point, radius capped by its component's (7 floats) */
-    uint8_t *sthin;        /* per sample: off the bone */
+    float *sp;             /* per sample (TB__MSF floats): position, tube centre, tube band (tb__merge_sample_runs) */
     uint32_t *sv;          /* per sample: its vertex */
-    struct tb__near *rec;  /* nrec records, room for rcap */
+    struct tb__near *rec;  /* nrec pairs' sums, room for rcap */
     size_t nrec, rcap;
+    uint64_t *hkey;        /* open hash of the pairs (a << 32 | b) to their place in rec, hcap slots */
+    uint32_t *hat;
+    size_t hcap;
     tb__cell_entry *body;  /* grid of the body's skin, built when a layer asks */
     size_t nbody;
     float cell, inv, tol;
@@ -2490,16 +2501,17 @@ typedef struct tb__merge {
  * vertices spread over the run: the pair tests look at samples, so a dense
  * mesh costs (cells × neighbours × SAMPLES²), not (vertices × vertices in
  * the 27 cells around) */
-enum { TB__MERGE_SAMPLES = 16 };
+enum { TB__MERGE_SAMPLES = 16, TB__MSF = 8 /* floats per sample */ };
 
 static void tb__merge_free(tb__merge *M)
 {
     free(M->soff);
     free(M->sp);
-    free(M->sthin);
     free(M->sv);
     free(M->body);
     free(M->rec);
+    free(M->hkey);
+    free(M->hat);
     free(M->run);
     free(M->re);
     free(M->uf);
@@ -2543,8 +2555,16 @@ static int tb__merge_setup(tb__merge *M, tb__state *st)
 
 /* Each run's samples (every step-th of its vertices, step = its size /
  * TB__MERGE_SAMPLES, at least 1) side by side: what the pair tests read,
- * in the order they read it, instead of through the vertex indices. 0: out
- * of memory. */
+ * in the order they read it, instead of through the vertex indices. Per
+ * sample: its position, then the tube test's centre and band [lo, hi]: a
+ * point lies in the other's tube when its distance to the centre is in the
+ * band. Off the bone the band is empty (hi = -inf): the tube is the other's
+ * free part (its off-bone skin), a root sunk into the body is no tube to lie
+ * along. With a medial radius rm (capped at twice its component's): the
+ * medial point, [0.8 rm, 1.6 rm] (a layer lies over the other's surface,
+ * fur over skin, not through its inside: an accessory the root of a tail is
+ * sunk through); without one: the sample itself, [-inf, 2 tol].
+ * 0: out of memory. */
 static int tb__merge_sample_runs(tb__merge *M)
 {
     const tb__state *st = M->st;
@@ -2558,21 +2578,22 @@ static int tb__merge_sample_runs(tb__merge *M)
         ns += (n + step - 1) / step;
     }
     M->soff[M->nrun] = ns;
-    M->sp = malloc((ns ? ns : 1) * 7 * sizeof *M->sp);
-    M->sthin = malloc(ns ? ns : 1);
+    M->sp = malloc((ns ? ns : 1) * TB__MSF * sizeof *M->sp);
     M->sv = malloc((ns ? ns : 1) * sizeof *M->sv);
-    if (!M->sp || !M->sthin || !M->sv)
+    if (!M->sp || !M->sv)
         return 0;
     for (size_t r = 0; r < M->nrun; r++) {
         size_t n = M->run[r + 1] - M->run[r], step = n > TB__MERGE_SAMPLES ? n / TB__MERGE_SAMPLES : 1;
         float cap = 2 * M->sh[M->re[r].comp].rad;
         for (size_t j = 0, k = M->soff[r]; j < n; j += step, k++) {
             uint32_t v = M->e[M->run[r] + j].v;
-            float *f = M->sp + k * 7, rm = st->mrad[v];
+            float *f = M->sp + k * TB__MSF, rm = st->mrad[v];
+            rm = rm < cap ? rm : cap;
+            int medial = st->thin[v] && rm > 0;
             memcpy(f, st->wpos + (size_t)v * 3, 3 * sizeof *f);
-            memcpy(f + 3, st->mpos + (size_t)v * 3, 3 * sizeof *f);
-            f[6] = rm < cap ? rm : cap;
-            M->sthin[k] = st->thin[v];
+            memcpy(f + 3, (medial ? st->mpos : st->wpos) + (size_t)v * 3, 3 * sizeof *f);
+            f[6] = medial ? 0.8f * rm : -INFINITY;
+            f[7] = !st->thin[v] ? -INFINITY : medial ? 1.6f * rm : 2 * M->tol;
             M->sv[k] = v;
         }
     }
@@ -2660,6 +2681,85 @@ static void tb__merge_normal(const tb__state *st, const float *p, uint32_t o, fl
         dir[k] += (to[k] - from[k]) / len;
 }
 
+#if defined(__GNUC__)
+typedef float tb__m4f __attribute__((vector_size(16)));
+typedef int tb__m4i __attribute__((vector_size(16)));
+
+static tb__m4f tb__m4_sqrt(tb__m4f x)
+{
+#if defined(__SSE__)
+    return (tb__m4f)_mm_sqrt_ps((__m128)x);
+#else
+    for (int k = 0; k < 4; k++)
+        x[k] = sqrtf(x[k]);
+    return x;
+#endif
+}
+
+/* Samples [i, i + 4) of a run (the lanes past its end copies of its last)
+ * against the samples of the other component's runs nb[g0..g1), in the
+ * scalar order: per lane the least squared distance (NaN ones skipped),
+ * the first sample at it, and whether any lies in the other's tube. The
+ * same IEEE single operations as one sample at a time (no FMA contraction
+ * without an FMA target), so every value is the scalar one bit for bit. */
+static void tb__merge_lanes(const tb__merge *M, size_t i, size_t end, const uint64_t *nb, size_t g0, size_t g1,
+                            tb__m4f *gap2, tb__m4i *near, tb__m4i *inside)
+{
+    tb__m4f px, py, pz;
+    for (int k = 0; k < 4; k++) {
+        const float *p = M->sp + (i + (size_t)k < end ? i + (size_t)k : end - 1) * TB__MSF;
+        px[k] = p[0], py[k] = p[1], pz[k] = p[2];
+    }
+    tb__m4f g = {INFINITY, INFINITY, INFINITY, INFINITY}, n2 = g;
+    tb__m4i nr = {-1, -1, -1, -1}, in = {0, 0, 0, 0};
+    for (size_t gi = g0; gi < g1; gi++) {
+        size_t y = (size_t)(uint32_t)nb[gi];
+        for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
+            const float *o = M->sp + j * TB__MSF;
+            tb__m4f dx = o[0] - px, dy = o[1] - py, dz = o[2] - pz;
+            tb__m4f d2 = dx * dx + dy * dy + dz * dz;
+            tb__m4i lt = d2 < g;
+            g = (tb__m4f)(((tb__m4i)d2 & lt) | ((tb__m4i)g & ~lt));
+            lt = d2 < n2;
+            n2 = (tb__m4f)(((tb__m4i)d2 & lt) | ((tb__m4i)n2 & ~lt));
+            nr = ((int)j & lt) | (nr & ~lt);
+            tb__m4f mx = o[3] - px, my = o[4] - py, mz = o[5] - pz;
+            tb__m4f dm = tb__m4_sqrt(mx * mx + my * my + mz * mz);
+            in |= (dm >= o[6]) & (dm <= o[7]);
+        }
+    }
+    *gap2 = g, *near = nr, *inside = in;
+}
+
+/* Run x's samples against the samples of one other component's runs
+ * nb[g0..g1): the least squared distance, in *in how many of the *tried
+ * samples lie in that component's tube, and in dir the sum, over those,
+ * of the other's outward normal at its sample nearest to each (round a tube
+ * they cancel, on one side of it they add up). Four of x's samples at a
+ * time (tb__merge_lanes). */
+static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb, size_t g0, size_t g1,
+                               size_t *tried, size_t *in, float dir[3])
+{
+    float gap2 = INFINITY;
+    size_t end = M->soff[x + 1];
+    *tried = end - M->soff[x];
+    *in = 0;
+    dir[0] = dir[1] = dir[2] = 0;
+    for (size_t i = M->soff[x]; i < end; i += 4) {
+        tb__m4f g;
+        tb__m4i near, inside;
+        tb__merge_lanes(M, i, end, nb, g0, g1, &g, &near, &inside);
+        for (int k = 0; k < 4 && i + (size_t)k < end; k++) {
+            gap2 = g[k] < gap2 ? g[k] : gap2;
+            if (inside[k])
+                tb__merge_normal(M->st, M->sp + (i + (size_t)k) * TB__MSF,
+                                 near[k] < 0 ? UINT32_MAX : M->sv[near[k]], dir);
+            *in += inside[k] != 0;
+        }
+    }
+    return gap2;
+}
+#else
 /* Run x's samples against the samples of one other component's runs
  * nb[g0..g1): the least squared distance, in *in how many of the *tried
  * samples lie in that component's tube, and in dir the sum, over those,
@@ -2672,33 +2772,25 @@ static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb,
     *tried = *in = 0;
     dir[0] = dir[1] = dir[2] = 0;
     for (size_t i = M->soff[x]; i < M->soff[x + 1]; i++) {
-        const float *p = M->sp + i * 7;
+        const float *p = M->sp + i * TB__MSF;
         int inside = 0;
         uint32_t near = UINT32_MAX;
         float near2 = INFINITY;
         for (size_t gi = g0; gi < g1; gi++) {
             size_t y = (size_t)(uint32_t)nb[gi];
             for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
-                const float *o = M->sp + j * 7, *m = o + 3;
+                const float *o = M->sp + j * TB__MSF, *m = o + 3;
                 /* squared: sqrtf is monotone, the root of the least is the least root */
                 float d2 = (o[0] - p[0]) * (o[0] - p[0]) + (o[1] - p[1]) * (o[1] - p[1]) +
                            (o[2] - p[2]) * (o[2] - p[2]);
                 gap2 = d2 < gap2 ? d2 : gap2;
                 if (d2 < near2)
                     near2 = d2, near = M->sv[j];
-                if (inside || !M->sthin[j])
-                    continue; /* decided, or no tube to lie along */
-                float rm = o[6]; /* its radius, capped at twice its component's */
-                float dm = rm > 0 ? sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
-                                          (m[2] - p[2]) * (m[2] - p[2]))
-                                  : 0;
-                /* the tube of the other's free part (its off-bone skin):
-                 * a root sunk into the body is no tube to lie along */
-                /* a layer lies over the other's surface (fur over
-                 * skin), between 0.8 and 1.6 times its local radius,
-                 * not through its inside (an accessory the root of a
-                 * tail is sunk through) */
-                inside = rm > 0 ? dm >= 0.8f * rm && dm <= 1.6f * rm : sqrtf(d2) <= 2 * M->tol;
+                if (inside)
+                    continue;
+                float dm = sqrtf((m[0] - p[0]) * (m[0] - p[0]) + (m[1] - p[1]) * (m[1] - p[1]) +
+                                 (m[2] - p[2]) * (m[2] - p[2]));
+                inside = dm >= o[6] && dm <= o[7];
             }
         }
         if (inside)
@@ -2708,31 +2800,77 @@ static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb,
     }
     return gap2;
 }
+#endif
 
-/* One record: run x of component me against component other. 0: out of memory. */
+/* (Re)builds the pairs' hash with hcap slots from rec. 0: out of memory. */
+static int tb__merge_rehash(tb__merge *M, size_t hcap)
+{
+    free(M->hkey);
+    free(M->hat);
+    M->hkey = malloc(hcap * sizeof *M->hkey);
+    M->hat = malloc(hcap * sizeof *M->hat);
+    M->hcap = hcap;
+    if (!M->hkey || !M->hat)
+        return 0;
+    memset(M->hat, 0xff, hcap * sizeof *M->hat);
+    for (size_t i = 0; i < M->nrec; i++) {
+        uint64_t key = (uint64_t)M->rec[i].a << 32 | M->rec[i].b;
+        size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (hcap - 1);
+        while (M->hat[h] != UINT32_MAX)
+            h = (h + 1) & (hcap - 1);
+        M->hkey[h] = key;
+        M->hat[h] = (uint32_t)i;
+    }
+    return 1;
+}
+
+/* The sums of pair (a, b), a new one (nothing summed yet) the first time.
+ * NULL: out of memory. */
+static struct tb__near *tb__merge_pair(tb__merge *M, uint32_t a, uint32_t b)
+{
+    if (2 * (M->nrec + 1) > M->hcap && !tb__merge_rehash(M, M->hcap ? 2 * M->hcap : 512))
+        return NULL;
+    uint64_t key = (uint64_t)a << 32 | b;
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (M->hcap - 1);
+    while (M->hat[h] != UINT32_MAX && M->hkey[h] != key)
+        h = (h + 1) & (M->hcap - 1);
+    if (M->hat[h] != UINT32_MAX)
+        return &M->rec[M->hat[h]];
+    if (M->nrec == M->rcap) {
+        void *nr2 = realloc(M->rec, 2 * M->rcap * sizeof *M->rec);
+        if (!nr2)
+            return NULL;
+        M->rec = nr2;
+        M->rcap *= 2;
+    }
+    struct tb__near *z = &M->rec[M->nrec];
+    memset(z, 0, sizeof *z);
+    z->a = a, z->b = b, z->gap = INFINITY;
+    M->hkey[h] = key;
+    M->hat[h] = (uint32_t)M->nrec++;
+    return z;
+}
+
+/* One record, run x of component me against component other, added to
+ * its pair's sums (in the order the records are made: the sums' order the
+ * sorted records gave). 0: out of memory. */
 static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in,
                             const float dir[3])
 {
     uint32_t me = M->re[x].comp;
     size_t xn = M->run[x + 1] - M->run[x];
-    if (M->nrec == M->rcap) {
-        void *nr2 = realloc(M->rec, 2 * M->rcap * sizeof *M->rec);
-        if (!nr2)
-            return 0;
-        M->rec = nr2;
-        M->rcap *= 2;
-    }
     float est = tried ? (float)xn * (float)in / (float)tried : 0;
-    struct tb__near *z = &M->rec[M->nrec++];
-    z->a = me < other ? me : other;
-    z->b = me < other ? other : me;
-    z->gap = sqrtf(gap2);
-    z->b_in_a = me == z->b ? est : 0;
-    z->a_in_b = me == z->a ? est : 0;
+    struct tb__near *z = tb__merge_pair(M, me < other ? me : other, me < other ? other : me);
+    if (!z)
+        return 0;
+    float gap = sqrtf(gap2);
+    z->gap = gap < z->gap ? gap : z->gap;
+    z->b_in_a += me == z->b ? est : 0;
+    z->a_in_b += me == z->a ? est : 0;
     float scale = tried ? (float)xn / (float)tried : 0;
     for (int k = 0; k < 3; k++) {
-        z->b_dir[k] = me == z->b ? dir[k] * scale : 0;
-        z->a_dir[k] = me == z->a ? dir[k] * scale : 0;
+        z->b_dir[k] += me == z->b ? dir[k] * scale : 0;
+        z->a_dir[k] += me == z->a ? dir[k] * scale : 0;
     }
     return 1;
 }
@@ -2760,8 +2898,8 @@ static int tb__merge_near(tb__merge *M)
     return ok;
 }
 
-/* The records by pair, stably (as glibc's merge sort): the sums of
- * tb__merge_pairs add in record order. 0: out of memory. */
+/* The pairs in (a, b) order, as the records sorted by pair gave them (the
+ * hash's places are stale after). 0: out of memory. */
 static int tb__merge_by_pair(tb__merge *M)
 {
     size_t nrec = M->nrec;
@@ -2871,29 +3009,18 @@ static int tb__merge_join(tb__merge *M, uint32_t pa, uint32_t pb, const tb__pair
     return !layer && da && db && tb__merge_in_row(M, pa, pb, gap);
 }
 
-/* Per pair (its records summed in order): joined or not. 0: out of memory. */
+/* Per pair (its records summed in order, tb__merge_record): joined or not. 0: out of memory. */
 static int tb__merge_pairs(tb__merge *M)
 {
-    const struct tb__near *rec = M->rec;
-    for (size_t i = 0; i < M->nrec;) {
-        size_t j = i;
-        float bin = 0, ain = 0, bdir[3] = {0}, adir[3] = {0};
-        float gap = INFINITY;
-        for (; j < M->nrec && rec[j].a == rec[i].a && rec[j].b == rec[i].b; j++) {
-            bin += rec[j].b_in_a;
-            ain += rec[j].a_in_b;
-            for (int k = 0; k < 3; k++)
-                bdir[k] += rec[j].b_dir[k], adir[k] += rec[j].a_dir[k];
-            gap = rec[j].gap < gap ? rec[j].gap : gap;
-        }
-        uint32_t pa = rec[i].a, pb = rec[i].b;
-        i = j;
-        tb__pair_near pn = {bin, ain, gap, bin > 0 ? tb__vlen(bdir) / bin : 0, ain > 0 ? tb__vlen(adir) / ain : 0};
-        int join = tb__merge_join(M, pa, pb, &pn);
+    for (size_t i = 0; i < M->nrec; i++) {
+        const struct tb__near *r = &M->rec[i];
+        tb__pair_near pn = {r->b_in_a, r->a_in_b, r->gap, r->b_in_a > 0 ? tb__vlen(r->b_dir) / r->b_in_a : 0,
+                            r->a_in_b > 0 ? tb__vlen(r->a_dir) / r->a_in_b : 0};
+        int join = tb__merge_join(M, r->a, r->b, &pn);
         if (join < 0)
             return 0;
         if (join)
-            tb__unite(M->uf, pa, pb);
+            tb__unite(M->uf, r->a, r->b);
     }
     return 1;
 }

@@ -893,40 +893,44 @@ done:
     return r;
 }
 
+/* Where each model vertex lies in verts (ascending, n of them): its index
+ * + 1, 0 for a vertex not in it (the first of equal entries, as a
+ * lower-bound search finds it); *span = verts[n - 1] + 1 entries. One
+ * look-up an edge end instead of a binary search. NULL: none (n = 0) or out
+ * of memory. */
+static uint32_t *tb__vert_slots(const uint32_t *verts, size_t n, size_t *span)
+{
+    *span = n ? (size_t)verts[n - 1] + 1 : 0;
+    uint32_t *at = n ? calloc(*span, sizeof *at) : NULL;
+    for (size_t q = n; at && q-- > 0;)
+        at[verts[q]] = (uint32_t)(q + 1);
+    return at;
+}
+
+/* Edge e's ends (lo << 32 | hi) in verts through slot (tb__vert_slots):
+ * 1 with their indices in *ia, *ib when both are there. */
+static int tb__edge_ends(const uint32_t *slot, size_t span, uint64_t e, size_t *ia, size_t *ib)
+{
+    uint32_t a = (uint32_t)(e >> 32), b = (uint32_t)(e & 0xffffffffu);
+    if (a >= span || b >= span || !slot[a] || !slot[b])
+        return 0;
+    *ia = slot[a] - 1;
+    *ib = slot[b] - 1;
+    return 1;
+}
+
 /* The 75th percentile of |x[a] − x[b]| over the mesh edges with both ends
- * among verts (ascending model vertices, x per vert): along a tube, the
- * spacing of its rings (an edge round a ring barely moves along it, one
- * along the tail or across a quad moves one ring spacing: two edges in three
- * on a triangulated tube). 0 when no edge. */
+ * among verts (ascending model vertices, x per vert; b's place not before
+ * a's): along a tube, the spacing of its rings (an edge round a ring barely
+ * moves along it, one along the tail or across a quad moves one ring
+ * spacing: two edges in three on a triangulated tube). 0 when no edge. */
 static float tb__edge_spread(const uint32_t *verts, const float *x, size_t n, const uint64_t *edges, size_t ne)
 {
-    size_t cap = 0, cnt = 0;
+    size_t cap = 0, cnt = 0, span, ia, ib;
     float *dg = NULL;
-    for (size_t e = 0; e < ne; e++) {
-        uint32_t a = (uint32_t)(edges[e] >> 32), b = (uint32_t)(edges[e] & 0xffffffffu);
-        size_t lo = 0, hi = n, ia = SIZE_MAX, ib = SIZE_MAX;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (verts[mid] < a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < n && verts[lo] == a)
-            ia = lo;
-        if (ia == SIZE_MAX)
-            continue;
-        lo = ia, hi = n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (verts[mid] < b)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < n && verts[lo] == b)
-            ib = lo;
-        if (ib == SIZE_MAX || !isfinite(x[ia]) || !isfinite(x[ib]))
+    uint32_t *slot = tb__vert_slots(verts, n, &span);
+    for (size_t e = 0; slot && e < ne; e++) {
+        if (!tb__edge_ends(slot, span, edges[e], &ia, &ib) || ib < ia || !isfinite(x[ia]) || !isfinite(x[ib]))
             continue;
         if (cnt == cap) {
             cap = cap ? cap * 2 : 1024;
@@ -939,6 +943,7 @@ static float tb__edge_spread(const uint32_t *verts, const float *x, size_t n, co
     }
     float r = dg && cnt ? tb_measure_percentile(dg, cnt, 0.75) : 0;
     free(dg);
+    free(slot);
     return r;
 }
 
@@ -1350,36 +1355,29 @@ static float tb__chain_ramp_zone(const tb__apply *A, const tb__chain_plan *c)
  * kept as pairs of indices into c->verts. */
 static tb_result tb__chain_along_edges(tb__chain_plan *c, const uint64_t *edges, size_t ne)
 {
-    size_t cap = 0;
+    size_t cap = 0, span = 0, at[2];
     c->nalong = 0;
-    for (size_t e = 0; c->ring > 0 && e < ne; e++) {
-        uint32_t ab[2] = {(uint32_t)(edges[e] >> 32), (uint32_t)(edges[e] & 0xffffffffu)};
-        size_t at[2] = {SIZE_MAX, SIZE_MAX};
-        for (int s = 0; s < 2; s++) {
-            size_t lo = 0, hi = c->n;
-            while (lo < hi) { /* c->verts ascending */
-                size_t mid = (lo + hi) / 2;
-                if (c->verts[mid] < ab[s])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < c->n && c->verts[lo] == ab[s])
-                at[s] = lo;
-        }
-        if (at[0] == SIZE_MAX || at[1] == SIZE_MAX || !(fabsf(c->gc[at[0]] - c->gc[at[1]]) >= 0.5f * c->ring))
+    uint32_t *slot = c->ring > 0 ? tb__vert_slots(c->verts, c->n, &span) : NULL;
+    if (c->ring > 0 && c->n && !slot)
+        return TB_ERR_OOM;
+    for (size_t e = 0; slot && e < ne; e++) {
+        if (!tb__edge_ends(slot, span, edges[e], &at[0], &at[1]) ||
+            !(fabsf(c->gc[at[0]] - c->gc[at[1]]) >= 0.5f * c->ring))
             continue;
         if (c->nalong == cap) {
             cap = cap ? cap * 2 : 256;
             uint32_t *na = realloc(c->along, 2 * cap * sizeof *na);
-            if (!na)
+            if (!na) {
+                free(slot);
                 return TB_ERR_OOM;
+            }
             c->along = na;
         }
         c->along[2 * c->nalong] = (uint32_t)at[0];
         c->along[2 * c->nalong + 1] = (uint32_t)at[1];
         c->nalong++;
     }
+    free(slot);
     return TB_OK;
 }
 
@@ -2081,6 +2079,10 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
     return tb__appendage_fix_plan(out, doc, desc, NULL, err);
 }
 
+/* Below this many model vertices the repair keeps detection's freed memory
+ * (tb__repair_detect). */
+enum { TB__TRIM_MIN_VERTICES = 200000 };
+
 /* Detect: the model (the caller's role overrides reach it; no normals: none
  * read) and detection's work, then the triangles for the edge list. */
 static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *d, tb_model **m,
@@ -2095,8 +2097,12 @@ static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const 
     /* detection's state is freed, but glibc keeps much of it resident (its
      * threshold for fresh pages rises to the largest block freed): given
      * back before the triangles and the edge list come on top (772k: 146 ->
-     * 84 MiB here, the job's peak back to detection's) */
-    malloc_trim(0);
+     * 84 MiB here, the job's peak back to detection's). Not on a small
+     * mesh: there it is a few MiB, and taking the pages back costs more than
+     * keeping them (a page fault each; the Wolf, 13k vertices: 22 -> 13 ms
+     * of a repair, docs/fix.md "The Wolf's time") */
+    if ((*m)->vertex_count >= TB__TRIM_MIN_VERTICES)
+        malloc_trim(0);
 #endif
     if (r == TB_OK)
         r = tb__model_triangles_reload(*m, doc, err); /* for the edge list (tb_measure_edges) */
