@@ -741,11 +741,22 @@ static void far_parts_split_off_bone_skin_on_a_body_shell(void **state)
 
 /* ---- tube cut ---------------------------------------------------------------- */
 
+/* Welded ids from..to-1: far and thin as given, in part `label` (UINT32_MAX:
+ * each its own). */
+static void assert_marks(const tb__state *st, uint32_t from, uint32_t to, int far, int thin, uint32_t label)
+{
+    for (uint32_t w = from; w < to; w++) {
+        assert_int_equal(st->far[w], far);
+        assert_int_equal(st->thin[w], thin);
+        assert_int_equal(st->comp_uf[w], label == UINT32_MAX ? w : label);
+    }
+}
+
 /* A tube of 8 round an axis behind the hips along -Z (radius 0.02, rings
  * 0.02 apart from its tip vertex at z -0.42 to z -0.20), all far and off
  * the bone, then at z -0.20 `flare` annuli of 8 (radius 0.04, 0.06, ...)
  * far and off the bone, then two annuli of body skin (without a flare, two
- * more rings of the tube), one shell. Returns
+ * more rings of the tube), one shell; the state finished. Returns
  * the tip; *ring0 the first ring. */
 static uint32_t tube_into(tiny *t, int flare, uint32_t *ring0)
 {
@@ -769,6 +780,7 @@ static uint32_t tube_into(tiny *t, int flare, uint32_t *ring0)
                 edge(t, v, v + 1 - AROUND);
             edge(t, i ? v - AROUND : tip, v);
         }
+    tiny_finish(t);
     return tip;
 }
 
@@ -778,24 +790,16 @@ static void tube_cut_where_a_tube_opens_into_a_body(void **state)
     tiny *t = tiny_new();
     uint32_t ring0;
     uint32_t tip = tube_into(t, 6, &ring0);
-    tiny_finish(t);
     tb__state *st = &t->st;
     tb_error err;
     assert_int_equal(tb__tube_cut(st, &err), TB_OK);
     /* the tube to two rings before it meets the flare: far, one part rooted
      * at the tip */
-    assert_int_equal(st->far[tip], 1);
-    for (uint32_t v = ring0; v < ring0 + 9 * 8; v++) {
-        assert_int_equal(st->far[v], 1);
-        assert_int_equal(st->comp_uf[v], tip);
-    }
+    assert_marks(st, tip, tip + 1, 1, 1, tip);
+    assert_marks(st, ring0, ring0 + 9 * 8, 1, 1, tip);
     /* the flare from radius 0.06 out: the body the tube leaves (not far,
      * not off the bone, each its own) */
-    for (uint32_t v = ring0 + 12 * 8; v < ring0 + 17 * 8; v++) {
-        assert_int_equal(st->far[v], 0);
-        assert_int_equal(st->thin[v], 0);
-        assert_int_equal(st->comp_uf[v], v);
-    }
+    assert_marks(st, ring0 + 12 * 8, ring0 + 17 * 8, 0, 0, UINT32_MAX);
     tiny_free(t);
 }
 
@@ -806,7 +810,6 @@ static void tube_cut_leaves_a_tube_that_never_opens(void **state)
     tiny *t = tiny_new();
     uint32_t ring0;
     uint32_t tip = tube_into(t, 0, &ring0);
-    tiny_finish(t);
     tb__state *st = &t->st;
     uint8_t far_before[MAXV];
     memcpy(far_before, st->far, st->nw);
@@ -872,16 +875,8 @@ static void own_surfaces_give_back_the_body_skin_round_a_welded_tail(void **stat
     /* the buttock skin (on no surface of the tail's own) and the weld ring
      * go back to the body; the tail's own rings stay, one part labelled by
      * its first vertex */
-    for (uint32_t w = 0; w < tail; w++) {
-        assert_int_equal(st->far[w], 0);
-        assert_int_equal(st->thin[w], 0);
-        assert_int_equal(st->comp_uf[w], w);
-    }
-    for (uint32_t w = tail; w < st->nw; w++) {
-        assert_int_equal(st->far[w], 1);
-        assert_int_equal(st->thin[w], 1);
-        assert_int_equal(st->comp_uf[w], tail);
-    }
+    assert_marks(st, 0, tail, 0, 0, UINT32_MAX);
+    assert_marks(st, tail, (uint32_t)st->nw, 1, 1, tail);
     tiny_free(t);
 }
 
@@ -1004,6 +999,22 @@ static uint32_t tube_on_a_cuff(tiny *t, const float c[3], int axis, float t0, fl
     return first;
 }
 
+/* The job gathered and walked. */
+static group_job *walked(group_job *G)
+{
+    tb_error err;
+    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
+    assert_int_equal(tb__an_geodesic(&G->j, &err), TB_OK);
+    return G;
+}
+
+/* A job on tube_on_a_cuff's tube, gathered and walked. */
+static group_job *cuff_tube_walked(tiny *t, const float c[3], int axis, float t0, float step)
+{
+    tube_on_a_cuff(t, c, axis, t0, step);
+    return walked(group_job_new(t));
+}
+
 static void gather_takes_a_detached_shell_whole(void **state)
 {
     (void)state;
@@ -1058,18 +1069,13 @@ static void gather_keeps_a_shell_round_a_bone_out(void **state)
 static void geodesic_of_a_tail_leaving_the_body(void **state)
 {
     (void)state;
+    static const float jz[3] = {-0.205f, -0.34625f, -0.48f}; /* the chain joints' z (below) */
     /* the tail on the cuff: walked from its collar ring along straight
      * edges, ring i of the far rings is 0.04 i away; the length (the 99th
      * percentile of 66) is the last ring's, 0.44; K = 0.44 / 0.18 rounds to
-     * 2, at least 3; twice the radius 0.04, so slenderness 11; its tip
-     * leaves the trunk by about its length */
+     * 2, at least 3 */
     tiny *t = tiny_new();
-    float c[3] = {0, 1.0f, 0};
-    tube_on_a_cuff(t, c, 2, -0.06f, -0.04f);
-    group_job *G = group_job_new(t);
-    tb_error err;
-    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
-    assert_int_equal(tb__an_geodesic(&G->j, &err), TB_OK);
+    group_job *G = cuff_tube_walked(t, (const float[3]){0, 1.0f, 0}, 2, -0.06f, -0.04f);
     assert_int_equal(G->j.ns, 6); /* the collar: the shell is the body's (it goes round a bone) */
     assert_int_equal(G->ap.separate_shell, 0);
     for (size_t k = 1; k < G->j.nv; k++)
@@ -1085,7 +1091,6 @@ static void geodesic_of_a_tail_leaving_the_body(void **state)
      * of i L / K (walks 0.08-0.20, 0.24-0.36, 0.40-0.44: z -0.20, -0.36,
      * -0.48; J_0 the collar's, -0.06), the inner ones smoothed twice
      * (J_i = J_i / 2 + (J_i-1 + J_i+1) / 4: -0.205, -0.35; -0.205, -0.34625) */
-    static const float jz[3] = {-0.205f, -0.34625f, -0.48f};
     for (int i = 1; i <= 3; i++) {
         assert_float_equal(G->ap.chain_joints[i][0], 0, 1e-5f);
         assert_float_equal(G->ap.chain_joints[i][1], 1.0f, 1e-5f);
@@ -1109,12 +1114,7 @@ static void geodesic_of_a_strap_along_the_body(void **state)
      * it (from y 1.02 up by 0.025): as far from the trunk at its tip as at
      * its root, it leaves it by little */
     tiny *t = tiny_new();
-    float c[3] = {0, 0, -0.15f};
-    tube_on_a_cuff(t, c, 1, 1.02f, 0.025f);
-    group_job *G = group_job_new(t);
-    tb_error err;
-    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
-    assert_int_equal(tb__an_geodesic(&G->j, &err), TB_OK);
+    group_job *G = cuff_tube_walked(t, (const float[3]){0, 0, -0.15f}, 1, 1.02f, 0.025f);
     assert_float_equal(G->ap.length, 0.275f, 1e-5f);
     assert_true(fabsf(G->ap.leave) < 0.2f);
     group_job_free(G);
@@ -1129,9 +1129,7 @@ static void lists_the_model_vertices_of_a_welded_tail(void **state)
      * the collar one model vertex per welded one; its shell holds the body
      * too, so no piece of its own */
     tiny *t = tiny_new();
-    float c[3] = {0, 1.0f, 0};
-    tube_on_a_cuff(t, c, 2, -0.06f, -0.04f);
-    group_job *G = group_job_new(t);
+    group_job *G = cuff_tube_walked(t, (const float[3]){0, 1.0f, 0}, 2, -0.06f, -0.04f);
     tb__state *st = &t->st;
     size_t nw = st->nw;
     free(st->wid), free(st->model_list);
@@ -1144,10 +1142,8 @@ static void lists_the_model_vertices_of_a_welded_tail(void **state)
         st->wid[w] = st->wid[w + nw] = w;
     }
     st->model_off[nw] = (uint32_t)(2 * nw);
-    t->m.vertex_count = 2 * nw;
+    t->m.vertex_count = 2 * nw; /* (gather and the walk read no model vertex) */
     tb_error err;
-    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
-    assert_int_equal(tb__an_geodesic(&G->j, &err), TB_OK);
     assert_int_equal(tb__an_lists(&G->j, &err), TB_OK);
     assert_int_equal(G->ap.vertex_count, 132);
     assert_int_equal(G->aw.rw_count, 132);
@@ -1174,10 +1170,8 @@ static void lists_a_detached_shell_as_one_piece(void **state)
      * covers it; the band at the root walks 0 */
     tiny *t = tiny_new();
     uint32_t first = own_shell_tail(t);
-    group_job *G = group_job_new(t);
+    group_job *G = walked(group_job_new(t));
     tb_error err;
-    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
-    assert_int_equal(tb__an_geodesic(&G->j, &err), TB_OK);
     assert_int_equal(tb__an_lists(&G->j, &err), TB_OK);
     assert_int_equal(G->ap.vertex_count, 78);
     for (size_t k = 0; k < 78; k++) {
