@@ -646,6 +646,39 @@ static void far_by_thickness_thin_tube_beside_a_thick_one(void **state)
     tiny_free(t);
 }
 
+/* Skin off the bone by its section but inside a body shell (a strap's
+ * closed tube within the thigh's skin, 0.045 from the bone, radius 0.01)
+ * is not; nor is skin whose section passes within thin_margin H (0.018)
+ * of a bone (a tube of radius 0.02 beside the shin bone, its axis 0.03
+ * from it). Their rays were cast: the medial points are where the
+ * section says. */
+static void far_by_thickness_drops_enclosed_skin_and_keeps_the_margin(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    float thigh[3] = {0.3f, 0, 0}, strap[3] = {0.345f, 0, 0}, shin[3] = {0.33f, 0, 0};
+    uint32_t thick = closed_tube(t, thigh, 1, 0.55f, 0.95f, 5, 16, 0.08f);
+    uint32_t inner = closed_tube(t, strap, 1, 0.65f, 0.85f, 5, 16, 0.01f);
+    uint32_t beside = closed_tube(t, shin, 1, 0.15f, 0.40f, 6, 16, 0.02f);
+    size_t n = t->nv;
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    free(st->mpos), free(st->mrad), free(st->thin);
+    st->mpos = NULL, st->mrad = NULL, st->thin = NULL;
+    tb__prep_distance(st);
+    tb_error err;
+    assert_int_equal(tb__far_by_thickness(st, &err), TB_OK);
+    for (size_t w = thick; w < n; w++)
+        assert_int_equal(st->thin[w], 0);
+    /* a vertex of each facing +Z: half its tube's width deep, on its axis */
+    uint32_t a = inner + 2 * 16, b = beside + 2 * 16;
+    assert_float_equal(st->mrad[a], 0.01f, 1e-3f);
+    assert_float_equal(st->mpos[a * 3], 0.345f, 1e-3f);
+    assert_float_equal(st->mrad[b], 0.02f, 2e-3f);
+    assert_float_equal(st->mpos[b * 3], 0.33f, 2e-3f);
+    tiny_free(t);
+}
+
 /* ---- holes ------------------------------------------------------------------ */
 
 /* Marks ring i (of `around`) of a tube from `first`: far and thin as given. */
@@ -1201,6 +1234,7 @@ int main(void)
         cmocka_unit_test(measures_of_a_straight_tube),
         cmocka_unit_test(thickness_samples_one_per_shell_and_cell),
         cmocka_unit_test(far_by_thickness_thin_tube_beside_a_thick_one),
+        cmocka_unit_test(far_by_thickness_drops_enclosed_skin_and_keeps_the_margin),
         cmocka_unit_test(holes_small_patches_in_far_skin_are_far),
         cmocka_unit_test(far_parts_split_off_bone_skin_on_a_body_shell),
         cmocka_unit_test(tube_cut_where_a_tube_opens_into_a_body),
