@@ -20,7 +20,7 @@
 #include "passes/detect_internal.h"
 
 enum { HIPS, SPINE, THIGH, SHIN, FOOT, NJ };
-enum { MAXV = 512, MAXE = 2048 };
+enum { MAXV = 512, MAXE = 2048, MAXT = 1024 };
 
 static const float joint_pos[NJ][3] = {
     {0, 1.0f, 0}, {0, 1.3f, 0}, {0.3f, 1.0f, 0}, {0.3f, 0.5f, 0}, {0.3f, 0.05f, 0}};
@@ -38,6 +38,9 @@ typedef struct tiny {
     uint32_t shell[MAXV]; /* a shell label per vertex (its root: the first vertex given it) */
     uint32_t edges[MAXE * 2];
     size_t ne;
+    uint32_t tris[MAXT * 3]; /* the model's triangles (over the vertices given: the weld is the identity) */
+    size_t nt;
+    uint8_t has_ibm[NJ];
 } tiny;
 
 /* The skeleton and the state's bones: segments hips → spine, thigh → shin,
@@ -54,6 +57,7 @@ static tiny *tiny_new(void)
         t->parents[j] = parents[j];
         t->names[j] = names[j];
         t->roles[j] = roles[j];
+        t->has_ibm[j] = 1;
         for (int k = 0; k < 16; k++)
             t->bw[j][k] = k % 5 == 0 ? 1.0f : 0.0f;
         memcpy(&t->bw[j][12], joint_pos[j], sizeof joint_pos[j]);
@@ -63,6 +67,7 @@ static tiny *tiny_new(void)
     m->skel.parents = t->parents;
     m->skel.names = t->names;
     m->skel.bind_world = (const float(*)[16])t->bw;
+    m->skel.has_ibm = t->has_ibm;
     m->roles = t->roles;
     for (int r = 0; r < TB_ROLE_COUNT; r++)
         m->role_joint[r] = -1;
@@ -136,9 +141,23 @@ static void tiny_finish(tiny *t)
     st->shell = malloc(n * sizeof *st->shell);
     st->comp_uf = malloc(n * sizeof *st->comp_uf);
     st->shell_total = calloc(n, sizeof *st->shell_total);
+    st->shell_total_pre = calloc(n, sizeof *st->shell_total_pre);
     st->shell_far = calloc(n, sizeof *st->shell_far);
+    st->wid = malloc(n * sizeof *st->wid);
+    st->model_off = malloc((n + 1) * sizeof *st->model_off);
+    st->model_list = malloc(n * sizeof *st->model_list);
     assert_true(st->wpos && st->mpos && st->mrad && st->wdist && st->wseg && st->far && st->thin && st->shell &&
-                st->comp_uf && st->shell_total && st->shell_far);
+                st->comp_uf && st->shell_total && st->shell_total_pre && st->shell_far && st->wid &&
+                st->model_off && st->model_list);
+    /* one model vertex per welded id, the model's triangles those given */
+    for (size_t w = 0; w <= n; w++)
+        st->model_off[w] = (uint32_t)w;
+    for (size_t w = 0; w < n; w++)
+        st->wid[w] = st->model_list[w] = (uint32_t)w;
+    t->m.vertex_count = n;
+    t->m.positions = t->pos;
+    t->m.triangles = t->tris;
+    t->m.triangle_count = t->nt;
     memcpy(st->wpos, t->pos, n * 3 * sizeof *st->wpos);
     memcpy(st->mpos, t->pos, n * 3 * sizeof *st->mpos);
     memcpy(st->far, t->far, n);
@@ -152,12 +171,14 @@ static void tiny_finish(tiny *t)
     }
     for (size_t e = 0; e < t->ne; e++) {
         uint32_t a = t->edges[e * 2], b = t->edges[e * 2 + 1];
-        if (st->far[a] && st->far[b])
-            st->comp_uf[find(st->comp_uf, a)] = find(st->comp_uf, b);
+        uint32_t ra = find(st->comp_uf, a), rb = find(st->comp_uf, b);
+        if (st->far[a] && st->far[b]) /* the least index the root (tb__unite's) */
+            st->comp_uf[ra > rb ? ra : rb] = ra > rb ? rb : ra;
     }
     for (size_t w = 0; w < n; w++) {
         st->comp_uf[w] = find(st->comp_uf, (uint32_t)w);
         st->shell_total[st->shell[w]]++;
+        st->shell_total_pre[st->shell[w]]++;
         st->shell_far[st->shell[w]] += st->far[w];
     }
 }
@@ -513,6 +534,696 @@ static void measures_of_a_straight_tube(void **state)
     tiny_free(t);
 }
 
+/* ---- far by thickness (A10) ----------------------------------------------- */
+
+static void tri(tiny *t, uint32_t a, uint32_t b, uint32_t c)
+{
+    assert_true(t->nt < MAXT);
+    t->tris[t->nt * 3] = a, t->tris[t->nt * 3 + 1] = b, t->tris[t->nt * 3 + 2] = c;
+    t->nt++;
+    edge(t, a, b), edge(t, b, c), edge(t, c, a);
+}
+
+/* A closed tube, its own shell: `rings` rings of `around` vertices (radius
+ * r about an axis along `axis` through c, from t0 to t1 of it) and a cap
+ * vertex at each end, its triangles wound one way. Nothing marked far or
+ * off the bone. Returns its first vertex. */
+static uint32_t closed_tube(tiny *t, const float c[3], int axis, float t0, float t1, int rings, int around, float r)
+{
+    uint32_t first = (uint32_t)t->nv;
+    int u = (axis + 1) % 3, w = (axis + 2) % 3;
+    for (int i = 0; i < rings; i++)
+        for (int k = 0; k < around; k++) {
+            float a = 6.2831853f * (float)k / (float)around, p[3] = {c[0], c[1], c[2]};
+            p[axis] += t0 + (t1 - t0) * (float)i / (float)(rings - 1);
+            p[u] += r * cosf(a), p[w] += r * sinf(a);
+            vert(t, p[0], p[1], p[2], first, 0);
+        }
+    float p0[3] = {c[0], c[1], c[2]}, p1[3] = {c[0], c[1], c[2]};
+    p0[axis] += t0, p1[axis] += t1;
+    uint32_t c0 = vert(t, p0[0], p0[1], p0[2], first, 0), c1 = vert(t, p1[0], p1[1], p1[2], first, 0);
+    for (int i = 0; i + 1 < rings; i++)
+        for (int k = 0; k < around; k++) {
+            uint32_t A = first + (uint32_t)(i * around + k), B = first + (uint32_t)(i * around + (k + 1) % around);
+            uint32_t C = B + (uint32_t)around, D = A + (uint32_t)around;
+            tri(t, A, B, C), tri(t, A, C, D);
+        }
+    uint32_t last = first + (uint32_t)((rings - 1) * around);
+    for (int k = 0; k < around; k++) {
+        uint32_t k1 = (uint32_t)((k + 1) % around);
+        tri(t, c0, first + k1, first + (uint32_t)k);
+        tri(t, c1, last + (uint32_t)k, last + k1);
+    }
+    return first;
+}
+
+static void thickness_samples_one_per_shell_and_cell(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    t->st.d.sample_fraction = 0.1f / 1.8f; /* cells of 0.1 from the box's corner (-1, -1, -1) */
+    /* shell 0 along x: cells 10 (x 0 .. 0.1), 11, 13 */
+    static const float xs[] = {0.01f, 0.03f, 0.08f, 0.12f, 0.15f, 0.35f};
+    for (int k = 0; k < 6; k++)
+        vert(t, xs[k], 0.55f, 0.55f, 0, 0);
+    for (uint32_t k = 0; k < 5; k++)
+        edge(t, k, k + 1);
+    /* shell 6 in cell 10 too, its own sample; and a vertex alone in cell 10 */
+    uint32_t o = vert(t, 0.02f, 0.55f, 0.55f, UINT32_MAX, 0), o2 = vert(t, 0.06f, 0.55f, 0.55f, o, 0);
+    edge(t, o, o2);
+    uint32_t alone = vert(t, 0.04f, 0.55f, 0.55f, 0, 0);
+    tiny_finish(t);
+    uint32_t src[16];
+    tb_error err;
+    assert_int_equal(tb__thickness_samples(&t->st, src, &err), TB_OK);
+    /* the first of each (shell, cell) is a sample; vertex 2, in vertex 0's
+     * cell, is one hop from vertex 3's sample and two from 0's */
+    static const uint32_t want[] = {0, 0, 3, 3, 3, 5};
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(src[k], want[k]);
+    assert_int_equal(src[o], o);
+    assert_int_equal(src[o2], o);
+    assert_int_equal(src[alone], alone); /* no sample reaches it: its own */
+    tiny_free(t);
+}
+
+/* A thin closed tube behind the hips (radius 0.02, along -Z from 0.15 to
+ * 0.45 behind the spine bone: no bone in its cross-section) and a thick one
+ * round the thigh bone (radius 0.08): the distance stage, then thickness. */
+static void far_by_thickness_thin_tube_beside_a_thick_one(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    float behind[3] = {0, 1.1f, 0}, thigh[3] = {0.3f, 0, 0};
+    uint32_t thin = closed_tube(t, behind, 2, -0.15f, -0.45f, 7, 16, 0.02f);
+    size_t nthin = t->nv - thin;
+    uint32_t thick = closed_tube(t, thigh, 1, 0.55f, 0.95f, 5, 16, 0.08f);
+    size_t nthick = t->nv - thick;
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    free(st->mpos), free(st->mrad), free(st->thin); /* the stage's own */
+    st->mpos = NULL, st->mrad = NULL, st->thin = NULL;
+    tb__prep_distance(st);
+    tb_error err;
+    assert_int_equal(tb__far_by_thickness(st, &err), TB_OK);
+    for (size_t k = 0; k < nthin; k++)
+        assert_int_equal(st->thin[thin + k], 1);
+    for (size_t k = 0; k < nthick; k++)
+        assert_int_equal(st->thin[thick + k], 0);
+    /* a side vertex of the thin tube: its medial point on the axis, half
+     * the tube's width deep (a ray across the 16-gon: 2r) */
+    uint32_t side = thin + 3 * 16 + 4;
+    assert_float_equal(st->mrad[side], 0.02f, 2e-3f);
+    assert_float_equal(st->mpos[side * 3], 0, 2e-3f);
+    assert_float_equal(st->mpos[side * 3 + 1], 1.1f, 2e-3f);
+    assert_float_equal(st->mpos[side * 3 + 2], -0.30f, 1e-5f);
+    /* far: the thin tube by the distance (0.15 and more from the spine), the
+     * thick one not (inside the band, and its section holds the bone) */
+    for (size_t k = 0; k < nthin; k++)
+        assert_int_equal(st->far[thin + k], 1);
+    for (size_t k = 0; k < nthick; k++)
+        assert_int_equal(st->far[thick + k], 0);
+    tiny_free(t);
+}
+
+/* Skin off the bone by its section but inside a body shell (a strap's
+ * closed tube within the thigh's skin, 0.045 from the bone, radius 0.01)
+ * is not; nor is skin whose section passes within thin_margin H (0.018)
+ * of a bone (a tube of radius 0.02 beside the shin bone, its axis 0.03
+ * from it). Their rays were cast: the medial points are where the
+ * section says. */
+static void far_by_thickness_drops_enclosed_skin_and_keeps_the_margin(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    float thigh[3] = {0.3f, 0, 0}, strap[3] = {0.345f, 0, 0}, shin[3] = {0.33f, 0, 0};
+    uint32_t thick = closed_tube(t, thigh, 1, 0.55f, 0.95f, 5, 16, 0.08f);
+    uint32_t inner = closed_tube(t, strap, 1, 0.65f, 0.85f, 5, 16, 0.01f);
+    uint32_t beside = closed_tube(t, shin, 1, 0.15f, 0.40f, 6, 16, 0.02f);
+    size_t n = t->nv;
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    free(st->mpos), free(st->mrad), free(st->thin);
+    st->mpos = NULL, st->mrad = NULL, st->thin = NULL;
+    tb__prep_distance(st);
+    tb_error err;
+    assert_int_equal(tb__far_by_thickness(st, &err), TB_OK);
+    for (size_t w = thick; w < n; w++)
+        assert_int_equal(st->thin[w], 0);
+    /* a vertex of each facing +Z: half its tube's width deep, on its axis */
+    uint32_t a = inner + 2 * 16, b = beside + 2 * 16;
+    assert_float_equal(st->mrad[a], 0.01f, 1e-3f);
+    assert_float_equal(st->mpos[a * 3], 0.345f, 1e-3f);
+    assert_float_equal(st->mrad[b], 0.02f, 2e-3f);
+    assert_float_equal(st->mpos[b * 3], 0.33f, 2e-3f);
+    tiny_free(t);
+}
+
+/* ---- holes ------------------------------------------------------------------ */
+
+/* Marks ring i (of `around`) of a tube from `first`: far and thin as given. */
+static void mark_ring(tiny *t, uint32_t first, int around, int i, int far, int thin)
+{
+    for (int k = 0; k < around; k++) {
+        t->far[first + (uint32_t)(i * around + k)] = (uint8_t)far;
+        t->thin[first + (uint32_t)(i * around + k)] = (uint8_t)thin;
+    }
+}
+
+static void holes_small_patches_in_far_skin_are_far(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    float c[3] = {0, 1.0f, 0}, c2[3] = {0.5f, 1.0f, 0}, c3[3] = {-0.5f, 1.0f, 0}, c4[3] = {0, 1.5f, 0};
+    /* a far tube off the bone, a vertex of its last ring not far: the pole
+     * of a tip, whose ray ran along the tail */
+    uint32_t a = tube(t, c, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    t->far[a + 33] = t->thin[a + 33] = 0;
+    /* the same where the far skin round it is not off the bone */
+    uint32_t b = tube(t, c2, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    for (int i = 0; i < 6; i++)
+        mark_ring(t, b, 6, i, 1, 0);
+    t->far[b + 33] = 0;
+    /* a patch of 12 (three rings) is no hole */
+    uint32_t d = tube(t, c3, 2, -0.2f, -0.5f, 6, 4, 0.02f, 0, 6.2831853f);
+    for (int i = 3; i < 6; i++)
+        mark_ring(t, d, 4, i, 0, 0);
+    /* nor is a small shell of its own (4 vertices, none far) */
+    uint32_t e = tube(t, c4, 2, -0.2f, -0.3f, 2, 2, 0.02f, 0, 6.2831853f);
+    for (int i = 0; i < 2; i++)
+        mark_ring(t, e, 2, i, 0, 0);
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    tb_error err;
+    assert_int_equal(tb__prep_holes(st, &err), TB_OK);
+    for (uint32_t k = 0; k < 36; k++) {
+        assert_int_equal(st->far[a + k], 1);
+        assert_int_equal(st->thin[a + k], 1); /* off the bone as what surrounds it */
+        assert_int_equal(st->far[b + k], 1);
+        assert_int_equal(st->thin[b + k], 0);
+    }
+    for (uint32_t k = 0; k < 24; k++)
+        assert_int_equal(st->far[d + k], k < 12);
+    for (uint32_t k = 0; k < 4; k++)
+        assert_int_equal(st->far[e + k], 0);
+    tiny_free(t);
+}
+
+/* ---- far parts -------------------------------------------------------------- */
+
+static uint32_t root_of(const tb__state *st, uint32_t w)
+{
+    return find(st->comp_uf, w);
+}
+
+static void far_parts_split_off_bone_skin_on_a_body_shell(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    float c[3] = {0, 1.0f, 0}, c2[3] = {0.5f, 1.0f, 0};
+    /* a body shell (18 of 72 off the bone): rings 0-2 and 10-11 body skin,
+     * ring 3 far round a bone (a scrap of 6), rings 4-6 far off the bone,
+     * rings 7-9 far round a bone */
+    uint32_t b = tube(t, c, 2, -0.1f, -0.65f, 12, 6, 0.02f, 0, 6.2831853f);
+    for (int i = 0; i < 12; i++)
+        mark_ring(t, b, 6, i, i >= 3 && i <= 9, i >= 4 && i <= 6);
+    /* a shell mostly off the bone: its far skin one part */
+    uint32_t o = tube(t, c2, 2, -0.1f, -0.4f, 4, 6, 0.02f, 0, 6.2831853f);
+    for (int i = 0; i < 4; i++)
+        mark_ring(t, o, 6, i, 1, i < 2);
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    for (size_t w = 0; w < st->nw; w++)
+        st->comp_uf[w] = (uint32_t)w; /* as prepare leaves it */
+    tb_error err;
+    assert_int_equal(tb__prep_far_parts(st, &err), TB_OK);
+    uint32_t off_bone = root_of(st, b + 24), round_bone = root_of(st, b + 42);
+    assert_true(off_bone != round_bone);
+    for (uint32_t k = 0; k < 18; k++) {
+        assert_int_equal(root_of(st, b + 24 + k), off_bone);
+        assert_int_equal(root_of(st, b + 42 + k), round_bone);
+    }
+    for (uint32_t k = 0; k < 6; k++) /* the scrap goes with the part it touches */
+        assert_int_equal(root_of(st, b + 18 + k), off_bone);
+    for (uint32_t k = 0; k < 24; k++)
+        assert_int_equal(root_of(st, o + k), root_of(st, o));
+    for (size_t w = 0; w < st->nw; w++) /* far roots compressed; the body its own */
+        assert_int_equal(st->comp_uf[w], st->far[w] ? root_of(st, (uint32_t)w) : w);
+    tiny_free(t);
+}
+
+/* ---- tube cut ---------------------------------------------------------------- */
+
+/* Welded ids from..to-1: far and thin as given, in part `label` (UINT32_MAX:
+ * each its own). */
+static void assert_marks(const tb__state *st, uint32_t from, uint32_t to, int far, int thin, uint32_t label)
+{
+    for (uint32_t w = from; w < to; w++) {
+        assert_int_equal(st->far[w], far);
+        assert_int_equal(st->thin[w], thin);
+        assert_int_equal(st->comp_uf[w], label == UINT32_MAX ? w : label);
+    }
+}
+
+/* A tube of 8 round an axis behind the hips along -Z (radius 0.02, rings
+ * 0.02 apart from its tip vertex at z -0.42 to z -0.20), all far and off
+ * the bone, then at z -0.20 `flare` annuli of 8 (radius 0.04, 0.06, ...)
+ * far and off the bone, then two annuli of body skin (without a flare, two
+ * more rings of the tube), one shell; the state finished. Returns
+ * the tip; *ring0 the first ring. */
+static uint32_t tube_into(tiny *t, int flare, uint32_t *ring0)
+{
+    enum { AROUND = 8, RINGS = 11 };
+    uint32_t tip = vert(t, 0, 1.0f, -0.42f, UINT32_MAX, 1);
+    t->far[tip] = 1;
+    *ring0 = (uint32_t)t->nv;
+    int annuli = flare + 2;
+    for (int i = 0; i < RINGS + annuli; i++)
+        for (int k = 0; k < AROUND; k++) {
+            float a = 6.2831853f * (float)k / (float)AROUND;
+            int open = flare && i >= RINGS; /* without a flare, the body goes on as the tube */
+            float r = open ? 0.02f + 0.02f * (float)(i - RINGS + 1) : 0.02f;
+            float z = open ? -0.20f : -0.40f + 0.02f * (float)i;
+            int body = i >= RINGS + flare;
+            uint32_t v = vert(t, r * cosf(a), 1.0f + r * sinf(a), z, tip, !body);
+            t->far[v] = (uint8_t)!body;
+            if (k)
+                edge(t, v - 1, v);
+            if (k == AROUND - 1)
+                edge(t, v, v + 1 - AROUND);
+            edge(t, i ? v - AROUND : tip, v);
+        }
+    tiny_finish(t);
+    return tip;
+}
+
+static void tube_cut_where_a_tube_opens_into_a_body(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    uint32_t ring0;
+    uint32_t tip = tube_into(t, 6, &ring0);
+    tb__state *st = &t->st;
+    tb_error err;
+    assert_int_equal(tb__tube_cut(st, &err), TB_OK);
+    /* the tube to two rings before it meets the flare: far, one part rooted
+     * at the tip */
+    assert_marks(st, tip, tip + 1, 1, 1, tip);
+    assert_marks(st, ring0, ring0 + 9 * 8, 1, 1, tip);
+    /* the flare from radius 0.06 out: the body the tube leaves (not far,
+     * not off the bone, each its own) */
+    assert_marks(st, ring0 + 12 * 8, ring0 + 17 * 8, 0, 0, UINT32_MAX);
+    tiny_free(t);
+}
+
+static void tube_cut_leaves_a_tube_that_never_opens(void **state)
+{
+    (void)state;
+    /* the same tube welded straight into body skin of its own radius */
+    tiny *t = tiny_new();
+    uint32_t ring0;
+    uint32_t tip = tube_into(t, 0, &ring0);
+    tb__state *st = &t->st;
+    uint8_t far_before[MAXV];
+    memcpy(far_before, st->far, st->nw);
+    tb_error err;
+    assert_int_equal(tb__tube_cut(st, &err), TB_OK);
+    assert_memory_equal(st->far, far_before, st->nw);
+    for (uint32_t v = ring0; v < ring0 + 11 * 8; v++)
+        assert_int_equal(find(st->comp_uf, v), find(st->comp_uf, tip));
+    tiny_free(t);
+}
+
+/* ---- own surfaces ----------------------------------------------------------- */
+
+/* A tube of rings of 6 behind the hips, one shell: `body` rings of body
+ * skin, then far skin off the bone: two rings of the body's (buttock skin
+ * round a root), the weld ring, four rings of tail. With `apart`, the tail
+ * was modelled apart: its rings and a second model vertex at each vertex of
+ * the weld ring are a surface of their own (the weld ring's first model
+ * vertices the body's surface); without, the model is one surface. The
+ * far skin is one part (comp_uf), the tube cut run over it. Returns the
+ * weld ring's first vertex. */
+static uint32_t welded_tail(tiny *t, int body, int apart)
+{
+    float c[3] = {0, 1.0f, 0};
+    int rings = body + 7;
+    uint32_t first = tube(t, c, 2, -0.05f, -0.05f - 0.03f * (float)rings, rings, 6, 0.02f, 0, 6.2831853f);
+    for (int i = 0; i < body; i++)
+        mark_ring(t, first, 6, i, 0, 0);
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    uint32_t ring = first + (uint32_t)(body + 2) * 6, tail = ring + 6;
+    size_t nw = st->nw, V = nw + (apart ? 6 : 0);
+    free(st->wid), free(st->model_off), free(st->model_list);
+    st->wid = malloc(V * sizeof *st->wid);
+    st->model_off = malloc((nw + 1) * sizeof *st->model_off);
+    st->model_list = malloc(V * sizeof *st->model_list);
+    st->surf = malloc(V * sizeof *st->surf);
+    assert_true(st->wid && st->model_off && st->model_list && st->surf);
+    size_t q = 0;
+    for (uint32_t w = 0; w < nw; w++) {
+        st->model_off[w] = (uint32_t)q;
+        st->model_list[q++] = w;
+        if (apart && w >= ring && w < tail)
+            st->model_list[q++] = (uint32_t)nw + (w - ring);
+    }
+    st->model_off[nw] = (uint32_t)q;
+    for (uint32_t v = 0; v < V; v++) {
+        st->wid[v] = v < nw ? v : ring + (v - (uint32_t)nw);
+        st->surf[v] = apart && (v >= tail) ? tail : 0; /* each surface's root its first vertex */
+    }
+    t->m.vertex_count = V;
+    /* the tube cut first, as prepare runs them: the part (42 vertices, under
+     * 4 min_vertices) is left as it is */
+    tb_error err;
+    assert_int_equal(tb__tube_cut(st, &err), TB_OK);
+    return ring;
+}
+
+static void own_surfaces_give_back_the_body_skin_round_a_welded_tail(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    uint32_t ring = welded_tail(t, 4, 1), tail = ring + 6;
+    tb__state *st = &t->st;
+    tb_error err;
+    assert_int_equal(tb__own_surfaces(st, &err), TB_OK);
+    assert_null(st->surf);
+    /* the buttock skin (on no surface of the tail's own) and the weld ring
+     * go back to the body; the tail's own rings stay, one part labelled by
+     * its first vertex */
+    assert_marks(st, 0, tail, 0, 0, UINT32_MAX);
+    assert_marks(st, tail, (uint32_t)st->nw, 1, 1, tail);
+    tiny_free(t);
+}
+
+static void own_surfaces_leave_a_part_with_none_of_its_own(void **state)
+{
+    (void)state;
+    /* the same tail sculpted in one surface with a larger body: nothing of
+     * it is its own surface, so all of it stays far, labelled by its first
+     * far vertex */
+    tiny *t = tiny_new();
+    uint32_t ring = welded_tail(t, 10, 0), first_far = ring - 12;
+    tb__state *st = &t->st;
+    tb_error err;
+    assert_int_equal(tb__own_surfaces(st, &err), TB_OK);
+    for (uint32_t w = 0; w < st->nw; w++) {
+        assert_int_equal(st->far[w], w >= first_far);
+        assert_int_equal(st->comp_uf[w], w >= first_far ? first_far : w);
+    }
+    tiny_free(t);
+}
+
+/* ---- a merged group's stages: gather, geodesic, lists ------------------------ */
+
+/* What the group's stages read beyond the pieces: each shell's vertices
+ * (CSR), their areas (none: no shell is half the skin), the trunk's bone
+ * (hips → spine). */
+static void group_ready(tiny *t)
+{
+    tb__state *st = &t->st;
+    size_t n = st->nw;
+    st->shell_off = calloc(n + 1, sizeof *st->shell_off);
+    st->shell_list = malloc(n * sizeof *st->shell_list);
+    st->shell_area = calloc(n, sizeof *st->shell_area);
+    st->trunk = malloc(sizeof *st->trunk);
+    assert_true(st->shell_off && st->shell_list && st->shell_area && st->trunk);
+    for (size_t w = 0; w < n; w++)
+        st->shell_off[st->shell[w] + 1]++;
+    for (size_t s = 0; s < n; s++)
+        st->shell_off[s + 1] += st->shell_off[s];
+    uint32_t *fill = calloc(n, sizeof *fill);
+    assert_non_null(fill);
+    for (size_t w = 0; w < n; w++)
+        st->shell_list[st->shell_off[st->shell[w]] + fill[st->shell[w]]++] = (uint32_t)w;
+    free(fill);
+    tb__seg_set(&st->trunk[0], joint_pos[HIPS], joint_pos[SPINE], HIPS);
+    st->ntrunk = 1;
+}
+
+typedef struct group_job {
+    tb__an_job j;
+    tb_appendage ap;
+    tb__app_work aw;
+    float *g;
+    uint8_t *allowed;
+} group_job;
+
+/* Pieces (each its own group), then a job on group 0 with its scratch. */
+static group_job *group_job_new(tiny *t)
+{
+    tb_error err;
+    tiny_finish(t);
+    group_ready(t);
+    assert_int_equal(tb__detect_components(&t->st, &err), TB_OK);
+    assert_int_equal(t->st.ncomp, 1);
+    group_job *G = calloc(1, sizeof *G);
+    assert_non_null(G);
+    G->g = malloc(t->st.nw * sizeof *G->g);
+    G->allowed = calloc(t->st.nw, 1);
+    assert_true(G->g && G->allowed);
+    for (size_t w = 0; w < t->st.nw; w++)
+        G->g[w] = INFINITY;
+    G->ap.chain = -1;
+    G->aw.parent_joint = -1;
+    G->j.st = &t->st;
+    G->j.ap = &G->ap;
+    G->j.aw = &G->aw;
+    G->j.group = 0;
+    G->j.g = G->g;
+    G->j.allowed = G->allowed;
+    return G;
+}
+
+static void group_job_free(group_job *G)
+{
+    free(G->j.wv), free(G->j.wc), free(G->j.src), free(G->j.piece);
+    free(G->ap.vertices);
+    free(G->aw.rw_verts), free(G->aw.rw_g), free(G->aw.rw_piece), free(G->aw.collar);
+    free(G->g), free(G->allowed);
+    free(G);
+}
+
+/* A tail of its own shell behind the hips along -Z (rings of 6, radius
+ * 0.02, 0.04 apart from z -0.02 to -0.50): its first three rings inside the
+ * A2 band (not far), the rest far. */
+static uint32_t own_shell_tail(tiny *t)
+{
+    float c[3] = {0, 1.0f, 0};
+    uint32_t first = tube(t, c, 2, -0.02f, -0.50f, 13, 6, 0.02f, 0, 6.2831853f);
+    for (int i = 0; i < 3; i++)
+        mark_ring(t, first, 6, i, 0, 1);
+    return first;
+}
+
+/* A cuff round the spine bone (2 rings of 12, radius 0.05; not far) and a
+ * tube of rings of 6 (radius 0.02, 0.04 apart, 12 rings from t0 along
+ * `axis` through c), its first ring not far, the rest far; one shell,
+ * the cuff's first vertex joined to the tube's. Returns the tube's first
+ * vertex. */
+static uint32_t tube_on_a_cuff(tiny *t, const float c[3], int axis, float t0, float step)
+{
+    float spine[3] = {0, 1.1f, 0};
+    uint32_t cuff = tube(t, spine, 1, 0, 0.04f, 2, 12, 0.05f, 0, 6.2831853f);
+    mark_ring(t, cuff, 12, 0, 0, 0);
+    mark_ring(t, cuff, 12, 1, 0, 0);
+    uint32_t first = tube(t, c, axis, t0, t0 + 11 * step, 12, 6, 0.02f, 0, 6.2831853f);
+    mark_ring(t, first, 6, 0, 0, 1);
+    for (size_t v = first; v < t->nv; v++)
+        t->shell[v] = cuff;
+    edge(t, cuff, first);
+    return first;
+}
+
+/* The job gathered and walked. */
+static group_job *walked(group_job *G)
+{
+    tb_error err;
+    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
+    assert_int_equal(tb__an_geodesic(&G->j, &err), TB_OK);
+    return G;
+}
+
+/* A job on tube_on_a_cuff's tube, gathered and walked. */
+static group_job *cuff_tube_walked(tiny *t, const float c[3], int axis, float t0, float step)
+{
+    tube_on_a_cuff(t, c, axis, t0, step);
+    return walked(group_job_new(t));
+}
+
+static void gather_takes_a_detached_shell_whole(void **state)
+{
+    (void)state;
+    /* a tail built as its own shell, its root sunk into the body's band:
+     * all of it, band too; its root where it is nearest the trunk (the
+     * band's vertices within 0.03 H of the nearest: its first two rings) */
+    tiny *t = tiny_new();
+    uint32_t first = own_shell_tail(t);
+    group_job *G = group_job_new(t);
+    tb_error err;
+    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
+    assert_int_equal(G->j.nv, 78);
+    assert_int_equal(G->ap.welded_count, 78);
+    assert_int_equal(G->ap.shell_count, 1);
+    assert_int_equal(G->j.floating, 1);
+    assert_int_equal(G->j.nc, 12);
+    for (size_t k = 0; k < G->j.nc; k++)
+        assert_true(G->j.wc[k] >= first && G->j.wc[k] < first + 12);
+    assert_float_equal(G->ap.attach_point[2], -0.04f, 1e-5f);
+    assert_int_equal(G->ap.attach_joint, HIPS);
+    for (size_t w = 0; w < t->st.nw; w++)
+        assert_int_equal(G->allowed[w], 0); /* scratch left as found */
+    group_job_free(G);
+    tiny_free(t);
+}
+
+static void gather_keeps_a_shell_round_a_bone_out(void **state)
+{
+    (void)state;
+    /* the same tail, its shell's band a cuff round the spine: a body part,
+     * smaller than the tail, but going round a bone: only the far skin,
+     * hanging from its collar (the tail's first ring) */
+    tiny *t = tiny_new();
+    float c[3] = {0, 1.0f, 0};
+    uint32_t first = tube_on_a_cuff(t, c, 2, -0.06f, -0.04f);
+    group_job *G = group_job_new(t);
+    tb_error err;
+    assert_int_equal(tb__an_gather(&G->j, &err), TB_OK);
+    assert_int_equal(G->j.nv, 66);
+    for (size_t k = 0; k < G->j.nv; k++)
+        assert_int_equal(t->st.far[G->j.wv[k]], 1);
+    assert_int_equal(G->j.floating, 0);
+    assert_int_equal(G->j.nc, 6);
+    for (size_t k = 0; k < 6; k++)
+        assert_int_equal(G->j.wc[k], first + k);
+    assert_float_equal(G->ap.attach_point[2], -0.06f, 1e-5f);
+    assert_int_equal(G->ap.attach_joint, HIPS);
+    group_job_free(G);
+    tiny_free(t);
+}
+
+static void geodesic_of_a_tail_leaving_the_body(void **state)
+{
+    (void)state;
+    static const float jz[3] = {-0.205f, -0.34625f, -0.48f}; /* the chain joints' z (below) */
+    /* the tail on the cuff: walked from its collar ring along straight
+     * edges, ring i of the far rings is 0.04 i away; the length (the 99th
+     * percentile of 66) is the last ring's, 0.44; K = 0.44 / 0.18 rounds to
+     * 2, at least 3 */
+    tiny *t = tiny_new();
+    group_job *G = cuff_tube_walked(t, (const float[3]){0, 1.0f, 0}, 2, -0.06f, -0.04f);
+    assert_int_equal(G->j.ns, 6); /* the collar: the shell is the body's (it goes round a bone) */
+    assert_int_equal(G->ap.separate_shell, 0);
+    for (size_t k = 1; k < G->j.nv; k++)
+        assert_true(G->j.wv[k - 1] < G->j.wv[k]);
+    for (size_t k = 0; k < G->j.nv; k++) {
+        uint32_t w = G->j.wv[k];
+        float ring = (float)((w - G->j.wc[0]) / 6);
+        assert_float_equal(G->g[w], 0.04f * ring, 1e-5f);
+    }
+    assert_float_equal(G->ap.length, 0.44f, 1e-5f);
+    assert_int_equal(G->j.K, 3);
+    /* the joints: on the axis, at the centroids of the rings within L / 2K
+     * of i L / K (walks 0.08-0.20, 0.24-0.36, 0.40-0.44: z -0.20, -0.36,
+     * -0.48; J_0 the collar's, -0.06), the inner ones smoothed twice
+     * (J_i = J_i / 2 + (J_i-1 + J_i+1) / 4: -0.205, -0.35; -0.205, -0.34625) */
+    for (int i = 1; i <= 3; i++) {
+        assert_float_equal(G->ap.chain_joints[i][0], 0, 1e-5f);
+        assert_float_equal(G->ap.chain_joints[i][1], 1.0f, 1e-5f);
+        assert_float_equal(G->ap.chain_joints[i][2], jz[i - 1], 1e-5f);
+    }
+    /* slenderness: L over twice the stations' mean radius (the mean distance
+     * of their skin from the joint: 0.04577, 0.04577, 0.02828) */
+    float r13 = 0.5f * (sqrtf(0.0004f + 0.0036f) + sqrtf(0.0008f)), r3 = sqrtf(0.0008f);
+    assert_float_equal(G->ap.slenderness, 0.44f / (2 * (2 * r13 + r3) / 3), 1e-3f);
+    /* leave: from the collar (0.06 from the trunk's bone) to the tip joint
+     * (0.48), over L */
+    assert_float_equal(G->ap.leave, (0.48f - 0.06f) / 0.44f, 1e-3f);
+    group_job_free(G);
+    tiny_free(t);
+}
+
+static void geodesic_of_a_strap_along_the_body(void **state)
+{
+    (void)state;
+    /* a tube of the same shape standing 0.15 behind the spine bone, along
+     * it (from y 1.02 up by 0.025): as far from the trunk at its tip as at
+     * its root, it leaves it by little */
+    tiny *t = tiny_new();
+    group_job *G = cuff_tube_walked(t, (const float[3]){0, 0, -0.15f}, 1, 1.02f, 0.025f);
+    assert_float_equal(G->ap.length, 0.275f, 1e-5f);
+    assert_true(fabsf(G->ap.leave) < 0.2f);
+    group_job_free(G);
+    tiny_free(t);
+}
+
+static void lists_the_model_vertices_of_a_welded_tail(void **state)
+{
+    (void)state;
+    /* the tail on the cuff, each welded vertex two model vertices (w and
+     * w + nw: a seam): both listed, ascending, with their vertex's walk;
+     * the collar one model vertex per welded one; its shell holds the body
+     * too, so no piece of its own */
+    tiny *t = tiny_new();
+    group_job *G = cuff_tube_walked(t, (const float[3]){0, 1.0f, 0}, 2, -0.06f, -0.04f);
+    tb__state *st = &t->st;
+    size_t nw = st->nw;
+    free(st->wid), free(st->model_list);
+    st->wid = malloc(2 * nw * sizeof *st->wid);
+    st->model_list = malloc(2 * nw * sizeof *st->model_list);
+    assert_true(st->wid && st->model_list);
+    for (uint32_t w = 0; w < nw; w++) {
+        st->model_off[w] = 2 * w;
+        st->model_list[2 * w] = w, st->model_list[2 * w + 1] = w + (uint32_t)nw;
+        st->wid[w] = st->wid[w + nw] = w;
+    }
+    st->model_off[nw] = (uint32_t)(2 * nw);
+    t->m.vertex_count = 2 * nw; /* (gather and the walk read no model vertex) */
+    tb_error err;
+    assert_int_equal(tb__an_lists(&G->j, &err), TB_OK);
+    assert_int_equal(G->ap.vertex_count, 132);
+    assert_int_equal(G->aw.rw_count, 132);
+    for (size_t k = 0; k < 132; k++) {
+        uint32_t v = G->ap.vertices[k];
+        assert_int_equal(v, k < 66 ? G->j.wv[k] : G->j.wv[k - 66] + nw);
+        assert_int_equal(G->aw.rw_verts[k], v);
+        assert_float_equal(G->aw.rw_g[k], G->g[st->wid[v]], 0);
+        assert_int_equal(G->aw.rw_piece[k], TB__NO_PIECE);
+    }
+    assert_int_equal(G->aw.collar_count, 6);
+    for (size_t k = 0; k < 6; k++)
+        assert_int_equal(G->aw.collar[k], G->j.wc[k]);
+    assert_int_equal(G->ap.piece_count, 0);
+    assert_int_equal(G->ap.pieces_cover, 0);
+    group_job_free(G);
+    tiny_free(t);
+}
+
+static void lists_a_detached_shell_as_one_piece(void **state)
+{
+    (void)state;
+    /* the tail of its own shell: all 78 vertices, band too, one piece that
+     * covers it; the band at the root walks 0 */
+    tiny *t = tiny_new();
+    uint32_t first = own_shell_tail(t);
+    group_job *G = walked(group_job_new(t));
+    tb_error err;
+    assert_int_equal(tb__an_lists(&G->j, &err), TB_OK);
+    assert_int_equal(G->ap.vertex_count, 78);
+    for (size_t k = 0; k < 78; k++) {
+        assert_int_equal(G->ap.vertices[k], first + k);
+        assert_int_equal(G->aw.rw_piece[k], 0);
+    }
+    assert_float_equal(G->aw.rw_g[0], 0, 0);
+    assert_int_equal(G->ap.piece_count, 1);
+    assert_int_equal(G->ap.pieces_cover, 1);
+    assert_int_equal(G->aw.collar_count, 12);
+    group_job_free(G);
+    tiny_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +1237,21 @@ int main(void)
         cmocka_unit_test(grouping_keeps_pieces_off_the_line_apart),
         cmocka_unit_test(grouping_never_joins_a_shell_round_a_bone),
         cmocka_unit_test(measures_of_a_straight_tube),
+        cmocka_unit_test(thickness_samples_one_per_shell_and_cell),
+        cmocka_unit_test(far_by_thickness_thin_tube_beside_a_thick_one),
+        cmocka_unit_test(far_by_thickness_drops_enclosed_skin_and_keeps_the_margin),
+        cmocka_unit_test(holes_small_patches_in_far_skin_are_far),
+        cmocka_unit_test(far_parts_split_off_bone_skin_on_a_body_shell),
+        cmocka_unit_test(tube_cut_where_a_tube_opens_into_a_body),
+        cmocka_unit_test(tube_cut_leaves_a_tube_that_never_opens),
+        cmocka_unit_test(own_surfaces_give_back_the_body_skin_round_a_welded_tail),
+        cmocka_unit_test(own_surfaces_leave_a_part_with_none_of_its_own),
+        cmocka_unit_test(gather_takes_a_detached_shell_whole),
+        cmocka_unit_test(gather_keeps_a_shell_round_a_bone_out),
+        cmocka_unit_test(geodesic_of_a_tail_leaving_the_body),
+        cmocka_unit_test(geodesic_of_a_strap_along_the_body),
+        cmocka_unit_test(lists_the_model_vertices_of_a_welded_tail),
+        cmocka_unit_test(lists_a_detached_shell_as_one_piece),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

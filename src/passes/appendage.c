@@ -782,7 +782,7 @@ static size_t tb__first_per_key(const tb__state *st, uint32_t *src, uint32_t *qu
 /* src[w] = the sample vertex w takes its thickness from: one per shell and
  * grid cell of sample_fraction H (the cell's first vertex), the others the
  * nearest sample in hops over the mesh graph (multi-source BFS, O(V)). */
-static tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err)
+tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *queue = malloc((nw ? nw : 1) * sizeof *queue);
@@ -927,7 +927,7 @@ static tb_result tb__thick_open(tb__state *st, const tb__thick *K, tb_error *err
  * what is far (tb__envelope_far). Stages: welded triangles; one sample per
  * shell and cell; the medial grid; medial points and off-bone skin; skin
  * enclosed by body shells dropped; the opening on body shells. */
-static tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
+tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t nw = st->nw;
@@ -985,9 +985,7 @@ done:
 }
 
 
-static tb_result tb__tube_cut(tb__state *st, tb_error *err);
 static tb_result tb__prep_surfaces(tb__state *st, tb_error *err);
-static tb_result tb__own_surfaces(tb__state *st, tb_error *err);
 
 /* A CSR's lists from its counts: on entry off[k + 1] holds how many of the
  * n items have key k (off[0] = 0, nb keys); on return off[] holds the
@@ -1146,7 +1144,7 @@ static tb_result tb__prep_areas(tb__state *st, tb_error *err)
 /* Prepare: holes: a patch of fewer than min_vertices non-far
  * vertices wholly surrounded by far skin (the pole of a tail's tip, whose
  * ray runs along the tail) is part of what surrounds it */
-static tb_result tb__prep_holes(tb__state *st, tb_error *err)
+tb_result tb__prep_holes(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
@@ -1186,7 +1184,7 @@ static tb_result tb__prep_holes(tb__state *st, tb_error *err)
 
 /* Prepare: the far set's parts (far-far edges, union-find), each
  * root compressed for the tube cut */
-static tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
+tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     /* on a body shell (mostly skin round bones), off-bone skin and far skin
@@ -1567,7 +1565,7 @@ static void tb__part_roots(tb__state *st, uint32_t *root)
  * part's own (the weld ring) both stay the body's. A part holding no surface of its own
  * (a tail sculpted in one surface with the body, the body's own far skin)
  * is left whole. O(V + E). */
-static tb_result tb__own_surfaces(tb__state *st, tb_error *err)
+tb_result tb__own_surfaces(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t V = m->vertex_count, nw = st->nw;
@@ -2056,7 +2054,7 @@ static tb_result tb__tube_part(tb__state *st, tb__tube *T, tb_error *err)
  * the body the tube leaves, not the appendage (SPEC A10). Parts that never
  * form a tube (coats, capes, patches) or never open are left whole.
  * One Dijkstra pair per far part: O(n log n) in all. */
-static tb_result tb__tube_cut(tb__state *st, tb_error *err)
+tb_result tb__tube_cut(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *off = calloc(nw + 1, sizeof *off), *list = malloc((nw ? nw : 1) * sizeof *list);

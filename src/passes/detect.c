@@ -26,25 +26,6 @@ static int tb__an_cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-typedef struct tb__an_job {
-    tb__state *st;
-    tb_appendage *ap;
-    tb__app_work *aw;
-    int group;
-    float *g;          /* per welded id: geodesic coordinate */
-    uint8_t *allowed;  /* per welded id: scratch marks */
-    uint32_t *wv;      /* the group's welded vertices */
-    uint32_t *piece;   /* per wv: its component */
-    uint32_t *wc;      /* the collar (or the root of a floating group) */
-    uint32_t *src;     /* the geodesic's sources */
-    size_t nv, nc, ns;
-    int floating;      /* no piece touches the body */
-    double cen[3], axis[3], rad;
-    float cf[3];
-    int K;
-    float radius[TB_TAIL_MAX_BONES + 1], flat;
-} tb__an_job;
-
 static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work, tb_appendage **app,
                                 tb__app_work **aw, tb_error *err)
 {
@@ -366,7 +347,7 @@ static tb_result tb__an_floating_root(tb__an_job *j, tb_error *err)
     return r;
 }
 
-static tb_result tb__an_gather(tb__an_job *j, tb_error *err)
+tb_result tb__an_gather(tb__an_job *j, tb_error *err)
 {
     tb__state *st = j->st;
     tb_appendage *ap = j->ap;
@@ -633,7 +614,7 @@ static void tb__an_chain(tb__an_job *j)
 }
 
 /* Stages: the sources; the walk; the length; the chain. */
-static tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
+tb_result tb__an_geodesic(tb__an_job *j, tb_error *err)
 {
     tb__an_sources(j);
     tb_result r = tb__an_walk(j, err);
@@ -937,7 +918,7 @@ static void tb__an_apply(tb__an_job *j, const tb__app_measures *ms, const tb__ap
 
 /* ---- lists: the model vertices to reweight, their pieces, the collar ------ */
 
-static tb_result tb__an_lists(tb__an_job *j, tb_error *err)
+tb_result tb__an_lists(tb__an_job *j, tb_error *err)
 {
     tb__state *st = j->st;
     tb_appendage *ap = j->ap;

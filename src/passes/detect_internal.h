@@ -89,6 +89,40 @@ tb_result tb__detect_merge(tb__state *st, tb_error *err);      /* grouping (A6) 
  * writes far. */
 void tb__prep_distance(tb__state *st);
 tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
+/* Prepare's later stages, in their order (appendage.c), each callable alone
+ * on a state the caller fills (test_detect_stages):
+ * the samples: src[w] the welded id w takes its thickness from, one per
+ * shell and grid cell of sample_fraction H (the cell's first vertex; cells
+ * from m->bbox_min), the others the nearest sample in hops over g (the
+ * first reached; isolated vertices their own). Reads wpos, shell, g.
+ * far by thickness (A10): the rays from the samples over m's triangles
+ * (through wid): per welded id its medial point (mpos) and half thickness
+ * (mrad), off the bone (thin) where no bone passes through its
+ * cross-section, less skin enclosed by a body shell (mostly round bones)
+ * and thin strands on one; then tb__envelope_far. Reads wdist, shell,
+ * shell_total_pre, g, segs; allocates mpos, mrad, thin.
+ * holes: a patch of fewer than min_vertices non-far vertices surrounded by
+ * far skin, short of a whole shell, is far (and thin where its far
+ * neighbours are). Reads g, shell, shell_total_pre, thin.
+ * far parts: comp_uf joins far skin along far-far edges, but on a body
+ * shell thin and not-thin far skin apart; a part under min_vertices joins
+ * the far part it touches; far vertices' roots compressed. comp_uf: each
+ * vertex itself on entry.
+ * tube cut: a far part (4 min_vertices or more, short of its shell) that
+ * is a tube from its tip and opens out over the skin it leaves is cut
+ * there: the rest is not far, not thin, its own part (comp_uf). Reads
+ * wpos, g, shell, shell_total_pre.
+ * own surfaces: a far part welded into a larger shell that holds surfaces
+ * of its own (surf: per model vertex its surface's root, freed here; wid,
+ * model_off, model_list) for half of it gives back its skin on no surface
+ * of its own and the weld ring; comp_uf after: each far vertex's part
+ * labelled by its first far vertex, the rest themselves. */
+tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err);
+tb_result tb__far_by_thickness(tb__state *st, tb_error *err);
+tb_result tb__prep_holes(tb__state *st, tb_error *err);
+tb_result tb__prep_far_parts(tb__state *st, tb_error *err);
+tb_result tb__tube_cut(tb__state *st, tb_error *err);
+tb_result tb__own_surfaces(tb__state *st, tb_error *err);
 void tb__seg_set(tb__seg *s, const float *a, const float *b, int joint);
 const float *tb__jpos(const tb_model *m, int j);
 float tb__skeleton_dist(const tb__seg *s, int n, const float p[3]);
@@ -137,6 +171,44 @@ typedef struct tb__app_class {
 /* SPEC A7/A10 classification: a pure function of the measures and the
  * (resolved) desc (detect.c; test_detect_classify holds it to tables). */
 void tb__classify(const tb__app_measures *ms, const tb_appendage_desc *d, tb__app_class *out);
+
+/* One merged group as detect.c's stages work it (tb__analyse fills it in
+ * order: gather → measures → geodesic → classify → lists). */
+typedef struct tb__an_job {
+    tb__state *st;
+    tb_appendage *ap;
+    tb__app_work *aw;
+    int group;
+    float *g;          /* per welded id: geodesic coordinate */
+    uint8_t *allowed;  /* per welded id: scratch marks */
+    uint32_t *wv;      /* the group's welded vertices */
+    uint32_t *piece;   /* per wv: its component */
+    uint32_t *wc;      /* the collar (or the root of a floating group) */
+    uint32_t *src;     /* the geodesic's sources */
+    size_t nv, nc, ns;
+    int floating;      /* no piece touches the body */
+    double cen[3], axis[3], rad;
+    float cf[3];
+    int K;
+    float radius[TB_TAIL_MAX_BONES + 1], flat;
+} tb__an_job;
+
+/* Three of a group's stages (detect.c), callable alone on a job the caller
+ * sets up (test_detect_stages):
+ * gather: from st, group, g and allowed (per welded id, INFINITY and 0,
+ * left so): the group's pieces (wv, piece), its collar (wc, each vertex
+ * once) or, for a group of detached shells (taken whole with their band) or
+ * one touching no body, the root nearest the trunk; ap's shell count,
+ * welded count, attachment point and joint. Allocates wv, wc, src, piece.
+ * geodesic (A9): the sources (the collar, a separate shell's band: ns), the
+ * walk g from them over wv (sorted), the length (length_percentile of g),
+ * K, the chain joints, slenderness, flatness and leave into ap and j.
+ * lists: the model vertices of wv (and of a separate shell's band among
+ * the sources marked allowed 1), sorted, into ap->vertices and aw (rw_*,
+ * their g, their pieces, the collar's model vertices); the bone distance. */
+tb_result tb__an_gather(tb__an_job *j, tb_error *err);
+tb_result tb__an_geodesic(tb__an_job *j, tb_error *err);
+tb_result tb__an_lists(tb__an_job *j, tb_error *err);
 
 /* Detection's measures stage (SPEC A5, detect.c) on the welded vertices
  * wv[0..nv) of st: the centroid ratio (skeleton distance of the centroid

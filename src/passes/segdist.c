@@ -187,14 +187,15 @@ enum { TB__SEGSOA_KEEP = 64 }; /* blocks whose box distance is kept per search *
  * block to search first: the one whose box is nearest p. */
 static int tb__segsoa_first(const tb__segsoa *S, const float p[3], float *d2b)
 {
-    int first = 0, nb = S->cap / TB__SEGSOA_LANES;
+    int first = 0, nb = S->cap / TB__SEGSOA_LANES, ahead = 0; /* ahead: d2b holds them all already */
     float least = INFINITY;
 #if defined(__GNUC__)
     /* four boxes at a time (the same operations as tb__segsoa_box_d2's)
      * where they all fit in d2b */
     size_t nb4 = (size_t)(nb + 3) / 4 * 4;
     const tb__v4f zero = {0, 0, 0, 0};
-    for (int b = 0; nb4 <= TB__SEGSOA_KEEP && b < nb; b += 4) {
+    ahead = nb4 <= TB__SEGSOA_KEEP;
+    for (int b = 0; ahead && b < nb; b += 4) {
         tb__v4f d2 = zero;
         for (int c = 0; c < 3; c++) {
             const tb__v4f pc = {p[c], p[c], p[c], p[c]};
@@ -206,12 +207,9 @@ static int tb__segsoa_first(const tb__segsoa *S, const float p[3], float *d2b)
         }
         memcpy(d2b + b, &d2, sizeof d2);
     }
-    for (int b = 0; b < nb; b++) {
-        float l = nb4 <= TB__SEGSOA_KEEP ? d2b[b] : tb__segsoa_box_d2(S, b, p);
-#else
-    for (int b = 0; b < nb; b++) {
-        float l = tb__segsoa_box_d2(S, b, p);
 #endif
+    for (int b = 0; b < nb; b++) {
+        float l = ahead ? d2b[b] : tb__segsoa_box_d2(S, b, p);
         if (b < TB__SEGSOA_KEEP)
             d2b[b] = l;
         if (l < least)
