@@ -6,9 +6,12 @@
 
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
 {
-    h->n = h->torn = 0;
+    h->n = h->torn = h->torn_edge = 0;
     h->torn_above = torn_above;
     h->torn_below = torn_below;
+    /* a NaN threshold tears nothing: no bin lies past it */
+    h->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
+    h->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
     h->count = calloc(TB__HIST_BINS, sizeof *h->count);
     h->lo = malloc(TB__HIST_BINS * sizeof *h->lo);
     h->hi = malloc(TB__HIST_BINS * sizeof *h->hi);
@@ -26,6 +29,24 @@ void tb__hist_free(tb__hist *h)
     free(h->hi);
     h->count = NULL;
     h->lo = h->hi = NULL;
+}
+
+/* A bin past a threshold's bin holds only samples past the threshold (the
+ * bin is monotonic in x; NaN's bin, the last, tears nothing); the
+ * thresholds' own bins counted their torn samples one by one. */
+void tb__hist_tally(tb__hist *h)
+{
+    const size_t above = h->bin_above, below = h->bin_below;
+    uint64_t n = 0, torn = h->torn_edge;
+    for (size_t b = 0; h->count && b < TB__HIST_BINS; b++) {
+        uint64_t c = h->count[b];
+        n += c;
+        if (b != above && b != below && b + 1 < TB__HIST_BINS &&
+            ((above < TB__HIST_BINS && b > above) || (below < TB__HIST_BINS && b < below)))
+            torn += c;
+    }
+    h->n = n;
+    h->torn = torn;
 }
 
 /* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
