@@ -93,14 +93,30 @@ static tb_result tb__read(const tb_doc *doc, int accessor, void *dst, size_t dst
         /* the common layouts, values as the general loop below gives them */
         if (!col_rows && sink == tb__sink_f && ct == TB_COMPONENT_FLOAT) {
             float *out = dst;
-            for (size_t e = 0; e < a->count; e++)
-                memcpy(out + e * nc, base + e * stride, nc * sizeof *out);
+            if (stride == nc * sizeof *out) /* tightly packed: one copy */
+                memcpy(out, base, a->count * nc * sizeof *out);
+            else
+                for (size_t e = 0; e < a->count; e++)
+                    memcpy(out + e * nc, base + e * stride, nc * sizeof *out);
             nvals = 0;
         } else if (!col_rows && sink == tb__sink_u && !a->normalized &&
                    (ct == TB_COMPONENT_UNSIGNED_BYTE || ct == TB_COMPONENT_UNSIGNED_SHORT ||
                     ct == TB_COMPONENT_UNSIGNED_INT)) {
             uint32_t *out = dst;
-            for (size_t e = 0; e < a->count; e++) {
+            size_t all = a->count * nc;
+            if (stride == nc * cs && ct == TB_COMPONENT_UNSIGNED_INT) { /* tightly packed: one loop */
+                memcpy(out, base, all * sizeof *out);
+            } else if (stride == nc * cs && ct == TB_COMPONENT_UNSIGNED_SHORT) {
+                for (size_t i = 0; i < all; i++) {
+                    uint16_t x;
+                    memcpy(&x, base + i * 2, 2);
+                    out[i] = x;
+                }
+            } else if (stride == nc * cs) {
+                for (size_t i = 0; i < all; i++)
+                    out[i] = base[i];
+            }
+            for (size_t e = 0; stride != nc * cs && e < a->count; e++) {
                 const uint8_t *p = base + e * stride;
                 for (size_t k = 0; k < nc; k++) {
                     if (ct == TB_COMPONENT_UNSIGNED_BYTE) {
