@@ -34,15 +34,34 @@ void tb__hist_free(tb__hist *h)
 /* A bin past a threshold's bin holds only samples past the threshold (the
  * bin is monotonic in x; NaN's bin, the last, tears nothing); the
  * thresholds' own bins counted their torn samples one by one. */
+static uint64_t tb__hist_sum(const tb__hist *h, size_t from, size_t to)
+{
+    uint64_t n = 0;
+    for (size_t b = from; b < to; b++)
+        n += h->count[b];
+    return n;
+}
+
 void tb__hist_tally(tb__hist *h)
 {
-    const size_t above = h->bin_above, below = h->bin_below;
-    uint64_t n = 0, torn = h->torn_edge;
-    for (size_t b = 0; h->count && b < TB__HIST_BINS; b++) {
+    const size_t above = h->bin_above, below = h->bin_below, nan_bin = TB__HIST_BINS - 1;
+    h->n = h->torn = 0;
+    if (!h->count)
+        return;
+    uint64_t torn = h->torn_edge;
+    if (above < nan_bin && below < nan_bin && below <= above) {
+        /* the usual thresholds (below under above): [0, below) and
+         * (above, NaN's bin) tear; the thresholds' own bins counted */
+        uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
+        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->count[nan_bin];
+        h->torn = torn + lo + hi;
+        return;
+    }
+    uint64_t n = 0;
+    for (size_t b = 0; b < TB__HIST_BINS; b++) {
         uint64_t c = h->count[b];
         n += c;
-        if (b != above && b != below && b + 1 < TB__HIST_BINS &&
-            ((above < TB__HIST_BINS && b > above) || (below < TB__HIST_BINS && b < below)))
+        if (b != above && b != below && b < nan_bin && ((above < nan_bin && b > above) || (below < nan_bin && b < below)))
             torn += c;
     }
     h->n = n;
