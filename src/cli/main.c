@@ -2,9 +2,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "cli/cli.h"
 
@@ -52,16 +49,6 @@ int main(int argc, char **argv)
     argc = kept;
     argv[argc] = NULL;
     tb_cli_install_signals();
-#ifdef __GLIBC__
-    /* Blocks of 1 MiB and more from their own mappings, given back when
-     * freed. glibc's default threshold rises to the largest block freed
-     * (up to 32 MiB): once the input file's read buffer is freed, the
-     * large scratch of fix's stages (a 772k-vertex character's grids,
-     * graphs and per-vertex arrays) would be carved from the heap, whose
-     * freed middle stays resident, and the stages' peaks would add up
-     * (docs/fix.md, "The Wolf's time": 238.5 -> 223 MiB there). */
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
     if (argc < 2) {
         tb__usage(stderr);
         return TB_EXIT_USAGE;
