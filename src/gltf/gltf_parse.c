@@ -600,7 +600,15 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     if (!tmp)
         return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
     tb_result r = tb_accessor_read_floats(c->doc, acc, tmp, n, c->err);
-    for (size_t i = 0; r == TB_OK && i < n; i++) {
+    /* all exponent bits set: infinite or NaN; the element is looked for
+     * only when there is one */
+    uint32_t any = 0;
+    for (size_t i = 0; r == TB_OK && i < n; i++) { /* r is TB_OK throughout or never */
+        uint32_t u;
+        memcpy(&u, tmp + i, sizeof u);
+        any |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    for (size_t i = 0; r == TB_OK && any && i < n; i++) {
         if (!isfinite(tmp[i])) {
             snprintf(c->where, sizeof c->where, "/accessors/%d", acc);
             r = tb__fail(c->err, TB_ERR_NONFINITE, c->where, "%s element %zu component %zu is %s", what,
