@@ -603,11 +603,12 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     /* all exponent bits set: infinite or NaN; the element is looked for
      * only when there is one */
     uint32_t any = 0;
-    for (size_t i = 0; r == TB_OK && i < n; i++) { /* r is TB_OK throughout or never */
-        uint32_t u;
-        memcpy(&u, tmp + i, sizeof u);
-        any |= (u & 0x7f800000u) == 0x7f800000u;
-    }
+    if (r == TB_OK)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, tmp + i, sizeof u);
+            any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+        }
     for (size_t i = 0; r == TB_OK && any && i < n; i++) {
         if (!isfinite(tmp[i])) {
             snprintf(c->where, sizeof c->where, "/accessors/%d", acc);
