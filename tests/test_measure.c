@@ -350,9 +350,11 @@ static void torn_thresholds_are_strict_and_configurable(void **state)
     assert_true(tb__hist_init(&h, 1.5f, 0.67f));
     tb__hist_add(&h, 1.5f);
     tb__hist_add(&h, 0.67f);
+    tb__hist_tally(&h);
     assert_int_equal(h.torn, 0);
     tb__hist_add(&h, nextafterf(1.5f, 2.0f));
     tb__hist_add(&h, nextafterf(0.67f, 0.0f));
+    tb__hist_tally(&h);
     assert_int_equal(h.torn, 2);
     tb__hist_free(&h);
 }
@@ -645,6 +647,7 @@ static void histogram_percentile_matches_the_exact_rank_within_its_bin(void **st
             tb__hist_add(&h, x);
         }
         qsort(sorted, n, sizeof *sorted, cmp_float);
+        tb__hist_tally(&h);
         assert_int_equal(h.n, n);
         assert_int_equal(h.torn, torn);
         assert_float_equal(tb__hist_min(&h), sorted[0], 0);

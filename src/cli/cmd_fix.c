@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -285,6 +288,26 @@ static int tb__preview(const char *page, const char *in, const char *out, int ar
 static void tb__progress(void *user, const char *stage)
 {
     fprintf(stderr, "tailbone fix: %s: %s\n", (const char *)user, stage);
+}
+
+/* Each stage of the job (tb_fix_desc.progress): glibc's mmap threshold
+ * set for it. The repair (detection and the weights) takes each block of
+ * 1 MiB or more from a mapping of its own, given back when freed: its
+ * large scratch (a 772k-vertex character's grids, graphs and per-vertex
+ * arrays, one after the other) then does not stay resident in the heap's
+ * freed middle, where the peaks of its steps added up (dense tail_leg:
+ * 238.3 -> 223 MiB, docs/fix.md). The later stages, which take and give
+ * back the same blocks clip after clip and try after try, keep them in
+ * the heap up to 32 MiB (glibc's own ceiling): a fresh mapping would fault
+ * every page in again (4 s of system time more at 772k). */
+static void tb__fix_stage(void *user, const char *stage)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, strcmp(stage, "repair") ? 32 << 20 : 1 << 20);
+#endif
+    const char *in = user;
+    if (in) /* --progress */
+        tb__progress(user, stage);
 }
 
 /* What the command line asks of fix, filled by tb__fix_options. */
@@ -699,10 +722,8 @@ static int tb__fix_work(tb__fix_job *job)
     fd.foot_contact = o->foot_contact;
     fd.rest_curve_given = o->rest_curve_given;
     fd.no_solver_fit = o->no_solver_fit;
-    if (o->progress && !o->quiet) {
-        fd.progress = tb__progress;
-        fd.progress_user = (void *)o->in;
-    }
+    fd.progress = tb__fix_stage;
+    fd.progress_user = o->progress && !o->quiet ? (void *)o->in : NULL;
     if (tb_fix_run(&job->doc, job->in_doc, &fd, &job->rep, &err) != TB_OK)
         return tb_cli_error(tb__fix_whose(job, &err), &err);
     if (o->vrm_springs && tb_vrm_springs(job->doc, &o->bd, 60.0f, &job->vrep, &err) != TB_OK)

@@ -18,6 +18,8 @@ typedef struct tb__ctx {
 } tb__ctx;
 
 #define TB__WHERE(c, ...) snprintf((c)->where, sizeof (c)->where, __VA_ARGS__)
+/* c->where formatted as it is reported, not on every element that passes */
+#define TB__AT(c, ...) (TB__WHERE(c, __VA_ARGS__), (c)->where)
 
 static json_t *tb__array(tb__ctx *c, json_t *parent, const char *key, tb_result *r)
 {
@@ -44,14 +46,13 @@ static int tb__index(tb__ctx *c, json_t *o, const char *key, int limit, const ch
     }
     if (*r != TB_OK)
         return -1;
-    TB__WHERE(c, "%s/%s", path, key);
     if (!json_is_integer(v)) {
-        *r = tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "%s must be an integer index", key);
+        *r = tb__fail(c->err, TB_ERR_JSON_TYPE, TB__AT(c, "%s/%s", path, key), "%s must be an integer index", key);
         return -1;
     }
     json_int_t i = json_integer_value(v);
     if (i < 0 || i >= limit) {
-        *r = tb__fail(c->err, TB_ERR_INDEX, c->where, "%s %lld is out of range (%d available)", key,
+        *r = tb__fail(c->err, TB_ERR_INDEX, TB__AT(c, "%s/%s", path, key), "%s %lld is out of range (%d available)", key,
                       (long long)i, limit);
         return -1;
     }
@@ -310,25 +311,23 @@ static tb_result tb__parse_accessors(tb__ctx *c, json_t *root)
         if (r != TB_OK)
             break;
         json_t *ct = json_object_get(a, "componentType");
-        snprintf(c->where, sizeof c->where, "%s/componentType", path);
         if (!ct)
-            return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "componentType is required");
+            return tb__fail(c->err, TB_ERR_MISSING_FIELD, TB__AT(c, "%s/componentType", path), "componentType is required");
         if (!json_is_integer(ct) || !tb__component_size((int)json_integer_value(ct)))
-            return tb__fail(c->err, TB_ERR_INVALID, c->where, "componentType must be one of 5120, 5121, 5122, 5123, 5125, 5126");
+            return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "%s/componentType", path),
+                            "componentType must be one of 5120, 5121, 5122, 5123, 5125, 5126");
         ac->component_type = (int)json_integer_value(ct);
         json_t *type = json_object_get(a, "type");
-        snprintf(c->where, sizeof c->where, "%s/type", path);
         if (!type)
-            return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "type is required");
+            return tb__fail(c->err, TB_ERR_MISSING_FIELD, TB__AT(c, "%s/type", path), "type is required");
         ac->components = tb__type_components(json_string_value(type));
         if (!ac->components)
-            return tb__fail(c->err, TB_ERR_INVALID, c->where, "type must be SCALAR, VEC2..4 or MAT2..4");
+            return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "%s/type", path), "type must be SCALAR, VEC2..4 or MAT2..4");
         json_t *cnt = json_object_get(a, "count");
-        snprintf(c->where, sizeof c->where, "%s/count", path);
         if (!cnt)
-            return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "count is required");
+            return tb__fail(c->err, TB_ERR_MISSING_FIELD, TB__AT(c, "%s/count", path), "count is required");
         if (!json_is_integer(cnt) || json_integer_value(cnt) < 1)
-            return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "count must be an integer >= 1");
+            return tb__fail(c->err, TB_ERR_JSON_TYPE, TB__AT(c, "%s/count", path), "count must be an integer >= 1");
         ac->count = (size_t)json_integer_value(cnt);
         json_t *norm = json_object_get(a, "normalized");
         if (norm && !json_is_boolean(norm)) {
@@ -425,14 +424,15 @@ static tb_result tb__parse_node_children(tb__ctx *c, json_t *o, int i, int n, co
     nd->children = doc->children + *used;
     for (size_t k = 0; k < json_array_size(ch); k++) {
         json_t *e = json_array_get(ch, k);
-        snprintf(c->where, sizeof c->where, "%s/children/%zu", path, k);
         if (!json_is_integer(e))
-            return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "child must be an integer index");
+            return tb__fail(c->err, TB_ERR_JSON_TYPE, TB__AT(c, "%s/children/%zu", path, k),
+                            "child must be an integer index");
         json_int_t ci = json_integer_value(e);
         if (ci < 0 || ci >= n)
-            return tb__fail(c->err, TB_ERR_INDEX, c->where, "child %lld is out of range (%d nodes)", (long long)ci, n);
+            return tb__fail(c->err, TB_ERR_INDEX, TB__AT(c, "%s/children/%zu", path, k),
+                            "child %lld is out of range (%d nodes)", (long long)ci, n);
         if (ci == i || doc->nodes[ci].parent >= 0)
-            return tb__fail(c->err, TB_ERR_HIERARCHY, c->where,
+            return tb__fail(c->err, TB_ERR_HIERARCHY, TB__AT(c, "%s/children/%zu", path, k),
                             "node %lld has more than one parent (the node graph must be a forest)", (long long)ci);
         doc->nodes[ci].parent = i;
         doc->children[(*used)++] = (int)ci;
@@ -600,7 +600,16 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     if (!tmp)
         return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
     tb_result r = tb_accessor_read_floats(c->doc, acc, tmp, n, c->err);
-    for (size_t i = 0; r == TB_OK && i < n; i++) {
+    /* all exponent bits set: infinite or NaN; the element is looked for
+     * only when there is one */
+    uint32_t any = 0;
+    if (r == TB_OK)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, tmp + i, sizeof u);
+            any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+        }
+    for (size_t i = 0; r == TB_OK && any && i < n; i++) {
         if (!isfinite(tmp[i])) {
             snprintf(c->where, sizeof c->where, "/accessors/%d", acc);
             r = tb__fail(c->err, TB_ERR_NONFINITE, c->where, "%s element %zu component %zu is %s", what,
@@ -629,14 +638,15 @@ static tb_result tb__skin_joints(tb__ctx *c, json_t *joints, tb_gltf_skin *sk, i
     tb_doc *doc = c->doc;
     for (int k = 0; k < sk->joint_count; k++) {
         json_t *e = json_array_get(joints, (size_t)k);
-        snprintf(c->where, sizeof c->where, "%s/joints/%d", path, k);
         if (!json_is_integer(e))
-            return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "joint must be an integer index");
+            return tb__fail(c->err, TB_ERR_JSON_TYPE, TB__AT(c, "%s/joints/%d", path, k), "joint must be an integer index");
         json_int_t ji = json_integer_value(e);
         if (ji < 0 || ji >= doc->g.node_count)
-            return tb__fail(c->err, TB_ERR_INDEX, c->where, "joint node %lld is out of range (%d nodes)", (long long)ji, doc->g.node_count);
+            return tb__fail(c->err, TB_ERR_INDEX, TB__AT(c, "%s/joints/%d", path, k),
+                            "joint node %lld is out of range (%d nodes)", (long long)ji, doc->g.node_count);
         if (!doc->nodes[ji].in_scene)
-            return tb__fail(c->err, TB_ERR_HIERARCHY, c->where, "joint node %lld (%s) is not in any scene",
+            return tb__fail(c->err, TB_ERR_HIERARCHY, TB__AT(c, "%s/joints/%d", path, k),
+                            "joint node %lld (%s) is not in any scene",
                             (long long)ji, doc->nodes[ji].name ? doc->nodes[ji].name : "unnamed");
         /* glTF: joints are unique (two matrices for one node make
          * no sense); O(1) per joint with a stamp per node */
@@ -644,7 +654,8 @@ static tb_result tb__skin_joints(tb__ctx *c, json_t *joints, tb_gltf_skin *sk, i
             if (k > 64)
                 break; /* long lists: checked below by stamps */
             if (sk->joints[q] == (int)ji)
-                return tb__fail(c->err, TB_ERR_INVALID, c->where, "joint node %lld is listed twice (also at %d)",
+                return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "%s/joints/%d", path, k),
+                                "joint node %lld is listed twice (also at %d)",
                                 (long long)ji, q);
         }
         doc->joints[(*used)++] = (int)ji;

@@ -280,9 +280,10 @@ static void tb__world_rotation(const float w[16], versor q)
 /* The group's figures from its histogram (passes/stretch_hist.h): the
  * count, torn count, min and max exact; p95 and p99 the nearest ranks'
  * values within half a bin (1e-4 wide near 1). */
-static void tb__stats(tb_stretch_stats *s, const tb__hist *h, size_t edges)
+static void tb__stats(tb_stretch_stats *s, tb__hist *h, size_t edges)
 {
     memset(s, 0, sizeof *s);
+    tb__hist_tally(h);
     s->edges = edges;
     s->samples = (size_t)h->n;
     if (h->n == 0) {

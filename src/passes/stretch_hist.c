@@ -6,9 +6,12 @@
 
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
 {
-    h->n = h->torn = 0;
+    h->n = h->torn = h->torn_edge = 0;
     h->torn_above = torn_above;
     h->torn_below = torn_below;
+    /* a NaN threshold tears nothing: no bin lies past it */
+    h->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
+    h->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
     h->count = calloc(TB__HIST_BINS, sizeof *h->count);
     h->lo = malloc(TB__HIST_BINS * sizeof *h->lo);
     h->hi = malloc(TB__HIST_BINS * sizeof *h->hi);
@@ -26,6 +29,43 @@ void tb__hist_free(tb__hist *h)
     free(h->hi);
     h->count = NULL;
     h->lo = h->hi = NULL;
+}
+
+/* A bin past a threshold's bin holds only samples past the threshold (the
+ * bin is monotonic in x; NaN's bin, the last, tears nothing); the
+ * thresholds' own bins counted their torn samples one by one. */
+static uint64_t tb__hist_sum(const tb__hist *h, size_t from, size_t to)
+{
+    uint64_t n = 0;
+    for (size_t b = from; b < to; b++)
+        n += h->count[b];
+    return n;
+}
+
+void tb__hist_tally(tb__hist *h)
+{
+    const size_t above = h->bin_above, below = h->bin_below, nan_bin = TB__HIST_BINS - 1;
+    h->n = h->torn = 0;
+    if (!h->count)
+        return;
+    uint64_t torn = h->torn_edge;
+    if (above < nan_bin && below < nan_bin && below <= above) {
+        /* the usual thresholds (below under above): [0, below) and
+         * (above, NaN's bin) tear; the thresholds' own bins counted */
+        uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
+        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->count[nan_bin];
+        h->torn = torn + lo + hi;
+        return;
+    }
+    uint64_t n = 0;
+    for (size_t b = 0; b < TB__HIST_BINS; b++) {
+        uint64_t c = h->count[b];
+        n += c;
+        if (b != above && b != below && b < nan_bin && ((above < nan_bin && b > above) || (below < nan_bin && b < below)))
+            torn += c;
+    }
+    h->n = n;
+    h->torn = torn;
 }
 
 /* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi

@@ -14,7 +14,10 @@
  * is (except a sample exactly on a tie such as 1.125, which is rare).
  * The bin index is floor(x · 1/width) in double, exact for a float x.
  *
- * Exact figures. The count and the torn count are kept exactly; the min and
+ * Exact figures. The count and the torn count are exact: both are read from
+ * the bins once the samples are in (tb__hist_tally), the torn count from
+ * the bins wholly past a threshold plus a count kept, per sample, only in
+ * the two bins that hold a threshold (the bin of x is monotonic in x). The min and
  * the max are read from the bins (tb__hist_min, tb__hist_max: the smallest
  * sample of the lowest bin in use, the largest of the highest, NaN's bin
  * left out), so adding a sample does not compare it with them. Each bin
@@ -31,9 +34,11 @@
 #define TB__HIST_BINS (500 + 20000 + 17500 + 21600 + 33 * 512 + 2)
 
 typedef struct tb__hist {
-    uint64_t n;             /* samples added */
-    uint64_t torn;          /* samples above torn_above or below torn_below */
+    uint64_t n;             /* samples added (tb__hist_tally) */
+    uint64_t torn;          /* samples above torn_above or below torn_below (tb__hist_tally) */
     float torn_above, torn_below;
+    size_t bin_above, bin_below; /* the bins of the thresholds (none: TB__HIST_BINS) */
+    uint64_t torn_edge;     /* torn samples in those two bins */
     uint64_t *count;        /* TB__HIST_BINS */
     float *lo, *hi;         /* per bin: smallest and largest sample */
 } tb__hist;
@@ -61,19 +66,23 @@ static inline size_t tb__hist_bin(float x)
     return x == x ? TB__HIST_BINS - 2 : TB__HIST_BINS - 1; /* huge or inf; NaN */
 }
 
-/* Adds one sample. */
+/* Adds one sample (n and torn are counted by tb__hist_tally). */
 static inline void tb__hist_add(tb__hist *h, float x)
 {
     size_t b = tb__hist_bin(x);
-    h->n++;
-    h->torn += x > h->torn_above || x < h->torn_below;
     if (h->count[b]++ == 0) {
         h->lo[b] = h->hi[b] = x;
     } else {
         h->lo[b] = x < h->lo[b] ? x : h->lo[b];
         h->hi[b] = x > h->hi[b] ? x : h->hi[b];
     }
+    if (b == h->bin_above || b == h->bin_below)
+        h->torn_edge += x > h->torn_above || x < h->torn_below;
 }
+
+/* Sets n and torn from the bins: call once every sample is in, before
+ * tb__hist_rank (a histogram never initialised, all zero: none). */
+void tb__hist_tally(tb__hist *h);
 
 /* The smallest and the largest non-NaN sample, exact (the lowest and the
  * highest bins in use keep them); NaN when every sample is NaN or none was
