@@ -167,6 +167,8 @@ typedef struct tb__chain_plan {
     size_t nalong;
     uint32_t *nb;     /* welded: the untouched vertices vertex q meets, nb[nbo[q] … nbo[q + 1]) */
     size_t *nbo;
+    uint32_t *cseg;   /* welded: the collar's own edges, pairs of indices into welded (tb__collar_segments) */
+    size_t ncseg;
     float ramp_zone;  /* the written weights' steepest ramp as a zone (tb__chain_ramp_zone) */
 } tb__chain_plan;
 
@@ -192,6 +194,7 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->along);
     free(c->nb);
     free(c->nbo);
+    free(c->cseg);
     memset(c, 0, sizeof *c);
 }
 
@@ -724,16 +727,81 @@ static int tb__ring_lineage(const tb_model *m, int skP, uint16_t *rj, float *rw,
     return kept;
 }
 
+/* Collar vertex k's weights as the band sees them: as the collar ring
+ * left them where it was reweighted (tb__blend_collar_ring), else its own. */
+static void tb__collar_weights(const tb__apply *A, const tb__chain_plan *c, size_t k, const uint16_t **cj,
+                               const float **cw)
+{
+    size_t v = c->welded[k];
+    *cj = A->changed[v] ? A->nj + v * TB__SLOTS : c->cj + k * TB__SLOTS;
+    *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
+}
+
+/* Distance from p to collar edge i (i < c->ncseg) or collar vertex
+ * i - c->ncseg, and *s the nearest point's place along the edge (0 at its
+ * first end). */
+static float tb__seam_distance(const tb_model *m, const tb__chain_plan *c, size_t i, const float *p, float *s)
+{
+    size_t ka = i < c->ncseg ? c->cseg[2 * i] : i - c->ncseg, kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
+    const float *a = m->positions + (size_t)c->welded[ka] * 3, *b = m->positions + (size_t)c->welded[kb] * 3;
+    float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+    float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+    float x = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
+    x = x < 0 ? 0 : x > 1 ? 1 : x;
+    *s = x;
+    float d[3] = {ap[0] - x * ab[0], ap[1] - x * ab[1], ap[2] - x * ab[2]};
+    return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+/* The seam's weights nearest point p (choice, issue 13), f times, added
+ * into the (joint, weight) pairs jj/ww: the collar as a curve — its
+ * vertices and the body's edges between them — and on it the point nearest
+ * p, weighted as its edge's two ends interpolated along the edge (several
+ * nearest within 1e-5 H, copies of one point: their mean). A tail vertex
+ * beside a collar vertex then carries that vertex's own share of a limb,
+ * fading along the band, and the weights vary along the ring as the
+ * collar's do. Before, the collar vertices within twice the nearest one's
+ * distance were mixed by inverse square distance: on the Soldier's welded
+ * tails weld-ring vertex 7445 (Hips 0.77, LeftUpLeg 0.16, RightUpLeg 0.07)
+ * was one of eleven around the tail vertex one edge away, which carried
+ * LeftUpLeg 0.02 and the edge between them tore in Run at 8 of 24 instants
+ * (1.65). Copying the nearest collar vertex alone tore the edge to the
+ * next where a low-poly root ring spans several collar vertices
+ * (back_lowpoly_nearest: LeftUpLeg 0.142 beside 0.283, 2.38 in Crouch);
+ * the point on the collar's edges moves along the ring continuously. */
+static void tb__seam_point_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, uint16_t *jj,
+                                   float *ww, int *cnt, int cap, float f)
+{
+    const tb_model *m = A->m;
+    size_t n = c->ncseg + c->nwelded, hits = 0;
+    float best = INFINITY, eps = 1e-5f * (m->height > 0 ? m->height : 1), s;
+    for (size_t i = 0; i < n; i++) {
+        float d = tb__seam_distance(m, c, i, p, &s);
+        best = d < best ? d : best;
+    }
+    for (size_t i = 0; i < n; i++)
+        hits += tb__seam_distance(m, c, i, p, &s) <= best + eps;
+    for (size_t i = 0; i < n && hits; i++) {
+        if (!(tb__seam_distance(m, c, i, p, &s) <= best + eps))
+            continue;
+        size_t ka = i < c->ncseg ? c->cseg[2 * i] : i - c->ncseg, kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
+        const uint16_t *cj;
+        const float *cw;
+        tb__collar_weights(A, c, ka, &cj, &cw);
+        tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * (1 - s) / (float)hits);
+        tb__collar_weights(A, c, kb, &cj, &cw);
+        tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * s / (float)hits);
+    }
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
     size_t n = c->nwelded;
-    const uint32_t *welded = c->welded;
     if (!n || !(band_seg > 0) || c->K <= 0)
         return;
     if (ring)
         tb__blend_collar_ring(A, c);
-    const tb__chain_plan *cpl = c;
     float band = band_seg * c->L / (float)c->K;
     /* The ring's common weights (choice, issue 13): the mean of the welded
      * collar's, as the ring above left them. The collar's share 1 − t of a
@@ -749,9 +817,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
     float rw[TB__SLOTS + 32];
     int rn = 0;
     for (size_t k = 0; k < n; k++) {
-        size_t v = welded[k];
-        const uint16_t *cj = A->changed[v] ? A->nj + v * TB__SLOTS : c->cj + k * TB__SLOTS;
-        const float *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
+        const uint16_t *cj;
+        const float *cw;
+        tb__collar_weights(A, c, k, &cj, &cw);
         tb__add_weights(rj, rw, &rn, TB__SLOTS + 32, cj, cw, TB__SLOTS, 1 / (float)n);
     }
     rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
@@ -761,14 +829,6 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         if (!(g < band))
             continue;
         size_t v = c->verts[q];
-        const float *p = m->positions + v * 3;
-        float best = INFINITY;
-        for (size_t k = 0; k < n; k++) {
-            const float *cp = m->positions + (size_t)welded[k] * 3;
-            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 < best)
-                best = d2;
-        }
         float t = g / band;
         t = t * t * (3 - 2 * t);
         /* joint → weight: the chain's share t, then the collar's 1 − t;
@@ -782,38 +842,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
             if (w > 0)
                 jj[cnt] = j, ww[cnt++] = t * w;
         }
-        /* The collar's weights where this vertex meets it: not the nearest
-         * collar vertex alone — a tail root ring coarser than the collar
-         * (a low-poly tail) shares edges with several, and copying one of
-         * them tore the edge to the next (back_lowpoly_nearest: LeftUpLeg
-         * 0.142 beside 0.283, 2.38 in Crouch) — but the collar vertices
-         * within twice the nearest one's distance, by inverse square
-         * distance (a vertex on the collar itself takes its own). Each
-         * collar vertex's weights as the ring above left them (its own
-         * where it was left to the body). */
-        float lim = 4 * best, omega = 0;
-        for (size_t k = 0; k < n; k++) {
-            size_t c = welded[k];
-            const float *cp = m->positions + c * 3;
-            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 > lim)
-                continue;
-            float o = best > 0 ? 1 / d2 : d2 > 0 ? 0 : 1;
-            omega += o;
-        }
-        for (size_t k = 0; k < n && omega > 0; k++) {
-            size_t c = welded[k];
-            const float *cp = m->positions + c * 3;
-            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 > lim)
-                continue;
-            float o = (best > 0 ? 1 / d2 : d2 > 0 ? 0 : 1) / omega;
-            if (!(o > 0))
-                continue;
-            const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + k * TB__SLOTS;
-            const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + k * TB__SLOTS;
-            tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, cj, cw, TB__SLOTS, (1 - t) * (1 - t) * o);
-        }
+        tb__seam_point_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         tb__store_largest(A, v, jj, ww, cnt);
     }
@@ -1536,6 +1565,41 @@ static tb_result tb__aa_chain_plan(tb__aa_job *j, int ai, const tb_appendage *a,
 /* A welded tail's collar: the untouched vertices it meets (tb__seam_collar,
  * tb__collar_copies) with their own (body) weights, and the band blending
  * from them to the chain's. */
+/* The collar's own edges (tb__seam_point_weights): the model's edges with
+ * both ends among c->welded, as pairs of indices into it (a vertex listed
+ * twice: its first). */
+static tb_result tb__collar_segments(tb__chain_plan *c, const tb__apply *A)
+{
+    size_t V = A->m->vertex_count, cap = 0;
+    uint32_t *at = malloc((V + 1) * sizeof *at);
+    if (!at)
+        return TB_ERR_OOM;
+    for (size_t v = 0; v < V; v++)
+        at[v] = UINT32_MAX;
+    for (size_t k = c->nwelded; k-- > 0;)
+        at[c->welded[k]] = (uint32_t)k;
+    c->ncseg = 0;
+    for (size_t e = 0; e < A->edge_count; e++) {
+        uint32_t a = (uint32_t)(A->edges[e] >> 32), b = (uint32_t)(A->edges[e] & 0xffffffffu);
+        if (a >= V || b >= V || at[a] == UINT32_MAX || at[b] == UINT32_MAX)
+            continue;
+        if (c->ncseg == cap) {
+            cap = cap ? cap * 2 : 64;
+            uint32_t *ns = realloc(c->cseg, 2 * cap * sizeof *ns);
+            if (!ns) {
+                free(at);
+                return TB_ERR_OOM;
+            }
+            c->cseg = ns;
+        }
+        c->cseg[2 * c->ncseg] = at[a];
+        c->cseg[2 * c->ncseg + 1] = at[b];
+        c->ncseg++;
+    }
+    free(at);
+    return TB_OK;
+}
+
 static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_work *aw, tb__chain_plan *c,
                                tb_error *err)
 {
@@ -1547,7 +1611,7 @@ static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_wor
     if (c->nwelded && tb__seam_collar(c, A, m) != TB_OK)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t positions = c->nwelded;
-    if (tb__collar_copies(c, m, A->changed) != TB_OK)
+    if (tb__collar_copies(c, m, A->changed) != TB_OK || tb__collar_segments(c, A) != TB_OK)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     c->cj = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cj);
     c->cw = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cw);
