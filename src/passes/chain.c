@@ -169,6 +169,9 @@ typedef struct tb__chain_plan {
     size_t *nbo;
     uint32_t *cseg;   /* welded: the collar's own edges, pairs of indices into welded (tb__collar_segments) */
     size_t ncseg;
+    uint32_t *cpt;    /* welded: collar vertices on no collar edge, nor where one ends (indices into welded) */
+    size_t ncpt;
+    float cseg_mean;  /* the collar edges' mean length */
     float ramp_zone;  /* the written weights' steepest ramp as a zone (tb__chain_ramp_zone) */
 } tb__chain_plan;
 
@@ -195,6 +198,7 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->nb);
     free(c->nbo);
     free(c->cseg);
+    free(c->cpt);
     memset(c, 0, sizeof *c);
 }
 
@@ -727,6 +731,12 @@ static int tb__ring_lineage(const tb_model *m, int skP, uint16_t *rj, float *rw,
     return kept;
 }
 
+static float tb__dist3(const float *a, const float *b)
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
 /* Collar vertex k's weights as the band sees them: as the collar ring
  * left them where it was reweighted (tb__blend_collar_ring), else its own. */
 static void tb__collar_weights(const tb__apply *A, const tb__chain_plan *c, size_t k, const uint16_t **cj,
@@ -742,7 +752,7 @@ static void tb__collar_weights(const tb__apply *A, const tb__chain_plan *c, size
  * first end). */
 static float tb__seam_distance(const tb_model *m, const tb__chain_plan *c, size_t i, const float *p, float *s)
 {
-    size_t ka = i < c->ncseg ? c->cseg[2 * i] : i - c->ncseg, kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
+    size_t ka = i < c->ncseg ? c->cseg[2 * i] : c->cpt[i - c->ncseg], kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
     const float *a = m->positions + (size_t)c->welded[ka] * 3, *b = m->positions + (size_t)c->welded[kb] * 3;
     float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
     float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
@@ -751,6 +761,71 @@ static float tb__seam_distance(const tb_model *m, const tb__chain_plan *c, size_
     *s = x;
     float d[3] = {ap[0] - x * ab[0], ap[1] - x * ab[1], ap[2] - x * ab[2]};
     return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+/* Kernel over collar edge i: the integrals over the part of the edge
+ * within sqrt(lim) of p of 1/d² (*i0) and of 1/d² times the place along
+ * the edge (0 … 1, *i1), d the distance from p. */
+static void tb__segment_kernel(const tb_model *m, const tb__chain_plan *c, size_t i, const float *p, double lim,
+                               double *i0, double *i1)
+{
+    const float *a = m->positions + (size_t)c->welded[c->cseg[2 * i]] * 3;
+    const float *b = m->positions + (size_t)c->welded[c->cseg[2 * i + 1]] * 3;
+    double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+    double L = sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]);
+    *i0 = *i1 = 0;
+    if (!(L > 0))
+        return;
+    double xp = (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / L;
+    double h2 = ap[0] * ap[0] + ap[1] * ap[1] + ap[2] * ap[2] - xp * xp, r2 = lim - (h2 > 0 ? h2 : 0);
+    h2 = h2 > 1e-30 ? h2 : 1e-30;
+    double h = sqrt(h2), x0 = -xp, x1 = L - xp, r = r2 > 0 ? sqrt(r2) : 0;
+    x0 = x0 > -r ? x0 : -r;
+    x1 = x1 < r ? x1 : r;
+    if (!(x1 > x0))
+        return;
+    /* ∫ dx / (h² + x²) and ∫ x dx / (h² + x²) over [x0, x1] */
+    double j0 = x0 * x1 > 0 ? atan((x1 - x0) * h / (h2 + x0 * x1)) / h : (atan(x1 / h) - atan(x0 / h)) / h;
+    double j1 = 0.5 * log((h2 + x1 * x1) / (h2 + x0 * x0));
+    *i0 = j0;
+    *i1 = (xp * j0 + j1) / L;
+}
+
+/* The seam's weights around p, away from it (tb__seam_point_weights): the
+ * collar's weights, interpolated along its edges, averaged over the
+ * stretch of the collar within sqrt 2 times the nearest distance `best` by
+ * 1 / d² (a lone collar vertex as a stretch of the edges' mean length). */
+static void tb__seam_kernel_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, float best,
+                                    uint16_t *jj, float *ww, int *cnt, int cap, float f)
+{
+    const tb_model *m = A->m;
+    double lim = 4 * (double)best * (double)best, omega = 0, i0, i1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < c->ncseg + c->ncpt; i++) {
+            size_t ka, kb;
+            if (i < c->ncseg) {
+                tb__segment_kernel(m, c, i, p, lim, &i0, &i1);
+                ka = c->cseg[2 * i], kb = c->cseg[2 * i + 1];
+            } else {
+                ka = kb = c->cpt[i - c->ncseg];
+                float d = tb__dist3(p, m->positions + (size_t)c->welded[ka] * 3);
+                i0 = (double)d * d <= lim ? (double)c->cseg_mean / ((double)d * d) : 0;
+                i1 = 0;
+            }
+            if (!pass) {
+                omega += i0;
+                continue;
+            }
+            if (!(omega > 0) || !(i0 > 0))
+                continue;
+            const uint16_t *cj;
+            const float *cw;
+            tb__collar_weights(A, c, ka, &cj, &cw);
+            tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * (float)((i0 - i1) / omega));
+            tb__collar_weights(A, c, kb, &cj, &cw);
+            tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * (float)(i1 / omega));
+        }
+    }
 }
 
 /* The seam's weights nearest point p (choice, issue 13), f times, added
@@ -769,22 +844,26 @@ static float tb__seam_distance(const tb_model *m, const tb__chain_plan *c, size_
  * next where a low-poly root ring spans several collar vertices
  * (back_lowpoly_nearest: LeftUpLeg 0.142 beside 0.283, 2.38 in Crouch);
  * the point on the collar's edges moves along the ring continuously. */
-static void tb__seam_point_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, uint16_t *jj,
+static void tb__seam_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, uint16_t *jj,
                                    float *ww, int *cnt, int cap, float f)
 {
     const tb_model *m = A->m;
-    size_t n = c->ncseg + c->nwelded, hits = 0;
+    size_t n = c->ncseg + c->ncpt, hits = 0;
     float best = INFINITY, eps = 1e-5f * (m->height > 0 ? m->height : 1), s;
     for (size_t i = 0; i < n; i++) {
         float d = tb__seam_distance(m, c, i, p, &s);
         best = d < best ? d : best;
+    }
+    if (best > eps) {
+        tb__seam_kernel_weights(A, c, p, best, jj, ww, cnt, cap, f);
+        return;
     }
     for (size_t i = 0; i < n; i++)
         hits += tb__seam_distance(m, c, i, p, &s) <= best + eps;
     for (size_t i = 0; i < n && hits; i++) {
         if (!(tb__seam_distance(m, c, i, p, &s) <= best + eps))
             continue;
-        size_t ka = i < c->ncseg ? c->cseg[2 * i] : i - c->ncseg, kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
+        size_t ka = i < c->ncseg ? c->cseg[2 * i] : c->cpt[i - c->ncseg], kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
         const uint16_t *cj;
         const float *cw;
         tb__collar_weights(A, c, ka, &cj, &cw);
@@ -842,7 +921,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
             if (w > 0)
                 jj[cnt] = j, ww[cnt++] = t * w;
         }
-        tb__seam_point_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
+        tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         tb__store_largest(A, v, jj, ww, cnt);
     }
@@ -1063,12 +1142,6 @@ static size_t tb__plan_index(const tb__chain_plan *c, uint32_t v)
             hi = mid;
     }
     return lo < c->n && c->verts[lo] == v ? lo : SIZE_MAX;
-}
-
-static float tb__dist3(const float *a, const float *b)
-{
-    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-    return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
 /* Dijkstra over the tail's own edges (CSR off/adj of indices into c->verts)
@@ -1565,23 +1638,51 @@ static tb_result tb__aa_chain_plan(tb__aa_job *j, int ai, const tb_appendage *a,
 /* A welded tail's collar: the untouched vertices it meets (tb__seam_collar,
  * tb__collar_copies) with their own (body) weights, and the band blending
  * from them to the chain's. */
-/* The collar's own edges (tb__seam_point_weights): the model's edges with
- * both ends among c->welded, as pairs of indices into it (a vertex listed
- * twice: its first). */
+static int tb__same_point(const float *a, const float *b, float eps)
+{
+    return fabsf(a[0] - b[0]) <= eps && fabsf(a[1] - b[1]) <= eps && fabsf(a[2] - b[2]) <= eps;
+}
+
+/* Whether collar edge (ka, kb) lies where one of the first `upto` kept lies
+ * (copies of one stretch of the seam). */
+static int tb__segment_seen(const tb__chain_plan *c, const tb_model *m, uint32_t ka, uint32_t kb, size_t upto,
+                            float eps)
+{
+    const float *a = m->positions + (size_t)c->welded[ka] * 3, *b = m->positions + (size_t)c->welded[kb] * 3;
+    for (size_t i = 0; i < upto; i++) {
+        const float *x = m->positions + (size_t)c->welded[c->cseg[2 * i]] * 3;
+        const float *y = m->positions + (size_t)c->welded[c->cseg[2 * i + 1]] * 3;
+        if ((tb__same_point(a, x, eps) && tb__same_point(b, y, eps)) ||
+            (tb__same_point(a, y, eps) && tb__same_point(b, x, eps)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The collar as a curve (tb__seam_point_weights): the model's edges with
+ * both ends among c->welded, as pairs of indices into it, one per stretch
+ * of the surface (copies dropped); the collar vertices where no such edge
+ * lies, one per point, as c->cpt; the edges' mean length. */
 static tb_result tb__collar_segments(tb__chain_plan *c, const tb__apply *A)
 {
-    size_t V = A->m->vertex_count, cap = 0;
+    const tb_model *m = A->m;
+    size_t V = m->vertex_count, cap = 0;
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1), sum = 0;
     uint32_t *at = malloc((V + 1) * sizeof *at);
-    if (!at)
+    c->cpt = malloc((c->nwelded + 1) * sizeof *c->cpt);
+    if (!at || !c->cpt) {
+        free(at);
         return TB_ERR_OOM;
+    }
     for (size_t v = 0; v < V; v++)
         at[v] = UINT32_MAX;
     for (size_t k = c->nwelded; k-- > 0;)
         at[c->welded[k]] = (uint32_t)k;
-    c->ncseg = 0;
+    c->ncseg = c->ncpt = 0;
     for (size_t e = 0; e < A->edge_count; e++) {
         uint32_t a = (uint32_t)(A->edges[e] >> 32), b = (uint32_t)(A->edges[e] & 0xffffffffu);
-        if (a >= V || b >= V || at[a] == UINT32_MAX || at[b] == UINT32_MAX)
+        if (a >= V || b >= V || at[a] == UINT32_MAX || at[b] == UINT32_MAX ||
+            tb__segment_seen(c, m, at[a], at[b], c->ncseg, eps))
             continue;
         if (c->ncseg == cap) {
             cap = cap ? cap * 2 : 64;
@@ -1594,7 +1695,19 @@ static tb_result tb__collar_segments(tb__chain_plan *c, const tb__apply *A)
         }
         c->cseg[2 * c->ncseg] = at[a];
         c->cseg[2 * c->ncseg + 1] = at[b];
+        sum += tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
         c->ncseg++;
+    }
+    c->cseg_mean = c->ncseg ? sum / (float)c->ncseg : 0;
+    for (size_t k = 0; k < c->nwelded; k++) {
+        const float *p = m->positions + (size_t)c->welded[k] * 3;
+        int on = 0;
+        for (size_t i = 0; i < 2 * c->ncseg && !on; i++)
+            on = tb__same_point(p, m->positions + (size_t)c->welded[c->cseg[i]] * 3, eps);
+        for (size_t i = 0; i < c->ncpt && !on; i++)
+            on = tb__same_point(p, m->positions + (size_t)c->welded[c->cpt[i]] * 3, eps);
+        if (!on)
+            c->cpt[c->ncpt++] = (uint32_t)k;
     }
     free(at);
     return TB_OK;
