@@ -11,6 +11,7 @@
 #include <cglm/cglm.h>
 
 #include "passes/appendage_internal.h"
+#include "passes/detect_internal.h" /* tb__seg_set */
 #include "core/base.h"
 #include "gltf/doc_json.h"
 #include "passes/weights_internal.h"
@@ -167,7 +168,7 @@ typedef struct tb__chain_plan {
     size_t nalong;
     uint32_t *nb;     /* welded: the untouched vertices vertex q meets, nb[nbo[q] … nbo[q + 1]) */
     size_t *nbo;
-    uint32_t *cseg;   /* welded: the collar's own edges, pairs of indices into welded (tb__collar_segments) */
+    uint32_t *cseg;   /* welded: the collar's edges, pairs of indices into welded (tb__collar_segments) */
     size_t ncseg;
     uint32_t *cpt;    /* welded: collar vertices on no collar edge, nor where one ends (indices into welded) */
     size_t ncpt;
@@ -424,7 +425,7 @@ static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
  * them tears as soon as a leg or the tail moves (synthetic tail_welded,
  * Sprint: seam p99 2.2, 20% of samples torn). So within a band of
  * collar_band segments from the welded collar, the tail's weights blend from
- * the nearest collar vertex's own weights to the chain's,
+ * the collar's weights where the vertex meets it (tb__seam_weights) to the chain's,
  * w = (1 − t) w_collar + t w_chain with t = smoothstep(g / band), g the
  * vertex's geodesic distance from the collar (SPEC A9's g): the seam skins
  * alike on both sides and the change is spread over the band. A separate
@@ -754,13 +755,11 @@ static float tb__seam_distance(const tb_model *m, const tb__chain_plan *c, size_
 {
     size_t ka = i < c->ncseg ? c->cseg[2 * i] : c->cpt[i - c->ncseg], kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
     const float *a = m->positions + (size_t)c->welded[ka] * 3, *b = m->positions + (size_t)c->welded[kb] * 3;
-    float ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
-    float l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
-    float x = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
-    x = x < 0 ? 0 : x > 1 ? 1 : x;
-    *s = x;
-    float d[3] = {ap[0] - x * ab[0], ap[1] - x * ab[1], ap[2] - x * ab[2]};
-    return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    tb__seg g;
+    tb__seg_set(&g, a, b, 0);
+    float x = ((p[0] - a[0]) * g.ab[0] + (p[1] - a[1]) * g.ab[1] + (p[2] - a[2]) * g.ab[2]) * g.inv_len2;
+    *s = x < 0 ? 0 : x > 1 ? 1 : x;
+    return tb__seg_dist(&g, p);
 }
 
 /* Kernel over collar edge i: the integrals over the part of the edge
@@ -791,10 +790,10 @@ static void tb__segment_kernel(const tb_model *m, const tb__chain_plan *c, size_
     *i1 = (xp * j0 + j1) / L;
 }
 
-/* The seam's weights around p, away from it (tb__seam_point_weights): the
+/* The collar's weights around p, away from it (tb__seam_weights): the
  * collar's weights, interpolated along its edges, averaged over the
- * stretch of the collar within sqrt 2 times the nearest distance `best` by
- * 1 / d² (a lone collar vertex as a stretch of the edges' mean length). */
+ * stretch of the collar within twice the nearest distance `best` by 1 / d²
+ * (a lone collar vertex as a stretch of the edges' mean length). */
 static void tb__seam_kernel_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, float best,
                                     uint16_t *jj, float *ww, int *cnt, int cap, float f)
 {
@@ -828,24 +827,29 @@ static void tb__seam_kernel_weights(const tb__apply *A, const tb__chain_plan *c,
     }
 }
 
-/* The seam's weights nearest point p (choice, issue 13), f times, added
- * into the (joint, weight) pairs jj/ww: the collar as a curve — its
- * vertices and the body's edges between them — and on it the point nearest
- * p, weighted as its edge's two ends interpolated along the edge (several
- * nearest within 1e-5 H, copies of one point: their mean). A tail vertex
- * beside a collar vertex then carries that vertex's own share of a limb,
- * fading along the band, and the weights vary along the ring as the
- * collar's do. Before, the collar vertices within twice the nearest one's
- * distance were mixed by inverse square distance: on the Soldier's welded
- * tails weld-ring vertex 7445 (Hips 0.77, LeftUpLeg 0.16, RightUpLeg 0.07)
- * was one of eleven around the tail vertex one edge away, which carried
- * LeftUpLeg 0.02 and the edge between them tore in Run at 8 of 24 instants
- * (1.65). Copying the nearest collar vertex alone tore the edge to the
- * next where a low-poly root ring spans several collar vertices
- * (back_lowpoly_nearest: LeftUpLeg 0.142 beside 0.283, 2.38 in Crouch);
- * the point on the collar's edges moves along the ring continuously. */
-static void tb__seam_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, uint16_t *jj,
-                                   float *ww, int *cnt, int cap, float f)
+/* The collar's weights where a tail vertex at p meets it (choice, issue
+ * 13), f times, added into the (joint, weight) pairs jj/ww. The collar is
+ * read as a curve: its edges (the body's edges between collar vertices,
+ * copies of one stretch counted once), the weights interpolated along each
+ * edge; its weights near p are their mean over the stretch of that curve
+ * within twice the nearest distance, by 1 / d² (tb__seam_kernel_weights);
+ * a vertex on the curve takes the weights there (copies of one point:
+ * their mean). Not the nearest collar vertex alone: a tail root ring
+ * coarser than the collar (a low-poly tail) shares edges with several, and
+ * copying one of them tore the edge to the next (back_lowpoly_nearest:
+ * LeftUpLeg 0.142 beside 0.283, 2.38 in Crouch). Before, the collar
+ * vertices themselves within twice the nearest one's distance were summed
+ * by 1 / d², so a point of the collar split into copies, or a stretch with
+ * dense vertices, counted many times: on the Soldier's hang_welded_nearest
+ * weld-ring vertex 7445 (Hips 0.77, LeftUpLeg 0.16, RightUpLeg 0.07) was one
+ * of eleven around the tail vertex one edge away (three copies of one point
+ * among them), which carried LeftUpLeg 0.02, and that edge tore in Run at 7
+ * of 24 instants (1.63; now 0.045, 1.49, none). The nearest point of the
+ * curve alone (no mean) tore the tails welded beside a thigh: the weights
+ * round the tail's root ring jump where the nearest point does (docs/fix.md,
+ * session 13). */
+static void tb__seam_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, uint16_t *jj, float *ww,
+                             int *cnt, int cap, float f)
 {
     const tb_model *m = A->m;
     size_t n = c->ncseg + c->ncpt, hits = 0;
@@ -1659,7 +1663,7 @@ static int tb__segment_seen(const tb__chain_plan *c, const tb_model *m, uint32_t
     return 0;
 }
 
-/* The collar as a curve (tb__seam_point_weights): the model's edges with
+/* The collar as a curve (tb__seam_weights): the model's edges with
  * both ends among c->welded, as pairs of indices into it, one per stretch
  * of the surface (copies dropped); the collar vertices where no such edge
  * lies, one per point, as c->cpt; the edges' mean length. */
