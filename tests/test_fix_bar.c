@@ -7,8 +7,10 @@
  * max <= 1.30, nothing torn in the tail or at its seam, no body weight
  * changed, the tail swinging >= 10 degrees, every loop closing within 0.5
  * degrees; and, against the unrepaired file (honest_groups below), the
- * body's own figures exactly the same and nothing torn where the repaired
- * skin meets the untouched body. A fixture without a chain (no tail, or detection short of it:
+ * body's own figures exactly the same and nothing torn on any edge the
+ * repair touched: where the repaired skin meets the untouched body, and
+ * between two repaired vertices (the collar band under half on Tail_*,
+ * which SPEC C's groups count nowhere). A fixture without a chain (no tail, or detection short of it:
  * test_fixtures' known_short) is skipped and counted. Every other one must
  * meet the bar unless it is listed in short_of_bar below with its reason
  * (docs/fix.md has the same list); a listed one that meets it is reported,
@@ -42,6 +44,24 @@ static const body_spec bodies[] = {
 
 /* body, fixture, reason (docs/fix.md, "Short of the bar") */
 static const char *const short_of_bar[][3] = {
+    /* edges between two repaired vertices both under half on Tail_* (the
+     * collar band), in neither of SPEC C's groups; the tail group here is
+     * both ends repaired (honest_groups). Figures: this test, session 13 */
+    {"synth:plain", "hang_welded_nearest",
+     "edges between two repaired vertices (collar band, both under half on Tail_*) tear: 0.19% of them, max 2.25; "
+     "torn samples on edges with a repaired end Walk/Sprint/Crouch 0/2/38 (input on those edges 23.5% torn)"},
+    {"synth:plain", "beside_welded_leg",
+     "edges between two repaired vertices (collar band) tear: 1.07%, max 1.55; torn samples on edges with a repaired "
+     "end Walk/Sprint/Crouch 10/14/218 (input 26.4% torn)"},
+    {"synth:plain", "up_welded_hips+vest",
+     "edges between two repaired vertices (collar band) tear: 0.24%, max 2.16; torn samples Walk/Sprint/Crouch "
+     "10/47/46 (input 0%): the search kept collar band 2, scoring SPEC C's groups and the repaired/body seam only"},
+    {"Soldier", "hang_welded_nearest",
+     "edges between two repaired vertices (collar band) tear: 0.09%, max 1.68; torn samples Run/Walk 17/0 (input "
+     "25.9% torn)"},
+    {"Soldier", "beside_welded_leg",
+     "edges between two repaired vertices (collar band) tear: 1.17%, max 2.20; torn samples Run/Walk 229/69 (input "
+     "9.8% torn)"},
     /* the seam is the repaired skin against the untouched body
      * (honest_groups): SPEC C's groups count these edges as body */
     {"Soldier", "up_welded_hips+vest",
@@ -69,12 +89,22 @@ static const char *short_reason(const char *body, const char *fixture)
  * output. Each clip is then measured on both files with that mask as the
  * tail: the body group (neither end repaired) must read exactly the same
  * in both — the repair and the bake touch neither its weights nor its
- * joints' keys — and the seam group (one end repaired: where the repaired
- * skin meets the untouched body) is what the bar's seam means. */
+ * joints' keys — and every other edge has a repaired end and must not
+ * tear: the seam group (one end repaired: where the repaired skin meets the
+ * untouched body) and the tail group (both ends repaired: SPEC C's tail and
+ * the collar band's edges between two vertices both under half on Tail_*,
+ * in neither SPEC C group). The input's figures on the same edges are
+ * printed, never excused: an edge with a repaired end carries weights the
+ * repair chose, and one with neither is the body, checked as the same. */
 typedef struct honest_row {
     size_t repaired;       /* vertices whose weights changed */
     float seam_torn, seam_max; /* worst over the clips */
     float seam_in_torn;    /* the same edges in the input, worst over the clips */
+    /* the repaired skin's inner edges (both ends repaired): SPEC C's tail
+     * group and the edges of the collar band under half on Tail_*, which
+     * SPEC C counts nowhere; worst over the clips */
+    float inner_torn, inner_max, inner_in_torn;
+    size_t torn_samples;   /* torn samples on every edge with a repaired end, summed over the clips */
     int body_same;         /* every clip's body figures identical in input and output */
     float body_p99, body_max;
 } honest_row;
@@ -106,6 +136,12 @@ static void honest_groups(honest_row *h, const tb_doc *in, const tb_doc *out, co
             h->seam_max = r[1].seam.max > h->seam_max ? r[1].seam.max : h->seam_max;
             h->seam_in_torn = r[0].seam.torn_frac > h->seam_in_torn ? r[0].seam.torn_frac : h->seam_in_torn;
         }
+        if (r[1].tail.samples) {
+            h->inner_torn = r[1].tail.torn_frac > h->inner_torn ? r[1].tail.torn_frac : h->inner_torn;
+            h->inner_max = r[1].tail.max > h->inner_max ? r[1].tail.max : h->inner_max;
+            h->inner_in_torn = r[0].tail.torn_frac > h->inner_in_torn ? r[0].tail.torn_frac : h->inner_in_torn;
+        }
+        h->torn_samples += r[1].tail.torn + r[1].seam.torn;
     }
     free(mask);
     tb_model_free(mi);
@@ -117,8 +153,9 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
     (void)state;
     int rows = 0, met = 0, listed = 0, unlisted = 0, no_chain = 0;
     print_message("| body | fixture | tail p99 / max | torn (tail or seam) | swing | largest bend | fit | repaired vertices | "
-                  "repaired/body edges: torn / max (input torn) | body vs input | bar |\n"
-                  "|---|---|---|---|---|---|---|---|---|---|---|\n");
+                  "repaired/body edges: torn / max (input torn) | repaired/repaired edges: torn / max (input torn) | "
+                  "torn samples, every repaired edge | body vs input | bar |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t bi = 0; bi < sizeof bodies / sizeof bodies[0]; bi++) {
         tb_error err = {0};
         tb_doc *body = NULL;
@@ -176,14 +213,16 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
             }
             honest_row h;
             honest_groups(&h, doc, out, &rep);
-            ok = ok && h.body_same && h.seam_torn == 0;
+            ok = ok && h.body_same && h.seam_torn == 0 && h.inner_torn == 0;
             const char *why = short_reason(bodies[bi].label, name);
             rows++;
             met += ok;
-            print_message("| %s | %s | %.2f / %.2f | %.2f%% | %.0f° | %.0f° | %s | %zu | %.2f%% / %.2f (%.2f%%) | %s | %s |\n",
+            print_message("| %s | %s | %.2f / %.2f | %.2f%% | %.0f° | %.0f° | %s | %zu | %.2f%% / %.2f (%.2f%%) | "
+                          "%.2f%% / %.2f (%.2f%%) | %zu | %s | %s |\n",
                           bodies[bi].label, name, p99, mx, 100 * torn, swing / 0.0174533f, bend / 0.0174533f,
                           rep.solver_fit_kept ? "fit" : "", h.repaired, 100 * h.seam_torn, h.seam_max,
-                          100 * h.seam_in_torn, h.body_same ? "same" : "CHANGED", ok ? "✓" : why ? "✗ listed" : "✗");
+                          100 * h.seam_in_torn, 100 * h.inner_torn, h.inner_max, 100 * h.inner_in_torn, h.torn_samples,
+                          h.body_same ? "same" : "CHANGED", ok ? "✓" : why ? "✗ listed" : "✗");
             if (!h.body_same)
                 print_message("ERROR: %s %s: the body's own figures differ from the unrepaired file's\n",
                               bodies[bi].label, name);
