@@ -58,7 +58,8 @@ static const char *const short_of_bar[][3] = {
     {"synth:plain", "up_welded_hips+vest",
      "edges between two repaired vertices tear: samples Walk/Sprint/Crouch 0/3/34, max 2.07, collar band 1 (with "
      "band 2, kept before the search scored them: 103, the tail's root ring, 0.011 H, between vertices on LeftUpLeg "
-     "and RightUpLeg 0.09-0.12, read in session 13); no try is clean"},
+     "and RightUpLeg 0.09-0.12, read in session 13); no try is clean. Its tail max, 1.30024 in Crouch, is past the "
+     "chain row by 0.0002 with band 1 (printed 1.30)"},
     {"Soldier", "hang_welded_nearest",
      "edges between two repaired vertices (collar band) tear in Run: 9 samples, max 1.70 (17 before the search "
      "scored them); edge 7458-7459 (tail skin under half on Tail_*) was read torn at 11 of 24 in session 13"},
