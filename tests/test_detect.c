@@ -1008,8 +1008,8 @@ static void welded_tail_blends_from_its_collar(void **state)
  * keeps weights whose tail and SPEC C seam tear nowhere on Walk and Gallop,
  * and that tear less than its first try with the repaired skin counted
  * (docs/fix.md, session 13b: it keeps zone 0.25, band 0.5, 2.4% of the
- * repaired/body edges torn, over zone 0.5, band 0.73, 3.3%, kept when the
- * search did not score the collar band's inner edges). */
+ * repaired/body edges torn, over its first try, zone 0.5, band 0.73, 3.3%;
+ * a band past 0.5 was kept when it did not score the band's inner edges). */
 static void welded_fox_seam_stops_tearing_with_the_collar_band_search(void **state)
 {
     (void)state;
