@@ -302,8 +302,9 @@ def fix_bar_table(cli, tmp):
     (tb_fix_run with the defaults on every fixture tail found), run fresh."""
     rows, summary = fix_bar_rows(tmp)
     out = ['| body | fixture | tail p99 / max | torn (tail or seam) | swing | largest bend | fit | repaired vertices | '
-           'repaired/body edges: torn / max (input torn) | body vs input | bar |',
-           '|---|---|---|---|---|---|---|---|---|---|---|'] + rows + ['', summary + '.']
+           'repaired/body edges: torn / max (input torn) | repaired/repaired edges: torn / max (input torn) | '
+           'torn samples, every repaired edge | body vs input | bar |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|---|'] + rows + ['', summary + '.']
     return '\n'.join(out)
 
 
@@ -321,15 +322,16 @@ def fix_bar_short(cli, tmp, old=''):
     out = ['| body | fixture | what misses (from the table above) | why |', '|---|---|---|---|']
     for line in rows:
         c = [x.strip() for x in line.strip().strip('|').split('|')]
-        if 'listed' not in c[10]:
+        if 'listed' not in c[12]:
             continue
         p99, mx = (float(x) for x in c[2].split(' / '))
         tornv, swing = float(c[3].rstrip('%')), float(c[4].rstrip('°'))
-        honest = c[8].split(' / ')[0]
+        honest, inner = c[8].split(' / ')[0], c[9].split(' / ')[0]
         miss = ([f'tail p99 {p99:.2f} > 1.18'] if p99 > 1.18 else []) + ([f'tail max {mx:.2f} > 1.30'] if mx > 1.30 else []) \
             + ([f'{c[3]} torn in tail or seam'] if tornv > 0 else []) + ([f'swing {c[4]} < 10°'] if swing < 10 else []) \
             + ([f'{honest} torn where the repaired skin meets the body'] if float(honest.rstrip('%')) > 0 else []) \
-            + (['the body differs from the input'] if c[9] != 'same' else [])
+            + ([f'{inner} torn between two repaired vertices'] if float(inner.rstrip('%')) > 0 else []) \
+            + (['the body differs from the input'] if c[11] != 'same' else [])
         out.append(f"| {c[0]} | `{c[1]}` | {', '.join(miss) or 'nothing the table shows at its rounding'} | "
                    f"{why.get((c[0], c[1]), 'not explained yet')} |")
     return '\n'.join(out)

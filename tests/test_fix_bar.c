@@ -7,8 +7,10 @@
  * max <= 1.30, nothing torn in the tail or at its seam, no body weight
  * changed, the tail swinging >= 10 degrees, every loop closing within 0.5
  * degrees; and, against the unrepaired file (honest_groups below), the
- * body's own figures exactly the same and nothing torn where the repaired
- * skin meets the untouched body. A fixture without a chain (no tail, or detection short of it:
+ * body's own figures exactly the same and nothing torn on any edge the
+ * repair touched: where the repaired skin meets the untouched body, and
+ * between two repaired vertices (the collar band under half on Tail_*,
+ * which SPEC C's groups count nowhere). A fixture without a chain (no tail, or detection short of it:
  * test_fixtures' known_short) is skipped and counted. Every other one must
  * meet the bar unless it is listed in short_of_bar below with its reason
  * (docs/fix.md has the same list); a listed one that meets it is reported,
@@ -42,17 +44,36 @@ static const body_spec bodies[] = {
 
 /* body, fixture, reason (docs/fix.md, "Short of the bar") */
 static const char *const short_of_bar[][3] = {
+    /* edges between two repaired vertices both under half on Tail_* (the
+     * collar band), in neither of SPEC C's groups; the tail group here is
+     * both ends repaired (honest_groups). Figures: this test, session 13 */
+    {"synth:plain", "hang_welded_nearest",
+     "edges between two repaired vertices (collar band, both under half on Tail_*) tear in Crouch: 21 samples, max "
+     "2.19 (Walk, Sprint 0); the search, scoring them, keeps the try that tears least (40 samples before it did); "
+     "no try is clean; per edge not read"},
+    {"synth:plain", "beside_welded_leg",
+     "edges between two repaired vertices (collar band) tear: samples Walk/Sprint/Crouch 10/14/218, max 1.55; in "
+     "Crouch band edges 4422-4435 and 4436-4450 compress to 0.46-0.61 at 13-15 instants (read per edge in session "
+     "13); no try of the search is clean"},
+    {"synth:plain", "up_welded_hips+vest",
+     "edges between two repaired vertices tear: samples Walk/Sprint/Crouch 0/3/34, max 2.07, collar band 1 (with "
+     "band 2, kept before the search scored them: 103, the tail's root ring, 0.011 H, between vertices on LeftUpLeg "
+     "and RightUpLeg 0.09-0.12, read in session 13); no try is clean. Its tail max, 1.30024 in Crouch, is past the "
+     "chain row by 0.0002 with band 1 (printed 1.30)"},
+    {"Soldier", "hang_welded_nearest",
+     "edges between two repaired vertices (collar band) tear in Run: 9 samples, max 1.70 (17 before the search "
+     "scored them); edge 7458-7459 (tail skin under half on Tail_*) was read torn at 11 of 24 in session 13"},
+    {"Soldier", "beside_welded_leg",
+     "edges between two repaired vertices (collar band) tear: samples Run/Walk 229/69, max 2.20; no try of the "
+     "search is clean; per edge not read"},
     /* the seam is the repaired skin against the untouched body
      * (honest_groups): SPEC C's groups count these edges as body */
-    {"Soldier", "hang_welded_nearest",
-     "the honest seam tears at body vertex 7445 (weld ring, left to the body: Hips 0.77, LeftUpLeg 0.16, RightUpLeg "
-     "0.07): edge 7445-7458 reads 1.25-1.63 in Run, torn at 7 of 24 instants (input 0.67-1.02); the tail vertex one "
-     "edge away carries 0-10% of the thigh's share. Diffusing the band's weights over the tail surface was tried and "
-     "tore the tails welded beside a thigh"},
     {"Soldier", "up_welded_hips+vest",
-     "the honest seam tears at the same body vertex 7445: edge 7445-7459 reads 1.27-1.65 in Run, torn at 8 of 24 "
-     "instants; the input tears that edge at 9 (1.27-1.73). Met the bar with session 11's weights alone; the "
-     "detection of the same session (the surface a root ring was snapped onto is body) moved its seam there"},
+     "the honest seam tears at body vertex 7445 (weld ring, left to the body: Hips 0.77, LeftUpLeg 0.16, RightUpLeg "
+     "0.07): edge 7445-7459 reads 1.28-1.67 in Run, torn at 9 of 24 instants, as in the input (1.27-1.73, 9); the "
+     "body's own edge 7445-7446 tears at 11 (1.20-1.65, input and output alike): the body itself does not carry "
+     "7445's thigh share without tearing, and the collar band from the seam's weights (integrated along the collar) "
+     "leaves the tail vertex one edge away at LeftUpLeg 0.02"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)
@@ -72,12 +93,22 @@ static const char *short_reason(const char *body, const char *fixture)
  * output. Each clip is then measured on both files with that mask as the
  * tail: the body group (neither end repaired) must read exactly the same
  * in both — the repair and the bake touch neither its weights nor its
- * joints' keys — and the seam group (one end repaired: where the repaired
- * skin meets the untouched body) is what the bar's seam means. */
+ * joints' keys — and every other edge has a repaired end and must not
+ * tear: the seam group (one end repaired: where the repaired skin meets the
+ * untouched body) and the tail group (both ends repaired: SPEC C's tail and
+ * the collar band's edges between two vertices both under half on Tail_*,
+ * in neither SPEC C group). The input's figures on the same edges are
+ * printed, never excused: an edge with a repaired end carries weights the
+ * repair chose, and one with neither is the body, checked as the same. */
 typedef struct honest_row {
     size_t repaired;       /* vertices whose weights changed */
     float seam_torn, seam_max; /* worst over the clips */
     float seam_in_torn;    /* the same edges in the input, worst over the clips */
+    /* the repaired skin's inner edges (both ends repaired): SPEC C's tail
+     * group and the edges of the collar band under half on Tail_*, which
+     * SPEC C counts nowhere; worst over the clips */
+    float inner_torn, inner_max, inner_in_torn;
+    size_t torn_samples;   /* torn samples on every edge with a repaired end, summed over the clips */
     int body_same;         /* every clip's body figures identical in input and output */
     float body_p99, body_max;
 } honest_row;
@@ -109,6 +140,12 @@ static void honest_groups(honest_row *h, const tb_doc *in, const tb_doc *out, co
             h->seam_max = r[1].seam.max > h->seam_max ? r[1].seam.max : h->seam_max;
             h->seam_in_torn = r[0].seam.torn_frac > h->seam_in_torn ? r[0].seam.torn_frac : h->seam_in_torn;
         }
+        if (r[1].tail.samples) {
+            h->inner_torn = r[1].tail.torn_frac > h->inner_torn ? r[1].tail.torn_frac : h->inner_torn;
+            h->inner_max = r[1].tail.max > h->inner_max ? r[1].tail.max : h->inner_max;
+            h->inner_in_torn = r[0].tail.torn_frac > h->inner_in_torn ? r[0].tail.torn_frac : h->inner_in_torn;
+        }
+        h->torn_samples += r[1].tail.torn + r[1].seam.torn;
     }
     free(mask);
     tb_model_free(mi);
@@ -120,8 +157,9 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
     (void)state;
     int rows = 0, met = 0, listed = 0, unlisted = 0, no_chain = 0;
     print_message("| body | fixture | tail p99 / max | torn (tail or seam) | swing | largest bend | fit | repaired vertices | "
-                  "repaired/body edges: torn / max (input torn) | body vs input | bar |\n"
-                  "|---|---|---|---|---|---|---|---|---|---|---|\n");
+                  "repaired/body edges: torn / max (input torn) | repaired/repaired edges: torn / max (input torn) | "
+                  "torn samples, every repaired edge | body vs input | bar |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t bi = 0; bi < sizeof bodies / sizeof bodies[0]; bi++) {
         tb_error err = {0};
         tb_doc *body = NULL;
@@ -179,14 +217,16 @@ static void every_found_tail_meets_the_bar_or_is_listed(void **state)
             }
             honest_row h;
             honest_groups(&h, doc, out, &rep);
-            ok = ok && h.body_same && h.seam_torn == 0;
+            ok = ok && h.body_same && h.seam_torn == 0 && h.inner_torn == 0;
             const char *why = short_reason(bodies[bi].label, name);
             rows++;
             met += ok;
-            print_message("| %s | %s | %.2f / %.2f | %.2f%% | %.0f° | %.0f° | %s | %zu | %.2f%% / %.2f (%.2f%%) | %s | %s |\n",
+            print_message("| %s | %s | %.2f / %.2f | %.2f%% | %.0f° | %.0f° | %s | %zu | %.2f%% / %.2f (%.2f%%) | "
+                          "%.2f%% / %.2f (%.2f%%) | %zu | %s | %s |\n",
                           bodies[bi].label, name, p99, mx, 100 * torn, swing / 0.0174533f, bend / 0.0174533f,
                           rep.solver_fit_kept ? "fit" : "", h.repaired, 100 * h.seam_torn, h.seam_max,
-                          100 * h.seam_in_torn, h.body_same ? "same" : "CHANGED", ok ? "✓" : why ? "✗ listed" : "✗");
+                          100 * h.seam_in_torn, 100 * h.inner_torn, h.inner_max, 100 * h.inner_in_torn, h.torn_samples,
+                          h.body_same ? "same" : "CHANGED", ok ? "✓" : why ? "✗ listed" : "✗");
             if (!h.body_same)
                 print_message("ERROR: %s %s: the body's own figures differ from the unrepaired file's\n",
                               bodies[bi].label, name);

@@ -93,6 +93,11 @@ typedef struct tb_fix_stretch {
      * weights (before they are quantised into the file); samples 0 when the
      * search did not run or found no such edge. */
     tb_stretch_stats repaired_seam;
+    /* The same search's inner edges of the repaired skin: both ends
+     * changed by the repair — SPEC C's tail and the edges of a welded
+     * tail's collar band between two vertices both under half on Tail_*,
+     * which SPEC C's groups count nowhere. samples 0 as above. */
+    tb_stretch_stats repaired_inner;
 } tb_fix_stretch;
 
 /* One try of the blend-zone search. */

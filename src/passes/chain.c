@@ -11,6 +11,7 @@
 #include <cglm/cglm.h>
 
 #include "passes/appendage_internal.h"
+#include "passes/detect_internal.h" /* tb__seg_set */
 #include "core/base.h"
 #include "gltf/doc_json.h"
 #include "passes/weights_internal.h"
@@ -167,6 +168,11 @@ typedef struct tb__chain_plan {
     size_t nalong;
     uint32_t *nb;     /* welded: the untouched vertices vertex q meets, nb[nbo[q] … nbo[q + 1]) */
     size_t *nbo;
+    uint32_t *cseg;   /* welded: the collar's edges, pairs of indices into welded (tb__collar_segments) */
+    size_t ncseg;
+    uint32_t *cpt;    /* welded: collar vertices on no collar edge, nor where one ends (indices into welded) */
+    size_t ncpt;
+    float cseg_mean;  /* the collar edges' mean length */
     float ramp_zone;  /* the written weights' steepest ramp as a zone (tb__chain_ramp_zone) */
 } tb__chain_plan;
 
@@ -192,6 +198,8 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->along);
     free(c->nb);
     free(c->nbo);
+    free(c->cseg);
+    free(c->cpt);
     memset(c, 0, sizeof *c);
 }
 
@@ -417,7 +425,7 @@ static void tb__set_single(tb__apply *A, size_t v, uint16_t joint)
  * them tears as soon as a leg or the tail moves (synthetic tail_welded,
  * Sprint: seam p99 2.2, 20% of samples torn). So within a band of
  * collar_band segments from the welded collar, the tail's weights blend from
- * the nearest collar vertex's own weights to the chain's,
+ * the collar's weights where the vertex meets it (tb__seam_weights) to the chain's,
  * w = (1 − t) w_collar + t w_chain with t = smoothstep(g / band), g the
  * vertex's geodesic distance from the collar (SPEC A9's g): the seam skins
  * alike on both sides and the change is spread over the band. A separate
@@ -724,16 +732,159 @@ static int tb__ring_lineage(const tb_model *m, int skP, uint16_t *rj, float *rw,
     return kept;
 }
 
+static float tb__dist3(const float *a, const float *b)
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+/* Collar vertex k's weights as the band sees them: as the collar ring
+ * left them where it was reweighted (tb__blend_collar_ring), else its own. */
+static void tb__collar_weights(const tb__apply *A, const tb__chain_plan *c, size_t k, const uint16_t **cj,
+                               const float **cw)
+{
+    size_t v = c->welded[k];
+    *cj = A->changed[v] ? A->nj + v * TB__SLOTS : c->cj + k * TB__SLOTS;
+    *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
+}
+
+/* Distance from p to collar edge i (i < c->ncseg) or collar vertex
+ * i - c->ncseg, and *s the nearest point's place along the edge (0 at its
+ * first end). */
+static float tb__seam_distance(const tb_model *m, const tb__chain_plan *c, size_t i, const float *p, float *s)
+{
+    size_t ka = i < c->ncseg ? c->cseg[2 * i] : c->cpt[i - c->ncseg], kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
+    const float *a = m->positions + (size_t)c->welded[ka] * 3, *b = m->positions + (size_t)c->welded[kb] * 3;
+    tb__seg g;
+    tb__seg_set(&g, a, b, 0);
+    float x = ((p[0] - a[0]) * g.ab[0] + (p[1] - a[1]) * g.ab[1] + (p[2] - a[2]) * g.ab[2]) * g.inv_len2;
+    *s = x < 0 ? 0 : x > 1 ? 1 : x;
+    return tb__seg_dist(&g, p);
+}
+
+/* Kernel over collar edge i: the integrals over the part of the edge
+ * within sqrt(lim) of p of 1/d² (*i0) and of 1/d² times the place along
+ * the edge (0 … 1, *i1), d the distance from p. */
+static void tb__segment_kernel(const tb_model *m, const tb__chain_plan *c, size_t i, const float *p, double lim,
+                               double *i0, double *i1)
+{
+    const float *a = m->positions + (size_t)c->welded[c->cseg[2 * i]] * 3;
+    const float *b = m->positions + (size_t)c->welded[c->cseg[2 * i + 1]] * 3;
+    double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+    double L = sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]);
+    *i0 = *i1 = 0;
+    if (!(L > 0))
+        return;
+    double xp = (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / L;
+    double h2 = ap[0] * ap[0] + ap[1] * ap[1] + ap[2] * ap[2] - xp * xp, r2 = lim - (h2 > 0 ? h2 : 0);
+    h2 = h2 > 1e-30 ? h2 : 1e-30;
+    double h = sqrt(h2), x0 = -xp, x1 = L - xp, r = r2 > 0 ? sqrt(r2) : 0;
+    x0 = x0 > -r ? x0 : -r;
+    x1 = x1 < r ? x1 : r;
+    if (!(x1 > x0))
+        return;
+    /* ∫ dx / (h² + x²) and ∫ x dx / (h² + x²) over [x0, x1] */
+    double j0 = x0 * x1 > 0 ? atan((x1 - x0) * h / (h2 + x0 * x1)) / h : (atan(x1 / h) - atan(x0 / h)) / h;
+    double j1 = 0.5 * log((h2 + x1 * x1) / (h2 + x0 * x0));
+    *i0 = j0;
+    *i1 = (xp * j0 + j1) / L;
+}
+
+/* The collar's weights around p, away from it (tb__seam_weights): the
+ * collar's weights, interpolated along its edges, averaged over the
+ * stretch of the collar within twice the nearest distance `best` by 1 / d²
+ * (a lone collar vertex as a stretch of the edges' mean length). */
+static void tb__seam_kernel_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, float best,
+                                    uint16_t *jj, float *ww, int *cnt, int cap, float f)
+{
+    const tb_model *m = A->m;
+    double lim = 4 * (double)best * (double)best, omega = 0, i0, i1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < c->ncseg + c->ncpt; i++) {
+            size_t ka, kb;
+            if (i < c->ncseg) {
+                tb__segment_kernel(m, c, i, p, lim, &i0, &i1);
+                ka = c->cseg[2 * i], kb = c->cseg[2 * i + 1];
+            } else {
+                ka = kb = c->cpt[i - c->ncseg];
+                float d = tb__dist3(p, m->positions + (size_t)c->welded[ka] * 3);
+                i0 = (double)d * d <= lim ? (double)c->cseg_mean / ((double)d * d) : 0;
+                i1 = 0;
+            }
+            if (!pass) {
+                omega += i0;
+                continue;
+            }
+            if (!(omega > 0) || !(i0 > 0))
+                continue;
+            const uint16_t *cj;
+            const float *cw;
+            tb__collar_weights(A, c, ka, &cj, &cw);
+            tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * (float)((i0 - i1) / omega));
+            tb__collar_weights(A, c, kb, &cj, &cw);
+            tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * (float)(i1 / omega));
+        }
+    }
+}
+
+/* The collar's weights where a tail vertex at p meets it (choice, issue
+ * 13), f times, added into the (joint, weight) pairs jj/ww. The collar is
+ * read as a curve: its edges (the body's edges between collar vertices,
+ * copies of one stretch counted once), the weights interpolated along each
+ * edge; its weights near p are their mean over the stretch of that curve
+ * within twice the nearest distance, by 1 / d² (tb__seam_kernel_weights);
+ * a vertex on the curve takes the weights there (copies of one point:
+ * their mean). Not the nearest collar vertex alone: a tail root ring
+ * coarser than the collar (a low-poly tail) shares edges with several, and
+ * copying one of them tore the edge to the next (back_lowpoly_nearest:
+ * LeftUpLeg 0.142 beside 0.283, 2.38 in Crouch). Before, the collar
+ * vertices themselves within twice the nearest one's distance were summed
+ * by 1 / d², so a point of the collar split into copies, or a stretch with
+ * dense vertices, counted many times: on the Soldier's hang_welded_nearest
+ * weld-ring vertex 7445 (Hips 0.77, LeftUpLeg 0.16, RightUpLeg 0.07) was one
+ * of eleven around the tail vertex one edge away (three copies of one point
+ * among them), which carried LeftUpLeg 0.02, and that edge tore in Run at 7
+ * of 24 instants (1.63; now 0.045, 1.49, none). The nearest point of the
+ * curve alone (no mean) tore the tails welded beside a thigh: the weights
+ * round the tail's root ring jump where the nearest point does (docs/fix.md,
+ * session 13). */
+static void tb__seam_weights(const tb__apply *A, const tb__chain_plan *c, const float *p, uint16_t *jj, float *ww,
+                             int *cnt, int cap, float f)
+{
+    const tb_model *m = A->m;
+    size_t n = c->ncseg + c->ncpt, hits = 0;
+    float best = INFINITY, eps = 1e-5f * (m->height > 0 ? m->height : 1), s;
+    for (size_t i = 0; i < n; i++) {
+        float d = tb__seam_distance(m, c, i, p, &s);
+        best = d < best ? d : best;
+    }
+    if (best > eps) {
+        tb__seam_kernel_weights(A, c, p, best, jj, ww, cnt, cap, f);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        hits += tb__seam_distance(m, c, i, p, &s) <= best + eps;
+    for (size_t i = 0; i < n && hits; i++) {
+        if (!(tb__seam_distance(m, c, i, p, &s) <= best + eps))
+            continue;
+        size_t ka = i < c->ncseg ? c->cseg[2 * i] : c->cpt[i - c->ncseg], kb = i < c->ncseg ? c->cseg[2 * i + 1] : ka;
+        const uint16_t *cj;
+        const float *cw;
+        tb__collar_weights(A, c, ka, &cj, &cw);
+        tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * (1 - s) / (float)hits);
+        tb__collar_weights(A, c, kb, &cj, &cw);
+        tb__add_weights(jj, ww, cnt, cap, cj, cw, TB__SLOTS, f * s / (float)hits);
+    }
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
     size_t n = c->nwelded;
-    const uint32_t *welded = c->welded;
     if (!n || !(band_seg > 0) || c->K <= 0)
         return;
     if (ring)
         tb__blend_collar_ring(A, c);
-    const tb__chain_plan *cpl = c;
     float band = band_seg * c->L / (float)c->K;
     /* The ring's common weights (choice, issue 13): the mean of the welded
      * collar's, as the ring above left them. The collar's share 1 − t of a
@@ -749,9 +900,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
     float rw[TB__SLOTS + 32];
     int rn = 0;
     for (size_t k = 0; k < n; k++) {
-        size_t v = welded[k];
-        const uint16_t *cj = A->changed[v] ? A->nj + v * TB__SLOTS : c->cj + k * TB__SLOTS;
-        const float *cw = A->changed[v] ? A->nw + v * TB__SLOTS : c->cw + k * TB__SLOTS;
+        const uint16_t *cj;
+        const float *cw;
+        tb__collar_weights(A, c, k, &cj, &cw);
         tb__add_weights(rj, rw, &rn, TB__SLOTS + 32, cj, cw, TB__SLOTS, 1 / (float)n);
     }
     rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
@@ -761,14 +912,6 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         if (!(g < band))
             continue;
         size_t v = c->verts[q];
-        const float *p = m->positions + v * 3;
-        float best = INFINITY;
-        for (size_t k = 0; k < n; k++) {
-            const float *cp = m->positions + (size_t)welded[k] * 3;
-            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 < best)
-                best = d2;
-        }
         float t = g / band;
         t = t * t * (3 - 2 * t);
         /* joint → weight: the chain's share t, then the collar's 1 − t;
@@ -782,38 +925,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
             if (w > 0)
                 jj[cnt] = j, ww[cnt++] = t * w;
         }
-        /* The collar's weights where this vertex meets it: not the nearest
-         * collar vertex alone — a tail root ring coarser than the collar
-         * (a low-poly tail) shares edges with several, and copying one of
-         * them tore the edge to the next (back_lowpoly_nearest: LeftUpLeg
-         * 0.142 beside 0.283, 2.38 in Crouch) — but the collar vertices
-         * within twice the nearest one's distance, by inverse square
-         * distance (a vertex on the collar itself takes its own). Each
-         * collar vertex's weights as the ring above left them (its own
-         * where it was left to the body). */
-        float lim = 4 * best, omega = 0;
-        for (size_t k = 0; k < n; k++) {
-            size_t c = welded[k];
-            const float *cp = m->positions + c * 3;
-            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 > lim)
-                continue;
-            float o = best > 0 ? 1 / d2 : d2 > 0 ? 0 : 1;
-            omega += o;
-        }
-        for (size_t k = 0; k < n && omega > 0; k++) {
-            size_t c = welded[k];
-            const float *cp = m->positions + c * 3;
-            float dx = p[0] - cp[0], dy = p[1] - cp[1], dz = p[2] - cp[2], d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 > lim)
-                continue;
-            float o = (best > 0 ? 1 / d2 : d2 > 0 ? 0 : 1) / omega;
-            if (!(o > 0))
-                continue;
-            const uint16_t *cj = A->changed[c] ? A->nj + c * TB__SLOTS : cpl->cj + k * TB__SLOTS;
-            const float *cw = A->changed[c] ? A->nw + c * TB__SLOTS : cpl->cw + k * TB__SLOTS;
-            tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, cj, cw, TB__SLOTS, (1 - t) * (1 - t) * o);
-        }
+        tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         tb__store_largest(A, v, jj, ww, cnt);
     }
@@ -1039,12 +1151,6 @@ static size_t tb__plan_index(const tb__chain_plan *c, uint32_t v)
             hi = mid;
     }
     return lo < c->n && c->verts[lo] == v ? lo : SIZE_MAX;
-}
-
-static float tb__dist3(const float *a, const float *b)
-{
-    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-    return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
 /* Dijkstra over the tail's own edges (CSR off/adj of indices into c->verts)
@@ -1534,6 +1640,81 @@ static tb_result tb__aa_chain_plan(tb__aa_job *j, int ai, const tb_appendage *a,
 /* A welded tail's collar: the untouched vertices it meets (tb__seam_collar,
  * tb__collar_copies) with their own (body) weights, and the band blending
  * from them to the chain's. */
+static int tb__same_point(const float *a, const float *b, float eps)
+{
+    return fabsf(a[0] - b[0]) <= eps && fabsf(a[1] - b[1]) <= eps && fabsf(a[2] - b[2]) <= eps;
+}
+
+/* Whether collar edge (ka, kb) lies where one of the first `upto` kept lies
+ * (copies of one stretch of the seam). */
+static int tb__segment_seen(const tb__chain_plan *c, const tb_model *m, uint32_t ka, uint32_t kb, size_t upto,
+                            float eps)
+{
+    const float *a = m->positions + (size_t)c->welded[ka] * 3, *b = m->positions + (size_t)c->welded[kb] * 3;
+    for (size_t i = 0; i < upto; i++) {
+        const float *x = m->positions + (size_t)c->welded[c->cseg[2 * i]] * 3;
+        const float *y = m->positions + (size_t)c->welded[c->cseg[2 * i + 1]] * 3;
+        if ((tb__same_point(a, x, eps) && tb__same_point(b, y, eps)) ||
+            (tb__same_point(a, y, eps) && tb__same_point(b, x, eps)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The collar as a curve (tb__seam_weights): the model's edges with
+ * both ends among c->welded, as pairs of indices into it, one per stretch
+ * of the surface (copies dropped); the collar vertices where no such edge
+ * lies, one per point, as c->cpt; the edges' mean length. */
+static tb_result tb__collar_segments(tb__chain_plan *c, const tb__apply *A)
+{
+    const tb_model *m = A->m;
+    size_t V = m->vertex_count, cap = 0;
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1), sum = 0;
+    uint32_t *at = malloc((V + 1) * sizeof *at);
+    c->cpt = malloc((c->nwelded + 1) * sizeof *c->cpt);
+    if (!at || !c->cpt) {
+        free(at);
+        return TB_ERR_OOM;
+    }
+    for (size_t v = 0; v < V; v++)
+        at[v] = UINT32_MAX;
+    for (size_t k = c->nwelded; k-- > 0;)
+        at[c->welded[k]] = (uint32_t)k;
+    c->ncseg = c->ncpt = 0;
+    for (size_t e = 0; e < A->edge_count; e++) {
+        uint32_t a = (uint32_t)(A->edges[e] >> 32), b = (uint32_t)(A->edges[e] & 0xffffffffu);
+        if (a >= V || b >= V || at[a] == UINT32_MAX || at[b] == UINT32_MAX ||
+            tb__segment_seen(c, m, at[a], at[b], c->ncseg, eps))
+            continue;
+        if (c->ncseg == cap) {
+            cap = cap ? cap * 2 : 64;
+            uint32_t *ns = realloc(c->cseg, 2 * cap * sizeof *ns);
+            if (!ns) {
+                free(at);
+                return TB_ERR_OOM;
+            }
+            c->cseg = ns;
+        }
+        c->cseg[2 * c->ncseg] = at[a];
+        c->cseg[2 * c->ncseg + 1] = at[b];
+        sum += tb__dist3(m->positions + (size_t)a * 3, m->positions + (size_t)b * 3);
+        c->ncseg++;
+    }
+    c->cseg_mean = c->ncseg ? sum / (float)c->ncseg : 0;
+    for (size_t k = 0; k < c->nwelded; k++) {
+        const float *p = m->positions + (size_t)c->welded[k] * 3;
+        int on = 0;
+        for (size_t i = 0; i < 2 * c->ncseg && !on; i++)
+            on = tb__same_point(p, m->positions + (size_t)c->welded[c->cseg[i]] * 3, eps);
+        for (size_t i = 0; i < c->ncpt && !on; i++)
+            on = tb__same_point(p, m->positions + (size_t)c->welded[c->cpt[i]] * 3, eps);
+        if (!on)
+            c->cpt[c->ncpt++] = (uint32_t)k;
+    }
+    free(at);
+    return TB_OK;
+}
+
 static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_work *aw, tb__chain_plan *c,
                                tb_error *err)
 {
@@ -1545,7 +1726,7 @@ static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_wor
     if (c->nwelded && tb__seam_collar(c, A, m) != TB_OK)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t positions = c->nwelded;
-    if (tb__collar_copies(c, m, A->changed) != TB_OK)
+    if (tb__collar_copies(c, m, A->changed) != TB_OK || tb__collar_segments(c, A) != TB_OK)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     c->cj = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cj);
     c->cw = calloc(c->nwelded * TB__SLOTS + 1, sizeof *c->cw);
