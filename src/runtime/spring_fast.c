@@ -47,12 +47,25 @@
 
 #define TB__FAST 1
 
+/* A crowd's block on one build: its run (tb__crowd_body) and its sync
+ * (tb__scatter), under that build's target. */
+#define TB__CROWD_FNS(sfx)                                                                         \
+    static void tb__crowd_run##sfx(const tb__bucket *b, int n, void *lanes, int gather)            \
+    {                                                                                              \
+        tb__crowd_body##sfx(b, n, lanes, gather);                                                  \
+    }                                                                                              \
+    static void tb__crowd_sync##sfx(const tb__bucket *b, int n, const void *lanes)                 \
+    {                                                                                              \
+        tb__scatter##sfx(b, n, lanes);                                                             \
+    }
+
 /* Baseline (SSE2 on x86-64, the compiler's default vectors elsewhere). */
 #define TB__SUFFIX(name) name##_f8
 #define TB__LANES 8
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f8)
 
 #ifdef TB__HAVE_X86_PATHS
 #if defined(__clang__)
@@ -66,6 +79,7 @@
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f8x)
 static void tb__fast_avx2(const tb__bucket *b, int n)
 {
     tb__block_body_f8x(b, n);
@@ -81,6 +95,7 @@ static void tb__fast_avx2(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f4x)
 static void tb__fast_avx2_4(const tb__bucket *b, int n)
 {
     tb__block_body_f4x(b, n);
@@ -103,6 +118,7 @@ static void tb__fast_avx2_4(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f16)
 static void tb__fast_avx512(const tb__bucket *b, int n)
 {
     tb__block_body_f16(b, n);
@@ -117,6 +133,7 @@ static void tb__fast_avx512(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f8v)
 static void tb__fast_avx512_8(const tb__bucket *b, int n)
 {
     tb__block_body_f8v(b, n);
@@ -126,6 +143,7 @@ static void tb__fast_avx512_8(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f4v)
 static void tb__fast_avx512_4(const tb__bucket *b, int n)
 {
     tb__block_body_f4v(b, n);
@@ -137,24 +155,111 @@ static void tb__fast_avx512_4(const tb__bucket *b, int n)
 #endif
 #endif /* TB__HAVE_X86_PATHS */
 
+/* The build a block of `count` chains takes on a path. */
+enum { TB__K_F8, TB__K_F8X, TB__K_F4X, TB__K_F16, TB__K_F8V, TB__K_F4V };
+
+static int tb__fast_kind(int path, int count)
+{
+    if (path == TB__PATH_AVX512)
+        return count > 8 ? TB__K_F16 : count > 4 ? TB__K_F8V : TB__K_F4V;
+    if (path >= TB__PATH_AVX2)
+        return count > 4 ? TB__K_F8X : TB__K_F4X;
+    return TB__K_F8;
+}
+
+int tb__crowd_lanes(int path, int count)
+{
+#ifdef TB__HAVE_X86_PATHS
+    static const int lanes[] = {8, 8, 4, 16, 8, 4};
+    return lanes[tb__fast_kind(path, count)];
+#else
+    (void)path;
+    (void)count;
+    return 8;
+#endif
+}
+
 static void tb__block_fast(const tb__bucket *b, int n, int path)
 {
 #ifdef TB__HAVE_X86_PATHS
-    if (path == TB__PATH_AVX512 && b->count > 8)
+    switch (tb__fast_kind(path, b->count)) {
+    case TB__K_F16:
         tb__fast_avx512(b, n);
-    else if (path == TB__PATH_AVX512 && b->count > 4)
+        break;
+    case TB__K_F8V:
         tb__fast_avx512_8(b, n);
-    else if (path == TB__PATH_AVX512)
+        break;
+    case TB__K_F4V:
         tb__fast_avx512_4(b, n);
-    else if (path >= TB__PATH_AVX2 && b->count > 4)
+        break;
+    case TB__K_F8X:
         tb__fast_avx2(b, n);
-    else if (path >= TB__PATH_AVX2)
+        break;
+    case TB__K_F4X:
         tb__fast_avx2_4(b, n);
-    else
+        break;
+    default:
         tb__block_body_f8(b, n);
+    }
 #else
     (void)path;
     tb__block_body_f8(b, n);
+#endif
+}
+
+void tb__crowd_block_fast(const tb__bucket *b, int n, void *lanes, int gather, int path)
+{
+#ifdef TB__HAVE_X86_PATHS
+    switch (tb__fast_kind(path, b->count)) {
+    case TB__K_F16:
+        tb__crowd_run_f16(b, n, lanes, gather);
+        break;
+    case TB__K_F8V:
+        tb__crowd_run_f8v(b, n, lanes, gather);
+        break;
+    case TB__K_F4V:
+        tb__crowd_run_f4v(b, n, lanes, gather);
+        break;
+    case TB__K_F8X:
+        tb__crowd_run_f8x(b, n, lanes, gather);
+        break;
+    case TB__K_F4X:
+        tb__crowd_run_f4x(b, n, lanes, gather);
+        break;
+    default:
+        tb__crowd_run_f8(b, n, lanes, gather);
+    }
+#else
+    (void)path;
+    tb__crowd_run_f8(b, n, lanes, gather);
+#endif
+}
+
+void tb__crowd_scatter_fast(const tb__bucket *b, int n, const void *lanes, int path)
+{
+#ifdef TB__HAVE_X86_PATHS
+    switch (tb__fast_kind(path, b->count)) {
+    case TB__K_F16:
+        tb__crowd_sync_f16(b, n, lanes);
+        break;
+    case TB__K_F8V:
+        tb__crowd_sync_f8v(b, n, lanes);
+        break;
+    case TB__K_F4V:
+        tb__crowd_sync_f4v(b, n, lanes);
+        break;
+    case TB__K_F8X:
+        tb__crowd_sync_f8x(b, n, lanes);
+        break;
+    case TB__K_F4X:
+        tb__crowd_sync_f4x(b, n, lanes);
+        break;
+    default:
+        tb__crowd_sync_f8(b, n, lanes);
+    }
+#else
+    (void)path;
+    tb__crowd_sync_f8(b, n, lanes);
 #endif
 }
 

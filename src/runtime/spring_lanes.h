@@ -36,6 +36,12 @@
 #define tb__lane_chain TB__SUFFIX(tb__lane_chain)
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
 #define tb__block_body TB__SUFFIX(tb__block_body)
+#define tb__crowd_body TB__SUFFIX(tb__crowd_body)
+#define tb__chain_setup TB__SUFFIX(tb__chain_setup)
+#define tb__gather TB__SUFFIX(tb__gather)
+#define tb__prefetch_outputs TB__SUFFIX(tb__prefetch_outputs)
+#define tb__substeps TB__SUFFIX(tb__substeps)
+#define tb__scatter TB__SUFFIX(tb__scatter)
 #define tb__lanes_outputs TB__SUFFIX(tb__lanes_outputs)
 #define tb__vrsqrt TB__SUFFIX(tb__vrsqrt)
 #define tb__fnorm TB__SUFFIX(tb__fnorm)
@@ -880,13 +886,19 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
                 continue;
             int joint;
             tb_transform *x;
-            if (i < n) {
-                const tb__link *l = &e->links[i];
-                joint = l->joint;
+            if (i < n) { /* from the lanes: a crowd leaves the links alone */
+                joint = TB__JOINT(e, i);
                 x = &e->locals[joint];
-                memcpy(x->t, l->t, sizeof x->t);
-                memcpy(x->r, l->q, sizeof x->r);
-                memcpy(x->s, l->sc, sizeof x->s);
+                x->t[0] = L[i].t.x[k];
+                x->t[1] = L[i].t.y[k];
+                x->t[2] = L[i].t.z[k];
+                x->r[0] = L[i].q.x[k];
+                x->r[1] = L[i].q.y[k];
+                x->r[2] = L[i].q.z[k];
+                x->r[3] = L[i].q.w[k];
+                x->s[0] = L[i].sc.x[k];
+                x->s[1] = L[i].sc.y[k];
+                x->s[2] = L[i].sc.z[k];
             } else {
                 joint = c->end_joint;
                 if (joint < 0)
@@ -908,50 +920,51 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             b->e[k].chain->lane_out = 1;
 }
 
-/* Gathers a bucket's chains (n links each) into lanes, runs the frame's
- * sub-steps, scatters the state back. Unused lanes repeat lane 0 and are
- * not written back. */
-static inline __attribute__((always_inline)) void tb__block_body(const tb__bucket *b, int n)
+/* A block's chains' constants for this frame (anchor frames, rates), in
+ * lanes. Unused lanes repeat lane 0. */
+TB__VI void tb__chain_setup(const tb__bucket *b, int n, tb__lane_chain *C)
 {
-    tb__lane_link L[TB__LANE_MAX_LINKS];
-    tb__lane_chain C;
     const float h = b->h;
     float rate_k = 0.0f, rate_g = 0.0f;
     for (int k = 0; k < TB__LANES; k++) {
         const tb__entry *e = &b->e[k < b->count ? k : 0];
         const tb__chain *c = e->chain;
-        TB__SET3(C.o0, k, e->prev.o);
-        TB__SET3(C.o1, k, e->cur.o);
-        TB__SET4(C.r0, k, e->prev.r);
-        TB__SET4(C.r1, k, e->cur.r);
-        C.s0[k] = e->prev.s;
-        C.s1[k] = e->cur.s;
+        TB__SET3(C->o0, k, e->prev.o);
+        TB__SET3(C->o1, k, e->cur.o);
+        TB__SET4(C->r0, k, e->prev.r);
+        TB__SET4(C->r1, k, e->cur.r);
+        C->s0[k] = e->prev.s;
+        C->s1[k] = e->cur.s;
         const float ba[4] = {-c->b_a[0], -c->b_a[1], -c->b_a[2], c->b_a[3]};
-        TB__SET4(C.ba_conj, k, ba);
+        TB__SET4(C->ba_conj, k, ba);
         /* The same rates as the lane before (a crowd shares them): the
          * same exponentials, without calling expf again. */
         if (k > 0 && c->coupling == rate_k && c->gamma == rate_g) {
-            C.alpha[k] = C.alpha[k - 1];
-            C.keep[k] = C.keep[k - 1];
+            C->alpha[k] = C->alpha[k - 1];
+            C->keep[k] = C->keep[k - 1];
         } else {
-            C.alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
-            C.keep[k] = expf(-c->gamma * h);
+            C->alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
+            C->keep[k] = expf(-c->gamma * h);
         }
         rate_k = c->coupling;
         rate_g = c->gamma;
-        C.coupled[k] = C.alpha[k] > 0.0f ? -1 : 0;
-        C.floor_y[k] = c->ground_y + c->clearance;
-        C.gravity[k] = c->gravity;
-        C.cos_half[k] = c->cos_half_max;
-        C.sin_half[k] = c->sin_half_max;
-        C.ground_on[k] = c->ground_on ? -1 : 0;
+        C->coupled[k] = C->alpha[k] > 0.0f ? -1 : 0;
+        C->floor_y[k] = c->ground_y + c->clearance;
+        C->gravity[k] = c->gravity;
+        C->cos_half[k] = c->cos_half_max;
+        C->sin_half[k] = c->sin_half_max;
+        C->ground_on[k] = c->ground_on ? -1 : 0;
     }
 #ifdef TB__FAST
-    tb__slerp_series(tb__vs(1.0f) - C.alpha, C.wa);
-    tb__slerp_series(C.alpha, C.wb);
+    tb__slerp_series(tb__vs(1.0f) - C->alpha, C->wa);
+    tb__slerp_series(C->alpha, C->wb);
 #endif
-    /* The links' fields into lanes, three runs of 16 words per link (the
-     * runs' layout: TB__RUN_* in spring_bucket.h). */
+}
+
+/* The links' fields into lanes, three runs of 16 words per link (the runs'
+ * layout: TB__RUN_* in spring_bucket.h). Unused lanes repeat lane 0. */
+TB__VI void tb__gather(const tb__bucket *b, int n, tb__lane_link *L)
+{
     for (int i = 0; i < n; i++) {
         const float *rows[TB__LANES];
         tb__vf w[16];
@@ -976,21 +989,26 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
             rows[k] += TB__RUN_V - TB__RUN_R;
         tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
         x->v = (tb__v3v){w[0], w[1], w[2]};
+        x->q = (tb__qv){w[3], w[4], w[5], w[6]};
+        x->bend = (tb__qv){w[7], w[8], w[9], w[10]};
         x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
 #ifdef TB__FAST
         x->At = tb__qrot(x->A, x->t);
         x->Ar = tb__qrot(x->A, x->r);
 #endif
     }
-    /* The output rows this block writes (locals and world matrices of the
-     * links and end joints), now that the links are in cache: they load
-     * while the sub-steps run. */
+}
+
+/* The output rows the block writes (locals and world matrices of the links
+ * and end joints): they load while the sub-steps run. */
+TB__VI void tb__prefetch_outputs(const tb__bucket *b, int n)
+{
     for (int k = 0; k < b->count; k++) {
         const tb__entry *e = &b->e[k];
         if (!e->chain->lane_out_ok)
             continue;
         for (int i = 0; i <= n; i++) {
-            const int j = i < n ? e->links[i].joint : e->chain->end_joint;
+            const int j = i < n ? TB__JOINT(e, i) : e->chain->end_joint;
             if (j < 0)
                 continue;
             __builtin_prefetch(&e->locals[j], 1);
@@ -998,25 +1016,37 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
                 __builtin_prefetch(e->world_out[j], 1);
         }
     }
+}
+
+/* The frame's sub-steps, the anchor moving from C's o0, r0, s0 to o1, r1, s1. */
+TB__VI void tb__substeps(const tb__bucket *b, int n, tb__lane_link *L, const tb__lane_chain *C)
+{
+    const float h = b->h;
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps)
-            tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h, 1);
+            tb__lanes_pass(L, n, C, C->o1, C->r1, C->s1, h, 1);
         else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
-            const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
-                               C.o0.z + t * (C.o1.z - C.o0.z)};
-            const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
+            const tb__v3v o = {C->o0.x + t * (C->o1.x - C->o0.x),
+                               C->o0.y + t * (C->o1.y - C->o0.y),
+                               C->o0.z + t * (C->o1.z - C->o0.z)};
+            const tb__vf sc = C->s0 + t * (C->s1 - C->s0);
 #ifdef TB__FAST
-            const tb__qv r = tb__fslerp(C.r0, C.r1, t);
+            const tb__qv r = tb__fslerp(C->r0, C->r1, t);
 #else
-            const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
+            const tb__qv r = tb__slerp(&C->r0, &C->r1, &t);
 #endif
-            tb__lanes_pass(L, n, &C, o, r, sc, h, 0);
+            tb__lanes_pass(L, n, C, o, r, sc, h, 0);
         }
     }
-    /* The state back, two runs of 16 words per link (p … bend_old,
-     * bend … contact; the overlap is written twice with the same words). */
+}
+
+/* The state back into the links, two runs of 16 words per link (p …
+ * bend_old, bend … contact; the overlap is written twice with the same
+ * words). Unused lanes are not written. */
+TB__VI void tb__scatter(const tb__bucket *b, int n, const tb__lane_link *L)
+{
     for (int i = 0; i < n; i++) {
         const tb__lane_link *x = &L[i];
         float *rows[TB__LANES];
@@ -1034,9 +1064,41 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
                                x->length, (tb__vf)(x->contact & 1)};
         tb__rows_out(w2, rows);
     }
+}
+
+/* Gathers a bucket's chains (n links each) into lanes, runs the frame's
+ * sub-steps, scatters the state back, writes the outputs. */
+static inline __attribute__((always_inline)) void tb__block_body(const tb__bucket *b, int n)
+{
+    tb__lane_link L[TB__LANE_MAX_LINKS];
+    tb__lane_chain C;
+    tb__chain_setup(b, n, &C);
+    tb__gather(b, n, L);
+    tb__prefetch_outputs(b, n);
+    tb__substeps(b, n, L, &C);
+    tb__scatter(b, n, L);
     tb__lanes_outputs(b, n, L);
 }
 
+/* A crowd's block (tb_spring_crowd_step): the lanes L kept between frames
+ * (gathered from the links first when `gather`), the frame's sub-steps, the
+ * outputs; the links are left as they were (tb__scatter writes them back
+ * when the crowd syncs). */
+static inline __attribute__((always_inline)) void tb__crowd_body(const tb__bucket *b, int n,
+                                                                 void *lanes, int gather)
+{
+    tb__lane_link *L = lanes;
+    tb__lane_chain C;
+    tb__chain_setup(b, n, &C);
+    if (gather)
+        tb__gather(b, n, L);
+    tb__prefetch_outputs(b, n);
+    tb__substeps(b, n, L, &C);
+    tb__lanes_outputs(b, n, L);
+}
+
+_Static_assert(sizeof(tb__lane_link) == TB__LANE_LINK_VECS * 4 * TB__LANES,
+               "TB__LANE_LINK_VECS: the vectors of a tb__lane_link");
 
 #undef tb__vf
 #undef tb__vi
@@ -1067,6 +1129,12 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__lane_chain
 #undef tb__lanes_pass
 #undef tb__block_body
+#undef tb__crowd_body
+#undef tb__chain_setup
+#undef tb__gather
+#undef tb__prefetch_outputs
+#undef tb__substeps
+#undef tb__scatter
 #undef tb__lanes_outputs
 #undef tb__vrsqrt
 #undef tb__fnorm
