@@ -222,6 +222,15 @@ static int tb__crowd_ready(tb_spring_crowd *cr, const tb_spring_batch_item *item
     return 1;
 }
 
+static void tb__crowd_prefetch(const tb_spring_crowd *cr, const tb__crowd_block *k)
+{
+    const char *l = k->lanes;
+    const size_t bytes =
+        (size_t)k->n * TB__LANE_LINK_VECS * 4 * (size_t)tb__crowd_lanes(cr->path, k->b.count);
+    for (size_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch(l + o, 1);
+}
+
 void tb_spring_crowd_step(tb_spring_crowd *cr, const tb_spring_batch_item *items, int count,
                           float dt_s)
 {
@@ -234,6 +243,8 @@ void tb_spring_crowd_step(tb_spring_crowd *cr, const tb_spring_batch_item *items
         tb__spring_step_batch_fast_on(items, cr->count, dt_s, cr->path);
         return;
     }
+    for (int bi = 0; bi < cr->block_count && bi < 2; bi++)
+        tb__crowd_prefetch(cr, &cr->blocks[bi]);
     for (int bi = 0; bi < cr->block_count; bi++) {
         tb__crowd_block *k = &cr->blocks[bi];
         for (int j = 0; j < k->b.count; j++) {
@@ -241,14 +252,8 @@ void tb_spring_crowd_step(tb_spring_crowd *cr, const tb_spring_batch_item *items
             e->prev = e->chain->prev;
             e->chain->prev = e->cur;
         }
-        if (bi + 1 < cr->block_count) { /* the next block's lanes load meanwhile */
-            const tb__crowd_block *nx = &cr->blocks[bi + 1];
-            const char *l = nx->lanes;
-            const size_t bytes = (size_t)nx->n * TB__LANE_LINK_VECS * 4 *
-                                 (size_t)tb__crowd_lanes(cr->path, nx->b.count);
-            for (size_t o = 0; o < bytes; o += 64)
-                __builtin_prefetch(l + o, 1);
-        }
+        if (bi + 2 < cr->block_count) /* two blocks on: its lanes load meanwhile */
+            tb__crowd_prefetch(cr, &cr->blocks[bi + 2]);
         tb__crowd_block_fast(&k->b, k->n, k->lanes, !cr->gathered, cr->path);
     }
     cr->gathered = 1;
@@ -306,6 +311,15 @@ tb_result tb_spring_crowd_init(tb_spring_crowd **out, void *memory, size_t size,
                                tb_spring_animator *const *anims, int count, tb_error *err)
 {
     return tb__crowd_init_on(out, memory, size, anims, count, 0, err);
+}
+
+static void tb__crowd_prefetch(const tb_spring_crowd *cr, const tb__crowd_block *k)
+{
+    const char *l = k->lanes;
+    const size_t bytes =
+        (size_t)k->n * TB__LANE_LINK_VECS * 4 * (size_t)tb__crowd_lanes(cr->path, k->b.count);
+    for (size_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch(l + o, 1);
 }
 
 void tb_spring_crowd_step(tb_spring_crowd *cr, const tb_spring_batch_item *items, int count,
