@@ -319,7 +319,7 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             e->world = world;
             e->locals = items[it].locals;
             e->world_out = items[it].world_out;
-            e->joints = NULL;
+            e->ids = NULL;
             b->steps = steps;
             b->h = h;
             c->prev = cur;

@@ -33,9 +33,14 @@ typedef struct tb__crowd_block {
     tb__bucket b; /* chains fixed at init; frames and arrays each step */
     int n;        /* links per chain */
     int item[TB__MAX_LANES];
-    int joints[TB__MAX_LANES][TB__LANE_MAX_LINKS]; /* the outputs' rows */
-    void *lanes; /* n tb__lane_link of the block's build */
+    tb__lane_ids ids[TB__MAX_LANES]; /* the outputs' rows */
+    float consts_h; /* the sub-step the lanes' chain constants are for */
+    void *lanes;    /* n tb__lane_link and a tb__lane_chain of the block's build */
 } tb__crowd_block;
+
+/* The bytes of a block's lanes, n links, at most TB__MAX_LANES wide. */
+#define TB__CROWD_LANE_BYTES(n)                                                                    \
+    (((size_t)(n) * TB__LANE_LINK_VECS + TB__LANE_CHAIN_VECS) * 4 * TB__MAX_LANES)
 
 struct tb_spring_crowd {
     int count, path, block_count, other_count;
@@ -89,7 +94,7 @@ static size_t tb__crowd_plan(tb_spring_animator *const *anims, int count, int pa
         }
         for (int ci = 0; ci < a->chain_count; ci++) {
             const int n = a->chains[ci].link_count;
-            const size_t lane_bytes = tb__up((size_t)n * TB__LANE_LINK_VECS * 4 * TB__MAX_LANES);
+            const size_t lane_bytes = tb__up(TB__CROWD_LANE_BYTES(n));
             if (open[n] < 0) {
                 open[n] = (*blocks)++;
                 fill[n] = 0;
@@ -98,6 +103,7 @@ static size_t tb__crowd_plan(tb_spring_animator *const *anims, int count, int pa
                     tb__crowd_block *k = &cr->blocks[open[n]];
                     k->b.count = 0;
                     k->n = n;
+                    k->consts_h = -1.0f;
                     k->lanes = *cursor;
                     *cursor += lane_bytes;
                 }
@@ -108,9 +114,12 @@ static size_t tb__crowd_plan(tb_spring_animator *const *anims, int count, int pa
                 memset(e, 0, sizeof *e);
                 e->chain = &a->chains[ci];
                 e->links = a->links + a->chains[ci].first_link;
+                tb__lane_ids *ids = &k->ids[fill[n]];
                 for (int i = 0; i < n; i++)
-                    k->joints[fill[n]][i] = e->links[i].joint;
-                e->joints = k->joints[fill[n]];
+                    ids->joint[i] = e->links[i].joint;
+                ids->anchor = e->chain->anchor;
+                ids->end_joint = e->chain->end_joint;
+                e->ids = ids;
                 k->item[fill[n]] = it;
                 k->b.count = fill[n] + 1;
             }
@@ -188,7 +197,9 @@ tb_result tb_spring_crowd_init(tb_spring_crowd **out, void *memory, size_t size,
 /* This frame can run in lanes: every block's chains warm, their anchors sane
  * frames that did not jump, no opt-in rule switched on, one cut of dt_s per
  * block. Fills each block's entries (anchor now, the item's arrays) and
- * sub-steps. */
+ * sub-steps. While the lanes hold the state, the entries hold the anchors'
+ * last frames and the chains are not read (their flags change only by calls
+ * that need a sync first). */
 static int tb__crowd_ready(tb_spring_crowd *cr, const tb_spring_batch_item *items, float dt_s)
 {
     if (!(dt_s >= TB__MIN_DT_S))
@@ -210,9 +221,13 @@ static int tb__crowd_ready(tb_spring_crowd *cr, const tb_spring_batch_item *item
             } else if (steps != b->steps || h != b->h)
                 return 0;
             tp_cos = tb__teleport_cos(a, &tp_rad, tp_cos);
-            if (!c->warm || c->contact_keeps_limit || c->cos_bind_max > -1.5f ||
-                !tb__frame_approx(x->world[c->anchor], &e->cur) ||
-                tb__jumped_approx(a, &c->prev, &e->cur, tp_cos))
+            if (!cr->gathered) {
+                if (!c->warm || c->contact_keeps_limit || c->cos_bind_max > -1.5f)
+                    return 0;
+                e->prev = c->prev;
+            }
+            if (!tb__frame_approx(x->world[e->ids->anchor], &e->cur) ||
+                tb__jumped_approx(a, &e->prev, &e->cur, tp_cos))
                 return 0;
             e->world = x->world;
             e->locals = x->locals;
@@ -225,8 +240,8 @@ static int tb__crowd_ready(tb_spring_crowd *cr, const tb_spring_batch_item *item
 static void tb__crowd_prefetch(const tb_spring_crowd *cr, const tb__crowd_block *k)
 {
     const char *l = k->lanes;
-    const size_t bytes =
-        (size_t)k->n * TB__LANE_LINK_VECS * 4 * (size_t)tb__crowd_lanes(cr->path, k->b.count);
+    const size_t bytes = ((size_t)k->n * TB__LANE_LINK_VECS + TB__LANE_CHAIN_VECS) * 4 *
+                         (size_t)tb__crowd_lanes(cr->path, k->b.count);
     for (size_t o = 0; o < bytes; o += 64)
         __builtin_prefetch(l + o, 1);
 }
@@ -247,14 +262,13 @@ void tb_spring_crowd_step(tb_spring_crowd *cr, const tb_spring_batch_item *items
         tb__crowd_prefetch(cr, &cr->blocks[bi]);
     for (int bi = 0; bi < cr->block_count; bi++) {
         tb__crowd_block *k = &cr->blocks[bi];
-        for (int j = 0; j < k->b.count; j++) {
-            tb__entry *e = &k->b.e[j];
-            e->prev = e->chain->prev;
-            e->chain->prev = e->cur;
-        }
         if (bi + 2 < cr->block_count) /* two blocks on: its lanes load meanwhile */
             tb__crowd_prefetch(cr, &cr->blocks[bi + 2]);
-        tb__crowd_block_fast(&k->b, k->n, k->lanes, !cr->gathered, cr->path);
+        const int consts = !cr->gathered || k->b.h != k->consts_h;
+        tb__crowd_block_fast(&k->b, k->n, k->lanes, !cr->gathered, consts, cr->path);
+        k->consts_h = k->b.h;
+        for (int j = 0; j < k->b.count; j++)
+            k->b.e[j].prev = k->b.e[j].cur;
     }
     cr->gathered = 1;
     if (cr->other_count > 0) {
@@ -272,6 +286,8 @@ void tb_spring_crowd_sync(tb_spring_crowd *cr)
     for (int bi = 0; bi < cr->block_count; bi++) {
         const tb__crowd_block *k = &cr->blocks[bi];
         tb__crowd_scatter_fast(&k->b, k->n, k->lanes, cr->path);
+        for (int j = 0; j < k->b.count; j++)
+            k->b.e[j].chain->prev = k->b.e[j].prev;
     }
     cr->gathered = 0;
 }
@@ -311,15 +327,6 @@ tb_result tb_spring_crowd_init(tb_spring_crowd **out, void *memory, size_t size,
                                tb_spring_animator *const *anims, int count, tb_error *err)
 {
     return tb__crowd_init_on(out, memory, size, anims, count, 0, err);
-}
-
-static void tb__crowd_prefetch(const tb_spring_crowd *cr, const tb__crowd_block *k)
-{
-    const char *l = k->lanes;
-    const size_t bytes =
-        (size_t)k->n * TB__LANE_LINK_VECS * 4 * (size_t)tb__crowd_lanes(cr->path, k->b.count);
-    for (size_t o = 0; o < bytes; o += 64)
-        __builtin_prefetch(l + o, 1);
 }
 
 void tb_spring_crowd_step(tb_spring_crowd *cr, const tb_spring_batch_item *items, int count,

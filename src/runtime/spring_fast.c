@@ -50,9 +50,10 @@
 /* A crowd's block on one build: its run (tb__crowd_body) and its sync
  * (tb__scatter), under that build's target. */
 #define TB__CROWD_FNS(sfx)                                                                         \
-    static void tb__crowd_run##sfx(const tb__bucket *b, int n, void *lanes, int gather)            \
+    static void tb__crowd_run##sfx(const tb__bucket *b, int n, void *lanes, int gather,            \
+                                   int consts)                                                     \
     {                                                                                              \
-        tb__crowd_body##sfx(b, n, lanes, gather);                                                  \
+        tb__crowd_body##sfx(b, n, lanes, gather, consts);                                          \
     }                                                                                              \
     static void tb__crowd_sync##sfx(const tb__bucket *b, int n, const void *lanes)                 \
     {                                                                                              \
@@ -207,31 +208,32 @@ static void tb__block_fast(const tb__bucket *b, int n, int path)
 #endif
 }
 
-void tb__crowd_block_fast(const tb__bucket *b, int n, void *lanes, int gather, int path)
+void tb__crowd_block_fast(const tb__bucket *b, int n, void *lanes, int gather, int consts,
+                          int path)
 {
 #ifdef TB__HAVE_X86_PATHS
     switch (tb__fast_kind(path, b->count)) {
     case TB__K_F16:
-        tb__crowd_run_f16(b, n, lanes, gather);
+        tb__crowd_run_f16(b, n, lanes, gather, consts);
         break;
     case TB__K_F8V:
-        tb__crowd_run_f8v(b, n, lanes, gather);
+        tb__crowd_run_f8v(b, n, lanes, gather, consts);
         break;
     case TB__K_F4V:
-        tb__crowd_run_f4v(b, n, lanes, gather);
+        tb__crowd_run_f4v(b, n, lanes, gather, consts);
         break;
     case TB__K_F8X:
-        tb__crowd_run_f8x(b, n, lanes, gather);
+        tb__crowd_run_f8x(b, n, lanes, gather, consts);
         break;
     case TB__K_F4X:
-        tb__crowd_run_f4x(b, n, lanes, gather);
+        tb__crowd_run_f4x(b, n, lanes, gather, consts);
         break;
     default:
-        tb__crowd_run_f8(b, n, lanes, gather);
+        tb__crowd_run_f8(b, n, lanes, gather, consts);
     }
 #else
     (void)path;
-    tb__crowd_run_f8(b, n, lanes, gather);
+    tb__crowd_run_f8(b, n, lanes, gather, consts);
 #endif
 }
 

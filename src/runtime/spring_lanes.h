@@ -37,7 +37,8 @@
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
 #define tb__block_body TB__SUFFIX(tb__block_body)
 #define tb__crowd_body TB__SUFFIX(tb__crowd_body)
-#define tb__chain_setup TB__SUFFIX(tb__chain_setup)
+#define tb__chain_frames TB__SUFFIX(tb__chain_frames)
+#define tb__chain_consts TB__SUFFIX(tb__chain_consts)
 #define tb__gather TB__SUFFIX(tb__gather)
 #define tb__prefetch_outputs TB__SUFFIX(tb__prefetch_outputs)
 #define tb__substeps TB__SUFFIX(tb__substeps)
@@ -363,6 +364,9 @@ typedef struct tb__lane_chain {
     /* The approximate step: the coupling slerp's weights as polynomials in
      * cos θ − 1 (tb__slerp_series of 1 − alpha and of alpha). */
     tb__vf wa[11], wb[11];
+    /* The end joint's local (the identity where the chain has none). */
+    tb__v3v end_t, end_sc;
+    tb__qv end_q;
 } tb__lane_chain;
 
 #ifdef TB__FAST
@@ -819,14 +823,15 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
  * computes them (tb_transform_to_matrix, then cglm's parent * local with its
  * sums in the same order), for the chains whose outputs may go in lanes
  * (lane_out_ok); their lane_out tells tb__write_outputs_rest to skip them. */
-TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L)
+TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L,
+                              const tb__lane_chain *C)
 {
     tb__vf P[16], M[16], W[16];
     {
         const float *rows[TB__LANES];
         for (int k = 0; k < TB__LANES; k++) {
             const tb__entry *e = &b->e[k < b->count ? k : 0];
-            rows[k] = e->world[e->chain->anchor];
+            rows[k] = e->world[TB__ANCHOR(e)];
         }
         tb__rows_in(rows, P);
     }
@@ -839,15 +844,9 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             t = L[i].t;
             sc = L[i].sc;
         } else {
-            for (int k = 0; k < TB__LANES; k++) {
-                const tb__chain *c = b->e[k < b->count ? k : 0].chain;
-                static const float id_t[3] = {0.0f, 0.0f, 0.0f}, id_s[3] = {1.0f, 1.0f, 1.0f},
-                                   id_q[4] = {0.0f, 0.0f, 0.0f, 1.0f};
-                const int has = c->end_joint >= 0;
-                TB__SET3(t, k, has ? c->end_t : id_t);
-                TB__SET4(q, k, has ? c->end_q : id_q);
-                TB__SET3(sc, k, has ? c->end_sc : id_s);
-            }
+            q = C->end_q;
+            t = C->end_t;
+            sc = C->end_sc;
         }
         const tb__vf n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
         const tb__vi pos = n2 > zero;
@@ -881,8 +880,7 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             if (k >= b->count)
                 continue;
             const tb__entry *e = &b->e[k];
-            const tb__chain *c = e->chain;
-            if (!c->lane_out_ok)
+            if (!TB__OUT_OK(e))
                 continue;
             int joint;
             tb_transform *x;
@@ -900,13 +898,20 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
                 x->s[1] = L[i].sc.y[k];
                 x->s[2] = L[i].sc.z[k];
             } else {
-                joint = c->end_joint;
+                joint = TB__END(e);
                 if (joint < 0)
                     continue;
                 x = &e->locals[joint];
-                memcpy(x->t, c->end_t, sizeof x->t);
-                memcpy(x->r, c->end_q, sizeof x->r);
-                memcpy(x->s, c->end_sc, sizeof x->s);
+                x->t[0] = C->end_t.x[k];
+                x->t[1] = C->end_t.y[k];
+                x->t[2] = C->end_t.z[k];
+                x->r[0] = C->end_q.x[k];
+                x->r[1] = C->end_q.y[k];
+                x->r[2] = C->end_q.z[k];
+                x->r[3] = C->end_q.w[k];
+                x->s[0] = C->end_sc.x[k];
+                x->s[1] = C->end_sc.y[k];
+                x->s[2] = C->end_sc.z[k];
             }
             if (e->world_out)
                 rows[k] = e->world_out[joint];
@@ -916,25 +921,36 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             P[j] = W[j];
     }
     for (int k = 0; k < b->count; k++)
-        if (b->e[k].chain->lane_out_ok)
+        if (!b->e[k].ids && b->e[k].chain->lane_out_ok)
             b->e[k].chain->lane_out = 1;
 }
 
-/* A block's chains' constants for this frame (anchor frames, rates), in
- * lanes. Unused lanes repeat lane 0. */
-TB__VI void tb__chain_setup(const tb__bucket *b, int n, tb__lane_chain *C)
+/* A block's anchor frames, at the previous frame and this one, in lanes.
+ * Unused lanes repeat lane 0. */
+TB__VI void tb__chain_frames(const tb__bucket *b, tb__lane_chain *C)
 {
-    const float h = b->h;
-    float rate_k = 0.0f, rate_g = 0.0f;
     for (int k = 0; k < TB__LANES; k++) {
         const tb__entry *e = &b->e[k < b->count ? k : 0];
-        const tb__chain *c = e->chain;
         TB__SET3(C->o0, k, e->prev.o);
         TB__SET3(C->o1, k, e->cur.o);
         TB__SET4(C->r0, k, e->prev.r);
         TB__SET4(C->r1, k, e->cur.r);
         C->s0[k] = e->prev.s;
         C->s1[k] = e->cur.s;
+    }
+}
+
+/* A block's chains' constants for sub-steps of b->h (rates, limits, the end
+ * joint's local), in lanes. Unused lanes repeat lane 0. */
+TB__VI void tb__chain_consts(const tb__bucket *b, int n, tb__lane_chain *C)
+{
+    const float h = b->h;
+    float rate_k = 0.0f, rate_g = 0.0f;
+    static const float id_t[3] = {0.0f, 0.0f, 0.0f}, id_s[3] = {1.0f, 1.0f, 1.0f},
+                       id_q[4] = {0.0f, 0.0f, 0.0f, 1.0f};
+    for (int k = 0; k < TB__LANES; k++) {
+        const tb__entry *e = &b->e[k < b->count ? k : 0];
+        const tb__chain *c = e->chain;
         const float ba[4] = {-c->b_a[0], -c->b_a[1], -c->b_a[2], c->b_a[3]};
         TB__SET4(C->ba_conj, k, ba);
         /* The same rates as the lane before (a crowd shares them): the
@@ -954,6 +970,10 @@ TB__VI void tb__chain_setup(const tb__bucket *b, int n, tb__lane_chain *C)
         C->cos_half[k] = c->cos_half_max;
         C->sin_half[k] = c->sin_half_max;
         C->ground_on[k] = c->ground_on ? -1 : 0;
+        const int has = c->end_joint >= 0;
+        TB__SET3(C->end_t, k, has ? c->end_t : id_t);
+        TB__SET4(C->end_q, k, has ? c->end_q : id_q);
+        TB__SET3(C->end_sc, k, has ? c->end_sc : id_s);
     }
 #ifdef TB__FAST
     tb__slerp_series(tb__vs(1.0f) - C->alpha, C->wa);
@@ -1005,10 +1025,10 @@ TB__VI void tb__prefetch_outputs(const tb__bucket *b, int n)
 {
     for (int k = 0; k < b->count; k++) {
         const tb__entry *e = &b->e[k];
-        if (!e->chain->lane_out_ok)
+        if (!TB__OUT_OK(e))
             continue;
         for (int i = 0; i <= n; i++) {
-            const int j = i < n ? TB__JOINT(e, i) : e->chain->end_joint;
+            const int j = i < n ? TB__JOINT(e, i) : TB__END(e);
             if (j < 0)
                 continue;
             __builtin_prefetch(&e->locals[j], 1);
@@ -1072,33 +1092,40 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 {
     tb__lane_link L[TB__LANE_MAX_LINKS];
     tb__lane_chain C;
-    tb__chain_setup(b, n, &C);
+    tb__chain_frames(b, &C);
+    tb__chain_consts(b, n, &C);
     tb__gather(b, n, L);
     tb__prefetch_outputs(b, n);
     tb__substeps(b, n, L, &C);
     tb__scatter(b, n, L);
-    tb__lanes_outputs(b, n, L);
+    tb__lanes_outputs(b, n, L, &C);
 }
 
-/* A crowd's block (tb_spring_crowd_step): the lanes L kept between frames
- * (gathered from the links first when `gather`), the frame's sub-steps, the
- * outputs; the links are left as they were (tb__scatter writes them back
- * when the crowd syncs). */
+/* A crowd's block (tb_spring_crowd_step): the lanes kept between frames,
+ * n tb__lane_link then the block's tb__lane_chain (the links gathered
+ * first when `gather`, the chains' constants computed first when
+ * `consts`), the frame's sub-steps, the outputs; the links are left as
+ * they were (tb__scatter writes them back when the crowd syncs). */
 static inline __attribute__((always_inline)) void tb__crowd_body(const tb__bucket *b, int n,
-                                                                 void *lanes, int gather)
+                                                                 void *lanes, int gather,
+                                                                 int consts)
 {
     tb__lane_link *L = lanes;
-    tb__lane_chain C;
-    tb__chain_setup(b, n, &C);
+    tb__lane_chain *C = (tb__lane_chain *)(L + n);
+    tb__chain_frames(b, C);
+    if (consts)
+        tb__chain_consts(b, n, C);
     if (gather)
         tb__gather(b, n, L);
     tb__prefetch_outputs(b, n);
-    tb__substeps(b, n, L, &C);
-    tb__lanes_outputs(b, n, L);
+    tb__substeps(b, n, L, C);
+    tb__lanes_outputs(b, n, L, C);
 }
 
 _Static_assert(sizeof(tb__lane_link) == TB__LANE_LINK_VECS * 4 * TB__LANES,
                "TB__LANE_LINK_VECS: the vectors of a tb__lane_link");
+_Static_assert(sizeof(tb__lane_chain) == TB__LANE_CHAIN_VECS * 4 * TB__LANES,
+               "TB__LANE_CHAIN_VECS: the vectors of a tb__lane_chain");
 
 #undef tb__vf
 #undef tb__vi
@@ -1130,7 +1157,8 @@ _Static_assert(sizeof(tb__lane_link) == TB__LANE_LINK_VECS * 4 * TB__LANES,
 #undef tb__lanes_pass
 #undef tb__block_body
 #undef tb__crowd_body
-#undef tb__chain_setup
+#undef tb__chain_frames
+#undef tb__chain_consts
 #undef tb__gather
 #undef tb__prefetch_outputs
 #undef tb__substeps
