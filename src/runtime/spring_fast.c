@@ -156,113 +156,62 @@ static void tb__fast_avx512_4(const tb__bucket *b, int n)
 #endif
 #endif /* TB__HAVE_X86_PATHS */
 
-/* The build a block of `count` chains takes on a path. */
-enum { TB__K_F8, TB__K_F8X, TB__K_F4X, TB__K_F16, TB__K_F8V, TB__K_F4V };
+/* A build of the lane code: its width, the batch step's block, a crowd's
+ * block and its sync. */
+typedef struct tb__fast_build {
+    int lanes;
+    void (*block)(const tb__bucket *b, int n);
+    void (*run)(const tb__bucket *b, int n, void *lanes, int gather, int consts);
+    void (*sync)(const tb__bucket *b, int n, const void *lanes);
+} tb__fast_build;
 
-static int tb__fast_kind(int path, int count)
+static void tb__fast_base(const tb__bucket *b, int n)
 {
+    tb__block_body_f8(b, n);
+}
+
+/* The build a block of `count` chains takes on a path. */
+static const tb__fast_build *tb__fast_pick(int path, int count)
+{
+    static const tb__fast_build base = {8, tb__fast_base, tb__crowd_run_f8, tb__crowd_sync_f8};
+#ifdef TB__HAVE_X86_PATHS
+    static const tb__fast_build builds[] = {
+        {16, tb__fast_avx512, tb__crowd_run_f16, tb__crowd_sync_f16},
+        {8, tb__fast_avx512_8, tb__crowd_run_f8v, tb__crowd_sync_f8v},
+        {4, tb__fast_avx512_4, tb__crowd_run_f4v, tb__crowd_sync_f4v},
+        {8, tb__fast_avx2, tb__crowd_run_f8x, tb__crowd_sync_f8x},
+        {4, tb__fast_avx2_4, tb__crowd_run_f4x, tb__crowd_sync_f4x},
+    };
     if (path == TB__PATH_AVX512)
-        return count > 8 ? TB__K_F16 : count > 4 ? TB__K_F8V : TB__K_F4V;
+        return &builds[count > 8 ? 0 : count > 4 ? 1 : 2];
     if (path >= TB__PATH_AVX2)
-        return count > 4 ? TB__K_F8X : TB__K_F4X;
-    return TB__K_F8;
+        return &builds[count > 4 ? 3 : 4];
+#else
+    (void)count;
+#endif
+    (void)path;
+    return &base;
 }
 
 int tb__crowd_lanes(int path, int count)
 {
-#ifdef TB__HAVE_X86_PATHS
-    static const int lanes[] = {8, 8, 4, 16, 8, 4};
-    return lanes[tb__fast_kind(path, count)];
-#else
-    (void)path;
-    (void)count;
-    return 8;
-#endif
+    return tb__fast_pick(path, count)->lanes;
 }
 
 static void tb__block_fast(const tb__bucket *b, int n, int path)
 {
-#ifdef TB__HAVE_X86_PATHS
-    switch (tb__fast_kind(path, b->count)) {
-    case TB__K_F16:
-        tb__fast_avx512(b, n);
-        break;
-    case TB__K_F8V:
-        tb__fast_avx512_8(b, n);
-        break;
-    case TB__K_F4V:
-        tb__fast_avx512_4(b, n);
-        break;
-    case TB__K_F8X:
-        tb__fast_avx2(b, n);
-        break;
-    case TB__K_F4X:
-        tb__fast_avx2_4(b, n);
-        break;
-    default:
-        tb__block_body_f8(b, n);
-    }
-#else
-    (void)path;
-    tb__block_body_f8(b, n);
-#endif
+    tb__fast_pick(path, b->count)->block(b, n);
 }
 
 void tb__crowd_block_fast(const tb__bucket *b, int n, void *lanes, int gather, int consts,
                           int path)
 {
-#ifdef TB__HAVE_X86_PATHS
-    switch (tb__fast_kind(path, b->count)) {
-    case TB__K_F16:
-        tb__crowd_run_f16(b, n, lanes, gather, consts);
-        break;
-    case TB__K_F8V:
-        tb__crowd_run_f8v(b, n, lanes, gather, consts);
-        break;
-    case TB__K_F4V:
-        tb__crowd_run_f4v(b, n, lanes, gather, consts);
-        break;
-    case TB__K_F8X:
-        tb__crowd_run_f8x(b, n, lanes, gather, consts);
-        break;
-    case TB__K_F4X:
-        tb__crowd_run_f4x(b, n, lanes, gather, consts);
-        break;
-    default:
-        tb__crowd_run_f8(b, n, lanes, gather, consts);
-    }
-#else
-    (void)path;
-    tb__crowd_run_f8(b, n, lanes, gather, consts);
-#endif
+    tb__fast_pick(path, b->count)->run(b, n, lanes, gather, consts);
 }
 
 void tb__crowd_scatter_fast(const tb__bucket *b, int n, const void *lanes, int path)
 {
-#ifdef TB__HAVE_X86_PATHS
-    switch (tb__fast_kind(path, b->count)) {
-    case TB__K_F16:
-        tb__crowd_sync_f16(b, n, lanes);
-        break;
-    case TB__K_F8V:
-        tb__crowd_sync_f8v(b, n, lanes);
-        break;
-    case TB__K_F4V:
-        tb__crowd_sync_f4v(b, n, lanes);
-        break;
-    case TB__K_F8X:
-        tb__crowd_sync_f8x(b, n, lanes);
-        break;
-    case TB__K_F4X:
-        tb__crowd_sync_f4x(b, n, lanes);
-        break;
-    default:
-        tb__crowd_sync_f8(b, n, lanes);
-    }
-#else
-    (void)path;
-    tb__crowd_sync_f8(b, n, lanes);
-#endif
+    tb__fast_pick(path, b->count)->sync(b, n, lanes);
 }
 
 void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,
