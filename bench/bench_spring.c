@@ -97,6 +97,10 @@ static void run(int chars, int frames)
     tb_spring_animator **ref = malloc(sizeof *ref * (size_t)chars);
     tb_spring_animator **bat = malloc(sizeof *bat * (size_t)chars);
     tb_spring_animator **fst = malloc(sizeof *fst * (size_t)chars);
+    tb_spring_animator **crw = malloc(sizeof *crw * (size_t)chars);
+    tb_spring_batch_item *citems = malloc(sizeof *citems * (size_t)chars);
+    tb_transform *loc_crw = malloc(sizeof(tb_transform) * nj);
+    float (*out_crw)[16] = malloc(sizeof(float) * 16 * nj);
     tb_spring_batch_item *items = malloc(sizeof *items * (size_t)chars);
     tb_spring_batch_item *fitems = malloc(sizeof *fitems * (size_t)chars);
     tb_transform *loc_fst = malloc(sizeof(tb_transform) * nj);
@@ -110,13 +114,19 @@ static void run(int chars, int frames)
     for (int c = 0; c < chars; c++) {
         if (tb_spring_create(&ref[c], &skel, NULL, &err) != TB_OK ||
             tb_spring_create(&bat[c], &skel, NULL, &err) != TB_OK ||
-            tb_spring_create(&fst[c], &skel, NULL, &err) != TB_OK) {
+            tb_spring_create(&fst[c], &skel, NULL, &err) != TB_OK ||
+            tb_spring_create(&crw[c], &skel, NULL, &err) != TB_OK) {
             fprintf(stderr, "bench_spring: %s: %s\n", err.where, err.message);
             exit(1);
         }
         memcpy(&loc_ref[c * per], rest, sizeof rest);
         memcpy(&loc_bat[c * per], rest, sizeof rest);
         memcpy(&loc_fst[c * per], rest, sizeof rest);
+        memcpy(&loc_crw[c * per], rest, sizeof rest);
+        citems[c].anim = crw[c];
+        citems[c].world = (const float (*)[16])world[c * per];
+        citems[c].locals = &loc_crw[c * per];
+        citems[c].world_out = &out_crw[c * per];
         fitems[c].anim = fst[c];
         fitems[c].world = (const float (*)[16])world[c * per];
         fitems[c].locals = &loc_fst[c * per];
@@ -126,8 +136,17 @@ static void run(int chars, int frames)
         items[c].locals = &loc_bat[c * per];
         items[c].world_out = &out_bat[c * per];
     }
+    /* The crowd: the fast step's blocks with their lanes kept between frames. */
+    const size_t crowd_size = tb_spring_crowd_memory_size(crw, chars);
+    void *crowd_mem = aligned_alloc(64, (crowd_size + 63) / 64 * 64);
+    tb_spring_crowd *crowd;
+    if (!crowd_mem || tb_spring_crowd_init(&crowd, crowd_mem, crowd_size, crw, chars, &err) != TB_OK) {
+        fprintf(stderr, "bench_spring: crowd: %s\n", err.message);
+        exit(1);
+    }
     const float dt = 1.0f / 60.0f;
-    double t_ref = 0.0, t_bat = 0.0, t_fst = 0.0, t_clock = 0.0, max_diff = 0.0, max_fdiff = 0.0;
+    double t_ref = 0.0, t_bat = 0.0, t_fst = 0.0, t_crw = 0.0, t_clock = 0.0, max_diff = 0.0,
+           max_fdiff = 0.0, max_cdiff = 0.0;
     for (int f = 0; f < frames; f++) {
         float t = (float)f * dt;
         for (int c = 0; c < chars; c++) {
@@ -141,11 +160,13 @@ static void run(int chars, int frames)
             h->r[3] = cosf(0.5f * yaw);
             loc_bat[c * per] = *h;
             loc_fst[c * per] = *h;
+            loc_crw[c * per] = *h;
             world_of(per, parents, &loc_ref[c * per], &world[c * per]);
         }
         memcpy(out_ref, world, sizeof(float) * 16 * nj);
         memcpy(out_bat, world, sizeof(float) * 16 * nj);
         memcpy(out_fst, world, sizeof(float) * 16 * nj);
+        memcpy(out_crw, world, sizeof(float) * 16 * nj);
         /* Reading thread CPU time is a system call here, about 1.5 us of
          * CPU time from one reading to the next (13% of the fast step's
          * frame at 80 links): an empty interval, measured each frame in the
@@ -158,12 +179,26 @@ static void run(int chars, int frames)
                            &out_ref[c * per]);
         double t1 = now_s();
         tb_spring_step_batch(items, chars, dt);
-        double t2 = now_s();
-        tb_spring_step_batch_fast(fitems, chars, dt);
-        double t3 = now_s();
+        double t2 = now_s(), t3, t4;
+        /* the fast step and the crowd take turns at going first: each
+         * finds the caches as the other left them on half of the frames */
+        if (f & 1) {
+            tb_spring_step_batch_fast(fitems, chars, dt);
+            t3 = now_s();
+            tb_spring_crowd_step(crowd, citems, chars, dt);
+            t4 = now_s();
+            t_fst += t3 - t2;
+            t_crw += t4 - t3;
+        } else {
+            tb_spring_crowd_step(crowd, citems, chars, dt);
+            t3 = now_s();
+            tb_spring_step_batch_fast(fitems, chars, dt);
+            t4 = now_s();
+            t_crw += t3 - t2;
+            t_fst += t4 - t3;
+        }
         t_ref += t1 - t0;
         t_bat += t2 - t1;
-        t_fst += t3 - t2;
         for (size_t j = 0; j < nj; j++)
             for (int k = 12; k < 15; k++) {
                 double d = fabs((double)out_ref[j][k] - (double)out_bat[j][k]);
@@ -172,6 +207,9 @@ static void run(int chars, int frames)
                 d = fabs((double)out_ref[j][k] - (double)out_fst[j][k]);
                 if (d > max_fdiff)
                     max_fdiff = d;
+                d = fabs((double)out_fst[j][k] - (double)out_crw[j][k]);
+                if (d > max_cdiff)
+                    max_cdiff = d;
             }
         if (getenv("TB_BENCH_TRACE") && f < 400 && f % 10 == 0)
             printf("frame %d: %.3e\n", f, max_diff);
@@ -179,20 +217,29 @@ static void run(int chars, int frames)
     t_ref -= t_clock;
     t_bat -= t_clock;
     t_fst -= t_clock;
+    t_crw -= t_clock;
     const double link_frames = (double)chars * LINKS * (double)frames;
     const double ns_ref = 1e9 * t_ref / link_frames, ns_bat = 1e9 * t_bat / link_frames;
-    const double ns_fst = 1e9 * t_fst / link_frames;
+    const double ns_fst = 1e9 * t_fst / link_frames, ns_crw = 1e9 * t_crw / link_frames;
     printf("bench_spring: %5d links (%4d characters x %d), %5d frames, ns per link per 60 fps "
            "frame: scalar %6.1f, batch %6.1f (%4.1fx, joints within %.1e m), fast %5.1f "
-           "(%4.1fx, joints within %.1e m); clock %.2f us per frame subtracted\n",
+           "(%4.1fx, joints within %.1e m), crowd %5.1f (%4.1fx, joints within %.1e m of "
+           "fast); clock %.2f us per frame subtracted\n",
            chars * LINKS, chars, LINKS, frames, ns_ref, ns_bat, ns_ref / ns_bat, max_diff, ns_fst,
-           ns_ref / ns_fst, max_fdiff, 1e6 * t_clock / frames);
+           ns_ref / ns_fst, max_fdiff, ns_crw, ns_ref / ns_crw, max_cdiff,
+           1e6 * t_clock / frames);
+    free(crowd_mem);
     for (int c = 0; c < chars; c++) {
         tb_spring_destroy(ref[c]);
         tb_spring_destroy(bat[c]);
         tb_spring_destroy(fst[c]);
+        tb_spring_destroy(crw[c]);
     }
     free(fst);
+    free(crw);
+    free(citems);
+    free(loc_crw);
+    free(out_crw);
     free(fitems);
     free(loc_fst);
     free(out_fst);

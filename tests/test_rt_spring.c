@@ -1814,6 +1814,95 @@ static void spring_fast_batch_blocks_of_every_width_agree_with_the_reference(voi
     }
 }
 
+/* The crowd (tb_spring_crowd_*): tb_spring_step_batch_fast()'s blocks with
+ * their lanes kept between frames, bit for bit the batch step's. 18
+ * characters (an 8-link and a 3-link tail each), the last with
+ * contact_keeps_limit (stepped outside the lanes): the other 17 in blocks
+ * of 16 and 1 chain on AVX-512, 8, 8 and 1 on the others, so that the
+ * partly filled blocks' builds run too; on the random motion above (hitches, held
+ * frames, NaN frames, teleports, ground contact, the bend limit) for 10^5
+ * sub-steps of every chain (10^4 under the sanitizers), on every path: the
+ * locals and world matrices written each frame equal the batch step's, and
+ * every 97th frame the crowd syncs and every link state equals the batch
+ * step's (then one animator is reset: both start again from rest). */
+static void spring_crowd_steps_as_the_fast_batch_step_bit_for_bit(void **state)
+{
+    (void)state;
+    enum { CH = 18 };
+    rig r;
+    rig_opts o = {.links = 8, .second_tail = 1, .unit = 0.01f, .hips_y_m = 1.0f};
+    rig_build(&r, &o);
+    for (int path = TB__PATH_BASE; path <= tb__spring_batch_best_path(); path++) {
+        static sim fst[CH], crw[CH];
+        tb_spring_batch_item fi[CH], ci[CH];
+        tb_spring_animator *anims[CH];
+        walk w[CH];
+        for (int c = 0; c < CH; c++) {
+            batch_pair_init(&r, c, &fst[c], &crw[c], &ci[c], &w[c]);
+            fi[c] = (tb_spring_batch_item){fst[c].a, (const float (*)[16])fst[c].world,
+                                           fst[c].locals, fst[c].world};
+            anims[c] = crw[c].a;
+        }
+        tb_spring_params p;
+        tb_spring_get_params(fst[CH - 1].a, 0, &p);
+        p.contact_keeps_limit = 1;
+        assert_int_equal(tb_spring_set_params(fst[CH - 1].a, 0, &p, NULL), TB_OK);
+        assert_int_equal(tb_spring_set_params(crw[CH - 1].a, 0, &p, NULL), TB_OK);
+        const size_t size = tb__crowd_memory_size_on(anims, CH, path);
+        assert_true(size > 0);
+        void *mem = aligned_alloc(64, (size + 63) / 64 * 64);
+        tb_spring_crowd *crowd = NULL;
+        assert_int_equal(tb__crowd_init_on(&crowd, mem, size, anims, CH, path, NULL), TB_OK);
+        assert_int_equal(tb__crowd_init_on(&crowd, mem, size - 1, anims, CH, path, NULL),
+                         TB_ERR_ARG);
+        assert_int_equal(tb__crowd_init_on(&crowd, mem, size, anims, CH, path, NULL), TB_OK);
+        rng_state = 999u;
+        long long substeps = 0;
+        long frames = 0, syncs = 0, differ = 0;
+        while (substeps < TBT_BATCH_SUBSTEPS) {
+            const float dt = random_dt(0);
+            const float h = isfinite(dt) && dt > 0 ? fminf(dt, 0.1f) : 0.0f;
+            for (int c = 0; c < CH; c++) {
+                versor q;
+                walk_step(&w[c], h, 0.55f, q);
+                sim_place_anchor(&fst[c], w[c].pos, q, NULL);
+                sim_place_anchor(&crw[c], w[c].pos, q, NULL);
+            }
+            tb__spring_step_batch_fast_on(fi, CH, dt, path);
+            tb_spring_crowd_step(crowd, ci, CH, dt);
+            if (h >= 1e-6f)
+                substeps += (long long)ceilf(h * 240.0f - 1e-4f);
+            for (int c = 0; c < CH; c++)
+                differ += memcmp(fst[c].locals, crw[c].locals, sizeof fst[c].locals) != 0 ||
+                          memcmp(fst[c].world, crw[c].world, sizeof fst[c].world) != 0;
+            if (++frames % 97 == 0) {
+                tb_spring_crowd_sync(crowd);
+                syncs++;
+                for (int c = 0; c < CH; c++)
+                    for (int ch = 0; ch < 2; ch++)
+                        for (int i = 0; i < (ch ? 3 : 8); i++) {
+                            tb_spring_link_state a, b;
+                            tb_spring_get_link_state(fst[c].a, ch, i, &a);
+                            tb_spring_get_link_state(crw[c].a, ch, i, &b);
+                            differ += memcmp(&a, &b, sizeof a) != 0;
+                        }
+                const int c = (int)(frames / 97) % CH;
+                tb_spring_reset(fst[c].a);
+                tb_spring_reset(crw[c].a);
+            }
+        }
+        print_message("crowd vs fast batch step, %s path: %ld frames, %lld sub-steps per chain, "
+                      "%ld syncs, %ld differing outputs or link states\n",
+                      path_names[path], frames, substeps, syncs, differ);
+        assert_int_equal(differ, 0);
+        free(mem);
+        for (int c = 0; c < CH; c++) {
+            tb_spring_destroy(fst[c].a);
+            tb_spring_destroy(crw[c].a);
+        }
+    }
+}
+
 static void spring_batch_step_agrees_with_scalar_reference_on_random_motion(void **state)
 {
     (void)state;
@@ -2092,6 +2181,7 @@ int main(void)
         cmocka_unit_test(spring_batch_step_agrees_with_scalar_reference_on_random_motion),
         cmocka_unit_test(spring_fast_batch_step_stays_within_1e4_of_the_tail_of_the_reference),
         cmocka_unit_test(spring_fast_batch_blocks_of_every_width_agree_with_the_reference),
+        cmocka_unit_test(spring_crowd_steps_as_the_fast_batch_step_bit_for_bit),
 #endif
         cmocka_unit_test(spring_per_chain_params_change_at_runtime),
         cmocka_unit_test(spring_step_response_has_the_spec_frequency_and_damping),

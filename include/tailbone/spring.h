@@ -278,6 +278,42 @@ void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt
  * when its input moves by a micrometre. Same stack, allocation and
  * threading rules as tb_spring_step_batch(). */
 void tb_spring_step_batch_fast(const tb_spring_batch_item *items, int count, float dt_s);
+/* A crowd: animators stepped together by tb_spring_step_batch_fast()'s
+ * blocks and arithmetic, their chains' state kept in the blocks' SIMD lanes
+ * between frames instead of copied out of the animators and back every
+ * call. The blocks are fixed at tb_spring_crowd_init (the animators' chains
+ * grouped by link count, as tb_spring_step_batch_fast() groups a batch in
+ * the same order, so the results are its own bit for bit); an animator
+ * whose chains cannot go in lanes (longer than 16 links,
+ * contact_keeps_limit, bind_limit_rad, an anchor inside a tail) is stepped
+ * by tb_spring_step_batch_fast() each frame. A frame in which a chain
+ * starts cold or teleports, an anchor is not a sane frame, dt_s holds the
+ * pose, or a block's animators cut dt_s into different sub-steps runs the
+ * whole crowd through tb_spring_step_batch_fast() (the lanes synced first,
+ * gathered again at the next frame).
+ *
+ * While an animator is in a crowd its link state lives in the lanes: call
+ * tb_spring_crowd_sync() before reading it (tb_spring_get_link_state), and
+ * before and after tb_spring_reset(), tb_spring_set_params() or stepping it
+ * by any other call. The crowd lives in caller memory
+ * (tb_spring_crowd_memory_size bytes, aligned to TB_SPRING_ALIGN), refers
+ * to the animators (it does not own them) and never allocates; no I/O, no
+ * global state; one crowd per thread at a time. */
+typedef struct tb_spring_crowd tb_spring_crowd;
+size_t tb_spring_crowd_memory_size(tb_spring_animator *const *anims, int count);
+/* TB_ERR_ARG: NULL anims or memory, count < 0, size too small, a NULL or
+ * repeated animator. */
+tb_result tb_spring_crowd_init(tb_spring_crowd **out, void *memory, size_t size,
+                               tb_spring_animator *const *anims, int count, tb_error *err);
+/* One frame of every animator, as tb_spring_step_batch_fast(items, count,
+ * dt_s) would step them: items[i].anim must be the crowd's animator i, in
+ * the order given at init, and count the crowd's count. */
+void tb_spring_crowd_step(tb_spring_crowd *crowd, const tb_spring_batch_item *items, int count,
+                          float dt_s);
+/* Writes the lanes' state back into the animators; the next step gathers
+ * it (and the chains' parameters) again. */
+void tb_spring_crowd_sync(tb_spring_crowd *crowd);
+
 /* Chains solved at once by tb_spring_step_batch() (1: the scalar loop), and
  * which code it runs: "avx512", "avx2", "vector" (the compiler's baseline
  * vectors) or "scalar". */

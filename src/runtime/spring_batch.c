@@ -222,6 +222,35 @@ int tb__frame_approx(const float m[16], tb__frame *f)
     return 1;
 }
 
+int tb__frame_steps(const tb_spring_animator *a, float dt_s, float *h)
+{
+    const float dt = dt_s > a->max_dt ? a->max_dt : dt_s;
+    int steps = (int)ceilf(dt / a->substep - 1e-4f);
+    if (steps < 1)
+        steps = 1;
+    *h = dt / (float)steps;
+    return steps;
+}
+
+float tb__teleport_cos(const tb_spring_animator *a, float *tp_rad, float tp_cos)
+{
+    if (a->teleport_rad == *tp_rad)
+        return tp_cos;
+    *tp_rad = a->teleport_rad;
+    /* 2 acos(c) > rad  <=>  c < cos(rad / 2) while rad / 2 <= pi */
+    return *tp_rad < 6.2831853f ? cosf(0.5f * *tp_rad) : -2.0f;
+}
+
+int tb__jumped_approx(const tb_spring_animator *a, const tb__frame *from, const tb__frame *to,
+                      float tp_cos)
+{
+    const float dx = to->o[0] - from->o[0], dy = to->o[1] - from->o[1],
+                dz = to->o[2] - from->o[2];
+    const float cq = fabsf(from->r[0] * to->r[0] + from->r[1] * to->r[1] +
+                           from->r[2] * to->r[2] + from->r[3] * to->r[3]);
+    return dx * dx + dy * dy + dz * dz > a->teleport_m * a->teleport_m || cq < tp_cos;
+}
+
 void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, int width,
                      tb__block_fn block, int path, int approx)
 {
@@ -242,16 +271,10 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
         tb_spring_animator *a = items[it].anim;
         const float (*world)[16] = items[it].world;
         assert(a && world && items[it].locals);
-        float dt = dt_s > a->max_dt ? a->max_dt : dt_s;
-        int steps = (int)ceilf(dt / a->substep - 1e-4f);
-        if (steps < 1)
-            steps = 1;
-        const float h = dt / (float)steps;
-        if (approx && a->teleport_rad != tp_rad) {
-            tp_rad = a->teleport_rad;
-            /* 2 acos(c) > rad  <=>  c < cos(rad / 2) while rad / 2 <= pi */
-            tp_cos = tp_rad < 6.2831853f ? cosf(0.5f * tp_rad) : -2.0f;
-        }
+        float h;
+        const int steps = tb__frame_steps(a, dt_s, &h);
+        if (approx)
+            tp_cos = tb__teleport_cos(a, &tp_rad, tp_cos);
         int lanes = 0; /* chains sent to a block that writes their outputs */
         for (int ci = 0; ci < a->chain_count; ci++) {
             tb__chain *c = &a->chains[ci];
@@ -266,14 +289,9 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             int jump;
             if (!c->warm)
                 jump = 1;
-            else if (approx) {
-                const tb__frame *f = &c->prev;
-                const float dx = cur.o[0] - f->o[0], dy = cur.o[1] - f->o[1],
-                            dz = cur.o[2] - f->o[2];
-                const float cq = fabsf(f->r[0] * cur.r[0] + f->r[1] * cur.r[1] +
-                                       f->r[2] * cur.r[2] + f->r[3] * cur.r[3]);
-                jump = dx * dx + dy * dy + dz * dz > a->teleport_m * a->teleport_m || cq < tp_cos;
-            } else
+            else if (approx)
+                jump = tb__jumped_approx(a, &c->prev, &cur, tp_cos);
+            else
                 jump = tb__teleported(a, &c->prev, &cur);
             if (jump || n > TB__LANE_MAX_LINKS || c->contact_keeps_limit ||
                 c->cos_bind_max > -1.5f) {
@@ -301,6 +319,7 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             e->world = world;
             e->locals = items[it].locals;
             e->world_out = items[it].world_out;
+            e->ids = NULL;
             b->steps = steps;
             b->h = h;
             c->prev = cur;

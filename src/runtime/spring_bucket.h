@@ -40,6 +40,11 @@ _Static_assert(TB__W(A) == TB__W(r) + 3 && TB__W(qhat) == TB__W(A) + 4 &&
 _Static_assert(TB__W(t) + 16 <= sizeof(tb__link) / 4 && TB__W(bend) + 16 <= sizeof(tb__link) / 4,
                "tb__link runs: inside the struct");
 #define TB__LANE_MAX_LINKS 16
+/* The vectors of a tb__lane_link (spring_lanes.h checks it): a crowd's
+ * lanes take TB__LANE_LINK_VECS * 4 * lanes bytes per link. */
+#define TB__LANE_LINK_VECS 53
+/* The same for a tb__lane_chain (a crowd keeps one per block). */
+#define TB__LANE_CHAIN_VECS 60
 
 #define TB__VI static inline __attribute__((always_inline))
 
@@ -51,7 +56,22 @@ typedef struct tb__entry {
     const float (*world)[16];  /* the item's arrays */
     tb_transform *locals;
     float (*world_out)[16];
+    const struct tb__lane_ids *ids; /* a crowd's copy of the chain's joints, or NULL */
 } tb__entry;
+
+/* The joints a crowd's block writes, copied from its chain at init (the
+ * outputs then read no tb__chain or tb__link). */
+typedef struct tb__lane_ids {
+    int anchor, end_joint;
+    int joint[TB__LANE_MAX_LINKS];
+} tb__lane_ids;
+
+/* Link i's joint, the end joint, the anchor; whether the block writes the
+ * chain's outputs (every chain of a crowd does). */
+#define TB__JOINT(e, i) ((e)->ids ? (e)->ids->joint[i] : (e)->links[i].joint)
+#define TB__END(e) ((e)->ids ? (e)->ids->end_joint : (e)->chain->end_joint)
+#define TB__ANCHOR(e) ((e)->ids ? (e)->ids->anchor : (e)->chain->anchor)
+#define TB__OUT_OK(e) ((e)->ids || (e)->chain->lane_out_ok)
 
 typedef struct tb__bucket {
     int count, steps;
@@ -94,5 +114,28 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
 /* tb__frame_from_matrix to rounding (spring_batch.c): the same refusals
  * (non-finite, degenerate, mirrored), one branch-light quaternion. */
 int tb__frame_approx(const float m[16], tb__frame *f);
+
+
+/* The approximate step's lanes for a crowd (spring_fast.c): the lanes of a
+ * block of `count` chains on a path (16, 8 or 4); a block's frame in its
+ * kept lanes (n tb__lane_link, then its tb__lane_chain: the links gathered
+ * first when `gather`, the chains' constants computed first when
+ * `consts`), outputs written; its lanes back into the links. */
+int tb__crowd_lanes(int path, int count);
+void tb__crowd_block_fast(const tb__bucket *b, int n, void *lanes, int gather, int consts,
+                          int path);
+void tb__crowd_scatter_fast(const tb__bucket *b, int n, const void *lanes, int path);
+
+/* A batch frame of dt_s (>= TB__MIN_DT_S) for animator a, as
+ * tb_spring_step() cuts it: the sub-steps, and their length in *h. */
+int tb__frame_steps(const tb_spring_animator *a, float dt_s, float *h);
+/* The half-angle cosine of a's teleport angle (tb__jumped_approx), kept in
+ * tp_cos while a's angle is *tp_rad (a crowd shares it: one cosf). */
+float tb__teleport_cos(const tb_spring_animator *a, float *tp_rad, float tp_cos);
+/* The approximate teleport test (both batch drivers): the anchor moved
+ * farther than teleport_m, or turned by more than the angle whose half has
+ * cosine tp_cos (no acos). */
+int tb__jumped_approx(const tb_spring_animator *a, const tb__frame *from, const tb__frame *to,
+                      float tp_cos);
 
 #endif

@@ -47,12 +47,26 @@
 
 #define TB__FAST 1
 
+/* A crowd's block on one build: its run (tb__crowd_body) and its sync
+ * (tb__scatter), under that build's target. */
+#define TB__CROWD_FNS(sfx)                                                                         \
+    static void tb__crowd_run##sfx(const tb__bucket *b, int n, void *lanes, int gather,            \
+                                   int consts)                                                     \
+    {                                                                                              \
+        tb__crowd_body##sfx(b, n, lanes, gather, consts);                                          \
+    }                                                                                              \
+    static void tb__crowd_sync##sfx(const tb__bucket *b, int n, const void *lanes)                 \
+    {                                                                                              \
+        tb__scatter##sfx(b, n, lanes);                                                             \
+    }
+
 /* Baseline (SSE2 on x86-64, the compiler's default vectors elsewhere). */
 #define TB__SUFFIX(name) name##_f8
 #define TB__LANES 8
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f8)
 
 #ifdef TB__HAVE_X86_PATHS
 #if defined(__clang__)
@@ -66,6 +80,7 @@
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f8x)
 static void tb__fast_avx2(const tb__bucket *b, int n)
 {
     tb__block_body_f8x(b, n);
@@ -81,6 +96,7 @@ static void tb__fast_avx2(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f4x)
 static void tb__fast_avx2_4(const tb__bucket *b, int n)
 {
     tb__block_body_f4x(b, n);
@@ -103,6 +119,7 @@ static void tb__fast_avx2_4(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f16)
 static void tb__fast_avx512(const tb__bucket *b, int n)
 {
     tb__block_body_f16(b, n);
@@ -117,6 +134,7 @@ static void tb__fast_avx512(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f8v)
 static void tb__fast_avx512_8(const tb__bucket *b, int n)
 {
     tb__block_body_f8v(b, n);
@@ -126,6 +144,7 @@ static void tb__fast_avx512_8(const tb__bucket *b, int n)
 #include "runtime/spring_lanes.h"
 #undef TB__LANES
 #undef TB__SUFFIX
+TB__CROWD_FNS(_f4v)
 static void tb__fast_avx512_4(const tb__bucket *b, int n)
 {
     tb__block_body_f4v(b, n);
@@ -137,25 +156,62 @@ static void tb__fast_avx512_4(const tb__bucket *b, int n)
 #endif
 #endif /* TB__HAVE_X86_PATHS */
 
+/* A build of the lane code: its width, the batch step's block, a crowd's
+ * block and its sync. */
+typedef struct tb__fast_build {
+    int lanes;
+    void (*block)(const tb__bucket *b, int n);
+    void (*run)(const tb__bucket *b, int n, void *lanes, int gather, int consts);
+    void (*sync)(const tb__bucket *b, int n, const void *lanes);
+} tb__fast_build;
+
+static void tb__fast_base(const tb__bucket *b, int n)
+{
+    tb__block_body_f8(b, n);
+}
+
+/* The build a block of `count` chains takes on a path. */
+static const tb__fast_build *tb__fast_pick(int path, int count)
+{
+    static const tb__fast_build base = {8, tb__fast_base, tb__crowd_run_f8, tb__crowd_sync_f8};
+#ifdef TB__HAVE_X86_PATHS
+    static const tb__fast_build builds[] = {
+        {16, tb__fast_avx512, tb__crowd_run_f16, tb__crowd_sync_f16},
+        {8, tb__fast_avx512_8, tb__crowd_run_f8v, tb__crowd_sync_f8v},
+        {4, tb__fast_avx512_4, tb__crowd_run_f4v, tb__crowd_sync_f4v},
+        {8, tb__fast_avx2, tb__crowd_run_f8x, tb__crowd_sync_f8x},
+        {4, tb__fast_avx2_4, tb__crowd_run_f4x, tb__crowd_sync_f4x},
+    };
+    if (path == TB__PATH_AVX512)
+        return &builds[count > 8 ? 0 : count > 4 ? 1 : 2];
+    if (path >= TB__PATH_AVX2)
+        return &builds[count > 4 ? 3 : 4];
+#else
+    (void)count;
+#endif
+    (void)path;
+    return &base;
+}
+
+int tb__crowd_lanes(int path, int count)
+{
+    return tb__fast_pick(path, count)->lanes;
+}
+
 static void tb__block_fast(const tb__bucket *b, int n, int path)
 {
-#ifdef TB__HAVE_X86_PATHS
-    if (path == TB__PATH_AVX512 && b->count > 8)
-        tb__fast_avx512(b, n);
-    else if (path == TB__PATH_AVX512 && b->count > 4)
-        tb__fast_avx512_8(b, n);
-    else if (path == TB__PATH_AVX512)
-        tb__fast_avx512_4(b, n);
-    else if (path >= TB__PATH_AVX2 && b->count > 4)
-        tb__fast_avx2(b, n);
-    else if (path >= TB__PATH_AVX2)
-        tb__fast_avx2_4(b, n);
-    else
-        tb__block_body_f8(b, n);
-#else
-    (void)path;
-    tb__block_body_f8(b, n);
-#endif
+    tb__fast_pick(path, b->count)->block(b, n);
+}
+
+void tb__crowd_block_fast(const tb__bucket *b, int n, void *lanes, int gather, int consts,
+                          int path)
+{
+    tb__fast_pick(path, b->count)->run(b, n, lanes, gather, consts);
+}
+
+void tb__crowd_scatter_fast(const tb__bucket *b, int n, const void *lanes, int path)
+{
+    tb__fast_pick(path, b->count)->sync(b, n, lanes);
 }
 
 void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,

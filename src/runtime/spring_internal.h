@@ -123,5 +123,10 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
 /* tb_spring_step_batch_fast() on a chosen path (the same rule). */
 void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count, float dt_s,
                                    int path);
+/* tb_spring_crowd_memory_size and tb_spring_crowd_init on a chosen path (the
+ * best below it that the CPU runs). */
+size_t tb__crowd_memory_size_on(tb_spring_animator *const *anims, int count, int path);
+tb_result tb__crowd_init_on(tb_spring_crowd **out, void *memory, size_t size,
+                            tb_spring_animator *const *anims, int count, int path, tb_error *err);
 
 #endif

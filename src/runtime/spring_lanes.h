@@ -36,6 +36,13 @@
 #define tb__lane_chain TB__SUFFIX(tb__lane_chain)
 #define tb__lanes_pass TB__SUFFIX(tb__lanes_pass)
 #define tb__block_body TB__SUFFIX(tb__block_body)
+#define tb__crowd_body TB__SUFFIX(tb__crowd_body)
+#define tb__chain_frames TB__SUFFIX(tb__chain_frames)
+#define tb__chain_consts TB__SUFFIX(tb__chain_consts)
+#define tb__gather TB__SUFFIX(tb__gather)
+#define tb__prefetch_outputs TB__SUFFIX(tb__prefetch_outputs)
+#define tb__substeps TB__SUFFIX(tb__substeps)
+#define tb__scatter TB__SUFFIX(tb__scatter)
 #define tb__lanes_outputs TB__SUFFIX(tb__lanes_outputs)
 #define tb__vrsqrt TB__SUFFIX(tb__vrsqrt)
 #define tb__fnorm TB__SUFFIX(tb__fnorm)
@@ -357,6 +364,9 @@ typedef struct tb__lane_chain {
     /* The approximate step: the coupling slerp's weights as polynomials in
      * cos θ − 1 (tb__slerp_series of 1 − alpha and of alpha). */
     tb__vf wa[11], wb[11];
+    /* The end joint's local (the identity where the chain has none). */
+    tb__v3v end_t, end_sc;
+    tb__qv end_q;
 } tb__lane_chain;
 
 #ifdef TB__FAST
@@ -813,14 +823,15 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
  * computes them (tb_transform_to_matrix, then cglm's parent * local with its
  * sums in the same order), for the chains whose outputs may go in lanes
  * (lane_out_ok); their lane_out tells tb__write_outputs_rest to skip them. */
-TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L)
+TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L,
+                              const tb__lane_chain *C)
 {
     tb__vf P[16], M[16], W[16];
     {
         const float *rows[TB__LANES];
         for (int k = 0; k < TB__LANES; k++) {
             const tb__entry *e = &b->e[k < b->count ? k : 0];
-            rows[k] = e->world[e->chain->anchor];
+            rows[k] = e->world[TB__ANCHOR(e)];
         }
         tb__rows_in(rows, P);
     }
@@ -833,15 +844,9 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             t = L[i].t;
             sc = L[i].sc;
         } else {
-            for (int k = 0; k < TB__LANES; k++) {
-                const tb__chain *c = b->e[k < b->count ? k : 0].chain;
-                static const float id_t[3] = {0.0f, 0.0f, 0.0f}, id_s[3] = {1.0f, 1.0f, 1.0f},
-                                   id_q[4] = {0.0f, 0.0f, 0.0f, 1.0f};
-                const int has = c->end_joint >= 0;
-                TB__SET3(t, k, has ? c->end_t : id_t);
-                TB__SET4(q, k, has ? c->end_q : id_q);
-                TB__SET3(sc, k, has ? c->end_sc : id_s);
-            }
+            q = C->end_q;
+            t = C->end_t;
+            sc = C->end_sc;
         }
         const tb__vf n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
         const tb__vi pos = n2 > zero;
@@ -875,26 +880,38 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             if (k >= b->count)
                 continue;
             const tb__entry *e = &b->e[k];
-            const tb__chain *c = e->chain;
-            if (!c->lane_out_ok)
+            if (!TB__OUT_OK(e))
                 continue;
             int joint;
             tb_transform *x;
-            if (i < n) {
-                const tb__link *l = &e->links[i];
-                joint = l->joint;
+            if (i < n) { /* from the lanes: a crowd leaves the links alone */
+                joint = TB__JOINT(e, i);
                 x = &e->locals[joint];
-                memcpy(x->t, l->t, sizeof x->t);
-                memcpy(x->r, l->q, sizeof x->r);
-                memcpy(x->s, l->sc, sizeof x->s);
+                x->t[0] = L[i].t.x[k];
+                x->t[1] = L[i].t.y[k];
+                x->t[2] = L[i].t.z[k];
+                x->r[0] = L[i].q.x[k];
+                x->r[1] = L[i].q.y[k];
+                x->r[2] = L[i].q.z[k];
+                x->r[3] = L[i].q.w[k];
+                x->s[0] = L[i].sc.x[k];
+                x->s[1] = L[i].sc.y[k];
+                x->s[2] = L[i].sc.z[k];
             } else {
-                joint = c->end_joint;
+                joint = TB__END(e);
                 if (joint < 0)
                     continue;
                 x = &e->locals[joint];
-                memcpy(x->t, c->end_t, sizeof x->t);
-                memcpy(x->r, c->end_q, sizeof x->r);
-                memcpy(x->s, c->end_sc, sizeof x->s);
+                x->t[0] = C->end_t.x[k];
+                x->t[1] = C->end_t.y[k];
+                x->t[2] = C->end_t.z[k];
+                x->r[0] = C->end_q.x[k];
+                x->r[1] = C->end_q.y[k];
+                x->r[2] = C->end_q.z[k];
+                x->r[3] = C->end_q.w[k];
+                x->s[0] = C->end_sc.x[k];
+                x->s[1] = C->end_sc.y[k];
+                x->s[2] = C->end_sc.z[k];
             }
             if (e->world_out)
                 rows[k] = e->world_out[joint];
@@ -904,54 +921,70 @@ TB__VI void tb__lanes_outputs(const tb__bucket *b, int n, const tb__lane_link *L
             P[j] = W[j];
     }
     for (int k = 0; k < b->count; k++)
-        if (b->e[k].chain->lane_out_ok)
+        if (!b->e[k].ids && b->e[k].chain->lane_out_ok)
             b->e[k].chain->lane_out = 1;
 }
 
-/* Gathers a bucket's chains (n links each) into lanes, runs the frame's
- * sub-steps, scatters the state back. Unused lanes repeat lane 0 and are
- * not written back. */
-static inline __attribute__((always_inline)) void tb__block_body(const tb__bucket *b, int n)
+/* A block's anchor frames, at the previous frame and this one, in lanes.
+ * Unused lanes repeat lane 0. */
+TB__VI void tb__chain_frames(const tb__bucket *b, tb__lane_chain *C)
 {
-    tb__lane_link L[TB__LANE_MAX_LINKS];
-    tb__lane_chain C;
+    for (int k = 0; k < TB__LANES; k++) {
+        const tb__entry *e = &b->e[k < b->count ? k : 0];
+        TB__SET3(C->o0, k, e->prev.o);
+        TB__SET3(C->o1, k, e->cur.o);
+        TB__SET4(C->r0, k, e->prev.r);
+        TB__SET4(C->r1, k, e->cur.r);
+        C->s0[k] = e->prev.s;
+        C->s1[k] = e->cur.s;
+    }
+}
+
+/* A block's chains' constants for sub-steps of b->h (rates, limits, the end
+ * joint's local), in lanes. Unused lanes repeat lane 0. */
+TB__VI void tb__chain_consts(const tb__bucket *b, int n, tb__lane_chain *C)
+{
     const float h = b->h;
     float rate_k = 0.0f, rate_g = 0.0f;
+    static const float id_t[3] = {0.0f, 0.0f, 0.0f}, id_s[3] = {1.0f, 1.0f, 1.0f},
+                       id_q[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     for (int k = 0; k < TB__LANES; k++) {
         const tb__entry *e = &b->e[k < b->count ? k : 0];
         const tb__chain *c = e->chain;
-        TB__SET3(C.o0, k, e->prev.o);
-        TB__SET3(C.o1, k, e->cur.o);
-        TB__SET4(C.r0, k, e->prev.r);
-        TB__SET4(C.r1, k, e->cur.r);
-        C.s0[k] = e->prev.s;
-        C.s1[k] = e->cur.s;
         const float ba[4] = {-c->b_a[0], -c->b_a[1], -c->b_a[2], c->b_a[3]};
-        TB__SET4(C.ba_conj, k, ba);
+        TB__SET4(C->ba_conj, k, ba);
         /* The same rates as the lane before (a crowd shares them): the
          * same exponentials, without calling expf again. */
         if (k > 0 && c->coupling == rate_k && c->gamma == rate_g) {
-            C.alpha[k] = C.alpha[k - 1];
-            C.keep[k] = C.keep[k - 1];
+            C->alpha[k] = C->alpha[k - 1];
+            C->keep[k] = C->keep[k - 1];
         } else {
-            C.alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
-            C.keep[k] = expf(-c->gamma * h);
+            C->alpha[k] = n < 2 ? 0.0f : 1.0f - expf(-c->coupling * h);
+            C->keep[k] = expf(-c->gamma * h);
         }
         rate_k = c->coupling;
         rate_g = c->gamma;
-        C.coupled[k] = C.alpha[k] > 0.0f ? -1 : 0;
-        C.floor_y[k] = c->ground_y + c->clearance;
-        C.gravity[k] = c->gravity;
-        C.cos_half[k] = c->cos_half_max;
-        C.sin_half[k] = c->sin_half_max;
-        C.ground_on[k] = c->ground_on ? -1 : 0;
+        C->coupled[k] = C->alpha[k] > 0.0f ? -1 : 0;
+        C->floor_y[k] = c->ground_y + c->clearance;
+        C->gravity[k] = c->gravity;
+        C->cos_half[k] = c->cos_half_max;
+        C->sin_half[k] = c->sin_half_max;
+        C->ground_on[k] = c->ground_on ? -1 : 0;
+        const int has = c->end_joint >= 0;
+        TB__SET3(C->end_t, k, has ? c->end_t : id_t);
+        TB__SET4(C->end_q, k, has ? c->end_q : id_q);
+        TB__SET3(C->end_sc, k, has ? c->end_sc : id_s);
     }
 #ifdef TB__FAST
-    tb__slerp_series(tb__vs(1.0f) - C.alpha, C.wa);
-    tb__slerp_series(C.alpha, C.wb);
+    tb__slerp_series(tb__vs(1.0f) - C->alpha, C->wa);
+    tb__slerp_series(C->alpha, C->wb);
 #endif
-    /* The links' fields into lanes, three runs of 16 words per link (the
-     * runs' layout: TB__RUN_* in spring_bucket.h). */
+}
+
+/* The links' fields into lanes, three runs of 16 words per link (the runs'
+ * layout: TB__RUN_* in spring_bucket.h). Unused lanes repeat lane 0. */
+TB__VI void tb__gather(const tb__bucket *b, int n, tb__lane_link *L)
+{
     for (int i = 0; i < n; i++) {
         const float *rows[TB__LANES];
         tb__vf w[16];
@@ -976,21 +1009,26 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
             rows[k] += TB__RUN_V - TB__RUN_R;
         tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
         x->v = (tb__v3v){w[0], w[1], w[2]};
+        x->q = (tb__qv){w[3], w[4], w[5], w[6]};
+        x->bend = (tb__qv){w[7], w[8], w[9], w[10]};
         x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
 #ifdef TB__FAST
         x->At = tb__qrot(x->A, x->t);
         x->Ar = tb__qrot(x->A, x->r);
 #endif
     }
-    /* The output rows this block writes (locals and world matrices of the
-     * links and end joints), now that the links are in cache: they load
-     * while the sub-steps run. */
+}
+
+/* The output rows the block writes (locals and world matrices of the links
+ * and end joints): they load while the sub-steps run. */
+TB__VI void tb__prefetch_outputs(const tb__bucket *b, int n)
+{
     for (int k = 0; k < b->count; k++) {
         const tb__entry *e = &b->e[k];
-        if (!e->chain->lane_out_ok)
+        if (!TB__OUT_OK(e))
             continue;
         for (int i = 0; i <= n; i++) {
-            const int j = i < n ? e->links[i].joint : e->chain->end_joint;
+            const int j = i < n ? TB__JOINT(e, i) : TB__END(e);
             if (j < 0)
                 continue;
             __builtin_prefetch(&e->locals[j], 1);
@@ -998,25 +1036,37 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
                 __builtin_prefetch(e->world_out[j], 1);
         }
     }
+}
+
+/* The frame's sub-steps, the anchor moving from C's o0, r0, s0 to o1, r1, s1. */
+TB__VI void tb__substeps(const tb__bucket *b, int n, tb__lane_link *L, const tb__lane_chain *C)
+{
+    const float h = b->h;
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps)
-            tb__lanes_pass(L, n, &C, C.o1, C.r1, C.s1, h, 1);
+            tb__lanes_pass(L, n, C, C->o1, C->r1, C->s1, h, 1);
         else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
-            const tb__v3v o = {C.o0.x + t * (C.o1.x - C.o0.x), C.o0.y + t * (C.o1.y - C.o0.y),
-                               C.o0.z + t * (C.o1.z - C.o0.z)};
-            const tb__vf sc = C.s0 + t * (C.s1 - C.s0);
+            const tb__v3v o = {C->o0.x + t * (C->o1.x - C->o0.x),
+                               C->o0.y + t * (C->o1.y - C->o0.y),
+                               C->o0.z + t * (C->o1.z - C->o0.z)};
+            const tb__vf sc = C->s0 + t * (C->s1 - C->s0);
 #ifdef TB__FAST
-            const tb__qv r = tb__fslerp(C.r0, C.r1, t);
+            const tb__qv r = tb__fslerp(C->r0, C->r1, t);
 #else
-            const tb__qv r = tb__slerp(&C.r0, &C.r1, &t);
+            const tb__qv r = tb__slerp(&C->r0, &C->r1, &t);
 #endif
-            tb__lanes_pass(L, n, &C, o, r, sc, h, 0);
+            tb__lanes_pass(L, n, C, o, r, sc, h, 0);
         }
     }
-    /* The state back, two runs of 16 words per link (p … bend_old,
-     * bend … contact; the overlap is written twice with the same words). */
+}
+
+/* The state back into the links, two runs of 16 words per link (p …
+ * bend_old, bend … contact; the overlap is written twice with the same
+ * words). Unused lanes are not written. */
+TB__VI void tb__scatter(const tb__bucket *b, int n, const tb__lane_link *L)
+{
     for (int i = 0; i < n; i++) {
         const tb__lane_link *x = &L[i];
         float *rows[TB__LANES];
@@ -1034,9 +1084,48 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
                                x->length, (tb__vf)(x->contact & 1)};
         tb__rows_out(w2, rows);
     }
-    tb__lanes_outputs(b, n, L);
 }
 
+/* Gathers a bucket's chains (n links each) into lanes, runs the frame's
+ * sub-steps, scatters the state back, writes the outputs. */
+static inline __attribute__((always_inline)) void tb__block_body(const tb__bucket *b, int n)
+{
+    tb__lane_link L[TB__LANE_MAX_LINKS];
+    tb__lane_chain C;
+    tb__chain_frames(b, &C);
+    tb__chain_consts(b, n, &C);
+    tb__gather(b, n, L);
+    tb__prefetch_outputs(b, n);
+    tb__substeps(b, n, L, &C);
+    tb__scatter(b, n, L);
+    tb__lanes_outputs(b, n, L, &C);
+}
+
+/* A crowd's block (tb_spring_crowd_step): the lanes kept between frames,
+ * n tb__lane_link then the block's tb__lane_chain (the links gathered
+ * first when `gather`, the chains' constants computed first when
+ * `consts`), the frame's sub-steps, the outputs; the links are left as
+ * they were (tb__scatter writes them back when the crowd syncs). */
+static inline __attribute__((always_inline)) void tb__crowd_body(const tb__bucket *b, int n,
+                                                                 void *lanes, int gather,
+                                                                 int consts)
+{
+    tb__lane_link *L = lanes;
+    tb__lane_chain *C = (tb__lane_chain *)(L + n);
+    tb__chain_frames(b, C);
+    if (consts)
+        tb__chain_consts(b, n, C);
+    if (gather)
+        tb__gather(b, n, L);
+    tb__prefetch_outputs(b, n);
+    tb__substeps(b, n, L, C);
+    tb__lanes_outputs(b, n, L, C);
+}
+
+_Static_assert(sizeof(tb__lane_link) == TB__LANE_LINK_VECS * 4 * TB__LANES,
+               "TB__LANE_LINK_VECS: the vectors of a tb__lane_link");
+_Static_assert(sizeof(tb__lane_chain) == TB__LANE_CHAIN_VECS * 4 * TB__LANES,
+               "TB__LANE_CHAIN_VECS: the vectors of a tb__lane_chain");
 
 #undef tb__vf
 #undef tb__vi
@@ -1067,6 +1156,13 @@ static inline __attribute__((always_inline)) void tb__block_body(const tb__bucke
 #undef tb__lane_chain
 #undef tb__lanes_pass
 #undef tb__block_body
+#undef tb__crowd_body
+#undef tb__chain_frames
+#undef tb__chain_consts
+#undef tb__gather
+#undef tb__prefetch_outputs
+#undef tb__substeps
+#undef tb__scatter
 #undef tb__lanes_outputs
 #undef tb__vrsqrt
 #undef tb__fnorm
