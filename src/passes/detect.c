@@ -254,6 +254,16 @@ static int tb__shell_band_wraps(const tb__state *st, uint32_t shell)
     return w;
 }
 
+/* The attachment joint of a list of vertices' centroid. */
+static int tb__list_attach(const tb__state *st, const uint32_t *v, size_t n)
+{
+    float c[3] = {0, 0, 0};
+    for (size_t k = 0; k < n; k++)
+        for (int a = 0; a < 3; a++)
+            c[a] += st->wpos[(size_t)v[k] * 3 + (size_t)a] / (float)n;
+    return tb__attach_joint(st, c);
+}
+
 /* The root of a floating group is one of its ends. Its vertices nearest
  * the trunk stand in for a root (wc[0..*nc)), but a tail hanging against a
  * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
@@ -264,7 +274,8 @@ static int tb__shell_band_wraps(const tb__state *st, uint32_t shell)
  * reaches neither band (it is not at an end, however near one), and the
  * end nearer the trunk is about as near it (within 1.5× `near`, the patch's
  * trunk distance: a tube hangs by an end), that end's band becomes the
- * root and *moved is set (rule 7's leave is then read from the patch, the
+ * root — when its centroid has the patch's attachment joint (the root
+ * moves along the tube, not onto another body part) — and *moved is set (rule 7's leave is then read from the patch, the
  * nearest the tube comes to the trunk). A carried object touching the hip
  * halfway along (a scabbard: its ends 3× farther from the trunk than its
  * middle) keeps its patch, as do groups the sweep does not reach whole.
@@ -326,11 +337,21 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
     }
     *moved = L > 0 && pmin > band && pmax < L - band && (t1 < t2 ? t1 : t2) <= 1.5f * near;
     if (*moved) {
+        /* along the tube to its end, never onto another body part: the
+         * patch says what the tube hangs from (a horn's patch is on the
+         * head; its far end may be nearer the neck) */
+        int from = tb__list_attach(st, wc, *nc);
         size_t n = 0;
-        for (size_t k = 0; k < nv; k++) /* g: geodesic from e1 */
+        uint32_t *end = malloc(nv * sizeof *end);
+        for (size_t k = 0; end && k < nv; k++) /* g: geodesic from e1 */
             if (t1 <= t2 ? g[wv[k]] <= band : g[wv[k]] >= L - band)
-                wc[n++] = wv[k];
-        *nc = n;
+                end[n++] = wv[k];
+        if (!end)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        *moved = end && n && tb__list_attach(st, end, n) == from;
+        if (*moved)
+            memcpy(wc, end, n * sizeof *wc), *nc = n;
+        free(end);
     }
     for (size_t k = 0; k < nv; k++)
         allowed[wv[k]] = 0;
