@@ -274,8 +274,10 @@ static int tb__list_attach(const tb__state *st, const uint32_t *v, size_t n)
  * reaches neither band (it is not at an end, however near one), and the
  * end nearer the trunk is about as near it (within 1.5× `near`, the patch's
  * trunk distance: a tube hangs by an end), that end's band becomes the
- * root — when its centroid has the patch's attachment joint (the root
- * moves along the tube, not onto another body part) — and *moved is set (rule 7's leave is then read from the patch, the
+ * root — when the patch lies mid-tube (more than 15% of the length from
+ * both ends), or the band's centroid has the patch's attachment joint (a
+ * patch near an end moves along the tube, not onto another body part) —
+ * and *moved is set (rule 7's leave is then read from the patch, the
  * nearest the tube comes to the trunk). A carried object touching the hip
  * halfway along (a scabbard: its ends 3× farther from the trunk than its
  * middle) keeps its patch, as do groups the sweep does not reach whole.
@@ -336,6 +338,7 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
         pmax = g[wc[k]] > pmax ? g[wc[k]] : pmax;
     }
     *moved = L > 0 && pmin > band && pmax < L - band && (t1 < t2 ? t1 : t2) <= 1.5f * near;
+    int mid = L > 0 && dp[e1] > 0.15f * L && dp[e2] > 0.15f * L; /* mid-tube: moved whatever it meets */
     if (*moved) {
         /* along the tube to its end, never onto another body part: the
          * patch says what the tube hangs from (a horn's patch is on the
@@ -348,7 +351,7 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
                 end[n++] = wv[k];
         if (!end)
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        *moved = end && n && tb__list_attach(st, end, n) == from;
+        *moved = end && n && (mid || tb__list_attach(st, end, n) == from);
         if (*moved)
             memcpy(wc, end, n * sizeof *wc), *nc = n;
         free(end);
