@@ -345,12 +345,6 @@ typedef struct short_fixture {
 } short_fixture;
 
 static const short_fixture known_short[] = {
-    /* a floating furred tail hanging against the robot's thigh: its patch
-     * nearest the trunk (the robot's hips bone sits at crotch height) lies
-     * 14.7% of the tail's length from its root end, under the 15% at which
-     * the root moves to that end, so the root stays mid-tail (L halved:
-     * wide, no chain); main's build the same */
-    {"Robot", "hang_fur_hips", 5},
     {NULL, NULL, 0},
 };
 

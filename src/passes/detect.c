@@ -233,22 +233,39 @@ static int tb__shell_band_wraps(const tb__state *st, uint32_t shell)
     return w;
 }
 
+/* The attachment joint of a list of vertices' centroid. */
+static int tb__list_attach(const tb__state *st, const uint32_t *v, size_t n)
+{
+    float c[3] = {0, 0, 0};
+    for (size_t k = 0; k < n; k++)
+        for (int a = 0; a < 3; a++)
+            c[a] += st->wpos[(size_t)v[k] * 3 + (size_t)a] / (float)n;
+    return tb__attach_joint(st, c);
+}
+
 /* The root of a floating group is one of its ends. Its vertices nearest
  * the trunk stand in for a root (wc[0..*nc)), but a tail hanging against a
  * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
  * height) is nearest the trunk halfway down. Geodesic double sweep over the
  * group (from the patch to the farthest vertex e1, from e1 to the farthest
- * e2: the two ends of a tube, bridges joining the shells of a group): when
- * the patch lies more than 15% of the e1–e2 length from both ends, and the
+ * e2: the two ends of a tube, bridges joining the shells of a group): each
+ * end's root band is its vertices within 2% H of geodesic. When the patch
+ * reaches neither band (it is not at an end, however near one), and the
  * end nearer the trunk is about as near it (within 1.5× `near`, the patch's
- * trunk distance: a tube hangs by an end), that end becomes the root (its
- * vertices within 2% H). A carried object touching the hip halfway along
- * (a scabbard: its ends 3× farther from the trunk than its middle) keeps
- * its patch, as do groups the sweep does not reach whole. g and allowed
- * are scratch (allowed is left zero on wv). */
+ * trunk distance: a tube hangs by an end), that end's band becomes the
+ * root — when the patch lies mid-tube (more than 15% of the length from
+ * both ends), or the band's centroid has the patch's attachment joint (a
+ * patch near an end moves along the tube, not onto another body part) —
+ * and *moved is set (rule 7's leave is then read from the patch, the
+ * nearest the tube comes to the trunk). A carried object touching the hip
+ * halfway along (a scabbard: its ends 3× farther from the trunk than its
+ * middle) keeps its patch, as do groups the sweep does not reach whole.
+ * g and allowed are scratch (allowed is left zero on wv). */
 static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, int shells,
-                                    float near, float *g, uint8_t *allowed, uint32_t *wc, size_t *nc, tb_error *err)
+                                    float near, float *g, uint8_t *allowed, uint32_t *wc, size_t *nc, int *moved,
+                                    tb_error *err)
 {
+    *moved = 0;
     if (!*nc || nv < 8)
         return TB_OK;
     float *dp = malloc(nv * sizeof *dp);
@@ -293,12 +310,30 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
         else
             t2 = t < t2 ? t : t2;
     }
-    if (L > 0 && dp[e1] > 0.15f * L && dp[e2] > 0.15f * L && (t1 < t2 ? t1 : t2) <= 1.5f * near) {
+    /* the patch at an end: it reaches that end's root band */
+    float pmin = INFINITY, pmax = 0;
+    for (size_t k = 0; L > 0 && k < *nc; k++) {
+        pmin = g[wc[k]] < pmin ? g[wc[k]] : pmin;
+        pmax = g[wc[k]] > pmax ? g[wc[k]] : pmax;
+    }
+    *moved = L > 0 && pmin > band && pmax < L - band && (t1 < t2 ? t1 : t2) <= 1.5f * near;
+    int mid = L > 0 && dp[e1] > 0.15f * L && dp[e2] > 0.15f * L; /* mid-tube: moved whatever it meets */
+    if (*moved) {
+        /* along the tube to its end, never onto another body part: the
+         * patch says what the tube hangs from (a horn's patch is on the
+         * head; its far end may be nearer the neck) */
+        int from = tb__list_attach(st, wc, *nc);
         size_t n = 0;
-        for (size_t k = 0; k < nv; k++) /* g: geodesic from e1 */
+        uint32_t *end = malloc(nv * sizeof *end);
+        for (size_t k = 0; end && k < nv; k++) /* g: geodesic from e1 */
             if (t1 <= t2 ? g[wv[k]] <= band : g[wv[k]] >= L - band)
-                wc[n++] = wv[k];
-        *nc = n;
+                end[n++] = wv[k];
+        if (!end)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        *moved = end && n && (mid || tb__list_attach(st, end, n) == from);
+        if (*moved)
+            memcpy(wc, end, n * sizeof *wc), *nc = n;
+        free(end);
     }
     for (size_t k = 0; k < nv; k++)
         allowed[wv[k]] = 0;
@@ -342,7 +377,8 @@ static tb_result tb__an_floating_root(tb__an_job *j, tb_error *err)
             j->wc[nc++] = wv[k];
     free(dt);
     tb_result r = tb__root_at_an_end(j->st, wv, j->piece, nv, j->ap->shell_count, dmin, j->g, j->allowed, j->wc, &nc,
-                                     err);
+                                     &j->root_moved, err);
+    j->near = dmin;
     j->nc = nc;
     return r;
 }
@@ -604,12 +640,16 @@ static void tb__an_chain(tb__an_job *j)
     ap->flatness = j->flat;
     /* how far the chain leaves the trunk, root to tip, per unit length:
      * from where the root leaves the body (its vertex nearest the trunk:
-     * fur flaring at a root stands off) to the tip joint */
+     * fur flaring at a root stands off) to the tip joint; a floating tube
+     * whose root was moved to its end: from its patch nearest the trunk,
+     * where it comes nearest (a robot's low hips bone: along the tail) */
     float d0 = tb__trunk_dist(st, ap->chain_joints[0]), dk = tb__trunk_dist(st, ap->chain_joints[K]);
     for (size_t k = 0; k < j->ns; k++) {
         float t = tb__trunk_dist(st, st->wpos + (size_t)j->src[k] * 3);
         d0 = t < d0 ? t : d0;
     }
+    if (j->root_moved)
+        d0 = j->near < d0 ? j->near : d0;
     ap->leave = ap->length > 0 && isfinite(d0) && isfinite(dk) ? (dk - d0) / ap->length : 0;
 }
 

@@ -187,6 +187,8 @@ typedef struct tb__an_job {
     uint32_t *src;     /* the geodesic's sources */
     size_t nv, nc, ns;
     int floating;      /* no piece touches the body */
+    int root_moved;    /* a floating root moved from its patch nearest the trunk to an end */
+    float near;        /* a floating group: its patch's distance to the trunk */
     double cen[3], axis[3], rad;
     float cf[3];
     int K;
