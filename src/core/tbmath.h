@@ -50,6 +50,13 @@ static inline void tb__qrot(float d[3], const float q[4], const float v[3])
     d[0] = t[0], d[1] = t[1], d[2] = t[2];
 }
 
+/* The distance between two points */
+static inline float tb__dist3(const float a[3], const float b[3])
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
 static inline float tb__norm3(float v[3])
 {
     float l = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);

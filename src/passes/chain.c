@@ -13,6 +13,7 @@
 #include "passes/appendage_internal.h"
 #include "passes/detect_internal.h" /* tb__seg_set */
 #include "core/base.h"
+#include "core/tbmath.h"
 #include "gltf/doc_json.h"
 #include "passes/weights_internal.h"
 #include "tailbone/measure.h"
@@ -730,12 +731,6 @@ static int tb__ring_lineage(const tb_model *m, int skP, uint16_t *rj, float *rw,
     for (int k = 0; k < kept; k++)
         rw[k] /= sum;
     return kept;
-}
-
-static float tb__dist3(const float *a, const float *b)
-{
-    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-    return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
 /* Collar vertex k's weights as the band sees them: as the collar ring

@@ -56,12 +56,6 @@ static const float *tb__weights(const tb_model *m, const float *w)
     return w ? w : m->weights;
 }
 
-static float tb__dist3(const float *a, const float *b)
-{
-    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-    return sqrtf(dx * dx + dy * dy + dz * dz);
-}
-
 float tb_measure_percentile(float *v, size_t n, double q)
 {
     return n ? tb_select_kth(v, n, tb_rank_nearest(n, q)) : NAN;
