@@ -697,12 +697,6 @@ static int tb__limb(const tb__shape *s, int c, int *chain, int cap, int *fan)
     return len;
 }
 
-static float tb__dist(const float a[3], const float b[3])
-{
-    float d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    return tb__norm(d);
-}
-
 static void tb__assign_arm(const tb__shape *s, tb_role *roles, const int *ch, int len, int fan, int right)
 {
     static const tb_role from_end[] = {TB_ROLE_LEFT_HAND, TB_ROLE_LEFT_FOREARM, TB_ROLE_LEFT_ARM,
@@ -717,8 +711,8 @@ static void tb__assign_arm(const tb__shape *s, tb_role *roles, const int *ch, in
         return;
     }
     if (len == 3) {
-        int clavicle = tb__dist(tb__pos(s, ch[0]), tb__pos(s, ch[1])) <
-                       0.6f * tb__dist(tb__pos(s, ch[1]), tb__pos(s, ch[2]));
+        int clavicle = tb__dist3(tb__pos(s, ch[0]), tb__pos(s, ch[1])) <
+                       0.6f * tb__dist3(tb__pos(s, ch[1]), tb__pos(s, ch[2]));
         tb_role a[3] = {TB_ROLE_LEFT_ARM, TB_ROLE_LEFT_FOREARM, TB_ROLE_LEFT_HAND};
         tb_role b[3] = {TB_ROLE_LEFT_SHOULDER, TB_ROLE_LEFT_ARM, TB_ROLE_LEFT_FOREARM};
         for (k = 0; k < 3; k++)
@@ -737,7 +731,7 @@ static int tb__assign_leg(const tb__shape *s, tb_role *roles, const int *ch, int
     static const tb_role order[] = {TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT, TB_ROLE_LEFT_TOE};
     int k0 = 0;
     while (len - k0 > 2) {
-        float d = tb__dist(tb__pos(s, ch[k0]), tb__pos(s, ch[k0 + 1]));
+        float d = tb__dist3(tb__pos(s, ch[k0]), tb__pos(s, ch[k0 + 1]));
         float drop = s->h[ch[k0]] - s->h[ch[k0 + 1]];
         if (!(d > 0) || drop >= 0.5f * d)
             break;

@@ -84,12 +84,6 @@ static const float *tb__role_pos(const tb_retarget_calib *c, tb_role r)
     return j >= 0 ? &c->bind_world[j][12] : NULL;
 }
 
-static float tb__dist(const float *a, const float *b)
-{
-    float d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    return tb__norm3(d);
-}
-
 /* Character frame from the bind skeleton: up = the world axis nearest the
  * hips→head direction (SPEC conventions: +Y), left = the hips' lateral axis
  * (right thigh → left thigh, else right arm → left arm) made horizontal,
@@ -143,7 +137,7 @@ static void tb__frame(tb_retarget_calib *c)
 static float tb__leg(const tb_retarget_calib *c, tb_role up, tb_role knee, tb_role foot)
 {
     const float *a = tb__role_pos(c, up), *b = tb__role_pos(c, knee), *f = tb__role_pos(c, foot);
-    return a && b && f ? tb__dist(a, b) + tb__dist(b, f) : 0;
+    return a && b && f ? tb__dist3(a, b) + tb__dist3(b, f) : 0;
 }
 
 tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, const uint8_t *tail_mask,
