@@ -341,11 +341,12 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * valid C when nothing is short. */
 typedef struct short_fixture {
     const char *body, *fixture;
-    uint32_t seed;
+    uint32_t seed; /* 0: every seed */
+    int vary;      /* 1: only with TB_FIXTURE_VARY=1 (the seed draws the tail's proportions) */
 } short_fixture;
 
 static const short_fixture known_short[] = {
-    {NULL, NULL, 0},
+    {NULL, NULL, 0, 0},
 };
 
 /* TB_FIXTURE_SEED, or 0: the default seed */
@@ -367,7 +368,7 @@ static int is_known_short(const char *body, const char *fixture)
     uint32_t seed = fixture_seed() ? fixture_seed() : TB_SYNTH_DEFAULT_SEED;
     for (size_t i = 0; known_short[i].body; i++)
         if (!strcmp(known_short[i].body, body) && !strcmp(known_short[i].fixture, fixture) &&
-            (!known_short[i].seed || known_short[i].seed == seed))
+            (!known_short[i].seed || known_short[i].seed == seed) && known_short[i].vary == fixture_vary())
             return 1;
     return 0;
 }
