@@ -93,8 +93,11 @@ static strip *strip_new(void)
     return s;
 }
 
-/* A prep as tb_measure_prepare starts it, through setup. */
-static tb_measure_prep *prep_new(const strip *s, tb_measure_desc *d)
+enum { TO_SETUP, TO_TAIL, TO_GROUPS, TO_ENDS };
+
+/* A prep as tb_measure_prepare makes it: setup, then the stages up to
+ * `upto` (tail, groups, ends), each called alone. */
+static tb_measure_prep *prep_to(const strip *s, tb_measure_desc *d, int upto)
 {
     *d = tb_measure_desc_defaults(d);
     d->edges = s->edges;
@@ -111,6 +114,12 @@ static tb_measure_prep *prep_new(const strip *s, tb_measure_desc *d)
     p->torn_below = d->torn_below;
     tb_error err;
     assert_int_equal(tb__prep_setup(p, d, &err), TB_OK);
+    if (upto >= TO_TAIL)
+        tb__prep_tail(p, d);
+    if (upto >= TO_GROUPS)
+        tb__prep_groups(p, d);
+    if (upto >= TO_ENDS)
+        tb__prep_ends(p);
     return p;
 }
 
@@ -120,7 +129,7 @@ static void setup_files_the_edges_by_their_lower_vertex(void **state)
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_new(s, &d);
+    tb_measure_prep *p = prep_to(s, &d, TO_SETUP);
     assert_int_equal(p->ne, 8);
     assert_int_equal(p->first[0], 0);
     assert_int_equal(p->first[1], 2); /* vertex 0's two: to 1 and to 8 */
@@ -144,8 +153,7 @@ static void tail_from_the_mask_the_joints_or_none(void **state)
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_new(s, &d);
-    tb__prep_tail(p, &d); /* Tail_1, Tail_2 by name: vertices 3…7 */
+    tb_measure_prep *p = prep_to(s, &d, TO_TAIL); /* Tail_1, Tail_2 by name: vertices 3…7 */
     assert_int_equal(p->head.tail_source, TB_TAIL_FROM_JOINTS);
     assert_int_equal(p->head.tail_vertices, 5);
     for (int v = 0; v < NV; v++)
@@ -156,8 +164,7 @@ static void tail_from_the_mask_the_joints_or_none(void **state)
      * weight, 0.5, is on Tail_1 is tail */
     s->joints[2] = 1, s->weights[2] = 0.5f;
     memset(&d, 0, sizeof d);
-    p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
+    p = prep_to(s, &d, TO_TAIL);
     assert_int_equal(p->mask[2], 1);
     tb_measure_prep_free(p);
     s->joints[2] = 0, s->weights[2] = 1;
@@ -166,8 +173,7 @@ static void tail_from_the_mask_the_joints_or_none(void **state)
     mask[6] = mask[7] = 2; /* any non-zero byte */
     memset(&d, 0, sizeof d);
     d.tail_mask = mask;
-    p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
+    p = prep_to(s, &d, TO_TAIL);
     assert_int_equal(p->head.tail_source, TB_TAIL_FROM_MASK);
     assert_int_equal(p->head.tail_vertices, 2);
     assert_int_equal(p->mask[6], 1);
@@ -176,8 +182,7 @@ static void tail_from_the_mask_the_joints_or_none(void **state)
 
     s->names[1] = "Spine", s->names[2] = "Neck"; /* no Tail_ joints */
     memset(&d, 0, sizeof d);
-    p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
+    p = prep_to(s, &d, TO_TAIL);
     assert_int_equal(p->head.tail_source, TB_TAIL_NONE);
     assert_int_equal(p->head.tail_vertices, 0);
     tb_measure_prep_free(p);
@@ -190,9 +195,7 @@ static void groups_tail_body_seam_and_skip_zero_lengths(void **state)
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
+    tb_measure_prep *p = prep_to(s, &d, TO_GROUPS);
     /* 0-1, 1-2 body; 2-3 seam; 3-4 … 6-7 tail; 0-8 zero length */
     assert_int_equal(p->group_edges[0], 4);
     assert_int_equal(p->group_edges[1], 2);
@@ -213,10 +216,7 @@ static void ends_the_tip_and_the_bones_that_carry_the_tail(void **state)
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
-    tb__prep_ends(p);
+    tb_measure_prep *p = prep_to(s, &d, TO_ENDS);
     assert_int_equal(p->head.tip_vertex, 7); /* 0.4 from Tail_1 at z −0.3 */
     assert_int_equal(p->head.motion_bone_count, 2);
     assert_int_equal(p->motion[0], 0);
@@ -235,20 +235,14 @@ static void ends_the_tip_and_the_bones_that_carry_the_tail(void **state)
         mask[v] = 1;
     memset(&d, 0, sizeof d);
     d.tail_mask = mask;
-    p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
-    tb__prep_ends(p);
+    p = prep_to(s, &d, TO_ENDS);
     assert_int_equal(p->head.tip_vertex, 7);
     assert_int_equal(p->head.motion_bone_count, 1);
     assert_int_equal(p->motion[0], 1);
     tb_measure_prep_free(p);
 
     memset(&d, 0, sizeof d); /* no tail: no tip, no bones */
-    p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
-    tb__prep_ends(p);
+    p = prep_to(s, &d, TO_ENDS);
     assert_int_equal(p->head.tip_vertex, -1);
     assert_int_equal(p->head.motion_bone_count, 0);
     assert_true(isnan(p->head.bone_distance));
@@ -262,10 +256,7 @@ static void runs_of_the_vertices_the_edges_use(void **state)
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
-    tb__prep_ends(p);
+    tb_measure_prep *p = prep_to(s, &d, TO_ENDS);
     tb_error err;
     assert_int_equal(tb__prep_runs(p, &err), TB_OK);
     /* 0…7 used (the zero-length edge is not measured: 8 is not): 8 of 16,
@@ -278,10 +269,7 @@ static void runs_of_the_vertices_the_edges_use(void **state)
     s->edges[s->ne++] = (uint64_t)1 << 32 | 2;
     s->edges[s->ne++] = (uint64_t)5 << 32 | 6;
     memset(&d, 0, sizeof d);
-    p = prep_new(s, &d);
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
-    tb__prep_ends(p);
+    p = prep_to(s, &d, TO_ENDS);
     assert_int_equal(tb__prep_runs(p, &err), TB_OK);
     assert_non_null(p->runs);
     assert_int_equal(p->nruns, 2);
@@ -293,11 +281,8 @@ static void runs_of_the_vertices_the_edges_use(void **state)
 
     /* made for positions_out: every vertex, always */
     memset(&d, 0, sizeof d);
-    p = prep_new(s, &d);
+    p = prep_to(s, &d, TO_ENDS);
     p->for_positions = 1;
-    tb__prep_tail(p, &d);
-    tb__prep_groups(p, &d);
-    tb__prep_ends(p);
     assert_int_equal(tb__prep_runs(p, &err), TB_OK);
     assert_null(p->runs);
     tb_measure_prep_free(p);
@@ -310,7 +295,7 @@ static void summary_travel_in_heights_and_no_rotation_without_bones(void **state
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_new(s, &d);
+    tb_measure_prep *p = prep_to(s, &d, TO_SETUP);
     tb_measure_result out;
     memset(&out, 0, sizeof out);
     out.tip_vertex = 7;

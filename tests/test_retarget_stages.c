@@ -34,15 +34,9 @@ static void cal_init(cal *k, const float leg[3])
     const float pos[NJ][3] = {{0, 1, 0}, {0.1f, 1, 0}, {0.1f + 0.5f * leg[0], 1 + 0.5f * leg[1], 0.5f * leg[2]},
                               {0, 1.2f, -0.2f}};
     tb_retarget_calib *c = &k->c;
-    c->joint_count = NJ;
-    c->roles = k->roles;
-    c->has_ibm = k->has_ibm;
-    c->bind_local = k->bind_local;
-    c->stored_local = k->stored_local;
-    c->bind_world = k->bind_world;
-    c->bind_rot = k->bind_rot;
-    c->up_axis = 1;
-    c->leg_length = 1;
+    *c = (tb_retarget_calib){.joint_count = NJ, .roles = k->roles, .has_ibm = k->has_ibm, .bind_local = k->bind_local,
+                             .stored_local = k->stored_local, .bind_world = k->bind_world, .bind_rot = k->bind_rot,
+                             .up_axis = 1, .leg_length = 1};
     for (int r = 0; r < TB_ROLE_COUNT; r++)
         c->role_joint[r] = -1;
     for (int j = 0; j < NJ; j++) {

@@ -41,8 +41,7 @@ static void target_is_the_rest_direction_from_the_parents_frame(void **state)
 {
     (void)state;
     tb__frame P = frame(1, 2, 3, Y, 0.5f * (float)TB_PI, 2.0f); /* +90° about Y: x → -z */
-    tb__link l;
-    memset(&l, 0, sizeof l);
+    tb__link l = {0};
     tb__v3_set(l.t, 0, 1, 0);
     l.lambda = 0.5f;
     tb__v3_set(l.r, 1, 0, 0);
@@ -57,15 +56,12 @@ static void target_is_the_rest_direction_from_the_parents_frame(void **state)
 static void integrate_velocity_first_then_position(void **state)
 {
     (void)state;
-    tb__pass ps;
-    memset(&ps, 0, sizeof ps);
+    tb__pass ps = {0};
     ps.h = 0.01f;
     tb__v3_set(ps.gravity, 0, -10, 0);
-    tb__link l;
-    memset(&l, 0, sizeof l);
+    tb__link l = {0};
     l.omega2 = 100, l.damp = 4;
-    tb__link_step k;
-    memset(&k, 0, sizeof k);
+    tb__link_step k = {0};
     tb__v3_set(k.T, 0, 0, 0);
     tb__v3_set(l.p, 1, 0, 0);
     tb__v3_set(l.v, 0, 0, 2);
@@ -83,10 +79,8 @@ static void integrate_velocity_first_then_position(void **state)
 static void rope_keeps_the_length_and_the_swing(void **state)
 {
     (void)state;
-    tb__link l;
-    memset(&l, 0, sizeof l);
-    tb__link_step k;
-    memset(&k, 0, sizeof k);
+    tb__link l = {0};
+    tb__link_step k = {0};
     tb__v3_set(k.hd, 1, 1, 1);
     k.ell = 1;
     tb__v3_set(k.rest_w, 0, -1, 0);
@@ -119,12 +113,10 @@ static void bend_limit_turns_back_to_the_limit(void **state)
     (void)state;
     const float zax[3] = {0, 0, 1};
     tb__frame P = frame(0, 0, 0, zax, 0, 1);
-    tb__chain c;
-    memset(&c, 0, sizeof c);
+    tb__chain c = {0};
     c.cos_half_max = cosf(0.5f * (30.0f * (float)TB_PI / 180.0f)); /* θmax 30° */
     c.sin_half_max = sinf(0.5f * (30.0f * (float)TB_PI / 180.0f));
-    tb__pass ps;
-    memset(&ps, 0, sizeof ps);
+    tb__pass ps = {0};
     ps.h = 0.01f; /* alpha 0: no coupling */
     tb__link L[1];
     tb__link_step k;
@@ -149,11 +141,9 @@ static void bend_coupling_pulls_toward_the_neighbours(void **state)
     (void)state;
     const float zax[3] = {0, 0, 1};
     tb__frame P = frame(0, 0, 0, zax, 0, 1);
-    tb__chain c;
-    memset(&c, 0, sizeof c);
+    tb__chain c = {0};
     c.cos_half_max = -1.0f;
-    tb__pass ps;
-    memset(&ps, 0, sizeof ps);
+    tb__pass ps = {0};
     ps.h = 0.01f;
     ps.alpha = 0.5f;
     tb__link L[2];
@@ -177,8 +167,7 @@ static void bind_limit_keeps_within_its_angle_of_the_bind_direction(void **state
     (void)state;
     const float zax[3] = {0, 0, 1};
     tb__frame P = frame(0, 0, 0, zax, 0, 1);
-    tb__chain c;
-    memset(&c, 0, sizeof c);
+    tb__chain c = {0};
     c.cos_bind_max = cosf(30.0f * (float)TB_PI / 180.0f);
     c.sin_bind_max = sinf(30.0f * (float)TB_PI / 180.0f);
     tb__link l;
@@ -205,13 +194,10 @@ static void bind_limit_keeps_within_its_angle_of_the_bind_direction(void **state
 static void hip_plane_stops_the_tip_at_the_plane(void **state)
 {
     (void)state;
-    tb__pass ps;
-    memset(&ps, 0, sizeof ps);
+    tb__pass ps = {0};
     tb__v3_set(ps.nf, 0, 0, 1);
-    tb__link l;
-    memset(&l, 0, sizeof l);
-    tb__link_step k;
-    memset(&k, 0, sizeof k);
+    tb__link l = {0};
+    tb__link_step k = {0};
     tb__v3_set(k.hd, 0, 0, -0.5f); /* half a length behind the plane */
     k.ell = 1;
     tb__v3_set(k.rest_w, 0, -1, 0);
@@ -235,17 +221,13 @@ static void hip_plane_stops_the_tip_at_the_plane(void **state)
 static void ground_pivots_onto_the_floor_at_full_length(void **state)
 {
     (void)state;
-    tb__chain c;
-    memset(&c, 0, sizeof c);
+    tb__chain c = {0};
     c.ground_on = 1;
-    tb__pass ps;
-    memset(&ps, 0, sizeof ps);
+    tb__pass ps = {0};
     ps.floor_y = 0.1f;
     tb__v3_set(ps.nf, 0, 0, 1);
-    tb__link l;
-    memset(&l, 0, sizeof l);
-    tb__link_step k;
-    memset(&k, 0, sizeof k);
+    tb__link l = {0};
+    tb__link_step k = {0};
     tb__v3_set(k.hd, 0, 0.6f, 0);
     k.ell = 1;
     k.mmax = 1; /* the plane far ahead */
@@ -265,13 +247,10 @@ static void ground_pivots_onto_the_floor_at_full_length(void **state)
 static void settle_puts_the_particle_on_the_direction(void **state)
 {
     (void)state;
-    tb__pass ps;
-    memset(&ps, 0, sizeof ps);
+    tb__pass ps = {0};
     ps.contact_keep = 0.5f;
-    tb__link l;
-    memset(&l, 0, sizeof l);
-    tb__link_step k;
-    memset(&k, 0, sizeof k);
+    tb__link l = {0};
+    tb__link_step k = {0};
     tb__v3_set(k.hd, 1, 2, 3);
     k.ell = 2;
     tb__v3_set(k.d, 1, 0, 0);

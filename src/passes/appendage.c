@@ -16,10 +16,7 @@
 tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
 {
     tb_appendage_desc d;
-    if (desc)
-        d = *desc;
-    else
-        memset(&d, 0, sizeof d);
+    tb__desc_or_zero(&d, desc, sizeof d);
 #define TB__DEF(field, value) \
     if (!(d.field > 0))       \
     d.field = (value)
