@@ -9,6 +9,7 @@
  *               polyline, searched next to the geodesic's segment only;
  *   quantize    shares to whole numbers summing to the scale exactly;
  *   zone, band  the blend widened for the tail's rings and thickness;
+ *   ramp zone   the written weights read back as a zone;
  *   changed     do no harm: a vertex whose weight on some joint name moved. */
 #include "passes/chain.c"
 
@@ -20,12 +21,13 @@ typedef struct share {
     int n;
 } share;
 
-/* K 4 bones over L 4 (a segment is 1), the parent skin joint 10, Tail_1 20 */
+/* K 4 bones over L 2 (a segment is 0.5), the parent skin joint 10, Tail_1
+ * 20; g in segments */
 static share weights_at(float g, float zone)
 {
     share s;
     memset(&s, 0, sizeof s);
-    s.n = tb__chain_weights(g, 4, 4, zone, 10, 20, s.j, s.w);
+    s.n = tb__chain_weights(0.5f * g, 2, 4, zone, 10, 20, s.j, s.w);
     float sum = 0;
     for (int i = 0; i < s.n; i++)
         sum += s.w[i];
@@ -128,6 +130,41 @@ static void zone_and_band_widen_for_rings_and_thickness(void **state)
     assert_float_equal(tb__band_for(&c, 0, 1), 0, 0); /* no band asked: none */
 }
 
+/* The written weights read as a zone: SPEC A9's ramp of zone z is
+ * piecewise linear in the chain coordinate, so its steepest change along
+ * the tail reads z exactly; a tail whose edges all run round it (none
+ * along) reads 0. */
+static void ramp_zone_reads_the_zone_the_weights_were_written_with(void **state)
+{
+    (void)state;
+    enum { N = 81 }; /* a vertex every 0.025 of a chain of 4 segments of 0.5 */
+    static uint32_t verts[N], along[2 * (N - 1)];
+    static float gc[N];
+    static uint16_t nj[N * TB__SLOTS];
+    static float nw[N * TB__SLOTS];
+    tb__chain_plan c;
+    memset(&c, 0, sizeof c);
+    c.K = 4, c.L = 2, c.skP = 10, c.sk0 = 20;
+    c.n = N, c.verts = verts, c.gc = gc, c.along = along, c.nalong = N - 1;
+    tb__apply A;
+    memset(&A, 0, sizeof A);
+    A.nj = nj, A.nw = nw;
+    const float zones[2] = {0.25f, 0.5f};
+    for (int z = 0; z < 2; z++) {
+        memset(nj, 0, sizeof nj), memset(nw, 0, sizeof nw);
+        for (uint32_t i = 0; i < N; i++) {
+            verts[i] = i;
+            gc[i] = 0.025f * (float)i;
+            if (i + 1 < N)
+                along[2 * i] = i, along[2 * i + 1] = i + 1;
+            tb__chain_weights(gc[i], c.L, c.K, zones[z], c.skP, c.sk0, nj + i * TB__SLOTS, nw + i * TB__SLOTS);
+        }
+        assert_float_equal(tb__chain_ramp_zone(&A, &c), zones[z], 1e-3f);
+    }
+    c.nalong = 0;
+    assert_float_equal(tb__chain_ramp_zone(&A, &c), 0, 0);
+}
+
 /* A model of 4 vertices, 2 influences, over skin joints named `names`. */
 typedef struct wm {
     tb_model m;
@@ -192,6 +229,7 @@ int main(void)
         cmocka_unit_test(coordinate_projects_near_the_geodesics_segment),
         cmocka_unit_test(quantize_sums_to_the_scale_by_largest_remainder),
         cmocka_unit_test(zone_and_band_widen_for_rings_and_thickness),
+        cmocka_unit_test(ramp_zone_reads_the_zone_the_weights_were_written_with),
         cmocka_unit_test(changed_compares_weights_by_joint_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
