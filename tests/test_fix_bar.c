@@ -66,12 +66,6 @@ static const char *const short_of_bar[][3] = {
     {"Soldier", "beside_welded_leg",
      "edges between two repaired vertices (collar band) tear: samples Run/Walk 229/69, max 2.20; no try of the "
      "search is clean; per edge not read"},
-    /* the loop does not close (the bake's warm-up) */
-    {"synth:plain", "hang_fur_hips",
-     "Crouch's loop closes within 0.58 degrees, not 0.5 (swing 60 degrees; Walk 0.02, Sprint 0.05); since session "
-     "13's detection (a floating root whose patch reaches neither end's root band moves to the end nearer the "
-     "trunk) its chain starts at the tail's own end instead of a few per cent along it; the skin meets the bar "
-     "(tail max 1.21, 0 torn, repaired edges 0 torn)"},
     /* the seam is the repaired skin against the untouched body
      * (honest_groups): SPEC C's groups count these edges as body */
     {"Soldier", "up_welded_hips+vest",

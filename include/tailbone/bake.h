@@ -82,6 +82,13 @@ typedef struct tb_bake_clip {
     int wraps;                 /* looping, and the clip stops one frame before its start:
                                   the player wraps from the last key to the first */
     int passes;                /* warm-up passes (looping) or settle frames (not) */
+    int period;                /* looping: the warm-up's loop-start state repeated every
+                                  `period` passes (1; 2..4: a cycle of several passes,
+                                  its seam spread, below); 0: it never repeated */
+    float seam_spread_rad;     /* period > 1: the seam between the cycle's branches (the
+                                  largest angle of any tail bone), spread over the loop's
+                                  keys so the last key (or the wrapped state) is the first;
+                                  0: none spread */
     int keys;                  /* keys written per tail bone */
     float duration_s;
     float closure_rad;         /* largest angle of any tail bone between its first key and

@@ -90,6 +90,9 @@ static void tb__print_bake(const tb_fix_report *rep)
         if (r->seam.edges)
             printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |", r->seam.p95, r->seam.p99,
                    r->seam.max, 100 * r->seam.torn_frac);
+        if (bc->seam_spread_rad > 0)
+            printf("  %-18s the loop start repeats every %d passes: a seam of %.2f° spread over the loop\n", "",
+                   bc->period, bc->seam_spread_rad * TB_DEG_PER_RAD);
         for (int k = 0; k < rep->stretch_count; k++) {
             const tb_fix_stretch *s = &rep->stretch[k];
             if (s->animation != bc->animation || !s->bend_count)
