@@ -10,8 +10,11 @@
  * new samplers and channels; its other channels are untouched. Before
  * recording, the tail is warmed up silently: a looping clip is played until
  * the tail's state at the loop start repeats within desc.loop_tolerance_rad
- * (at most desc.max_passes passes; the tip settles last), a non-looping clip
- * first settles on its first frame. Clips that already carry keys on the
+ * (at most desc.max_passes passes; the tip settles last) — pass after pass,
+ * or every n passes (2..4: a chain the ground or its limits switch between
+ * branches, whose seam is then spread over the loop's keys; see
+ * tb_bake_clip.period) — a non-looping clip first settles on its first
+ * frame. Clips that already carry keys on the
  * tail bones are left alone (reported as "already baked"), except with
  * desc.existing (the skeleton's own chains, below).
  *
