@@ -343,7 +343,7 @@ static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const floa
 enum { TB__MAX_PERIOD = 4 };
 
 /* The warm-up of a looping clip (SPEC D): whole passes from the state in
- * `start` (the tail after the clip's first frame) until the state at the
+ * past[0] (the tail after the clip's first frame) until the state at the
  * loop start repeats within d->loop_tolerance_rad, at most d->max_passes.
  * A chain that the ground or its limits switch between branches may never
  * repeat pass after pass, yet settle onto a cycle of n passes (the
@@ -352,8 +352,8 @@ enum { TB__MAX_PERIOD = 4 };
  * 7th pass on): the passes stop when the state repeats that of n passes
  * before (2 <= n <= TB__MAX_PERIOD; the cold start never counts). gap:
  * the wrap step of a clip that stops a frame before its start (0: none).
- * `past` holds TB__MAX_PERIOD + 1 states, the first the start; pass p's
- * goes to p % (TB__MAX_PERIOD + 1). `cur` is scratch; *period receives n
+ * `past` holds TB__MAX_PERIOD + 1 states: pass p's goes to
+ * p % (TB__MAX_PERIOD + 1). `cur` is scratch; *period receives n
  * (1: the state repeats every pass; 0: it never repeated). Returns the
  * passes played. */
 static int tb__warm_up_loop(tb__sim *s, const tb_clip *clip, const tb_bake_desc *d, float gap, const float *times,
