@@ -90,13 +90,26 @@ static void tb__print_bake(const tb_fix_report *rep)
         if (r->seam.edges)
             printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |", r->seam.p95, r->seam.p99,
                    r->seam.max, 100 * r->seam.torn_frac);
+        if (bc->seam_spread_rad > 0)
+            printf("  %-18s the loop start repeats every %d passes: a seam of %.2f° spread over the loop\n", "",
+                   bc->period, bc->seam_spread_rad * TB_DEG_PER_RAD);
         for (int k = 0; k < rep->stretch_count; k++) {
             const tb_fix_stretch *s = &rep->stretch[k];
             if (s->animation != bc->animation || !s->bend_count)
                 continue;
             printf("  %-18s largest bend per joint:", "");
-            for (int q = 0; q < s->bend_count; q++)
-                printf(" %.0f°", s->bend_rad[q] * TB_DEG_PER_RAD);
+            float lo = INFINITY, hi = 0;
+            for (int q = 0; q < s->bend_count; q++) {
+                float carried = s->bend_carried_rad[q];
+                printf(" %.0f°%s", s->bend_rad[q] * TB_DEG_PER_RAD, carried > 0 && s->bend_rad[q] > carried ? "!" : "");
+                lo = carried > 0 && carried < lo ? carried : lo;
+                hi = carried > hi ? carried : hi;
+            }
+            if (hi > 0 && hi - lo < 0.5f * (float)TB_RAD_PER_DEG)
+                printf("  (the weights carry %.0f°; ! past it: %d)", hi * TB_DEG_PER_RAD, s->bends_past_carried);
+            else if (hi > 0)
+                printf("  (the weights carry %.0f–%.0f°; ! past it: %d)", lo * TB_DEG_PER_RAD, hi * TB_DEG_PER_RAD,
+                       s->bends_past_carried);
             printf("\n");
         }
     }
