@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include <cglm/cglm.h>
+#if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
+#include <xmmintrin.h> /* _mm_sqrt_ss: the edge loop's square root */
+#endif
 
 #include "passes/appendage_internal.h"
 #include "core/base.h"
@@ -741,6 +744,50 @@ static float tb__mc_warmup(tb__mc_job *j)
 
 /* ---- one instant: pose, skin, stretch, the tip's travel, the rotations ---- */
 
+/* tb__dist3's operations; its square root without the errno check of
+ * sqrtf (the sum is never negative; a NaN stays NaN), which costs a
+ * compare and a branch a sample in the edge loop. */
+static inline float tb__edge_dist(const float a[3], const float b[3])
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    float d2 = dx * dx + dy * dy + dz * dz;
+#if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
+    return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(d2)));
+#else
+    return sqrtf(d2);
+#endif
+}
+
+/* Every measured edge's stretch at this instant (its length over its bind
+ * length, in world units) into its group's histogram. The arrays and the
+ * histograms' bins are read into locals (restrict, tb__hist_near) so the
+ * stores to the bins do not make the compiler read them again a sample. */
+static void tb__mc_stretch(tb__mc_job *j)
+{
+    const tb_measure_prep *p = j->p;
+    const uint32_t *restrict first = p->first, *restrict hi = p->hi;
+    const uint8_t *restrict group = p->group;
+    const float *restrict bind_len = p->bind_len, *restrict pos = j->s.skinned;
+    const float inv_scale = j->inv_scale;
+    const size_t nv = p->nv;
+    tb__hist_near f[3];
+    for (int g = 0; g < 3; g++)
+        tb__hist_near_begin(&f[g], &j->s.hist[g]);
+    for (size_t a = 0; a < nv; a++) {
+        const float *pa = pos + a * 3;
+        for (size_t e = first[a], end = first[a + 1]; e < end; e++) {
+            unsigned g = group[e];
+            if (!g)
+                continue;
+            float ratio = tb__edge_dist(pa, pos + (size_t)hi[e] * 3) * inv_scale / bind_len[e];
+            tb__hist_add_near(&f[g - 1], ratio);
+        }
+    }
+    for (int g = 0; g < 3; g++)
+        tb__hist_near_end(&f[g]);
+}
+
+
 static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
 {
     const tb_model *m = j->m;
@@ -772,14 +819,7 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     if (j->d.positions_out)
         memcpy(j->d.positions_out + (size_t)k * nv * 3, s->skinned, nv * 3 * sizeof(float));
-    for (size_t a = 0; a < nv; a++)
-        for (size_t e = p->first[a]; e < p->first[a + 1]; e++) {
-            if (!p->group[e])
-                continue;
-            size_t b = p->hi[e];
-            float ratio = tb__dist3(s->skinned + a * 3, s->skinned + b * 3) * j->inv_scale / p->bind_len[e];
-            tb__hist_add(&s->hist[p->group[e] - 1], ratio);
-        }
+    tb__mc_stretch(j);
     int tipv = j->out->tip_vertex;
     if (tipv >= 0) {
         const float *tip = s->skinned + (size_t)tipv * 3;

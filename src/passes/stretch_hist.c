@@ -12,23 +12,35 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
     /* a NaN threshold tears nothing: no bin lies past it */
     h->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
     h->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
-    h->count = calloc(TB__HIST_BINS, sizeof *h->count);
-    h->lo = malloc(TB__HIST_BINS * sizeof *h->lo);
-    h->hi = malloc(TB__HIST_BINS * sizeof *h->hi);
-    if (!h->count || !h->lo || !h->hi) {
-        tb__hist_free(h);
+    h->bins = malloc(TB__HIST_BINS * sizeof *h->bins);
+    if (!h->bins)
         return 0;
+    for (size_t b = 0; b < TB__HIST_BINS; b++) {
+        h->bins[b].count = 0;
+        h->bins[b].lo = INFINITY;
+        h->bins[b].hi = -INFINITY;
     }
     return 1;
 }
 
+void tb__hist_add(tb__hist *h, float x)
+{
+    size_t b = tb__hist_bin(x);
+    tb__hist_cell *c = h->bins + b;
+    if (c->count++ == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
+        c->lo = c->hi = x;
+    } else {
+        c->lo = x < c->lo ? x : c->lo;
+        c->hi = x > c->hi ? x : c->hi;
+    }
+    if (b == h->bin_above || b == h->bin_below)
+        h->torn_edge += x > h->torn_above || x < h->torn_below;
+}
+
 void tb__hist_free(tb__hist *h)
 {
-    free(h->count);
-    free(h->lo);
-    free(h->hi);
-    h->count = NULL;
-    h->lo = h->hi = NULL;
+    free(h->bins);
+    h->bins = NULL;
 }
 
 /* A bin past a threshold's bin holds only samples past the threshold (the
@@ -38,7 +50,7 @@ static uint64_t tb__hist_sum(const tb__hist *h, size_t from, size_t to)
 {
     uint64_t n = 0;
     for (size_t b = from; b < to; b++)
-        n += h->count[b];
+        n += h->bins[b].count;
     return n;
 }
 
@@ -46,20 +58,20 @@ void tb__hist_tally(tb__hist *h)
 {
     const size_t above = h->bin_above, below = h->bin_below, nan_bin = TB__HIST_BINS - 1;
     h->n = h->torn = 0;
-    if (!h->count)
+    if (!h->bins)
         return;
     uint64_t torn = h->torn_edge;
     if (above < nan_bin && below < nan_bin && below <= above) {
         /* the usual thresholds (below under above): [0, below) and
          * (above, NaN's bin) tear; the thresholds' own bins counted */
         uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
-        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->count[nan_bin];
+        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->bins[nan_bin].count;
         h->torn = torn + lo + hi;
         return;
     }
     uint64_t n = 0;
     for (size_t b = 0; b < TB__HIST_BINS; b++) {
-        uint64_t c = h->count[b];
+        uint64_t c = h->bins[b].count;
         n += c;
         if (b != above && b != below && b < nan_bin && ((above < nan_bin && b > above) || (below < nan_bin && b < below)))
             torn += c;
@@ -75,16 +87,16 @@ void tb__hist_tally(tb__hist *h)
 float tb__hist_min(const tb__hist *h)
 {
     for (size_t b = 0; b + 1 < TB__HIST_BINS; b++)
-        if (h->count[b])
-            return h->lo[b];
+        if (h->bins[b].count)
+            return h->bins[b].lo;
     return NAN;
 }
 
 float tb__hist_max(const tb__hist *h)
 {
     for (size_t b = TB__HIST_BINS - 1; b-- > 0;)
-        if (h->count[b])
-            return h->hi[b];
+        if (h->bins[b].count)
+            return h->bins[b].hi;
     return NAN;
 }
 
@@ -94,17 +106,17 @@ float tb__hist_rank(const tb__hist *h, uint64_t k)
         return NAN;
     uint64_t before = 0;
     for (size_t b = 0; b < TB__HIST_BINS; b++) {
-        uint64_t c = h->count[b];
+        uint64_t c = h->bins[b].count;
         if (k >= before + c) {
             before += c;
             continue;
         }
         /* rank k lies in bin b: its first and last ranks are exact */
         if (k == before)
-            return h->lo[b];
+            return h->bins[b].lo;
         if (k == before + c - 1)
-            return h->hi[b];
-        return (float)(0.5 * ((double)h->lo[b] + (double)h->hi[b]));
+            return h->bins[b].hi;
+        return (float)(0.5 * ((double)h->bins[b].lo + (double)h->bins[b].hi));
     }
     return NAN; /* not reached: the counts sum to n */
 }

@@ -33,31 +33,40 @@
 
 #define TB__HIST_BINS (500 + 20000 + 17500 + 21600 + 33 * 512 + 2)
 
+/* One bin: its count and its smallest and largest sample, side by side so
+ * adding a sample touches one place. */
+typedef struct tb__hist_cell {
+    uint64_t count;
+    float lo, hi;
+} tb__hist_cell;
+
 typedef struct tb__hist {
     uint64_t n;             /* samples added (tb__hist_tally) */
     uint64_t torn;          /* samples above torn_above or below torn_below (tb__hist_tally) */
     float torn_above, torn_below;
     size_t bin_above, bin_below; /* the bins of the thresholds (none: TB__HIST_BINS) */
     uint64_t torn_edge;     /* torn samples in those two bins */
-    uint64_t *count;        /* TB__HIST_BINS */
-    float *lo, *hi;         /* per bin: smallest and largest sample */
+    tb__hist_cell *bins;     /* TB__HIST_BINS */
 } tb__hist;
 
-/* Allocates the bins (about 1.2 MB); returns 0 when out of memory. */
+/* Allocates the bins (about 1.2 MB); returns 0 when out of memory. The
+ * bins of [0.5, 2.5) start empty with lo = +inf and hi = -inf, so a sample
+ * there needs no first-sample test (tb__hist_add_near). */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
 
-/* The bin of x. */
+/* The bin of x. The products are under 2^31: converted through long, one
+ * instruction, where size_t's conversion tests against 2^63 first. */
 static inline size_t tb__hist_bin(float x)
 {
     if (x >= 0.5f && x < 2.5f)
-        return 500 + (size_t)((double)x * 1e4) - 5000;
+        return 500 + (size_t)(long)((double)x * 1e4) - 5000;
     if (x < 0.5f)
-        return x > 0 ? (size_t)((double)x * 1e3) : 0;
+        return x > 0 ? (size_t)(long)((double)x * 1e3) : 0;
     if (x < 20.0f)
-        return 20500 + (size_t)((double)x * 1e3) - 2500;
+        return 20500 + (size_t)(long)((double)x * 1e3) - 2500;
     if (x < 128.0f)
-        return 38000 + (size_t)((double)x * 200) - 4000;
+        return 38000 + (size_t)(long)((double)x * 200) - 4000;
     if (x < 1099511627776.0f) { /* 2^40: 512 bins an octave from the float's bits */
         union { float f; uint32_t u; } b = {x};
         uint32_t e = ((b.u >> 23) & 0xffu) - 127u, m = (b.u >> 14) & 511u;
@@ -67,17 +76,52 @@ static inline size_t tb__hist_bin(float x)
 }
 
 /* Adds one sample (n and torn are counted by tb__hist_tally). */
-static inline void tb__hist_add(tb__hist *h, float x)
+void tb__hist_add(tb__hist *h, float x);
+
+/* The fast path of an edge loop (measure.c): a histogram's bins and
+ * thresholds in a local copy, so the stores to the bins cannot be taken by
+ * the compiler to change them; begin, add every sample, end. */
+typedef struct tb__hist_near {
+    tb__hist *h;
+    tb__hist_cell *bins;
+    size_t bin_above, bin_below;
+    float torn_above, torn_below;
+    uint64_t torn_edge;
+} tb__hist_near;
+
+static inline void tb__hist_near_begin(tb__hist_near *f, tb__hist *h)
 {
-    size_t b = tb__hist_bin(x);
-    if (h->count[b]++ == 0) {
-        h->lo[b] = h->hi[b] = x;
-    } else {
-        h->lo[b] = x < h->lo[b] ? x : h->lo[b];
-        h->hi[b] = x > h->hi[b] ? x : h->hi[b];
+    f->h = h;
+    f->bins = h->bins;
+    f->bin_above = h->bin_above;
+    f->bin_below = h->bin_below;
+    f->torn_above = h->torn_above;
+    f->torn_below = h->torn_below;
+    f->torn_edge = 0;
+}
+
+/* tb__hist_add: a sample in [0.5, 2.5) (nearly every stretch ratio) into
+ * its bin here, with the same bin, count, extremes and torn count; any
+ * other through tb__hist_add. */
+static inline void tb__hist_add_near(tb__hist_near *f, float x)
+{
+    if (x >= 0.5f && x < 2.5f) {
+        size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
+        tb__hist_cell *c = f->bins + b;
+        c->count++;
+        c->lo = x < c->lo ? x : c->lo; /* the bin's first sample: x < +inf */
+        c->hi = x > c->hi ? x : c->hi;
+        if (b == f->bin_above || b == f->bin_below)
+            f->torn_edge += x > f->torn_above || x < f->torn_below;
+        return;
     }
-    if (b == h->bin_above || b == h->bin_below)
-        h->torn_edge += x > h->torn_above || x < h->torn_below;
+    tb__hist_add(f->h, x);
+}
+
+static inline void tb__hist_near_end(tb__hist_near *f)
+{
+    f->h->torn_edge += f->torn_edge;
+    f->torn_edge = 0;
 }
 
 /* Sets n and torn from the bins: call once every sample is in, before
