@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "passes/appendage_internal.h"
 #include "tailbone/retarget.h"
 
 
@@ -142,6 +143,42 @@ static int tb__cand_cmp(const void *a, const void *b)
     if (x->y != y->y)
         return x->y < y->y ? -1 : 1;
     return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* The float's bits as an unsigned integer in the order of the values (+0
+ * and -0 equal, as the comparison has them); NaN has no place. */
+static uint32_t tb__y_key(float y)
+{
+    float z = y + 0.0f; /* -0 -> +0 */
+    uint32_t u;
+    memcpy(&u, &z, sizeof u);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+/* The order qsort with tb__cand_cmp gives (no two candidates are equal: v
+ * differs), by radix passes (tb__sort_cells) on (group, y's key) and v;
+ * qsort itself when a height is NaN (no order) or memory is short. */
+static void tb__cand_sort(tb__cand *cand, size_t n)
+{
+    tb__cell_entry *e = malloc((n ? n : 1) * sizeof *e);
+    tb__cand *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    int nan = 0;
+    for (size_t i = 0; i < n && e; i++) {
+        nan |= cand[i].y != cand[i].y;
+        e[i].key = (uint64_t)cand[i].group << 32 | tb__y_key(cand[i].y);
+        e[i].comp = cand[i].v;
+        e[i].v = (uint32_t)i;
+    }
+    if (!e || !sorted || nan) {
+        qsort(cand, n, sizeof *cand, tb__cand_cmp);
+    } else {
+        tb__sort_cells(e, n);
+        for (size_t i = 0; i < n; i++)
+            sorted[i] = cand[e[i].v];
+        memcpy(cand, sorted, n * sizeof *cand);
+    }
+    free(e);
+    free(sorted);
 }
 
 static uint32_t tb__hash(uint32_t x)
@@ -288,7 +325,7 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
         goto done;
     }
     size_t hanging, n = tb__gs_candidates(cand, m, &d, tail_joint, tail_mask, &hanging);
-    qsort(cand, n, sizeof *cand, tb__cand_cmp);
+    tb__cand_sort(cand, n);
     size_t groups = 0;
     for (size_t i = 0; i < n; i++)
         groups += i == 0 || cand[i].group != cand[i - 1].group;
