@@ -7,6 +7,7 @@
 
 #include "core/base.h"
 #include "passes/appendage_internal.h"
+#include "passes/retarget_internal.h"
 #include "tailbone/retarget.h"
 
 
@@ -344,20 +345,31 @@ done:
     return r;
 }
 
+void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*skin_mats)[16], float lows[3])
+{
+    lows[0] = lows[1] = lows[2] = INFINITY;
+    const size_t inf = (size_t)s->influences;
+    for (int i = 0; i < s->count; i++) {
+        unsigned k = s->kind[i];
+        if (k > 2 || !(kinds >> k & 1u))
+            continue;
+        /* one coordinate a point (tb_skin_point_axis) */
+        float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * inf,
+                                     s->weights + (size_t)i * inf, s->influences, skin_mats, 1);
+        if (y < lows[k])
+            lows[k] = y;
+    }
+}
+
 float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,
                        const float (*skin_mats)[16], float *scratch)
 {
-    (void)scratch; /* one coordinate a point (tb_skin_point_axis): no scratch needed */
-    float lo = INFINITY;
-    for (int i = 0; i < s->count; i++) {
-        if (s->kind[i] != kind)
-            continue;
-        float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * (size_t)s->influences,
-                                     s->weights + (size_t)i * (size_t)s->influences, s->influences, skin_mats, 1);
-        if (y < lo)
-            lo = y;
-    }
-    return lo;
+    (void)scratch; /* no scratch needed */
+    float lows[3];
+    if ((unsigned)kind > 2)
+        return INFINITY;
+    tb__ground_lows(s, 1u << kind, skin_mats, lows);
+    return lows[kind];
 }
 
 float tb_ground_clearance(const tb_ground_supports *s, const float (*skin_mats)[16], float *scratch)

@@ -691,7 +691,7 @@ static void tb__rt_pose(tb__rt_job *j, int f)
     int nt = j->nt, sh = j->sh, th = j->th;
     const float *src_hips0 = &src->bind_world[sh][12], *dst_hips0 = &dst->bind_world[th][12];
     float(*src_world)[16] = j->src_world, (*tgt_world)[16] = j->tgt_world, (*wq)[4] = j->wq;
-    float(*skin)[16] = j->skin, *scratch = j->scratch;
+    float(*skin)[16] = j->skin;
     float t = f == j->frames - 1 ? j->dur : (float)f / j->d.fps;
     if (t > j->dur)
         t = j->dur;
@@ -747,16 +747,20 @@ static void tb__rt_pose(tb__rt_job *j, int f)
     /* SPEC D grounding probes on the target (before the lift) ... */
     tb_skin_matrices(skin, (const float(*)[16])tgt_world, dst->skin_joints,
                      (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
-    b->clearance[f] = tb_ground_clearance(&dst->sup, (const float(*)[16])skin, scratch);
-    b->foot_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch);
-    b->tail_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_TAIL, (const float(*)[16])skin, scratch);
+    /* (tb_ground_clearance and tb_ground_lowest of each kind, in one pass) */
+    float lows[3];
+    tb__ground_lows(&dst->sup, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT | 1u << TB_SUPPORT_TAIL,
+                    (const float(*)[16])skin, lows);
+    b->clearance[f] = lows[TB_SUPPORT_BODY] - dst->sup.f_body;
+    b->foot_min_y[f] = lows[TB_SUPPORT_FOOT];
+    b->tail_min_y[f] = lows[TB_SUPPORT_TAIL];
     /* ... and the same quantity on the source: its allowance a(t) <= 0 */
     tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
                      (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
-    float cs = tb_ground_clearance(&src->sup, (const float(*)[16])skin, scratch);
+    tb__ground_lows(&src->sup, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT, (const float(*)[16])skin, lows);
+    float cs = lows[TB_SUPPORT_BODY] - src->sup.f_body;
     b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
-    b->source_foot_y[f] = (tb_ground_lowest(&src->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch) -
-                           src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
+    b->source_foot_y[f] = (lows[TB_SUPPORT_FOOT] - src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
     /* L_raw(t) = max(0, a(t) − c(t)) */
     float lr = isfinite(b->clearance[f]) ? b->allowance[f] - b->clearance[f] : 0;
     b->lift_raw[f] = j->d.no_ground || !(lr > 0) ? 0 : lr;
