@@ -1341,6 +1341,71 @@ static void a_shared_prep_gives_the_same_result(void **state)
     tb_doc_free(doc);
 }
 
+/* A flat-shaded mesh (every triangle its own three vertices, as low-poly
+ * characters are exported) repeats each point once per triangle around it:
+ * measure merges the alike vertices (same position, joints, weights and tail
+ * mask) and measures each edge between them once, counted as often as the
+ * mesh has it. Its figures are those of measuring every edge of every
+ * vertex, which a desc with positions_out does (it merges nothing): every
+ * field of the result, the tip's travel included, bit for bit. */
+static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    json_t *truth;
+    tb_error err;
+    assert_int_equal(tb_synth_build_json(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
+    tb_model *m;
+    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    uint8_t *mask0 = malloc(m->vertex_count);
+    assert_non_null(mask0);
+    assert_true(truth_mask(mask0, truth, m->vertex_count) > 100);
+    for (size_t v = 0; v < m->vertex_count; v += 3) /* seams inside the tail */
+        mask0[v] = 0;
+    /* flat: vertex 3t + c is corner c of triangle t */
+    const size_t nt = m->triangle_count, nv = nt * 3, inf = (size_t)m->influences;
+    float *pos = malloc(nv * 3 * sizeof *pos), *w = malloc(nv * inf * sizeof *w);
+    uint16_t *jt = malloc(nv * inf * sizeof *jt);
+    uint32_t *tri = malloc(nv * sizeof *tri);
+    uint8_t *mask = malloc(nv);
+    assert_true(pos && w && jt && tri && mask);
+    for (size_t i = 0; i < nv; i++) {
+        uint32_t v = m->triangles[i];
+        memcpy(pos + i * 3, m->positions + (size_t)v * 3, 3 * sizeof *pos);
+        memcpy(w + i * inf, m->weights + (size_t)v * inf, inf * sizeof *w);
+        memcpy(jt + i * inf, m->joints + (size_t)v * inf, inf * sizeof *jt);
+        mask[i] = mask0[v];
+        tri[i] = (uint32_t)i;
+    }
+    free(m->positions), free(m->weights), free(m->joints), free(m->triangles);
+    m->positions = pos, m->weights = w, m->joints = jt, m->triangles = tri;
+    m->vertex_count = nv;
+    float *out = malloc((size_t)24 * nv * 3 * sizeof *out);
+    assert_non_null(out);
+    const char *names[] = {"Walk", "Crouch"};
+    for (int c = 0; c < 2; c++) {
+        tb_clip *clip;
+        assert_int_equal(tb_clip_load(&clip, doc, m, tb_clip_find(doc, names[c]), NULL, &err), TB_OK);
+        tb_measure_desc d = {0};
+        d.tail_mask = mask;
+        d.loop = c == 0;
+        tb_measure_result merged, every;
+        assert_int_equal(tb_measure_clip(&merged, m, clip, &d, &err), TB_OK);
+        d.positions_out = out;
+        assert_int_equal(tb_measure_clip(&every, m, clip, &d, &err), TB_OK);
+        assert_true(merged.tail.samples > 0 && merged.seam.samples > 0 && merged.body.samples > 0);
+        assert_true(merged.tip_vertex >= 0 && merged.tip_travel > 0);
+        assert_memory_equal(&merged, &every, sizeof merged);
+        tb_clip_free(clip);
+    }
+    free(out);
+    free(mask);
+    free(mask0);
+    json_decref(truth);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1370,6 +1435,7 @@ int main(void)
         cmocka_unit_test(synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one),
         cmocka_unit_test(measure_all_is_the_same_on_one_thread_and_on_four),
         cmocka_unit_test(a_shared_prep_gives_the_same_result),
+        cmocka_unit_test(alike_vertices_merged_give_the_figures_of_every_vertex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,18 +23,26 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
     return 1;
 }
 
-void tb__hist_add(tb__hist *h, float x)
+void tb__hist_add_n(tb__hist *h, float x, uint32_t k)
 {
+    if (k == 0)
+        return;
     size_t b = tb__hist_bin(x);
     tb__hist_cell *c = h->bins + b;
-    if (c->count++ == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
+    if (c->count == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
         c->lo = c->hi = x;
     } else {
         c->lo = x < c->lo ? x : c->lo;
         c->hi = x > c->hi ? x : c->hi;
     }
+    c->count += k;
     if (b == h->bin_above || b == h->bin_below)
-        h->torn_edge += x > h->torn_above || x < h->torn_below;
+        h->torn_edge += (x > h->torn_above || x < h->torn_below) ? k : 0;
+}
+
+void tb__hist_add(tb__hist *h, float x)
+{
+    tb__hist_add_n(h, x, 1);
 }
 
 void tb__hist_free(tb__hist *h)

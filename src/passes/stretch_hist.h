@@ -77,6 +77,8 @@ static inline size_t tb__hist_bin(float x)
 
 /* Adds one sample (n and torn are counted by tb__hist_tally). */
 void tb__hist_add(tb__hist *h, float x);
+/* Adds k equal samples x: what k calls of tb__hist_add(h, x) leave. */
+void tb__hist_add_n(tb__hist *h, float x, uint32_t k);
 
 /* The fast path of an edge loop (measure.c): a histogram's bins and
  * thresholds in a local copy, so the stores to the bins cannot be taken by
@@ -100,22 +102,22 @@ static inline void tb__hist_near_begin(tb__hist_near *f, tb__hist *h)
     f->torn_edge = 0;
 }
 
-/* tb__hist_add: a sample in [0.5, 2.5) (nearly every stretch ratio) into
- * its bin here, with the same bin, count, extremes and torn count; any
+/* tb__hist_add_n: k samples x in [0.5, 2.5) (nearly every stretch ratio)
+ * into their bin here, with the same bin, count, extremes and torn count; any
  * other through tb__hist_add. */
-static inline void tb__hist_add_near(tb__hist_near *f, float x)
+static inline void tb__hist_add_near(tb__hist_near *f, float x, uint32_t k)
 {
     if (x >= 0.5f && x < 2.5f) {
         size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
         tb__hist_cell *c = f->bins + b;
-        c->count++;
+        c->count += k;
         c->lo = x < c->lo ? x : c->lo; /* the bin's first sample: x < +inf */
         c->hi = x > c->hi ? x : c->hi;
         if (b == f->bin_above || b == f->bin_below)
-            f->torn_edge += x > f->torn_above || x < f->torn_below;
+            f->torn_edge += (x > f->torn_above || x < f->torn_below) ? k : 0;
         return;
     }
-    tb__hist_add(f->h, x);
+    tb__hist_add_n(f->h, x, k);
 }
 
 static inline void tb__hist_near_end(tb__hist_near *f)
