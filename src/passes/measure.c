@@ -344,6 +344,9 @@ struct tb_measure_prep {
     size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
     int for_positions;   /* made for a desc with positions_out: no runs, no merging */
     uint32_t *mult;      /* per edge: how many edges of the mesh it stands for (NULL: one each) */
+    uint32_t *lows;      /* the lower vertices that have edges, first indexed by their place
+                          * here (tb__prep_alike); NULL: first indexed by vertex */
+    size_t nlows;
     size_t tip_at;       /* where the tip's skinned position is (tb__prep_alike) */
 };
 
@@ -361,6 +364,7 @@ void tb_measure_prep_free(tb_measure_prep *p)
     free(p->motion);
     free(p->runs);
     free(p->mult);
+    free(p->lows);
     free(p);
 }
 
@@ -715,6 +719,25 @@ static int tb__alike_edges(tb_measure_prep *p, const uint32_t *rep)
         first[0] = 0;
     }
     free(key);
+    /* most vertices are no class's first, so have no edges: first indexed
+     * by the vertices that have (the loops skip the others) */
+    size_t nl = 0;
+    for (size_t v = 0; ok && v < nv; v++)
+        nl += first[v + 1] > first[v];
+    uint32_t *lows = ok ? malloc((nl + 1) * sizeof *lows) : NULL;
+    uint32_t *listed = lows ? malloc((nl + 2) * sizeof *listed) : NULL;
+    if (listed) {
+        size_t k = 0;
+        for (size_t v = 0; v < nv; v++)
+            if (first[v + 1] > first[v])
+                lows[k] = (uint32_t)v, listed[k++] = first[v];
+        listed[k] = first[nv];
+        free(first);
+        first = listed;
+        p->lows = lows, p->nlows = nl;
+    } else {
+        free(lows);
+    }
     if (!ok) {
         free(first), free(hi), free(mult), free(len), free(group);
         return 0;
@@ -749,8 +772,8 @@ static tb_result tb__prep_runs(tb_measure_prep *p, tb_error *err)
     if (!used)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t count = 0;
-    for (size_t a = 0; a < nv; a++)
-        for (size_t e = p->first[a]; e < p->first[a + 1]; e++)
+    for (size_t i = 0, nl = p->lows ? p->nlows : nv; i < nl; i++)
+        for (size_t e = p->first[i], a = p->lows ? p->lows[i] : i; e < p->first[i + 1]; e++)
             if (p->group[e]) {
                 size_t b = p->hi[e];
                 count += !used[a] + !used[b];
@@ -919,13 +942,14 @@ static void tb__mc_stretch(tb__mc_job *j)
     const float *restrict bind_len = p->bind_len, *restrict pos = j->s.skinned;
     const uint32_t *restrict mult = p->mult;
     const float inv_scale = j->inv_scale;
-    const size_t nv = p->nv;
+    const uint32_t *restrict lows = p->lows;
+    const size_t nl = lows ? p->nlows : p->nv;
     tb__hist_near f[3];
     for (int g = 0; g < 3; g++)
         tb__hist_near_begin(&f[g], &j->s.hist[g]);
-    for (size_t a = 0; a < nv; a++) {
-        const float *pa = pos + a * 3;
-        for (size_t e = first[a], end = first[a + 1]; e < end; e++) {
+    for (size_t i = 0; i < nl; i++) {
+        const float *pa = pos + (lows ? lows[i] : i) * 3;
+        for (size_t e = first[i], end = first[i + 1]; e < end; e++) {
             unsigned g = group[e];
             if (!g)
                 continue;
