@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include <cglm/cglm.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* tb__any_nonfinite: four values a step */
+#endif
 
 #include "gltf/doc_internal.h"
 
@@ -589,6 +592,29 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
     return r;
 }
 
+/* Whether some value has all exponent bits set (infinite or NaN): four at a
+ * time in SSE2 lanes where there are (every x86-64), then one by one. */
+static int tb__any_nonfinite(const float *v, size_t n)
+{
+    size_t i = 0;
+    uint32_t any = 0;
+#if defined(__SSE2__)
+    const __m128i expo = _mm_set1_epi32(0x7f800000);
+    __m128i acc = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        __m128i u = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(v + i)), expo);
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi32(u, expo));
+    }
+    any = _mm_movemask_epi8(acc) != 0;
+#endif
+    for (; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, v + i, sizeof u);
+        any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+    }
+    return any != 0;
+}
+
 /* Checks that a float accessor holds only finite values. */
 static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
 {
@@ -600,15 +626,8 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     if (!tmp)
         return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
     tb_result r = tb_accessor_read_floats(c->doc, acc, tmp, n, c->err);
-    /* all exponent bits set: infinite or NaN; the element is looked for
-     * only when there is one */
-    uint32_t any = 0;
-    if (r == TB_OK)
-        for (size_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, tmp + i, sizeof u);
-            any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
-        }
+    /* the element is looked for only when there is one */
+    int any = r == TB_OK && tb__any_nonfinite(tmp, n);
     for (size_t i = 0; r == TB_OK && any && i < n; i++) {
         if (!isfinite(tmp[i])) {
             snprintf(c->where, sizeof c->where, "/accessors/%d", acc);
