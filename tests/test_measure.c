@@ -596,14 +596,22 @@ static void histogram_min_and_max_skip_nan(void **state)
     assert_true(isnan(tb__hist_min(&h)) && isnan(tb__hist_max(&h)));
     tb__hist_add(&h, NAN);
     assert_true(isnan(tb__hist_min(&h)) && isnan(tb__hist_max(&h)));
+    tb__hist_tally(&h);
+    assert_true(isnan(h.min) && isnan(h.max));
     tb__hist_add(&h, 1.25f);
     tb__hist_add(&h, NAN);
     assert_float_equal(tb__hist_min(&h), 1.25f, 0);
     assert_float_equal(tb__hist_max(&h), 1.25f, 0);
+    tb__hist_tally(&h); /* the tally's min and max are the same */
+    assert_float_equal(h.min, 1.25f, 0);
+    assert_float_equal(h.max, 1.25f, 0);
     tb__hist_add(&h, 0.0f);
     tb__hist_add(&h, INFINITY);
     assert_float_equal(tb__hist_min(&h), 0.0f, 0);
     assert_true(isinf(tb__hist_max(&h)));
+    tb__hist_tally(&h);
+    assert_float_equal(h.min, 0.0f, 0);
+    assert_true(isinf(h.max));
     tb__hist_free(&h);
 }
 
@@ -652,6 +660,8 @@ static void histogram_percentile_matches_the_exact_rank_within_its_bin(void **st
         assert_int_equal(h.torn, torn);
         assert_float_equal(tb__hist_min(&h), sorted[0], 0);
         assert_float_equal(tb__hist_max(&h), sorted[n - 1], 0);
+        assert_float_equal(h.min, sorted[0], 0);
+        assert_float_equal(h.max, sorted[n - 1], 0);
         for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
             size_t k = tb_rank_nearest(n, qs[q]);
             float exact = sorted[k], got = tb__hist_rank(&h, k);

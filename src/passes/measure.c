@@ -288,8 +288,8 @@ static void tb__stats(tb_stretch_stats *s, tb__hist *h, size_t edges)
         return;
     }
     s->torn = (size_t)h->torn;
-    s->min = tb__hist_min(h); /* all NaN: no value (NaN) */
-    s->max = tb__hist_max(h);
+    s->min = h->min; /* tb__hist_min's, from the tally; all NaN: no value (NaN) */
+    s->max = h->max;
     s->p99 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.99));
     s->p95 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.95));
     s->torn_frac = (float)((double)s->torn / (double)h->n);

@@ -51,6 +51,36 @@ void tb__hist_free(tb__hist *h)
     h->bins = NULL;
 }
 
+/* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
+ * are its extremes as the running comparisons would have kept them (the
+ * first of equal samples), so the lowest bin in use holds the min and the
+ * highest the max. */
+static float tb__hist_min_from(const tb__hist *h, size_t from)
+{
+    for (size_t b = from; b + 1 < TB__HIST_BINS; b++)
+        if (h->bins[b].count)
+            return h->bins[b].lo;
+    return NAN;
+}
+
+static float tb__hist_max_below(const tb__hist *h, size_t to)
+{
+    for (size_t b = to; b-- > 0;)
+        if (h->bins[b].count)
+            return h->bins[b].hi;
+    return NAN;
+}
+
+float tb__hist_min(const tb__hist *h)
+{
+    return tb__hist_min_from(h, 0);
+}
+
+float tb__hist_max(const tb__hist *h)
+{
+    return tb__hist_max_below(h, TB__HIST_BINS - 1);
+}
+
 /* A bin past a threshold's bin holds only samples past the threshold (the
  * bin is monotonic in x; NaN's bin, the last, tears nothing); the
  * thresholds' own bins counted their torn samples one by one. */
@@ -66,6 +96,7 @@ void tb__hist_tally(tb__hist *h)
 {
     const size_t above = h->bin_above, below = h->bin_below, nan_bin = TB__HIST_BINS - 1;
     h->n = h->torn = 0;
+    h->min = h->max = NAN;
     if (!h->bins)
         return;
     uint64_t torn = h->torn_edge;
@@ -75,6 +106,9 @@ void tb__hist_tally(tb__hist *h)
         uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
         h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->bins[nan_bin].count;
         h->torn = torn + lo + hi;
+        /* min and max: the ranges the sums found empty are not looked at */
+        h->min = tb__hist_min_from(h, lo ? 0 : below);
+        h->max = tb__hist_max_below(h, hi ? nan_bin : above + 1);
         return;
     }
     uint64_t n = 0;
@@ -86,26 +120,8 @@ void tb__hist_tally(tb__hist *h)
     }
     h->n = n;
     h->torn = torn;
-}
-
-/* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
- * are its extremes as the running comparisons would have kept them (the
- * first of equal samples), so the lowest bin in use holds the min and the
- * highest the max. */
-float tb__hist_min(const tb__hist *h)
-{
-    for (size_t b = 0; b + 1 < TB__HIST_BINS; b++)
-        if (h->bins[b].count)
-            return h->bins[b].lo;
-    return NAN;
-}
-
-float tb__hist_max(const tb__hist *h)
-{
-    for (size_t b = TB__HIST_BINS - 1; b-- > 0;)
-        if (h->bins[b].count)
-            return h->bins[b].hi;
-    return NAN;
+    h->min = tb__hist_min(h);
+    h->max = tb__hist_max(h);
 }
 
 float tb__hist_rank(const tb__hist *h, uint64_t k)

@@ -46,12 +46,14 @@ typedef struct tb__hist {
     float torn_above, torn_below;
     size_t bin_above, bin_below; /* the bins of the thresholds (none: TB__HIST_BINS) */
     uint64_t torn_edge;     /* torn samples in those two bins */
+    float min, max;         /* tb__hist_min and tb__hist_max, as tb__hist_tally left them */
     tb__hist_cell *bins;     /* TB__HIST_BINS */
 } tb__hist;
 
 /* Allocates the bins (about 1.2 MB); returns 0 when out of memory. The
  * bins of [0.5, 2.5) start empty with lo = +inf and hi = -inf, so a sample
- * there needs no first-sample test (tb__hist_add_near). */
+ * there needs no first-sample test (tb__hist_add_near); the others are
+ * zero, set by their first sample. */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
 
@@ -126,8 +128,9 @@ static inline void tb__hist_near_end(tb__hist_near *f)
     f->torn_edge = 0;
 }
 
-/* Sets n and torn from the bins: call once every sample is in, before
- * tb__hist_rank (a histogram never initialised, all zero: none). */
+/* Sets n, torn, min and max from the bins (one pass over them): call once
+ * every sample is in, before tb__hist_rank (a histogram never initialised,
+ * all zero: none). */
 void tb__hist_tally(tb__hist *h);
 
 /* The smallest and the largest non-NaN sample, exact (the lowest and the
