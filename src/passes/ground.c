@@ -345,20 +345,52 @@ done:
     return r;
 }
 
+/* Support i's y at the frame (tb_skin_point_axis), into lows[kind] when
+ * lower and its kind is asked. */
+static inline void tb__ground_low(const tb_ground_supports *s, int i, unsigned kinds, const float (*skin_mats)[16],
+                                  float lows[3])
+{
+    const size_t inf = (size_t)s->influences;
+    unsigned k = s->kind[i];
+    if (k > 2 || !(kinds >> k & 1u))
+        return;
+    float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * inf,
+                                 s->weights + (size_t)i * inf, s->influences, skin_mats, 1);
+    if (y < lows[k])
+        lows[k] = y;
+}
+
 void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*skin_mats)[16], float lows[3])
 {
     lows[0] = lows[1] = lows[2] = INFINITY;
+    for (int i = 0; i < s->count; i++)
+        tb__ground_low(s, i, kinds, skin_mats, lows);
+}
+
+void tb__ground_lows_of(const tb_ground_supports *s, const int *list, int n, unsigned kinds,
+                        const float (*skin_mats)[16], float lows[3])
+{
+    lows[0] = lows[1] = lows[2] = INFINITY;
+    for (int i = 0; i < n; i++)
+        tb__ground_low(s, list[i], kinds, skin_mats, lows);
+}
+
+/* The candidates are sorted by group and height, so the copies of a point
+ * that a flat-shaded or seamed mesh repeats are taken side by side. */
+int tb__ground_distinct(const tb_ground_supports *s, int *out)
+{
     const size_t inf = (size_t)s->influences;
+    int n = 0;
     for (int i = 0; i < s->count; i++) {
-        unsigned k = s->kind[i];
-        if (k > 2 || !(kinds >> k & 1u))
+        const size_t a = (size_t)i - 1, b = (size_t)i;
+        if (i > 0 && s->kind[i - 1] == s->kind[i] &&
+            !memcmp(s->bind_pos + a * 3, s->bind_pos + b * 3, 3 * sizeof *s->bind_pos) &&
+            !memcmp(s->joints + a * inf, s->joints + b * inf, inf * sizeof *s->joints) &&
+            !memcmp(s->weights + a * inf, s->weights + b * inf, inf * sizeof *s->weights))
             continue;
-        /* one coordinate a point (tb_skin_point_axis) */
-        float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * inf,
-                                     s->weights + (size_t)i * inf, s->influences, skin_mats, 1);
-        if (y < lows[k])
-            lows[k] = y;
+        out[n++] = i;
     }
+    return n;
 }
 
 float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,

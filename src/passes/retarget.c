@@ -43,6 +43,7 @@ struct tb_retarget_calib {
     float leg_length;
     int role_count;
     tb_ground_supports sup;
+    int *probe, probes;         /* the supports a frame's lows skin (tb__ground_distinct) */
     tb_skeleton skel;
 };
 
@@ -65,6 +66,7 @@ void tb_retarget_calib_free(tb_retarget_calib *c)
     free(c->skin_joints);
     free(c->inverse_bind);
     tb_ground_supports_free(&c->sup);
+    free(c->probe);
     free(c);
 }
 
@@ -218,10 +220,13 @@ tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, cons
         tb__mat_rot(c->bind_rot[j], c->bind_world[j]);
     }
     tb_result r = tb_ground_supports_build(&c->sup, m, tail_mask, desc ? &desc->ground : NULL, err);
+    if (r == TB_OK && !(c->probe = malloc(((size_t)c->sup.count + 1) * sizeof *c->probe)))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r != TB_OK) {
         tb_retarget_calib_free(c);
         return r;
     }
+    c->probes = tb__ground_distinct(&c->sup, c->probe);
     tb__frame(c);
     float legs = tb__leg(c, TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT);
     float legs_r = tb__leg(c, TB_ROLE_RIGHT_UPLEG, TB_ROLE_RIGHT_LEG, TB_ROLE_RIGHT_FOOT);
@@ -749,15 +754,17 @@ static void tb__rt_pose(tb__rt_job *j, int f)
                      (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
     /* (tb_ground_clearance and tb_ground_lowest of each kind, in one pass) */
     float lows[3];
-    tb__ground_lows(&dst->sup, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT | 1u << TB_SUPPORT_TAIL,
-                    (const float(*)[16])skin, lows);
+    tb__ground_lows_of(&dst->sup, dst->probe, dst->probes,
+                       1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT | 1u << TB_SUPPORT_TAIL,
+                       (const float(*)[16])skin, lows);
     b->clearance[f] = lows[TB_SUPPORT_BODY] - dst->sup.f_body;
     b->foot_min_y[f] = lows[TB_SUPPORT_FOOT];
     b->tail_min_y[f] = lows[TB_SUPPORT_TAIL];
     /* ... and the same quantity on the source: its allowance a(t) <= 0 */
     tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
                      (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
-    tb__ground_lows(&src->sup, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT, (const float(*)[16])skin, lows);
+    tb__ground_lows_of(&src->sup, src->probe, src->probes, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT,
+                       (const float(*)[16])skin, lows);
     float cs = lows[TB_SUPPORT_BODY] - src->sup.f_body;
     b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
     b->source_foot_y[f] = (lows[TB_SUPPORT_FOOT] - src->sup.f_body) * b->leg_ratio + dst->sup.f_body;

@@ -21,5 +21,12 @@ void tb__rt_short_arc(tb_transform *loc, const tb_transform *prev, int joint_cou
  * (the same points in the same order); +inf for a kind not asked or with no
  * point. */
 void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*skin_mats)[16], float lows[3]);
+/* The supports a frame's lows need (tb__ground_distinct: each but those
+ * with the bind position, joints, weights and kind of the one before them,
+ * whose y is its y bit for bit); out holds s->count; returns how many. */
+int tb__ground_distinct(const tb_ground_supports *s, int *out);
+/* tb__ground_lows over the listed supports only (n of them, ascending). */
+void tb__ground_lows_of(const tb_ground_supports *s, const int *list, int n, unsigned kinds,
+                        const float (*skin_mats)[16], float lows[3]);
 
 #endif
