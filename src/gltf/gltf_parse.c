@@ -82,9 +82,9 @@ static int tb__floats(tb__ctx *c, json_t *o, const char *key, float *dst, size_t
     json_t *v = json_object_get(o, key);
     if (!v || *r != TB_OK)
         return 0;
-    TB__WHERE(c, "%s/%s", path, key);
     if (!json_is_array(v) || json_array_size(v) != n) {
-        *r = tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "%s must be an array of %zu numbers", key, n);
+        *r = tb__fail(c->err, TB_ERR_JSON_TYPE, TB__AT(c, "%s/%s", path, key), "%s must be an array of %zu numbers",
+                      key, n);
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1028,7 +1028,6 @@ static tb_result tb__parse_sampler(tb__ctx *c, json_t *so, tb_gltf_sampler *s, c
         return r;
     json_t *it = json_object_get(so, "interpolation");
     const char *is = json_is_string(it) ? json_string_value(it) : "LINEAR";
-    snprintf(c->where, sizeof c->where, "%s/interpolation", sp);
     if (!strcmp(is, "LINEAR"))
         s->interp = TB_INTERP_LINEAR;
     else if (!strcmp(is, "STEP"))
@@ -1036,11 +1035,12 @@ static tb_result tb__parse_sampler(tb__ctx *c, json_t *so, tb_gltf_sampler *s, c
     else if (!strcmp(is, "CUBICSPLINE"))
         s->interp = TB_INTERP_CUBICSPLINE;
     else
-        return tb__fail(c->err, TB_ERR_INVALID, c->where, "interpolation must be LINEAR, STEP or CUBICSPLINE");
+        return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "%s/interpolation", sp),
+                        "interpolation must be LINEAR, STEP or CUBICSPLINE");
     const tb_gltf_accessor *in = tb__acc(c, s->input), *out = tb__acc(c, s->output);
-    snprintf(c->where, sizeof c->where, "/accessors/%d", s->input);
     if (in->components != 1 || in->component_type != TB_COMPONENT_FLOAT)
-        return tb__fail(c->err, TB_ERR_INVALID, c->where, "animation input must be SCALAR float");
+        return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "/accessors/%d", s->input),
+                        "animation input must be SCALAR float");
     size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
     if (out->count < in->count * per || out->count % (in->count * per)) {
         snprintf(c->where, sizeof c->where, "%s/output", sp);
@@ -1076,9 +1076,9 @@ static tb_result tb__parse_channel(tb__ctx *c, json_t *co, tb_gltf_channel *cc, 
     tb_result r = TB_OK;
     cc->sampler = tb__index(c, co, "sampler", an->sampler_count, cp, &r, 1);
     json_t *tg = json_object_get(co, "target");
-    snprintf(c->where, sizeof c->where, "%s/target", cp);
     if (r == TB_OK && !json_is_object(tg))
-        return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, c->where, "target must be an object");
+        return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, TB__AT(c, "%s/target", cp),
+                        "target must be an object");
     char tp[128];
     snprintf(tp, sizeof tp, "%s/target", cp);
     cc->node = tb__index(c, tg, "node", doc->g.node_count, tp, &r, 0);
