@@ -12,13 +12,16 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
     /* a NaN threshold tears nothing: no bin lies past it */
     h->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
     h->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
-    h->bins = malloc(TB__HIST_BINS * sizeof *h->bins);
-    if (!h->bins)
+    h->count = calloc(TB__HIST_BINS, sizeof *h->count);
+    h->lo = malloc(TB__HIST_BINS * sizeof *h->lo);
+    h->hi = malloc(TB__HIST_BINS * sizeof *h->hi);
+    if (!h->count || !h->lo || !h->hi) {
+        tb__hist_free(h);
         return 0;
-    for (size_t b = 0; b < TB__HIST_BINS; b++) {
-        h->bins[b].count = 0;
-        h->bins[b].lo = INFINITY;
-        h->bins[b].hi = -INFINITY;
+    }
+    for (size_t b = 500; b < 20500; b++) { /* [0.5, 2.5): tb__hist_add_near */
+        h->lo[b] = INFINITY;
+        h->hi[b] = -INFINITY;
     }
     return 1;
 }
@@ -28,14 +31,13 @@ void tb__hist_add_n(tb__hist *h, float x, uint32_t k)
     if (k == 0)
         return;
     size_t b = tb__hist_bin(x);
-    tb__hist_cell *c = h->bins + b;
-    if (c->count == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
-        c->lo = c->hi = x;
+    if (h->count[b] == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
+        h->lo[b] = h->hi[b] = x;
     } else {
-        c->lo = x < c->lo ? x : c->lo;
-        c->hi = x > c->hi ? x : c->hi;
+        h->lo[b] = x < h->lo[b] ? x : h->lo[b];
+        h->hi[b] = x > h->hi[b] ? x : h->hi[b];
     }
-    c->count += k;
+    h->count[b] += k;
     if (b == h->bin_above || b == h->bin_below)
         h->torn_edge += (x > h->torn_above || x < h->torn_below) ? k : 0;
 }
@@ -47,8 +49,11 @@ void tb__hist_add(tb__hist *h, float x)
 
 void tb__hist_free(tb__hist *h)
 {
-    free(h->bins);
-    h->bins = NULL;
+    free(h->count);
+    free(h->lo);
+    free(h->hi);
+    h->count = NULL;
+    h->lo = h->hi = NULL;
 }
 
 /* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
@@ -58,16 +63,16 @@ void tb__hist_free(tb__hist *h)
 static float tb__hist_min_from(const tb__hist *h, size_t from)
 {
     for (size_t b = from; b + 1 < TB__HIST_BINS; b++)
-        if (h->bins[b].count)
-            return h->bins[b].lo;
+        if (h->count[b])
+            return h->lo[b];
     return NAN;
 }
 
 static float tb__hist_max_below(const tb__hist *h, size_t to)
 {
     for (size_t b = to; b-- > 0;)
-        if (h->bins[b].count)
-            return h->bins[b].hi;
+        if (h->count[b])
+            return h->hi[b];
     return NAN;
 }
 
@@ -88,7 +93,7 @@ static uint64_t tb__hist_sum(const tb__hist *h, size_t from, size_t to)
 {
     uint64_t n = 0;
     for (size_t b = from; b < to; b++)
-        n += h->bins[b].count;
+        n += h->count[b];
     return n;
 }
 
@@ -97,14 +102,14 @@ void tb__hist_tally(tb__hist *h)
     const size_t above = h->bin_above, below = h->bin_below, nan_bin = TB__HIST_BINS - 1;
     h->n = h->torn = 0;
     h->min = h->max = NAN;
-    if (!h->bins)
+    if (!h->count)
         return;
     uint64_t torn = h->torn_edge;
     if (above < nan_bin && below < nan_bin && below <= above) {
         /* the usual thresholds (below under above): [0, below) and
          * (above, NaN's bin) tear; the thresholds' own bins counted */
         uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
-        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->bins[nan_bin].count;
+        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->count[nan_bin];
         h->torn = torn + lo + hi;
         /* min and max: the ranges the sums found empty are not looked at */
         h->min = tb__hist_min_from(h, lo ? 0 : below);
@@ -113,7 +118,7 @@ void tb__hist_tally(tb__hist *h)
     }
     uint64_t n = 0;
     for (size_t b = 0; b < TB__HIST_BINS; b++) {
-        uint64_t c = h->bins[b].count;
+        uint64_t c = h->count[b];
         n += c;
         if (b != above && b != below && b < nan_bin && ((above < nan_bin && b > above) || (below < nan_bin && b < below)))
             torn += c;
@@ -130,17 +135,17 @@ float tb__hist_rank(const tb__hist *h, uint64_t k)
         return NAN;
     uint64_t before = 0;
     for (size_t b = 0; b < TB__HIST_BINS; b++) {
-        uint64_t c = h->bins[b].count;
+        uint64_t c = h->count[b];
         if (k >= before + c) {
             before += c;
             continue;
         }
         /* rank k lies in bin b: its first and last ranks are exact */
         if (k == before)
-            return h->bins[b].lo;
+            return h->lo[b];
         if (k == before + c - 1)
-            return h->bins[b].hi;
-        return (float)(0.5 * ((double)h->bins[b].lo + (double)h->bins[b].hi));
+            return h->hi[b];
+        return (float)(0.5 * ((double)h->lo[b] + (double)h->hi[b]));
     }
     return NAN; /* not reached: the counts sum to n */
 }

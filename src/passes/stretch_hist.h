@@ -33,13 +33,6 @@
 
 #define TB__HIST_BINS (500 + 20000 + 17500 + 21600 + 33 * 512 + 2)
 
-/* One bin: its count and its smallest and largest sample, side by side so
- * adding a sample touches one place. */
-typedef struct tb__hist_cell {
-    uint64_t count;
-    float lo, hi;
-} tb__hist_cell;
-
 typedef struct tb__hist {
     uint64_t n;             /* samples added (tb__hist_tally) */
     uint64_t torn;          /* samples above torn_above or below torn_below (tb__hist_tally) */
@@ -47,13 +40,15 @@ typedef struct tb__hist {
     size_t bin_above, bin_below; /* the bins of the thresholds (none: TB__HIST_BINS) */
     uint64_t torn_edge;     /* torn samples in those two bins */
     float min, max;         /* tb__hist_min and tb__hist_max, as tb__hist_tally left them */
-    tb__hist_cell *bins;     /* TB__HIST_BINS */
+    uint64_t *count;        /* TB__HIST_BINS, zeroed (calloc) */
+    float *lo, *hi;         /* per bin: smallest and largest sample */
 } tb__hist;
 
-/* Allocates the bins (about 1.2 MB); returns 0 when out of memory. The
- * bins of [0.5, 2.5) start empty with lo = +inf and hi = -inf, so a sample
- * there needs no first-sample test (tb__hist_add_near); the others are
- * zero, set by their first sample. */
+/* Allocates the bins (about 1.2 MB; lo and hi only touched where used, so
+ * mostly never mapped); returns 0 when out of memory. The bins of
+ * [0.5, 2.5) start with lo = +inf and hi = -inf, so a sample there needs no
+ * first-sample test (tb__hist_add_near); the others' lo and hi are set by
+ * their first sample. */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
 
@@ -87,7 +82,8 @@ void tb__hist_add_n(tb__hist *h, float x, uint32_t k);
  * the compiler to change them; begin, add every sample, end. */
 typedef struct tb__hist_near {
     tb__hist *h;
-    tb__hist_cell *bins;
+    uint64_t *count;
+    float *lo, *hi;
     size_t bin_above, bin_below;
     float torn_above, torn_below;
     uint64_t torn_edge;
@@ -96,7 +92,9 @@ typedef struct tb__hist_near {
 static inline void tb__hist_near_begin(tb__hist_near *f, tb__hist *h)
 {
     f->h = h;
-    f->bins = h->bins;
+    f->count = h->count;
+    f->lo = h->lo;
+    f->hi = h->hi;
     f->bin_above = h->bin_above;
     f->bin_below = h->bin_below;
     f->torn_above = h->torn_above;
@@ -111,10 +109,9 @@ static inline void tb__hist_add_near(tb__hist_near *f, float x, uint32_t k)
 {
     if (x >= 0.5f && x < 2.5f) {
         size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
-        tb__hist_cell *c = f->bins + b;
-        c->count += k;
-        c->lo = x < c->lo ? x : c->lo; /* the bin's first sample: x < +inf */
-        c->hi = x > c->hi ? x : c->hi;
+        f->count[b] += k;
+        f->lo[b] = x < f->lo[b] ? x : f->lo[b]; /* the bin's first sample: x < +inf */
+        f->hi[b] = x > f->hi[b] ? x : f->hi[b];
         if (b == f->bin_above || b == f->bin_below)
             f->torn_edge += (x > f->torn_above || x < f->torn_below) ? k : 0;
         return;
