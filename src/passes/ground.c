@@ -130,20 +130,21 @@ static int tb__is_hanging(const tb_model *m, int j, float y, const tb__levels *l
     return (c == TB_CLASS_PELVIS || c == TB_CLASS_SPINE || c == TB_CLASS_HEAD) && y < lv->knee;
 }
 
-typedef struct tb__cand {
-    uint32_t group; /* dominant skin joint * 4 + tb_support_kind */
-    float y;
-    uint32_t v;
-} tb__cand;
+/* A candidate: key = its group (dominant skin joint * 4 + tb_support_kind)
+ * << 32 | its world height at bind as an ordered key; comp its vertex; v
+ * the height's own bits (tb__cand_y), so the sort needs no other array. */
+typedef tb__cell_entry tb__cand;
 
-static int tb__cand_cmp(const void *a, const void *b)
+static uint32_t tb__cand_group(const tb__cand *c)
 {
-    const tb__cand *x = a, *y = b;
-    if (x->group != y->group)
-        return x->group < y->group ? -1 : 1;
-    if (x->y != y->y)
-        return x->y < y->y ? -1 : 1;
-    return x->v < y->v ? -1 : x->v > y->v;
+    return (uint32_t)(c->key >> 32);
+}
+
+static float tb__cand_y(const tb__cand *c)
+{
+    float y;
+    memcpy(&y, &c->v, sizeof y);
+    return y;
 }
 
 /* The float's bits as an unsigned integer in the order of the values (+0
@@ -156,30 +157,39 @@ static uint32_t tb__y_key(float y)
     return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
-/* The order qsort with tb__cand_cmp gives (no two candidates are equal: v
- * differs), by radix passes (tb__sort_cells) on (group, y's key) and v;
- * qsort itself when a height is NaN (no order) or memory is short. */
+static void tb__cand_set(tb__cand *c, uint32_t group, float y, uint32_t v)
+{
+    c->key = (uint64_t)group << 32 | tb__y_key(y);
+    c->comp = v;
+    memcpy(&c->v, &y, sizeof y);
+}
+
+/* By group, then height, then vertex: the order of the supports. */
+static int tb__cand_cmp(const void *a, const void *b)
+{
+    const tb__cand *x = a, *y = b;
+    uint32_t gx = tb__cand_group(x), gy = tb__cand_group(y);
+    float yx = tb__cand_y(x), yy = tb__cand_y(y);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
+    if (yx != yy)
+        return yx < yy ? -1 : 1;
+    return x->comp < y->comp ? -1 : x->comp > y->comp;
+}
+
+/* The order qsort with tb__cand_cmp gives (no two candidates are equal: the
+ * vertex differs), by radix passes (tb__sort_cells: the key orders by group
+ * then height, comp is the vertex, so v never decides); qsort itself when a
+ * height is NaN (no order). */
 static void tb__cand_sort(tb__cand *cand, size_t n)
 {
-    tb__cell_entry *e = malloc((n ? n : 1) * sizeof *e);
-    tb__cand *sorted = malloc((n ? n : 1) * sizeof *sorted);
     int nan = 0;
-    for (size_t i = 0; i < n && e; i++) {
-        nan |= cand[i].y != cand[i].y;
-        e[i].key = (uint64_t)cand[i].group << 32 | tb__y_key(cand[i].y);
-        e[i].comp = cand[i].v;
-        e[i].v = (uint32_t)i;
-    }
-    if (!e || !sorted || nan) {
+    for (size_t i = 0; i < n; i++)
+        nan |= tb__cand_y(&cand[i]) != tb__cand_y(&cand[i]);
+    if (nan)
         qsort(cand, n, sizeof *cand, tb__cand_cmp);
-    } else {
-        tb__sort_cells(e, n);
-        for (size_t i = 0; i < n; i++)
-            sorted[i] = cand[e[i].v];
-        memcpy(cand, sorted, n * sizeof *cand);
-    }
-    free(e);
-    free(sorted);
+    else
+        tb__sort_cells(cand, n);
 }
 
 static uint32_t tb__hash(uint32_t x)
@@ -221,9 +231,8 @@ static size_t tb__gs_candidates(tb__cand *cand, const tb_model *m, const tb_grou
         } else if (tb__is_foot(m, j, y, &lv)) {
             kind = TB_SUPPORT_FOOT;
         }
-        cand[n].group = (uint32_t)k * 4u + kind;
-        cand[n].y = y; /* world height at bind: the lowest of a group touch the floor first */
-        cand[n].v = (uint32_t)v;
+        /* world height at bind: the lowest of a group touch the floor first */
+        tb__cand_set(&cand[n], (uint32_t)k * 4u + kind, y, (uint32_t)v);
         n++;
     }
     return n;
@@ -251,7 +260,7 @@ static void tb__gs_sample(tb_ground_supports *out, const tb_model *m, const tb_g
     size_t count = 0;
     for (size_t g0 = 0; g0 < n;) {
         size_t g1 = g0;
-        while (g1 < n && cand[g1].group == cand[g0].group)
+        while (g1 < n && tb__cand_group(&cand[g1]) == tb__cand_group(&cand[g0]))
             g1++;
         size_t size = g1 - g0;
         size_t low = size < (size_t)d->lowest_per_bone ? size : (size_t)d->lowest_per_bone;
@@ -264,18 +273,18 @@ static void tb__gs_sample(tb_ground_supports *out, const tb_model *m, const tb_g
             } else {
                 size_t k = s - low;
                 size_t a = low + rest * k / strata, b = low + rest * (k + 1) / strata;
-                uint32_t h = tb__hash(d->seed ^ tb__hash(cand[g0].group * 977u + (uint32_t)k));
+                uint32_t h = tb__hash(d->seed ^ tb__hash(tb__cand_group(&cand[g0]) * 977u + (uint32_t)k));
                 idx = g0 + a + (b > a ? h % (b - a) : 0);
             }
-            uint32_t v = cand[idx].v;
+            uint32_t v = cand[idx].comp;
             memcpy(out->bind_pos + count * 3, m->positions + (size_t)v * 3, 3 * sizeof(float));
-            out->bind_y[count] = cand[idx].y;
+            out->bind_y[count] = tb__cand_y(&cand[idx]);
             memcpy(out->joints + count * (size_t)inf, m->joints + (size_t)v * (size_t)inf,
                    (size_t)inf * sizeof(uint16_t));
             memcpy(out->weights + count * (size_t)inf, m->weights + (size_t)v * (size_t)inf,
                    (size_t)inf * sizeof(float));
             out->vertex[count] = v;
-            out->kind[count] = (uint8_t)(cand[g0].group & 3u);
+            out->kind[count] = (uint8_t)(tb__cand_group(&cand[g0]) & 3u);
             count++;
         }
         g0 = g1;
@@ -329,7 +338,7 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
     tb__cand_sort(cand, n);
     size_t groups = 0;
     for (size_t i = 0; i < n; i++)
-        groups += i == 0 || cand[i].group != cand[i - 1].group;
+        groups += i == 0 || tb__cand_group(&cand[i]) != tb__cand_group(&cand[i - 1]);
     size_t per = (size_t)d.lowest_per_bone + (size_t)d.sampled_per_bone;
     if (!tb__gs_alloc(out, groups * per + 1, m->influences)) {
         tb_ground_supports_free(out);
