@@ -347,6 +347,10 @@ struct tb_measure_prep {
     uint32_t *lows;      /* the lower vertices that have edges, first indexed by their place
                           * here (tb__prep_alike); NULL: first indexed by vertex */
     size_t nlows;
+    float *cpos;         /* merged: the classes the edges use, side by side (tb__alike_compact); */
+    uint16_t *cjoints;   /* lows, hi and tip_at are then their places here */
+    float *cweights;
+    size_t nc;
     size_t tip_at;       /* where the tip's skinned position is (tb__prep_alike) */
 };
 
@@ -365,6 +369,9 @@ void tb_measure_prep_free(tb_measure_prep *p)
     free(p->runs);
     free(p->mult);
     free(p->lows);
+    free(p->cpos);
+    free(p->cjoints);
+    free(p->cweights);
     free(p);
 }
 
@@ -747,6 +754,50 @@ static int tb__alike_edges(tb_measure_prep *p, const uint32_t *rep)
     return 1;
 }
 
+/* The classes the merged edges (and the tip) use, numbered in vertex
+ * order, their bind positions, joints and weights side by side: a frame
+ * skins them in one call into the first places of its skinned array (the
+ * same inputs, so the same points bit for bit), and the edges and the tip
+ * name those places. Nothing changes when memory is short. */
+static void tb__alike_compact(tb_measure_prep *p)
+{
+    const size_t nv = p->nv, inf = p->inf;
+    uint32_t *at = calloc(nv + 1, sizeof *at); /* vertex -> place + 1; 0: unused */
+    if (!at)
+        return;
+    for (size_t i = 0; i < p->nlows; i++)
+        at[p->lows[i]] = 1;
+    for (size_t e = 0; e < p->first[p->nlows]; e++)
+        at[p->hi[e]] = 1;
+    if (p->head.tip_vertex >= 0)
+        at[p->tip_at] = 1;
+    size_t nc = 0;
+    for (size_t v = 0; v < nv; v++)
+        if (at[v])
+            at[v] = (uint32_t)++nc;
+    float *cpos = malloc((nc + 1) * 3 * sizeof *cpos), *cw = malloc((nc + 1) * inf * sizeof *cw);
+    uint16_t *cj = malloc((nc + 1) * inf * sizeof *cj);
+    if (!cpos || !cw || !cj) {
+        free(cpos), free(cw), free(cj), free(at);
+        return;
+    }
+    for (size_t v = 0; v < nv; v++)
+        if (at[v]) {
+            size_t k = at[v] - 1;
+            memcpy(cpos + k * 3, p->m->positions + v * 3, 3 * sizeof *cpos);
+            memcpy(cj + k * inf, p->joints + v * inf, inf * sizeof *cj);
+            memcpy(cw + k * inf, p->weights + v * inf, inf * sizeof *cw);
+        }
+    for (size_t i = 0; i < p->nlows; i++)
+        p->lows[i] = at[p->lows[i]] - 1;
+    for (size_t e = 0; e < p->first[p->nlows]; e++)
+        p->hi[e] = at[p->hi[e]] - 1;
+    if (p->head.tip_vertex >= 0)
+        p->tip_at = at[p->tip_at] - 1;
+    p->cpos = cpos, p->cjoints = cj, p->cweights = cw, p->nc = nc;
+    free(at);
+}
+
 static void tb__prep_alike(tb_measure_prep *p)
 {
     int tip = p->head.tip_vertex;
@@ -754,8 +805,12 @@ static void tb__prep_alike(tb_measure_prep *p)
     uint32_t *rep = NULL;
     if (p->for_positions || p->nv < 2 || p->nv >= UINT32_MAX || !tb__alike_classes(p, &rep))
         return;
-    if (tb__alike_edges(p, rep) && tip >= 0)
-        p->tip_at = rep[tip];
+    if (tb__alike_edges(p, rep)) {
+        if (tip >= 0)
+            p->tip_at = rep[tip];
+        if (p->lows)
+            tb__alike_compact(p);
+    }
     free(rep);
 }
 
@@ -766,7 +821,7 @@ static void tb__prep_alike(tb_measure_prep *p)
 static tb_result tb__prep_runs(tb_measure_prep *p, tb_error *err)
 {
     const size_t nv = p->nv;
-    if (p->for_positions || nv == 0)
+    if (p->for_positions || nv == 0 || p->cpos) /* merged and side by side: one run */
         return TB_OK;
     uint8_t *used = calloc(nv, 1);
     if (!used)
@@ -981,7 +1036,10 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
                      (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-    if (p->runs) {
+    if (p->cpos) {
+        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, m->influences,
+                       (const float(*)[16])s->skin_mats, 0);
+    } else if (p->runs) {
         for (size_t r = 0; r < p->nruns; r++) {
             size_t v0 = p->runs[2 * r];
             tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, p->runs[2 * r + 1], p->joints + v0 * inf,
