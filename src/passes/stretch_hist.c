@@ -19,7 +19,7 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
         tb__hist_free(h);
         return 0;
     }
-    for (size_t b = 500; b < 20500; b++) { /* [0.5, 2.5): tb__hist_add_near */
+    for (size_t b = tb__hist_bin(TB__HIST_NEAR_LO); b <= tb__hist_bin(TB__HIST_NEAR_HI); b++) {
         h->lo[b] = INFINITY;
         h->hi[b] = -INFINITY;
     }

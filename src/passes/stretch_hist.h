@@ -46,9 +46,9 @@ typedef struct tb__hist {
 
 /* Allocates the bins (about 1.2 MB; lo and hi only touched where used, so
  * mostly never mapped); returns 0 when out of memory. The bins of
- * [0.5, 2.5) start with lo = +inf and hi = -inf, so a sample there needs no
- * first-sample test (tb__hist_add_near); the others' lo and hi are set by
- * their first sample. */
+ * [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI) start with lo = +inf and hi = -inf,
+ * so a sample there needs no first-sample test (tb__hist_add_near); the
+ * others' lo and hi are set by their first sample. */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
 
@@ -102,12 +102,18 @@ static inline void tb__hist_near_begin(tb__hist_near *f, tb__hist *h)
     f->torn_edge = 0;
 }
 
-/* tb__hist_add_n: k samples x in [0.5, 2.5) (nearly every stretch ratio)
+/* The range of tb__hist_add_near's own path, inside [0.5, 2.5): nearly
+ * every stretch ratio, and only 5,000 bins whose lo and hi are written at
+ * init (40 KB a histogram mapped). */
+#define TB__HIST_NEAR_LO 0.8f
+#define TB__HIST_NEAR_HI 1.3f
+
+/* tb__hist_add_n: k samples x in [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI)
  * into their bin here, with the same bin, count, extremes and torn count; any
  * other through tb__hist_add. */
 static inline void tb__hist_add_near(tb__hist_near *f, float x, uint32_t k)
 {
-    if (x >= 0.5f && x < 2.5f) {
+    if (x >= TB__HIST_NEAR_LO && x < TB__HIST_NEAR_HI) {
         size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
         f->count[b] += k;
         f->lo[b] = x < f->lo[b] ? x : f->lo[b]; /* the bin's first sample: x < +inf */
