@@ -1140,22 +1140,30 @@ static size_t truth_mask(uint8_t *mask, json_t *truth, size_t nv)
     return n;
 }
 
+/* The synthetic tail_leg, its model and its tail's vertices (the truth's). */
+static uint8_t *tail_leg_with_mask(tb_doc **doc, json_t **truth, tb_model **m)
+{
+    tb_error err;
+    assert_int_equal(tb_synth_build_json(doc, "tail_leg", NULL, truth, &err), TB_OK);
+    assert_int_equal(tb_model_load(m, *doc, -1, &err), TB_OK);
+    uint8_t *mask = malloc((*m)->vertex_count);
+    assert_non_null(mask);
+    assert_true(truth_mask(mask, *truth, (*m)->vertex_count) > 100);
+    return mask;
+}
+
 static void synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one(void **state)
 {
     (void)state;
     tb_doc *doc;
     json_t *truth;
     tb_error err;
-    assert_int_equal(tb_synth_build_json(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
     tb_model *m;
     tb_clip *clip;
-    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    uint8_t *mask = tail_leg_with_mask(&doc, &truth, &m);
     int a = tb_clip_find(doc, "Walk");
     assert_true(a >= 0);
     assert_int_equal(tb_clip_load(&clip, doc, m, a, NULL, &err), TB_OK);
-    uint8_t *mask = malloc(m->vertex_count);
-    assert_non_null(mask);
-    assert_true(truth_mask(mask, truth, m->vertex_count) > 100);
     tb_measure_desc d = {0};
     d.tail_mask = mask;
     tb_measure_result orig, rigid;
@@ -1364,12 +1372,8 @@ static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
     tb_doc *doc;
     json_t *truth;
     tb_error err;
-    assert_int_equal(tb_synth_build_json(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
     tb_model *m;
-    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
-    uint8_t *mask0 = malloc(m->vertex_count);
-    assert_non_null(mask0);
-    assert_true(truth_mask(mask0, truth, m->vertex_count) > 100);
+    uint8_t *mask0 = tail_leg_with_mask(&doc, &truth, &m);
     for (size_t v = 0; v < m->vertex_count; v += 3) /* seams inside the tail */
         mask0[v] = 0;
     /* flat: vertex 3t + c is corner c of triangle t */
