@@ -594,22 +594,23 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
 
 /* Whether some value has all exponent bits set (infinite or NaN): four at a
  * time in SSE2 lanes where there are (every x86-64), then one by one. */
-static int tb__any_nonfinite(const float *v, size_t n)
+static int tb__any_nonfinite(const void *values, size_t n)
 {
+    const unsigned char *v = values; /* 4 bytes a value, maybe unaligned */
     size_t i = 0;
     uint32_t any = 0;
 #if defined(__SSE2__)
     const __m128i expo = _mm_set1_epi32(0x7f800000);
     __m128i acc = _mm_setzero_si128();
     for (; i + 4 <= n; i += 4) {
-        __m128i u = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(v + i)), expo);
+        __m128i u = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(v + 4 * i)), expo);
         acc = _mm_or_si128(acc, _mm_cmpeq_epi32(u, expo));
     }
     any = _mm_movemask_epi8(acc) != 0;
 #endif
     for (; i < n; i++) {
         uint32_t u;
-        memcpy(&u, v + i, sizeof u);
+        memcpy(&u, v + 4 * i, sizeof u);
         any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
     }
     return any != 0;
@@ -622,6 +623,11 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     if (ac->component_type != TB_COMPONENT_FLOAT)
         return TB_OK;
     size_t n = ac->count * (size_t)ac->components;
+    /* packed in the BIN: checked where it lies, copied only to name the
+     * element when there is one */
+    const unsigned char *packed = tb__accessor_packed_floats(c->doc, acc);
+    if (packed && !tb__any_nonfinite(packed, n))
+        return TB_OK;
     float *tmp = malloc(n * sizeof *tmp);
     if (!tmp)
         return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
