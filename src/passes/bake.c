@@ -89,6 +89,8 @@ typedef struct tb__sim {
     float keep;      /* existing chains: share of the artist's keyed rotation kept */
     float *artist;   /* 4 per bone: the artist's keyed rotations this frame */
     const uint8_t *need; /* joints whose world matrix the step reads (tb__bake_need) */
+    tb_channel *chan;    /* scratch of tb__pose: the clip's channels on those joints */
+    int chan_cap;
 } tb__sim;
 
 /* tb_local_to_world for the joints in s->need only: the same operations for
@@ -108,9 +110,40 @@ static void tb__world_needed(const tb__sim *s)
     }
 }
 
+/* The clip with only its channels on the joints in s->need, in their order
+ * (a later channel on a joint still overrides an earlier one): sampling it
+ * gives those joints the locals the whole clip gives, and leaves the others
+ * at the rest pose, which nothing the frame reads or writes depends on
+ * (tb__bake_need). The clip itself when every joint is needed or the scratch
+ * cannot be had. */
+static const tb_clip *tb__needed_channels(tb__sim *s, const tb_clip *clip, tb_clip *view)
+{
+    if (!s->need || clip->channel_count <= 0)
+        return clip;
+    if (s->chan_cap < clip->channel_count) {
+        tb_channel *c = realloc(s->chan, (size_t)clip->channel_count * sizeof *c);
+        if (!c)
+            return clip;
+        s->chan = c;
+        s->chan_cap = clip->channel_count;
+    }
+    const int jc = s->m->skel.joint_count;
+    int n = 0;
+    for (int i = 0; i < clip->channel_count; i++) {
+        const tb_channel *ch = &clip->channels[i];
+        if (ch->joint >= 0 && ch->joint < jc && s->need[ch->joint])
+            s->chan[n++] = *ch;
+    }
+    *view = *clip;
+    view->channels = s->chan;
+    view->channel_count = n;
+    return view;
+}
+
 static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
 {
-    tb_clip_sample(clip, &s->m->skel, t, s->locals);
+    tb_clip view;
+    tb_clip_sample(tb__needed_channels(s, clip, &view), &s->m->skel, t, s->locals);
     if (s->need)
         tb__world_needed(s);
     else
@@ -539,6 +572,8 @@ static void tb__bake_task(void *ctx, int c, int w)
         int n = s0->m->skel.joint_count;
         *s = *s0;
         s->anim = NULL;
+        s->chan = NULL;
+        s->chan_cap = 0;
         s->locals = malloc((size_t)n * sizeof *s->locals);
         s->world = malloc((size_t)n * sizeof *s->world);
         s->artist = s0->artist ? malloc((size_t)n * 4 * sizeof *s->artist) : NULL;
@@ -589,6 +624,8 @@ static tb_result tb__bake_all(tb_doc *doc, tb__sim *s, const tb_spring_desc *sd,
         r = tb__write_keys(doc, s, report->clips[c].animation, o->times, o->keys, o->rot, err);
     }
 done:
+    for (int w = 0; job.sims && w < threads; w++)
+        free(job.sims[w].chan);
     for (int w = 1; job.sims && w < threads; w++) {
         tb_spring_destroy(job.sims[w].anim);
         free(job.sims[w].locals);
@@ -718,7 +755,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
-    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL};
+    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, 0};
     uint8_t *need = NULL;
     float units = 1, ground = 0;
     tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);
