@@ -818,6 +818,7 @@ static int tb__fix_one(tb__fix_opts *o, int argc, char **argv, const unsigned ch
         jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
     }
     o->bd.threads = jobs;
+    o->d.threads = jobs; /* and detection's rays (the same report for any count) */
     if (o->preview && (tb_cli_is_stdio(o->in) || tb_cli_is_stdio(o->out)))
         return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
     if (tb_cli_is_stdio(o->out))

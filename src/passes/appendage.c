@@ -11,6 +11,7 @@
 #endif
 
 #include "passes/detect_internal.h"
+#include "passes/pool_internal.h"
 #include "gltf/doc_internal.h"
 
 tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
@@ -401,6 +402,69 @@ static int tb__cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The k-th smallest of a[0..n) (k < n), a reordered: what a[k] is after
+ * qsort with tb__cmp_float, for values with no NaN and no signed zeros
+ * (equal floats are then the same number), in O(n) on average
+ * (Wirth's selection) instead of O(n log n). */
+static float tb__select_float(float *a, size_t n, size_t k)
+{
+    ptrdiff_t l = 0, r = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (l < r) { /* Wirth's: a[l..r] holds the k-th, pivot a[k] */
+        float x = a[kk];
+        ptrdiff_t i = l, j = r;
+        do {
+            while (a[i] < x)
+                i++;
+            while (x < a[j])
+                j--;
+            if (i <= j) {
+                float y = a[i];
+                a[i] = a[j], a[j] = y;
+                i++, j--;
+            }
+        } while (i <= j);
+        if (j < kk)
+            l = i;
+        if (kk < i)
+            r = j;
+    }
+    return a[kk];
+}
+
+/* A loop over items [0, n) whose every item reads shared data and writes
+ * only its own slots, run as fn(ctx, lo, hi) over blocks on `threads`
+ * threads (tb__parallel_for; < 2, or too few items: one call here). The
+ * slots get the same values for any thread count. */
+typedef void (*tb__range_fn)(void *ctx, size_t lo, size_t hi);
+typedef struct tb__range_job {
+    tb__range_fn fn;
+    void *ctx;
+    size_t n, block;
+} tb__range_job;
+
+static void tb__range_task(void *c, int task, int worker)
+{
+    (void)worker;
+    const tb__range_job *J = c;
+    size_t lo = (size_t)task * J->block, hi = lo + J->block < J->n ? lo + J->block : J->n;
+    J->fn(J->ctx, lo, hi);
+}
+
+static void tb__ranges(int threads, size_t n, tb__range_fn fn, void *ctx)
+{
+    enum { TB__RANGE_MIN = 2048, TB__RANGE_BLOCKS = 64 }; /* blocks handed out as threads come free */
+    if (threads <= 0)
+        threads = tb__cpu_count();
+    if (threads < 2 || n < 2 * TB__RANGE_MIN) {
+        fn(ctx, 0, n);
+        return;
+    }
+    size_t block = (n + TB__RANGE_BLOCKS - 1) / TB__RANGE_BLOCKS;
+    block = block < TB__RANGE_MIN ? TB__RANGE_MIN : block;
+    tb__range_job J = {fn, ctx, n, block};
+    tb__parallel_for((int)((n + block - 1) / block), threads, tb__range_task, &J);
+}
+
 void tb__copy_name(char *dst, size_t cap, const char *s)
 {
     snprintf(dst, cap, "%s", s ? s : "(unnamed)");
@@ -577,8 +641,8 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
             env[i] = band;
             continue;
         }
-        qsort(samples + a, b - a, sizeof *samples, tb__cmp_float);
-        env[i] = samples[a + (b - a) / 2];
+        /* the median (distances > 0: no NaN, no zero) */
+        env[i] = tb__select_float(samples + a, b - a, (b - a) / 2);
     }
     /* Only on a humanoid skeleton, whose bones run through every part of
      * the body: on an unknown layout (a quadruped whose tail bones were
@@ -838,6 +902,36 @@ static void tb__thick_triangles(const tb__state *st, tb__thick *K)
     }
 }
 
+/* The thickness rays of a range of vertices (tb__ranges). */
+typedef struct tb__thick_rays {
+    const tb__medial *md;
+    const float *tmax;
+    float *thick;
+} tb__thick_rays;
+
+static void tb__thick_rays_run(void *c, size_t lo, size_t hi)
+{
+    const tb__thick_rays *R = c;
+    tb__medial_thickness(R->md, R->tmax, R->thick, lo, hi);
+}
+
+/* The enclosure rays of a range of vertices (tb__ranges): a sample whose
+ * off-bone medial point lies inside a body shell gets tmax -1. */
+typedef struct tb__encl_rays {
+    const tb__state *st;
+    tb__thick *K;
+} tb__encl_rays;
+
+static void tb__encl_rays_run(void *c, size_t lo, size_t hi)
+{
+    const tb__encl_rays *E = c;
+    const tb__state *st = E->st;
+    tb__thick *K = E->K;
+    for (size_t w = lo; w < hi; w++)
+        if (K->src[w] == w && st->thin[w] && tb__medial_enclosed(K->md, w, st->mpos + w * 3, K->body_shell))
+            K->tmax[w] = -1; /* mark */
+}
+
 /* Per vertex: the thickness under it (its sample's ray, as long as twice
  * its distance to the bones, at most H / 2), its medial point half that
  * deep, and whether the bones pass beside that point rather than through
@@ -851,7 +945,8 @@ static void tb__thick_medial(tb__state *st, tb__thick *K, const float *normal)
         K->tmax[w] = K->src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
     }
     float *thick = st->mrad; /* reused: thickness, then half of it */
-    tb__medial_thickness(K->md, K->tmax, thick);
+    tb__thick_rays rays = {K->md, K->tmax, thick};
+    tb__ranges(st->d.threads, nw, tb__thick_rays_run, &rays);
     for (size_t w = 0; w < nw; w++)
         if (K->src[w] != w)
             thick[w] = thick[K->src[w]];
@@ -886,9 +981,8 @@ static tb_result tb__thick_drop_enclosed(tb__state *st, tb__thick *K, tb_error *
     tb_result r = tb__medial_count_shells(K->md, K->body_shell, err);
     if (r != TB_OK)
         return r;
-    for (size_t w = 0; w < nw; w++)
-        if (K->src[w] == w && st->thin[w] && tb__medial_enclosed(K->md, w, st->mpos + w * 3, K->body_shell))
-            K->tmax[w] = -1; /* mark */
+    tb__encl_rays rays = {st, K};
+    tb__ranges(st->d.threads, nw, tb__encl_rays_run, &rays);
     for (size_t w = 0; w < nw; w++)
         if (K->tmax[K->src[w]] < 0)
             st->thin[w] = 0;
@@ -1069,13 +1163,19 @@ static tb_result tb__prep_weld(tb__state *st, tb_error *err)
 
 /* Prepare (SPEC A1, A2): distance to the skeleton, O(welded
  * vertices × segments), and the far set by it. */
-void tb__prep_distance(tb__state *st)
+static void tb__prep_distance_run(void *c, size_t lo, size_t hi)
 {
+    tb__state *st = c;
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
-    for (size_t w = 0; w < st->nw; w++) {
+    for (size_t w = lo; w < hi; w++) {
         st->wdist[w] = tb__segsoa_nearest(&st->segsoa, st->wpos + w * 3, &st->wseg[w]);
         st->far[w] = st->wdist[w] > thr;
     }
+}
+
+void tb__prep_distance(tb__state *st)
+{
+    tb__ranges(st->d.threads, st->nw, tb__prep_distance_run, st);
 }
 
 /* Prepare: the mesh graph and its shells (all edges, union-find;
