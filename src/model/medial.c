@@ -71,6 +71,27 @@ static size_t tb__table_slot(const uint64_t *keys, size_t mask, uint64_t key)
     return h;
 }
 
+/* The slots of the cell keys met last (direct mapped, 64 lines): a mesh's
+ * neighbouring triangles, next to each other in its list, share cells, so
+ * most of the grid's entries find their slot here instead of through the
+ * table (the same slot: only a hit is taken from it). */
+enum { TB__MEMO = 64 };
+typedef struct tb__slot_memo {
+    uint64_t key[TB__MEMO]; /* cell key + 1, 0: none */
+    size_t slot[TB__MEMO];
+} tb__slot_memo;
+
+static size_t tb__memo_slot(tb__slot_memo *mm, const uint64_t *keys, size_t mask, uint64_t key)
+{
+    size_t i = (size_t)(key ^ key >> 10 ^ key >> 20) & (TB__MEMO - 1);
+    if (mm->key[i] == key + 1)
+        return mm->slot[i];
+    size_t h = tb__table_slot(keys, mask, key);
+    mm->key[i] = key + 1;
+    mm->slot[i] = h;
+    return h;
+}
+
 /* Doubles a table of cell keys and counts (tb__tgrid_count). */
 static int tb__table_grow(uint64_t **keys, uint32_t **cnt, size_t *slots)
 {
@@ -283,6 +304,8 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
                            const uint32_t *slot, uint64_t *tbox, int boxed, size_t *np)
 {
     size_t cells = 0;
+    tb__slot_memo mm;
+    memset(&mm, 0, sizeof mm);
     g->slots = 1024;
     g->keys = calloc(g->slots, sizeof *g->keys);
     g->count = calloc(g->slots, sizeof *g->count);
@@ -305,9 +328,12 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
-                    if (2 * (cells + 1) > g->slots && !tb__table_grow(&g->keys, &g->count, &g->slots))
-                        return 0;
-                    size_t h = tb__table_slot(g->keys, g->slots - 1, tb__ckey(x, y, z));
+                    if (2 * (cells + 1) > g->slots) {
+                        if (!tb__table_grow(&g->keys, &g->count, &g->slots))
+                            return 0;
+                        memset(&mm, 0, sizeof mm); /* the slots moved */
+                    }
+                    size_t h = tb__memo_slot(&mm, g->keys, g->slots - 1, tb__ckey(x, y, z));
                     cells += !g->keys[h];
                     g->keys[h] = tb__ckey(x, y, z) + 1;
                     g->count[h]++;
@@ -336,6 +362,8 @@ static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tr
         g->count[h] = 0; /* the fill's cursor: back to the count at its end */
     }
     size_t mask = g->slots - 1;
+    tb__slot_memo mm;
+    memset(&mm, 0, sizeof mm);
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
         tb__tbox_cells(tbox[t], c0, c1);
@@ -343,7 +371,7 @@ static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tr
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
-                    size_t h = tb__table_slot(g->keys, mask, tb__ckey(x, y, z));
+                    size_t h = tb__memo_slot(&mm, g->keys, mask, tb__ckey(x, y, z));
                     uint32_t j = g->start[h] + g->count[h]++;
                     g->tris[j] = (uint32_t)t;
                     g->tshell[j] = sh;

@@ -932,6 +932,33 @@ static void tb__encl_rays_run(void *c, size_t lo, size_t hi)
             K->tmax[w] = -1; /* mark */
 }
 
+/* The medial points, their radii and the off-bone flags of a range of
+ * vertices (tb__ranges), from the thickness in st->mrad. */
+typedef struct tb__medial_points {
+    tb__state *st;
+    const float *normal;
+} tb__medial_points;
+
+static void tb__medial_points_run(void *c, size_t lo, size_t hi)
+{
+    const tb__medial_points *M = c;
+    tb__state *st = M->st;
+    for (size_t w = lo; w < hi; w++) {
+        const float *p = st->wpos + w * 3, *n = M->normal + w * 3;
+        float *q = st->mpos + w * 3;
+        if (!isfinite(st->mrad[w])) {
+            memcpy(q, p, 3 * sizeof *q);
+            st->mrad[w] = 0;
+            continue;
+        }
+        float h = 0.5f * st->mrad[w];
+        for (int a = 0; a < 3; a++)
+            q[a] = p[a] - n[a] * h;
+        st->mrad[w] = h;
+        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+    }
+}
+
 /* Per vertex: the thickness under it (its sample's ray, as long as twice
  * its distance to the bones, at most H / 2), its medial point half that
  * deep, and whether the bones pass beside that point rather than through
@@ -950,21 +977,10 @@ static void tb__thick_medial(tb__state *st, tb__thick *K, const float *normal)
     for (size_t w = 0; w < nw; w++)
         if (K->src[w] != w)
             thick[w] = thick[K->src[w]];
-    for (size_t w = 0; w < nw; w++) {
-        const float *p = st->wpos + w * 3, *n = normal + w * 3;
-        float *q = st->mpos + w * 3;
-        if (!isfinite(thick[w])) {
-            memcpy(q, p, 3 * sizeof *q);
-            st->mrad[w] = 0;
-            continue;
-        }
-        float h = 0.5f * thick[w];
-        for (int a = 0; a < 3; a++)
-            q[a] = p[a] - n[a] * h;
-        st->mrad[w] = h;
-        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+    tb__medial_points mp = {st, normal};
+    tb__ranges(st->d.threads, nw, tb__medial_points_run, &mp);
+    for (size_t w = 0; w < nw; w++) /* thin is 0 where the thickness is not finite */
         K->sh_thin[st->shell[w]] += st->thin[w];
-    }
 }
 
 /* Body shells: those mostly around bones. Off-bone skin whose medial point
@@ -1017,6 +1033,26 @@ static tb_result tb__thick_open(tb__state *st, const tb__thick *K, tb_error *err
     return TB_OK;
 }
 
+/* The samples (task 0) and the medial grid (task 1), apart (tb__parallel_for). */
+typedef struct tb__thick_prep {
+    tb__state *st;
+    tb__thick *K;
+    tb_result r[2];
+    tb_error err[2];
+} tb__thick_prep;
+
+static void tb__thick_prep_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__thick_prep *P = c;
+    tb__state *st = P->st;
+    tb__thick *K = P->K;
+    if (task == 0)
+        P->r[0] = tb__thickness_samples(st, K->src, &P->err[0]);
+    else
+        P->r[1] = tb__medial_create(&K->md, st->wpos, st->nw, K->wtri, K->nt, st->shell, &P->err[1]);
+}
+
 /* SPEC A10: which skin is off the bone, by the thickness under it, then
  * what is far (tb__envelope_far). Stages: welded triangles; one sample per
  * shell and cell; the medial grid; medial points and off-bone skin; skin
@@ -1044,14 +1080,25 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     /* rays from one vertex per shell and grid cell of sample_fraction H:
      * thickness varies over a tail's radius, not over a dense mesh's edge,
      * so a million-vertex mesh casts tens of thousands of rays; the other
-     * vertices take the nearest sample's over the mesh graph (chosen before
-     * the grid is built: their scratch is given back first) */
+     * vertices take the nearest sample's over the mesh graph. The samples
+     * and the grid read the state and write apart: on two threads at once
+     * where there are (the samples' scratch, a queue of welded ids, then
+     * lives beside the grid's build) */
     K.src = malloc((nw ? nw : 1) * sizeof *K.src);
-    r = K.src ? tb__thickness_samples(st, K.src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r == TB_OK)
-        r = tb__medial_create(&K.md, st->wpos, nw, K.wtri, K.nt, st->shell, err);
-    if (r != TB_OK)
+    if (!K.src) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
+    }
+    tb__thick_prep P;
+    memset(&P, 0, sizeof P);
+    P.st = st, P.K = &K;
+    tb__parallel_for(2, nw < 8192 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__thick_prep_task, &P);
+    r = P.r[0] != TB_OK ? P.r[0] : P.r[1];
+    if (r != TB_OK) {
+        if (err)
+            *err = P.err[P.r[0] != TB_OK ? 0 : 1];
+        goto done;
+    }
     const float *normal = tb__medial_normals(K.md);
     tb__thick_medial(st, &K, normal);
     r = tb__thick_drop_enclosed(st, &K, err);
@@ -1191,21 +1238,34 @@ static tb_result tb__prep_shells(tb__state *st, tb_error *err)
     st->comp_uf = malloc((nw ? nw : 1) * sizeof *st->comp_uf);
     st->shell_total = calloc(nw ? nw : 1, sizeof *st->shell_total);
     st->shell_far = calloc(nw ? nw : 1, sizeof *st->shell_far);
-    if (!st->shell || !st->comp_uf || !st->shell_total || !st->shell_far)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t w = 0; w < nw; w++)
-        st->shell[w] = st->comp_uf[w] = (uint32_t)w;
-    for (size_t t = 0; t < m->triangle_count; t++) { /* a triangle's corners: one shell */
-        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
-                 c = st->wid[m->triangles[t * 3 + 2]];
-        tb__unite(st->shell, a, b);
-        tb__unite(st->shell, b, c);
-    }
     st->shell_total_pre = calloc(nw ? nw : 1, sizeof *st->shell_total_pre);
-    if (!st->shell_total_pre)
+    if (!st->shell || !st->comp_uf || !st->shell_total || !st->shell_far || !st->shell_total_pre)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* a triangle's corners: one shell, labelled by its least welded id (as
+     * a union-find rooted at the least index gave): the graph's components,
+     * each flooded once from its least vertex (comp_uf the queue) */
+    uint32_t *queue = st->comp_uf;
+    for (size_t w = 0; w < nw; w++)
+        st->shell[w] = UINT32_MAX;
     for (size_t w = 0; w < nw; w++) {
-        st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        if (st->shell[w] != UINT32_MAX)
+            continue;
+        size_t qh = 0, qn = 0;
+        st->shell[w] = (uint32_t)w;
+        queue[qn++] = (uint32_t)w;
+        while (qh < qn) {
+            uint32_t v = queue[qh++];
+            for (uint32_t e = st->g.off[v]; e < st->g.off[v + 1]; e++) {
+                uint32_t o = st->g.adj[e];
+                if (st->shell[o] == UINT32_MAX) {
+                    st->shell[o] = (uint32_t)w;
+                    queue[qn++] = o;
+                }
+            }
+        }
+    }
+    for (size_t w = 0; w < nw; w++) {
+        st->comp_uf[w] = (uint32_t)w;
         st->shell_total_pre[st->shell[w]]++;
     }
     return TB_OK;
@@ -1357,10 +1417,38 @@ static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* Detection's first stages: classes and segments → weld → distance →
- * shells → areas → far by thickness → holes → far parts → tube cut →
- * shell lists; st->ms[] gets the weld (1), distance (0), graph and parts
- * (2) and thickness (6) times. */
+/* The two tasks after the weld (tb__parallel_for): the distances (0); the
+ * graph, shells, areas and surfaces (1), whose result and error go in r, err. */
+typedef struct tb__prep_pair {
+    tb__state *st;
+    tb_result r;
+    tb_error err;
+} tb__prep_pair;
+
+static void tb__prep_pair_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__prep_pair *P = c;
+    tb__state *st = P->st;
+    double t = tb__now_ms();
+    if (task == 0) {
+        tb__prep_distance_run(st, 0, st->nw);
+        st->ms[0] = tb__now_ms() - t;
+        return;
+    }
+    P->r = tb__prep_shells(st, &P->err);
+    if (P->r == TB_OK)
+        P->r = tb__prep_areas(st, &P->err);
+    st->ms[2] = tb__now_ms() - t;
+    if (P->r == TB_OK)
+        P->r = tb__prep_surfaces(st, &P->err);
+}
+
+/* Detection's first stages: classes and segments → weld → distance,
+ * beside shells → areas → surfaces (tb__prep_pair_task) → far by thickness →
+ * holes → far parts → tube cut → shell lists; st->ms[] gets the weld (1),
+ * distance (0), graph and parts (2) and thickness (6) times (the distance's
+ * and the graph's each its own task's, which may overlap). */
 tb_result tb__detect_prepare(tb__state *st, tb_error *err)
 {
     tb_result r = tb__prep_classes(st, err);
@@ -1372,19 +1460,21 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         return r;
     double t1 = tb__now_ms();
     st->ms[1] = t1 - t0;
-    tb__prep_distance(st);
+    /* the distances and the mesh's graph, shells, areas and surfaces read
+     * the weld and write apart: two tasks, on two threads where there are
+     * (each stage's time is its own task's) */
+    tb__prep_pair P;
+    memset(&P, 0, sizeof P);
+    P.st = st;
+    tb__parallel_for(2, st->nw < 8192 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__prep_pair_task,
+                     &P);
+    if (P.r != TB_OK) {
+        if (err)
+            *err = P.err;
+        return P.r;
+    }
     double t2 = tb__now_ms();
-    st->ms[0] = t2 - t1;
-    r = tb__prep_shells(st, err);
-    if (r == TB_OK)
-        r = tb__prep_areas(st, err);
-    if (r != TB_OK)
-        return r;
-    st->ms[2] = tb__now_ms() - t2;
-    t2 = tb__now_ms();
-    r = tb__prep_surfaces(st, err);
-    if (r == TB_OK)
-        r = tb__far_by_thickness(st, err);
+    r = tb__far_by_thickness(st, err);
     st->ms[6] = tb__now_ms() - t2;
     if (r != TB_OK)
         return r;
