@@ -452,7 +452,7 @@ static void tb__range_task(void *c, int task, int worker)
 
 static void tb__ranges(int threads, size_t n, tb__range_fn fn, void *ctx)
 {
-    enum { TB__RANGE_MIN = 2048, TB__RANGE_BLOCKS = 64 }; /* blocks handed out as threads come free */
+    enum { TB__RANGE_MIN = 256, TB__RANGE_BLOCKS = 64 }; /* blocks handed out as threads come free */
     if (threads <= 0)
         threads = tb__cpu_count();
     if (threads < 2 || n < 2 * TB__RANGE_MIN) {
@@ -1092,7 +1092,7 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     tb__thick_prep P;
     memset(&P, 0, sizeof P);
     P.st = st, P.K = &K;
-    tb__parallel_for(2, nw < 8192 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__thick_prep_task, &P);
+    tb__parallel_for(2, nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__thick_prep_task, &P);
     r = P.r[0] != TB_OK ? P.r[0] : P.r[1];
     if (r != TB_OK) {
         if (err)
@@ -1466,7 +1466,7 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     tb__prep_pair P;
     memset(&P, 0, sizeof P);
     P.st = st;
-    tb__parallel_for(2, st->nw < 8192 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__prep_pair_task,
+    tb__parallel_for(2, st->nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__prep_pair_task,
                      &P);
     if (P.r != TB_OK) {
         if (err)
