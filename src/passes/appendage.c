@@ -1355,13 +1355,19 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t w = 0; w < nw; w++)
         sthin[st->shell[w]] += st->thin[w];
-    for (size_t w = 0; w < nw; w++)
+    /* each edge once (from its lesser end: the graph lists it at both, and
+     * the test is the same either way round: one shell, so one body flag);
+     * the parts and their roots, the least index, do not depend on the order */
+    for (size_t w = 0; w < nw; w++) {
+        if (!st->far[w])
+            continue;
+        int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
-            if (st->far[w] && st->far[o] && (!body || st->thin[w] == st->thin[o]))
+            if (o > w && st->far[o] && (!body || st->thin[w] == st->thin[o]))
                 tb__unite(st->comp_uf, (uint32_t)w, o);
         }
+    }
     free(sthin);
     /* a scrap of far skin split off that way (the pole of a tail's tip,
      * whose ray runs along the tail: not off-bone by itself) goes with the
