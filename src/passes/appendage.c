@@ -403,13 +403,19 @@ static int tb__cmp_float(const void *a, const void *b)
 }
 
 /* The k-th smallest of a[0..n) (k < n), a reordered: what a[k] is after
- * qsort with tb__cmp_float, for values with no NaN and no signed zeros
- * (equal floats are then the same number), in O(n) on average
- * (Wirth's selection) instead of O(n log n). */
-static float tb__select_float(float *a, size_t n, size_t k)
+ * qsort with tb__cmp_float. Without a NaN or a negative zero among them
+ * (equal floats are then the same number, and the order is total) by
+ * selection, O(n) on average (Wirth's), instead of the sort's O(n log n);
+ * with one, by that sort, whose order such values leave to the algorithm. */
+float tb__kth_float(float *a, size_t n, size_t k)
 {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != a[i] || (a[i] == 0 && signbit(a[i]))) {
+            qsort(a, n, sizeof *a, tb__cmp_float);
+            return a[k];
+        }
     ptrdiff_t l = 0, r = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
-    while (l < r) { /* Wirth's: a[l..r] holds the k-th, pivot a[k] */
+    while (l < r) { /* a[l..r] holds the k-th; pivot a[k] */
         float x = a[kk];
         ptrdiff_t i = l, j = r;
         do {
@@ -641,8 +647,7 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
             env[i] = band;
             continue;
         }
-        /* the median (distances > 0: no NaN, no zero) */
-        env[i] = tb__select_float(samples + a, b - a, (b - a) / 2);
+        env[i] = tb__kth_float(samples + a, b - a, (b - a) / 2); /* the median */
     }
     /* Only on a humanoid skeleton, whose bones run through every part of
      * the body: on an unknown layout (a quadruped whose tail bones were
@@ -2569,9 +2574,7 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
     for (size_t k = 0; r && k < n; k++)
         if (st->mrad[c->verts[k]] > 0)
             r[m++] = st->mrad[c->verts[k]];
-    if (r && m)
-        qsort(r, m, sizeof *r, tb__cmp_float);
-    sh->rad = r && m ? r[m / 2] : 0;
+    sh->rad = r && m ? tb__kth_float(r, m, m / 2) : 0;
     free(r);
 }
 
