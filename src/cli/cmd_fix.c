@@ -160,8 +160,9 @@ static void tb__help(void)
            "  --progress            name each stage on stderr (the default on a terminal)\n"
            "  --in-place            allow -o to be IN itself (refused by default)\n"
            "  --allow-uri-outside   let a .gltf's external uri name a file outside its folder\n"
-           "  -j, --jobs N          clips baked and measured at once, one thread each (default\n"
-           "                        and 0: one per CPU); the output is the same for any N\n"
+           "  -j, --jobs N          clips baked and measured at once, one thread each, and\n"
+           "                        detection's rays on N threads (default and 0: one per\n"
+           "                        CPU); the output is the same for any N\n"
            "batch (several inputs or a folder; docs/batch.md):\n"
            "  -o OUTDIR             each IN is written to OUTDIR under its own name (a folder's\n"
            "                        files, .glb/.gltf/.vrm at any depth, keep their relative path)\n"
@@ -831,6 +832,7 @@ static int tb__fix_one(tb__fix_opts *o, int argc, char **argv, const unsigned ch
         jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
     }
     o->bd.threads = jobs;
+    o->d.threads = jobs; /* and detection's rays (the same report for any count) */
     if (o->preview && (tb_cli_is_stdio(o->in) || tb_cli_is_stdio(o->out)))
         return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
     if (tb_cli_is_stdio(o->out))

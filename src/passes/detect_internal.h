@@ -133,6 +133,10 @@ const float *tb__jpos(const tb_model *m, int j);
 float tb__skeleton_dist(const tb__seg *s, int n, const float p[3]);
 void tb__eig3(const double c[3][3], double ev[3], double axis[3]);
 void tb__copy_name(char *dst, size_t cap, const char *s);
+/* The k-th smallest of a[0..n) (k < n), a reordered: a[k] after an
+ * ascending qsort (by selection where no NaN or negative zero makes the
+ * sort's order its own; appendage.c). */
+float tb__kth_float(float *a, size_t n, size_t k);
 int tb__attach_joint(const tb__state *st, const float p[3]);
 int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n);
 tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, tb__graph *out,
