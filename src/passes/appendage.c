@@ -1143,15 +1143,16 @@ static tb_result tb__prep_areas(tb__state *st, tb_error *err)
 
 /* Prepare: holes. The pole of a tail's tip, whose ray runs along the tail,
  * reads as skin round a bone and is left near while the tail round it is
- * far. A hole is a patch of non-far skin (joined by non-far edges) of fewer
- * than min_vertices vertices, short of a whole shell: every neighbour
- * outside it is then far skin, which surrounds it (no test needed), and the
- * pole of a tip is surrounded by the tail's off-bone skin; so a patch is a
- * hole only when more than half of its edges into that far skin reach
- * off-bone skin. Every vertex of a hole becomes far and off the bone. A
- * patch in far skin round a bone (the body's own far skin, clothing,
- * armour) is no pole and stays as it is: it is the body's skin the merge's
- * layer rule measures gaps to (docs/detection.md, Holes). */
+ * far. A patch of non-far skin (joined by non-far edges) has only far skin
+ * round it: every neighbour outside it is far, by construction. The pole
+ * of a tip is surrounded by the tail's off-bone skin, so a patch of fewer
+ * than min_vertices vertices is a hole when more than half of its edges
+ * into far skin reach off-bone skin; every vertex of it becomes far and off
+ * the bone. A patch in far skin round a bone (the body's own far skin,
+ * clothing, armour) is no pole and stays as it is: body skin, which the
+ * merge's layer rule measures gaps to (docs/detection.md, *Holes: every
+ * vertex of a pole, and only a pole*); a patch that is a whole shell has
+ * no edge into far skin and is no hole either. */
 tb_result tb__prep_holes(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
@@ -1187,8 +1188,7 @@ tb_result tb__prep_holes(tb__state *st, tb_error *err)
         if (st->far[w])
             continue;
         uint32_t root = tb__find(uf, (uint32_t)w);
-        if (cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]] &&
-            2 * (uint64_t)rim_off[root] > rim[root])
+        if (cnt[root] < (uint32_t)st->d.min_vertices && 2 * (uint64_t)rim_off[root] > rim[root])
             st->far[w] = st->thin[w] = 1;
     }
 done:

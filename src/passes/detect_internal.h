@@ -101,9 +101,11 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
  * cross-section, less skin enclosed by a body shell (mostly round bones)
  * and thin strands on one; then tb__envelope_far. Reads wdist, shell,
  * shell_total_pre, g, segs; allocates mpos, mrad, thin.
- * holes: a patch of fewer than min_vertices non-far vertices surrounded by
- * far skin, short of a whole shell, is far (and thin where its far
- * neighbours are). Reads g, shell, shell_total_pre, thin.
+ * holes: a patch of fewer than min_vertices non-far vertices (joined by
+ * non-far edges) more than half of whose edges into far skin reach thin
+ * skin (a tip's pole) is far and thin, every vertex of it; a patch in far
+ * skin round a bone, or a whole shell (no edge into far skin), is not.
+ * Reads g, far, thin.
  * far parts: comp_uf joins far skin along far-far edges, but on a body
  * shell thin and not-thin far skin apart; a part under min_vertices joins
  * the far part it touches; far vertices' roots compressed. comp_uf: each
