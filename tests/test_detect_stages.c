@@ -742,16 +742,29 @@ static void holes_small_patches_in_far_skin_are_far(void **state)
 {
     (void)state;
     tiny *t = tiny_new();
-    float c[3] = {0, 1.0f, 0}, c2[3] = {0.5f, 1.0f, 0}, c3[3] = {-0.5f, 1.0f, 0}, c4[3] = {0, 1.5f, 0};
+    float c[3] = {0, 1.0f, 0}, c2[3] = {0.5f, 1.0f, 0}, c3[3] = {-0.5f, 1.0f, 0}, c4[3] = {0, 1.5f, 0},
+          c5[3] = {0.25f, 1.0f, 0}, c6[3] = {-0.25f, 1.0f, 0};
     /* a far tube off the bone, a vertex of its last ring not far: the pole
      * of a tip, whose ray ran along the tail */
     uint32_t a = tube(t, c, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
     t->far[a + 33] = t->thin[a + 33] = 0;
-    /* the same where the far skin round it is not off the bone */
+    /* the same where the far skin round it is not off the bone (the body's
+     * own far skin, clothing): no pole, left as it is */
     uint32_t b = tube(t, c2, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
     for (int i = 0; i < 6; i++)
         mark_ring(t, b, 6, i, 1, 0);
     t->far[b + 33] = 0;
+    /* a pole of seven: the tip's last ring and one vertex of the ring before
+     * (the patch's least id, its root), the vertex of the last ring next to
+     * that one touching no far skin at all */
+    uint32_t p = tube(t, c5, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    mark_ring(t, p, 6, 5, 0, 0);
+    t->far[p + 26] = t->thin[p + 26] = 0;
+    /* a pole of two, three of its four edges into far skin reaching off-bone
+     * skin (the fourth a scrap of the tip that is not): a hole */
+    uint32_t q = tube(t, c6, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    t->far[q + 33] = t->thin[q + 33] = t->far[q + 34] = t->thin[q + 34] = 0;
+    t->thin[q + 27] = 0;
     /* a patch of 12 (three rings) is no hole */
     uint32_t d = tube(t, c3, 2, -0.2f, -0.5f, 6, 4, 0.02f, 0, 6.2831853f);
     for (int i = 3; i < 6; i++)
@@ -767,8 +780,12 @@ static void holes_small_patches_in_far_skin_are_far(void **state)
     for (uint32_t k = 0; k < 36; k++) {
         assert_int_equal(st->far[a + k], 1);
         assert_int_equal(st->thin[a + k], 1); /* off the bone as what surrounds it */
-        assert_int_equal(st->far[b + k], 1);
+        assert_int_equal(st->far[b + k], k != 33);
         assert_int_equal(st->thin[b + k], 0);
+        assert_int_equal(st->far[p + k], 1); /* every vertex of the pole, not only its root */
+        assert_int_equal(st->thin[p + k], 1);
+        assert_int_equal(st->far[q + k], 1);
+        assert_int_equal(st->thin[q + k], k != 27);
     }
     for (uint32_t k = 0; k < 24; k++)
         assert_int_equal(st->far[d + k], k < 12);

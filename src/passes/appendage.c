@@ -1303,17 +1303,27 @@ static tb_result tb__prep_areas(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* Prepare: holes: a patch of fewer than min_vertices non-far
- * vertices wholly surrounded by far skin (the pole of a tail's tip, whose
- * ray runs along the tail) is part of what surrounds it */
+/* Prepare: holes. The pole of a tail's tip, whose ray runs along the tail,
+ * reads as skin round a bone and is left near while the tail round it is
+ * far. A patch of non-far skin (joined by non-far edges) has only far skin
+ * round it: every neighbour outside it is far, by construction. The pole
+ * of a tip is surrounded by the tail's off-bone skin, so a patch of fewer
+ * than min_vertices vertices is a hole when more than half of its edges
+ * into far skin reach off-bone skin; every vertex of it becomes far and off
+ * the bone. A patch in far skin round a bone (the body's own far skin,
+ * clothing, armour) is no pole and stays as it is: body skin, which the
+ * merge's layer rule measures gaps to (docs/detection.md, *Holes: every
+ * vertex of a pole, and only a pole*); a patch that is a whole shell has
+ * no edge into far skin and is no hole either. */
 tb_result tb__prep_holes(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
-    if (!uf || !cnt) {
-        free(uf);
-        free(cnt);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    uint32_t *rim = calloc(nw ? nw : 1, sizeof *rim), *rim_off = calloc(nw ? nw : 1, sizeof *rim_off);
+    tb_result r = TB_OK;
+    if (!uf || !cnt || !rim || !rim_off) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     for (size_t w = 0; w < nw; w++)
         uf[w] = (uint32_t)w;
@@ -1321,27 +1331,34 @@ tb_result tb__prep_holes(tb__state *st, tb_error *err)
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
             if (!st->far[w] && !st->far[st->g.adj[e]])
                 tb__unite(uf, (uint32_t)w, st->g.adj[e]);
-    for (size_t w = 0; w < nw; w++)
-        if (!st->far[w])
-            cnt[tb__find(uf, (uint32_t)w)]++;
-    for (size_t w = 0; w < nw; w++) /* roots first: far[] is read by the test below */
-        uf[w] = tb__find(uf, (uint32_t)w);
+    /* per patch (at its root): its size, its edges into far skin and how
+     * many of those reach off-bone skin */
     for (size_t w = 0; w < nw; w++) {
-        uint32_t root = uf[w];
-        /* a patch that is a whole shell of its own is no hole */
-        if (!st->far[w] && cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]])
-            cnt[w] |= 0x80000000u; /* mark, read below */
-    }
-    for (size_t w = 0; w < nw; w++)
-        if (cnt[w] & 0x80000000u) {
-            st->far[w] = 1;
-            /* and off the bone when what surrounds it is */
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
-                st->thin[w] |= st->thin[st->g.adj[e]] && !(cnt[st->g.adj[e]] & 0x80000000u);
+        if (st->far[w])
+            continue;
+        uint32_t root = tb__find(uf, (uint32_t)w);
+        cnt[root]++;
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            rim[root] += st->far[o];
+            rim_off[root] += st->far[o] && st->thin[o];
         }
+    }
+    /* far[] changes below only for patch vertices, each read once: the
+     * counts above are per root and fixed */
+    for (size_t w = 0; w < nw; w++) {
+        if (st->far[w])
+            continue;
+        uint32_t root = tb__find(uf, (uint32_t)w);
+        if (cnt[root] < (uint32_t)st->d.min_vertices && 2 * (uint64_t)rim_off[root] > rim[root])
+            st->far[w] = st->thin[w] = 1;
+    }
+done:
     free(uf);
     free(cnt);
-    return TB_OK;
+    free(rim);
+    free(rim_off);
+    return r;
 }
 
 /* Prepare: the far set's parts (far-far edges, union-find), each

@@ -105,9 +105,11 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
  * (body_shell[shell root] != 0) a thin vertex stays thin only when it or a
  * neighbour over g is a core (thin, every neighbour thin); elsewhere thin
  * is kept. Reads g, shell; writes thin.
- * holes: a patch of fewer than min_vertices non-far vertices surrounded by
- * far skin, short of a whole shell, is far (and thin where its far
- * neighbours are). Reads g, shell, shell_total_pre, thin.
+ * holes: a patch of fewer than min_vertices non-far vertices (joined by
+ * non-far edges) more than half of whose edges into far skin reach thin
+ * skin (a tip's pole) is far and thin, every vertex of it; a patch in far
+ * skin round a bone, or a whole shell (no edge into far skin), is not.
+ * Reads g, far, thin.
  * far parts: comp_uf joins far skin along far-far edges, but on a body
  * shell thin and not-thin far skin apart; a part under min_vertices joins
  * the far part it touches; far vertices' roots compressed. comp_uf: each
