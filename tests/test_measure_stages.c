@@ -93,10 +93,10 @@ static strip *strip_new(void)
     return s;
 }
 
-enum { TO_SETUP, TO_TAIL, TO_GROUPS, TO_ENDS };
+enum { TO_SETUP, TO_TAIL, TO_GROUPS, TO_ENDS, TO_ALIKE };
 
 /* A prep as tb_measure_prepare makes it: setup, then the stages up to
- * `upto` (tail, groups, ends), each called alone. */
+ * `upto` (tail, groups, ends, alike), each called alone. */
 static tb_measure_prep *prep_to(const strip *s, tb_measure_desc *d, int upto)
 {
     *d = tb_measure_desc_defaults(d);
@@ -120,6 +120,8 @@ static tb_measure_prep *prep_to(const strip *s, tb_measure_desc *d, int upto)
         tb__prep_groups(p, d);
     if (upto >= TO_ENDS)
         tb__prep_ends(p);
+    if (upto >= TO_ALIKE) /* where the tip is skinned; alike vertices merged when most are (none here) */
+        tb__prep_alike(p);
     return p;
 }
 
@@ -256,7 +258,7 @@ static void runs_of_the_vertices_the_edges_use(void **state)
     strip *s = strip_new();
     tb_measure_desc d;
     memset(&d, 0, sizeof d);
-    tb_measure_prep *p = prep_to(s, &d, TO_ENDS);
+    tb_measure_prep *p = prep_to(s, &d, TO_ALIKE);
     tb_error err;
     assert_int_equal(tb__prep_runs(p, &err), TB_OK);
     /* 0…7 used (the zero-length edge is not measured: 8 is not): 8 of 16,
@@ -269,7 +271,7 @@ static void runs_of_the_vertices_the_edges_use(void **state)
     s->edges[s->ne++] = (uint64_t)1 << 32 | 2;
     s->edges[s->ne++] = (uint64_t)5 << 32 | 6;
     memset(&d, 0, sizeof d);
-    p = prep_to(s, &d, TO_ENDS);
+    p = prep_to(s, &d, TO_ALIKE);
     assert_int_equal(tb__prep_runs(p, &err), TB_OK);
     assert_non_null(p->runs);
     assert_int_equal(p->nruns, 2);
@@ -281,7 +283,7 @@ static void runs_of_the_vertices_the_edges_use(void **state)
 
     /* made for positions_out: every vertex, always */
     memset(&d, 0, sizeof d);
-    p = prep_to(s, &d, TO_ENDS);
+    p = prep_to(s, &d, TO_ALIKE);
     p->for_positions = 1;
     assert_int_equal(tb__prep_runs(p, &err), TB_OK);
     assert_null(p->runs);
