@@ -2200,7 +2200,6 @@ done:
  * coat, a belt, a plate around the pelvis, a limb's own skin). */
 typedef struct tb__shape {
     float c[3], axis[3], extent, elong, flat, rad;
-    float normal[3];  /* the least axis of its spread: a flat piece's normal */
     int wraps;
     size_t thin;      /* vertices whose cross-section holds no bone */
 } tb__shape;
@@ -2347,15 +2346,8 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
         for (int a = 0; a < 3; a++)
             v[a] = w[a] / l;
     }
-    double ev[3], flip[3][3], nev[3], nrm[3];
+    double ev[3];
     tb__eig3(cov, ev, NULL);
-    /* the least axis: the greatest of tr(C) I - C */
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            flip[a][b] = (a == b ? cov[0][0] + cov[1][1] + cov[2][2] : 0) - cov[a][b];
-    tb__eig3(flip, nev, nrm);
-    for (int a = 0; a < 3; a++)
-        sh->normal[a] = (float)nrm[a];
     sh->elong = ev[1] > 0 ? (float)sqrt(ev[0] / ev[1]) : 1e3f;
     sh->flat = ev[2] > 0 ? (float)sqrt(ev[1] / ev[2]) : 1e3f;
     float lo = INFINITY, hi = -INFINITY;
@@ -2974,47 +2966,40 @@ static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta,
 }
 
 /* Alike in size, as pieces of one row are (a pouch is no vertebra of a
- * tail, nor a bolt's flat head a bead): the longer extent within 3× the
- * shorter, and the thicker piece's typical half-thickness (its median
- * local radius, tb__comp_shape) within 3× the thinner's: neighbours along
- * a tapering tail differ by far less. A piece with no half-thickness (no
- * ray of it hit its own far side: an open card) is not compared by it. */
-int tb__row_alike(float extent_a, float extent_b, float rad_a, float rad_b)
+ * tail, nor a bolt's head a bead): the longer extent within 3× the
+ * shorter and, where both pieces are round in section (flatness < 2: a
+ * tube, a bead, a rod), the thicker one's typical half-thickness (its
+ * median local radius, tb__comp_shape) within 3× the thinner's: as alike
+ * across as along; neighbours along a tapering tail differ by far less.
+ * A flat piece's half-thickness is its plate's, not its size across (a
+ * spiny vertebra, a scale), and a piece with none (no ray hit its far
+ * side: an open card) is not compared by it. */
+int tb__row_alike(float extent_a, float extent_b, float rad_a, float rad_b, float flat_a, float flat_b)
 {
     float shorter = extent_a < extent_b ? extent_a : extent_b, longer = extent_a < extent_b ? extent_b : extent_a;
     float thin = rad_a < rad_b ? rad_a : rad_b, thick = rad_a < rad_b ? rad_b : rad_a;
-    return longer <= 3 * shorter && (!(thin > 0) || thick <= 3 * thin);
-}
-
-/* Lined up, seen from one piece (the row rule): d (length dl > 0), from
- * its centre to the other's, runs along its own direction within
- * ~45° (cos >= 0.7). An elongated piece's direction is its long axis; a
- * round one (elongation < 1.4) that is not flat (a bead) has none and
- * lines up any way; a round flat one (a disc, a plate: flatness >= 2) has
- * no long axis, its spread in its plane being even, and stacks only along
- * its normal (the least axis), as coins or vertebral discs do — a buckle
- * lying flat on the body beside a tail's first piece is no disc of it. */
-int tb__row_lined(float elong, float flat, const float axis[3], const float normal[3], const float d[3], float dl)
-{
-    const float *own = elong >= 1.4f ? axis : flat >= 2 ? normal : NULL;
-    return !own || fabsf(d[0] * own[0] + d[1] * own[1] + d[2] * own[2]) / dl >= 0.7f;
+    int sections = flat_a < 2 && flat_b < 2 && thin > 0;
+    return longer <= 3 * shorter && (!sections || thick <= 3 * thin);
 }
 
 /* The row rule: pieces of one row are alike in size (tb__row_alike), their
- * gap is small against the shorter, and they lie end to end: each lined up
- * with the other (tb__row_lined). */
+ * gap is small against the shorter, and they lie end to end: the gap runs
+ * along the axis of each elongated piece. */
 static int tb__merge_in_row(const tb__merge *M, uint32_t pa, uint32_t pb, float gap)
 {
     const tb__shape *sa = &M->sh[pa], *sb = &M->sh[pb];
     float shorter = sa->extent < sb->extent ? sa->extent : sb->extent;
-    if (!(gap <= M->st->d.row_gap * shorter) || !tb__row_alike(sa->extent, sb->extent, sa->rad, sb->rad))
+    if (!(gap <= M->st->d.row_gap * shorter) ||
+        !tb__row_alike(sa->extent, sb->extent, sa->rad, sb->rad, sa->flat, sb->flat))
         return 0;
-    float d[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
-    float dl = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    if (!(dl > 0))
-        return 1; /* one centre: no direction to test */
-    return tb__row_lined(sa->elong, sa->flat, sa->axis, sa->normal, d, dl) &&
-           tb__row_lined(sb->elong, sb->flat, sb->axis, sb->normal, d, dl);
+    float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
+    float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);
+    float ca = dl > 0 ? fabsf(dcv[0] * sa->axis[0] + dcv[1] * sa->axis[1] + dcv[2] * sa->axis[2]) / dl : 1;
+    float cb = dl > 0 ? fabsf(dcv[0] * sb->axis[0] + dcv[1] * sb->axis[1] + dcv[2] * sb->axis[2]) / dl : 1;
+    /* a round piece (a bead) has no direction of its own; a flat one
+     * (a plate) is no bead */
+    int ra = sa->elong < 1.4f && sa->flat < 2, rb = sb->elong < 1.4f && sb->flat < 2;
+    return (ra || ca >= 0.7f) && (rb || cb >= 0.7f);
 }
 
 /* Whether components pa and pb join, from their reduced record: nothing
