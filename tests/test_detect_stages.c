@@ -434,15 +434,67 @@ static int group_of(const tb__state *st, uint32_t w)
     return -1;
 }
 
-/* Pieces, then the merge; whether the two pieces holding a and b are one group. */
-static int joined(tiny *t, uint32_t a, uint32_t b)
+/* Pieces, then the merge, on a finished state; whether the two pieces
+ * holding a and b are one group. */
+static int joined_finished(tiny *t, uint32_t a, uint32_t b)
 {
-    tiny_finish(t);
     tb_error err;
     assert_int_equal(tb__detect_components(&t->st, &err), TB_OK);
     assert_int_equal(tb__detect_merge(&t->st, &err), TB_OK);
     assert_int_equal(t->st.ncomp, 2);
     return group_of(&t->st, a) == group_of(&t->st, b);
+}
+
+/* Pieces, then the merge; whether the two pieces holding a and b are one group. */
+static int joined(tiny *t, uint32_t a, uint32_t b)
+{
+    tiny_finish(t);
+    return joined_finished(t, a, b);
+}
+
+/* After tiny_finish: the local thickness the thickness pass would give a
+ * tube along Z round (x, y) of radius r (its n vertices from first): the
+ * medial point on the axis, the radius r. */
+static void medial_z(tiny *t, uint32_t first, uint32_t n, float x, float y, float r)
+{
+    for (uint32_t v = first; v < first + n; v++) {
+        t->st.mpos[v * 3] = x, t->st.mpos[v * 3 + 1] = y, t->st.mpos[v * 3 + 2] = t->pos[v * 3 + 2];
+        t->st.mrad[v] = r;
+    }
+}
+
+/* A tail piece (radius 0.01) and, in line behind it across a short gap, a
+ * tube as long of radius t_r (both round in section): one row when alike
+ * in thickness too (the rule's 3×), apart when much thinner. */
+static int row_with_thickness(float t_r)
+{
+    tiny *t = tiny_new();
+    float c[3] = {0, 1.0f, 0};
+    uint32_t a = tube(t, c, 2, -0.15f, -0.25f, 6, 4, 0.01f, 0, 6.2831853f);
+    uint32_t b = tube(t, c, 2, -0.28f, -0.38f, 6, 4, t_r, 0, 6.2831853f);
+    tiny_finish(t);
+    medial_z(t, a, 24, 0, 1.0f, 0.01f);
+    medial_z(t, b, 24, 0, 1.0f, t_r);
+    int j = joined_finished(t, a, b);
+    tiny_free(t);
+    return j;
+}
+
+static void grouping_row_pieces_are_alike_in_thickness(void **state)
+{
+    (void)state;
+    assert_true(row_with_thickness(0.006f)); /* 1.7× thinner: a tapering tail */
+    assert_false(row_with_thickness(0.0025f)); /* 4× thinner */
+    /* the rule itself: extents within 3×; half-thicknesses within 3× where
+     * both pieces are round in section (flatness < 2); a flat piece's (a
+     * plate's thickness, a spiny vertebra's) and an unknown one (0: an open
+     * card) not compared */
+    assert_true(tb__row_alike(0.1f, 0.05f, 0.01f, 0.004f, 1.0f, 1.2f));
+    assert_false(tb__row_alike(0.1f, 0.03f, 0.01f, 0.01f, 1.0f, 1.0f));
+    assert_false(tb__row_alike(0.1f, 0.1f, 0.01f, 0.003f, 1.0f, 1.5f));
+    assert_true(tb__row_alike(0.1f, 0.1f, 0.01f, 0.003f, 1.0f, 4.5f));
+    assert_true(tb__row_alike(0.1f, 0.1f, 0.01f, 0, 1.0f, 1.0f));
+    assert_true(tb__row_alike(0.1f, 0.1f, 0, 0, 1.0f, 1.0f));
 }
 
 /* Two pieces of a tail behind the hips, along -Z: 0.1 long, 0.02 thick. */
@@ -1342,6 +1394,7 @@ int main(void)
         cmocka_unit_test(grouping_keeps_a_long_gap_apart),
         cmocka_unit_test(grouping_keeps_pieces_off_the_line_apart),
         cmocka_unit_test(grouping_never_joins_a_shell_round_a_bone),
+        cmocka_unit_test(grouping_row_pieces_are_alike_in_thickness),
         cmocka_unit_test(measures_of_a_straight_tube),
         cmocka_unit_test(thickness_samples_one_per_shell_and_cell),
         cmocka_unit_test(far_by_thickness_thin_tube_beside_a_thick_one),

@@ -3178,15 +3178,32 @@ static int tb__merge_layer_along(tb__merge *M, uint32_t pa, uint32_t pb, int ta,
     return along_a || along_b;
 }
 
-/* The row rule: pieces of one row are alike in size (a pouch is no
- * vertebra of a tail), their gap is small against the shorter, and they lie
- * end to end: the gap runs along the axis of each elongated piece. */
+/* Alike in size, as pieces of one row are (a pouch is no vertebra of a
+ * tail, nor a bolt's head a bead): the longer extent within 3× the
+ * shorter and, where both pieces are round in section (flatness < 2: a
+ * tube, a bead, a rod), the thicker one's typical half-thickness (its
+ * median local radius, tb__comp_shape) within 3× the thinner's: as alike
+ * across as along; neighbours along a tapering tail differ by far less.
+ * A flat piece's half-thickness is its plate's, not its size across (a
+ * spiny vertebra, a scale), and a piece with none (no ray hit its far
+ * side: an open card) is not compared by it. */
+int tb__row_alike(float extent_a, float extent_b, float rad_a, float rad_b, float flat_a, float flat_b)
+{
+    float shorter = extent_a < extent_b ? extent_a : extent_b, longer = extent_a < extent_b ? extent_b : extent_a;
+    float thin = rad_a < rad_b ? rad_a : rad_b, thick = rad_a < rad_b ? rad_b : rad_a;
+    int sections = flat_a < 2 && flat_b < 2 && thin > 0;
+    return longer <= 3 * shorter && (!sections || thick <= 3 * thin);
+}
+
+/* The row rule: pieces of one row are alike in size (tb__row_alike), their
+ * gap is small against the shorter, and they lie end to end: the gap runs
+ * along the axis of each elongated piece. */
 static int tb__merge_in_row(const tb__merge *M, uint32_t pa, uint32_t pb, float gap)
 {
     const tb__shape *sa = &M->sh[pa], *sb = &M->sh[pb];
-    float shorter = sa->extent < sb->extent ? sa->extent : sb->extent,
-          longer = sa->extent < sb->extent ? sb->extent : sa->extent;
-    if (!(gap <= M->st->d.row_gap * shorter && longer <= 3 * shorter))
+    float shorter = sa->extent < sb->extent ? sa->extent : sb->extent;
+    if (!(gap <= M->st->d.row_gap * shorter) ||
+        !tb__row_alike(sa->extent, sb->extent, sa->rad, sb->rad, sa->flat, sb->flat))
         return 0;
     float dcv[3] = {sb->c[0] - sa->c[0], sb->c[1] - sa->c[1], sb->c[2] - sa->c[2]};
     float dl = sqrtf(dcv[0] * dcv[0] + dcv[1] * dcv[1] + dcv[2] * dcv[2]);

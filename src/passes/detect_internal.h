@@ -141,6 +141,8 @@ void tb__copy_name(char *dst, size_t cap, const char *s);
 float tb__kth_float(float *a, size_t n, size_t k);
 int tb__attach_joint(const tb__state *st, const float p[3]);
 int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n);
+/* the row rule's "alike in size" (extents, typical half-thicknesses, flatnesses): 1 alike */
+int tb__row_alike(float extent_a, float extent_b, float rad_a, float rad_b, float flat_a, float flat_b);
 tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, tb__graph *out,
                       tb_error *err);
 int tb__chain_joints(const tb__state *st, const uint32_t *wv, size_t n, const float *g, float L, int K,
