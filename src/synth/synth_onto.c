@@ -882,6 +882,16 @@ static int fx__centre_line(fx_build *bd, int welded)
     return attach;
 }
 
+/* A ring on the line at arc s, between samples i − 1 and i. */
+static void fx__ring_at(const fx_build *bd, const fx_line *ln, int i, float s, float scale, tbs_ring *ring)
+{
+    float t = (s - ln->s[i - 1]) / (ln->s[i] - ln->s[i - 1]);
+    for (int k = 0; k < 3; k++)
+        ring->c[k] = ln->p[i - 1][k] + t * (ln->p[i][k] - ln->p[i - 1][k]);
+    ring->ra = ring->rb = fx__tail_radius(bd, s) * scale;
+    ring->bow = 0;
+}
+
 /* A tube along the centre line from arc s0 to s1 (the whole tail, or one
  * piece): rings every line sample, radius scale `scale`, pole caps. */
 static size_t fx__tube(fx_build *bd, tbs_mesh *me, float s0, float s1, int segs, float scale, float noise,
@@ -890,9 +900,14 @@ static size_t fx__tube(fx_build *bd, tbs_mesh *me, float s0, float s1, int segs,
     const fx_line *ln = &bd->line;
     tbs_ring rings[FX_MAX_CL + 2];
     int n = 0;
+    /* varied pieces end where they are drawn: a ring at s0 and at s1 on the
+     * line between its samples (the fixed fixtures keep their sampled ends) */
+    int ends = bd->varied && noise == 0;
     for (int i = 0; i < ln->n; i++) {
         if (ln->s[i] < s0 - 1e-6f || ln->s[i] > s1 + 1e-6f)
             continue;
+        if (ends && n == 0 && i > 0 && ln->s[i] > s0 + 1e-6f)
+            fx__ring_at(bd, ln, i, s0, scale, &rings[n++]);
         memcpy(rings[n].c, ln->p[i], sizeof rings[n].c);
         float r = fx__tail_radius(bd, ln->s[i]) * scale;
         if (noise > 0)
@@ -900,6 +915,8 @@ static size_t fx__tube(fx_build *bd, tbs_mesh *me, float s0, float s1, int segs,
         rings[n].ra = rings[n].rb = r;
         rings[n].bow = 0;
         n++;
+        if (ends && i + 1 < ln->n && ln->s[i + 1] > s1 + 1e-6f && ln->s[i] < s1 - 1e-6f)
+            fx__ring_at(bd, ln, i + 1, s1, scale, &rings[n++]);
     }
     if (n < 2)
         return me->n;
