@@ -346,6 +346,27 @@ typedef struct short_fixture {
 } short_fixture;
 
 static const short_fixture known_short[] = {
+    /* varied proportions (TB_FIXTURE_VARY=1; CTest runs seeds 3, 4, 10),
+     * docs/detection.md "Varied proportions": */
+    /* a thin tail (radius 0.65x) hung 0.005 H off the Soldier's trousers,
+     * whose pouch pokes into it: mid-tail skin reads on-bone, the collar
+     * reaches mid-tail, L halves and the sections read flat (a sheet) */
+    {"Soldier", "hang_welded_nearest", 10, 1},
+    /* a long tail beside the robot's leg: its tip hangs beside the foot
+     * within the leg's envelope and stays near (a non-far cap of 13-16
+     * vertices, more than a hole), so the collar holds both ends */
+    {"Robot", "beside_welded_leg", 3, 1},
+    {"Robot", "beside_welded_leg", 10, 1},
+    /* the same long, thin (0.65x) tail as a separate shell: found whole,
+     * but its length reads 0.0127 of 0.0216 and its sections flat (a
+     * sheet); not traced further */
+    {"Robot", "beside_shell_leg", 10, 1},
+    /* a flat 16-vertex piece of the Soldier's gear joins the first tail
+     * piece (24 vertices changed outside) */
+    {"Soldier", "back_pieces_hips", 3, 1},
+    {"Soldier", "back_pieces_hips", 10, 1},
+    /* a wide fur (1.4x) over the robot's hanging tail: untouched */
+    {"Robot", "hang_fur_hips", 4, 1},
     {NULL, NULL, 0, 0},
 };
 
