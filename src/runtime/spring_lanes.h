@@ -78,9 +78,24 @@ TB__VI tb__vf tb__vs(float x)
     return r;
 }
 
+/* a where m (all ones), b where not (all zeros): one blend instruction
+ * where the target has one (AVX-512: on the compare's mask register;
+ * AVX, SSE4.1: on the mask's sign bits), the bitwise select elsewhere. */
 TB__VI tb__vf tb__vsel(tb__vi m, tb__vf a, tb__vf b)
 {
+#if TB__LANES == 16 && defined(__AVX512DQ__)
+    return (tb__vf)_mm512_mask_blend_ps(_mm512_movepi32_mask((__m512i)m), (__m512)b, (__m512)a);
+#elif TB__LANES == 8 && defined(__AVX512DQ__) && defined(__AVX512VL__)
+    return (tb__vf)_mm256_mask_blend_ps(_mm256_movepi32_mask((__m256i)m), (__m256)b, (__m256)a);
+#elif TB__LANES == 4 && defined(__AVX512DQ__) && defined(__AVX512VL__)
+    return (tb__vf)_mm_mask_blend_ps(_mm_movepi32_mask((__m128i)m), (__m128)b, (__m128)a);
+#elif TB__LANES == 8 && defined(__AVX__)
+    return (tb__vf)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)m);
+#elif TB__LANES == 4 && defined(__SSE4_1__)
+    return (tb__vf)_mm_blendv_ps((__m128)b, (__m128)a, (__m128)m);
+#else
     return (tb__vf)(((tb__vi)a & m) | ((tb__vi)b & ~m));
+#endif
 }
 
 TB__VI tb__v3v tb__v3sel(tb__vi m, tb__v3v a, tb__v3v b)
@@ -338,15 +353,21 @@ TB__VI void tb__rows_out(const tb__vf *in, float *const *rows)
 /* One link of every chain of a block, in lanes. */
 typedef struct tb__lane_link {
     /* Constants (tb__link). */
-    tb__v3v t, sc, r;
+    tb__v3v t, sc;
     tb__qv A, qhat;
     tb__vf lambda, sigma, omega2, damp;
+#ifdef TB__FAST
     /* The approximate step's link frames (tb__bend): t and r turned by A
-     * into the hips frame, once per frame. */
+     * into the hips frame, once, when the links are gathered. */
     tb__v3v At, Ar;
-    /* State. */
+#else
+    tb__v3v r;
+#endif
+    /* State. bend_old: the bend each link's coupling reads (the last
+     * sub-step's; the walk writes a link's new bend there once every
+     * link's coupling target has been taken from the old ones). */
     tb__v3v p, v;
-    tb__qv q, bend, bend_old;
+    tb__qv q, bend_old;
     tb__v3v head, target;
     tb__vf length;
     tb__vi contact;
@@ -785,7 +806,7 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         const tb__qv lq = tb__qnorm(tb__qmul(s, l->qhat));
         l->q = lq;
 #endif
-        l->bend = q;
+        l->bend_old = q; /* the targets (bar) are taken: tb__lanes_pass's head */
         if (last) { /* read only after the frame's last sub-step */
             l->head = hd;
             l->target = T;
@@ -803,8 +824,6 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
 #endif
         Ps = Ps * l->sigma;
     }
-    for (int i = 0; i < n; i++)
-        L[i].bend_old = L[i].bend;
 }
 
 #undef TB__M_UNIT_GT
@@ -999,7 +1018,7 @@ TB__VI void tb__gather(const tb__bucket *b, int n, tb__lane_link *L)
         for (int k = 0; k < TB__LANES; k++)
             rows[k] += TB__RUN_R - TB__RUN_T;
         tb__rows_in(rows, w); /* r, A, qhat, omega2, damp, p */
-        x->r = (tb__v3v){w[0], w[1], w[2]};
+        const tb__v3v r = {w[0], w[1], w[2]};
         x->A = (tb__qv){w[3], w[4], w[5], w[6]};
         x->qhat = (tb__qv){w[7], w[8], w[9], w[10]};
         x->omega2 = w[11];
@@ -1010,11 +1029,12 @@ TB__VI void tb__gather(const tb__bucket *b, int n, tb__lane_link *L)
         tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
         x->v = (tb__v3v){w[0], w[1], w[2]};
         x->q = (tb__qv){w[3], w[4], w[5], w[6]};
-        x->bend = (tb__qv){w[7], w[8], w[9], w[10]};
-        x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
+        x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]}; /* the walk overwrites bend */
 #ifdef TB__FAST
         x->At = tb__qrot(x->A, x->t);
-        x->Ar = tb__qrot(x->A, x->r);
+        x->Ar = tb__qrot(x->A, r);
+#else
+        x->r = r;
 #endif
     }
 }
@@ -1073,13 +1093,14 @@ TB__VI void tb__scatter(const tb__bucket *b, int n, const tb__lane_link *L)
         for (int k = 0; k < TB__LANES; k++)
             rows[k] = k < b->count ? (float *)&b->e[k].links[i] + TB__RUN_P : NULL;
         const tb__vf w1[16] = {x->p.x, x->p.y, x->p.z, x->v.x, x->v.y, x->v.z,
-                               x->q.x, x->q.y, x->q.z, x->q.w, x->bend.x, x->bend.y,
-                               x->bend.z, x->bend.w, x->bend.x, x->bend.y};
+                               x->q.x, x->q.y, x->q.z, x->q.w, x->bend_old.x, x->bend_old.y,
+                               x->bend_old.z, x->bend_old.w, x->bend_old.x, x->bend_old.y};
         tb__rows_out(w1, rows);
         for (int k = 0; k < b->count; k++)
             rows[k] += TB__RUN_BEND - TB__RUN_P;
-        const tb__vf w2[16] = {x->bend.x, x->bend.y, x->bend.z, x->bend.w, x->bend.x,
-                               x->bend.y, x->bend.z, x->bend.w, x->head.x, x->head.y,
+        const tb__vf w2[16] = {x->bend_old.x, x->bend_old.y, x->bend_old.z, x->bend_old.w,
+                               x->bend_old.x, x->bend_old.y, x->bend_old.z, x->bend_old.w,
+                               x->head.x, x->head.y,
                                x->head.z, x->target.x, x->target.y, x->target.z,
                                x->length, (tb__vf)(x->contact & 1)};
         tb__rows_out(w2, rows);
@@ -1122,8 +1143,10 @@ static inline __attribute__((always_inline)) void tb__crowd_body(const tb__bucke
     tb__lanes_outputs(b, n, L, C);
 }
 
+#ifdef TB__FAST
 _Static_assert(sizeof(tb__lane_link) == TB__LANE_LINK_VECS * 4 * TB__LANES,
                "TB__LANE_LINK_VECS: the vectors of a tb__lane_link");
+#endif
 _Static_assert(sizeof(tb__lane_chain) == TB__LANE_CHAIN_VECS * 4 * TB__LANES,
                "TB__LANE_CHAIN_VECS: the vectors of a tb__lane_chain");
 
