@@ -46,6 +46,7 @@
 #define tb__lanes_outputs TB__SUFFIX(tb__lanes_outputs)
 #define tb__vrsqrt TB__SUFFIX(tb__vrsqrt)
 #define tb__fnorm TB__SUFFIX(tb__fnorm)
+#define tb__flen TB__SUFFIX(tb__flen)
 #define tb__fsqrt TB__SUFFIX(tb__fsqrt)
 #define tb__fswing TB__SUFFIX(tb__fswing)
 #define tb__fslerp TB__SUFFIX(tb__fslerp)
@@ -448,6 +449,22 @@ TB__VI tb__vf tb__fnorm(tb__v3v *v)
     return l2;
 }
 
+/* |v| (0 where |v|² is at most 1e-30), v made unit where tb__fnorm
+ * makes it: tb__fsqrt of tb__fnorm's squared length, with fnorm's
+ * reciprocal root reused (the same estimate of the same value, so the
+ * same bits) instead of a second estimate and Newton step. */
+TB__VI tb__vf tb__flen(tb__v3v *v)
+{
+    const tb__vf l2 = tb__dot(*v, *v);
+    const tb__vi pos = l2 > tb__vs(1e-36f);
+    const tb__vf y = tb__vrsqrt(tb__vsel(pos, l2, tb__vs(1.0f)));
+    const tb__vf inv = tb__vsel(pos, y, tb__vs(1.0f));
+    v->x *= inv;
+    v->y *= inv;
+    v->z *= inv;
+    return tb__vsel(l2 > tb__vs(1e-30f), l2 * y, tb__vs(0.0f));
+}
+
 /* a q a⁻¹ for a unit a: q's vector part turned by a, w kept. */
 TB__VI tb__qv tb__fconj(tb__qv a, tb__qv q)
 {
@@ -567,7 +584,7 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
 #define TB__M_UNIT_GT(v, thr) (tb__fnorm(v) > (thr) * (thr))
 #define TB__M_TINY tb__vs(1e-18f) /* |v| > 0, as fnorm sees it */
 #define TB__M_NORM(v) ((void)tb__fnorm(v))
-#define TB__M_LEN(v) tb__fsqrt(tb__fnorm(v)) /* |v|, v made unit */
+#define TB__M_LEN(v) tb__flen(v)             /* |v|, v made unit */
 #define TB__M_SQRT0(x) tb__fsqrt(x)          /* sqrt(max(x, 0)) */
 #define TB__M_DIV(x, y, inv_y) ((x) * (inv_y))
 #define TB__M_MID(a, b) tb__fmid(a, b)
@@ -1189,6 +1206,7 @@ _Static_assert(sizeof(tb__lane_chain) == TB__LANE_CHAIN_VECS * 4 * TB__LANES,
 #undef tb__lanes_outputs
 #undef tb__vrsqrt
 #undef tb__fnorm
+#undef tb__flen
 #undef tb__fsqrt
 #undef tb__fswing
 #undef tb__fslerp
