@@ -156,11 +156,14 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
 
 int tb__frame_approx(const float m[16], tb__frame *f)
 {
-    /* x * 0 is NaN exactly when x is not finite */
-    float nf = 0.0f;
+    /* not finite: every exponent bit set (an integer test, which the
+     * compiler vectorises, instead of a serial sum of x * 0) */
+    uint32_t w[16];
+    memcpy(w, m, sizeof w);
+    uint32_t inf = 0;
     for (int k = 0; k < 16; k++)
-        nf += m[k] * 0.0f;
-    if (nf != 0.0f)
+        inf |= (uint32_t)((w[k] & 0x7f800000u) == 0x7f800000u);
+    if (inf)
         return 0;
     float x[3] = {m[0], m[1], m[2]}, y[3] = {m[4], m[5], m[6]}, z[3] = {m[8], m[9], m[10]};
     const float det = x[0] * (y[1] * z[2] - y[2] * z[1]) + x[1] * (y[2] * z[0] - y[0] * z[2]) +

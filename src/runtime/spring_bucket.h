@@ -40,9 +40,10 @@ _Static_assert(TB__W(A) == TB__W(r) + 3 && TB__W(qhat) == TB__W(A) + 4 &&
 _Static_assert(TB__W(t) + 16 <= sizeof(tb__link) / 4 && TB__W(bend) + 16 <= sizeof(tb__link) / 4,
                "tb__link runs: inside the struct");
 #define TB__LANE_MAX_LINKS 16
-/* The vectors of a tb__lane_link (spring_lanes.h checks it): a crowd's
- * lanes take TB__LANE_LINK_VECS * 4 * lanes bytes per link. */
-#define TB__LANE_LINK_VECS 53
+/* The vectors of the approximate step's tb__lane_link (spring_lanes.h
+ * checks it): a crowd's lanes take TB__LANE_LINK_VECS * 4 * lanes bytes
+ * per link. */
+#define TB__LANE_LINK_VECS 46
 /* The same for a tb__lane_chain (a crowd keeps one per block). */
 #define TB__LANE_CHAIN_VECS 60
 

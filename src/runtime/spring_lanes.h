@@ -46,6 +46,7 @@
 #define tb__lanes_outputs TB__SUFFIX(tb__lanes_outputs)
 #define tb__vrsqrt TB__SUFFIX(tb__vrsqrt)
 #define tb__fnorm TB__SUFFIX(tb__fnorm)
+#define tb__flen TB__SUFFIX(tb__flen)
 #define tb__fsqrt TB__SUFFIX(tb__fsqrt)
 #define tb__fswing TB__SUFFIX(tb__fswing)
 #define tb__fslerp TB__SUFFIX(tb__fslerp)
@@ -78,9 +79,24 @@ TB__VI tb__vf tb__vs(float x)
     return r;
 }
 
+/* a where m (all ones), b where not (all zeros): one blend instruction
+ * where the target has one (AVX-512: on the compare's mask register;
+ * AVX, SSE4.1: on the mask's sign bits), the bitwise select elsewhere. */
 TB__VI tb__vf tb__vsel(tb__vi m, tb__vf a, tb__vf b)
 {
+#if TB__LANES == 16 && defined(__AVX512DQ__)
+    return (tb__vf)_mm512_mask_blend_ps(_mm512_movepi32_mask((__m512i)m), (__m512)b, (__m512)a);
+#elif TB__LANES == 8 && defined(__AVX512DQ__) && defined(__AVX512VL__)
+    return (tb__vf)_mm256_mask_blend_ps(_mm256_movepi32_mask((__m256i)m), (__m256)b, (__m256)a);
+#elif TB__LANES == 4 && defined(__AVX512DQ__) && defined(__AVX512VL__)
+    return (tb__vf)_mm_mask_blend_ps(_mm_movepi32_mask((__m128i)m), (__m128)b, (__m128)a);
+#elif TB__LANES == 8 && defined(__AVX__)
+    return (tb__vf)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)m);
+#elif TB__LANES == 4 && defined(__SSE4_1__)
+    return (tb__vf)_mm_blendv_ps((__m128)b, (__m128)a, (__m128)m);
+#else
     return (tb__vf)(((tb__vi)a & m) | ((tb__vi)b & ~m));
+#endif
 }
 
 TB__VI tb__v3v tb__v3sel(tb__vi m, tb__v3v a, tb__v3v b)
@@ -338,15 +354,21 @@ TB__VI void tb__rows_out(const tb__vf *in, float *const *rows)
 /* One link of every chain of a block, in lanes. */
 typedef struct tb__lane_link {
     /* Constants (tb__link). */
-    tb__v3v t, sc, r;
+    tb__v3v t, sc;
     tb__qv A, qhat;
     tb__vf lambda, sigma, omega2, damp;
+#ifdef TB__FAST
     /* The approximate step's link frames (tb__bend): t and r turned by A
-     * into the hips frame, once per frame. */
+     * into the hips frame, once, when the links are gathered. */
     tb__v3v At, Ar;
-    /* State. */
+#else
+    tb__v3v r;
+#endif
+    /* State. bend_old: the bend each link's coupling reads (the last
+     * sub-step's; the walk writes a link's new bend there once every
+     * link's coupling target has been taken from the old ones). */
     tb__v3v p, v;
-    tb__qv q, bend, bend_old;
+    tb__qv q, bend_old;
     tb__v3v head, target;
     tb__vf length;
     tb__vi contact;
@@ -425,6 +447,22 @@ TB__VI tb__vf tb__fnorm(tb__v3v *v)
     v->y *= inv;
     v->z *= inv;
     return l2;
+}
+
+/* |v| (0 where |v|² is at most 1e-30), v made unit where tb__fnorm
+ * makes it: tb__fsqrt of tb__fnorm's squared length, with fnorm's
+ * reciprocal root reused (the same estimate of the same value, so the
+ * same bits) instead of a second estimate and Newton step. */
+TB__VI tb__vf tb__flen(tb__v3v *v)
+{
+    const tb__vf l2 = tb__dot(*v, *v);
+    const tb__vi pos = l2 > tb__vs(1e-36f);
+    const tb__vf y = tb__vrsqrt(tb__vsel(pos, l2, tb__vs(1.0f)));
+    const tb__vf inv = tb__vsel(pos, y, tb__vs(1.0f));
+    v->x *= inv;
+    v->y *= inv;
+    v->z *= inv;
+    return tb__vsel(l2 > tb__vs(1e-30f), l2 * y, tb__vs(0.0f));
 }
 
 /* a q a⁻¹ for a unit a: q's vector part turned by a, w kept. */
@@ -546,7 +584,7 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
 #define TB__M_UNIT_GT(v, thr) (tb__fnorm(v) > (thr) * (thr))
 #define TB__M_TINY tb__vs(1e-18f) /* |v| > 0, as fnorm sees it */
 #define TB__M_NORM(v) ((void)tb__fnorm(v))
-#define TB__M_LEN(v) tb__fsqrt(tb__fnorm(v)) /* |v|, v made unit */
+#define TB__M_LEN(v) tb__flen(v)             /* |v|, v made unit */
 #define TB__M_SQRT0(x) tb__fsqrt(x)          /* sqrt(max(x, 0)) */
 #define TB__M_DIV(x, y, inv_y) ((x) * (inv_y))
 #define TB__M_MID(a, b) tb__fmid(a, b)
@@ -785,7 +823,7 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
         const tb__qv lq = tb__qnorm(tb__qmul(s, l->qhat));
         l->q = lq;
 #endif
-        l->bend = q;
+        l->bend_old = q; /* the targets (bar) are taken: tb__lanes_pass's head */
         if (last) { /* read only after the frame's last sub-step */
             l->head = hd;
             l->target = T;
@@ -803,8 +841,6 @@ TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb_
 #endif
         Ps = Ps * l->sigma;
     }
-    for (int i = 0; i < n; i++)
-        L[i].bend_old = L[i].bend;
 }
 
 #undef TB__M_UNIT_GT
@@ -999,7 +1035,7 @@ TB__VI void tb__gather(const tb__bucket *b, int n, tb__lane_link *L)
         for (int k = 0; k < TB__LANES; k++)
             rows[k] += TB__RUN_R - TB__RUN_T;
         tb__rows_in(rows, w); /* r, A, qhat, omega2, damp, p */
-        x->r = (tb__v3v){w[0], w[1], w[2]};
+        const tb__v3v r = {w[0], w[1], w[2]};
         x->A = (tb__qv){w[3], w[4], w[5], w[6]};
         x->qhat = (tb__qv){w[7], w[8], w[9], w[10]};
         x->omega2 = w[11];
@@ -1010,11 +1046,12 @@ TB__VI void tb__gather(const tb__bucket *b, int n, tb__lane_link *L)
         tb__rows_in(rows, w); /* v, q, bend, bend_old, ... */
         x->v = (tb__v3v){w[0], w[1], w[2]};
         x->q = (tb__qv){w[3], w[4], w[5], w[6]};
-        x->bend = (tb__qv){w[7], w[8], w[9], w[10]};
-        x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]};
+        x->bend_old = (tb__qv){w[11], w[12], w[13], w[14]}; /* the walk overwrites bend */
 #ifdef TB__FAST
         x->At = tb__qrot(x->A, x->t);
-        x->Ar = tb__qrot(x->A, x->r);
+        x->Ar = tb__qrot(x->A, r);
+#else
+        x->r = r;
 #endif
     }
 }
@@ -1073,13 +1110,14 @@ TB__VI void tb__scatter(const tb__bucket *b, int n, const tb__lane_link *L)
         for (int k = 0; k < TB__LANES; k++)
             rows[k] = k < b->count ? (float *)&b->e[k].links[i] + TB__RUN_P : NULL;
         const tb__vf w1[16] = {x->p.x, x->p.y, x->p.z, x->v.x, x->v.y, x->v.z,
-                               x->q.x, x->q.y, x->q.z, x->q.w, x->bend.x, x->bend.y,
-                               x->bend.z, x->bend.w, x->bend.x, x->bend.y};
+                               x->q.x, x->q.y, x->q.z, x->q.w, x->bend_old.x, x->bend_old.y,
+                               x->bend_old.z, x->bend_old.w, x->bend_old.x, x->bend_old.y};
         tb__rows_out(w1, rows);
         for (int k = 0; k < b->count; k++)
             rows[k] += TB__RUN_BEND - TB__RUN_P;
-        const tb__vf w2[16] = {x->bend.x, x->bend.y, x->bend.z, x->bend.w, x->bend.x,
-                               x->bend.y, x->bend.z, x->bend.w, x->head.x, x->head.y,
+        const tb__vf w2[16] = {x->bend_old.x, x->bend_old.y, x->bend_old.z, x->bend_old.w,
+                               x->bend_old.x, x->bend_old.y, x->bend_old.z, x->bend_old.w,
+                               x->head.x, x->head.y,
                                x->head.z, x->target.x, x->target.y, x->target.z,
                                x->length, (tb__vf)(x->contact & 1)};
         tb__rows_out(w2, rows);
@@ -1122,8 +1160,10 @@ static inline __attribute__((always_inline)) void tb__crowd_body(const tb__bucke
     tb__lanes_outputs(b, n, L, C);
 }
 
+#ifdef TB__FAST
 _Static_assert(sizeof(tb__lane_link) == TB__LANE_LINK_VECS * 4 * TB__LANES,
                "TB__LANE_LINK_VECS: the vectors of a tb__lane_link");
+#endif
 _Static_assert(sizeof(tb__lane_chain) == TB__LANE_CHAIN_VECS * 4 * TB__LANES,
                "TB__LANE_CHAIN_VECS: the vectors of a tb__lane_chain");
 
@@ -1166,6 +1206,7 @@ _Static_assert(sizeof(tb__lane_chain) == TB__LANE_CHAIN_VECS * 4 * TB__LANES,
 #undef tb__lanes_outputs
 #undef tb__vrsqrt
 #undef tb__fnorm
+#undef tb__flen
 #undef tb__fsqrt
 #undef tb__fswing
 #undef tb__fslerp
