@@ -75,12 +75,6 @@ static const char *const short_of_bar[][3] = {
      "(3601, 5138, 918, 4320: Tail_1 0.25) tear the honest seam, 6.97% of it, max 2.57 in Run; the inner edges "
      "tear 0.10% (max 1.81, at 7445's edges); 119 torn samples in all (298 before the band's seam weights were "
      "relaxed along the tail)"},
-    {"Soldier", "up_welded_hips+vest",
-     "the honest seam tears at body vertex 7445 (weld ring, left to the body: Hips 0.77, LeftUpLeg 0.16, RightUpLeg "
-     "0.07): edge 7445-7459 reads 1.27-1.56 in Run, torn at 5 of 24 instants, as in the input (1.27-1.73, 9); the "
-     "body's own edge 7445-7446 tears at 11 (1.20-1.65, input and output alike): the body itself does not carry "
-     "7445's thigh share without tearing. SPEC C's tail and seam read 0 torn since the band's seam weights relax "
-     "along the tail"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)
