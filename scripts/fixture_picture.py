@@ -2,7 +2,13 @@
 """Bind-pose picture of a `tailbone synth --onto` fixture: side and back views
 of every skinned vertex (body grey, tail truth red, clothing blue).
 
-    scripts/fixture_picture.py OUT.glb TRUTH.json PICTURE.png [size]
+    scripts/fixture_picture.py OUT.glb TRUTH.json PICTURE.png [size] [--fixed FIX.glb]
+
+With --fixed (the output of `tailbone fix OUT.glb -o FIX.glb`), the colours
+say what fix selected, read from FIX.glb's skin weights (a vertex is selected
+when its largest weight is on a `Tail_*` joint): tail found red, tail missed
+orange, selected but not tail (body or clothing taken into the tail) magenta,
+clothing blue, body grey.
 
 Plain Python (no numpy/matplotlib): decodes the GLB, draws the points and
 writes the PNG itself (zlib).
@@ -39,9 +45,38 @@ def read(j, bin_, ai):
     return out
 
 
+def selected(path, prims):
+    """per vertex (in the truth's primitive order): largest weight on a Tail_* joint"""
+    j, bin_ = load(path)
+    skin_of = {}
+    for n in j['nodes']:
+        if 'mesh' in n and 'skin' in n:
+            skin_of[n['mesh']] = j['skins'][n['skin']]['joints']
+    out = []
+    for p in prims:
+        prim = j['meshes'][p['mesh']]['primitives'][p['primitive']]
+        joints = skin_of.get(p['mesh'])
+        at = prim['attributes']
+        n = j['accessors'][at['POSITION']]['count']
+        if joints is None or 'JOINTS_0' not in at:
+            out += [False] * n
+            continue
+        js, ws = read(j, bin_, at['JOINTS_0']), read(j, bin_, at['WEIGHTS_0'])
+        for jv, wv in zip(js, ws):
+            k = max(range(4), key=lambda i: wv[i])
+            out.append(j['nodes'][joints[jv[k]]].get('name', '').startswith('Tail_'))
+    return out
+
+
 def main():
-    glb, truth_path, png = sys.argv[1:4]
-    size = int(sys.argv[4]) if len(sys.argv) > 4 else 420
+    args = sys.argv[1:]
+    fixed = None
+    if '--fixed' in args:
+        i = args.index('--fixed')
+        fixed = args[i + 1]
+        del args[i:i + 2]
+    glb, truth_path, png = args[:3]
+    size = int(args[3]) if len(args) > 3 else 420
     j, bin_ = load(glb)
     t = json.load(open(truth_path))
     pos = []
@@ -53,6 +88,14 @@ def main():
         c = (220, 30, 30) if a['class'] == 'tail' else (40, 80, 230)
         for v in a['vertices']:
             col[v] = c
+    if fixed:
+        sel = selected(fixed, t['primitives'])
+        for v in range(len(pos)):
+            tail = col[v] == (220, 30, 30)
+            if tail and not sel[v]:
+                col[v] = (255, 150, 0)
+            elif sel[v] and not tail:
+                col[v] = (220, 0, 220)
     up, fw, le = t['up'], t['forward'], t['left']
     dot = lambda p, d: p[0] * d[0] + p[1] * d[1] + p[2] * d[2]
     views = [(lambda p: (-dot(p, fw), dot(p, up))),    # side: the character faces left
@@ -66,7 +109,8 @@ def main():
         x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
         s = 0.92 * size / max(x1 - x0, y1 - y0, 1e-9)
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        order = sorted(range(len(pos)), key=lambda i: col[i] != (150, 150, 150))
+        rank = {(150, 150, 150): 0, (40, 80, 230): 1, (220, 30, 30): 2}  # errors drawn last, on top
+        order = sorted(range(len(pos)), key=lambda i: rank.get(col[i], 3))
         for i in order:
             x = int(vi * size + size / 2 + (xy[i][0] - cx) * s)
             y = int(Hh / 2 - (xy[i][1] - cy) * s)

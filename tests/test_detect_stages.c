@@ -679,6 +679,54 @@ static void far_by_thickness_drops_enclosed_skin_and_keeps_the_margin(void **sta
     tiny_free(t);
 }
 
+/* A grid of cols × rows vertices (4-neighbour edges) from `first`, one
+ * shell, at height y; thin where mask[row][col] is '#'. */
+static uint32_t thin_grid(tiny *t, float y, int cols, int rows, const char *const *mask)
+{
+    uint32_t first = (uint32_t)t->nv;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            vert(t, -0.5f + 0.02f * (float)c, y + 0.02f * (float)r, 0.2f, first, mask[r][c] == '#');
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            uint32_t v = first + (uint32_t)(r * cols + c);
+            if (c + 1 < cols)
+                edge(t, v, v + 1);
+            if (r + 1 < rows)
+                edge(t, v, v + (uint32_t)cols);
+        }
+    return first;
+}
+
+/* The opening: on a body shell a 3 × 3 patch keeps its core and what
+ * touches it over an edge (the plus; its corners touch the core only
+ * across a diagonal), a strand one vertex wide goes; on a shell that is not
+ * a body's the same marks stay. */
+static void thick_open_keeps_a_core_and_its_rim_on_body_shells(void **state)
+{
+    (void)state;
+    tiny *t = tiny_new();
+    static const char *const mask[5] = {".......#.", ".###...#.", ".###...#.", ".###...#.", ".......#."};
+    uint32_t body = thin_grid(t, 0.5f, 9, 5, mask);
+    uint32_t part = thin_grid(t, 1.5f, 9, 5, mask);
+    tiny_finish(t);
+    tb__state *st = &t->st;
+    uint8_t *body_shell = calloc(st->nw, 1);
+    assert_non_null(body_shell);
+    body_shell[body] = 1;
+    tb_error err;
+    assert_int_equal(tb__thick_open(st, body_shell, &err), TB_OK);
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < 9; c++) {
+            int in_patch = r >= 1 && r <= 3 && c >= 1 && c <= 3;
+            int plus = in_patch && (r == 2 || c == 2);
+            assert_int_equal(st->thin[body + (uint32_t)(r * 9 + c)], plus);
+            assert_int_equal(st->thin[part + (uint32_t)(r * 9 + c)], mask[r][c] == '#');
+        }
+    free(body_shell);
+    tiny_free(t);
+}
+
 /* ---- holes ------------------------------------------------------------------ */
 
 /* Marks ring i (of `around`) of a tube from `first`: far and thin as given. */
@@ -1240,6 +1288,7 @@ int main(void)
         cmocka_unit_test(thickness_samples_one_per_shell_and_cell),
         cmocka_unit_test(far_by_thickness_thin_tube_beside_a_thick_one),
         cmocka_unit_test(far_by_thickness_drops_enclosed_skin_and_keeps_the_margin),
+        cmocka_unit_test(thick_open_keeps_a_core_and_its_rim_on_body_shells),
         cmocka_unit_test(holes_small_patches_in_far_skin_are_far),
         cmocka_unit_test(far_parts_split_off_bone_skin_on_a_body_shell),
         cmocka_unit_test(tube_cut_where_a_tube_opens_into_a_body),

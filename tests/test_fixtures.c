@@ -341,11 +341,12 @@ static void score_fixture(const char *what, tb_doc *doc, const json_t *truth, sc
  * valid C when nothing is short. */
 typedef struct short_fixture {
     const char *body, *fixture;
-    uint32_t seed;
+    uint32_t seed; /* 0: every seed */
+    int vary;      /* 1: only with TB_FIXTURE_VARY=1 (the seed draws the tail's proportions) */
 } short_fixture;
 
 static const short_fixture known_short[] = {
-    {NULL, NULL, 0},
+    {NULL, NULL, 0, 0},
 };
 
 /* TB_FIXTURE_SEED, or 0: the default seed */
@@ -355,12 +356,19 @@ static uint32_t fixture_seed(void)
     return s ? (uint32_t)strtoul(s, NULL, 10) : 0;
 }
 
+/* TB_FIXTURE_VARY=1: the seed also draws the tails' proportions (synth --vary) */
+static int fixture_vary(void)
+{
+    const char *s = getenv("TB_FIXTURE_VARY");
+    return s && *s && strcmp(s, "0");
+}
+
 static int is_known_short(const char *body, const char *fixture)
 {
     uint32_t seed = fixture_seed() ? fixture_seed() : TB_SYNTH_DEFAULT_SEED;
     for (size_t i = 0; known_short[i].body; i++)
         if (!strcmp(known_short[i].body, body) && !strcmp(known_short[i].fixture, fixture) &&
-            (!known_short[i].seed || known_short[i].seed == seed))
+            (!known_short[i].seed || known_short[i].seed == seed) && known_short[i].vary == fixture_vary())
             return 1;
     return 0;
 }
@@ -386,7 +394,7 @@ static void every_fixture_on_every_body_is_scored(void **state)
             tb_doc *doc = NULL;
             json_t *truth = NULL;
             tb_error err = {0};
-            tb_synth_desc sd = {.seed = fixture_seed()};
+            tb_synth_desc sd = {.seed = fixture_seed(), .vary = fixture_vary()};
             if (tb_synth_onto_json(&doc, body, name, &sd, &truth, &err) != TB_OK)
                 fail_msg("%s: %s", what, err.message);
             check_invariants(what, body, doc, truth, tb_synth_fixture_needs_synth_body(fi));
@@ -447,6 +455,68 @@ static void same_seed_same_bytes_and_truth(void **state)
             free(t[r]);
         }
     }
+    tb_doc_free(body);
+}
+
+/* vary: the seed draws the tail's proportions, recorded in the truth and
+ * true of the geometry; the same seed gives the same bytes, another seed
+ * other proportions, and without vary the proportions are the fixed ones */
+static double tail_field(json_t *truth, const char *key, const char *sub)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(truth, "appendages"), i, a)
+        if (!strcmp(json_string_value(json_object_get(a, "class")), "tail")) {
+            json_t *x = json_object_get(a, key);
+            if (sub)
+                x = json_object_get(x, sub);
+            return x ? json_number_value(x) : -1;
+        }
+    return -1;
+}
+
+static void vary_draws_tail_proportions_from_the_seed(void **state)
+{
+    (void)state;
+    tb_doc *body = NULL;
+    tb_error err = {0};
+    assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+    double H = 0, r[3], s[3], pieces[3];
+    uint32_t seeds[3] = {3, 3, 4};
+    uint8_t *bytes[2];
+    size_t n[2];
+    for (int k = 0; k < 3; k++) {
+        tb_doc *doc = NULL;
+        json_t *truth = NULL;
+        tb_synth_desc d = {.seed = seeds[k], .vary = 1};
+        assert_int_equal(tb_synth_onto_json(&doc, body, "back_pieces_hips", &d, &truth, &err), TB_OK);
+        H = json_number_value(json_object_get(truth, "height"));
+        r[k] = tail_field(truth, "radius_root", NULL);
+        s[k] = tail_field(truth, "varied", "radius_scale");
+        pieces[k] = tail_field(truth, "varied", "pieces");
+        /* the recorded proportions are the built ones */
+        assert_true(fabs(r[k] - 0.022 * H * s[k]) < 1e-3 * H);
+        assert_true(tail_field(truth, "shells", NULL) == pieces[k]);
+        if (k < 2)
+            assert_int_equal(tb_doc_write_memory(doc, &bytes[k], &n[k], &err), TB_OK);
+        json_decref(truth);
+        tb_doc_free(doc);
+    }
+    assert_int_equal(n[0], n[1]);
+    assert_memory_equal(bytes[0], bytes[1], n[0]);
+    free(bytes[0]);
+    free(bytes[1]);
+    assert_true(r[2] != r[0]);
+    /* without vary: the fixed proportions, none recorded */
+    tb_doc *doc = NULL;
+    json_t *truth = NULL;
+    tb_synth_desc d = {.seed = 3};
+    assert_int_equal(tb_synth_onto_json(&doc, body, "back_pieces_hips", &d, &truth, &err), TB_OK);
+    assert_true(fabs(tail_field(truth, "radius_root", NULL) - 0.022 * H) < 1e-4 * H);
+    assert_true(tail_field(truth, "varied", "radius_scale") < 0);
+    assert_true(tail_field(truth, "shells", NULL) == 6);
+    json_decref(truth);
+    tb_doc_free(doc);
     tb_doc_free(body);
 }
 
@@ -635,6 +705,7 @@ int main(void)
         cmocka_unit_test(bad_fixtures_and_bodies_are_refused),
         cmocka_unit_test(rigid_parts_are_skinned_where_they_stood),
         cmocka_unit_test(same_seed_same_bytes_and_truth),
+        cmocka_unit_test(vary_draws_tail_proportions_from_the_seed),
         cmocka_unit_test(cli_synth_onto),
         cmocka_unit_test(every_fixture_on_every_body_is_scored),
     };

@@ -55,6 +55,8 @@ typedef struct tb_synth_desc {
     uint32_t seed;        /* 0 == TB_SYNTH_DEFAULT_SEED; varies clip amplitudes and fur, never the truth's sizes */
     tb_synth_units units; /* 0 == the variant's */
     tb_synth_names names; /* 0 == the variant's */
+    int vary;             /* tb_synth_onto only: nonzero, the seed also draws the tail's proportions
+                           * (radius, length, skin gap, pieces and their gaps, fur width; docs/synth.md) */
 } tb_synth_desc;
 
 #define TB_SYNTH_DEFAULT_SEED 1u

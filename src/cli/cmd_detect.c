@@ -10,7 +10,7 @@
 
 void tb_cli_print_appendages(FILE *f, const tb_appendage_report *rep, int after)
 {
-    fprintf(f, "skin %d, H %.4g, pelvis %s: %zu vertices (%zu welded), %zu far (> 7%% H), %d appendage(s)%s\n",
+    fprintf(f, "skin %d, H %.4g, pelvis %s: %zu vertices (%zu welded), %zu far (off the body), %d appendage(s)%s\n",
             rep->skin, rep->height, rep->pelvis_name, rep->vertex_count, rep->welded_count, rep->far_count,
             rep->appendage_count, "");
     if (rep->ignored_islands)
@@ -107,11 +107,14 @@ int tb_cmd_detect(int argc, char **argv)
         } else if (c == 'h') {
             printf("usage: tailbone detect IN [--json] [--pelvis NAME] [--role ROLE=JOINT]... [--skin N]\n"
                    "                      [--rigid-wide]\n\n"
-                   "Finds the appendages of a rigged character: vertices farther than 7%%\n"
-                   "of the height from every bone, welded by position and grouped into components,\n"
-                   "each with its collar, attachment joint, centroid ratio and elongation, then\n"
-                   "classified: tail (chain), carried object (rigid), cape/skirt (untouched), ears\n"
-                   "and hair (untouched). Prints what `tailbone fix` would do; changes nothing.\n"
+                   "Finds the appendages of a rigged character: skin that stands off the body\n"
+                   "(outside the body's own thickness round its bones, or farther than 7%% of\n"
+                   "the height from every bone where no thickness can be measured), welded by\n"
+                   "position and grouped into parts (separate pieces join when they lie along\n"
+                   "one another), each with its collar, attachment joint and shape measures,\n"
+                   "then classified: tail (chain), carried object (rigid), cape/skirt\n"
+                   "(untouched), ears and hair (untouched), body and clothing (untouched).\n"
+                   "Prints what `tailbone fix` would do; changes nothing.\n"
                    "  --json          the report as JSON\n"
                    "  --pelvis NAME   the pelvis joint when no Hips role is recognised\n"
                    "  --role ROLE=JOINT  give a role by hand (Hips=Bone.003, LeftUpLeg=thigh_1);\n"

@@ -12,7 +12,7 @@ static void tb__synth_help(void)
     printf("usage: tailbone synth --variant NAME -o OUT.glb [--truth OUT.json] [--seed N]\n"
            "                      [--units m|cm] [--names mixamorig|bare]\n"
            "       tailbone synth --onto BODY.glb|synth:VARIANT --fixture NAME -o OUT.glb\n"
-           "                      [--truth OUT.json] [--seed N]\n"
+           "                      [--truth OUT.json] [--seed N] [--vary]\n"
            "       tailbone synth --list [-v] | --fixtures [-v]\n\n"
            "Writes a ~1.9 m humanoid rigged the way auto-riggers rig it: 22 Mixamo body\n"
            "bones, smooth body weights (tail_segmented: rigid pieces), an appendage (tail,\n"
@@ -30,6 +30,9 @@ static void tb__synth_help(void)
            "  --onto BODY      add a fixture (tail and/or clothing) to a rigged tail-less\n"
            "                   humanoid: a GLB, or synth:VARIANT for a built-in body\n"
            "  --fixture NAME   which fixture (see --fixtures); needs --onto\n"
+           "  --vary           with --onto: the seed also draws the tail's proportions\n"
+           "                   (radius, length, gap to the thigh, pieces and their gaps,\n"
+           "                   fur width), recorded in the truth\n"
            "  --fixtures       print the fixture names, one a line (-v: with a summary)\n",
            TB_SYNTH_DEFAULT_SEED);
 }
@@ -83,7 +86,7 @@ static int tb__synth_onto(const char *onto, const char *fixture, const char *var
     return rc;
 }
 
-enum { LIST = TB_CLI_LONG, FIXTURES, VARIANT, TRUTH, SEED, UNITS, NAMES, ONTO, FIXTURE };
+enum { LIST = TB_CLI_LONG, FIXTURES, VARIANT, TRUTH, SEED, UNITS, NAMES, ONTO, FIXTURE, VARY };
 
 /* --seed, --units, --names into desc; -1 when taken, else the exit
  * status of a usage error. */
@@ -146,6 +149,7 @@ int tb_cmd_synth(int argc, char **argv)
                                          {"names", required_argument, NULL, NAMES},
                                          {"onto", required_argument, NULL, ONTO},
                                          {"fixture", required_argument, NULL, FIXTURE},
+                                         {"vary", no_argument, NULL, VARY},
                                          {0}};
     tb_cli_args p;
     tb_cli_args_init(&p, "synth", argc, argv, "hvo:", opts);
@@ -173,6 +177,8 @@ int tb_cmd_synth(int argc, char **argv)
                 fixture = val;
             } else if (c == TRUTH) {
                 truth_path = val;
+            } else if (c == VARY) {
+                desc.vary = 1;
             } else if (c == SEED || c == UNITS || c == NAMES) {
                 int bad = tb__synth_desc_option(c, val, &desc);
                 if (bad >= 0)
@@ -186,6 +192,8 @@ int tb_cmd_synth(int argc, char **argv)
         return tb__synth_print_list(!list, verbose);
     if (onto || fixture)
         return tb__synth_onto(onto, fixture, variant, out, truth_path, &desc);
+    if (desc.vary)
+        return tb_cli_usage_error("synth", "--vary needs --onto BODY.glb (or synth:VARIANT) and --fixture NAME");
     if (!variant)
         return tb_cli_usage_error("synth", "needs --variant NAME (or --list)");
     if (tb_synth_variant_find(variant) < 0)

@@ -5,6 +5,9 @@
 #ifndef TB_BASE_H
 #define TB_BASE_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "tailbone/common.h"
 
 /* Fills err (when not NULL) with code, where (NULL: "") and the message
@@ -22,5 +25,30 @@ tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char 
 #define TB_PI_F ((float)TB_PI) /* the same float as the literal 3.14159265358979323846f */
 #define TB_DEG_PER_RAD (180.0 / TB_PI)
 #define TB_RAD_PER_DEG (TB_PI / 180.0)
+
+/* Options structs (tb_*_desc): all-zero means the documented defaults,
+ * resolved in one *_defaults function that starts from a copy of the
+ * caller's desc, or from zeros when it gave none (size bytes) ... */
+static inline void tb__desc_or_zero(void *dst, const void *desc, size_t size)
+{
+    if (desc)
+        memcpy(dst, desc, size);
+    else
+        memset(dst, 0, size);
+}
+/* ... and gives a field left 0 its default. */
+#define TB__DEFAULT(field, value) \
+    do {                          \
+        if ((field) == 0)         \
+            (field) = (value);    \
+    } while (0)
+
+/* Frees what p points to and forgets it (p: an lvalue), so a second free
+ * of its owner finds NULL. */
+#define TB__FREE_NULL(p) \
+    do {                 \
+        free(p);         \
+        (p) = NULL;      \
+    } while (0)
 
 #endif

@@ -104,28 +104,17 @@ static int tb__floats(tb__ctx *c, json_t *o, const char *key, float *dst, size_t
 
 void tb__doc_clear_view(tb_doc *doc)
 {
-    free(doc->views);
-    free(doc->accessors);
-    free(doc->nodes);
-    free(doc->children);
-    free(doc->skins);
-    free(doc->joints);
-    free(doc->meshes);
-    free(doc->prims);
-    free(doc->anims);
-    free(doc->chans);
-    free(doc->samps);
-    doc->views = NULL;
-    doc->accessors = NULL;
-    doc->nodes = NULL;
-    doc->children = NULL;
-    doc->skins = NULL;
-    doc->joints = NULL;
-    doc->meshes = NULL;
-    doc->prims = NULL;
-    doc->anims = NULL;
-    doc->chans = NULL;
-    doc->samps = NULL;
+    TB__FREE_NULL(doc->views);
+    TB__FREE_NULL(doc->accessors);
+    TB__FREE_NULL(doc->nodes);
+    TB__FREE_NULL(doc->children);
+    TB__FREE_NULL(doc->skins);
+    TB__FREE_NULL(doc->joints);
+    TB__FREE_NULL(doc->meshes);
+    TB__FREE_NULL(doc->prims);
+    TB__FREE_NULL(doc->anims);
+    TB__FREE_NULL(doc->chans);
+    TB__FREE_NULL(doc->samps);
     memset(&doc->g, 0, sizeof doc->g);
 }
 

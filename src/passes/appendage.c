@@ -16,10 +16,7 @@
 tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
 {
     tb_appendage_desc d;
-    if (desc)
-        d = *desc;
-    else
-        memset(&d, 0, sizeof d);
+    tb__desc_or_zero(&d, desc, sizeof d);
 #define TB__DEF(field, value) \
     if (!(d.field > 0))       \
     d.field = (value)
@@ -900,7 +897,7 @@ static tb_result tb__thick_drop_enclosed(tb__state *st, tb__thick *K, tb_error *
  * opening of the off-bone set over the mesh graph keeps what has a core of
  * off-bone vertices all of whose neighbours are off-bone, and the skin
  * touching that core. */
-static tb_result tb__thick_open(tb__state *st, const tb__thick *K, tb_error *err)
+tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err)
 {
     size_t nw = st->nw;
     uint8_t *core = calloc(nw ? nw : 1, 1);
@@ -912,7 +909,7 @@ static tb_result tb__thick_open(tb__state *st, const tb__thick *K, tb_error *err
             core[w] = st->thin[st->g.adj[e]];
     }
     for (size_t w = 0; w < nw; w++) {
-        if (!st->thin[w] || core[w] || !K->body_shell[st->shell[w]])
+        if (!st->thin[w] || core[w] || !body_shell[st->shell[w]])
             continue;
         int touches = 0;
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
@@ -962,7 +959,7 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     tb__thick_medial(st, &K, normal);
     r = tb__thick_drop_enclosed(st, &K, err);
     if (r == TB_OK)
-        r = tb__thick_open(st, &K, err);
+        r = tb__thick_open(st, K.body_shell, err);
     if (r != TB_OK)
         goto done;
     /* only a humanoid skeleton runs through every part of the body: on an

@@ -101,6 +101,10 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
  * cross-section, less skin enclosed by a body shell (mostly round bones)
  * and thin strands on one; then tb__envelope_far. Reads wdist, shell,
  * shell_total_pre, g, segs; allocates mpos, mrad, thin.
+ * its opening (the last step before the envelope): on a body shell
+ * (body_shell[shell root] != 0) a thin vertex stays thin only when it or a
+ * neighbour over g is a core (thin, every neighbour thin); elsewhere thin
+ * is kept. Reads g, shell; writes thin.
  * holes: a patch of fewer than min_vertices non-far vertices surrounded by
  * far skin, short of a whole shell, is far (and thin where its far
  * neighbours are). Reads g, shell, shell_total_pre, thin.
@@ -119,6 +123,7 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
  * labelled by its first far vertex, the rest themselves. */
 tb_result tb__thickness_samples(const tb__state *st, uint32_t *src, tb_error *err);
 tb_result tb__far_by_thickness(tb__state *st, tb_error *err);
+tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err);
 tb_result tb__prep_holes(tb__state *st, tb_error *err);
 tb_result tb__prep_far_parts(tb__state *st, tb_error *err);
 tb_result tb__tube_cut(tb__state *st, tb_error *err);

@@ -153,6 +153,15 @@ typedef struct tb__measure_job {
     float **skinned;        /* per worker (tb__skin_scratch) */
 } tb__measure_job;
 
+/* The measure desc a clip's task gives tb_measure_clip: the job's one edge
+ * list and prep, the worker's skinning scratch; the task adds what it
+ * measures (the tail by joints, or other weights and a mask). */
+static tb_measure_desc tb__task_measure_desc(int loop, const uint64_t *edges, size_t ne, const tb_measure_prep *prep,
+                                             float *skinned)
+{
+    return (tb_measure_desc){.loop = loop, .edges = edges, .edge_count = ne, .prep = prep, .skinned = skinned};
+}
+
 static void tb__measure_task(void *ctx, int k, int worker)
 {
     tb__measure_job *job = ctx;
@@ -162,14 +171,8 @@ static void tb__measure_task(void *ctx, int k, int worker)
     o->r = tb_clip_load(&clip, job->doc, job->m, bc->animation, NULL, &o->err);
     if (o->r != TB_OK)
         return;
-    tb_measure_desc md;
-    memset(&md, 0, sizeof md);
-    md.loop = bc->looping;
-    md.edges = job->edges;
-    md.edge_count = job->ne;
+    tb_measure_desc md = tb__task_measure_desc(bc->looping, job->edges, job->ne, job->prep, job->skinned[worker]);
     md.tail_joints = job->tail_joints;
-    md.prep = job->prep;
-    md.skinned = job->skinned[worker];
     tb_fix_stretch *s = &job->rep->stretch[k];
     o->r = tb_measure_clip(&s->result, job->m, clip, &md, &o->err);
     if (o->r == TB_OK)
@@ -489,16 +492,10 @@ typedef struct tb__try_job {
 static void tb__try_task(void *ctx, int c, int worker)
 {
     const tb__try_job *j = ctx;
-    tb_measure_desc md;
-    memset(&md, 0, sizeof md);
-    md.loop = j->loops[c];
-    md.edges = j->edges;
-    md.edge_count = j->ne;
+    tb_measure_desc md = tb__task_measure_desc(j->loops[c], j->edges, j->ne, j->prep, j->skinned[worker]);
     md.joints = j->jo;
     md.weights = j->wo;
     md.tail_mask = j->mask;
-    md.prep = j->prep;
-    md.skinned = j->skinned[worker];
     j->res[c].r = tb_measure_clip(&j->cur[c], j->M, j->clips[c], &md, &j->res[c].err);
 }
 
@@ -585,6 +582,7 @@ typedef struct tb__search_job {
     int n;                 /* clips measured (rep->stretch_count) */
     uint64_t *edges;       /* the edges a try can change */
     tb_clip **clips;
+    int *anim;             /* clip c's animation (rep->stretch[c] before keep measures again) */
     int *loops;
     uint16_t *jo;          /* a try's joints and weights, M's layout */
     float *wo;
@@ -633,6 +631,7 @@ static tb_result tb__search_setup(tb__search_job *s, const tb_doc *doc, tb_error
     tb__model_trim(s->M);
     ne = tb__search_edges(s, ne);
     s->clips = calloc((size_t)n, sizeof *s->clips);
+    s->anim = calloc((size_t)n, sizeof *s->anim);
     s->loops = calloc((size_t)n, sizeof *s->loops);
     s->jo = malloc(VI * sizeof *s->jo + 1);
     s->wo = malloc(VI * sizeof *s->wo + 1);
@@ -641,10 +640,11 @@ static tb_result tb__search_setup(tb__search_job *s, const tb_doc *doc, tb_error
     s->hmask = calloc(s->M->vertex_count + 1, 1);
     s->hs = calloc(2 * (size_t)n, sizeof *s->hs);
     s->best_hs = s->hs ? s->hs + n : NULL;
-    if (ne == SIZE_MAX || !s->clips || !s->loops || !s->jo || !s->wo || !s->cur || !s->tres || !s->hmask || !s->hs)
+    if (ne == SIZE_MAX || !s->clips || !s->anim || !s->loops || !s->jo || !s->wo || !s->cur || !s->tres || !s->hmask || !s->hs)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     const tb_fix_report *rep = s->rep;
     for (int c = 0; r == TB_OK && c < n; c++) {
+        s->anim[c] = rep->stretch[c].animation;
         r = tb_clip_load(&s->clips[c], doc, s->M, rep->stretch[c].animation, NULL, err);
         for (int k = 0; k < rep->bake.clip_count; k++)
             if (rep->bake.clips[k].animation == rep->stretch[c].animation)
@@ -661,11 +661,8 @@ static tb_result tb__search_first(tb__search_job *s, tb_error *err)
     tb_fix_report *rep = s->rep;
     tb_result r = tb__honest(&s->tj, s->plan, s->hmask, s->n, s->d->bake.threads, s->best_hs, err);
     memset(&s->best, 0, sizeof s->best);
-    for (int c = 0; r == TB_OK && c < s->n; c++) {
-        rep->stretch[c].repaired_seam = s->best_hs[c].seam;
-        rep->stretch[c].repaired_inner = s->best_hs[c].inner;
+    for (int c = 0; r == TB_OK && c < s->n; c++)
         tb__score_add(&s->best, &rep->stretch[c].result, tb__repaired_torn(&s->best_hs[c].seam, &s->best_hs[c].inner));
-    }
     if (r == TB_OK && !tb__clean(&s->best)) {
         tb__progress(s->d, "blend search");
         tb__try_record(rep, rep->blend_zone, rep->collar_band, &s->best);
@@ -749,30 +746,23 @@ static void tb__search_free_tries(tb__search_job *s)
 {
     for (int c = 0; s->clips && c < s->n; c++)
         tb_clip_free(s->clips[c]);
-    free(s->clips);
-    free(s->loops);
-    free(s->jo);
-    free(s->wo);
-    free(s->cur);
-    free(s->tres);
-    free(s->edges);
-    free(s->hmask);
-    s->clips = NULL, s->loops = NULL, s->jo = NULL, s->wo = NULL, s->cur = NULL, s->tres = NULL;
-    s->edges = NULL, s->hmask = NULL;
+    TB__FREE_NULL(s->clips);
+    TB__FREE_NULL(s->loops);
+    TB__FREE_NULL(s->jo);
+    TB__FREE_NULL(s->wo);
+    TB__FREE_NULL(s->cur);
+    TB__FREE_NULL(s->tres);
+    TB__FREE_NULL(s->edges);
+    TB__FREE_NULL(s->hmask);
 }
 
 /* Keep: the best try's weights written into the document and every clip
- * measured again from the file's own (quantised) weights; its honest seam
- * as the try measured it. */
+ * measured again from the file's own (quantised) weights. */
 static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
 {
     tb_fix_report *rep = s->rep;
-    int n = s->n;
-    int *anim = malloc(((size_t)n + 1) * sizeof *anim); /* the kept weights' honest seam, by clip */
-    for (int c = 0; anim && c < n; c++)
-        anim[c] = rep->stretch[c].animation;
-    tb_result r = anim ? TB_OK : tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r == TB_OK && !s->is_first) {
+    tb_result r = TB_OK;
+    if (!s->is_first) {
         tb__weight_plan_collar_ring(s->plan, s->ring);
         r = tb__weight_plan_write(s->plan, doc, s->M, s->zone, s->band, s->given, &rep->repair, err);
         tb__weight_plan_collar_ring(s->plan, 0);
@@ -783,18 +773,25 @@ static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
             rep->stretch = NULL;
             rep->stretch_count = 0;
             r = tb__measure(doc, rep, s->d->bake.threads, err);
-            for (int c = 0; r == TB_OK && c < rep->stretch_count; c++)
-                for (int k = 0; k < n; k++)
-                    if (anim[k] == rep->stretch[c].animation) {
-                        rep->stretch[c].repaired_seam = s->best_hs[k].seam;
-                        rep->stretch[c].repaired_inner = s->best_hs[k].inner;
-                    }
         }
         rep->blend_zone = s->zu;
         rep->collar_band = s->bu;
     }
-    free(anim);
     return r;
+}
+
+/* The best try's repaired skin (its honest seam, as the try measured it)
+ * into the report, each clip's into the row of its animation: the one copy
+ * of tb__repaired into the report, after keep. */
+static void tb__search_report_repaired(const tb__search_job *s)
+{
+    tb_fix_report *rep = s->rep;
+    for (int c = 0; c < rep->stretch_count; c++)
+        for (int k = 0; k < s->n; k++)
+            if (s->anim[k] == rep->stretch[c].animation) {
+                rep->stretch[c].repaired_seam = s->best_hs[k].seam;
+                rep->stretch[c].repaired_inner = s->best_hs[k].inner;
+            }
 }
 
 /* The blend search (fix.h): setup → first (the weights as they are) →
@@ -823,6 +820,9 @@ static tb_result tb__search(tb_doc *doc, const tb_fix_desc *d, tb__weight_plan *
     tb__search_free_tries(&s);
     if (r == TB_OK && s.M)
         r = tb__search_keep(&s, doc, err);
+    if (r == TB_OK && s.anim)
+        tb__search_report_repaired(&s);
+    free(s.anim);
     free(s.hs);
     tb_model_free(s.M);
     return r;

@@ -514,12 +514,7 @@ tb_result tb__vrm_fit(const tb_doc *doc, const tb_model *m, tb_spring_animator *
     const int K = ci.link_count;
     if (ci.end_joint < 0 || K < 1 || K > 16 || ci.anchor_joint < 0)
         return TB_OK;
-    tb__fit F;
-    memset(&F, 0, sizeof F);
-    F.K = K;
-    F.h = h;
-    F.phase = TB__FIT_PHASE;
-    F.swing_w = TB__FIT_SWING;
+    tb__fit F = {.K = K, .h = h, .swing_w = TB__FIT_SWING, .phase = TB__FIT_PHASE};
     int joints[17];
     for (int i = 0; i < K; i++) {
         tb_spring_link_state ls;

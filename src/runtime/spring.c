@@ -252,20 +252,14 @@ static float tb__use(float x)
 tb_spring_params tb_spring_params_defaults(const tb_spring_params *p)
 {
     tb_spring_params r;
-    if (p)
-        r = *p;
-    else
-        memset(&r, 0, sizeof r);
-    if (r.root_hz == 0.0f)
-        r.root_hz = TB__ROOT_HZ;
-    if (r.tip_ratio == 0.0f)
-        r.tip_ratio = TB__TIP_RATIO;
+    tb__desc_or_zero(&r, p, sizeof r);
+    TB__DEFAULT(r.root_hz, TB__ROOT_HZ);
+    TB__DEFAULT(r.tip_ratio, TB__TIP_RATIO);
     r.damping_ratio = tb__def_or_zero(r.damping_ratio, TB__ZETA);
     r.gravity_mps2 = tb__def_or_zero(r.gravity_mps2, TB__GRAVITY);
     r.carry_rad = tb__def_or_zero(r.carry_rad, TB__CARRY_RAD);
     r.coupling_per_s = tb__def_or_zero(r.coupling_per_s, TB__COUPLING);
-    if (r.bend_limit_rad == 0.0f)
-        r.bend_limit_rad = TB__BEND_LIMIT_RAD;
+    TB__DEFAULT(r.bend_limit_rad, TB__BEND_LIMIT_RAD);
     r.clearance_m = tb__def_or_zero(r.clearance_m, TB__CLEARANCE);
     r.contact_damping_per_s = tb__def_or_zero(r.contact_damping_per_s, TB__CONTACT_DAMPING);
     r.ground_off = r.ground_off ? 1 : 0;
@@ -276,19 +270,12 @@ tb_spring_params tb_spring_params_defaults(const tb_spring_params *p)
 tb_spring_desc tb_spring_desc_defaults(const tb_spring_desc *d)
 {
     tb_spring_desc r;
-    if (d)
-        r = *d;
-    else
-        memset(&r, 0, sizeof r);
+    tb__desc_or_zero(&r, d, sizeof r);
     r.params = tb_spring_params_defaults(&r.params);
-    if (r.substep_s == 0.0f)
-        r.substep_s = TB__SUBSTEP_S;
-    if (r.max_dt_s == 0.0f)
-        r.max_dt_s = TB__MAX_DT_S;
-    if (r.teleport_m == 0.0f)
-        r.teleport_m = TB__TELEPORT_M;
-    if (r.teleport_rad == 0.0f)
-        r.teleport_rad = TB__TELEPORT_RAD;
+    TB__DEFAULT(r.substep_s, TB__SUBSTEP_S);
+    TB__DEFAULT(r.max_dt_s, TB__MAX_DT_S);
+    TB__DEFAULT(r.teleport_m, TB__TELEPORT_M);
+    TB__DEFAULT(r.teleport_rad, TB__TELEPORT_RAD);
     return r;
 }
 

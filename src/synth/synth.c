@@ -514,6 +514,32 @@ static int tbs__app_tail(const tbs_variant *v, tbs_mesh *m, tbs_mesh *m2, tbs_rn
     return 1;
 }
 
+/* A part lofted as one tube: its names, the joint it hangs from, the loft
+ * (sides round, both ends cap, loop: the last ring joined to the first, no
+ * caps) and the bones its skin is weighed over. */
+typedef struct tbs__tube_part {
+    const char *name, *kind, *cls;
+    int attach, sides;
+    tbs_cap cap;
+    int loop;
+    uint32_t bones;
+} tbs__tube_part;
+
+/* Part p as t says: lofted over rings[0, n), weighed, its centre line from
+ * rings[0, centre). */
+static void tbs__tube_part_make(const tbs_variant *v, tbs_mesh *m, tbs_part *p, const tbs_ring *rings, int n,
+                                int centre, const tbs__tube_part *t)
+{
+    p->name = t->name;
+    p->kind = t->kind;
+    p->cls = t->cls;
+    p->attach = t->attach;
+    p->v0[0] = tbs_tube(m, rings, n, t->sides, t->cap, NULL, t->cap, NULL, t->loop);
+    p->v1[0] = m->n;
+    tbs__weigh(m, p->v0[0], p->v1[0], v->weights, t->bones);
+    tbs__centreline_from_rings(p, rings, centre, NULL);
+}
+
 /* A cape or long hair: a flat loft down the back along a spline. */
 static int tbs__app_sheet(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs_ring *rings)
 {
@@ -548,20 +574,15 @@ static int tbs__app_sheet(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs_ri
     }
     tbs_frames(rings, n, (const float[3]){1, 0, 0});
     tbs__poly_free(&pl);
-    p->name = cape ? "cape" : "hair";
-    p->kind = p->name;
-    p->cls = "untouched";
-    p->attach = cape ? TBS_SPINE2 : TBS_HEAD;
-    p->v0[0] = tbs_tube(m, rings, n, 24, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
-    p->v1[0] = m->n;
+    const char *name = cape ? "cape" : "hair";
     uint32_t mask = cape ? TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) | TBS_BIT(TBS_SPINE2) |
                                TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER) |
                                TBS_BIT(TBS_L_UPLEG) | TBS_BIT(TBS_R_UPLEG) | TBS_BIT(TBS_L_LEG) |
                                TBS_BIT(TBS_R_LEG)
                          : TBS_BIT(TBS_HEAD) | TBS_BIT(TBS_NECK) | TBS_BIT(TBS_SPINE2) | TBS_BIT(TBS_SPINE1) |
                                TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER);
-    tbs__weigh(m, p->v0[0], p->v1[0], v->weights, mask);
-    tbs__centreline_from_rings(p, rings, n, NULL);
+    const tbs__tube_part t = {name, name, "untouched", cape ? TBS_SPINE2 : TBS_HEAD, 24, TBS_CAP_FLAT, 0, mask};
+    tbs__tube_part_make(v, m, p, rings, n, n, &t);
     return 1;
 }
 
@@ -590,15 +611,10 @@ static int tbs__app_skirt(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs_ri
         rings[i].a[0] = 1, rings[i].a[1] = 0, rings[i].a[2] = 0;
         rings[i].b[0] = 0, rings[i].b[1] = 0, rings[i].b[2] = 1;
     }
-    p->name = "skirt";
-    p->kind = "skirt";
-    p->cls = "untouched";
-    p->attach = TBS_HIPS;
-    p->v0[0] = tbs_tube(m, rings, n, 32, TBS_CAP_NONE, NULL, TBS_CAP_NONE, NULL, 1);
-    p->v1[0] = m->n;
-    tbs__weigh(m, p->v0[0], p->v1[0], v->weights,
-               TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_L_UPLEG) | TBS_BIT(TBS_R_UPLEG));
-    tbs__centreline_from_rings(p, rings, half, NULL);
+    static const tbs__tube_part t = {"skirt", "skirt", "untouched", TBS_HIPS, 32, TBS_CAP_NONE, 1,
+                                     TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_L_UPLEG) |
+                                         TBS_BIT(TBS_R_UPLEG)};
+    tbs__tube_part_make(v, m, p, rings, n, half, &t);
     return 1;
 }
 
@@ -617,16 +633,11 @@ static int tbs__app_scabbard(const tbs_variant *v, tbs_mesh *m, tbs_part *p, tbs
         rings[i].rb = 0.04f;  /* b: across the back, 8 cm wide */
     }
     tbs_frames(rings, n, (const float[3]){0, 0, 1});
-    p->name = "scabbard";
-    p->kind = "scabbard";
-    p->cls = "rigid";
-    p->attach = TBS_SPINE2;
-    p->v0[0] = tbs_tube(m, rings, n, 16, TBS_CAP_FLAT, NULL, TBS_CAP_FLAT, NULL, 0);
-    p->v1[0] = m->n;
-    tbs__weigh(m, p->v0[0], p->v1[0], v->weights,
-               TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) | TBS_BIT(TBS_SPINE2) |
-                   TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) | TBS_BIT(TBS_R_SHOULDER));
-    tbs__centreline_from_rings(p, rings, n, NULL);
+    static const tbs__tube_part part = {"scabbard", "scabbard", "rigid", TBS_SPINE2, 16, TBS_CAP_FLAT, 0,
+                                        TBS_BIT(TBS_HIPS) | TBS_BIT(TBS_SPINE) | TBS_BIT(TBS_SPINE1) |
+                                            TBS_BIT(TBS_SPINE2) | TBS_BIT(TBS_NECK) | TBS_BIT(TBS_L_SHOULDER) |
+                                            TBS_BIT(TBS_R_SHOULDER)};
+    tbs__tube_part_make(v, m, p, rings, n, n, &part);
     /* the root: where the scabbard crosses the spine */
     float t = (0 - a[0]) / (b[0] - a[0]);
     for (int k = 0; k < 3; k++)

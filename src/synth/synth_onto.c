@@ -523,6 +523,14 @@ typedef struct fx_build {
     fx_line line;           /* the tail's centre line */
     float tail_r0;
     float near_thigh[2];    /* hang/beside: centre-line distance to the thigh bone, min/max over its length */
+    /* the tail's proportions: fixed unless desc->vary, then drawn from the seed (fx__vary) */
+    int varied;
+    float r_scale;          /* × the root radius (0.022 H) */
+    float len_scale;        /* × the shape's length */
+    float gap_scale;        /* hang/beside: × the skin gap (0.008 H) */
+    float piece_gap;        /* pieces: gap / piece length (0.35) */
+    int pieces;             /* pieces: how many (6, beads 8) */
+    float fur_scale;        /* fur: the fur shell's width / the skin's (1.35) */
     float skin_gap;         /* smallest (tail surface − thigh skin) gap measured, H units */
 } fx_build;
 
@@ -694,8 +702,8 @@ static int fx__cp_leg(fx_build *bd, float cp[][3], int n, float u_root, float f_
         dir[k] = side_out ? -0.45f * b->F[k] + 0.89f * b->L[k] : -0.8f * b->F[k] - 0.6f * b->L[k];
     const float *bones[2][2] = {{b->jp[TB_ROLE_LEFT_UPLEG], b->jp[TB_ROLE_LEFT_LEG]},
                                 {b->jp[TB_ROLE_LEFT_LEG], b->jp[TB_ROLE_LEFT_FOOT]}};
-    float gap = 0.008f * H, dmin = INFINITY, dmax = 0, smin = INFINITY;
-    float r0 = bd->tail_r0, target = 0.45f * H, walked = fx__dist(cp[0], cp[1]);
+    float gap = 0.008f * H * bd->gap_scale, dmin = INFINITY, dmax = 0, smin = INFINITY;
+    float r0 = bd->tail_r0, target = 0.45f * H * bd->len_scale, walked = fx__dist(cp[0], cp[1]);
     for (int seg = 0; seg < 2; seg++)
         for (int i = seg ? 1 : 2; i <= 6 && walked < target; i++) {
             float t = (float)i / 6.0f, ax[3], d[3];
@@ -738,7 +746,7 @@ static int fx__cp_free(fx_build *bd, float cp[][3], int n, float l_root, float u
     float length_h = bd->fx->length_h;
     switch (bd->fx->shape) {
     case FX_BACK: {
-        float L = (length_h > 0 ? length_h : 0.5f) * H;
+        float L = (length_h > 0 ? length_h : 0.5f) * H * bd->len_scale;
         for (int i = 1; i <= 4; i++) {
             float x = L * (float)i / 4.0f;
             fx__at(b, l_root, u_root - 0.34f * x, f_back - 0.94f * x, cp[n++]);
@@ -748,7 +756,7 @@ static int fx__cp_free(fx_build *bd, float cp[][3], int n, float l_root, float u
     case FX_CURL: {
         /* back 0.1 H, then a horizontal arc of radius 0.12 H turning 200°
          * round to the character's left, drooping slowly */
-        float L = (length_h > 0 ? length_h : 0.75f) * H;
+        float L = (length_h > 0 ? length_h : 0.75f) * H * bd->len_scale;
         fx__at(b, l_root, u_root - 0.02f * H, f_back - 0.1f * H, cp[n++]);
         float R = 0.12f * H, arc = L - 0.1f * H;
         float cl = l_root + R, cf = f_back - 0.1f * H;
@@ -763,7 +771,7 @@ static int fx__cp_free(fx_build *bd, float cp[][3], int n, float l_root, float u
     }
     case FX_UP: {
         /* back, round and up behind the back, clear of it */
-        float top_u = 0.32f * H;
+        float top_u = 0.32f * H * bd->len_scale;
         float fb = INFINITY;
         for (int i = 0; i <= 8; i++) {
             float f = fx__back_f(b, 0, u_root + top_u * (float)i / 8.0f, 0.03f * H);
@@ -798,6 +806,41 @@ static int fx__cp_free(fx_build *bd, float cp[][3], int n, float l_root, float u
         break;
     }
     return n;
+}
+
+/* The tail's proportions: the fixed ones, or (vary) drawn from their own
+ * stream of the seed, so that a seed's plain fixtures keep their bytes.
+ * Ranges: what riggers' tails span and the fixture checks (length 0.4–0.9 H)
+ * allow; a bead tail's length is set by the body (to 0.12 H above the feet). */
+static void fx__vary(fx_build *bd, uint32_t seed, int vary)
+{
+    bd->varied = vary != 0;
+    bd->r_scale = bd->len_scale = bd->gap_scale = 1.0f;
+    bd->piece_gap = 0.35f;
+    bd->pieces = bd->fx->shape == FX_BEAD ? 8 : 6;
+    bd->fur_scale = 1.35f;
+    if (!vary)
+        return;
+    tbs_rng r;
+    tbs_rng_seed(&r, seed * 2654435761u + 0x7a11u);
+    float u[6];
+    for (int i = 0; i < 6; i++)
+        u[i] = tbs_rng_float(&r);
+    bd->r_scale = 0.6f + 0.9f * u[0];     /* 0.6–1.5 */
+    float lo = 0.85f, hi = 1.2f;          /* back 0.43–0.6 H, curl 0.64–0.9 H */
+    if (bd->fx->shape == FX_HANG || bd->fx->shape == FX_BESIDE)
+        lo = 1.0f, hi = 1.35f;            /* down the shin: 0.45–0.61 H */
+    else if (bd->fx->shape == FX_CURL)
+        hi = 1.15f;
+    else if (bd->fx->shape == FX_UP)
+        lo = 1.0f, hi = 1.3f;             /* top 0.32–0.42 H above the hips */
+    else if (bd->fx->kind == FX_LOWPOLY)
+        lo = 0.8f, hi = 1.1f;             /* 0.56–0.77 H */
+    bd->len_scale = lo + (hi - lo) * u[1];
+    bd->gap_scale = 0.25f + 2.75f * u[2]; /* skin gap 0.002–0.024 H */
+    bd->piece_gap = 0.15f + 0.45f * u[3]; /* 15–60% of a piece */
+    bd->pieces = (bd->fx->shape == FX_BEAD ? 6 : 4) + (int)(5.0f * u[4]);
+    bd->fur_scale = 1.2f + 0.4f * u[5];
 }
 
 static int fx__centre_line(fx_build *bd, int welded)
@@ -947,6 +990,7 @@ static tb_result fx__tail(fx_build *bd, tb_error *err)
     bd->tail_r0 = (fx->kind == FX_LOWPOLY ? 0.025f : 0.022f) * b->H;
     if (fx->shape == FX_BEAD)
         bd->tail_r0 = 0.02f * b->H;
+    bd->tail_r0 *= bd->r_scale;
     p->attach_role = fx__centre_line(bd, welded);
     const fx_line *ln = &bd->line;
     if (ln->n < 3)
@@ -959,9 +1003,15 @@ static tb_result fx__tail(fx_build *bd, tb_error *err)
     p->nmesh = 1;
     p->shells = 1;
     if (fx->kind == FX_PIECES) {
-        /* 6 pieces (beads: 8), gaps 35% of a piece */
-        int np = fx->shape == FX_BEAD ? 8 : 6;
-        float gapf = 0.35f, seg = L / ((float)np + gapf * (float)(np - 1));
+        /* 6 pieces (beads: 8), gaps 35% of a piece, unless varied */
+        int np = bd->pieces;
+        float gapf = bd->piece_gap, seg = L / ((float)np + gapf * (float)(np - 1));
+        /* varied: no more pieces than hold 3 rings each (the line's samples) */
+        while (np > 3 && seg < 3.0f * ln->s[1]) {
+            np--;
+            seg = L / ((float)np + gapf * (float)(np - 1));
+        }
+        bd->pieces = np;
         for (int i = 0; i < np; i++) {
             float s0 = (float)i * seg * (1 + gapf), s1 = s0 + seg;
             if (i == np - 1)
@@ -988,7 +1038,7 @@ static tb_result fx__tail(fx_build *bd, tb_error *err)
         tbs_mesh *fur = &p->mesh[1];
         p->nmesh = 2;
         p->shells = 2;
-        fx__tube(bd, fur, 0, L, 16, 1.35f, 0.15f, 0);
+        fx__tube(bd, fur, 0, L, 16, bd->fur_scale, 0.15f, 0);
         fx__weigh_tail(bd, fur, 0, spine_role);
     }
     return TB_OK;
@@ -1549,6 +1599,12 @@ static json_t *fx__truth_part(const fx_build *bd, const fx_part *p, const tb_mod
         json_object_set_new(a, "length_h", fx__num(p->length / b->H, 1e4));
         json_object_set_new(a, "welded", json_boolean(p->weld_ring_n > 0));
         json_object_set_new(a, "radius_root", fx__num(bd->tail_r0, q));
+        if (bd->varied)
+            json_object_set_new(a, "varied",
+                                json_pack("{s:o,s:o,s:o,s:o,s:i,s:o}", "radius_scale", fx__num(bd->r_scale, 1e4),
+                                          "length_scale", fx__num(bd->len_scale, 1e4), "gap_scale",
+                                          fx__num(bd->gap_scale, 1e4), "piece_gap", fx__num(bd->piece_gap, 1e4),
+                                          "pieces", bd->pieces, "fur_scale", fx__num(bd->fur_scale, 1e4)));
         json_t *cl = json_array();
         for (int k = 0; k < bd->line.n; k += 2)
             json_array_append_new(cl, fx__vec(bd->line.p[k], q));
@@ -1731,6 +1787,7 @@ tb_result tb_synth_onto_json(tb_doc **out, const tb_doc *body, const char *fixtu
     }
     bd->fx = fx;
     tbs_rng_seed(&bd->rng, seed);
+    fx__vary(bd, seed, desc ? desc->vary : 0);
     r = fx__body_init(&bd->b, m, err);
     if (r == TB_OK && fx->shape != FX_NO_TAIL)
         r = fx__tail(bd, err);
