@@ -1144,6 +1144,52 @@ static tb_result tb__seam_field_make(const tb__apply *A, const tb__chain_plan *c
     return r;
 }
 
+/* The band's influences cut to TB__SLOTS continuously (choice, issue 13).
+ * Near the collar a band vertex blends more joints than it keeps (Hips,
+ * Spine, both thighs, Tail_1), and keeping the TB__SLOTS largest drops
+ * Tail_1 at one end of an edge and a thigh at the other: on the synthetic
+ * hang_welded_nearest 4413-4426 (0.0087 H) held Tail_1 0.16 + RightUpLeg
+ * 0.13 against Tail_1 0.27 + LeftUpLeg 0.09 and stretched to 2.26 in
+ * Crouch. So the smallest joints fade instead: with m the
+ * (TB__SLOTS + 1)-th largest priority p (a joint's weight, a chain joint's
+ * or the chain's parent's TB__CHAIN_PRIORITY times it: the tail's own
+ * joints give way last), each joint's p becomes 0 at or below m, 2 (p − m)
+ * up to 2m and p above — continuous in the weights, unchanged where a
+ * vertex has no more than TB__SLOTS, at most TB__SLOTS left. What fades
+ * goes to the chain's parent (the body's shared part; renormalised when the
+ * parent has none). TB__CHAIN_PRIORITY 2 measured against 1 and 4
+ * (docs/fix.md, session 14). */
+#define TB__CHAIN_PRIORITY 2.0f
+
+static void tb__fade_to_slots(const tb__chain_plan *c, const uint16_t *jj, float *ww, int cnt)
+{
+    float pr[TB__SLOTS + 32], top[TB__SLOTS + 1] = {0}, lost = 0;
+    if (cnt <= TB__SLOTS)
+        return;
+    for (int i = 0; i < cnt; i++) {
+        int chain = jj[i] == (uint16_t)c->skP || (jj[i] >= c->sk0 && jj[i] < c->sk0 + c->K);
+        float x = pr[i] = ww[i] > 0 ? ww[i] * (chain ? TB__CHAIN_PRIORITY : 1) : 0;
+        for (int s = 0; s <= TB__SLOTS; s++) /* the TB__SLOTS + 1 largest, in order */
+            if (x > top[s]) {
+                float y = top[s];
+                top[s] = x;
+                x = y;
+            }
+    }
+    float m = top[TB__SLOTS];
+    for (int i = 0; i < cnt && m > 0; i++) {
+        float q = pr[i] <= m ? 0 : pr[i] < 2 * m ? 2 * (pr[i] - m) : pr[i];
+        float w = pr[i] > 0 ? ww[i] * (q / pr[i]) : 0;
+        lost += ww[i] - w;
+        ww[i] = w;
+    }
+    for (int i = 0; i < cnt; i++)
+        if (jj[i] == (uint16_t)c->skP && ww[i] > 0) {
+            ww[i] += lost;
+            break;
+        }
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
@@ -1201,6 +1247,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         else
             tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
+        tb__fade_to_slots(c, jj, ww, cnt);
         tb__store_largest(A, v, jj, ww, cnt);
     }
     if (relaxed)
