@@ -129,3 +129,13 @@ void tbt_give_own_subset_skin(tb_doc *doc, const char *node_name, int keep_first
     free(mats);
     free(bytes);
 }
+
+int tbt_fix_report_says(const tb_fix_report *rep, const char *const *needles)
+{
+    char *text = tb_fix_report_json_text(rep, 0);
+    int all = text != NULL;
+    for (const char *const *n = needles; all && *n; n++)
+        all = strstr(text, *n) != NULL;
+    free(text);
+    return all;
+}

@@ -38,4 +38,9 @@ void tbt_measure_in_out(const tb_doc *in, const tb_doc *out, const tb_model *mi,
  * too, used or not (some exporters keep the root). */
 void tbt_give_own_subset_skin(tb_doc *doc, const char *node_name, int keep_first);
 
+/* Whether `tailbone fix --report`'s JSON of rep (one line,
+ * tb_fix_report_json_text) contains every one of the NULL-terminated
+ * needles. */
+int tbt_fix_report_says(const tb_fix_report *rep, const char *const *needles);
+
 #endif

@@ -742,16 +742,29 @@ static void holes_small_patches_in_far_skin_are_far(void **state)
 {
     (void)state;
     tiny *t = tiny_new();
-    float c[3] = {0, 1.0f, 0}, c2[3] = {0.5f, 1.0f, 0}, c3[3] = {-0.5f, 1.0f, 0}, c4[3] = {0, 1.5f, 0};
+    float c[3] = {0, 1.0f, 0}, c2[3] = {0.5f, 1.0f, 0}, c3[3] = {-0.5f, 1.0f, 0}, c4[3] = {0, 1.5f, 0},
+          c5[3] = {0.25f, 1.0f, 0}, c6[3] = {-0.25f, 1.0f, 0};
     /* a far tube off the bone, a vertex of its last ring not far: the pole
      * of a tip, whose ray ran along the tail */
     uint32_t a = tube(t, c, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
     t->far[a + 33] = t->thin[a + 33] = 0;
-    /* the same where the far skin round it is not off the bone */
+    /* the same where the far skin round it is not off the bone (the body's
+     * own far skin, clothing): no pole, left as it is */
     uint32_t b = tube(t, c2, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
     for (int i = 0; i < 6; i++)
         mark_ring(t, b, 6, i, 1, 0);
     t->far[b + 33] = 0;
+    /* a pole of seven: the tip's last ring and one vertex of the ring before
+     * (the patch's least id, its root), the vertex of the last ring next to
+     * that one touching no far skin at all */
+    uint32_t p = tube(t, c5, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    mark_ring(t, p, 6, 5, 0, 0);
+    t->far[p + 26] = t->thin[p + 26] = 0;
+    /* a pole of two, three of its four edges into far skin reaching off-bone
+     * skin (the fourth a scrap of the tip that is not): a hole */
+    uint32_t q = tube(t, c6, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    t->far[q + 33] = t->thin[q + 33] = t->far[q + 34] = t->thin[q + 34] = 0;
+    t->thin[q + 27] = 0;
     /* a patch of 12 (three rings) is no hole */
     uint32_t d = tube(t, c3, 2, -0.2f, -0.5f, 6, 4, 0.02f, 0, 6.2831853f);
     for (int i = 3; i < 6; i++)
@@ -767,8 +780,12 @@ static void holes_small_patches_in_far_skin_are_far(void **state)
     for (uint32_t k = 0; k < 36; k++) {
         assert_int_equal(st->far[a + k], 1);
         assert_int_equal(st->thin[a + k], 1); /* off the bone as what surrounds it */
-        assert_int_equal(st->far[b + k], 1);
+        assert_int_equal(st->far[b + k], k != 33);
         assert_int_equal(st->thin[b + k], 0);
+        assert_int_equal(st->far[p + k], 1); /* every vertex of the pole, not only its root */
+        assert_int_equal(st->thin[p + k], 1);
+        assert_int_equal(st->far[q + k], 1);
+        assert_int_equal(st->thin[q + k], k != 27);
     }
     for (uint32_t k = 0; k < 24; k++)
         assert_int_equal(st->far[d + k], k < 12);
@@ -1272,6 +1289,47 @@ static void lists_a_detached_shell_as_one_piece(void **state)
     tiny_free(t);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* tb__kth_float (the envelope's median, a shell's median half-thickness,
+ * A9's length percentile) gives a[k] of the ascending qsort it replaced, bit
+ * for bit: on random arrays with many repeats, infinities, and (where the
+ * sort decides the order) NaN and negative zeros. */
+static void kth_float_is_the_sorted_kth(void **state)
+{
+    (void)state;
+    uint32_t seed = 12345;
+    float a[97], b[97];
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)(round % 97);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            uint32_t r = seed >> 8;
+            a[i] = (float)(r % (round % 3 == 0 ? 7u : 100000u)) * 0.25f; /* repeats, or nearly none */
+            if (round % 5 == 1 && r % 11 == 0)
+                a[i] = INFINITY;
+            if (round % 7 == 3 && r % 13 == 0)
+                a[i] = r % 2 ? NAN : -0.0f;
+        }
+        for (size_t k = 0; k < n; k++) {
+            memcpy(b, a, n * sizeof *a);
+            float want;
+            {
+                float c[97];
+                memcpy(c, a, n * sizeof *a);
+                qsort(c, n, sizeof *c, cmp_float);
+                want = c[k];
+            }
+            float got = tb__kth_float(b, n, k);
+            assert_memory_equal(&got, &want, sizeof got);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1301,6 +1359,7 @@ int main(void)
         cmocka_unit_test(geodesic_of_a_strap_along_the_body),
         cmocka_unit_test(lists_the_model_vertices_of_a_welded_tail),
         cmocka_unit_test(lists_a_detached_shell_as_one_piece),
+        cmocka_unit_test(kth_float_is_the_sorted_kth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

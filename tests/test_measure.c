@@ -596,14 +596,22 @@ static void histogram_min_and_max_skip_nan(void **state)
     assert_true(isnan(tb__hist_min(&h)) && isnan(tb__hist_max(&h)));
     tb__hist_add(&h, NAN);
     assert_true(isnan(tb__hist_min(&h)) && isnan(tb__hist_max(&h)));
+    tb__hist_tally(&h);
+    assert_true(isnan(h.min) && isnan(h.max));
     tb__hist_add(&h, 1.25f);
     tb__hist_add(&h, NAN);
     assert_float_equal(tb__hist_min(&h), 1.25f, 0);
     assert_float_equal(tb__hist_max(&h), 1.25f, 0);
+    tb__hist_tally(&h); /* the tally's min and max are the same */
+    assert_float_equal(h.min, 1.25f, 0);
+    assert_float_equal(h.max, 1.25f, 0);
     tb__hist_add(&h, 0.0f);
     tb__hist_add(&h, INFINITY);
     assert_float_equal(tb__hist_min(&h), 0.0f, 0);
     assert_true(isinf(tb__hist_max(&h)));
+    tb__hist_tally(&h);
+    assert_float_equal(h.min, 0.0f, 0);
+    assert_true(isinf(h.max));
     tb__hist_free(&h);
 }
 
@@ -652,6 +660,8 @@ static void histogram_percentile_matches_the_exact_rank_within_its_bin(void **st
         assert_int_equal(h.torn, torn);
         assert_float_equal(tb__hist_min(&h), sorted[0], 0);
         assert_float_equal(tb__hist_max(&h), sorted[n - 1], 0);
+        assert_float_equal(h.min, sorted[0], 0);
+        assert_float_equal(h.max, sorted[n - 1], 0);
         for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
             size_t k = tb_rank_nearest(n, qs[q]);
             float exact = sorted[k], got = tb__hist_rank(&h, k);
@@ -1130,22 +1140,30 @@ static size_t truth_mask(uint8_t *mask, json_t *truth, size_t nv)
     return n;
 }
 
+/* The synthetic tail_leg, its model and its tail's vertices (the truth's). */
+static uint8_t *tail_leg_with_mask(tb_doc **doc, json_t **truth, tb_model **m)
+{
+    tb_error err;
+    assert_int_equal(tb_synth_build_json(doc, "tail_leg", NULL, truth, &err), TB_OK);
+    assert_int_equal(tb_model_load(m, *doc, -1, &err), TB_OK);
+    uint8_t *mask = malloc((*m)->vertex_count);
+    assert_non_null(mask);
+    assert_true(truth_mask(mask, *truth, (*m)->vertex_count) > 100);
+    return mask;
+}
+
 static void synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one(void **state)
 {
     (void)state;
     tb_doc *doc;
     json_t *truth;
     tb_error err;
-    assert_int_equal(tb_synth_build_json(&doc, "tail_leg", NULL, &truth, &err), TB_OK);
     tb_model *m;
     tb_clip *clip;
-    assert_int_equal(tb_model_load(&m, doc, -1, &err), TB_OK);
+    uint8_t *mask = tail_leg_with_mask(&doc, &truth, &m);
     int a = tb_clip_find(doc, "Walk");
     assert_true(a >= 0);
     assert_int_equal(tb_clip_load(&clip, doc, m, a, NULL, &err), TB_OK);
-    uint8_t *mask = malloc(m->vertex_count);
-    assert_non_null(mask);
-    assert_true(truth_mask(mask, truth, m->vertex_count) > 100);
     tb_measure_desc d = {0};
     d.tail_mask = mask;
     tb_measure_result orig, rigid;
@@ -1341,6 +1359,67 @@ static void a_shared_prep_gives_the_same_result(void **state)
     tb_doc_free(doc);
 }
 
+/* A flat-shaded mesh (every triangle its own three vertices, as low-poly
+ * characters are exported) repeats each point once per triangle around it:
+ * measure merges the alike vertices (same position, joints, weights and tail
+ * mask) and measures each edge between them once, counted as often as the
+ * mesh has it. Its figures are those of measuring every edge of every
+ * vertex, which a desc with positions_out does (it merges nothing): every
+ * field of the result, the tip's travel included, bit for bit. */
+static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    json_t *truth;
+    tb_error err;
+    tb_model *m;
+    uint8_t *mask0 = tail_leg_with_mask(&doc, &truth, &m);
+    for (size_t v = 0; v < m->vertex_count; v += 3) /* seams inside the tail */
+        mask0[v] = 0;
+    /* flat: vertex 3t + c is corner c of triangle t */
+    const size_t nt = m->triangle_count, nv = nt * 3, inf = (size_t)m->influences;
+    float *pos = malloc(nv * 3 * sizeof *pos), *w = malloc(nv * inf * sizeof *w);
+    uint16_t *jt = malloc(nv * inf * sizeof *jt);
+    uint32_t *tri = malloc(nv * sizeof *tri);
+    uint8_t *mask = malloc(nv);
+    assert_true(pos && w && jt && tri && mask);
+    for (size_t i = 0; i < nv; i++) {
+        uint32_t v = m->triangles[i];
+        memcpy(pos + i * 3, m->positions + (size_t)v * 3, 3 * sizeof *pos);
+        memcpy(w + i * inf, m->weights + (size_t)v * inf, inf * sizeof *w);
+        memcpy(jt + i * inf, m->joints + (size_t)v * inf, inf * sizeof *jt);
+        mask[i] = mask0[v];
+        tri[i] = (uint32_t)i;
+    }
+    free(m->positions), free(m->weights), free(m->joints), free(m->triangles);
+    m->positions = pos, m->weights = w, m->joints = jt, m->triangles = tri;
+    m->vertex_count = nv;
+    float *out = malloc((size_t)24 * nv * 3 * sizeof *out);
+    assert_non_null(out);
+    const char *names[] = {"Walk", "Crouch"};
+    for (int c = 0; c < 2; c++) {
+        tb_clip *clip;
+        assert_int_equal(tb_clip_load(&clip, doc, m, tb_clip_find(doc, names[c]), NULL, &err), TB_OK);
+        tb_measure_desc d = {0};
+        d.tail_mask = mask;
+        d.loop = c == 0;
+        tb_measure_result merged, every;
+        assert_int_equal(tb_measure_clip(&merged, m, clip, &d, &err), TB_OK);
+        d.positions_out = out;
+        assert_int_equal(tb_measure_clip(&every, m, clip, &d, &err), TB_OK);
+        assert_true(merged.tail.samples > 0 && merged.seam.samples > 0 && merged.body.samples > 0);
+        assert_true(merged.tip_vertex >= 0 && merged.tip_travel > 0);
+        assert_memory_equal(&merged, &every, sizeof merged);
+        tb_clip_free(clip);
+    }
+    free(out);
+    free(mask);
+    free(mask0);
+    json_decref(truth);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1370,6 +1449,7 @@ int main(void)
         cmocka_unit_test(synthetic_leg_weighted_tail_tears_on_walk_and_rigid_reads_one),
         cmocka_unit_test(measure_all_is_the_same_on_one_thread_and_on_four),
         cmocka_unit_test(a_shared_prep_gives_the_same_result),
+        cmocka_unit_test(alike_vertices_merged_give_the_figures_of_every_vertex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,6 +145,9 @@ typedef struct tb_appendage_desc {
      * tb_appendage_detect reads the model it is given. */
     const char *const *roles;
     int role_count;
+    int threads;               /* 0 → one per online CPU; 1: none: detection's independent
+                                  rays and distances spread over this many threads. The
+                                  report is the same for any count */
 } tb_appendage_desc;
 
 /* One detected appendage (a far component after merging, SPEC A3–A7). */

@@ -10,8 +10,11 @@
  * new samplers and channels; its other channels are untouched. Before
  * recording, the tail is warmed up silently: a looping clip is played until
  * the tail's state at the loop start repeats within desc.loop_tolerance_rad
- * (at most desc.max_passes passes; the tip settles last), a non-looping clip
- * first settles on its first frame. Clips that already carry keys on the
+ * (at most desc.max_passes passes; the tip settles last) — pass after pass,
+ * or every n passes (2..4: a chain the ground or its limits switch between
+ * branches, whose seam is then spread over the loop's keys; see
+ * tb_bake_clip.period) — a non-looping clip first settles on its first
+ * frame. Clips that already carry keys on the
  * tail bones are left alone (reported as "already baked"), except with
  * desc.existing (the skeleton's own chains, below).
  *
@@ -82,6 +85,13 @@ typedef struct tb_bake_clip {
     int wraps;                 /* looping, and the clip stops one frame before its start:
                                   the player wraps from the last key to the first */
     int passes;                /* warm-up passes (looping) or settle frames (not) */
+    int period;                /* looping: the warm-up's loop-start state repeated every
+                                  `period` passes (1; 2..4: a cycle of several passes,
+                                  its seam spread, below); 0: it never repeated */
+    float seam_spread_rad;     /* period > 1: the seam between the cycle's branches (the
+                                  largest angle of any tail bone), spread over the loop's
+                                  keys so the last key (or the wrapped state) is the first;
+                                  0: none spread */
     int keys;                  /* keys written per tail bone */
     float duration_s;
     float closure_rad;         /* largest angle of any tail bone between its first key and

@@ -86,6 +86,12 @@ typedef struct tb_fix_stretch {
     int bend_count;
     char bend_joint[TB_FIX_MAX_BENDS][32];
     float bend_rad[TB_FIX_MAX_BENDS];
+    /* What the joint's chain weights carry (issue 13, "bend where the tail
+     * can bend"): its chain's tb_fix_weights.carry_rad, the bend per joint
+     * at which the blend's inner side shortens to the chain row; 0 where
+     * not sized (one bone per piece, the skeleton's own chains). */
+    float bend_carried_rad[TB_FIX_MAX_BENDS];
+    int bends_past_carried;     /* joints whose largest bend here is past what they carry */
     /* The honest seam (issue 13): the edges where skin whose weights the
      * repair changed (against the input's, vertex by vertex) meets skin it
      * left alone — SPEC C's 50% groups count a welded tail's collar and the

@@ -90,13 +90,26 @@ static void tb__print_bake(const tb_fix_report *rep)
         if (r->seam.edges)
             printf("  %-18s %32s %5.2f / %4.2f / %4.2f / %4.1f%% |\n", "", "seam to body |", r->seam.p95, r->seam.p99,
                    r->seam.max, 100 * r->seam.torn_frac);
+        if (bc->seam_spread_rad > 0)
+            printf("  %-18s the loop start repeats every %d passes: a seam of %.2f° spread over the loop\n", "",
+                   bc->period, bc->seam_spread_rad * TB_DEG_PER_RAD);
         for (int k = 0; k < rep->stretch_count; k++) {
             const tb_fix_stretch *s = &rep->stretch[k];
             if (s->animation != bc->animation || !s->bend_count)
                 continue;
             printf("  %-18s largest bend per joint:", "");
-            for (int q = 0; q < s->bend_count; q++)
-                printf(" %.0f°", s->bend_rad[q] * TB_DEG_PER_RAD);
+            float lo = INFINITY, hi = 0;
+            for (int q = 0; q < s->bend_count; q++) {
+                float carried = s->bend_carried_rad[q];
+                printf(" %.0f°%s", s->bend_rad[q] * TB_DEG_PER_RAD, carried > 0 && s->bend_rad[q] > carried ? "!" : "");
+                lo = carried > 0 && carried < lo ? carried : lo;
+                hi = carried > hi ? carried : hi;
+            }
+            if (hi > 0 && hi - lo < 0.5f * (float)TB_RAD_PER_DEG)
+                printf("  (the weights carry %.0f°; ! past it: %d)", hi * TB_DEG_PER_RAD, s->bends_past_carried);
+            else if (hi > 0)
+                printf("  (the weights carry %.0f–%.0f°; ! past it: %d)", lo * TB_DEG_PER_RAD, hi * TB_DEG_PER_RAD,
+                       s->bends_past_carried);
             printf("\n");
         }
     }
@@ -147,8 +160,9 @@ static void tb__help(void)
            "  --progress            name each stage on stderr (the default on a terminal)\n"
            "  --in-place            allow -o to be IN itself (refused by default)\n"
            "  --allow-uri-outside   let a .gltf's external uri name a file outside its folder\n"
-           "  -j, --jobs N          clips baked and measured at once, one thread each (default\n"
-           "                        and 0: one per CPU); the output is the same for any N\n"
+           "  -j, --jobs N          clips baked and measured at once, one thread each, and\n"
+           "                        detection's rays on N threads (default and 0: one per\n"
+           "                        CPU); the output is the same for any N\n"
            "batch (several inputs or a folder; docs/batch.md):\n"
            "  -o OUTDIR             each IN is written to OUTDIR under its own name (a folder's\n"
            "                        files, .glb/.gltf/.vrm at any depth, keep their relative path)\n"
@@ -818,6 +832,7 @@ static int tb__fix_one(tb__fix_opts *o, int argc, char **argv, const unsigned ch
         jobs = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
     }
     o->bd.threads = jobs;
+    o->d.threads = jobs; /* and detection's rays (the same report for any count) */
     if (o->preview && (tb_cli_is_stdio(o->in) || tb_cli_is_stdio(o->out)))
         return tb_cli_usage_error("fix", "--preview reads IN and OUT back: they must be files, not -");
     if (tb_cli_is_stdio(o->out))

@@ -167,6 +167,23 @@ static tb_result tb__read(const tb_doc *doc, int accessor, void *dst, size_t dst
     return TB_OK;
 }
 
+const unsigned char *tb__accessor_packed_floats(const tb_doc *doc, int accessor)
+{
+    if (!doc || accessor < 0 || accessor >= doc->g.accessor_count)
+        return NULL;
+    const tb_gltf_accessor *a = &doc->accessors[accessor];
+    if (a->component_type != TB_COMPONENT_FLOAT || a->buffer_view < 0 || a->has_sparse)
+        return NULL;
+    json_t *aj = json_array_get(json_object_get(doc->root, "accessors"), (size_t)accessor);
+    int col_rows;
+    size_t col_stride;
+    size_t elem = tb__elem_bytes(aj, a, &col_rows, &col_stride);
+    const tb__view *v = &doc->views[a->buffer_view];
+    if (col_rows || (v->stride && v->stride != elem))
+        return NULL;
+    return doc->bin + v->offset + a->byte_offset; /* tb__read's base */
+}
+
 tb_result tb_accessor_read_floats(const tb_doc *doc, int accessor, float *dst, size_t dst_len,
                                   tb_error *err)
 {

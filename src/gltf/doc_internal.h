@@ -84,5 +84,10 @@ size_t tb__component_size(int component_type);
 int tb__type_components(const char *type);
 /* Appends bytes (16-aligned start) to the BIN; returns offset or SIZE_MAX. */
 size_t tb__bin_append(tb_doc *doc, const void *data, size_t size);
+/* Where a float accessor's values lie in the BIN when they lie there
+ * packed, as tb_accessor_read_floats would copy them (a buffer view, no
+ * sparse values, no stride beyond the element); NULL otherwise. Bytes: the
+ * place need not be aligned for a float (accessor.c). */
+const unsigned char *tb__accessor_packed_floats(const tb_doc *doc, int accessor);
 
 #endif

@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include <cglm/cglm.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* tb__any_nonfinite: four values a step */
+#endif
 
 #include "gltf/doc_internal.h"
 
@@ -79,9 +82,9 @@ static int tb__floats(tb__ctx *c, json_t *o, const char *key, float *dst, size_t
     json_t *v = json_object_get(o, key);
     if (!v || *r != TB_OK)
         return 0;
-    TB__WHERE(c, "%s/%s", path, key);
     if (!json_is_array(v) || json_array_size(v) != n) {
-        *r = tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "%s must be an array of %zu numbers", key, n);
+        *r = tb__fail(c->err, TB_ERR_JSON_TYPE, TB__AT(c, "%s/%s", path, key), "%s must be an array of %zu numbers",
+                      key, n);
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -578,6 +581,30 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
     return r;
 }
 
+/* Whether some value has all exponent bits set (infinite or NaN): four at a
+ * time in SSE2 lanes where there are (every x86-64), then one by one. */
+static int tb__any_nonfinite(const void *values, size_t n)
+{
+    const unsigned char *v = values; /* 4 bytes a value, maybe unaligned */
+    size_t i = 0;
+    uint32_t any = 0;
+#if defined(__SSE2__)
+    const __m128i expo = _mm_set1_epi32(0x7f800000);
+    __m128i acc = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        __m128i u = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(v + 4 * i)), expo);
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi32(u, expo));
+    }
+    any = _mm_movemask_epi8(acc) != 0;
+#endif
+    for (; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, v + 4 * i, sizeof u);
+        any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+    }
+    return any != 0;
+}
+
 /* Checks that a float accessor holds only finite values. */
 static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
 {
@@ -585,19 +612,17 @@ static tb_result tb__check_finite(tb__ctx *c, int acc, const char *what)
     if (ac->component_type != TB_COMPONENT_FLOAT)
         return TB_OK;
     size_t n = ac->count * (size_t)ac->components;
+    /* packed in the BIN: checked where it lies, copied only to name the
+     * element when there is one */
+    const unsigned char *packed = tb__accessor_packed_floats(c->doc, acc);
+    if (packed && !tb__any_nonfinite(packed, n))
+        return TB_OK;
     float *tmp = malloc(n * sizeof *tmp);
     if (!tmp)
         return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
     tb_result r = tb_accessor_read_floats(c->doc, acc, tmp, n, c->err);
-    /* all exponent bits set: infinite or NaN; the element is looked for
-     * only when there is one */
-    uint32_t any = 0;
-    if (r == TB_OK)
-        for (size_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, tmp + i, sizeof u);
-            any |= (u & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
-        }
+    /* the element is looked for only when there is one */
+    int any = r == TB_OK && tb__any_nonfinite(tmp, n);
     for (size_t i = 0; r == TB_OK && any && i < n; i++) {
         if (!isfinite(tmp[i])) {
             snprintf(c->where, sizeof c->where, "/accessors/%d", acc);
@@ -998,7 +1023,6 @@ static tb_result tb__parse_sampler(tb__ctx *c, json_t *so, tb_gltf_sampler *s, c
         return r;
     json_t *it = json_object_get(so, "interpolation");
     const char *is = json_is_string(it) ? json_string_value(it) : "LINEAR";
-    snprintf(c->where, sizeof c->where, "%s/interpolation", sp);
     if (!strcmp(is, "LINEAR"))
         s->interp = TB_INTERP_LINEAR;
     else if (!strcmp(is, "STEP"))
@@ -1006,11 +1030,12 @@ static tb_result tb__parse_sampler(tb__ctx *c, json_t *so, tb_gltf_sampler *s, c
     else if (!strcmp(is, "CUBICSPLINE"))
         s->interp = TB_INTERP_CUBICSPLINE;
     else
-        return tb__fail(c->err, TB_ERR_INVALID, c->where, "interpolation must be LINEAR, STEP or CUBICSPLINE");
+        return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "%s/interpolation", sp),
+                        "interpolation must be LINEAR, STEP or CUBICSPLINE");
     const tb_gltf_accessor *in = tb__acc(c, s->input), *out = tb__acc(c, s->output);
-    snprintf(c->where, sizeof c->where, "/accessors/%d", s->input);
     if (in->components != 1 || in->component_type != TB_COMPONENT_FLOAT)
-        return tb__fail(c->err, TB_ERR_INVALID, c->where, "animation input must be SCALAR float");
+        return tb__fail(c->err, TB_ERR_INVALID, TB__AT(c, "/accessors/%d", s->input),
+                        "animation input must be SCALAR float");
     size_t per = s->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
     if (out->count < in->count * per || out->count % (in->count * per)) {
         snprintf(c->where, sizeof c->where, "%s/output", sp);
@@ -1046,9 +1071,9 @@ static tb_result tb__parse_channel(tb__ctx *c, json_t *co, tb_gltf_channel *cc, 
     tb_result r = TB_OK;
     cc->sampler = tb__index(c, co, "sampler", an->sampler_count, cp, &r, 1);
     json_t *tg = json_object_get(co, "target");
-    snprintf(c->where, sizeof c->where, "%s/target", cp);
     if (r == TB_OK && !json_is_object(tg))
-        return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, c->where, "target must be an object");
+        return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, TB__AT(c, "%s/target", cp),
+                        "target must be an object");
     char tp[128];
     snprintf(tp, sizeof tp, "%s/target", cp);
     cc->node = tb__index(c, tg, "node", doc->g.node_count, tp, &r, 0);

@@ -107,33 +107,42 @@ static float tb__heap_dist(uint64_t k)
     return d;
 }
 
+/* The heap is 4-ary (children of k: 4k + 1 .. 4k + 4): half the levels of
+ * a binary one, the four children in one or two cache lines. Keys are
+ * unique (a vertex is pushed again only at a strictly smaller distance), so
+ * any heap pops the same sequence: the output does not depend on its shape. */
 static void tb__heap_push(uint64_t *h, size_t *n, uint64_t it)
 {
     size_t k = (*n)++;
-    while (k && it < h[(k - 1) / 2]) {
-        h[k] = h[(k - 1) / 2];
-        k = (k - 1) / 2;
+    while (k && it < h[(k - 1) / 4]) {
+        h[k] = h[(k - 1) / 4];
+        k = (k - 1) / 4;
     }
     h[k] = it;
 }
 
 /* Takes the smallest entry out (n > 0). Bottom-up: the hole left at the
- * root goes down the smaller children to a leaf, where the last entry goes
- * in and rises (it belongs near the bottom): one compare a level on the way
- * down, not two. */
+ * root goes down the smallest children to a leaf, where the last entry goes
+ * in and rises (it belongs near the bottom). */
 static uint64_t tb__heap_pop(uint64_t *h, size_t *n)
 {
     uint64_t top = h[0], last = h[--*n];
     size_t k = 0, m = *n;
-    for (size_t c = 1; c < m; c = 2 * k + 1) {
-        if (c + 1 < m && h[c + 1] < h[c])
-            c++;
-        h[k] = h[c];
-        k = c;
+    for (size_t c = 1; c < m; c = 4 * k + 1) {
+        size_t b = c;
+        if (c + 3 < m) { /* all four */
+            size_t b0 = h[c + 1] < h[c] ? c + 1 : c, b1 = h[c + 3] < h[c + 2] ? c + 3 : c + 2;
+            b = h[b1] < h[b0] ? b1 : b0;
+        } else {
+            for (size_t x = c + 1; x < m; x++)
+                b = h[x] < h[b] ? x : b;
+        }
+        h[k] = h[b];
+        k = b;
     }
-    while (k && last < h[(k - 1) / 2]) {
-        h[k] = h[(k - 1) / 2];
-        k = (k - 1) / 2;
+    while (k && last < h[(k - 1) / 4]) {
+        h[k] = h[(k - 1) / 4];
+        k = (k - 1) / 4;
     }
     if (m)
         h[k] = last;

@@ -71,6 +71,27 @@ static size_t tb__table_slot(const uint64_t *keys, size_t mask, uint64_t key)
     return h;
 }
 
+/* The slots of the cell keys met last (direct mapped, 64 lines): a mesh's
+ * neighbouring triangles, next to each other in its list, share cells, so
+ * most of the grid's entries find their slot here instead of through the
+ * table (the same slot: only a hit is taken from it). */
+enum { TB__MEMO = 64 };
+typedef struct tb__slot_memo {
+    uint64_t key[TB__MEMO]; /* cell key + 1, 0: none */
+    size_t slot[TB__MEMO];
+} tb__slot_memo;
+
+static size_t tb__memo_slot(tb__slot_memo *mm, const uint64_t *keys, size_t mask, uint64_t key)
+{
+    size_t i = (size_t)(key ^ key >> 10 ^ key >> 20) & (TB__MEMO - 1);
+    if (mm->key[i] == key + 1)
+        return mm->slot[i];
+    size_t h = tb__table_slot(keys, mask, key);
+    mm->key[i] = key + 1;
+    mm->slot[i] = h;
+    return h;
+}
+
 /* Doubles a table of cell keys and counts (tb__tgrid_count). */
 static int tb__table_grow(uint64_t **keys, uint32_t **cnt, size_t *slots)
 {
@@ -148,9 +169,27 @@ static void tb__tgrid_set_cell(tb__tgrid *g, float cell, const double ext[3])
     }
 }
 
+/* A triangle's cells [c0, c1] as kept in tbox (two 30-bit keys). */
+static uint64_t tb__tbox_of(const int c0[3], const int c1[3])
+{
+    return tb__ckey(c0[0], c0[1], c0[2]) | tb__ckey(c1[0], c1[1], c1[2]) << 30;
+}
+
+static void tb__tbox_cells(uint64_t b, int c0[3], int c1[3])
+{
+    for (int a = 0; a < 3; a++) {
+        c0[a] = (int)(b >> (10 * a) & 0x3ff);
+        c1[a] = (int)(b >> (30 + 10 * a) & 0x3ff);
+    }
+}
+
 /* Stage 1 of tb__tgrid_build: the box, the cell size and the grid's
- * dimensions from the mesh's mean edge and triangle area. */
-static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt)
+ * dimensions from the mesh's mean edge and triangle area; tbox[t] gets
+ * each triangle's box of cells at that size (the count of entries needed
+ * it: computed once, not again in the count). Returns 0 when the last
+ * size tried was coarsened after its count (tbox then is stale). */
+static int tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt,
+                          uint64_t *tbox)
 {
     float hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int a = 0; a < 3; a++)
@@ -215,12 +254,14 @@ static void tb__tgrid_size(tb__tgrid *g, const float *pos, size_t nw, const uint
         int c0[3], c1[3];
         for (size_t t = 0; t < nt && entries <= budget; t++) {
             tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+            tbox[t] = tb__tbox_of(c0, c1);
             entries += (double)(c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1) * (c1[2] - c0[2] + 1);
         }
         if (entries <= budget)
-            break;
+            return 1;
         tb__tgrid_set_cell(g, g->cell * 2, ext);
     }
+    return 0;
 }
 
 /* Stage 2: the shells that have triangles (roots ascending) and per shell
@@ -254,14 +295,17 @@ static int tb__tgrid_shells(tb__tgrid *g, size_t nw, const uint32_t *tri, size_t
 
 /* Stage 3: the cells' table. Each triangle is entered in the cells of its
  * box: counted per cell (keys + 1 in g->keys, counts in g->count, g->slots a
- * power of two at most half full), its shell's box grown to hold them, its
- * box of cells kept in tbox[t] for the fill (two 30-bit keys: the box was
- * computed twice, a third of the build's instructions at 1M vertices); the
+ * power of two at most half full), its shell's box grown to hold them; its
+ * box of cells is kept in tbox[t] for the fill (two 30-bit keys: the box was
+ * computed twice, a third of the build's instructions at 1M vertices),
+ * computed here only where the size stage's is stale (boxed = 0); the
  * entries in *np. 0 on OOM. */
 static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, size_t nt, const uint32_t *shell,
-                           const uint32_t *slot, uint64_t *tbox, size_t *np)
+                           const uint32_t *slot, uint64_t *tbox, int boxed, size_t *np)
 {
     size_t cells = 0;
+    tb__slot_memo mm;
+    memset(&mm, 0, sizeof mm);
     g->slots = 1024;
     g->keys = calloc(g->slots, sizeof *g->keys);
     g->count = calloc(g->slots, sizeof *g->count);
@@ -270,8 +314,12 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
     *np = 0;
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
-        tb__tri_cells(g, pos, tri + t * 3, c0, c1);
-        tbox[t] = tb__ckey(c0[0], c0[1], c0[2]) | tb__ckey(c1[0], c1[1], c1[2]) << 30;
+        if (boxed) {
+            tb__tbox_cells(tbox[t], c0, c1);
+        } else {
+            tb__tri_cells(g, pos, tri + t * 3, c0, c1);
+            tbox[t] = tb__tbox_of(c0, c1);
+        }
         int *b = g->sbox[slot[shell[tri[t * 3]]]];
         for (int a = 0; a < 3; a++) {
             b[a] = c0[a] < b[a] ? c0[a] : b[a];
@@ -280,9 +328,12 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
-                    if (2 * (cells + 1) > g->slots && !tb__table_grow(&g->keys, &g->count, &g->slots))
-                        return 0;
-                    size_t h = tb__table_slot(g->keys, g->slots - 1, tb__ckey(x, y, z));
+                    if (2 * (cells + 1) > g->slots) {
+                        if (!tb__table_grow(&g->keys, &g->count, &g->slots))
+                            return 0;
+                        memset(&mm, 0, sizeof mm); /* the slots moved */
+                    }
+                    size_t h = tb__memo_slot(&mm, g->keys, g->slots - 1, tb__ckey(x, y, z));
                     cells += !g->keys[h];
                     g->keys[h] = tb__ckey(x, y, z) + 1;
                     g->count[h]++;
@@ -311,17 +362,16 @@ static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tr
         g->count[h] = 0; /* the fill's cursor: back to the count at its end */
     }
     size_t mask = g->slots - 1;
+    tb__slot_memo mm;
+    memset(&mm, 0, sizeof mm);
     for (size_t t = 0; t < nt; t++) {
         int c0[3], c1[3];
-        for (int a = 0; a < 3; a++) {
-            c0[a] = (int)(tbox[t] >> (10 * a) & 0x3ff);
-            c1[a] = (int)(tbox[t] >> (30 + 10 * a) & 0x3ff);
-        }
+        tb__tbox_cells(tbox[t], c0, c1);
         uint32_t sh = shell[tri[t * 3]];
         for (int x = c0[0]; x <= c1[0]; x++)
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
-                    size_t h = tb__table_slot(g->keys, mask, tb__ckey(x, y, z));
+                    size_t h = tb__memo_slot(&mm, g->keys, mask, tb__ckey(x, y, z));
                     uint32_t j = g->start[h] + g->count[h]++;
                     g->tris[j] = (uint32_t)t;
                     g->tshell[j] = sh;
@@ -345,12 +395,16 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
                                  const uint32_t *shell, tb_error *err)
 {
     memset(g, 0, sizeof *g);
-    tb__tgrid_size(g, pos, nw, tri, nt);
     uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
-    uint64_t *tbox = malloc((nt ? nt : 1) * sizeof *tbox); /* per triangle: its cells, counted then filled */
+    uint64_t *tbox = malloc((nt ? nt : 1) * sizeof *tbox); /* per triangle: its cells, sized, counted, filled */
+    if (!tbox) {
+        free(slot);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
+    int boxed = tb__tgrid_size(g, pos, nw, tri, nt, tbox);
     size_t np = 0;
-    int ok = slot && tbox && tb__tgrid_shells(g, nw, tri, nt, shell, slot) &&
-             tb__tgrid_count(g, pos, tri, nt, shell, slot, tbox, &np);
+    int ok = slot && tb__tgrid_shells(g, nw, tri, nt, shell, slot) &&
+             tb__tgrid_count(g, pos, tri, nt, shell, slot, tbox, boxed, &np);
     free(slot);
     if (ok && np >= UINT32_MAX) {
         free(tbox);
@@ -758,10 +812,10 @@ static void tb__box_union(int *out, const int *a, const int *b)
 
 static const int tb__empty_box[6] = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MIN, INT32_MIN, INT32_MIN};
 
-void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick)
+void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick, size_t v0, size_t v1)
 {
     tb__hit hits[TB__HCAP];
-    for (size_t v = 0; v < md->nw; v++) {
+    for (size_t v = v0; v < v1 && v < md->nw; v++) {
         thick[v] = INFINITY;
         const float *n = md->normal + v * 3;
         if (!(tmax[v] > 0) || (n[0] == 0 && n[1] == 0 && n[2] == 0))

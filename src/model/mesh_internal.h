@@ -59,7 +59,11 @@ tb_result tb__model_load_influences(tb_model **out, const tb_doc *doc, int skin,
 /* Frees all but the normals (no ray after it; memory back before what follows). */
 void tb__medial_drop_grid(tb__medial *md);
 const float *tb__medial_normals(const tb__medial *md);
-void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick);
+/* The thickness of vertices [v0, v1) only (into thick[v0 .. v1)): each ray
+ * reads the context and writes its own slot, so ranges may run on threads
+ * at once (appendage.c) and give what one call over [0, nw) gives. */
+void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick, size_t v0, size_t v1);
+/* Reads the context only (safe on threads at once). */
 int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell);
 /* Prepares tb__medial_enclosed for calls with this count_shell (same
  * pointer, contents unchanged meanwhile): each ray then walks only the

@@ -11,6 +11,7 @@
 #endif
 
 #include "passes/detect_internal.h"
+#include "passes/pool_internal.h"
 #include "gltf/doc_internal.h"
 
 tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
@@ -398,6 +399,75 @@ static int tb__cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The k-th smallest of a[0..n) (k < n), a reordered: what a[k] is after
+ * qsort with tb__cmp_float. Without a NaN or a negative zero among them
+ * (equal floats are then the same number, and the order is total) by
+ * selection, O(n) on average (Wirth's), instead of the sort's O(n log n);
+ * with one, by that sort, whose order such values leave to the algorithm. */
+float tb__kth_float(float *a, size_t n, size_t k)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != a[i] || (a[i] == 0 && signbit(a[i]))) {
+            qsort(a, n, sizeof *a, tb__cmp_float);
+            return a[k];
+        }
+    ptrdiff_t l = 0, r = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (l < r) { /* a[l..r] holds the k-th; pivot a[k] */
+        float x = a[kk];
+        ptrdiff_t i = l, j = r;
+        do {
+            while (a[i] < x)
+                i++;
+            while (x < a[j])
+                j--;
+            if (i <= j) {
+                float y = a[i];
+                a[i] = a[j], a[j] = y;
+                i++, j--;
+            }
+        } while (i <= j);
+        if (j < kk)
+            l = i;
+        if (kk < i)
+            r = j;
+    }
+    return a[kk];
+}
+
+/* A loop over items [0, n) whose every item reads shared data and writes
+ * only its own slots, run as fn(ctx, lo, hi) over blocks on `threads`
+ * threads (tb__parallel_for; < 2, or too few items: one call here). The
+ * slots get the same values for any thread count. */
+typedef void (*tb__range_fn)(void *ctx, size_t lo, size_t hi);
+typedef struct tb__range_job {
+    tb__range_fn fn;
+    void *ctx;
+    size_t n, block;
+} tb__range_job;
+
+static void tb__range_task(void *c, int task, int worker)
+{
+    (void)worker;
+    const tb__range_job *J = c;
+    size_t lo = (size_t)task * J->block, hi = lo + J->block < J->n ? lo + J->block : J->n;
+    J->fn(J->ctx, lo, hi);
+}
+
+static void tb__ranges(int threads, size_t n, tb__range_fn fn, void *ctx)
+{
+    enum { TB__RANGE_MIN = 256, TB__RANGE_BLOCKS = 64 }; /* blocks handed out as threads come free */
+    if (threads <= 0)
+        threads = tb__cpu_count();
+    if (threads < 2 || n < 2 * TB__RANGE_MIN) {
+        fn(ctx, 0, n);
+        return;
+    }
+    size_t block = (n + TB__RANGE_BLOCKS - 1) / TB__RANGE_BLOCKS;
+    block = block < TB__RANGE_MIN ? TB__RANGE_MIN : block;
+    tb__range_job J = {fn, ctx, n, block};
+    tb__parallel_for((int)((n + block - 1) / block), threads, tb__range_task, &J);
+}
+
 void tb__copy_name(char *dst, size_t cap, const char *s)
 {
     snprintf(dst, cap, "%s", s ? s : "(unnamed)");
@@ -574,8 +644,7 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err)
             env[i] = band;
             continue;
         }
-        qsort(samples + a, b - a, sizeof *samples, tb__cmp_float);
-        env[i] = samples[a + (b - a) / 2];
+        env[i] = tb__kth_float(samples + a, b - a, (b - a) / 2); /* the median */
     }
     /* Only on a humanoid skeleton, whose bones run through every part of
      * the body: on an unknown layout (a quadruped whose tail bones were
@@ -835,6 +904,63 @@ static void tb__thick_triangles(const tb__state *st, tb__thick *K)
     }
 }
 
+/* The thickness rays of a range of vertices (tb__ranges). */
+typedef struct tb__thick_rays {
+    const tb__medial *md;
+    const float *tmax;
+    float *thick;
+} tb__thick_rays;
+
+static void tb__thick_rays_run(void *c, size_t lo, size_t hi)
+{
+    const tb__thick_rays *R = c;
+    tb__medial_thickness(R->md, R->tmax, R->thick, lo, hi);
+}
+
+/* The enclosure rays of a range of vertices (tb__ranges): a sample whose
+ * off-bone medial point lies inside a body shell gets tmax -1. */
+typedef struct tb__encl_rays {
+    const tb__state *st;
+    tb__thick *K;
+} tb__encl_rays;
+
+static void tb__encl_rays_run(void *c, size_t lo, size_t hi)
+{
+    const tb__encl_rays *E = c;
+    const tb__state *st = E->st;
+    tb__thick *K = E->K;
+    for (size_t w = lo; w < hi; w++)
+        if (K->src[w] == w && st->thin[w] && tb__medial_enclosed(K->md, w, st->mpos + w * 3, K->body_shell))
+            K->tmax[w] = -1; /* mark */
+}
+
+/* The medial points, their radii and the off-bone flags of a range of
+ * vertices (tb__ranges), from the thickness in st->mrad. */
+typedef struct tb__medial_points {
+    tb__state *st;
+    const float *normal;
+} tb__medial_points;
+
+static void tb__medial_points_run(void *c, size_t lo, size_t hi)
+{
+    const tb__medial_points *M = c;
+    tb__state *st = M->st;
+    for (size_t w = lo; w < hi; w++) {
+        const float *p = st->wpos + w * 3, *n = M->normal + w * 3;
+        float *q = st->mpos + w * 3;
+        if (!isfinite(st->mrad[w])) {
+            memcpy(q, p, 3 * sizeof *q);
+            st->mrad[w] = 0;
+            continue;
+        }
+        float h = 0.5f * st->mrad[w];
+        for (int a = 0; a < 3; a++)
+            q[a] = p[a] - n[a] * h;
+        st->mrad[w] = h;
+        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+    }
+}
+
 /* Per vertex: the thickness under it (its sample's ray, as long as twice
  * its distance to the bones, at most H / 2), its medial point half that
  * deep, and whether the bones pass beside that point rather than through
@@ -848,25 +974,15 @@ static void tb__thick_medial(tb__state *st, tb__thick *K, const float *normal)
         K->tmax[w] = K->src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
     }
     float *thick = st->mrad; /* reused: thickness, then half of it */
-    tb__medial_thickness(K->md, K->tmax, thick);
+    tb__thick_rays rays = {K->md, K->tmax, thick};
+    tb__ranges(st->d.threads, nw, tb__thick_rays_run, &rays);
     for (size_t w = 0; w < nw; w++)
         if (K->src[w] != w)
             thick[w] = thick[K->src[w]];
-    for (size_t w = 0; w < nw; w++) {
-        const float *p = st->wpos + w * 3, *n = normal + w * 3;
-        float *q = st->mpos + w * 3;
-        if (!isfinite(thick[w])) {
-            memcpy(q, p, 3 * sizeof *q);
-            st->mrad[w] = 0;
-            continue;
-        }
-        float h = 0.5f * thick[w];
-        for (int a = 0; a < 3; a++)
-            q[a] = p[a] - n[a] * h;
-        st->mrad[w] = h;
-        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+    tb__medial_points mp = {st, normal};
+    tb__ranges(st->d.threads, nw, tb__medial_points_run, &mp);
+    for (size_t w = 0; w < nw; w++) /* thin is 0 where the thickness is not finite */
         K->sh_thin[st->shell[w]] += st->thin[w];
-    }
 }
 
 /* Body shells: those mostly around bones. Off-bone skin whose medial point
@@ -883,9 +999,8 @@ static tb_result tb__thick_drop_enclosed(tb__state *st, tb__thick *K, tb_error *
     tb_result r = tb__medial_count_shells(K->md, K->body_shell, err);
     if (r != TB_OK)
         return r;
-    for (size_t w = 0; w < nw; w++)
-        if (K->src[w] == w && st->thin[w] && tb__medial_enclosed(K->md, w, st->mpos + w * 3, K->body_shell))
-            K->tmax[w] = -1; /* mark */
+    tb__encl_rays rays = {st, K};
+    tb__ranges(st->d.threads, nw, tb__encl_rays_run, &rays);
     for (size_t w = 0; w < nw; w++)
         if (K->tmax[K->src[w]] < 0)
             st->thin[w] = 0;
@@ -920,6 +1035,26 @@ tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err
     return TB_OK;
 }
 
+/* The samples (task 0) and the medial grid (task 1), apart (tb__parallel_for). */
+typedef struct tb__thick_prep {
+    tb__state *st;
+    tb__thick *K;
+    tb_result r[2];
+    tb_error err[2];
+} tb__thick_prep;
+
+static void tb__thick_prep_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__thick_prep *P = c;
+    tb__state *st = P->st;
+    tb__thick *K = P->K;
+    if (task == 0)
+        P->r[0] = tb__thickness_samples(st, K->src, &P->err[0]);
+    else
+        P->r[1] = tb__medial_create(&K->md, st->wpos, st->nw, K->wtri, K->nt, st->shell, &P->err[1]);
+}
+
 /* SPEC A10: which skin is off the bone, by the thickness under it, then
  * what is far (tb__envelope_far). Stages: welded triangles; one sample per
  * shell and cell; the medial grid; medial points and off-bone skin; skin
@@ -947,14 +1082,25 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     /* rays from one vertex per shell and grid cell of sample_fraction H:
      * thickness varies over a tail's radius, not over a dense mesh's edge,
      * so a million-vertex mesh casts tens of thousands of rays; the other
-     * vertices take the nearest sample's over the mesh graph (chosen before
-     * the grid is built: their scratch is given back first) */
+     * vertices take the nearest sample's over the mesh graph. The samples
+     * and the grid read the state and write apart: on two threads at once
+     * where there are (the samples' scratch, a queue of welded ids, then
+     * lives beside the grid's build) */
     K.src = malloc((nw ? nw : 1) * sizeof *K.src);
-    r = K.src ? tb__thickness_samples(st, K.src, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (r == TB_OK)
-        r = tb__medial_create(&K.md, st->wpos, nw, K.wtri, K.nt, st->shell, err);
-    if (r != TB_OK)
+    if (!K.src) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
+    }
+    tb__thick_prep P;
+    memset(&P, 0, sizeof P);
+    P.st = st, P.K = &K;
+    tb__parallel_for(2, nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__thick_prep_task, &P);
+    r = P.r[0] != TB_OK ? P.r[0] : P.r[1];
+    if (r != TB_OK) {
+        if (err)
+            *err = P.err[P.r[0] != TB_OK ? 0 : 1];
+        goto done;
+    }
     const float *normal = tb__medial_normals(K.md);
     tb__thick_medial(st, &K, normal);
     r = tb__thick_drop_enclosed(st, &K, err);
@@ -1066,13 +1212,19 @@ static tb_result tb__prep_weld(tb__state *st, tb_error *err)
 
 /* Prepare (SPEC A1, A2): distance to the skeleton, O(welded
  * vertices × segments), and the far set by it. */
-void tb__prep_distance(tb__state *st)
+static void tb__prep_distance_run(void *c, size_t lo, size_t hi)
 {
+    tb__state *st = c;
     float thr = st->d.far_fraction * st->H; /* SPEC A2 */
-    for (size_t w = 0; w < st->nw; w++) {
+    for (size_t w = lo; w < hi; w++) {
         st->wdist[w] = tb__segsoa_nearest(&st->segsoa, st->wpos + w * 3, &st->wseg[w]);
         st->far[w] = st->wdist[w] > thr;
     }
+}
+
+void tb__prep_distance(tb__state *st)
+{
+    tb__ranges(st->d.threads, st->nw, tb__prep_distance_run, st);
 }
 
 /* Prepare: the mesh graph and its shells (all edges, union-find;
@@ -1088,21 +1240,34 @@ static tb_result tb__prep_shells(tb__state *st, tb_error *err)
     st->comp_uf = malloc((nw ? nw : 1) * sizeof *st->comp_uf);
     st->shell_total = calloc(nw ? nw : 1, sizeof *st->shell_total);
     st->shell_far = calloc(nw ? nw : 1, sizeof *st->shell_far);
-    if (!st->shell || !st->comp_uf || !st->shell_total || !st->shell_far)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t w = 0; w < nw; w++)
-        st->shell[w] = st->comp_uf[w] = (uint32_t)w;
-    for (size_t t = 0; t < m->triangle_count; t++) { /* a triangle's corners: one shell */
-        uint32_t a = st->wid[m->triangles[t * 3]], b = st->wid[m->triangles[t * 3 + 1]],
-                 c = st->wid[m->triangles[t * 3 + 2]];
-        tb__unite(st->shell, a, b);
-        tb__unite(st->shell, b, c);
-    }
     st->shell_total_pre = calloc(nw ? nw : 1, sizeof *st->shell_total_pre);
-    if (!st->shell_total_pre)
+    if (!st->shell || !st->comp_uf || !st->shell_total || !st->shell_far || !st->shell_total_pre)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* a triangle's corners: one shell, labelled by its least welded id (as
+     * a union-find rooted at the least index gave): the graph's components,
+     * each flooded once from its least vertex (comp_uf the queue) */
+    uint32_t *queue = st->comp_uf;
+    for (size_t w = 0; w < nw; w++)
+        st->shell[w] = UINT32_MAX;
     for (size_t w = 0; w < nw; w++) {
-        st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        if (st->shell[w] != UINT32_MAX)
+            continue;
+        size_t qh = 0, qn = 0;
+        st->shell[w] = (uint32_t)w;
+        queue[qn++] = (uint32_t)w;
+        while (qh < qn) {
+            uint32_t v = queue[qh++];
+            for (uint32_t e = st->g.off[v]; e < st->g.off[v + 1]; e++) {
+                uint32_t o = st->g.adj[e];
+                if (st->shell[o] == UINT32_MAX) {
+                    st->shell[o] = (uint32_t)w;
+                    queue[qn++] = o;
+                }
+            }
+        }
+    }
+    for (size_t w = 0; w < nw; w++) {
+        st->comp_uf[w] = (uint32_t)w;
         st->shell_total_pre[st->shell[w]]++;
     }
     return TB_OK;
@@ -1138,17 +1303,27 @@ static tb_result tb__prep_areas(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* Prepare: holes: a patch of fewer than min_vertices non-far
- * vertices wholly surrounded by far skin (the pole of a tail's tip, whose
- * ray runs along the tail) is part of what surrounds it */
+/* Prepare: holes. The pole of a tail's tip, whose ray runs along the tail,
+ * reads as skin round a bone and is left near while the tail round it is
+ * far. A patch of non-far skin (joined by non-far edges) has only far skin
+ * round it: every neighbour outside it is far, by construction. The pole
+ * of a tip is surrounded by the tail's off-bone skin, so a patch of fewer
+ * than min_vertices vertices is a hole when more than half of its edges
+ * into far skin reach off-bone skin; every vertex of it becomes far and off
+ * the bone. A patch in far skin round a bone (the body's own far skin,
+ * clothing, armour) is no pole and stays as it is: body skin, which the
+ * merge's layer rule measures gaps to (docs/detection.md, *Holes: every
+ * vertex of a pole, and only a pole*); a patch that is a whole shell has
+ * no edge into far skin and is no hole either. */
 tb_result tb__prep_holes(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
-    if (!uf || !cnt) {
-        free(uf);
-        free(cnt);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    uint32_t *rim = calloc(nw ? nw : 1, sizeof *rim), *rim_off = calloc(nw ? nw : 1, sizeof *rim_off);
+    tb_result r = TB_OK;
+    if (!uf || !cnt || !rim || !rim_off) {
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        goto done;
     }
     for (size_t w = 0; w < nw; w++)
         uf[w] = (uint32_t)w;
@@ -1156,27 +1331,34 @@ tb_result tb__prep_holes(tb__state *st, tb_error *err)
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
             if (!st->far[w] && !st->far[st->g.adj[e]])
                 tb__unite(uf, (uint32_t)w, st->g.adj[e]);
-    for (size_t w = 0; w < nw; w++)
-        if (!st->far[w])
-            cnt[tb__find(uf, (uint32_t)w)]++;
-    for (size_t w = 0; w < nw; w++) /* roots first: far[] is read by the test below */
-        uf[w] = tb__find(uf, (uint32_t)w);
+    /* per patch (at its root): its size, its edges into far skin and how
+     * many of those reach off-bone skin */
     for (size_t w = 0; w < nw; w++) {
-        uint32_t root = uf[w];
-        /* a patch that is a whole shell of its own is no hole */
-        if (!st->far[w] && cnt[root] < (uint32_t)st->d.min_vertices && cnt[root] < st->shell_total_pre[st->shell[w]])
-            cnt[w] |= 0x80000000u; /* mark, read below */
-    }
-    for (size_t w = 0; w < nw; w++)
-        if (cnt[w] & 0x80000000u) {
-            st->far[w] = 1;
-            /* and off the bone when what surrounds it is */
-            for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
-                st->thin[w] |= st->thin[st->g.adj[e]] && !(cnt[st->g.adj[e]] & 0x80000000u);
+        if (st->far[w])
+            continue;
+        uint32_t root = tb__find(uf, (uint32_t)w);
+        cnt[root]++;
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
+            uint32_t o = st->g.adj[e];
+            rim[root] += st->far[o];
+            rim_off[root] += st->far[o] && st->thin[o];
         }
+    }
+    /* far[] changes below only for patch vertices, each read once: the
+     * counts above are per root and fixed */
+    for (size_t w = 0; w < nw; w++) {
+        if (st->far[w])
+            continue;
+        uint32_t root = tb__find(uf, (uint32_t)w);
+        if (cnt[root] < (uint32_t)st->d.min_vertices && 2 * (uint64_t)rim_off[root] > rim[root])
+            st->far[w] = st->thin[w] = 1;
+    }
+done:
     free(uf);
     free(cnt);
-    return TB_OK;
+    free(rim);
+    free(rim_off);
+    return r;
 }
 
 /* Prepare: the far set's parts (far-far edges, union-find), each
@@ -1192,13 +1374,19 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t w = 0; w < nw; w++)
         sthin[st->shell[w]] += st->thin[w];
-    for (size_t w = 0; w < nw; w++)
+    /* each edge once (from its lesser end: the graph lists it at both, and
+     * the test is the same either way round: one shell, so one body flag);
+     * the parts and their roots, the least index, do not depend on the order */
+    for (size_t w = 0; w < nw; w++) {
+        if (!st->far[w])
+            continue;
+        int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
-            if (st->far[w] && st->far[o] && (!body || st->thin[w] == st->thin[o]))
+            if (o > w && st->far[o] && (!body || st->thin[w] == st->thin[o]))
                 tb__unite(st->comp_uf, (uint32_t)w, o);
         }
+    }
     free(sthin);
     /* a scrap of far skin split off that way (the pole of a tail's tip,
      * whose ray runs along the tail: not off-bone by itself) goes with the
@@ -1254,10 +1442,38 @@ static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* Detection's first stages: classes and segments → weld → distance →
- * shells → areas → far by thickness → holes → far parts → tube cut →
- * shell lists; st->ms[] gets the weld (1), distance (0), graph and parts
- * (2) and thickness (6) times. */
+/* The two tasks after the weld (tb__parallel_for): the distances (0); the
+ * graph, shells, areas and surfaces (1), whose result and error go in r, err. */
+typedef struct tb__prep_pair {
+    tb__state *st;
+    tb_result r;
+    tb_error err;
+} tb__prep_pair;
+
+static void tb__prep_pair_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__prep_pair *P = c;
+    tb__state *st = P->st;
+    double t = tb__now_ms();
+    if (task == 0) {
+        tb__prep_distance_run(st, 0, st->nw);
+        st->ms[0] = tb__now_ms() - t;
+        return;
+    }
+    P->r = tb__prep_shells(st, &P->err);
+    if (P->r == TB_OK)
+        P->r = tb__prep_areas(st, &P->err);
+    st->ms[2] = tb__now_ms() - t;
+    if (P->r == TB_OK)
+        P->r = tb__prep_surfaces(st, &P->err);
+}
+
+/* Detection's first stages: classes and segments → weld → distance,
+ * beside shells → areas → surfaces (tb__prep_pair_task) → far by thickness →
+ * holes → far parts → tube cut → shell lists; st->ms[] gets the weld (1),
+ * distance (0), graph and parts (2) and thickness (6) times (the distance's
+ * and the graph's each its own task's, which may overlap). */
 tb_result tb__detect_prepare(tb__state *st, tb_error *err)
 {
     tb_result r = tb__prep_classes(st, err);
@@ -1269,19 +1485,21 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         return r;
     double t1 = tb__now_ms();
     st->ms[1] = t1 - t0;
-    tb__prep_distance(st);
+    /* the distances and the mesh's graph, shells, areas and surfaces read
+     * the weld and write apart: two tasks, on two threads where there are
+     * (each stage's time is its own task's) */
+    tb__prep_pair P;
+    memset(&P, 0, sizeof P);
+    P.st = st;
+    tb__parallel_for(2, st->nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__prep_pair_task,
+                     &P);
+    if (P.r != TB_OK) {
+        if (err)
+            *err = P.err;
+        return P.r;
+    }
     double t2 = tb__now_ms();
-    st->ms[0] = t2 - t1;
-    r = tb__prep_shells(st, err);
-    if (r == TB_OK)
-        r = tb__prep_areas(st, err);
-    if (r != TB_OK)
-        return r;
-    st->ms[2] = tb__now_ms() - t2;
-    t2 = tb__now_ms();
-    r = tb__prep_surfaces(st, err);
-    if (r == TB_OK)
-        r = tb__far_by_thickness(st, err);
+    r = tb__far_by_thickness(st, err);
     st->ms[6] = tb__now_ms() - t2;
     if (r != TB_OK)
         return r;
@@ -2370,9 +2588,7 @@ static void tb__comp_shape(const tb__state *st, const tb__comp *c, tb__shape *sh
     for (size_t k = 0; r && k < n; k++)
         if (st->mrad[c->verts[k]] > 0)
             r[m++] = st->mrad[c->verts[k]];
-    if (r && m)
-        qsort(r, m, sizeof *r, tb__cmp_float);
-    sh->rad = r && m ? r[m / 2] : 0;
+    sh->rad = r && m ? tb__kth_float(r, m, m / 2) : 0;
     free(r);
 }
 

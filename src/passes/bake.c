@@ -89,6 +89,8 @@ typedef struct tb__sim {
     float keep;      /* existing chains: share of the artist's keyed rotation kept */
     float *artist;   /* 4 per bone: the artist's keyed rotations this frame */
     const uint8_t *need; /* joints whose world matrix the step reads (tb__bake_need) */
+    tb_channel *chan;    /* scratch of tb__pose: the clip's channels on those joints */
+    int chan_cap;
 } tb__sim;
 
 /* tb_local_to_world for the joints in s->need only: the same operations for
@@ -108,9 +110,40 @@ static void tb__world_needed(const tb__sim *s)
     }
 }
 
+/* The clip with only its channels on the joints in s->need, in their order
+ * (a later channel on a joint still overrides an earlier one): sampling it
+ * gives those joints the locals the whole clip gives, and leaves the others
+ * at the rest pose, which nothing the frame reads or writes depends on
+ * (tb__bake_need). The clip itself when every joint is needed or the scratch
+ * cannot be had. */
+static const tb_clip *tb__needed_channels(tb__sim *s, const tb_clip *clip, tb_clip *view)
+{
+    if (!s->need || clip->channel_count <= 0)
+        return clip;
+    if (s->chan_cap < clip->channel_count) {
+        tb_channel *c = realloc(s->chan, (size_t)clip->channel_count * sizeof *c);
+        if (!c)
+            return clip;
+        s->chan = c;
+        s->chan_cap = clip->channel_count;
+    }
+    const int jc = s->m->skel.joint_count;
+    int n = 0;
+    for (int i = 0; i < clip->channel_count; i++) {
+        const tb_channel *ch = &clip->channels[i];
+        if (ch->joint >= 0 && ch->joint < jc && s->need[ch->joint])
+            s->chan[n++] = *ch;
+    }
+    *view = *clip;
+    view->channels = s->chan;
+    view->channel_count = n;
+    return view;
+}
+
 static void tb__pose(tb__sim *s, const tb_clip *clip, float t)
 {
-    tb_clip_sample(clip, &s->m->skel, t, s->locals);
+    tb_clip view;
+    tb_clip_sample(tb__needed_channels(s, clip, &view), &s->m->skel, t, s->locals);
     if (s->need)
         tb__world_needed(s);
     else
@@ -338,6 +371,78 @@ static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const floa
     return TB_OK;
 }
 
+/* Longest cycle the warm-up recognises: the loop-start state repeating
+ * every n passes, n <= this. */
+enum { TB__MAX_PERIOD = 4 };
+
+/* The warm-up of a looping clip (SPEC D): whole passes from the state in
+ * past[0] (the tail after the clip's first frame) until the state at the
+ * loop start repeats within d->loop_tolerance_rad, at most d->max_passes.
+ * A chain that the ground or its limits switch between branches may never
+ * repeat pass after pass, yet settle onto a cycle of n passes (the
+ * synthetic hang_fur_hips in Crouch: its tip, on the ground past the bend
+ * limit, alternates between two loops 0.58 deg apart, exactly, from the
+ * 7th pass on): the passes stop when the state repeats that of n passes
+ * before (2 <= n <= TB__MAX_PERIOD; the cold start never counts). gap:
+ * the wrap step of a clip that stops a frame before its start (0: none).
+ * `past` holds TB__MAX_PERIOD + 1 states: pass p's goes to
+ * p % (TB__MAX_PERIOD + 1). `cur` is scratch; *period receives n
+ * (1: the state repeats every pass; 0: it never repeated). Returns the
+ * passes played. */
+static int tb__warm_up_loop(tb__sim *s, const tb_clip *clip, const tb_bake_desc *d, float gap, const float *times,
+                            int keys, float *past, float *cur, int *period)
+{
+    size_t pose = (size_t)s->bone_count * 4;
+    *period = 0;
+    int p;
+    for (p = 1; p <= d->max_passes; p++) {
+        for (int k = 1; k < keys; k++)
+            tb__frame(s, clip, times[k], times[k] - times[k - 1]);
+        if (gap > 0) /* the player wraps from the last key to the first */
+            tb__frame(s, clip, 0, gap);
+        tb__tail_rotations(s, cur);
+        for (int n = 1; n <= TB__MAX_PERIOD && (n == 1 || p - n >= 1); n++)
+            if (tb__max_angle(s, past + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, cur) < d->loop_tolerance_rad) {
+                *period = n;
+                break;
+            }
+        if (*period)
+            break;
+        memcpy(past + (size_t)(p % (TB__MAX_PERIOD + 1)) * pose, cur, pose * sizeof *cur);
+    }
+    return p > d->max_passes ? d->max_passes : p;
+}
+
+/* A loop whose warm-up settled onto a cycle of several passes ends where
+ * the cycle's next branch starts, not where it began: played on repeat it
+ * would jump by the branches' difference at the seam. That difference is
+ * spread over the loop instead, each bone's key at time t turned by
+ * slerp(I, last⁻¹ first, t / span) in its own frame, so the last key (or
+ * the wrapped state `wrapped`, at t = span, which is turned too) is the
+ * first; key 0 is untouched. Returns the seam spread (the largest angle
+ * over the bones). */
+static float tb__spread_seam(const tb__sim *s, float *rot, const float *times, int keys, float *wrapped, float span)
+{
+    size_t stride = (size_t)s->bone_count * 4;
+    float *last = wrapped ? wrapped : rot + (size_t)(keys - 1) * stride;
+    float seam = tb__max_angle(s, rot, last);
+    static const float identity[4] = {0, 0, 0, 1};
+    for (int b = 0; b < s->bone_count; b++) {
+        float inv[4], delta[4], part[4];
+        tb__qconj(inv, last + b * 4);
+        tb__qmul(delta, inv, rot + b * 4);
+        for (int k = 1; k <= keys; k++) {
+            if (k == keys && !wrapped)
+                break;
+            float *q = k == keys ? wrapped + b * 4 : rot + (size_t)k * stride + b * 4;
+            tb__slerp(identity, delta, k == keys ? 1.0f : times[k] / span, part);
+            tb__qmul(q, q, part);
+            tb_quat_normalize(q);
+        }
+    }
+    return seam;
+}
+
 /* One clip's keys, simulated; written to the doc afterwards, in clip order. */
 typedef struct tb__baked {
     float *times, *rot;
@@ -371,7 +476,7 @@ static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc
     int keys = frames + 1;
     float *times = malloc((size_t)keys * sizeof *times);
     float *rot = malloc((size_t)keys * (size_t)s->bone_count * 4 * sizeof *rot);
-    float *prev = malloc((size_t)s->bone_count * 4 * sizeof *prev);
+    float *prev = malloc((TB__MAX_PERIOD + 1) * (size_t)s->bone_count * 4 * sizeof *prev); /* the warm-up's past */
     float *cur = malloc((size_t)s->bone_count * 4 * sizeof *cur);
     if (!times || !rot || !prev || !cur) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -385,19 +490,7 @@ static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc
     tb__tail_rotations(s, prev);
     if (looping) {
         /* ... play whole passes until the loop-start state repeats. */
-        int p;
-        for (p = 1; p <= d->max_passes; p++) {
-            for (int k = 1; k < keys; k++)
-                tb__frame(s, clip, times[k], times[k] - times[k - 1]);
-            if (kind == TB__GAP) /* the player wraps from the last key to the first */
-                tb__frame(s, clip, 0, gap);
-            tb__tail_rotations(s, cur);
-            float change = tb__max_angle(s, prev, cur);
-            memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
-            if (change < d->loop_tolerance_rad)
-                break;
-        }
-        rep->passes = p > d->max_passes ? d->max_passes : p;
+        rep->passes = tb__warm_up_loop(s, clip, d, kind == TB__GAP ? gap : 0, times, keys, prev, cur, &rep->period);
     } else {
         /* ... or settle on the first frame. */
         int limit = (int)ceilf(d->settle_s * d->fps), f;
@@ -418,10 +511,14 @@ static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc
         tb__tail_rotations(s, rot + (size_t)k * (size_t)s->bone_count * 4);
     }
     rep->keys = keys;
-    if (kind == TB__GAP) {
-        /* the seam is between the last key and the wrap back to the first */
+    if (kind == TB__GAP) { /* the seam is between the last key and the wrap back to the first */
         tb__frame(s, clip, 0, gap);
         tb__tail_rotations(s, cur);
+    }
+    if (looping && rep->period > 1) /* a cycle of several passes: its seam spread over the loop */
+        rep->seam_spread_rad = tb__spread_seam(s, rot, times, keys, kind == TB__GAP ? cur : NULL,
+                                              D + (kind == TB__GAP ? gap : 0));
+    if (kind == TB__GAP) {
         rep->closure_rad = tb__max_angle(s, rot, cur);
     } else {
         rep->closure_rad = tb__max_angle(s, rot, rot + (size_t)(keys - 1) * (size_t)s->bone_count * 4);
@@ -475,6 +572,8 @@ static void tb__bake_task(void *ctx, int c, int w)
         int n = s0->m->skel.joint_count;
         *s = *s0;
         s->anim = NULL;
+        s->chan = NULL;
+        s->chan_cap = 0;
         s->locals = malloc((size_t)n * sizeof *s->locals);
         s->world = malloc((size_t)n * sizeof *s->world);
         s->artist = s0->artist ? malloc((size_t)n * 4 * sizeof *s->artist) : NULL;
@@ -525,6 +624,8 @@ static tb_result tb__bake_all(tb_doc *doc, tb__sim *s, const tb_spring_desc *sd,
         r = tb__write_keys(doc, s, report->clips[c].animation, o->times, o->keys, o->rot, err);
     }
 done:
+    for (int w = 0; job.sims && w < threads; w++)
+        free(job.sims[w].chan);
     for (int w = 1; job.sims && w < threads; w++) {
         tb_spring_destroy(job.sims[w].anim);
         free(job.sims[w].locals);
@@ -654,7 +755,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
-    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL};
+    tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, 0};
     uint8_t *need = NULL;
     float units = 1, ground = 0;
     tb_spring_desc sd = tb_bake_spring_desc(m, &d, &units, &ground);

@@ -20,12 +20,6 @@
 #include "passes/detect_internal.h"
 #include "gltf/doc_internal.h"
 
-static int tb__an_cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work, tb_appendage **app,
                                 tb__app_work **aw, tb_error *err)
 {
@@ -607,9 +601,8 @@ static tb_result tb__an_length(tb__an_job *j, tb_error *err)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t k = 0; k < nv; k++)
         gs[k] = j->g[j->wv[k]];
-    qsort(gs, nv, sizeof *gs, tb__an_cmp_float);
     size_t at = (size_t)floor((double)j->st->d.length_percentile * (double)(nv - 1) + 0.5);
-    j->ap->length = gs[at < nv ? at : nv - 1];
+    j->ap->length = nv ? tb__kth_float(gs, nv, at < nv ? at : nv - 1) : 0; /* none: a group has vertices */
     free(gs);
     return TB_OK;
 }

@@ -105,9 +105,11 @@ tb_result tb__envelope_far(tb__state *st, const float *normal, tb_error *err);
  * (body_shell[shell root] != 0) a thin vertex stays thin only when it or a
  * neighbour over g is a core (thin, every neighbour thin); elsewhere thin
  * is kept. Reads g, shell; writes thin.
- * holes: a patch of fewer than min_vertices non-far vertices surrounded by
- * far skin, short of a whole shell, is far (and thin where its far
- * neighbours are). Reads g, shell, shell_total_pre, thin.
+ * holes: a patch of fewer than min_vertices non-far vertices (joined by
+ * non-far edges) more than half of whose edges into far skin reach thin
+ * skin (a tip's pole) is far and thin, every vertex of it; a patch in far
+ * skin round a bone, or a whole shell (no edge into far skin), is not.
+ * Reads g, far, thin.
  * far parts: comp_uf joins far skin along far-far edges, but on a body
  * shell thin and not-thin far skin apart; a part under min_vertices joins
  * the far part it touches; far vertices' roots compressed. comp_uf: each
@@ -133,6 +135,10 @@ const float *tb__jpos(const tb_model *m, int j);
 float tb__skeleton_dist(const tb__seg *s, int n, const float p[3]);
 void tb__eig3(const double c[3][3], double ev[3], double axis[3]);
 void tb__copy_name(char *dst, size_t cap, const char *s);
+/* The k-th smallest of a[0..n) (k < n), a reordered: a[k] after an
+ * ascending qsort (by selection where no NaN or negative zero makes the
+ * sort's order its own; appendage.c). */
+float tb__kth_float(float *a, size_t n, size_t k);
 int tb__attach_joint(const tb__state *st, const float p[3]);
 int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n);
 tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, tb__graph *out,

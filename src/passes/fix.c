@@ -845,6 +845,30 @@ static void tb__weights_report(tb_fix_report *rep, const tb__weight_plan *plan)
     }
 }
 
+/* Each clip's largest bend per joint against what the joint's chain
+ * weights carry (tb_fix_stretch.bend_carried_rad): the chain by its letter
+ * (tb_tail_name_parse), its smooth weights' carry. Run on the final report
+ * (the weights kept, the bake kept). */
+static void tb__bends_carried(tb_fix_report *rep)
+{
+    for (int c = 0; c < rep->stretch_count; c++) {
+        tb_fix_stretch *s = &rep->stretch[c];
+        s->bends_past_carried = 0;
+        for (int k = 0; k < s->bend_count; k++) {
+            int chain = -1;
+            s->bend_carried_rad[k] = 0;
+            if (!tb_tail_name_parse(s->bend_joint[k], &chain, NULL))
+                continue;
+            for (int i = 0; i < rep->weight_count; i++) {
+                const tb_fix_weights *w = &rep->weights[i];
+                if (w->smooth && w->carry_rad > 0 && rep->repair.appendages[w->appendage].chain == chain)
+                    s->bend_carried_rad[k] = w->carry_rad;
+            }
+            s->bends_past_carried += s->bend_carried_rad[k] > 0 && s->bend_rad[k] > s->bend_carried_rad[k];
+        }
+    }
+}
+
 /* The character's axes (the centred arc, SPEC B, is built in them): up,
  * forward and lateral; have = 0 when the model has none. */
 typedef struct tb__fit_axes {
@@ -1223,6 +1247,8 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     rep->fit_carry_rad = -1;
     if (r == TB_OK)
         r = tb__fix_fit(&j, in, err);
+    if (r == TB_OK)
+        tb__bends_carried(rep);
     tb__weight_plan_free(j.plan);
     tb__doc_state_free(&j.pre);
     free(j.pre_ramp);
@@ -1276,6 +1302,10 @@ static json_t *tb__bake_json(const tb_bake_report *b)
                                       bc->swing_rad * TB_DEG_PER_RAD);
             json_object_update(o, facts);
             json_decref(facts);
+            if (bc->looping && bc->period != 1) /* the loop start repeated every n passes, or never */
+                json_object_set_new(o, "period_passes", json_integer(bc->period));
+            if (bc->seam_spread_rad > 0)
+                json_object_set_new(o, "seam_spread_deg", tb__num(bc->seam_spread_rad * TB_DEG_PER_RAD));
         }
         json_array_append_new(clips, o);
     }
@@ -1361,6 +1391,16 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
             for (int k = 0; k < s->bend_count; k++)
                 json_object_set_new(bends, s->bend_joint[k], tb__num(s->bend_rad[k] * TB_DEG_PER_RAD));
             json_object_set_new(row, "max_bend_deg", bends);
+            json_t *carried = json_object(); /* what each joint's weights carry, where sized */
+            for (int k = 0; k < s->bend_count; k++)
+                if (s->bend_carried_rad[k] > 0)
+                    json_object_set_new(carried, s->bend_joint[k], tb__num(s->bend_carried_rad[k] * TB_DEG_PER_RAD));
+            if (json_object_size(carried)) {
+                json_object_set_new(row, "carried_bend_deg", carried);
+                json_object_set_new(row, "bends_past_carried", json_integer(s->bends_past_carried));
+            } else {
+                json_decref(carried);
+            }
             json_array_append_new(rows, row);
         }
         json_object_set_new(j, "stretch", rows);

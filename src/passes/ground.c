@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "passes/appendage_internal.h"
+#include "passes/retarget_internal.h"
 #include "tailbone/retarget.h"
 
 
@@ -128,20 +130,66 @@ static int tb__is_hanging(const tb_model *m, int j, float y, const tb__levels *l
     return (c == TB_CLASS_PELVIS || c == TB_CLASS_SPINE || c == TB_CLASS_HEAD) && y < lv->knee;
 }
 
-typedef struct tb__cand {
-    uint32_t group; /* dominant skin joint * 4 + tb_support_kind */
-    float y;
-    uint32_t v;
-} tb__cand;
+/* A candidate: key = its group (dominant skin joint * 4 + tb_support_kind)
+ * << 32 | its world height at bind as an ordered key; comp its vertex; v
+ * the height's own bits (tb__cand_y), so the sort needs no other array. */
+typedef tb__cell_entry tb__cand;
 
+static uint32_t tb__cand_group(const tb__cand *c)
+{
+    return (uint32_t)(c->key >> 32);
+}
+
+static float tb__cand_y(const tb__cand *c)
+{
+    float y;
+    memcpy(&y, &c->v, sizeof y);
+    return y;
+}
+
+/* The float's bits as an unsigned integer in the order of the values (+0
+ * and -0 equal, as the comparison has them); NaN has no place. */
+static uint32_t tb__y_key(float y)
+{
+    float z = y + 0.0f; /* -0 -> +0 */
+    uint32_t u;
+    memcpy(&u, &z, sizeof u);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+static void tb__cand_set(tb__cand *c, uint32_t group, float y, uint32_t v)
+{
+    c->key = (uint64_t)group << 32 | tb__y_key(y);
+    c->comp = v;
+    memcpy(&c->v, &y, sizeof y);
+}
+
+/* By group, then height, then vertex: the order of the supports. */
 static int tb__cand_cmp(const void *a, const void *b)
 {
     const tb__cand *x = a, *y = b;
-    if (x->group != y->group)
-        return x->group < y->group ? -1 : 1;
-    if (x->y != y->y)
-        return x->y < y->y ? -1 : 1;
-    return x->v < y->v ? -1 : x->v > y->v;
+    uint32_t gx = tb__cand_group(x), gy = tb__cand_group(y);
+    float yx = tb__cand_y(x), yy = tb__cand_y(y);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
+    if (yx != yy)
+        return yx < yy ? -1 : 1;
+    return x->comp < y->comp ? -1 : x->comp > y->comp;
+}
+
+/* The order qsort with tb__cand_cmp gives (no two candidates are equal: the
+ * vertex differs), by radix passes (tb__sort_cells: the key orders by group
+ * then height, comp is the vertex, so v never decides); qsort itself when a
+ * height is NaN (no order). */
+static void tb__cand_sort(tb__cand *cand, size_t n)
+{
+    int nan = 0;
+    for (size_t i = 0; i < n; i++)
+        nan |= tb__cand_y(&cand[i]) != tb__cand_y(&cand[i]);
+    if (nan)
+        qsort(cand, n, sizeof *cand, tb__cand_cmp);
+    else
+        tb__sort_cells(cand, n);
 }
 
 static uint32_t tb__hash(uint32_t x)
@@ -183,9 +231,8 @@ static size_t tb__gs_candidates(tb__cand *cand, const tb_model *m, const tb_grou
         } else if (tb__is_foot(m, j, y, &lv)) {
             kind = TB_SUPPORT_FOOT;
         }
-        cand[n].group = (uint32_t)k * 4u + kind;
-        cand[n].y = y; /* world height at bind: the lowest of a group touch the floor first */
-        cand[n].v = (uint32_t)v;
+        /* world height at bind: the lowest of a group touch the floor first */
+        tb__cand_set(&cand[n], (uint32_t)k * 4u + kind, y, (uint32_t)v);
         n++;
     }
     return n;
@@ -213,7 +260,7 @@ static void tb__gs_sample(tb_ground_supports *out, const tb_model *m, const tb_g
     size_t count = 0;
     for (size_t g0 = 0; g0 < n;) {
         size_t g1 = g0;
-        while (g1 < n && cand[g1].group == cand[g0].group)
+        while (g1 < n && tb__cand_group(&cand[g1]) == tb__cand_group(&cand[g0]))
             g1++;
         size_t size = g1 - g0;
         size_t low = size < (size_t)d->lowest_per_bone ? size : (size_t)d->lowest_per_bone;
@@ -226,18 +273,18 @@ static void tb__gs_sample(tb_ground_supports *out, const tb_model *m, const tb_g
             } else {
                 size_t k = s - low;
                 size_t a = low + rest * k / strata, b = low + rest * (k + 1) / strata;
-                uint32_t h = tb__hash(d->seed ^ tb__hash(cand[g0].group * 977u + (uint32_t)k));
+                uint32_t h = tb__hash(d->seed ^ tb__hash(tb__cand_group(&cand[g0]) * 977u + (uint32_t)k));
                 idx = g0 + a + (b > a ? h % (b - a) : 0);
             }
-            uint32_t v = cand[idx].v;
+            uint32_t v = cand[idx].comp;
             memcpy(out->bind_pos + count * 3, m->positions + (size_t)v * 3, 3 * sizeof(float));
-            out->bind_y[count] = cand[idx].y;
+            out->bind_y[count] = tb__cand_y(&cand[idx]);
             memcpy(out->joints + count * (size_t)inf, m->joints + (size_t)v * (size_t)inf,
                    (size_t)inf * sizeof(uint16_t));
             memcpy(out->weights + count * (size_t)inf, m->weights + (size_t)v * (size_t)inf,
                    (size_t)inf * sizeof(float));
             out->vertex[count] = v;
-            out->kind[count] = (uint8_t)(cand[g0].group & 3u);
+            out->kind[count] = (uint8_t)(tb__cand_group(&cand[g0]) & 3u);
             count++;
         }
         g0 = g1;
@@ -288,10 +335,10 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
         goto done;
     }
     size_t hanging, n = tb__gs_candidates(cand, m, &d, tail_joint, tail_mask, &hanging);
-    qsort(cand, n, sizeof *cand, tb__cand_cmp);
+    tb__cand_sort(cand, n);
     size_t groups = 0;
     for (size_t i = 0; i < n; i++)
-        groups += i == 0 || cand[i].group != cand[i - 1].group;
+        groups += i == 0 || tb__cand_group(&cand[i]) != tb__cand_group(&cand[i - 1]);
     size_t per = (size_t)d.lowest_per_bone + (size_t)d.sampled_per_bone;
     if (!tb__gs_alloc(out, groups * per + 1, m->influences)) {
         tb_ground_supports_free(out);
@@ -307,20 +354,63 @@ done:
     return r;
 }
 
+/* Support i's y at the frame (tb_skin_point_axis), into lows[kind] when
+ * lower and its kind is asked. */
+static inline void tb__ground_low(const tb_ground_supports *s, int i, unsigned kinds, const float (*skin_mats)[16],
+                                  float lows[3])
+{
+    const size_t inf = (size_t)s->influences;
+    unsigned k = s->kind[i];
+    if (k > 2 || !(kinds >> k & 1u))
+        return;
+    float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * inf,
+                                 s->weights + (size_t)i * inf, s->influences, skin_mats, 1);
+    if (y < lows[k])
+        lows[k] = y;
+}
+
+void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*skin_mats)[16], float lows[3])
+{
+    lows[0] = lows[1] = lows[2] = INFINITY;
+    for (int i = 0; i < s->count; i++)
+        tb__ground_low(s, i, kinds, skin_mats, lows);
+}
+
+void tb__ground_lows_of(const tb_ground_supports *s, const int *list, int n, unsigned kinds,
+                        const float (*skin_mats)[16], float lows[3])
+{
+    lows[0] = lows[1] = lows[2] = INFINITY;
+    for (int i = 0; i < n; i++)
+        tb__ground_low(s, list[i], kinds, skin_mats, lows);
+}
+
+/* The candidates are sorted by group and height, so the copies of a point
+ * that a flat-shaded or seamed mesh repeats are taken side by side. */
+int tb__ground_distinct(const tb_ground_supports *s, int *out)
+{
+    const size_t inf = (size_t)s->influences;
+    int n = 0;
+    for (int i = 0; i < s->count; i++) {
+        const size_t a = (size_t)i - 1, b = (size_t)i;
+        if (i > 0 && s->kind[i - 1] == s->kind[i] &&
+            !memcmp(s->bind_pos + a * 3, s->bind_pos + b * 3, 3 * sizeof *s->bind_pos) &&
+            !memcmp(s->joints + a * inf, s->joints + b * inf, inf * sizeof *s->joints) &&
+            !memcmp(s->weights + a * inf, s->weights + b * inf, inf * sizeof *s->weights))
+            continue;
+        out[n++] = i;
+    }
+    return n;
+}
+
 float tb_ground_lowest(const tb_ground_supports *s, tb_support_kind kind,
                        const float (*skin_mats)[16], float *scratch)
 {
-    (void)scratch; /* one coordinate a point (tb_skin_point_axis): no scratch needed */
-    float lo = INFINITY;
-    for (int i = 0; i < s->count; i++) {
-        if (s->kind[i] != kind)
-            continue;
-        float y = tb_skin_point_axis(s->bind_pos + (size_t)i * 3, s->joints + (size_t)i * (size_t)s->influences,
-                                     s->weights + (size_t)i * (size_t)s->influences, s->influences, skin_mats, 1);
-        if (y < lo)
-            lo = y;
-    }
-    return lo;
+    (void)scratch; /* no scratch needed */
+    float lows[3];
+    if ((unsigned)kind > 2)
+        return INFINITY;
+    tb__ground_lows(s, 1u << kind, skin_mats, lows);
+    return lows[kind];
 }
 
 float tb_ground_clearance(const tb_ground_supports *s, const float (*skin_mats)[16], float *scratch)

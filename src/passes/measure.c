@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include <cglm/cglm.h>
+#if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
+#include <xmmintrin.h> /* _mm_sqrt_ss: the edge loop's square root */
+#endif
 
 #include "passes/appendage_internal.h"
 #include "core/base.h"
@@ -285,8 +288,8 @@ static void tb__stats(tb_stretch_stats *s, tb__hist *h, size_t edges)
         return;
     }
     s->torn = (size_t)h->torn;
-    s->min = tb__hist_min(h); /* all NaN: no value (NaN) */
-    s->max = tb__hist_max(h);
+    s->min = h->min; /* tb__hist_min's, from the tally; all NaN: no value (NaN) */
+    s->max = h->max;
     s->p99 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.99));
     s->p95 = tb__hist_rank(h, tb_rank_nearest((size_t)h->n, 0.95));
     s->torn_frac = (float)((double)s->torn / (double)h->n);
@@ -339,7 +342,16 @@ struct tb_measure_prep {
     uint8_t *is_tail_joint;
     uint8_t *motion;     /* per skeleton joint: a tail (motion) bone */
     size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
-    int for_positions;   /* made for a desc with positions_out: no runs */
+    int for_positions;   /* made for a desc with positions_out: no runs, no merging */
+    uint32_t *mult;      /* per edge: how many edges of the mesh it stands for (NULL: one each) */
+    uint32_t *lows;      /* the lower vertices that have edges, first indexed by their place
+                          * here (tb__prep_alike); NULL: first indexed by vertex */
+    size_t nlows;
+    float *cpos;         /* merged: the classes the edges use, side by side (tb__alike_compact); */
+    uint16_t *cjoints;   /* lows, hi and tip_at are then their places here */
+    float *cweights;
+    size_t nc;
+    size_t tip_at;       /* where the tip's skinned position is (tb__prep_alike) */
 };
 
 void tb_measure_prep_free(tb_measure_prep *p)
@@ -355,6 +367,11 @@ void tb_measure_prep_free(tb_measure_prep *p)
     free(p->is_tail_joint);
     free(p->motion);
     free(p->runs);
+    free(p->mult);
+    free(p->lows);
+    free(p->cpos);
+    free(p->cjoints);
+    free(p->cweights);
     free(p);
 }
 
@@ -585,6 +602,218 @@ static void tb__prep_ends(tb_measure_prep *p)
         out->motion_bone_count += p->motion[k];
 }
 
+/* ---- alike vertices: a mesh with flat shading or UV seams repeats each
+ * point once per face or island around it. Vertices with the same bind
+ * position, joints, weights and tail mask skin to the same point at every
+ * instant, bit for bit (tb_skin_points reads nothing else), so their edges
+ * have the same stretch: one of them (the first of its class) is skinned,
+ * and each edge between classes is measured once, counted as many times as
+ * the mesh has it (mult). The histograms receive the same samples in
+ * another order, which changes none of their figures (counts, min and max
+ * by value, a bin's lo and hi; stretch_hist.h). Only when it pays: under
+ * three classes in four vertices (the Wolf: 2,838 points, 13,338 vertices).
+ * ------------------------------------------------------------------------ */
+
+static int tb__alike(const tb_measure_prep *p, size_t a, size_t b)
+{
+    const float *pos = p->m->positions;
+    const size_t inf = p->inf;
+    return p->mask[a] == p->mask[b] && !memcmp(pos + a * 3, pos + b * 3, 3 * sizeof *pos) &&
+           !memcmp(p->joints + a * inf, p->joints + b * inf, inf * sizeof *p->joints) &&
+           !memcmp(p->weights + a * inf, p->weights + b * inf, inf * sizeof *p->weights);
+}
+
+static uint32_t tb__vertex_hash(const tb_measure_prep *p, size_t v)
+{
+    const size_t inf = p->inf;
+    uint32_t h = 0x811c9dc5u, w;
+    for (int c = 0; c < 3; c++) {
+        memcpy(&w, p->m->positions + v * 3 + (size_t)c, sizeof w);
+        h = (h ^ w) * 0x9e3779b1u;
+    }
+    for (size_t i = 0; i < inf; i++) {
+        memcpy(&w, p->weights + v * inf + i, sizeof w);
+        h = (h ^ w ^ (uint32_t)p->joints[v * inf + i] << 7) * 0x9e3779b1u;
+    }
+    h ^= p->mask[v];
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    return h ^ h >> 12;
+}
+
+/* The class of every vertex (its first vertex) in rep; 0 when there are too
+ * few alike vertices to pay, or no memory (then nothing is merged). */
+static int tb__alike_classes(const tb_measure_prep *p, uint32_t **rep_out)
+{
+    const size_t nv = p->nv;
+    *rep_out = NULL;
+    size_t cap = 16;
+    while (cap < nv + nv / 4 + 1)
+        cap <<= 1;
+    uint32_t *slot = calloc(cap, sizeof *slot); /* vertex + 1 of each class; 0 empty */
+    if (!slot)
+        return 0;
+    size_t classes = 0;
+    for (size_t v = 0; v < nv; v++) {
+        size_t h = tb__vertex_hash(p, v) & (cap - 1);
+        while (slot[h] && !tb__alike(p, slot[h] - 1, v))
+            h = (h + 1) & (cap - 1);
+        if (!slot[h])
+            slot[h] = (uint32_t)v + 1, classes++;
+    }
+    uint32_t *rep = classes * 4 < nv * 3 ? malloc(nv * sizeof *rep) : NULL;
+    for (size_t v = 0; rep && v < nv; v++) {
+        size_t h = tb__vertex_hash(p, v) & (cap - 1);
+        while (!tb__alike(p, slot[h] - 1, v))
+            h = (h + 1) & (cap - 1);
+        rep[v] = slot[h] - 1;
+    }
+    free(slot);
+    *rep_out = rep;
+    return rep != NULL;
+}
+
+/* The measured edges between classes, by lower class vertex: each once,
+ * with its count. 0 (nothing changed) when out of memory or when two edges
+ * of one pair of classes differ in group or bind length (they cannot:
+ * both follow from the classes). */
+static int tb__alike_edges(tb_measure_prep *p, const uint32_t *rep)
+{
+    const size_t nv = p->nv;
+    uint32_t *first = calloc(nv + 2, sizeof *first);
+    size_t n = 0;
+    for (size_t a = 0; first && a < nv; a++)
+        for (size_t e = p->first[a]; e < p->first[a + 1]; e++)
+            if (p->group[e]) {
+                uint32_t ra = rep[a], rb = rep[p->hi[e]];
+                first[(ra < rb ? ra : rb) + 1]++;
+                n++;
+            }
+    uint64_t *key = first ? malloc((n + 1) * sizeof *key) : NULL; /* higher class << 32 | edge */
+    uint32_t *hi = key ? malloc((n + 1) * sizeof *hi) : NULL, *mult = hi ? malloc((n + 1) * sizeof *mult) : NULL;
+    float *len = mult ? malloc((n + 1) * sizeof *len) : NULL;
+    uint8_t *group = len ? malloc(n + 1) : NULL;
+    int ok = group != NULL;
+    if (ok) {
+        for (size_t v = 0; v < nv; v++)
+            first[v + 1] += first[v];
+        for (size_t a = 0; a < nv; a++) /* first[lo] moves to its bucket's end */
+            for (size_t e = p->first[a]; e < p->first[a + 1]; e++)
+                if (p->group[e]) {
+                    uint32_t ra = rep[a], rb = rep[p->hi[e]];
+                    key[first[ra < rb ? ra : rb]++] = (uint64_t)(ra < rb ? rb : ra) << 32 | e;
+                }
+        size_t u = 0;
+        for (size_t v = 0, from = 0; v < nv && ok; v++) {
+            size_t to = first[v];
+            tb__sort_u64(key + from, to - from);
+            for (size_t i = from; i < to; i++) {
+                uint32_t h = (uint32_t)(key[i] >> 32), e = (uint32_t)key[i];
+                if (h == v) {
+                    ok = 0; /* an edge within a class: no length, never measured */
+                } else if (i > from && h == hi[u - 1]) {
+                    ok = group[u - 1] == p->group[e] && !memcmp(&len[u - 1], &p->bind_len[e], sizeof *len);
+                    mult[u - 1]++;
+                } else {
+                    hi[u] = h, group[u] = p->group[e], len[u] = p->bind_len[e], mult[u] = 1, u++;
+                }
+            }
+            from = to;
+            first[v] = (uint32_t)u; /* now the end of v's merged edges */
+        }
+        for (size_t v = nv; v > 0; v--)
+            first[v] = first[v - 1];
+        first[0] = 0;
+    }
+    free(key);
+    /* most vertices are no class's first, so have no edges: first indexed
+     * by the vertices that have (the loops skip the others) */
+    size_t nl = 0;
+    for (size_t v = 0; ok && v < nv; v++)
+        nl += first[v + 1] > first[v];
+    uint32_t *lows = ok ? malloc((nl + 1) * sizeof *lows) : NULL;
+    uint32_t *listed = lows ? malloc((nl + 2) * sizeof *listed) : NULL;
+    if (listed) {
+        size_t k = 0;
+        for (size_t v = 0; v < nv; v++)
+            if (first[v + 1] > first[v])
+                lows[k] = (uint32_t)v, listed[k++] = first[v];
+        listed[k] = first[nv];
+        free(first);
+        first = listed;
+        p->lows = lows, p->nlows = nl;
+    } else {
+        free(lows);
+    }
+    if (!ok) {
+        free(first), free(hi), free(mult), free(len), free(group);
+        return 0;
+    }
+    free(p->first), free(p->hi), free(p->group), free(p->bind_len);
+    p->first = first, p->hi = hi, p->group = group, p->bind_len = len, p->mult = mult;
+    return 1;
+}
+
+/* The classes the merged edges (and the tip) use, numbered in vertex
+ * order, their bind positions, joints and weights side by side: a frame
+ * skins them in one call into the first places of its skinned array (the
+ * same inputs, so the same points bit for bit), and the edges and the tip
+ * name those places. Nothing changes when memory is short. */
+static void tb__alike_compact(tb_measure_prep *p)
+{
+    const size_t nv = p->nv, inf = p->inf;
+    uint32_t *at = calloc(nv + 1, sizeof *at); /* vertex -> place + 1; 0: unused */
+    if (!at)
+        return;
+    for (size_t i = 0; i < p->nlows; i++)
+        at[p->lows[i]] = 1;
+    for (size_t e = 0; e < p->first[p->nlows]; e++)
+        at[p->hi[e]] = 1;
+    if (p->head.tip_vertex >= 0)
+        at[p->tip_at] = 1;
+    size_t nc = 0;
+    for (size_t v = 0; v < nv; v++)
+        if (at[v])
+            at[v] = (uint32_t)++nc;
+    float *cpos = malloc((nc + 1) * 3 * sizeof *cpos), *cw = malloc((nc + 1) * inf * sizeof *cw);
+    uint16_t *cj = malloc((nc + 1) * inf * sizeof *cj);
+    if (!cpos || !cw || !cj) {
+        free(cpos), free(cw), free(cj), free(at);
+        return;
+    }
+    for (size_t v = 0; v < nv; v++)
+        if (at[v]) {
+            size_t k = at[v] - 1;
+            memcpy(cpos + k * 3, p->m->positions + v * 3, 3 * sizeof *cpos);
+            memcpy(cj + k * inf, p->joints + v * inf, inf * sizeof *cj);
+            memcpy(cw + k * inf, p->weights + v * inf, inf * sizeof *cw);
+        }
+    for (size_t i = 0; i < p->nlows; i++)
+        p->lows[i] = at[p->lows[i]] - 1;
+    for (size_t e = 0; e < p->first[p->nlows]; e++)
+        p->hi[e] = at[p->hi[e]] - 1;
+    if (p->head.tip_vertex >= 0)
+        p->tip_at = at[p->tip_at] - 1;
+    p->cpos = cpos, p->cjoints = cj, p->cweights = cw, p->nc = nc;
+    free(at);
+}
+
+static void tb__prep_alike(tb_measure_prep *p)
+{
+    int tip = p->head.tip_vertex;
+    p->tip_at = tip >= 0 ? (size_t)tip : 0;
+    uint32_t *rep = NULL;
+    if (p->for_positions || p->nv < 2 || p->nv >= UINT32_MAX || !tb__alike_classes(p, &rep))
+        return;
+    if (tb__alike_edges(p, rep)) {
+        if (tip >= 0)
+            p->tip_at = rep[tip];
+        if (p->lows)
+            tb__alike_compact(p);
+    }
+    free(rep);
+}
+
 /* ---- runs: only the vertices some measured edge (or the tip) uses are
  * skinned, in runs of consecutive indices, when that is under half of them
  * (the blend search's tries measure the edges near the tail) --------------- */
@@ -592,21 +821,21 @@ static void tb__prep_ends(tb_measure_prep *p)
 static tb_result tb__prep_runs(tb_measure_prep *p, tb_error *err)
 {
     const size_t nv = p->nv;
-    if (p->for_positions || nv == 0)
+    if (p->for_positions || nv == 0 || p->cpos) /* merged and side by side: one run */
         return TB_OK;
     uint8_t *used = calloc(nv, 1);
     if (!used)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     size_t count = 0;
-    for (size_t a = 0; a < nv; a++)
-        for (size_t e = p->first[a]; e < p->first[a + 1]; e++)
+    for (size_t i = 0, nl = p->lows ? p->nlows : nv; i < nl; i++)
+        for (size_t e = p->first[i], a = p->lows ? p->lows[i] : i; e < p->first[i + 1]; e++)
             if (p->group[e]) {
                 size_t b = p->hi[e];
                 count += !used[a] + !used[b];
                 used[a] = used[b] = 1;
             }
-    int tip = p->head.tip_vertex;
-    if (tip >= 0 && !used[tip])
+    size_t tip = p->tip_at;
+    if (p->head.tip_vertex >= 0 && !used[tip])
         used[tip] = 1, count++;
     tb_result r = TB_OK;
     if (count < nv / 2) {
@@ -630,7 +859,7 @@ static tb_result tb__prep_runs(tb_measure_prep *p, tb_error *err)
     return r;
 }
 
-/* setup → tail → groups → ends → runs */
+/* setup → tail → groups → ends → alike → runs */
 tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_measure_desc *desc_in, tb_error *err)
 {
     *out = NULL;
@@ -655,6 +884,7 @@ tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_
         tb__prep_tail(p, &d);
         tb__prep_groups(p, &d);
         tb__prep_ends(p);
+        tb__prep_alike(p);
         r = tb__prep_runs(p, err);
     }
     /* the list itself is not kept (the caller's may be freed) */
@@ -741,6 +971,52 @@ static float tb__mc_warmup(tb__mc_job *j)
 
 /* ---- one instant: pose, skin, stretch, the tip's travel, the rotations ---- */
 
+/* tb__dist3's operations; its square root without the errno check of
+ * sqrtf (the sum is never negative; a NaN stays NaN), which costs a
+ * compare and a branch a sample in the edge loop. */
+static inline float tb__edge_dist(const float a[3], const float b[3])
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    float d2 = dx * dx + dy * dy + dz * dz;
+#if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
+    return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(d2)));
+#else
+    return sqrtf(d2);
+#endif
+}
+
+/* Every measured edge's stretch at this instant (its length over its bind
+ * length, in world units) into its group's histogram. The arrays and the
+ * histograms' bins are read into locals (restrict, tb__hist_near) so the
+ * stores to the bins do not make the compiler read them again a sample. */
+static void tb__mc_stretch(tb__mc_job *j)
+{
+    const tb_measure_prep *p = j->p;
+    const uint32_t *restrict first = p->first, *restrict hi = p->hi;
+    const uint8_t *restrict group = p->group;
+    const float *restrict bind_len = p->bind_len, *restrict pos = j->s.skinned;
+    const uint32_t *restrict mult = p->mult;
+    const float inv_scale = j->inv_scale;
+    const uint32_t *restrict lows = p->lows;
+    const size_t nl = lows ? p->nlows : p->nv;
+    tb__hist_near f[3];
+    for (int g = 0; g < 3; g++)
+        tb__hist_near_begin(&f[g], &j->s.hist[g]);
+    for (size_t i = 0; i < nl; i++) {
+        const float *pa = pos + (lows ? lows[i] : i) * 3;
+        for (size_t e = first[i], end = first[i + 1]; e < end; e++) {
+            unsigned g = group[e];
+            if (!g)
+                continue;
+            float ratio = tb__edge_dist(pa, pos + (size_t)hi[e] * 3) * inv_scale / bind_len[e];
+            tb__hist_add_near(&f[g - 1], ratio, mult ? mult[e] : 1);
+        }
+    }
+    for (int g = 0; g < 3; g++)
+        tb__hist_near_end(&f[g]);
+}
+
+
 static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
 {
     const tb_model *m = j->m;
@@ -760,7 +1036,10 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
                      (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-    if (p->runs) {
+    if (p->cpos) {
+        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, m->influences,
+                       (const float(*)[16])s->skin_mats, 0);
+    } else if (p->runs) {
         for (size_t r = 0; r < p->nruns; r++) {
             size_t v0 = p->runs[2 * r];
             tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, p->runs[2 * r + 1], p->joints + v0 * inf,
@@ -772,17 +1051,10 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     if (j->d.positions_out)
         memcpy(j->d.positions_out + (size_t)k * nv * 3, s->skinned, nv * 3 * sizeof(float));
-    for (size_t a = 0; a < nv; a++)
-        for (size_t e = p->first[a]; e < p->first[a + 1]; e++) {
-            if (!p->group[e])
-                continue;
-            size_t b = p->hi[e];
-            float ratio = tb__dist3(s->skinned + a * 3, s->skinned + b * 3) * j->inv_scale / p->bind_len[e];
-            tb__hist_add(&s->hist[p->group[e] - 1], ratio);
-        }
+    tb__mc_stretch(j);
     int tipv = j->out->tip_vertex;
     if (tipv >= 0) {
-        const float *tip = s->skinned + (size_t)tipv * 3;
+        const float *tip = s->skinned + p->tip_at * 3; /* tipv's, or an alike vertex's */
         if (k > 0)
             j->travel += tb__dist3(tip, j->prev_tip);
         memcpy(j->prev_tip, tip, sizeof j->prev_tip);

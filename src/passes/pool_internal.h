@@ -1,7 +1,10 @@
-/* A parallel for over independent tasks (clips): the offline layer's only
- * threads. No global state: each call starts its threads and joins them
- * before returning. Tasks write only their own slots, so the result does not
- * depend on the number of threads or on which thread ran which task. */
+/* A parallel for over independent tasks (clips; detection's rays and
+ * stages): the offline layer's only threads. No global state: each call
+ * starts its threads (detached) and returns once every task has finished;
+ * a thread the system started too late to take a task ends on its own
+ * without touching the caller's data. Tasks write only their own slots, so
+ * the result does not depend on the number of threads or on which thread
+ * ran which task. */
 #ifndef TB_OFFLINE_POOL_INTERNAL_H
 #define TB_OFFLINE_POOL_INTERNAL_H
 

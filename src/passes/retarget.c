@@ -43,6 +43,7 @@ struct tb_retarget_calib {
     float leg_length;
     int role_count;
     tb_ground_supports sup;
+    int *probe, probes;         /* the supports a frame's lows skin (tb__ground_distinct) */
     tb_skeleton skel;
 };
 
@@ -65,6 +66,7 @@ void tb_retarget_calib_free(tb_retarget_calib *c)
     free(c->skin_joints);
     free(c->inverse_bind);
     tb_ground_supports_free(&c->sup);
+    free(c->probe);
     free(c);
 }
 
@@ -218,10 +220,13 @@ tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, cons
         tb__mat_rot(c->bind_rot[j], c->bind_world[j]);
     }
     tb_result r = tb_ground_supports_build(&c->sup, m, tail_mask, desc ? &desc->ground : NULL, err);
+    if (r == TB_OK && !(c->probe = malloc(((size_t)c->sup.count + 1) * sizeof *c->probe)))
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
     if (r != TB_OK) {
         tb_retarget_calib_free(c);
         return r;
     }
+    c->probes = tb__ground_distinct(&c->sup, c->probe);
     tb__frame(c);
     float legs = tb__leg(c, TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT);
     float legs_r = tb__leg(c, TB_ROLE_RIGHT_UPLEG, TB_ROLE_RIGHT_LEG, TB_ROLE_RIGHT_FOOT);
@@ -691,7 +696,7 @@ static void tb__rt_pose(tb__rt_job *j, int f)
     int nt = j->nt, sh = j->sh, th = j->th;
     const float *src_hips0 = &src->bind_world[sh][12], *dst_hips0 = &dst->bind_world[th][12];
     float(*src_world)[16] = j->src_world, (*tgt_world)[16] = j->tgt_world, (*wq)[4] = j->wq;
-    float(*skin)[16] = j->skin, *scratch = j->scratch;
+    float(*skin)[16] = j->skin;
     float t = f == j->frames - 1 ? j->dur : (float)f / j->d.fps;
     if (t > j->dur)
         t = j->dur;
@@ -747,16 +752,22 @@ static void tb__rt_pose(tb__rt_job *j, int f)
     /* SPEC D grounding probes on the target (before the lift) ... */
     tb_skin_matrices(skin, (const float(*)[16])tgt_world, dst->skin_joints,
                      (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
-    b->clearance[f] = tb_ground_clearance(&dst->sup, (const float(*)[16])skin, scratch);
-    b->foot_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch);
-    b->tail_min_y[f] = tb_ground_lowest(&dst->sup, TB_SUPPORT_TAIL, (const float(*)[16])skin, scratch);
+    /* (tb_ground_clearance and tb_ground_lowest of each kind, in one pass) */
+    float lows[3];
+    tb__ground_lows_of(&dst->sup, dst->probe, dst->probes,
+                       1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT | 1u << TB_SUPPORT_TAIL,
+                       (const float(*)[16])skin, lows);
+    b->clearance[f] = lows[TB_SUPPORT_BODY] - dst->sup.f_body;
+    b->foot_min_y[f] = lows[TB_SUPPORT_FOOT];
+    b->tail_min_y[f] = lows[TB_SUPPORT_TAIL];
     /* ... and the same quantity on the source: its allowance a(t) <= 0 */
     tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
                      (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
-    float cs = tb_ground_clearance(&src->sup, (const float(*)[16])skin, scratch);
+    tb__ground_lows_of(&src->sup, src->probe, src->probes, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT,
+                       (const float(*)[16])skin, lows);
+    float cs = lows[TB_SUPPORT_BODY] - src->sup.f_body;
     b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
-    b->source_foot_y[f] = (tb_ground_lowest(&src->sup, TB_SUPPORT_FOOT, (const float(*)[16])skin, scratch) -
-                           src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
+    b->source_foot_y[f] = (lows[TB_SUPPORT_FOOT] - src->sup.f_body) * b->leg_ratio + dst->sup.f_body;
     /* L_raw(t) = max(0, a(t) − c(t)) */
     float lr = isfinite(b->clearance[f]) ? b->allowance[f] - b->clearance[f] : 0;
     b->lift_raw[f] = j->d.no_ground || !(lr > 0) ? 0 : lr;

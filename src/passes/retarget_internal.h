@@ -3,6 +3,7 @@
 #ifndef TB_RETARGET_INTERNAL_H
 #define TB_RETARGET_INTERNAL_H
 
+#include "tailbone/retarget.h"
 #include "tailbone/runtime.h"
 
 /* Frame map: the rotation C taking the source's character frame onto the
@@ -14,5 +15,18 @@ void tb__rt_frame_map(const float src_frame[3][3], const float dst_frame[3][3], 
 /* Short arc: each joint's rotation in loc flipped onto the hemisphere of
  * the same joint's in prev, so LINEAR keys between them take the short arc. */
 void tb__rt_short_arc(tb_transform *loc, const tb_transform *prev, int joint_count);
+
+/* The lowest y(t) of each kind whose bit (1 << kind) is in kinds, in one
+ * pass over the supports: lows[kind] is what tb_ground_lowest gives for it
+ * (the same points in the same order); +inf for a kind not asked or with no
+ * point. */
+void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*skin_mats)[16], float lows[3]);
+/* The supports a frame's lows need (tb__ground_distinct: each but those
+ * with the bind position, joints, weights and kind of the one before them,
+ * whose y is its y bit for bit); out holds s->count; returns how many. */
+int tb__ground_distinct(const tb_ground_supports *s, int *out);
+/* tb__ground_lows over the listed supports only (n of them, ascending). */
+void tb__ground_lows_of(const tb_ground_supports *s, const int *list, int n, unsigned kinds,
+                        const float (*skin_mats)[16], float lows[3]);
 
 #endif

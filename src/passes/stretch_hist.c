@@ -19,7 +19,32 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
         tb__hist_free(h);
         return 0;
     }
+    for (size_t b = tb__hist_bin(TB__HIST_NEAR_LO); b <= tb__hist_bin(TB__HIST_NEAR_HI); b++) {
+        h->lo[b] = INFINITY;
+        h->hi[b] = -INFINITY;
+    }
     return 1;
+}
+
+void tb__hist_add_n(tb__hist *h, float x, uint32_t k)
+{
+    if (k == 0)
+        return;
+    size_t b = tb__hist_bin(x);
+    if (h->count[b] == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
+        h->lo[b] = h->hi[b] = x;
+    } else {
+        h->lo[b] = x < h->lo[b] ? x : h->lo[b];
+        h->hi[b] = x > h->hi[b] ? x : h->hi[b];
+    }
+    h->count[b] += k;
+    if (b == h->bin_above || b == h->bin_below)
+        h->torn_edge += (x > h->torn_above || x < h->torn_below) ? k : 0;
+}
+
+void tb__hist_add(tb__hist *h, float x)
+{
+    tb__hist_add_n(h, x, 1);
 }
 
 void tb__hist_free(tb__hist *h)
@@ -29,6 +54,36 @@ void tb__hist_free(tb__hist *h)
     free(h->hi);
     h->count = NULL;
     h->lo = h->hi = NULL;
+}
+
+/* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
+ * are its extremes as the running comparisons would have kept them (the
+ * first of equal samples), so the lowest bin in use holds the min and the
+ * highest the max. */
+static float tb__hist_min_from(const tb__hist *h, size_t from)
+{
+    for (size_t b = from; b + 1 < TB__HIST_BINS; b++)
+        if (h->count[b])
+            return h->lo[b];
+    return NAN;
+}
+
+static float tb__hist_max_below(const tb__hist *h, size_t to)
+{
+    for (size_t b = to; b-- > 0;)
+        if (h->count[b])
+            return h->hi[b];
+    return NAN;
+}
+
+float tb__hist_min(const tb__hist *h)
+{
+    return tb__hist_min_from(h, 0);
+}
+
+float tb__hist_max(const tb__hist *h)
+{
+    return tb__hist_max_below(h, TB__HIST_BINS - 1);
 }
 
 /* A bin past a threshold's bin holds only samples past the threshold (the
@@ -46,6 +101,7 @@ void tb__hist_tally(tb__hist *h)
 {
     const size_t above = h->bin_above, below = h->bin_below, nan_bin = TB__HIST_BINS - 1;
     h->n = h->torn = 0;
+    h->min = h->max = NAN;
     if (!h->count)
         return;
     uint64_t torn = h->torn_edge;
@@ -55,6 +111,9 @@ void tb__hist_tally(tb__hist *h)
         uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
         h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->count[nan_bin];
         h->torn = torn + lo + hi;
+        /* min and max: the ranges the sums found empty are not looked at */
+        h->min = tb__hist_min_from(h, lo ? 0 : below);
+        h->max = tb__hist_max_below(h, hi ? nan_bin : above + 1);
         return;
     }
     uint64_t n = 0;
@@ -66,26 +125,8 @@ void tb__hist_tally(tb__hist *h)
     }
     h->n = n;
     h->torn = torn;
-}
-
-/* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
- * are its extremes as the running comparisons would have kept them (the
- * first of equal samples), so the lowest bin in use holds the min and the
- * highest the max. */
-float tb__hist_min(const tb__hist *h)
-{
-    for (size_t b = 0; b + 1 < TB__HIST_BINS; b++)
-        if (h->count[b])
-            return h->lo[b];
-    return NAN;
-}
-
-float tb__hist_max(const tb__hist *h)
-{
-    for (size_t b = TB__HIST_BINS - 1; b-- > 0;)
-        if (h->count[b])
-            return h->hi[b];
-    return NAN;
+    h->min = tb__hist_min(h);
+    h->max = tb__hist_max(h);
 }
 
 float tb__hist_rank(const tb__hist *h, uint64_t k)

@@ -39,25 +39,31 @@ typedef struct tb__hist {
     float torn_above, torn_below;
     size_t bin_above, bin_below; /* the bins of the thresholds (none: TB__HIST_BINS) */
     uint64_t torn_edge;     /* torn samples in those two bins */
-    uint64_t *count;        /* TB__HIST_BINS */
+    float min, max;         /* tb__hist_min and tb__hist_max, as tb__hist_tally left them */
+    uint64_t *count;        /* TB__HIST_BINS, zeroed (calloc) */
     float *lo, *hi;         /* per bin: smallest and largest sample */
 } tb__hist;
 
-/* Allocates the bins (about 1.2 MB); returns 0 when out of memory. */
+/* Allocates the bins (about 1.2 MB; lo and hi only touched where used, so
+ * mostly never mapped); returns 0 when out of memory. The bins of
+ * [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI) start with lo = +inf and hi = -inf,
+ * so a sample there needs no first-sample test (tb__hist_add_near); the
+ * others' lo and hi are set by their first sample. */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
 
-/* The bin of x. */
+/* The bin of x. The products are under 2^31: converted through long, one
+ * instruction, where size_t's conversion tests against 2^63 first. */
 static inline size_t tb__hist_bin(float x)
 {
     if (x >= 0.5f && x < 2.5f)
-        return 500 + (size_t)((double)x * 1e4) - 5000;
+        return 500 + (size_t)(long)((double)x * 1e4) - 5000;
     if (x < 0.5f)
-        return x > 0 ? (size_t)((double)x * 1e3) : 0;
+        return x > 0 ? (size_t)(long)((double)x * 1e3) : 0;
     if (x < 20.0f)
-        return 20500 + (size_t)((double)x * 1e3) - 2500;
+        return 20500 + (size_t)(long)((double)x * 1e3) - 2500;
     if (x < 128.0f)
-        return 38000 + (size_t)((double)x * 200) - 4000;
+        return 38000 + (size_t)(long)((double)x * 200) - 4000;
     if (x < 1099511627776.0f) { /* 2^40: 512 bins an octave from the float's bits */
         union { float f; uint32_t u; } b = {x};
         uint32_t e = ((b.u >> 23) & 0xffu) - 127u, m = (b.u >> 14) & 511u;
@@ -67,21 +73,67 @@ static inline size_t tb__hist_bin(float x)
 }
 
 /* Adds one sample (n and torn are counted by tb__hist_tally). */
-static inline void tb__hist_add(tb__hist *h, float x)
+void tb__hist_add(tb__hist *h, float x);
+/* Adds k equal samples x: what k calls of tb__hist_add(h, x) leave. */
+void tb__hist_add_n(tb__hist *h, float x, uint32_t k);
+
+/* The fast path of an edge loop (measure.c): a histogram's bins and
+ * thresholds in a local copy, so the stores to the bins cannot be taken by
+ * the compiler to change them; begin, add every sample, end. */
+typedef struct tb__hist_near {
+    tb__hist *h;
+    uint64_t *count;
+    float *lo, *hi;
+    size_t bin_above, bin_below;
+    float torn_above, torn_below;
+    uint64_t torn_edge;
+} tb__hist_near;
+
+static inline void tb__hist_near_begin(tb__hist_near *f, tb__hist *h)
 {
-    size_t b = tb__hist_bin(x);
-    if (h->count[b]++ == 0) {
-        h->lo[b] = h->hi[b] = x;
-    } else {
-        h->lo[b] = x < h->lo[b] ? x : h->lo[b];
-        h->hi[b] = x > h->hi[b] ? x : h->hi[b];
-    }
-    if (b == h->bin_above || b == h->bin_below)
-        h->torn_edge += x > h->torn_above || x < h->torn_below;
+    f->h = h;
+    f->count = h->count;
+    f->lo = h->lo;
+    f->hi = h->hi;
+    f->bin_above = h->bin_above;
+    f->bin_below = h->bin_below;
+    f->torn_above = h->torn_above;
+    f->torn_below = h->torn_below;
+    f->torn_edge = 0;
 }
 
-/* Sets n and torn from the bins: call once every sample is in, before
- * tb__hist_rank (a histogram never initialised, all zero: none). */
+/* The range of tb__hist_add_near's own path, inside [0.5, 2.5): nearly
+ * every stretch ratio, and only 5,000 bins whose lo and hi are written at
+ * init (40 KB a histogram mapped). */
+#define TB__HIST_NEAR_LO 0.8f
+#define TB__HIST_NEAR_HI 1.3f
+
+/* tb__hist_add_n: k samples x in [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI)
+ * into their bin here, with the same bin, count, extremes and torn count; any
+ * other through tb__hist_add. */
+static inline void tb__hist_add_near(tb__hist_near *f, float x, uint32_t k)
+{
+    if (x >= TB__HIST_NEAR_LO && x < TB__HIST_NEAR_HI) {
+        size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
+        f->count[b] += k;
+        f->lo[b] = x < f->lo[b] ? x : f->lo[b]; /* the bin's first sample: x < +inf */
+        f->hi[b] = x > f->hi[b] ? x : f->hi[b];
+        if (b == f->bin_above || b == f->bin_below)
+            f->torn_edge += (x > f->torn_above || x < f->torn_below) ? k : 0;
+        return;
+    }
+    tb__hist_add_n(f->h, x, k);
+}
+
+static inline void tb__hist_near_end(tb__hist_near *f)
+{
+    f->h->torn_edge += f->torn_edge;
+    f->torn_edge = 0;
+}
+
+/* Sets n, torn, min and max from the bins (one pass over them): call once
+ * every sample is in, before tb__hist_rank (a histogram never initialised,
+ * all zero: none). */
 void tb__hist_tally(tb__hist *h);
 
 /* The smallest and the largest non-NaN sample, exact (the lowest and the

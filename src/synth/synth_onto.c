@@ -1006,8 +1006,9 @@ static tb_result fx__tail(fx_build *bd, tb_error *err)
         /* 6 pieces (beads: 8), gaps 35% of a piece, unless varied */
         int np = bd->pieces;
         float gapf = bd->piece_gap, seg = L / ((float)np + gapf * (float)(np - 1));
-        /* varied: no more pieces than hold 3 rings each (the line's samples) */
-        while (np > 3 && seg < 3.0f * ln->s[1]) {
+        /* varied: no more pieces than hold 3 rings each (the line's samples);
+         * the fixed fixtures keep their pieces (and bytes) */
+        while (bd->varied && np > 3 && seg < 3.0f * ln->s[1]) {
             np--;
             seg = L / ((float)np + gapf * (float)(np - 1));
         }
