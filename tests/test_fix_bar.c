@@ -540,6 +540,9 @@ static void a_welded_band_spreads_the_collars_step(void **state)
     tb_fix_report_free(&rep);
     tb_doc_free(out);
     tb_doc_free(doc);
+    tb_doc_free(body);
+}
+
 /* Bend where the tail can bend (issue 13 item 4): the report gives each
  * clip's largest bend per joint against what the joint's chain weights
  * carry. On the synthetic body with hang_fur_hips, Crouch with the
