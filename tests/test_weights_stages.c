@@ -10,7 +10,8 @@
  *   quantize    shares to whole numbers summing to the scale exactly;
  *   zone, band  the blend widened for the tail's rings and thickness;
  *   ramp zone   the written weights read back as a zone;
- *   changed     do no harm: a vertex whose weight on some joint name moved. */
+ *   changed     do no harm: a vertex whose weight on some joint name moved;
+ *   fade        a band vertex's joints cut to four continuously. */
 #include "passes/chain.c"
 
 #include "support.h"
@@ -222,6 +223,53 @@ static void changed_compares_weights_by_joint_name(void **state)
     free(a), free(b);
 }
 
+/* The band's cut to four influences (tb__fade_to_slots, docs/fix.md
+ * session 14): the parent skin joint 10, Tail_1 20 (K 2), body joints 1-3.
+ * Four joints or fewer are left as they are; five keep at most four, the
+ * smallest fading over [m, 2m] of the fifth largest priority (chain joints
+ * and the parent at twice their weight), what fades going to the parent;
+ * and two vertices either side of a tie between Tail_1 and a thigh come
+ * out close, where keeping the four largest would move 0.078 from one
+ * joint to the other. */
+static void fade(float *w, const uint16_t *j, int n)
+{
+    tb__chain_plan c;
+    memset(&c, 0, sizeof c);
+    c.skP = 10, c.sk0 = 20, c.K = 2;
+    tb__fade_to_slots(&c, j, w, n);
+}
+
+static void fade_cuts_to_four_continuously(void **state)
+{
+    (void)state;
+    const uint16_t j[5] = {20, 10, 1, 2, 3}; /* Tail_1, parent, three body joints */
+    float four[4] = {0.2f, 0.5f, 0.2f, 0.1f};
+    fade(four, j, 4);
+    assert_float_equal(four[0], 0.2f, 1e-7f);
+    assert_float_equal(four[3], 0.1f, 1e-7f);
+    /* priorities 0.2, 1.0, 0.3, 0.075, 0.15 (x2 for 20 and 10): m is the
+     * fifth, 0.075, cut to 0; 0.15 = 2m and the rest stay whole */
+    float w[5] = {0.1f, 0.5f, 0.3f, 0.075f, 0.15f};
+    fade(w, j, 5);
+    int left = 0;
+    float sum = 0;
+    for (int i = 0; i < 5; i++)
+        left += w[i] > 0, sum += w[i];
+    assert_true(left <= 4);
+    assert_float_equal(sum, 1.125f, 1e-6f); /* nothing lost: it went to the parent */
+    assert_float_equal(w[0], 0.1f, 1e-6f);
+    assert_float_equal(w[2], 0.3f, 1e-6f);
+    assert_float_equal(w[3], 0, 1e-7f);
+    /* two vertices either side of a tie: Tail_1 0.039 and thigh 0.079 (p
+     * 0.078 and 0.079), then 0.0395 and 0.078 */
+    float a[5] = {0.039f, 0.48f, 0.18f, 0.18f, 0.079f}, b[5] = {0.0395f, 0.48f, 0.18f, 0.18f, 0.078f};
+    fade(a, j, 5);
+    fade(b, j, 5);
+    for (int i = 0; i < 5; i++)
+        assert_true(fabsf(a[i] - b[i]) < 0.01f);
+    assert_true(a[0] == 0 || a[4] < 0.01f); /* at most four */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +279,7 @@ int main(void)
         cmocka_unit_test(zone_and_band_widen_for_rings_and_thickness),
         cmocka_unit_test(ramp_zone_reads_the_zone_the_weights_were_written_with),
         cmocka_unit_test(changed_compares_weights_by_joint_name),
+        cmocka_unit_test(fade_cuts_to_four_continuously),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,8 @@ typedef struct tb__chain_plan {
     uint32_t *cpt;    /* welded: collar vertices on no collar edge, nor where one ends (indices into welded) */
     size_t ncpt;
     float cseg_mean;  /* the collar edges' mean length */
+    uint32_t *own;    /* welded: the tail's own edges, pairs of indices into verts (tb__seam_field) */
+    size_t nown;
     float ramp_zone;  /* the written weights' steepest ramp as a zone (tb__chain_ramp_zone) */
 } tb__chain_plan;
 
@@ -201,6 +203,7 @@ static void tb__chain_plan_clear(tb__chain_plan *c)
     free(c->nbo);
     free(c->cseg);
     free(c->cpt);
+    free(c->own);
     memset(c, 0, sizeof *c);
 }
 
@@ -872,6 +875,321 @@ static void tb__seam_weights(const tb__apply *A, const tb__chain_plan *c, const 
     }
 }
 
+/* The band's seam weights relaxed along the tail (choice, issue 13). Each
+ * band vertex read the collar's weights where it meets the collar
+ * (tb__seam_weights) and the band carried them, fading as (1 − t)², into
+ * the tail. A body collar is coarser than a tail's root ring and its
+ * weights alternate round it (the Soldier's: Hips 0.77 / LeftUpLeg 0.23
+ * beside Hips 0.79 / Spine 0.21, 0.03 H apart), so the root ring, read
+ * vertex by vertex, took that step over edges a third as long: on the
+ * Soldier's beside_welded_leg LeftUpLeg 0.29, 0.16, 0.09 on three
+ * neighbouring root-ring vertices 0.011 H apart, torn at up to 2.2 in Run.
+ * So the seam weights S of the band's vertices are the harmonic extension
+ * of the collar's into the band: each the mean of its neighbours' over the
+ * tail's own edges, by 1 / length, the untouched body vertices it meets
+ * (the collar) counted TB__SEAM_PULL times and held; a vertex on the
+ * collar curve held at the weights there; copies of one point one unknown
+ * (their edges pooled: else the surface opens between them). Gauss–Seidel
+ * until no weight moves by 1e-6, at most TB__SEAM_SWEEPS sweeps. The step
+ * round the collar is then spread over the band as it is along it, and the
+ * seam still meets the collar's weights where the collar pulls.
+ * TB__SEAM_PULL 4 is calibrated on the welded fixtures (docs/fix.md,
+ * session 14: at 1 the root ring drifts from the collar; 2 and 4 take both
+ * up_welded_hips+vest to the bar, 3 and 8 leave the Soldier's one sample
+ * or three short; 4 tears least in all). */
+#define TB__SEAM_JOINTS 32
+#define TB__SEAM_PULL 4.0f
+#define TB__SEAM_SWEEPS 500
+
+typedef struct tb__seam_field {
+    int J;
+    uint16_t joint[TB__SEAM_JOINTS];
+    size_t nb;      /* band vertices */
+    long *at;       /* c->n entries: vertex q's index in the band, -1 outside it */
+    size_t *q;      /* nb: their plan indices */
+    float *S;       /* nb × TB__SEAM_JOINTS: the seam weights */
+    float *pull;    /* nb × TB__SEAM_JOINTS: the collar's pull, Σ TB__SEAM_PULL w_u / |e| */
+    float *wpull;   /* nb: Σ TB__SEAM_PULL / |e| */
+    uint8_t *held;  /* nb: on the collar curve */
+    size_t *off;    /* nb + 2: the band's own edges (CSR) */
+    uint32_t *adj;
+    float *aw;      /* 1 / |e| */
+    size_t *rep;    /* nb: the first band vertex at the same point (the group's root) */
+    size_t *nxt;    /* nb: the next vertex of b's group after b, SIZE_MAX at its end */
+} tb__seam_field;
+
+static void tb__sf_free(tb__seam_field *f)
+{
+    free(f->at), free(f->q), free(f->S), free(f->pull), free(f->wpull), free(f->held);
+    free(f->off), free(f->adj), free(f->aw), free(f->rep), free(f->nxt);
+    memset(f, 0, sizeof *f);
+}
+
+/* Column of joint j in the field (added when `add`); -1 when absent or full. */
+static int tb__sf_joint(tb__seam_field *f, uint16_t j, int add)
+{
+    for (int i = 0; i < f->J; i++)
+        if (f->joint[i] == j)
+            return i;
+    if (!add || f->J == TB__SEAM_JOINTS)
+        return -1;
+    f->joint[f->J] = j;
+    return f->J++;
+}
+
+static void tb__sf_scatter(tb__seam_field *f, float *row, const uint16_t *jj, const float *ww, int cnt, float scale)
+{
+    for (int i = 0; i < cnt; i++) {
+        int k = ww[i] > 0 ? tb__sf_joint(f, jj[i], 1) : -1;
+        if (k >= 0)
+            row[k] += scale * ww[i];
+    }
+}
+
+/* The band's vertices (gb or g under `band`), their seam weights as read
+ * from the collar, which of them lie on the collar curve, the collar's
+ * pull on each. */
+static tb_result tb__sf_setup(const tb__apply *A, const tb__chain_plan *c, float band, tb__seam_field *f)
+{
+    const tb_model *m = A->m;
+    f->at = malloc((c->n + 1) * sizeof *f->at);
+    f->q = malloc((c->n + 1) * sizeof *f->q);
+    if (!f->at || !f->q)
+        return TB_ERR_OOM;
+    for (size_t q = 0; q < c->n; q++) {
+        int in = (c->gb ? c->gb[q] : c->g[q]) < band;
+        f->at[q] = in ? (long)f->nb : -1;
+        if (in)
+            f->q[f->nb++] = q;
+    }
+    size_t R = f->nb * TB__SEAM_JOINTS + 1;
+    f->S = calloc(R, sizeof *f->S);
+    f->pull = calloc(R, sizeof *f->pull);
+    f->wpull = calloc(f->nb + 1, sizeof *f->wpull);
+    f->held = calloc(f->nb + 1, 1);
+    if (!f->S || !f->pull || !f->wpull || !f->held)
+        return TB_ERR_OOM;
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1), s;
+    for (size_t b = 0; b < f->nb; b++) {
+        size_t q = f->q[b];
+        const float *p = m->positions + (size_t)c->verts[q] * 3;
+        uint16_t jj[TB__SLOTS + 32];
+        float ww[TB__SLOTS + 32], best = INFINITY;
+        int cnt = 0;
+        tb__seam_weights(A, c, p, jj, ww, &cnt, TB__SLOTS + 32, 1);
+        tb__sf_scatter(f, f->S + b * TB__SEAM_JOINTS, jj, ww, cnt, 1);
+        for (size_t i = 0; i < c->ncseg + c->ncpt; i++) {
+            float d = tb__seam_distance(m, c, i, p, &s);
+            best = d < best ? d : best;
+        }
+        f->held[b] = best <= eps;
+        for (size_t k = c->nbo && c->nb ? c->nbo[q] : 0; c->nbo && c->nb && k < c->nbo[q + 1]; k++) {
+            float len = tb__dist3(m->positions + (size_t)c->nb[k] * 3, p);
+            uint16_t uj[TB__SLOTS];
+            float uw[TB__SLOTS];
+            if (!(len > 0))
+                continue;
+            tb__current_weights(A, c->nb[k], uj, uw);
+            tb__sf_scatter(f, f->pull + b * TB__SEAM_JOINTS, uj, uw, TB__SLOTS, TB__SEAM_PULL / len);
+            f->wpull[b] += TB__SEAM_PULL / len;
+        }
+    }
+    return TB_OK;
+}
+
+/* The band's own edges (c->own with both ends in the band), as CSR. */
+static tb_result tb__sf_graph(const tb_model *m, const tb__chain_plan *c, tb__seam_field *f)
+{
+    f->off = calloc(f->nb + 2, sizeof *f->off);
+    if (!f->off)
+        return TB_ERR_OOM;
+    for (size_t e = 0; e < c->nown; e++) {
+        long a = f->at[c->own[2 * e]], b = f->at[c->own[2 * e + 1]];
+        if (a >= 0 && b >= 0)
+            f->off[a + 2]++, f->off[b + 2]++;
+    }
+    for (size_t b = 0; b < f->nb; b++)
+        f->off[b + 2] += f->off[b + 1];
+    f->adj = malloc((f->off[f->nb + 1] + 1) * sizeof *f->adj);
+    f->aw = malloc((f->off[f->nb + 1] + 1) * sizeof *f->aw);
+    if (!f->adj || !f->aw)
+        return TB_ERR_OOM;
+    for (size_t e = 0; e < c->nown; e++) {
+        long a = f->at[c->own[2 * e]], b = f->at[c->own[2 * e + 1]];
+        if (a < 0 || b < 0)
+            continue;
+        float len = tb__dist3(m->positions + (size_t)c->verts[c->own[2 * e]] * 3,
+                              m->positions + (size_t)c->verts[c->own[2 * e + 1]] * 3);
+        float w = len > 0 ? 1 / len : 0;
+        f->adj[f->off[a + 1]] = (uint32_t)b, f->aw[f->off[a + 1]++] = w;
+        f->adj[f->off[b + 1]] = (uint32_t)a, f->aw[f->off[b + 1]++] = w;
+    }
+    return TB_OK;
+}
+
+typedef struct tb__sf_key {
+    float x;
+    uint32_t b;
+} tb__sf_key;
+
+static int tb__sf_key_cmp(const void *x, const void *y)
+{
+    const tb__sf_key *a = x, *b = y;
+    return a->x < b->x ? -1 : a->x > b->x ? 1 : (a->b > b->b) - (a->b < b->b);
+}
+
+/* rep[b]: the first band vertex at b's point (within 1e-5 H, as
+ * tb__collar_copies), b itself when none. */
+static tb_result tb__sf_copies(const tb_model *m, const tb__chain_plan *c, tb__seam_field *f)
+{
+    float eps = 1e-5f * (m->height > 0 ? m->height : 1);
+    tb__sf_key *k = malloc((f->nb + 1) * sizeof *k);
+    f->rep = malloc((f->nb + 1) * sizeof *f->rep);
+    if (!k || !f->rep) {
+        free(k);
+        return TB_ERR_OOM;
+    }
+    for (size_t b = 0; b < f->nb; b++) {
+        k[b].x = m->positions[(size_t)c->verts[f->q[b]] * 3];
+        k[b].b = (uint32_t)b;
+        f->rep[b] = b;
+    }
+    qsort(k, f->nb, sizeof *k, tb__sf_key_cmp);
+    for (size_t i = 0; i < f->nb; i++)
+        for (size_t j = i + 1; j < f->nb && k[j].x - k[i].x <= eps; j++) {
+            const float *p = m->positions + (size_t)c->verts[f->q[k[i].b]] * 3;
+            const float *o = m->positions + (size_t)c->verts[f->q[k[j].b]] * 3;
+            if (!(fabsf(o[1] - p[1]) <= eps && fabsf(o[2] - p[2]) <= eps))
+                continue;
+            size_t a = k[i].b, b = k[j].b; /* union: the smaller root is the group's */
+            while (f->rep[a] != a)
+                a = f->rep[a];
+            while (f->rep[b] != b)
+                b = f->rep[b];
+            f->rep[a > b ? a : b] = a < b ? a : b;
+        }
+    for (size_t b = 0; b < f->nb; b++) /* each to its group's root */
+        while (f->rep[f->rep[b]] != f->rep[b])
+            f->rep[b] = f->rep[f->rep[b]];
+    free(k);
+    f->nxt = malloc((f->nb + 1) * sizeof *f->nxt);
+    if (!f->nxt)
+        return TB_ERR_OOM;
+    for (size_t b = 0; b < f->nb; b++)
+        f->nxt[b] = SIZE_MAX;
+    for (size_t b = f->nb; b-- > 0;) /* the root first, then the rest in order */
+        if (f->rep[b] != b)
+            f->nxt[b] = f->nxt[f->rep[b]], f->nxt[f->rep[b]] = b;
+    for (size_t b = 0; b < f->nb; b++) { /* a group with a held member is held at its weights */
+        size_t r = f->rep[b];
+        if (!f->held[b] || f->held[r] == 2)
+            continue;
+        for (size_t g = r; g != SIZE_MAX; g = f->nxt[g]) {
+            memcpy(f->S + g * TB__SEAM_JOINTS, f->S + b * TB__SEAM_JOINTS, TB__SEAM_JOINTS * sizeof *f->S);
+            f->held[g] = 1;
+        }
+        f->held[r] = 2;
+    }
+    return TB_OK;
+}
+
+/* One Gauss–Seidel sweep over the groups of copies (a vertex alone is a
+ * group of one): each group not held takes the mean of its members'
+ * neighbours' weights and of the collar's pull on them, all members alike;
+ * returns the largest change. */
+static float tb__sf_sweep(tb__seam_field *f)
+{
+    float change = 0;
+    int J = f->J;
+    for (size_t r = 0; r < f->nb; r++) {
+        float acc[TB__SEAM_JOINTS] = {0}, ws = 0;
+        if (f->rep[r] != r || f->held[r])
+            continue;
+        for (size_t b = r; b != SIZE_MAX; b = f->nxt[b]) {
+            ws += f->wpull[b];
+            for (int k = 0; k < J; k++)
+                acc[k] += f->pull[b * TB__SEAM_JOINTS + (size_t)k];
+            for (size_t e = f->off[b]; e < f->off[b + 1]; e++) {
+                ws += f->aw[e];
+                for (int k = 0; k < J; k++)
+                    acc[k] += f->aw[e] * f->S[(size_t)f->adj[e] * TB__SEAM_JOINTS + (size_t)k];
+            }
+        }
+        if (!(ws > 0))
+            continue;
+        for (int k = 0; k < J; k++) {
+            float x = acc[k] / ws, d = fabsf(x - f->S[r * TB__SEAM_JOINTS + (size_t)k]);
+            change = d > change ? d : change;
+            for (size_t b = r; b != SIZE_MAX; b = f->nxt[b])
+                f->S[b * TB__SEAM_JOINTS + (size_t)k] = x;
+        }
+    }
+    return change;
+}
+
+/* The field for c's band of `band` (bind units); TB_ERR_OOM leaves f empty. */
+static tb_result tb__seam_field_make(const tb__apply *A, const tb__chain_plan *c, float band, tb__seam_field *f)
+{
+    memset(f, 0, sizeof *f);
+    tb_result r = tb__sf_setup(A, c, band, f);
+    if (r == TB_OK)
+        r = tb__sf_graph(A->m, c, f);
+    if (r == TB_OK)
+        r = tb__sf_copies(A->m, c, f);
+    for (int it = 0; r == TB_OK && it < TB__SEAM_SWEEPS; it++)
+        if (!(tb__sf_sweep(f) > 1e-6f))
+            break;
+    if (r != TB_OK)
+        tb__sf_free(f);
+    return r;
+}
+
+/* The band's influences cut to TB__SLOTS continuously (choice, issue 13).
+ * Near the collar a band vertex blends more joints than it keeps (Hips,
+ * Spine, both thighs, Tail_1), and keeping the TB__SLOTS largest drops
+ * Tail_1 at one end of an edge and a thigh at the other: on the synthetic
+ * hang_welded_nearest 4413-4426 (0.0087 H) held Tail_1 0.16 + RightUpLeg
+ * 0.13 against Tail_1 0.27 + LeftUpLeg 0.09 and stretched to 2.26 in
+ * Crouch. So the smallest joints fade instead: with m the
+ * (TB__SLOTS + 1)-th largest priority p (a joint's weight, a chain joint's
+ * or the chain's parent's TB__CHAIN_PRIORITY times it: the tail's own
+ * joints give way last), each joint's p becomes 0 at or below m, 2 (p − m)
+ * up to 2m and p above — continuous in the weights, unchanged where a
+ * vertex has no more than TB__SLOTS, at most TB__SLOTS left. What fades
+ * goes to the chain's parent (the body's shared part; renormalised when the
+ * parent has none). TB__CHAIN_PRIORITY 2 measured against 1 and 4
+ * (docs/fix.md, session 14). */
+#define TB__CHAIN_PRIORITY 2.0f
+
+static void tb__fade_to_slots(const tb__chain_plan *c, const uint16_t *jj, float *ww, int cnt)
+{
+    float pr[TB__SLOTS + 32], top[TB__SLOTS + 1] = {0}, lost = 0;
+    if (cnt <= TB__SLOTS)
+        return;
+    for (int i = 0; i < cnt; i++) {
+        int chain = jj[i] == (uint16_t)c->skP || (jj[i] >= c->sk0 && jj[i] < c->sk0 + c->K);
+        float x = pr[i] = ww[i] > 0 ? ww[i] * (chain ? TB__CHAIN_PRIORITY : 1) : 0;
+        for (int s = 0; s <= TB__SLOTS; s++) /* the TB__SLOTS + 1 largest, in order */
+            if (x > top[s]) {
+                float y = top[s];
+                top[s] = x;
+                x = y;
+            }
+    }
+    float m = top[TB__SLOTS];
+    for (int i = 0; i < cnt && m > 0; i++) {
+        float q = pr[i] <= m ? 0 : pr[i] < 2 * m ? 2 * (pr[i] - m) : pr[i];
+        float w = pr[i] > 0 ? ww[i] * (q / pr[i]) : 0;
+        lost += ww[i] - w;
+        ww[i] = w;
+    }
+    for (int i = 0; i < cnt; i++)
+        if (jj[i] == (uint16_t)c->skP && ww[i] > 0) {
+            ww[i] += lost;
+            break;
+        }
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
@@ -901,6 +1219,8 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         tb__add_weights(rj, rw, &rn, TB__SLOTS + 32, cj, cw, TB__SLOTS, 1 / (float)n);
     }
     rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
+    tb__seam_field sf; /* out of memory: each vertex reads the collar alone */
+    int relaxed = tb__seam_field_make(A, c, band, &sf) == TB_OK;
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
         float g = c->gb ? c->gb[q] : c->g[q];
@@ -920,10 +1240,18 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
             if (w > 0)
                 jj[cnt] = j, ww[cnt++] = t * w;
         }
-        tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
+        if (relaxed && sf.at[q] >= 0)
+            for (int k = 0; k < sf.J; k++)
+                tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, &sf.joint[k],
+                                sf.S + (size_t)sf.at[q] * TB__SEAM_JOINTS + (size_t)k, 1, (1 - t) * (1 - t));
+        else
+            tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
+        tb__fade_to_slots(c, jj, ww, cnt);
         tb__store_largest(A, v, jj, ww, cnt);
     }
+    if (relaxed)
+        tb__sf_free(&sf);
     tb__unreached_keep_own(A, c);
 }
 
@@ -1710,6 +2038,29 @@ static tb_result tb__collar_segments(tb__chain_plan *c, const tb__apply *A)
     return TB_OK;
 }
 
+/* The tail's own edges (both ends among c->verts), kept in the plan as
+ * pairs of indices into c->verts: the band's seam weights relax over them
+ * on every try of the search (tb__seam_field), which has no edge list. */
+static tb_result tb__own_edges(tb__chain_plan *c, const tb__apply *A)
+{
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        size_t k = 0;
+        for (size_t e = 0; e < A->edge_count; e++) {
+            uint32_t a = (uint32_t)(A->edges[e] >> 32), b = (uint32_t)(A->edges[e] & 0xffffffffu);
+            size_t qa = a < A->V ? tb__plan_index(c, a) : SIZE_MAX, qb = b < A->V ? tb__plan_index(c, b) : SIZE_MAX;
+            if (qa == SIZE_MAX || qb == SIZE_MAX)
+                continue;
+            if (pass)
+                c->own[2 * k] = (uint32_t)qa, c->own[2 * k + 1] = (uint32_t)qb;
+            k++;
+        }
+        if (!pass && !(c->own = malloc((2 * k + 1) * sizeof *c->own)))
+            return TB_ERR_OOM;
+        c->nown = k;
+    }
+    return TB_OK;
+}
+
 static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_work *aw, tb__chain_plan *c,
                                tb_error *err)
 {
@@ -1728,7 +2079,7 @@ static tb_result tb__aa_collar(tb__aa_job *j, tb_appendage *a, const tb__app_wor
     c->nbo = c->nwelded ? calloc(c->n + 2, sizeof *c->nbo) : NULL;
     if (c->nbo && !(c->nb = tb__untouched_neighbours(A, c, c->nbo)))
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    if (!c->cj || !c->cw || (c->nwelded && !c->nbo))
+    if (!c->cj || !c->cw || (c->nwelded && !c->nbo) || (c->nwelded && tb__own_edges(c, A) != TB_OK))
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t q = 0; q < c->nwelded; q++) /* the body's own, largest TB__SLOTS */
         tb__top_weights(m, c->welded[q], c->cj + q * TB__SLOTS, c->cw + q * TB__SLOTS);
