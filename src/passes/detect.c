@@ -676,27 +676,18 @@ static void tb__an_row(const tb__an_job *j, tb__app_measures *ms)
     const uint32_t *wv = j->wv;
     size_t nv = j->nv;
     int K = j->K;
-    memset(ms, 0, sizeof *ms);
-    ms->H = st->H;
-    ms->attach = ap->attach_joint;
-    ms->cls = st->cls[ms->attach];
+    /* the appendage's own measures, the rest zero */
+    *ms = (tb__app_measures){.H = st->H, .attach = ap->attach_joint, .cls = st->cls[ap->attach_joint],
+                             .pelvis = st->pelvis, .separate_shell = ap->separate_shell,
+                             .shell_count = ap->shell_count, .vertex_count = nv, .elongation = ap->elongation,
+                             .slenderness = ap->slenderness, .flatness = ap->flatness, .length = ap->length,
+                             .leave = ap->leave, .centroid_ratio = ap->centroid_ratio, .K = K,
+                             .rod_extent = 0, .rod_bow = 1, .rod_section = INFINITY};
     snprintf(ms->attach_name, sizeof ms->attach_name, "%s", ap->attach_name);
-    ms->pelvis = st->pelvis;
     tb__trunk_nearest(st, ap->attach_point, &ms->trunk_joint);
     if (ms->trunk_joint >= 0)
         tb__copy_name(ms->trunk_name, sizeof ms->trunk_name, m->skel.names[ms->trunk_joint]);
-    ms->separate_shell = ap->separate_shell;
-    ms->shell_count = ap->shell_count;
-    ms->vertex_count = nv;
-    ms->elongation = ap->elongation;
-    ms->slenderness = ap->slenderness;
-    ms->flatness = ap->flatness;
-    ms->length = ap->length;
-    ms->leave = ap->leave;
-    ms->centroid_ratio = ap->centroid_ratio;
-    ms->K = K;
     int sheet;
-    ms->rod_extent = 0, ms->rod_bow = 1, ms->rod_section = INFINITY;
     if (tb__an_long(ms, &st->d, &sheet) && ap->separate_shell)
         tb__rod(st->wpos, wv, nv, j->cen, j->axis, &ms->rod_extent, &ms->rod_bow, &ms->rod_section);
     /* (choice) a curved tail's centroid falls inside its curve, near the

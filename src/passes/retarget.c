@@ -142,6 +142,26 @@ static float tb__leg(const tb_retarget_calib *c, tb_role up, tb_role knee, tb_ro
     return a && b && f ? tb__dist3(a, b) + tb__dist3(b, f) : 0;
 }
 
+/* SPEC B/D: rest from the bind matrices, L^0 = (W_parent^0)^-1 W^0 —
+ * never the stored node pose (it may hold an old frame). Nodes above the
+ * skin have no IBM: their stored pose is their bind pose. */
+static void tb__bind_locals(tb_retarget_calib *c)
+{
+    for (int j = 0; j < c->joint_count; j++) {
+        if (!c->has_ibm[j]) {
+            c->bind_local[j] = c->stored_local[j];
+        } else if (c->parents[j] < 0) {
+            tb__decompose(&c->bind_local[j], c->bind_world[j]);
+        } else {
+            float inv[16], l[16];
+            tb__mat_inv(inv, c->bind_world[c->parents[j]]);
+            tb_mat4_mul(l, inv, c->bind_world[j]);
+            tb__decompose(&c->bind_local[j], l);
+        }
+        tb__mat_rot(c->bind_rot[j], c->bind_world[j]);
+    }
+}
+
 tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, const uint8_t *tail_mask,
                                 const tb_retarget_desc *desc, tb_error *err)
 {
@@ -203,22 +223,7 @@ tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, cons
         c->role_count += c->role_joint[r] >= 0;
     memcpy(c->skin_joints, m->skin_joints, (size_t)m->skin_joint_count * sizeof *c->skin_joints);
     memcpy(c->inverse_bind, m->inverse_bind, (size_t)m->skin_joint_count * sizeof *c->inverse_bind);
-    /* SPEC B/D: rest from the bind matrices, L^0 = (W_parent^0)^-1 W^0 —
-     * never the stored node pose (it may hold an old frame). Nodes above the
-     * skin have no IBM: their stored pose is their bind pose. */
-    for (int j = 0; j < n; j++) {
-        if (!c->has_ibm[j]) {
-            c->bind_local[j] = c->stored_local[j];
-        } else if (c->parents[j] < 0) {
-            tb__decompose(&c->bind_local[j], c->bind_world[j]);
-        } else {
-            float inv[16], l[16];
-            tb__mat_inv(inv, c->bind_world[c->parents[j]]);
-            tb_mat4_mul(l, inv, c->bind_world[j]);
-            tb__decompose(&c->bind_local[j], l);
-        }
-        tb__mat_rot(c->bind_rot[j], c->bind_world[j]);
-    }
+    tb__bind_locals(c);
     tb_result r = tb_ground_supports_build(&c->sup, m, tail_mask, desc ? &desc->ground : NULL, err);
     if (r == TB_OK && !(c->probe = malloc(((size_t)c->sup.count + 1) * sizeof *c->probe)))
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);

@@ -248,28 +248,48 @@ static inline int tb__segsoa_visit(const tb__segsoa *S, int q, int first, const 
  * finds; so they may look at the blocks in any order: the block nearest p
  * first (its best sets the threshold), then the others in order, each
  * skipped when its box is past the threshold's reach. */
-float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
+/* The one scan of both: the least (key, index), key the distance
+ * (by_dist, for tb__segsoa_nearest: its threshold on squared distances
+ * carries a margin, as the distances are compared after the root) or the
+ * squared distance (tb__segsoa_nearest2, which also keeps the nearest
+ * point's parameter). by_dist is a constant at each call, and the scan
+ * inlined into both: two loops, each as it was written before. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int tb__segsoa_scan(const tb__segsoa *S, const float p[3], int by_dist, float *best_out, float *t_out)
 {
-    float best = INFINITY, thr = INFINITY, reach = INFINITY, pbig = tb__absmax3(p);
+    float best = INFINITY, thr = INFINITY, bt = 0, reach = INFINITY, pbig = tb__absmax3(p);
     float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES], d2b[TB__SEGSOA_KEEP];
     int bi = -1, nb = S->cap / TB__SEGSOA_LANES, first = tb__segsoa_first(S, p, d2b);
     for (int q = -1; q < nb; q++) {
         int base = tb__segsoa_visit(S, q, first, p, d2b, reach);
         if (base < 0)
             continue;
-        if (!tb__segsoa_block(S, base, p, thr, 0, d2, tp))
+        /* by squared distance a tie with a lower index than the best so far
+         * wins: <= best */
+        if (!tb__segsoa_block(S, base, p, thr, !by_dist, d2, tp))
             continue;
-        for (int k = 0; k < TB__SEGSOA_LANES; k++)
-            if (d2[k] < thr) { /* as in tb__seg_nearest, the first index on a tie */
-                float dist = sqrtf(d2[k]);
-                if (dist < best || (dist == best && base + k < bi)) {
-                    best = dist;
-                    bi = base + k;
-                    thr = best > 1e-18f ? best * best * 1.000001f : INFINITY;
-                    reach = tb__segsoa_reach(S, thr, pbig);
-                }
+        for (int k = 0; k < TB__SEGSOA_LANES; k++) {
+            if (by_dist && !(d2[k] < thr))
+                continue;
+            float key = by_dist ? sqrtf(d2[k]) : d2[k]; /* as in tb__seg_nearest, the first index on a tie */
+            if (key < best || (key == best && base + k < bi)) {
+                best = key, bi = base + k, bt = tp[k];
+                thr = !by_dist ? best : best > 1e-18f ? best * best * 1.000001f : INFINITY;
+                reach = tb__segsoa_reach(S, thr, pbig); /* past it: d2 > thr */
             }
+        }
     }
+    *best_out = best;
+    *t_out = bt;
+    return bi;
+}
+
+float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
+{
+    float best, t;
+    int bi = tb__segsoa_scan(S, p, 1, &best, &t);
     if (nearest)
         *nearest = bi;
     return best;
@@ -277,22 +297,6 @@ float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest)
 
 int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t_out)
 {
-    float best = INFINITY, bt = 0, reach = INFINITY, pbig = tb__absmax3(p);
-    float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES], d2b[TB__SEGSOA_KEEP];
-    int bi = -1, nb = S->cap / TB__SEGSOA_LANES, first = tb__segsoa_first(S, p, d2b);
-    for (int q = -1; q < nb; q++) {
-        int base = tb__segsoa_visit(S, q, first, p, d2b, reach);
-        if (base < 0)
-            continue;
-        /* a tie with a lower index than the best so far wins: <= best */
-        if (!tb__segsoa_block(S, base, p, best, 1, d2, tp))
-            continue;
-        for (int k = 0; k < TB__SEGSOA_LANES; k++)
-            if (d2[k] < best || (d2[k] == best && base + k < bi)) {
-                best = d2[k], bi = base + k, bt = tp[k];
-                reach = tb__segsoa_reach(S, best, pbig); /* past it: d2 > best */
-            }
-    }
-    *t_out = bt;
-    return bi;
+    float best;
+    return tb__segsoa_scan(S, p, 0, &best, t_out);
 }

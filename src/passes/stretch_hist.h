@@ -91,15 +91,8 @@ typedef struct tb__hist_near {
 
 static inline void tb__hist_near_begin(tb__hist_near *f, tb__hist *h)
 {
-    f->h = h;
-    f->count = h->count;
-    f->lo = h->lo;
-    f->hi = h->hi;
-    f->bin_above = h->bin_above;
-    f->bin_below = h->bin_below;
-    f->torn_above = h->torn_above;
-    f->torn_below = h->torn_below;
-    f->torn_edge = 0;
+    *f = (tb__hist_near){.h = h, .count = h->count, .lo = h->lo, .hi = h->hi, .bin_above = h->bin_above,
+                         .bin_below = h->bin_below, .torn_above = h->torn_above, .torn_below = h->torn_below};
 }
 
 /* The range of tb__hist_add_near's own path, inside [0.5, 2.5): nearly
