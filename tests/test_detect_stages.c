@@ -825,6 +825,18 @@ static void holes_small_patches_in_far_skin_are_far(void **state)
     uint32_t e = tube(t, c4, 2, -0.2f, -0.3f, 2, 2, 0.02f, 0, 6.2831853f);
     for (int i = 0; i < 2; i++)
         mark_ring(t, e, 2, i, 0, 0);
+    /* a cap of 18 (a tip's last three rings, near: beside a foot, within its
+     * limb's envelope), every vertex off the bone but one (the pole, whose
+     * ray ran along the tail): a hole of any size; with two on the bone it
+     * is not */
+    float c7[3] = {0.75f, 1.0f, 0}, c8[3] = {-0.75f, 1.0f, 0};
+    uint32_t g = tube(t, c7, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    uint32_t h = tube(t, c8, 2, -0.2f, -0.5f, 6, 6, 0.02f, 0, 6.2831853f);
+    for (int i = 3; i < 6; i++) {
+        mark_ring(t, g, 6, i, 0, 1);
+        mark_ring(t, h, 6, i, 0, 1);
+    }
+    t->thin[g + 35] = t->thin[h + 35] = t->thin[h + 34] = 0;
     tiny_finish(t);
     tb__state *st = &t->st;
     tb_error err;
@@ -843,6 +855,11 @@ static void holes_small_patches_in_far_skin_are_far(void **state)
         assert_int_equal(st->far[d + k], k < 12);
     for (uint32_t k = 0; k < 4; k++)
         assert_int_equal(st->far[e + k], 0);
+    for (uint32_t k = 0; k < 36; k++) {
+        assert_int_equal(st->far[g + k], 1);
+        assert_int_equal(st->thin[g + k], 1);
+        assert_int_equal(st->far[h + k], k < 18);
+    }
     tiny_free(t);
 }
 

@@ -352,12 +352,7 @@ static const short_fixture known_short[] = {
      * whose pouch pokes into it: mid-tail skin reads on-bone, the collar
      * reaches mid-tail, L halves and the sections read flat (a sheet) */
     {"Soldier", "hang_welded_nearest", 10, 1},
-    /* a long tail beside the robot's leg: its tip hangs beside the foot
-     * within the leg's envelope and stays near (a non-far cap of 13-16
-     * vertices, more than a hole), so the collar holds both ends */
-    {"Robot", "beside_welded_leg", 3, 1},
-    {"Robot", "beside_welded_leg", 10, 1},
-    /* the same long, thin (0.65x) tail as a separate shell: found whole,
+    /* a long, thin (0.65x) tail beside the robot's leg as a shell: found whole,
      * but its length reads 0.0127 of 0.0216 and its sections flat (a
      * sheet); not traced further */
     {"Robot", "beside_shell_leg", 10, 1},

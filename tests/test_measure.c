@@ -357,6 +357,23 @@ static void torn_thresholds_are_strict_and_configurable(void **state)
     tb__hist_tally(&h);
     assert_int_equal(h.torn, 2);
     tb__hist_free(&h);
+    /* the same through the edge loop's fast path, thresholds inside its
+     * range [0.8, 1.3) (measure-torn-inclusive) */
+    assert_true(tb__hist_init(&h, 1.2f, 0.9f));
+    tb__hist_near f;
+    tb__hist_near_begin(&f, &h);
+    tb__hist_add_near(&f, 1.2f, 3);
+    tb__hist_add_near(&f, 0.9f, 2);
+    tb__hist_near_end(&f);
+    tb__hist_tally(&h);
+    assert_int_equal(h.torn, 0);
+    tb__hist_near_begin(&f, &h);
+    tb__hist_add_near(&f, nextafterf(1.2f, 2.0f), 3);
+    tb__hist_add_near(&f, nextafterf(0.9f, 0.0f), 2);
+    tb__hist_near_end(&f);
+    tb__hist_tally(&h);
+    assert_int_equal(h.torn, 5);
+    tb__hist_free(&h);
 }
 
 static void instants_are_24_evenly_spaced_including_both_ends(void **state)

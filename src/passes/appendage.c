@@ -1314,14 +1314,19 @@ static tb_result tb__prep_areas(tb__state *st, tb_error *err)
  * clothing, armour) is no pole and stays as it is: body skin, which the
  * merge's layer rule measures gaps to (docs/detection.md, *Holes: every
  * vertex of a pole, and only a pole*); a patch that is a whole shell has
- * no edge into far skin and is no hole either. */
+ * no edge into far skin and is no hole either. A patch of any size whose
+ * every vertex but one is off the bone (a tip's cap hanging beside a foot,
+ * inside that limb's envelope so not far: its cross-section holds no bone,
+ * only its pole's ray ran along the tail) is a hole too, in the same
+ * off-bone far skin. */
 tb_result tb__prep_holes(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
     uint32_t *rim = calloc(nw ? nw : 1, sizeof *rim), *rim_off = calloc(nw ? nw : 1, sizeof *rim_off);
+    uint32_t *pthin = calloc(nw ? nw : 1, sizeof *pthin);
     tb_result r = TB_OK;
-    if (!uf || !cnt || !rim || !rim_off) {
+    if (!uf || !cnt || !rim || !rim_off || !pthin) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -1343,6 +1348,7 @@ tb_result tb__prep_holes(tb__state *st, tb_error *err)
             rim[root] += st->far[o];
             rim_off[root] += st->far[o] && st->thin[o];
         }
+        pthin[root] += st->thin[w];
     }
     /* far[] changes below only for patch vertices, each read once: the
      * counts above are per root and fixed */
@@ -1350,7 +1356,8 @@ tb_result tb__prep_holes(tb__state *st, tb_error *err)
         if (st->far[w])
             continue;
         uint32_t root = tb__find(uf, (uint32_t)w);
-        if (cnt[root] < (uint32_t)st->d.min_vertices && 2 * (uint64_t)rim_off[root] > rim[root])
+        if ((cnt[root] < (uint32_t)st->d.min_vertices || pthin[root] + 1 >= cnt[root]) &&
+            2 * (uint64_t)rim_off[root] > rim[root])
             st->far[w] = st->thin[w] = 1;
     }
 done:
@@ -1358,6 +1365,7 @@ done:
     free(cnt);
     free(rim);
     free(rim_off);
+    free(pthin);
     return r;
 }
 
