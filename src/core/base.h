@@ -26,6 +26,28 @@ tb_result tb__fail(tb_error *err, tb_result code, const char *where, const char 
 #define TB_DEG_PER_RAD (180.0 / TB_PI)
 #define TB_RAD_PER_DEG (TB_PI / 180.0)
 
+/* Union–find over uint32 ids (uf[x] == x: a root): the root of x, halving
+ * the path on the way; unite makes the smaller of two roots the root of
+ * both, so the labels do not depend on the order of the unions. */
+static inline uint32_t tb__find(uint32_t *uf, uint32_t x)
+{
+    while (uf[x] != x) {
+        uf[x] = uf[uf[x]];
+        x = uf[x];
+    }
+    return x;
+}
+
+static inline void tb__unite(uint32_t *uf, uint32_t a, uint32_t b)
+{
+    a = tb__find(uf, a);
+    b = tb__find(uf, b);
+    if (a < b)
+        uf[b] = a;
+    else if (b < a)
+        uf[a] = b;
+}
+
 /* Options structs (tb_*_desc): all-zero means the documented defaults,
  * resolved in one *_defaults function that starts from a copy of the
  * caller's desc, or from zeros when it gave none (size bytes) ... */

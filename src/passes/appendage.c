@@ -325,25 +325,6 @@ done:
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static uint32_t tb__find(uint32_t *uf, uint32_t x)
-{
-    while (uf[x] != x) {
-        uf[x] = uf[uf[x]];
-        x = uf[x];
-    }
-    return x;
-}
-
-static void tb__unite(uint32_t *uf, uint32_t a, uint32_t b)
-{
-    a = tb__find(uf, a);
-    b = tb__find(uf, b);
-    if (a < b)
-        uf[b] = a; /* smallest index is the root: deterministic labels */
-    else if (b < a)
-        uf[a] = b;
-}
-
 /* Eigenvalues of a symmetric 3x3 matrix, descending (Jacobi rotations);
  * axis (when not NULL): the unit eigenvector of the largest. */
 void tb__eig3(const double c[3][3], double ev[3], double axis[3])

@@ -914,7 +914,7 @@ typedef struct tb__seam_field {
     size_t *off;    /* nb + 2: the band's own edges (CSR) */
     uint32_t *adj;
     float *aw;      /* 1 / |e| */
-    size_t *rep;    /* nb: the first band vertex at the same point (the group's root) */
+    uint32_t *rep;  /* nb: the first band vertex at the same point (the group's root) */
     size_t *nxt;    /* nb: the next vertex of b's group after b, SIZE_MAX at its end */
 } tb__seam_field;
 
@@ -1052,7 +1052,7 @@ static tb_result tb__sf_copies(const tb_model *m, const tb__chain_plan *c, tb__s
     for (size_t b = 0; b < f->nb; b++) {
         k[b].x = m->positions[(size_t)c->verts[f->q[b]] * 3];
         k[b].b = (uint32_t)b;
-        f->rep[b] = b;
+        f->rep[b] = (uint32_t)b;
     }
     qsort(k, f->nb, sizeof *k, tb__sf_key_cmp);
     for (size_t i = 0; i < f->nb; i++)
@@ -1061,16 +1061,10 @@ static tb_result tb__sf_copies(const tb_model *m, const tb__chain_plan *c, tb__s
             const float *o = m->positions + (size_t)c->verts[f->q[k[j].b]] * 3;
             if (!(fabsf(o[1] - p[1]) <= eps && fabsf(o[2] - p[2]) <= eps))
                 continue;
-            size_t a = k[i].b, b = k[j].b; /* union: the smaller root is the group's */
-            while (f->rep[a] != a)
-                a = f->rep[a];
-            while (f->rep[b] != b)
-                b = f->rep[b];
-            f->rep[a > b ? a : b] = a < b ? a : b;
+            tb__unite(f->rep, k[i].b, k[j].b); /* the smaller root is the group's */
         }
     for (size_t b = 0; b < f->nb; b++) /* each to its group's root */
-        while (f->rep[f->rep[b]] != f->rep[b])
-            f->rep[b] = f->rep[f->rep[b]];
+        f->rep[b] = tb__find(f->rep, (uint32_t)b);
     free(k);
     f->nxt = malloc((f->nb + 1) * sizeof *f->nxt);
     if (!f->nxt)
