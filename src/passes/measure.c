@@ -651,8 +651,11 @@ static int tb__alike_classes(const tb_measure_prep *p, uint32_t **rep_out)
     while (cap < nv + nv / 4 + 1)
         cap <<= 1;
     uint32_t *slot = calloc(cap, sizeof *slot); /* vertex + 1 of each class; 0 empty */
-    if (!slot)
+    uint32_t *rep = slot ? malloc((nv + 1) * sizeof *rep) : NULL;
+    if (!rep) {
+        free(slot);
         return 0;
+    }
     size_t classes = 0;
     for (size_t v = 0; v < nv; v++) {
         size_t h = tb__vertex_hash(p, v) & (cap - 1);
@@ -660,15 +663,13 @@ static int tb__alike_classes(const tb_measure_prep *p, uint32_t **rep_out)
             h = (h + 1) & (cap - 1);
         if (!slot[h])
             slot[h] = (uint32_t)v + 1, classes++;
-    }
-    uint32_t *rep = classes * 4 < nv * 3 ? malloc(nv * sizeof *rep) : NULL;
-    for (size_t v = 0; rep && v < nv; v++) {
-        size_t h = tb__vertex_hash(p, v) & (cap - 1);
-        while (!tb__alike(p, slot[h] - 1, v))
-            h = (h + 1) & (cap - 1);
         rep[v] = slot[h] - 1;
     }
     free(slot);
+    if (classes * 4 >= nv * 3) { /* too few alike to pay */
+        free(rep);
+        rep = NULL;
+    }
     *rep_out = rep;
     return rep != NULL;
 }
