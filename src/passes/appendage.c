@@ -382,9 +382,10 @@ static int tb__cmp_float(const void *a, const void *b)
 
 /* The k-th smallest of a[0..n) (k < n), a reordered: what a[k] is after
  * qsort with tb__cmp_float. Without a NaN or a negative zero among them
- * (equal floats are then the same number, and the order is total) by
- * selection, O(n) on average (Wirth's), instead of the sort's O(n log n);
- * with one, by that sort, whose order such values leave to the algorithm. */
+ * (equal floats are then the same number, and the order is total) by the
+ * runtime's selection (tb_select_kth), O(n) on average, instead of the
+ * sort's O(n log n); with one, by that sort, whose order such values leave
+ * to the algorithm. */
 float tb__kth_float(float *a, size_t n, size_t k)
 {
     for (size_t i = 0; i < n; i++)
@@ -392,27 +393,7 @@ float tb__kth_float(float *a, size_t n, size_t k)
             qsort(a, n, sizeof *a, tb__cmp_float);
             return a[k];
         }
-    ptrdiff_t l = 0, r = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
-    while (l < r) { /* a[l..r] holds the k-th; pivot a[k] */
-        float x = a[kk];
-        ptrdiff_t i = l, j = r;
-        do {
-            while (a[i] < x)
-                i++;
-            while (x < a[j])
-                j--;
-            if (i <= j) {
-                float y = a[i];
-                a[i] = a[j], a[j] = y;
-                i++, j--;
-            }
-        } while (i <= j);
-        if (j < kk)
-            l = i;
-        if (kk < i)
-            r = j;
-    }
-    return a[kk];
+    return tb_select_kth(a, n, k);
 }
 
 /* A loop over items [0, n) whose every item reads shared data and writes
