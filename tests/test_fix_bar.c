@@ -61,14 +61,16 @@ static const char *const short_of_bar[][3] = {
     /* the seam is the repaired skin against the untouched body
      * (honest_groups): SPEC C's groups count these edges as body */
     {"Soldier", "hang_welded_nearest",
-     "the honest seam tears at body vertex 7445 (weld ring, left to the body: Hips 0.77, LeftUpLeg 0.16, RightUpLeg "
-     "0.07) in Run: edge 7445-7459 reads 1.32-1.66, torn at 12 of 24 instants (input 0.49-1.20); its inner edges "
-     "no longer tear; the body's own edges at 7445 tear in the input"},
+     "the body's own tear beside the seam: edge 7445-7459 reads 1.32-1.66 in Run, torn at 12 of 24 instants (input "
+     "0.49-1.20, 5); root-ring vertex 7459 lies between body vertices 7445 (Hips 0.77, LeftUpLeg 0.16, RightUpLeg "
+     "0.07) and 7446 (Hips 0.88, Spine 0.09, LeftUpLeg 0.03), whose own edge 7445-7446, neither end changed, tears "
+     "at 11 of 24 instants in Run in the input and the output alike (1.20-1.65); the input tears 20 samples at 7459 "
+     "in Run, the output 12 (docs/fix.md, session 15)"},
     {"Soldier", "beside_welded_leg",
-     "at body vertex 7445 again (here Hips 0.62, LeftUpLeg 0.36): seam edges 7445-7459 and 7445-7458 up to 1.86, "
-     "torn at up to 14 of 24 instants in Run (the input's read up to 7.9 and 2.7), root-ring edges 7457-7458 (up "
-     "to 2.24), 7447-7448, 7448-7449 beside them; 100 samples (Run/Walk 86/14; 298 before session 14); no try of "
-     "the search is clean"},
+     "the step in LeftUpLeg at weld-ring vertex 7445 (here Hips 0.62, LeftUpLeg 0.36; its body edges do not tear): "
+     "seam edges 7445-7458 and 7445-7459 up to 1.86, torn at 15 and 14 of 24 instants in Run (the input's at 20 "
+     "and 24, up to 7.9), root-ring edges 7457-7458 (up to 2.24), 7447-7448, 7448-7449 beside them; 100 samples "
+     "(Run/Walk 86/14); no try of the search is clean"},
 };
 
 static const char *short_reason(const char *body, const char *fixture)

@@ -1,0 +1,163 @@
+/* One fixture of test_fix_bar, read per edge (docs/fix.md, session 15).
+ *
+ * Runs `tb_fix_run` with the defaults on `synth --onto BODY --fixture NAME`
+ * (BODY: synth, Xbot, Soldier or Robot, with test_fix_bar's clips), marks
+ * the repaired vertices as test_fix_bar does (any joint weight, by name,
+ * changed), measures every clip on the input and the output with that mask,
+ * and prints per clip the honest groups' torn samples, then (verbose >= 1)
+ * every edge with a repaired end that tears in the output — its bind length,
+ * its ratio range and torn instants in the output and in the input — and
+ * (verbose >= 2) both ends' weights in and out. Environment: VTX=v lists
+ * every edge at vertex v instead; BAND=b pins the collar band (segments).
+ *
+ * Build (after `make -C build tailbone_offline`), from build/:
+ *   gcc -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -DCGLM_ALL_UNALIGNED \
+ *     -DTB_SOURCE_DIR=\"$PWD/..\" -DTB_CLI_PATH=\"x\" -I../src -I../tests -I../include \
+ *     ../scripts/welded_edges.c ../tests/support.c ../tests/model_cmp.c -o welded_edges \
+ *     libtailbone_offline.a -lcmocka libtailbone_runtime.a -ljansson -lm \
+ *     -lmeshoptimizer -ldraco -lstdc++
+ * Run: TB_SHARED_DIR=/work/shared ./welded_edges Soldier hang_welded_nearest 2 */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_cmp.h"
+#include "support.h"
+#include "tailbone/clip.h"
+#include "tailbone/fix.h"
+#include "tailbone/measure.h"
+#include "tailbone/model.h"
+#include "tailbone/synth.h"
+
+#define INSTANTS 24
+
+static void print_weights(const tb_model *m, size_t v)
+{
+    for (int k = 0; k < m->influences; k++) {
+        size_t i = v * (size_t)m->influences + (size_t)k;
+        if (m->weights[i] > 0.0005f)
+            printf(" %s %.3f", m->skel.names[m->skin_joints[m->joints[i]]], m->weights[i]);
+    }
+}
+
+static float ratio(const float *pos, size_t V, int k, size_t a, size_t b, float ws, float bl)
+{
+    const float *x = pos + ((size_t)k * V + a) * 3, *y = pos + ((size_t)k * V + b) * 3;
+    float dx = x[0] - y[0], dy = x[1] - y[1], dz = x[2] - y[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz) / ws / bl;
+}
+
+typedef struct job {
+    tb_model *mi, *mo;
+    uint8_t *mask;
+    uint64_t *edges;
+    size_t ne;
+    int verbose;
+    long vtx;
+} job;
+
+/* The torn edges of one clip (positions of input and output). */
+static void clip_edges(const job *j, const char *clip, float *const pos[2], float ws)
+{
+    size_t V = j->mo->vertex_count;
+    for (size_t e = 0; e < j->ne; e++) {
+        size_t a = j->edges[e] >> 32, b = j->edges[e] & 0xffffffffu;
+        if (j->vtx >= 0 ? (a != (size_t)j->vtx && b != (size_t)j->vtx) : (!j->mask[a] && !j->mask[b]))
+            continue;
+        const float *pa = j->mo->positions + a * 3, *pb = j->mo->positions + b * 3;
+        float dx = pa[0] - pb[0], dy = pa[1] - pb[1], dz = pa[2] - pb[2], bl = sqrtf(dx * dx + dy * dy + dz * dz);
+        if (bl < 1e-6f * j->mo->height)
+            continue;
+        int torn[2] = {0, 0};
+        float lo[2] = {INFINITY, INFINITY}, hi[2] = {0, 0};
+        for (int k = 0; k < INSTANTS; k++)
+            for (int s = 0; s < 2; s++) {
+                float l = ratio(pos[s], V, k, a, b, ws, bl);
+                torn[s] += l > 1.5f || l < 0.67f;
+                lo[s] = fminf(lo[s], l), hi[s] = fmaxf(hi[s], l);
+            }
+        if (!torn[1] && j->vtx < 0)
+            continue;
+        printf("  %s %zu-%zu (%.4f H) %s: %.2f-%.2f torn %d; input %.2f-%.2f torn %d\n", clip, a, b,
+               bl / j->mo->height, j->mask[a] && j->mask[b] ? "repaired/repaired" : j->mask[a] || j->mask[b] ? "repaired/body" : "body",
+               lo[1], hi[1], torn[1], lo[0], hi[0], torn[0]);
+        for (int s = 0; s < 2 && j->verbose > 1; s++) {
+            size_t v = s ? b : a;
+            printf("    %zu in:", v);
+            print_weights(j->mi, v);
+            printf(" | out:");
+            print_weights(j->mo, v);
+            printf("\n");
+        }
+    }
+}
+
+static const char *body_clips(const char *label, const char **only)
+{
+    const char *corpus = NULL;
+    if (!strcmp(label, "synth"))
+        only[0] = "Walk", only[1] = "Sprint", only[2] = "Crouch";
+    else if (!strcmp(label, "Soldier"))
+        corpus = "clips/threejs_Soldier_rexport.glb", only[0] = "Walk", only[1] = "Run";
+    else if (!strcmp(label, "Xbot"))
+        corpus = "clips/Xbot_agree_run_walk.glb", only[0] = "walk", only[1] = "run";
+    else
+        corpus = "clips/threejs_RobotExpressive.glb", only[0] = "Walking", only[1] = "Running";
+    return corpus;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return fprintf(stderr, "usage: welded_edges BODY FIXTURE [verbose]\n"), 2;
+    const char *only[4] = {0}, *corpus = body_clips(argv[1], only);
+    tb_error err = {0};
+    tb_doc *body = NULL, *doc = NULL, *out = NULL;
+    tbt_path pb;
+    if (corpus ? tb_doc_load(&body, tbt_corpus_file(&pb, corpus), NULL, &err) : tb_synth_build(&body, "plain", NULL, NULL, &err))
+        return printf("body: %s\n", err.message), 1;
+    if (tb_synth_onto(&doc, body, argv[2], NULL, NULL, &err) != TB_OK)
+        return printf("onto: %s\n", err.message), 1;
+    tb_fix_desc d;
+    memset(&d, 0, sizeof d);
+    d.only = only;
+    d.repair.collar_band = getenv("BAND") ? (float)atof(getenv("BAND")) : 0;
+    tb_fix_report rep;
+    if (tb_fix_run(&out, doc, &d, &rep, &err) != TB_OK)
+        return printf("fix: %s\n", err.message), 1;
+    job j = {0};
+    j.verbose = argc > 3 ? atoi(argv[3]) : 0;
+    j.vtx = getenv("VTX") ? atol(getenv("VTX")) : -1;
+    size_t nrep = 0, total = 0;
+    tb_model_load(&j.mi, doc, -1, &err);
+    tb_model_load(&j.mo, out, -1, &err);
+    j.mask = tbt_repaired_mask(j.mi, j.mo, &nrep);
+    j.ne = tb_measure_edges(j.mo, &j.edges);
+    size_t V = j.mo->vertex_count;
+    float p99 = 0, mx = 0;
+    for (int c = 0; c < rep.stretch_count; c++) {
+        tb_measure_result r[2];
+        float *pos[2] = {malloc(INSTANTS * V * 3 * sizeof(float)), malloc(INSTANTS * V * 3 * sizeof(float))};
+        tbt_measure_in_out(doc, out, j.mi, j.mo, &rep, c, j.mask, pos, r);
+        const tb_measure_result *m = &rep.stretch[c].result;
+        p99 = fmaxf(p99, m->tail.p99), mx = fmaxf(mx, m->tail.max);
+        total += r[1].tail.torn + r[1].seam.torn;
+        printf("clip %s: SPEC tail p99 %.3f max %.3f torn %zu, seam torn %zu | repaired/repaired torn %zu max %.2f, "
+               "repaired/body torn %zu max %.2f (input %zu, %zu) | body %s\n",
+               rep.stretch[c].clip, m->tail.p99, m->tail.max, m->tail.torn, m->seam.torn, r[1].tail.torn, r[1].tail.max,
+               r[1].seam.torn, r[1].seam.max, r[0].tail.torn, r[0].seam.torn,
+               r[0].body.torn == r[1].body.torn && r[0].body.max == r[1].body.max ? "same" : "CHANGED");
+        if (j.verbose || j.vtx >= 0)
+            clip_edges(&j, rep.stretch[c].clip, pos, r[1].world_scale);
+        free(pos[0]), free(pos[1]);
+    }
+    printf("ROW %s %s: tail p99 %.3f max %.3f | %zu repaired | torn samples, every repaired edge: %zu | zone %.3f band "
+           "%.3f fit %d\n",
+           argv[1], argv[2], p99, mx, nrep, total, rep.blend_zone, rep.collar_band, rep.solver_fit_kept);
+    free(j.mask), free(j.edges);
+    tb_model_free(j.mi), tb_model_free(j.mo);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out), tb_doc_free(doc), tb_doc_free(body);
+    return 0;
+}
