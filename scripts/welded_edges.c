@@ -8,7 +8,8 @@
  * every edge with a repaired end that tears in the output — its bind length,
  * its ratio range and torn instants in the output and in the input — and
  * (verbose >= 2) both ends' weights in and out. Environment: VTX=v lists
- * every edge at vertex v instead; BAND=b pins the collar band (segments).
+ * every edge at vertex v instead; BAND=b pins the collar band (segments);
+ * ONLY=a,b,... bakes those clips instead.
  *
  * Build (after `make -C build tailbone_offline`), from build/:
  *   gcc -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -DCGLM_ALL_UNALIGNED \
@@ -121,7 +122,15 @@ int main(int argc, char **argv)
         return printf("onto: %s\n", err.message), 1;
     tb_fix_desc d;
     memset(&d, 0, sizeof d);
-    d.only = only;
+    char list[256] = "";
+    const char *given[8] = {0};
+    if (getenv("ONLY")) { /* a comma-separated list of clips instead */
+        snprintf(list, sizeof list, "%s", getenv("ONLY"));
+        int k = 0;
+        for (char *tok = strtok(list, ","); tok && k < 7; tok = strtok(NULL, ","))
+            given[k++] = tok;
+    }
+    d.only = getenv("ONLY") ? given : only;
     d.repair.collar_band = getenv("BAND") ? (float)atof(getenv("BAND")) : 0;
     tb_fix_report rep;
     if (tb_fix_run(&out, doc, &d, &rep, &err) != TB_OK)
@@ -153,8 +162,14 @@ int main(int argc, char **argv)
         free(pos[0]), free(pos[1]);
     }
     printf("ROW %s %s: tail p99 %.3f max %.3f | %zu repaired | torn samples, every repaired edge: %zu | zone %.3f band "
-           "%.3f fit %d\n",
-           argv[1], argv[2], p99, mx, nrep, total, rep.blend_zone, rep.collar_band, rep.solver_fit_kept);
+           "%.3f fit tried %d kept %d\n",
+           argv[1], argv[2], p99, mx, nrep, total, rep.blend_zone, rep.collar_band, rep.solver_fit_tried, rep.solver_fit_kept);
+    for (int i = 0; i < rep.zone_try_count; i++) {
+        const tb_fix_zone_try *z = &rep.zone_tries[i];
+        printf("try %d: zone %.3f band %.3f%s%s: torn in %d clip(s), worst %.2f%%, tail max %.2f\n", i, z->blend_zone,
+               z->collar_band, z->collar_ring ? ", collar ring" : "", z->spine_folded ? ", spine folded" : "",
+               z->torn_clips, 100 * z->worst_torn, z->worst_max);
+    }
     free(j.mask), free(j.edges);
     tb_model_free(j.mi), tb_model_free(j.mo);
     tb_fix_report_free(&rep);

@@ -115,6 +115,7 @@ typedef struct tb_fix_zone_try {
     float worst_max;            /* largest tail stretch over the clips */
     float worst_p99;            /* largest tail p99 over the clips */
     int collar_ring;            /* welded tails: the collar ring blended halfway to the chain */
+    int spine_folded;           /* welded tails: the band's spine share on the chain's parent */
 } tb_fix_zone_try;
 
 /* The geometry one chain's blend was sized from (docs/fix.md). */
@@ -137,7 +138,7 @@ typedef struct tb_fix_weights {
 
 #define TB_FIX_MAX_CHAINS 8
 
-#define TB_FIX_MAX_TRIES 8
+#define TB_FIX_MAX_TRIES 9
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */

@@ -182,7 +182,8 @@ typedef struct tb__chain_plan {
 struct tb__weight_plan {
     int skin;         /* the repaired skin (document index) */
     int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
-    int ring;         /* welded collar rings blended halfway (tb__weight_plan_collar_ring) */
+    int ring;         /* welded bands: 1, collar rings blended halfway (tb__weight_plan_collar_ring); 2, the
+                         spine folded into the parent (tb__weight_plan_spine_folded) */
     int count;
     tb__chain_plan *c;
 };
@@ -949,7 +950,7 @@ static void tb__sf_scatter(tb__seam_field *f, float *row, const uint16_t *jj, co
 /* The band's vertices (gb or g under `band`), their seam weights as read
  * from the collar, which of them lie on the collar curve, the collar's
  * pull on each. */
-static tb_result tb__sf_setup(const tb__apply *A, const tb__chain_plan *c, float band, tb__seam_field *f)
+static tb_result tb__sf_setup(const tb__apply *A, const tb__chain_plan *c, float band, int strain, tb__seam_field *f)
 {
     const tb_model *m = A->m;
     f->at = malloc((c->n + 1) * sizeof *f->at);
@@ -989,9 +990,11 @@ static tb_result tb__sf_setup(const tb__apply *A, const tb__chain_plan *c, float
             float uw[TB__SLOTS];
             if (!(len > 0))
                 continue;
+            /* by strain (tb__blend_welded_collar): a stretch reads Δw / |e| */
+            float pull = strain ? TB__SEAM_PULL * c->cseg_mean / (len * len) : TB__SEAM_PULL / len;
             tb__current_weights(A, c->nb[k], uj, uw);
-            tb__sf_scatter(f, f->pull + b * TB__SEAM_JOINTS, uj, uw, TB__SLOTS, TB__SEAM_PULL / len);
-            f->wpull[b] += TB__SEAM_PULL / len;
+            tb__sf_scatter(f, f->pull + b * TB__SEAM_JOINTS, uj, uw, TB__SLOTS, pull);
+            f->wpull[b] += pull;
         }
     }
     return TB_OK;
@@ -1121,11 +1124,13 @@ static float tb__sf_sweep(tb__seam_field *f)
     return change;
 }
 
-/* The field for c's band of `band` (bind units); TB_ERR_OOM leaves f empty. */
-static tb_result tb__seam_field_make(const tb__apply *A, const tb__chain_plan *c, float band, tb__seam_field *f)
+/* The field for c's band of `band` (bind units), the collar pulling by
+ * strain when `strain`; TB_ERR_OOM leaves f empty. */
+static tb_result tb__seam_field_make(const tb__apply *A, const tb__chain_plan *c, float band, int strain,
+                                     tb__seam_field *f)
 {
     memset(f, 0, sizeof *f);
-    tb_result r = tb__sf_setup(A, c, band, f);
+    tb_result r = tb__sf_setup(A, c, band, strain, f);
     if (r == TB_OK)
         r = tb__sf_graph(A->m, c, f);
     if (r == TB_OK)
@@ -1184,13 +1189,41 @@ static void tb__fade_to_slots(const tb__chain_plan *c, const uint16_t *jj, float
         }
 }
 
+/* The band on three body joints (choice, issue 13, session 15; a try of
+ * fix's search, tb__weight_plan_spine_folded). A welded collar carries four
+ * body joints (the pelvis, the spine above it, both thighs), so Tail_1 can
+ * enter only where the cut (tb__fade_to_slots) drops one, and where it
+ * drops a thigh over a short edge the skin tears. Here the spine's share
+ * (TB_CLASS_SPINE) goes to the chain's parent over the whole band: the
+ * thighs, which flex the collar most in locomotion, stay; a spine's step
+ * at the seam is what this try trades for it, and the search keeps it only
+ * where it measures better. With it the collar pulls the band by strain
+ * (tb__sf_setup: TB__SEAM_PULL ℓ / |e|², ℓ the collar's mean edge, so an
+ * edge of mean length pulls as before): a root-ring vertex between two body
+ * vertices that disagree (the Soldier's 7459, between 7445 and 7446 whose
+ * own edge tears) splits the difference by the edges' lengths. */
+static void tb__fold_spine(const tb_model *m, const tb__chain_plan *c, const uint16_t *jj, float *ww, int cnt)
+{
+    float moved = 0;
+    int at = -1;
+    for (int i = 0; i < cnt; i++) {
+        int sj = jj[i] < m->skin_joint_count ? m->skin_joints[jj[i]] : -1;
+        if (sj >= 0 && tb_role_class_of(m->roles[sj]) == TB_CLASS_SPINE)
+            moved += ww[i], ww[i] = 0;
+        if (jj[i] == (uint16_t)c->skP)
+            at = i;
+    }
+    if (at >= 0)
+        ww[at] += moved;
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
     size_t n = c->nwelded;
     if (!n || !(band_seg > 0) || c->K <= 0)
         return;
-    if (ring)
+    if (ring & 1)
         tb__blend_collar_ring(A, c);
     float band = band_seg * c->L / (float)c->K;
     /* The ring's common weights (choice, issue 13): the mean of the welded
@@ -1214,7 +1247,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
     }
     rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
     tb__seam_field sf; /* out of memory: each vertex reads the collar alone */
-    int relaxed = tb__seam_field_make(A, c, band, &sf) == TB_OK;
+    int relaxed = tb__seam_field_make(A, c, band, (ring & 2) != 0, &sf) == TB_OK;
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
         float g = c->gb ? c->gb[q] : c->g[q];
@@ -1241,6 +1274,8 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
         else
             tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
         tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
+        if (ring & 2)
+            tb__fold_spine(m, c, jj, ww, cnt);
         tb__fade_to_slots(c, jj, ww, cnt);
         tb__store_largest(A, v, jj, ww, cnt);
     }
@@ -2848,10 +2883,16 @@ void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const 
     }
 }
 
+void tb__weight_plan_spine_folded(tb__weight_plan *p, int on)
+{
+    if (p)
+        p->ring = (p->ring & ~2) | (on ? 2 : 0);
+}
+
 void tb__weight_plan_collar_ring(tb__weight_plan *p, int on)
 {
     if (p)
-        p->ring = on != 0;
+        p->ring = (p->ring & ~1) | (on != 0);
 }
 
 int tb__weight_plan_count(const tb__weight_plan *p)

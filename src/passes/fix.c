@@ -470,7 +470,7 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
 {
     if (rep->zone_try_count < TB_FIX_MAX_TRIES)
         rep->zone_tries[rep->zone_try_count++] =
-            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0};
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0};
 }
 
 /* One try's measurement of clip c (the blend search, every clip at once). */
@@ -681,9 +681,11 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
 {
     float zu = 0, bu = 0;
     int n = s->n;
-    tb__weight_plan_collar_ring(s->plan, ring);
+    tb__weight_plan_collar_ring(s->plan, ring & 1);
+    tb__weight_plan_spine_folded(s->plan, ring & 2);
     tb_result r = tb__weight_plan_weights(s->plan, s->M, zone, band, given, s->jo, s->wo, &zu, &bu, err);
     tb__weight_plan_collar_ring(s->plan, 0);
+    tb__weight_plan_spine_folded(s->plan, 0);
     if (r != TB_OK)
         return r;
     int seen = 0;
@@ -707,8 +709,10 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
     for (int c = 0; c < n; c++)
         tb__score_add(&sc, &s->cur[c], tb__repaired_torn(&s->hs[c].seam, &s->hs[c].inner));
     tb__try_record(s->rep, zu, bu, &sc);
-    if (ring && s->rep->zone_try_count)
-        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = 1;
+    if (ring && s->rep->zone_try_count) {
+        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = ring & 1;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].spine_folded = (ring & 2) != 0;
+    }
     if (tb__better(&sc, &s->best)) {
         s->best = sc;
         s->zone = zone, s->band = band, s->zu = zu, s->bu = bu;
@@ -722,19 +726,23 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
  * (the geometry's raise can cost a welded seam in a stress clip), then
  * (welded tails) wider collar bands, then the collar ring blended halfway
  * to the chain's root, with the widest zone and the first band, then with
- * the best zone and band so far. */
+ * the best zone and band so far, then the band on three body joints (the
+ * spine folded into the parent, chain.c tb__fold_spine) with the best
+ * zone, band and ring so far. ring: 1 the collar ring, 2 the spine folded. */
 static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *err)
 {
     static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
     tb_result r = TB_OK;
-    for (int t = 0; r == TB_OK && t < 7 && !tb__clean(&s->best); t++) {
-        int ring = t >= 5;
+    for (int t = 0; r == TB_OK && t < 8 && !tb__clean(&s->best); t++) {
+        int ring = t == 7 ? (s->ring & 1) | 2 : t >= 5;
         float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : s->zone,
               band = t < 3 ? s->b0 : t < 5 ? bands[t - 3] : t == 5 ? s->b0 : s->band;
         int given = t == 2 || (t >= 3 && t != 5 && s->given);
+        if (t == 7)
+            zone = s->zone, band = s->band;
         if (t >= 3 && (!search_band || !tb__weight_plan_welded(s->plan)))
             break;
-        if (t == 6 && (s->ring || (!s->given && fabsf(s->zone - 0.5f) < 1e-4f && fabsf(s->band - s->b0) < 1e-4f)))
+        if (t == 6 && ((s->ring & 1) || (!s->given && fabsf(s->zone - 0.5f) < 1e-4f && fabsf(s->band - s->b0) < 1e-4f)))
             continue;
         r = tb__search_try(s, zone, band, given, ring, err);
     }
@@ -763,9 +771,11 @@ static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
     tb_fix_report *rep = s->rep;
     tb_result r = TB_OK;
     if (!s->is_first) {
-        tb__weight_plan_collar_ring(s->plan, s->ring);
+        tb__weight_plan_collar_ring(s->plan, s->ring & 1);
+        tb__weight_plan_spine_folded(s->plan, s->ring & 2);
         r = tb__weight_plan_write(s->plan, doc, s->M, s->zone, s->band, s->given, &rep->repair, err);
         tb__weight_plan_collar_ring(s->plan, 0);
+        tb__weight_plan_spine_folded(s->plan, 0);
         tb_model_free(s->M); /* not needed past here: the measure below loads its own */
         s->M = NULL;
         if (r == TB_OK) {
@@ -1331,6 +1341,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(o, "collar_band", json_real(rep->zone_tries[i].collar_band));
             if (rep->zone_tries[i].collar_ring)
                 json_object_set_new(o, "collar_ring", json_true());
+            if (rep->zone_tries[i].spine_folded)
+                json_object_set_new(o, "spine_folded", json_true());
             json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
             json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);

@@ -60,6 +60,11 @@ void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const 
  * when the seam still tears, docs/fix.md). */
 void tb__weight_plan_collar_ring(tb__weight_plan *p, int on);
 
+/* on: the weights below put each welded band's spine share on the chain's
+ * parent and pull the band toward the collar by strain (chain.c,
+ * tb__fold_spine; fix tries it last when the seam still tears). */
+void tb__weight_plan_spine_folded(tb__weight_plan *p, int on);
+
 /* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
  * the repaired document): M's own, with every smooth chain's vertices
  * weighted for blend zone `zone` and collar band `band` (segments; the
