@@ -77,7 +77,8 @@ void tb_bake_report_free(tb_bake_report *report)
     memset(report, 0, sizeof *report);
 }
 
-/* Everything one clip's simulation needs, allocated once per bake. */
+/* Everything one clip's simulation needs: tb_bake's own (the template: the
+ * model, bones, tail flags, need) and one per clip run (tb__run_begin). */
 typedef struct tb__sim {
     const tb_model *m;
     tb_spring_animator *anim;
@@ -763,7 +764,7 @@ done:
 
 /* The skeleton's own chains (d.existing), driven by index: their joints,
  * lengths and ends, which the spring desc points into until the bake ends
- * (each worker thread of tb__bake_all creates its solver from it). */
+ * (each clip run of tb__bake_all creates its solver from it). */
 typedef struct tb__existing {
     tb_tail_chain *ex;
     int *joints, *len, *end, count;
