@@ -266,6 +266,13 @@ typedef struct tb_spring_batch_item {
  * no global state. Without GCC/Clang vector extensions it is a loop over
  * tb_spring_step(). */
 void tb_spring_step_batch(const tb_spring_batch_item *items, int count, float dt_s);
+/* tb_spring_step_batch() with a step of its own for each item: items[i]
+ * advances by dt_s[i], as tb_spring_step(items[i].anim, dt_s[i], ...) would,
+ * bit for bit (a block's chains share their sub-step count, each its own
+ * sub-step length). For independent simulations stepped together whose
+ * frame times differ in their last bits (the bake's clips). Same rules as
+ * tb_spring_step_batch(). */
+void tb_spring_step_batch_each(const tb_spring_batch_item *items, int count, const float *dt_s);
 /* The same batch, approximately: tb_spring_step_batch()'s blocks and
  * branches (every SPEC B rule, the same state, so the steps may be mixed)
  * with cheaper arithmetic: no trigonometry (slerp is a normalised lerp

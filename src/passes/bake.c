@@ -77,7 +77,8 @@ void tb_bake_report_free(tb_bake_report *report)
     memset(report, 0, sizeof *report);
 }
 
-/* Everything one clip's simulation needs, allocated once per bake. */
+/* Everything one clip's simulation needs: tb_bake's own (the template: the
+ * model, bones, tail flags, need) and one per clip run (tb__run_begin). */
 typedef struct tb__sim {
     const tb_model *m;
     tb_spring_animator *anim;
@@ -182,16 +183,6 @@ static uint8_t *tb__bake_need(const tb__sim *s, int chains)
         if (need[j] && sk->parents[j] >= 0 && sk->parents[j] < j)
             need[sk->parents[j]] = 1;
     return need;
-}
-
-/* One frame: pose the body at t, advance the tail by dt. */
-static void tb__frame(tb__sim *s, const tb_clip *clip, float t, float dt)
-{
-    tb__pose(s, clip, t);
-    if (s->keep > 0)
-        for (int b = 0; b < s->bone_count; b++)
-            memcpy(s->artist + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
-    tb_spring_step(s->anim, dt, (const float(*)[16])s->world, s->locals, s->world);
 }
 
 static void tb__tail_rotations(const tb__sim *s, float *dst)
@@ -371,48 +362,6 @@ static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const floa
     return TB_OK;
 }
 
-/* Longest cycle the warm-up recognises: the loop-start state repeating
- * every n passes, n <= this. */
-enum { TB__MAX_PERIOD = 4 };
-
-/* The warm-up of a looping clip (SPEC D): whole passes from the state in
- * past[0] (the tail after the clip's first frame) until the state at the
- * loop start repeats within d->loop_tolerance_rad, at most d->max_passes.
- * A chain that the ground or its limits switch between branches may never
- * repeat pass after pass, yet settle onto a cycle of n passes (the
- * synthetic hang_fur_hips in Crouch: its tip, on the ground past the bend
- * limit, alternates between two loops 0.58 deg apart, exactly, from the
- * 7th pass on): the passes stop when the state repeats that of n passes
- * before (2 <= n <= TB__MAX_PERIOD; the cold start never counts). gap:
- * the wrap step of a clip that stops a frame before its start (0: none).
- * `past` holds TB__MAX_PERIOD + 1 states: pass p's goes to
- * p % (TB__MAX_PERIOD + 1). `cur` is scratch; *period receives n
- * (1: the state repeats every pass; 0: it never repeated). Returns the
- * passes played. */
-static int tb__warm_up_loop(tb__sim *s, const tb_clip *clip, const tb_bake_desc *d, float gap, const float *times,
-                            int keys, float *past, float *cur, int *period)
-{
-    size_t pose = (size_t)s->bone_count * 4;
-    *period = 0;
-    int p;
-    for (p = 1; p <= d->max_passes; p++) {
-        for (int k = 1; k < keys; k++)
-            tb__frame(s, clip, times[k], times[k] - times[k - 1]);
-        if (gap > 0) /* the player wraps from the last key to the first */
-            tb__frame(s, clip, 0, gap);
-        tb__tail_rotations(s, cur);
-        for (int n = 1; n <= TB__MAX_PERIOD && (n == 1 || p - n >= 1); n++)
-            if (tb__max_angle(s, past + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, cur) < d->loop_tolerance_rad) {
-                *period = n;
-                break;
-            }
-        if (*period)
-            break;
-        memcpy(past + (size_t)(p % (TB__MAX_PERIOD + 1)) * pose, cur, pose * sizeof *cur);
-    }
-    return p > d->max_passes ? d->max_passes : p;
-}
-
 /* A loop whose warm-up settled onto a cycle of several passes ends where
  * the cycle's next branch starts, not where it began: played on repeat it
  * would jump by the branches' difference at the seam. That difference is
@@ -443,6 +392,147 @@ static float tb__spread_seam(const tb__sim *s, float *rot, const float *times, i
     return seam;
 }
 
+/* Longest cycle the warm-up recognises: the loop-start state repeating
+ * every n passes, n <= this. */
+enum { TB__MAX_PERIOD = 4 };
+
+/* One clip's bake (SPEC D) as a sequence of frames, so that the clips of a
+ * group are stepped together (tb__bake_group: one batch step a frame, the
+ * clips in lanes). Each clip has its own solver and scratch; tb__run_want
+ * names the next frame (time, step), tb__run_after reads the tail after it.
+ * The phases, in order:
+ * - FIRST: the warm-up starts from rest at the first frame;
+ * - WARM (a looping clip): whole passes, frames 1 .. keys - 1 and the wrap
+ *   step `wrap` of a clip that stops a frame before its start, until the
+ *   state at the loop start repeats within d->loop_tolerance_rad, at most
+ *   d->max_passes. A chain that the ground or its limits switch between
+ *   branches may never repeat pass after pass, yet settle onto a cycle of n
+ *   passes (the synthetic hang_fur_hips in Crouch: its tip, on the ground
+ *   past the bend limit, alternates between two loops 0.58 deg apart,
+ *   exactly, from the 7th pass on): the passes stop when the state repeats
+ *   that of n passes before (2 <= n <= TB__MAX_PERIOD; the cold start never
+ *   counts). `prev` holds TB__MAX_PERIOD + 1 states: pass p's goes to
+ *   p % (TB__MAX_PERIOD + 1); rep->period receives n (1: the state repeats
+ *   every pass; 0: it never repeated);
+ * - SETTLE (any other clip): the first frame again until the tail stops
+ *   moving, at most d->settle_s;
+ * - RECORD: the keys, frames 1 .. keys - 1;
+ * - GAP (a clip that stops a frame before its start): the wrap back to the
+ *   first frame, its state in `cur`. */
+enum { TB__R_FIRST, TB__R_WARM, TB__R_SETTLE, TB__R_RECORD, TB__R_GAP, TB__R_DONE };
+
+typedef struct tb__run {
+    tb__sim s;                  /* its own solver and scratch */
+    tb_transform *tmp;          /* tb__loop_kind's scratch */
+    float (*tmp_world)[16];
+    tb_clip *clip;
+    tb_bake_clip *rep;
+    int kind, keys, phase;
+    int p, k, limit;            /* pass (or settle frame), key, settle frames */
+    float dt, gap, wrap;        /* frame step; the GAP wrap step; WARM's (0: none) */
+    float *times, *rot, *prev, *cur;
+} tb__run;
+
+/* The next frame's clip time and step. */
+static void tb__run_want(const tb__run *u, float *t, float *dt)
+{
+    *t = 0;
+    *dt = u->dt;
+    if ((u->phase == TB__R_WARM || u->phase == TB__R_RECORD) && u->k < u->keys) {
+        *t = u->times[u->k];
+        *dt = u->times[u->k] - u->times[u->k - 1];
+    } else if (u->phase == TB__R_WARM) {
+        *dt = u->wrap;
+    } else if (u->phase == TB__R_GAP) {
+        *dt = u->gap;
+    }
+}
+
+static void tb__run_record(tb__run *u)
+{
+    tb__tail_rotations(&u->s, u->rot);
+    u->phase = TB__R_RECORD;
+    u->k = 1;
+}
+
+/* The end of warm-up pass u->p: the loop-start state against the last
+ * passes'; on to the record when it repeats or the passes run out. */
+static void tb__run_pass_end(tb__run *u, const tb_bake_desc *d)
+{
+    tb__sim *s = &u->s;
+    size_t pose = (size_t)s->bone_count * 4;
+    const int p = u->p;
+    tb__tail_rotations(s, u->cur);
+    for (int n = 1; n <= TB__MAX_PERIOD && (n == 1 || p - n >= 1); n++)
+        if (tb__max_angle(s, u->prev + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, u->cur) <
+            d->loop_tolerance_rad) {
+            u->rep->period = n;
+            break;
+        }
+    if (u->rep->period || p >= d->max_passes) {
+        u->rep->passes = p;
+        tb__run_record(u);
+        return;
+    }
+    memcpy(u->prev + (size_t)(p % (TB__MAX_PERIOD + 1)) * pose, u->cur, pose * sizeof *u->cur);
+    u->p = p + 1;
+    u->k = 1;
+}
+
+/* After a frame: the tail read where the phase needs it, then on through
+ * the phases until the next frame (or the end). */
+static void tb__run_after(tb__run *u, const tb_bake_desc *d)
+{
+    tb__sim *s = &u->s;
+    switch (u->phase) {
+    case TB__R_FIRST:
+        tb__tail_rotations(s, u->prev);
+        u->p = u->k = 1;
+        u->rep->period = 0;
+        u->phase = u->kind != TB__NOT_LOOPING ? TB__R_WARM : TB__R_SETTLE;
+        u->limit = (int)ceilf(d->settle_s * d->fps);
+        if (u->phase == TB__R_SETTLE && u->limit < 1) {
+            u->rep->passes = u->limit;
+            tb__run_record(u);
+        }
+        break;
+    case TB__R_WARM:
+        u->k++;
+        break;
+    case TB__R_SETTLE: {
+        tb__tail_rotations(s, u->cur);
+        float change = tb__max_angle(s, u->prev, u->cur);
+        memcpy(u->prev, u->cur, (size_t)s->bone_count * 4 * sizeof *u->cur);
+        if (change < 0.01f * TB_PI_F / 180.0f || u->p >= u->limit) {
+            u->rep->passes = u->p;
+            tb__run_record(u);
+        } else {
+            u->p++;
+        }
+        break;
+    }
+    case TB__R_RECORD:
+        tb__tail_rotations(s, u->rot + (size_t)u->k * (size_t)s->bone_count * 4);
+        u->k++;
+        break;
+    case TB__R_GAP:
+        tb__tail_rotations(s, u->cur);
+        u->phase = TB__R_DONE;
+        return;
+    default:
+        return;
+    }
+    for (;;) {
+        if (u->phase == TB__R_WARM && u->k >= u->keys + (u->wrap > 0)) {
+            tb__run_pass_end(u, d);
+            continue;
+        }
+        if (u->phase == TB__R_RECORD && u->k >= u->keys)
+            u->phase = u->kind == TB__GAP ? TB__R_GAP : TB__R_DONE;
+        return;
+    }
+}
+
 /* One clip's keys, simulated; written to the doc afterwards, in clip order. */
 typedef struct tb__baked {
     float *times, *rot;
@@ -451,165 +541,204 @@ typedef struct tb__baked {
     tb_error err;
 } tb__baked;
 
-/* Simulates clip a into out (times, rotations): reads the doc only, so the
- * clips run in parallel, each on its own tb__sim. */
-static tb_result tb__bake_clip(const tb_doc *doc, tb__sim *s, const tb_bake_desc *d, int a, tb_bake_clip *rep,
-                               tb_transform *tmp, float (*tmp_world)[16], tb__baked *out, tb_error *err)
+/* Clip a's run: its solver and scratch (from the template s0), the clip,
+ * its loop kind, the key times; the solver at rest, about to take the first
+ * frame. Reads the doc only, so the groups run in parallel. */
+static tb_result tb__run_begin(tb__run *u, const tb__sim *s0, const tb_spring_desc *sd, const tb_doc *doc,
+                               const tb_bake_desc *d, int a, tb_error *err)
 {
-    tb_clip *clip = NULL;
-    tb_result r = tb_clip_load(&clip, doc, s->m, a, NULL, err);
+    const int n = s0->m->skel.joint_count;
+    tb__sim *s = &u->s;
+    *s = *s0;
+    s->anim = NULL;
+    s->chan = NULL;
+    s->chan_cap = 0;
+    s->locals = malloc((size_t)n * sizeof *s->locals);
+    s->world = malloc((size_t)n * sizeof *s->world);
+    s->artist = s0->artist ? malloc((size_t)n * 4 * sizeof *s->artist) : NULL;
+    u->tmp = malloc((size_t)n * sizeof *u->tmp);
+    u->tmp_world = malloc((size_t)n * sizeof *u->tmp_world);
+    if (!s->locals || !s->world || (s0->artist && !s->artist) || !u->tmp || !u->tmp_world)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb_result r = tb_spring_create(&s->anim, &s->m->skel, sd, err);
+    if (r == TB_OK)
+        r = tb_clip_load(&u->clip, doc, s->m, a, NULL, err);
     if (r != TB_OK)
         return r;
-    const float D = clip->duration_s;
-    rep->duration_s = D;
-    float gap = 0;
-    int kind = tb__loop_kind(s, clip, tmp, tmp_world, &gap);
+    const float D = u->clip->duration_s;
+    u->rep->duration_s = D;
+    u->kind = tb__loop_kind(s, u->clip, u->tmp, u->tmp_world, &u->gap);
     if (d->loop == TB_LOOP_NEVER)
-        kind = TB__NOT_LOOPING;
-    else if (d->loop == TB_LOOP_ALWAYS && kind == TB__NOT_LOOPING && D > 0)
-        kind = TB__CLOSED;
-    int looping = kind != TB__NOT_LOOPING;
-    rep->looping = looping;
-    rep->wraps = kind == TB__GAP;
-    const float dt = 1.0f / d->fps;
+        u->kind = TB__NOT_LOOPING;
+    else if (d->loop == TB_LOOP_ALWAYS && u->kind == TB__NOT_LOOPING && D > 0)
+        u->kind = TB__CLOSED;
+    u->rep->looping = u->kind != TB__NOT_LOOPING;
+    u->rep->wraps = u->kind == TB__GAP;
+    u->wrap = u->kind == TB__GAP ? u->gap : 0;
+    u->dt = 1.0f / d->fps;
     int frames = D > 0 ? (int)ceilf(D * d->fps - 1e-4f) : 0; /* steps from 0 to D */
-    int keys = frames + 1;
-    float *times = malloc((size_t)keys * sizeof *times);
-    float *rot = malloc((size_t)keys * (size_t)s->bone_count * 4 * sizeof *rot);
-    float *prev = malloc((TB__MAX_PERIOD + 1) * (size_t)s->bone_count * 4 * sizeof *prev); /* the warm-up's past */
-    float *cur = malloc((size_t)s->bone_count * 4 * sizeof *cur);
-    if (!times || !rot || !prev || !cur) {
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        goto done;
-    }
-    for (int k = 0; k < keys; k++)
-        times[k] = k == frames ? D : (float)k * dt;
+    u->keys = frames + 1;
+    u->times = malloc((size_t)u->keys * sizeof *u->times);
+    u->rot = malloc((size_t)u->keys * (size_t)s->bone_count * 4 * sizeof *u->rot);
+    u->prev = malloc((TB__MAX_PERIOD + 1) * (size_t)s->bone_count * 4 * sizeof *u->prev); /* the warm-up's past */
+    u->cur = malloc((size_t)s->bone_count * 4 * sizeof *u->cur);
+    if (!u->times || !u->rot || !u->prev || !u->cur)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int k = 0; k < u->keys; k++)
+        u->times[k] = k == frames ? D : (float)k * u->dt;
     tb_spring_reset(s->anim);
-    /* Warm-up (SPEC D): start from rest at the first frame ... */
-    tb__frame(s, clip, 0, dt);
-    tb__tail_rotations(s, prev);
-    if (looping) {
-        /* ... play whole passes until the loop-start state repeats. */
-        rep->passes = tb__warm_up_loop(s, clip, d, kind == TB__GAP ? gap : 0, times, keys, prev, cur, &rep->period);
-    } else {
-        /* ... or settle on the first frame. */
-        int limit = (int)ceilf(d->settle_s * d->fps), f;
-        for (f = 1; f <= limit; f++) {
-            tb__frame(s, clip, 0, dt);
-            tb__tail_rotations(s, cur);
-            float change = tb__max_angle(s, prev, cur);
-            memcpy(prev, cur, (size_t)s->bone_count * 4 * sizeof *cur);
-            if (change < 0.01f * TB_PI_F / 180.0f)
-                break;
-        }
-        rep->passes = f > limit ? limit : f;
-    }
-    /* Record. */
-    tb__tail_rotations(s, rot);
-    for (int k = 1; k < keys; k++) {
-        tb__frame(s, clip, times[k], times[k] - times[k - 1]);
-        tb__tail_rotations(s, rot + (size_t)k * (size_t)s->bone_count * 4);
-    }
+    u->phase = TB__R_FIRST;
+    return TB_OK;
+}
+
+/* The recorded keys: a cycle's seam spread, closure and swing reported,
+ * the keys handed to out. */
+static void tb__run_finish(tb__run *u, tb__baked *out)
+{
+    const tb__sim *s = &u->s;
+    tb_bake_clip *rep = u->rep;
+    const int keys = u->keys, gapped = u->kind == TB__GAP;
+    const size_t stride = (size_t)s->bone_count * 4;
     rep->keys = keys;
-    if (kind == TB__GAP) { /* the seam is between the last key and the wrap back to the first */
-        tb__frame(s, clip, 0, gap);
-        tb__tail_rotations(s, cur);
-    }
-    if (looping && rep->period > 1) /* a cycle of several passes: its seam spread over the loop */
-        rep->seam_spread_rad = tb__spread_seam(s, rot, times, keys, kind == TB__GAP ? cur : NULL,
-                                              D + (kind == TB__GAP ? gap : 0));
-    if (kind == TB__GAP) {
-        rep->closure_rad = tb__max_angle(s, rot, cur);
-    } else {
-        rep->closure_rad = tb__max_angle(s, rot, rot + (size_t)(keys - 1) * (size_t)s->bone_count * 4);
-    }
+    if (rep->looping && rep->period > 1) /* a cycle of several passes: its seam spread over the loop */
+        rep->seam_spread_rad = tb__spread_seam(s, u->rot, u->times, keys, gapped ? u->cur : NULL,
+                                              rep->duration_s + (gapped ? u->gap : 0));
+    if (gapped)
+        rep->closure_rad = tb__max_angle(s, u->rot, u->cur);
+    else
+        rep->closure_rad = tb__max_angle(s, u->rot, u->rot + (size_t)(keys - 1) * stride);
     rep->swing_rad = 0;
     for (int k = 1; k < keys; k++) {
-        float ang = tb__max_angle(s, rot, rot + (size_t)k * (size_t)s->bone_count * 4);
+        float ang = tb__max_angle(s, u->rot, u->rot + (size_t)k * stride);
         if (ang > rep->swing_rad)
             rep->swing_rad = ang;
     }
-    out->times = times;
-    out->rot = rot;
+    out->times = u->times;
+    out->rot = u->rot;
     out->keys = keys;
-    times = rot = NULL;
-done:
-    free(times);
-    free(rot);
-    free(prev);
-    free(cur);
-    tb_clip_free(clip);
-    return r;
+    u->times = u->rot = NULL;
 }
 
-/* ---- every clip: simulated in parallel, written in order -------------- */
+static void tb__run_free(tb__run *u)
+{
+    tb_spring_destroy(u->s.anim);
+    free(u->s.locals);
+    free(u->s.world);
+    free(u->s.artist);
+    free(u->s.chan);
+    free(u->tmp);
+    free(u->tmp_world);
+    tb_clip_free(u->clip);
+    free(u->times);
+    free(u->rot);
+    free(u->prev);
+    free(u->cur);
+}
+
+/* ---- every clip: simulated in parallel groups, written in order -------- */
 
 typedef struct tb__bake_job {
     const tb_doc *doc;
     const tb_bake_desc *d;
     const tb_spring_desc *sd;
     tb_bake_report *report;
-    tb__sim *sims;          /* one per worker; [0] is the caller's */
-    tb_transform **tmp;
-    float (**tmp_world)[16];
-    tb__baked *out;         /* one per clip of the report */
+    const tb__sim *s0;     /* the template of every run's tb__sim */
+    const int *active;     /* the report's clips that are baked */
+    int active_count, groups;
+    tb__baked *out;        /* one per clip of the report */
 } tb__bake_job;
 
-static void tb__bake_task(void *ctx, int c, int w)
+/* One frame of every run of a group that has one to take: each posed, then
+ * all stepped at once (tb_spring_step_batch_each: every clip's chains in
+ * lanes, each its own step; bit for bit tb_spring_step's, so the keys do not
+ * depend on the grouping). Returns the runs stepped. */
+static int tb__group_frame(tb__run *runs, int n, tb_spring_batch_item *items, float *dts, int *who)
 {
-    tb__bake_job *job = ctx;
-    tb_bake_clip *rc = &job->report->clips[c];
-    tb__baked *o = &job->out[c];
-    if (rc->skipped)
-        return;
-    tb__sim *s = &job->sims[w];
-    if (!s->anim && s->m) { /* this worker's set-up failed on an earlier clip */
-        o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
-        return;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        tb__run *u = &runs[i];
+        if (u->phase == TB__R_DONE)
+            continue;
+        tb__sim *s = &u->s;
+        float t;
+        tb__run_want(u, &t, &dts[m]);
+        tb__pose(s, u->clip, t);
+        if (s->keep > 0)
+            for (int b = 0; b < s->bone_count; b++)
+                memcpy(s->artist + b * 4, s->locals[s->bones[b]].r, 4 * sizeof(float));
+        items[m] = (tb_spring_batch_item){s->anim, (const float(*)[16])s->world, s->locals, s->world};
+        who[m++] = i;
     }
-    if (!s->anim) { /* this worker's first clip: its own solver and scratch */
-        const tb__sim *s0 = &job->sims[0];
-        int n = s0->m->skel.joint_count;
-        *s = *s0;
-        s->anim = NULL;
-        s->chan = NULL;
-        s->chan_cap = 0;
-        s->locals = malloc((size_t)n * sizeof *s->locals);
-        s->world = malloc((size_t)n * sizeof *s->world);
-        s->artist = s0->artist ? malloc((size_t)n * 4 * sizeof *s->artist) : NULL;
-        job->tmp[w] = malloc((size_t)n * sizeof *job->tmp[w]);
-        job->tmp_world[w] = malloc((size_t)n * sizeof *job->tmp_world[w]);
-        if (!s->locals || !s->world || (s0->artist && !s->artist) || !job->tmp[w] || !job->tmp_world[w]) {
-            o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
-            return;
-        }
-        o->r = tb_spring_create(&s->anim, &s0->m->skel, job->sd, &o->err);
-        if (o->r != TB_OK)
-            return;
-    }
-    o->r = tb__bake_clip(job->doc, s, job->d, rc->animation, rc, job->tmp[w], job->tmp_world[w], o, &o->err);
+    if (m == 1) /* one clip left: the scalar step is the cheaper */
+        tb_spring_step(items[0].anim, dts[0], items[0].world, items[0].locals, items[0].world_out);
+    else if (m > 1)
+        tb_spring_step_batch_each(items, m, dts);
+    return m;
 }
 
-static tb_result tb__bake_all(tb_doc *doc, tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
-                              tb_bake_report *report, tb_transform *tmp, float (*tmp_world)[16], tb_error *err)
+/* Group g: the active clips g, g + groups, ..., simulated together frame
+ * by frame. */
+static void tb__bake_group(void *ctx, int g, int w)
+{
+    (void)w;
+    tb__bake_job *job = ctx;
+    int n = (job->active_count - g + job->groups - 1) / job->groups;
+    tb__run *runs = calloc((size_t)n, sizeof *runs);
+    tb_spring_batch_item *items = malloc((size_t)n * sizeof *items);
+    float *dts = malloc((size_t)n * sizeof *dts);
+    int *who = malloc((size_t)n * sizeof *who);
+    for (int i = 0; i < n; i++) {
+        int c = job->active[g + i * job->groups];
+        tb__baked *o = &job->out[c];
+        if (!runs || !items || !dts || !who) {
+            o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+            continue;
+        }
+        runs[i].rep = &job->report->clips[c];
+        o->r = tb__run_begin(&runs[i], job->s0, job->sd, job->doc, job->d, runs[i].rep->animation, &o->err);
+        if (o->r != TB_OK)
+            runs[i].phase = TB__R_DONE;
+    }
+    if (runs && items && dts && who) {
+        int m;
+        while ((m = tb__group_frame(runs, n, items, dts, who)) > 0)
+            for (int j = 0; j < m; j++)
+                tb__run_after(&runs[who[j]], job->d);
+        for (int i = 0; i < n; i++) {
+            tb__baked *o = &job->out[job->active[g + i * job->groups]];
+            if (o->r == TB_OK)
+                tb__run_finish(&runs[i], o);
+            tb__run_free(&runs[i]);
+        }
+    }
+    free(runs);
+    free(items);
+    free(dts);
+    free(who);
+}
+
+/* Every clip simulated, d.threads groups of them in parallel (clip i of the
+ * baked ones in group i % groups), then the keys written in clip order: the
+ * same bytes whatever the number of threads. */
+static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
+                              tb_bake_report *report, tb_error *err)
 {
     int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
-    if (threads > n)
-        threads = n > 0 ? n : 1;
-    tb__bake_job job = {doc, d, sd, report, NULL, NULL, NULL, NULL};
-    job.sims = calloc((size_t)threads, sizeof *job.sims);
-    job.tmp = calloc((size_t)threads, sizeof *job.tmp);
-    job.tmp_world = calloc((size_t)threads, sizeof *job.tmp_world);
+    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL};
+    int *active = calloc((size_t)n + 1, sizeof *active);
     job.out = calloc((size_t)n + 1, sizeof *job.out);
     tb_result r = TB_OK;
-    if (!job.sims || !job.tmp || !job.tmp_world || !job.out) {
+    if (!active || !job.out) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
-    job.sims[0] = *s;
-    job.tmp[0] = tmp;
-    job.tmp_world[0] = tmp_world;
-    tb__parallel_for(n, threads, tb__bake_task, &job);
+    for (int c = 0; c < n; c++)
+        if (!report->clips[c].skipped)
+            active[job.active_count++] = c;
+    job.active = active;
+    job.groups = threads < job.active_count ? threads : job.active_count;
+    if (job.groups > 0)
+        tb__parallel_for(job.groups, job.groups, tb__bake_group, &job);
     for (int c = 0; c < n && r == TB_OK; c++) {
         tb__baked *o = &job.out[c];
         if (report->clips[c].skipped)
@@ -624,30 +753,18 @@ static tb_result tb__bake_all(tb_doc *doc, tb__sim *s, const tb_spring_desc *sd,
         r = tb__write_keys(doc, s, report->clips[c].animation, o->times, o->keys, o->rot, err);
     }
 done:
-    for (int w = 0; job.sims && w < threads; w++)
-        free(job.sims[w].chan);
-    for (int w = 1; job.sims && w < threads; w++) {
-        tb_spring_destroy(job.sims[w].anim);
-        free(job.sims[w].locals);
-        free(job.sims[w].world);
-        free(job.sims[w].artist);
-        free(job.tmp[w]);
-        free(job.tmp_world[w]);
-    }
     for (int c = 0; job.out && c < n; c++) {
         free(job.out[c].times);
         free(job.out[c].rot);
     }
-    free(job.sims);
-    free(job.tmp);
-    free(job.tmp_world);
+    free(active);
     free(job.out);
     return r;
 }
 
 /* The skeleton's own chains (d.existing), driven by index: their joints,
  * lengths and ends, which the spring desc points into until the bake ends
- * (each worker thread of tb__bake_all creates its solver from it). */
+ * (each clip run of tb__bake_all creates its solver from it). */
 typedef struct tb__existing {
     tb_tail_chain *ex;
     int *joints, *len, *end, count;
@@ -767,20 +884,14 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     if (r == TB_OK)
         r = tb_spring_create(&s.anim, &m->skel, &sd, err);
     int n = m->skel.joint_count;
-    tb_transform *tmp = NULL;
-    float (*tmp_world)[16] = NULL;
     if (r != TB_OK)
         goto done;
     int chains = tb_spring_chain_count(s.anim);
     report->chain_count = chains;
-    s.locals = malloc((size_t)n * sizeof *s.locals);
-    s.world = malloc((size_t)n * sizeof *s.world);
     s.bones = malloc((size_t)n * sizeof *s.bones);
     s.is_tail = calloc((size_t)n, 1);
-    tmp = malloc((size_t)n * sizeof *tmp);
-    tmp_world = malloc((size_t)n * sizeof *tmp_world);
     report->clips = calloc((size_t)(g->animation_count ? g->animation_count : 1), sizeof *report->clips);
-    if (!s.locals || !s.world || !s.bones || !s.is_tail || !tmp || !tmp_world || !report->clips) {
+    if (!s.bones || !s.is_tail || !report->clips) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -791,17 +902,13 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     tb__bake_select(doc, &s, &d, report);
     need = tb__bake_need(&s, chains);
     s.need = need;
-    /* Simulate every clip (in parallel: d.threads), then write the keys in
-     * clip order: the same bytes whatever the number of threads. */
-    r = tb__bake_all(doc, &s, &sd, &d, report, tmp, tmp_world, err);
+    /* Simulate every clip (in parallel groups: d.threads), then write the
+     * keys in clip order: the same bytes whatever the number of threads. */
+    r = tb__bake_all(doc, &s, &sd, &d, report, err);
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
 done:
     tb__existing_free(&ex);
-    free(tmp);
-    free(tmp_world);
-    free(s.locals);
-    free(s.world);
     free(s.bones);
     free(s.is_tail);
     free(s.artist);

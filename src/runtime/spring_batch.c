@@ -150,8 +150,16 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
     const int best = tb__cpu_path();
     if (path > best)
         path = best;
-    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_exact, path,
-                    0);
+    tb__batch_drive(items, count, dt_s, NULL, path == TB__PATH_AVX512 ? 16 : 8, tb__block_exact,
+                    path, 0);
+}
+
+void tb_spring_step_batch_each(const tb_spring_batch_item *items, int count, const float *dt_s)
+{
+    assert(count == 0 || dt_s);
+    const int path = tb__cpu_path();
+    tb__batch_drive(items, count, 0.0f, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_exact,
+                    path, 0);
 }
 
 int tb__frame_approx(const float m[16], tb__frame *f)
@@ -254,11 +262,11 @@ int tb__jumped_approx(const tb_spring_animator *a, const tb__frame *from, const 
     return dx * dx + dy * dy + dz * dz > a->teleport_m * a->teleport_m || cq < tp_cos;
 }
 
-void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, int width,
-                     tb__block_fn block, int path, int approx)
+void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, const float *each,
+                     int width, tb__block_fn block, int path, int approx)
 {
     assert(count == 0 || items);
-    if (!(dt_s >= TB__MIN_DT_S)) {
+    if (!each && !(dt_s >= TB__MIN_DT_S)) {
         for (int it = 0; it < count; it++)
             tb__write_outputs(items[it].anim, items[it].world, items[it].locals,
                               items[it].world_out);
@@ -274,8 +282,16 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
         tb_spring_animator *a = items[it].anim;
         const float (*world)[16] = items[it].world;
         assert(a && world && items[it].locals);
+        a->lanes_all = 0;
+        if (each && !(each[it] >= TB__MIN_DT_S)) {
+            /* held, state untouched (tb_spring_step's rule): every output
+             * is written below */
+            for (int ci = 0; ci < a->chain_count; ci++)
+                a->chains[ci].lane_out = 0;
+            continue;
+        }
         float h;
-        const int steps = tb__frame_steps(a, dt_s, &h);
+        const int steps = tb__frame_steps(a, each ? each[it] : dt_s, &h);
         if (approx)
             tp_cos = tb__teleport_cos(a, &tp_rad, tp_cos);
         int lanes = 0; /* chains sent to a block that writes their outputs */
@@ -302,8 +318,8 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
                 continue;
             }
             tb__bucket *b = &buckets[n - 1];
-            if (b->count > 0 && (b->steps != steps || b->h != h))
-                tb__flush(b, n, block, path);
+            if (b->count > 0 && b->steps != steps)
+                tb__flush(b, n, block, path); /* h may differ lane by lane */
             /* The block runs when its last chain arrives: start loading
              * this chain's links now, so that the block finds them in
              * cache (a crowd's animators are far apart in memory; the
@@ -319,12 +335,12 @@ void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, i
             e->links = a->links + c->first_link;
             e->prev = c->prev;
             e->cur = cur;
+            e->h = h;
             e->world = world;
             e->locals = items[it].locals;
             e->world_out = items[it].world_out;
             e->ids = NULL;
             b->steps = steps;
-            b->h = h;
             c->prev = cur;
             if (b->count == width)
                 tb__flush(b, n, block, path);
@@ -366,6 +382,13 @@ void tb__spring_step_batch_on(const tb_spring_batch_item *items, int count, floa
     (void)path;
     for (int it = 0; it < count; it++)
         tb_spring_step(items[it].anim, dt_s, items[it].world, items[it].locals,
+                       items[it].world_out);
+}
+
+void tb_spring_step_batch_each(const tb_spring_batch_item *items, int count, const float *dt_s)
+{
+    for (int it = 0; it < count; it++)
+        tb_spring_step(items[it].anim, dt_s[it], items[it].world, items[it].locals,
                        items[it].world_out);
 }
 

@@ -45,7 +45,7 @@ _Static_assert(TB__W(t) + 16 <= sizeof(tb__link) / 4 && TB__W(bend) + 16 <= size
  * per link. */
 #define TB__LANE_LINK_VECS 46
 /* The same for a tb__lane_chain (a crowd keeps one per block). */
-#define TB__LANE_CHAIN_VECS 60
+#define TB__LANE_CHAIN_VECS 61
 
 #define TB__VI static inline __attribute__((always_inline))
 
@@ -54,6 +54,7 @@ typedef struct tb__entry {
     tb__chain *chain;
     tb__link *links;
     tb__frame prev, cur;
+    float h;                   /* the chain's sub-step length this frame */
     const float (*world)[16];  /* the item's arrays */
     tb_transform *locals;
     float (*world_out)[16];
@@ -76,7 +77,7 @@ typedef struct tb__lane_ids {
 
 typedef struct tb__bucket {
     int count, steps;
-    float h;
+    float h; /* a crowd's: its entries' h, all alike */
     tb__entry e[TB__MAX_LANES];
 } tb__bucket;
 
@@ -95,19 +96,21 @@ typedef struct tb__bucket {
     } while (0)
 
 
-/* A block's code: advances b->count chains of n links (b->steps sub-steps
- * of b->h) on a code path (TB__PATH_*), writes their outputs in lanes. */
+/* A block's code: advances b->count chains of n links (b->steps sub-steps,
+ * each entry's of its own length e->h) on a code path (TB__PATH_*), writes their outputs in lanes. */
 typedef void (*tb__block_fn)(const tb__bucket *b, int n, int path);
 
 /* The batch driver both steps share: every item's chains that are warm, not
  * teleported, at most TB__LANE_MAX_LINKS links long and without
  * contact_keeps_limit are grouped by link count into blocks of `width` and
  * handed to `block`; the others take the scalar reference path
- * (tb__chain_frame); then the outputs the blocks did not write. With
+ * (tb__chain_frame); then the outputs the blocks did not write. Every item
+ * steps by dt_s, or by each[it] when `each` is given (a block's chains then
+ * share their sub-step count, not their length). With
  * approx (the approximate step) the anchor frames are tb__frame_approx's
  * and the teleport test compares cosines (no acos). */
-void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, int width,
-                     tb__block_fn block, int path, int approx);
+void tb__batch_drive(const tb_spring_batch_item *items, int count, float dt_s, const float *each,
+                     int width, tb__block_fn block, int path, int approx);
 
 /* approx (the approximate step): anchor frames by tb__frame_approx, and the
  * teleport test without acos (the angle's half-cosine against that of the

@@ -224,6 +224,7 @@ static int tb__crowd_ready(tb_spring_crowd *cr, const tb_spring_batch_item *item
                 b->h = h;
             } else if (steps != b->steps || h != b->h)
                 return 0;
+            e->h = h;
             tp_cos = tb__teleport_cos(a, &tp_rad, tp_cos);
             if (!cr->gathered) {
                 if (!c->warm || c->contact_keeps_limit || c->cos_bind_max > -1.5f)

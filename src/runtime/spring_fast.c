@@ -220,7 +220,8 @@ void tb__spring_step_batch_fast_on(const tb_spring_batch_item *items, int count,
     const int best = tb__spring_batch_best_path();
     if (path > best)
         path = best;
-    tb__batch_drive(items, count, dt_s, path == TB__PATH_AVX512 ? 16 : 8, tb__block_fast, path, 1);
+    tb__batch_drive(items, count, dt_s, NULL, path == TB__PATH_AVX512 ? 16 : 8, tb__block_fast, path,
+                    1);
 }
 
 #else /* no vector extensions: the exact batch step's fall-back (the reference,

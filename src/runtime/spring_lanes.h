@@ -381,6 +381,7 @@ typedef struct tb__lane_chain {
     tb__qv r0, r1;
     tb__vf s0, s1;
     tb__qv ba_conj;
+    tb__vf h; /* each chain's sub-step length (a batch's items may differ) */
     tb__vf alpha, keep, floor_y, gravity, cos_half, sin_half;
     tb__vi ground_on, coupled;
     /* The approximate step: the coupling slerp's weights as polynomials in
@@ -570,7 +571,7 @@ TB__VI tb__qv tb__fmid(tb__qv a, tb__qv b)
  * One sub-step of a block, written once for both batch steps: the scalar
  * reference's tb__chain_pass (snap = 0) in lanes, same order, same
  * branches (each a per-lane select), anchor frame (Fo, Fr, Fs), sub-step
- * length hs. The arithmetic that differs between the two steps goes
+ * length C->h (per lane: a batch's items may step by different dt). The arithmetic that differs between the two steps goes
  * through the TB__M_* operations: the exact step's (spring_batch.c) are
  * the reference's own (square roots, divisions, libm's acos/sin past 2.6°,
  * renormalised products), so its state is the reference's bit for bit;
@@ -647,10 +648,10 @@ TB__VI tb__v3v tb__bdir(tb__qv F, const tb__lane_link *l, tb__qv q, tb__qv *s)
 #endif
 
 TB__VI void tb__lanes_pass(tb__lane_link *L, int n, const tb__lane_chain *C, tb__v3v Fo,
-                           tb__qv Fr, tb__vf Fs, float hs, int last)
+                           tb__qv Fr, tb__vf Fs, int last)
 {
-    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = tb__vs(hs);
-    const tb__vf inv_h = tb__vs(1.0f / hs);
+    const tb__vf zero = tb__vs(0.0f), one = tb__vs(1.0f), h = C->h;
+    const tb__vf inv_h = one / h;
     (void)inv_h;
     const tb__qv hips = tb__qmul(Fr, C->ba_conj);
     const tb__v3v nf = tb__qrot(hips, (tb__v3v){zero, zero, one});
@@ -976,22 +977,23 @@ TB__VI void tb__chain_frames(const tb__bucket *b, tb__lane_chain *C)
     }
 }
 
-/* A block's chains' constants for sub-steps of b->h (rates, limits, the end
- * joint's local), in lanes. Unused lanes repeat lane 0. */
+/* A block's chains' constants for sub-steps of their entries' h (rates,
+ * limits, the end joint's local), in lanes. Unused lanes repeat lane 0. */
 TB__VI void tb__chain_consts(const tb__bucket *b, int n, tb__lane_chain *C)
 {
-    const float h = b->h;
-    float rate_k = 0.0f, rate_g = 0.0f;
+    float rate_k = 0.0f, rate_g = 0.0f, rate_h = 0.0f;
     static const float id_t[3] = {0.0f, 0.0f, 0.0f}, id_s[3] = {1.0f, 1.0f, 1.0f},
                        id_q[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     for (int k = 0; k < TB__LANES; k++) {
         const tb__entry *e = &b->e[k < b->count ? k : 0];
         const tb__chain *c = e->chain;
+        const float h = e->h;
         const float ba[4] = {-c->b_a[0], -c->b_a[1], -c->b_a[2], c->b_a[3]};
         TB__SET4(C->ba_conj, k, ba);
-        /* The same rates as the lane before (a crowd shares them): the
-         * same exponentials, without calling expf again. */
-        if (k > 0 && c->coupling == rate_k && c->gamma == rate_g) {
+        C->h[k] = h;
+        /* The same rates and sub-step as the lane before (a crowd shares
+         * them): the same exponentials, without calling expf again. */
+        if (k > 0 && c->coupling == rate_k && c->gamma == rate_g && h == rate_h) {
             C->alpha[k] = C->alpha[k - 1];
             C->keep[k] = C->keep[k - 1];
         } else {
@@ -1000,6 +1002,7 @@ TB__VI void tb__chain_consts(const tb__bucket *b, int n, tb__lane_chain *C)
         }
         rate_k = c->coupling;
         rate_g = c->gamma;
+        rate_h = h;
         C->coupled[k] = C->alpha[k] > 0.0f ? -1 : 0;
         C->floor_y[k] = c->ground_y + c->clearance;
         C->gravity[k] = c->gravity;
@@ -1078,10 +1081,9 @@ TB__VI void tb__prefetch_outputs(const tb__bucket *b, int n)
 /* The frame's sub-steps, the anchor moving from C's o0, r0, s0 to o1, r1, s1. */
 TB__VI void tb__substeps(const tb__bucket *b, int n, tb__lane_link *L, const tb__lane_chain *C)
 {
-    const float h = b->h;
     for (int s = 1; s <= b->steps; s++) {
         if (s == b->steps)
-            tb__lanes_pass(L, n, C, C->o1, C->r1, C->s1, h, 1);
+            tb__lanes_pass(L, n, C, C->o1, C->r1, C->s1, 1);
         else {
             const float tf = (float)s / (float)b->steps;
             const tb__vf t = tb__vs(tf);
@@ -1094,7 +1096,7 @@ TB__VI void tb__substeps(const tb__bucket *b, int n, tb__lane_link *L, const tb_
 #else
             const tb__qv r = tb__slerp(&C->r0, &C->r1, &t);
 #endif
-            tb__lanes_pass(L, n, C, o, r, sc, h, 0);
+            tb__lanes_pass(L, n, C, o, r, sc, 0);
         }
     }
 }
