@@ -694,12 +694,18 @@ static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
 
 /* Index ranges [lo, hi) of the entries in the 27 cells around cell c, in
  * (dx, dy, dz) order. The three cells along z have consecutive keys: one
- * search per (dx, dy), then a walk over those cells' entries. */
-static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+ * search per (dx, dy), then a walk over those cells' entries. With cur
+ * (9 cursors, zero at first), the caller asks for cells in ascending key
+ * order: each (dx, dy) row's first key ascends too, so its search walks on
+ * from where that row's last one stopped (O(n) per row over all the
+ * questions, not a binary search each); NULL: a binary search. */
+static int tb__neighbours_at(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27],
+                             size_t *cur)
 {
-    int k = 0;
+    int k = 0, row = -1;
     for (int dx = -1; dx <= 1; dx++)
         for (int dy = -1; dy <= 1; dy++) {
+            row++;
             uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] - 1};
             if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX)
                 continue; /* wrapped below 0 */
@@ -709,8 +715,13 @@ static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3]
                 if (q[2] > TB__CELL_MAX)
                     continue; /* wrapped below 0 */
                 uint64_t key = tb__cell_key(q);
-                if (a == SIZE_MAX)
+                if (a == SIZE_MAX && cur) {
+                    for (a = cur[row]; a < n && e[a].key < key;)
+                        a++;
+                    cur[row] = a;
+                } else if (a == SIZE_MAX) {
                     a = tb__lower(e, n, key);
+                }
                 while (a < n && e[a].key < key)
                     a++;
                 size_t b = a;
@@ -724,6 +735,11 @@ static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3]
             }
         }
     return k;
+}
+
+static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+{
+    return tb__neighbours_at(e, n, c, lo, hi, NULL);
 }
 
 static void tb__key_cell(uint64_t key, uint32_t c[3])
@@ -2857,12 +2873,12 @@ static int tb__merge_runs(tb__merge *M)
  * comp << 32 | its run, sorted into *nb (grown as needed): the same list
  * for each run of that cell (they are consecutive), each skipping its own
  * component's. 0: out of memory. */
-static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t *ncap, size_t *count)
+static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t *ncap, size_t *count, size_t cur[9])
 {
     uint32_t c[3];
     size_t lo[27], hi[27], nn = 0;
     tb__key_cell(M->re[x].key, c);
-    int nr = tb__neighbours(M->re, M->nrun, c, lo, hi);
+    int nr = tb__neighbours_at(M->re, M->nrun, c, lo, hi, cur); /* runs in key order */
     for (int r = 0; r < nr; r++)
         for (size_t t = lo[r]; t < hi[r]; t++) {
             if (nn == *ncap) {
@@ -3128,12 +3144,12 @@ static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, 
 /* Per run, per other component around it: its record. 0: out of memory. */
 static int tb__merge_near(tb__merge *M)
 {
-    size_t ncap = 64, nn = 0;
+    size_t ncap = 64, nn = 0, cur[9] = {0};
     uint64_t *nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
     int ok = nb != NULL;
     for (size_t x = 0; ok && x < M->nrun; x++) {
         if (!x || M->re[x].key != M->re[x - 1].key) /* a new cell */
-            ok = tb__merge_around(M, x, &nb, &ncap, &nn);
+            ok = tb__merge_around(M, x, &nb, &ncap, &nn, cur);
         for (size_t g0 = 0; ok && g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
             size_t g1 = g0, tried, in;
@@ -3334,6 +3350,7 @@ tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *p
         e[k].v = wv[k];
     }
     tb__sort_cells(e, nv);
+    size_t cur[9] = {0};
     for (size_t k = 0; k < nv; k++) {
         if (k && e[k - 1].key == e[k].key && e[k - 1].comp == e[k].comp)
             continue; /* first vertex of its (cell, piece) only */
@@ -3341,7 +3358,7 @@ tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *p
         size_t lo[27], hi[27];
         tb__key_cell(e[k].key, c);
         const float *p = st->wpos + (size_t)e[k].v * 3;
-        int nr = tb__neighbours(e, nv, c, lo, hi);
+        int nr = tb__neighbours_at(e, nv, c, lo, hi, cur); /* cells in key order */
         /* the nearest vertex of every other piece around (runs are per piece) */
         for (int r = 0; r < nr; r++)
             for (size_t t = lo[r]; t < hi[r];) {
