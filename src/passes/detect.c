@@ -1119,14 +1119,15 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
         out->role_count++;
     }
     tb__copy_name(out->pelvis_name, sizeof out->pelvis_name, m->skel.names[st.pelvis]);
-    for (int chain = 0; chain < 26; chain++)
-        for (int j = 0; j < m->skel.joint_count; j++) {
-            int c, i;
-            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain) {
-                out->existing_chains++;
-                break;
-            }
+    /* the chains (0..25: Tail_, TailB_ .. TailZ_) with a joint of their name */
+    uint8_t chain_seen[26] = {0};
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        int c, i;
+        if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c >= 0 && c < 26 && !chain_seen[c]) {
+            chain_seen[c] = 1;
+            out->existing_chains++;
         }
+    }
     st.ms = out->stage_ms;
     tb_model_axes(m, st.up, st.fwd);
     tb_result r = tb__trunk_segs(&st) ? tb__detect_prepare(&st, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
