@@ -1134,6 +1134,7 @@ static group_job *group_job_new(tiny *t)
 static void group_job_free(group_job *G)
 {
     free(G->j.wv), free(G->j.wc), free(G->j.src), free(G->j.piece);
+    tb__graph_free(&G->j.bridges);
     free(G->ap.vertices);
     free(G->aw.rw_verts), free(G->aw.rw_g), free(G->aw.rw_piece), free(G->aw.collar);
     free(G->g), free(G->allowed);

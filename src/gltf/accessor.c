@@ -229,23 +229,48 @@ int tb_doc_add_buffer_view(tb_doc *doc, const void *data, size_t size, size_t by
     return (int)json_array_size(views) - 1;
 }
 
-static json_t *tb__minmax(const void *data, size_t count, int ct, int comps, int normalized, int want_max)
+/* Each component's least and greatest value over count elements of comps
+ * (at most 4) components, in one pass: per component the first value, then
+ * each later one that compares below (above) it, as doubles (a NaN first
+ * stays; a NaN later is never taken). Stored in the component's own units
+ * (normalized or not). */
+#define TB__MINMAX(T)                                                                                  \
+    do {                                                                                               \
+        const uint8_t *b = data;                                                                       \
+        for (size_t i = 0; i < count; i++)                                                             \
+            for (int k = 0; k < comps; k++) {                                                          \
+                T x;                                                                                   \
+                memcpy(&x, b + (i * (size_t)comps + (size_t)k) * sizeof x, sizeof x);                  \
+                double v = x;                                                                          \
+                if (i == 0 || v < mn[k])                                                               \
+                    mn[k] = v;                                                                         \
+                if (i == 0 || v > mx[k])                                                               \
+                    mx[k] = v;                                                                         \
+            }                                                                                          \
+    } while (0)
+
+static void tb__minmax(const void *data, size_t count, int ct, int comps, double *mn, double *mx)
+{
+    switch (ct) {
+    case TB_COMPONENT_BYTE: TB__MINMAX(int8_t); break;
+    case TB_COMPONENT_UNSIGNED_BYTE: TB__MINMAX(uint8_t); break;
+    case TB_COMPONENT_SHORT: TB__MINMAX(int16_t); break;
+    case TB_COMPONENT_UNSIGNED_SHORT: TB__MINMAX(uint16_t); break;
+    case TB_COMPONENT_UNSIGNED_INT: TB__MINMAX(uint32_t); break;
+    case TB_COMPONENT_FLOAT: TB__MINMAX(float); break;
+    default:
+        for (int k = 0; k < comps; k++)
+            mn[k] = mx[k] = 0;
+    }
+}
+#undef TB__MINMAX
+
+static json_t *tb__minmax_json(const double *v, int ct, int comps)
 {
     json_t *arr = json_array();
-    size_t cs = tb__component_size(ct);
-    for (int k = 0; k < comps; k++) {
-        double best = 0;
-        for (size_t i = 0; i < count; i++) {
-            double v = tb__read_component((const uint8_t *)data + (i * (size_t)comps + (size_t)k) * cs, ct, 0);
-            if (i == 0 || (want_max ? v > best : v < best))
-                best = v;
-        }
-        (void)normalized; /* min/max are stored in the component's own units */
-        if (ct == TB_COMPONENT_FLOAT)
-            json_array_append_new(arr, json_real((double)(float)best));
-        else
-            json_array_append_new(arr, json_integer((json_int_t)best));
-    }
+    for (int k = 0; k < comps; k++)
+        json_array_append_new(arr, ct == TB_COMPONENT_FLOAT ? json_real((double)(float)v[k])
+                                                            : json_integer((json_int_t)v[k]));
     return arr;
 }
 
@@ -299,8 +324,10 @@ int tb_doc_add_accessor(tb_doc *doc, const void *data, size_t count, int compone
     json_object_set_new(a, "count", json_integer((json_int_t)count));
     json_object_set_new(a, "type", json_string(type));
     if (comps <= 4 && strcmp(type, "MAT2")) {
-        json_object_set_new(a, "min", tb__minmax(data, count, component_type, comps, normalized, 0));
-        json_object_set_new(a, "max", tb__minmax(data, count, component_type, comps, normalized, 1));
+        double mn[4], mx[4];
+        tb__minmax(data, count, component_type, comps, mn, mx);
+        json_object_set_new(a, "min", tb__minmax_json(mn, component_type, comps));
+        json_object_set_new(a, "max", tb__minmax_json(mx, component_type, comps));
     }
     free(exact);
     json_t *accs = tb__ensure_array(doc->root, "accessors");

@@ -694,12 +694,18 @@ static size_t tb__lower(const tb__cell_entry *e, size_t n, uint64_t key)
 
 /* Index ranges [lo, hi) of the entries in the 27 cells around cell c, in
  * (dx, dy, dz) order. The three cells along z have consecutive keys: one
- * search per (dx, dy), then a walk over those cells' entries. */
-static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+ * search per (dx, dy), then a walk over those cells' entries. With cur
+ * (9 cursors, zero at first), the caller asks for cells in ascending key
+ * order: each (dx, dy) row's first key ascends too, so its search walks on
+ * from where that row's last one stopped (O(n) per row over all the
+ * questions, not a binary search each); NULL: a binary search. */
+static int tb__neighbours_at(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27],
+                             size_t *cur)
 {
-    int k = 0;
+    int k = 0, row = -1;
     for (int dx = -1; dx <= 1; dx++)
         for (int dy = -1; dy <= 1; dy++) {
+            row++;
             uint32_t q[3] = {c[0] + (uint32_t)dx, c[1] + (uint32_t)dy, c[2] - 1};
             if (q[0] > TB__CELL_MAX || q[1] > TB__CELL_MAX)
                 continue; /* wrapped below 0 */
@@ -709,8 +715,13 @@ static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3]
                 if (q[2] > TB__CELL_MAX)
                     continue; /* wrapped below 0 */
                 uint64_t key = tb__cell_key(q);
-                if (a == SIZE_MAX)
+                if (a == SIZE_MAX && cur) {
+                    for (a = cur[row]; a < n && e[a].key < key;)
+                        a++;
+                    cur[row] = a;
+                } else if (a == SIZE_MAX) {
                     a = tb__lower(e, n, key);
+                }
                 while (a < n && e[a].key < key)
                     a++;
                 size_t b = a;
@@ -724,6 +735,11 @@ static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3]
             }
         }
     return k;
+}
+
+static int tb__neighbours(const tb__cell_entry *e, size_t n, const uint32_t c[3], size_t lo[27], size_t hi[27])
+{
+    return tb__neighbours_at(e, n, c, lo, hi, NULL);
 }
 
 static void tb__key_cell(uint64_t key, uint32_t c[3])
@@ -2667,6 +2683,7 @@ typedef struct tb__merge {
     tb__cell_entry *re;    /* one per run: its cell and component, v = the run's index */
     size_t *soff;          /* per run: its first sample in sp / sthin, then the samples' count */
     float *sp;             /* per sample (TB__MSF floats): position, tube centre, tube band (tb__merge_sample_runs) */
+    float *rbox;           /* per run (TB__MRB floats): its samples' box, its tube centres' box, the widest band's top squared */
     uint32_t *sv;          /* per sample: its vertex */
     struct tb__near *rec;  /* nrec pairs' sums, room for rcap */
     size_t nrec, rcap;
@@ -2682,12 +2699,13 @@ typedef struct tb__merge {
  * vertices spread over the run: the pair tests look at samples, so a dense
  * mesh costs (cells × neighbours × SAMPLES²), not (vertices × vertices in
  * the 27 cells around) */
-enum { TB__MERGE_SAMPLES = 16, TB__MSF = 8 /* floats per sample */ };
+enum { TB__MERGE_SAMPLES = 16, TB__MSF = 8 /* floats per sample */, TB__MRB = 16 /* per run's boxes */ };
 
 static void tb__merge_free(tb__merge *M)
 {
     free(M->soff);
     free(M->sp);
+    free(M->rbox);
     free(M->sv);
     free(M->body);
     free(M->rec);
@@ -2734,6 +2752,33 @@ static int tb__merge_setup(tb__merge *M, tb__state *st)
     return 1;
 }
 
+/* Run r's boxes (tb__merge_lanes skips a run by them): the box of its
+ * samples' positions, the box of the tube centres of its samples with a
+ * band (thin skin; the others lie in no tube) and the largest band top
+ * squared (-1 when none has a band). NaN coordinates are left out (a NaN
+ * sample is never nearest, nor in a tube). */
+static void tb__merge_run_box(tb__merge *M, size_t r)
+{
+    float *b = M->rbox + r * TB__MRB;
+    for (int a = 0; a < 3; a++) {
+        b[a] = b[6 + a] = INFINITY;
+        b[3 + a] = b[9 + a] = -INFINITY;
+    }
+    float top = -INFINITY;
+    for (size_t k = M->soff[r]; k < M->soff[r + 1]; k++) {
+        const float *f = M->sp + k * TB__MSF;
+        int tube = f[7] >= 0;
+        for (int a = 0; a < 3; a++) {
+            b[a] = f[a] < b[a] ? f[a] : b[a];
+            b[3 + a] = f[a] > b[3 + a] ? f[a] : b[3 + a];
+            b[6 + a] = tube && f[3 + a] < b[6 + a] ? f[3 + a] : b[6 + a];
+            b[9 + a] = tube && f[3 + a] > b[9 + a] ? f[3 + a] : b[9 + a];
+        }
+        top = tube && f[7] > top ? f[7] : top;
+    }
+    b[12] = top >= 0 ? top * top : -1;
+}
+
 /* Each run's samples (every step-th of its vertices, step = its size /
  * TB__MERGE_SAMPLES, at least 1) side by side: what the pair tests read,
  * in the order they read it, instead of through the vertex indices. Per
@@ -2761,7 +2806,8 @@ static int tb__merge_sample_runs(tb__merge *M)
     M->soff[M->nrun] = ns;
     M->sp = malloc((ns ? ns : 1) * TB__MSF * sizeof *M->sp);
     M->sv = malloc((ns ? ns : 1) * sizeof *M->sv);
-    if (!M->sp || !M->sv)
+    M->rbox = malloc((M->nrun ? M->nrun : 1) * TB__MRB * sizeof *M->rbox);
+    if (!M->sp || !M->sv || !M->rbox)
         return 0;
     for (size_t r = 0; r < M->nrun; r++) {
         size_t n = M->run[r + 1] - M->run[r], step = n > TB__MERGE_SAMPLES ? n / TB__MERGE_SAMPLES : 1;
@@ -2777,6 +2823,7 @@ static int tb__merge_sample_runs(tb__merge *M)
             f[7] = !st->thin[v] ? -INFINITY : medial ? 1.6f * rm : 2 * M->tol;
             M->sv[k] = v;
         }
+        tb__merge_run_box(M, r);
     }
     return 1;
 }
@@ -2822,19 +2869,18 @@ static int tb__merge_runs(tb__merge *M)
     return tb__merge_sample_runs(M);
 }
 
-/* The runs of other components in the 27 cells around run x, as other
- * comp << 32 | its run, sorted into *nb (grown as needed). 0: out of memory. */
-static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t *ncap, size_t *count)
+/* The runs of every component in the 27 cells around run x's cell, as
+ * comp << 32 | its run, sorted into *nb (grown as needed): the same list
+ * for each run of that cell (they are consecutive), each skipping its own
+ * component's. 0: out of memory. */
+static int tb__merge_around(const tb__merge *M, size_t x, uint64_t **nb, size_t *ncap, size_t *count, size_t cur[9])
 {
     uint32_t c[3];
     size_t lo[27], hi[27], nn = 0;
     tb__key_cell(M->re[x].key, c);
-    uint32_t me = M->re[x].comp;
-    int nr = tb__neighbours(M->re, M->nrun, c, lo, hi);
+    int nr = tb__neighbours_at(M->re, M->nrun, c, lo, hi, cur); /* runs in key order */
     for (int r = 0; r < nr; r++)
         for (size_t t = lo[r]; t < hi[r]; t++) {
-            if (M->re[t].comp == me)
-                continue;
             if (nn == *ncap) {
                 void *n2 = realloc(*nb, 2 * *ncap * sizeof **nb);
                 if (!n2)
@@ -2877,12 +2923,44 @@ static tb__m4f tb__m4_sqrt(tb__m4f x)
 #endif
 }
 
+/* The squared distance between box q (q[0..3) its least corner, q[3..6)
+ * its greatest) and box b (likewise), in the operations of a squared
+ * distance between points in them: each coordinate's gap is at most those
+ * points' difference and rounding is monotone, so it is at most the squared
+ * distance computed between any two such points. */
+static inline float tb__box_gap2(const float *q, const float *b)
+{
+    float s = 0;
+    for (int a = 0; a < 3; a++) {
+        float d = b[a] - q[3 + a], e = q[a] - b[3 + a];
+        d = d > e ? d : e;
+        d = d > 0 ? d : 0;
+        s += d * d;
+    }
+    return s;
+}
+
+static inline int tb__m4_all(tb__m4i m)
+{
+    return m[0] && m[1] && m[2] && m[3];
+}
+
+static inline float tb__m4_min(tb__m4f v)
+{
+    float a = v[0] < v[1] ? v[0] : v[1], b = v[2] < v[3] ? v[2] : v[3];
+    return a < b ? a : b;
+}
+
 /* Samples [i, i + 4) of a run (the lanes past its end copies of its last)
  * against the samples of the other component's runs nb[g0..g1), in the
  * scalar order: per lane the least squared distance (NaN ones skipped),
  * the first sample at it, and whether any lies in the other's tube. The
  * same IEEE single operations as one sample at a time (no FMA contraction
- * without an FMA target), so every value is the scalar one bit for bit. */
+ * without an FMA target), so every value is the scalar one bit for bit.
+ * A run is passed over for the tube test when every lane is in a tube
+ * already or its centres' box is farther from the lanes' box than its
+ * widest band (none of its samples' tubes holds a lane; the 0.999 keeps a
+ * margin): most are. Lanes with a NaN coordinate pass over none. */
 static void tb__merge_lanes(const tb__merge *M, size_t i, size_t end, const uint64_t *nb, size_t g0, size_t g1,
                             tb__m4f *gap2, tb__m4i *near, tb__m4i *inside)
 {
@@ -2891,23 +2969,30 @@ static void tb__merge_lanes(const tb__merge *M, size_t i, size_t end, const uint
         const float *p = M->sp + (i + (size_t)k < end ? i + (size_t)k : end - 1) * TB__MSF;
         px[k] = p[0], py[k] = p[1], pz[k] = p[2];
     }
-    tb__m4f g = {INFINITY, INFINITY, INFINITY, INFINITY}, n2 = g;
+    float q[6] = {tb__m4_min(px), tb__m4_min(py), tb__m4_min(pz), -tb__m4_min(-px), -tb__m4_min(-py),
+                  -tb__m4_min(-pz)}; /* the lanes' box */
+    tb__m4i nn = (px != px) | (py != py) | (pz != pz);
+    int nan = nn[0] | nn[1] | nn[2] | nn[3];
+    tb__m4f g = {INFINITY, INFINITY, INFINITY, INFINITY};
     tb__m4i nr = {-1, -1, -1, -1}, in = {0, 0, 0, 0};
     for (size_t gi = g0; gi < g1; gi++) {
         size_t y = (size_t)(uint32_t)nb[gi];
+        const float *b = M->rbox + y * TB__MRB;
         for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
             const float *o = M->sp + j * TB__MSF;
             tb__m4f dx = o[0] - px, dy = o[1] - py, dz = o[2] - pz;
             tb__m4f d2 = dx * dx + dy * dy + dz * dz;
-            tb__m4i lt = d2 < g;
+            tb__m4i lt = d2 < g; /* the least so far, and the first sample at it */
             g = (tb__m4f)(((tb__m4i)d2 & lt) | ((tb__m4i)g & ~lt));
-            lt = d2 < n2;
-            n2 = (tb__m4f)(((tb__m4i)d2 & lt) | ((tb__m4i)n2 & ~lt));
             nr = ((int)j & lt) | (nr & ~lt);
-            tb__m4f mx = o[3] - px, my = o[4] - py, mz = o[5] - pz;
-            tb__m4f dm = tb__m4_sqrt(mx * mx + my * my + mz * mz);
-            in |= (dm >= o[6]) & (dm <= o[7]);
         }
+        if ((nan || !(tb__box_gap2(q, b + 6) * 0.999f > b[12])) && !tb__m4_all(in))
+            for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
+                const float *o = M->sp + j * TB__MSF;
+                tb__m4f mx = o[3] - px, my = o[4] - py, mz = o[5] - pz;
+                tb__m4f dm = tb__m4_sqrt(mx * mx + my * my + mz * mz);
+                in |= (dm >= o[6]) & (dm <= o[7]);
+            }
     }
     *gap2 = g, *near = nr, *inside = in;
 }
@@ -3059,17 +3144,22 @@ static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, 
 /* Per run, per other component around it: its record. 0: out of memory. */
 static int tb__merge_near(tb__merge *M)
 {
-    size_t ncap = 64, nn = 0;
+    size_t ncap = 64, nn = 0, cur[9] = {0};
     uint64_t *nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
     int ok = nb != NULL;
     for (size_t x = 0; ok && x < M->nrun; x++) {
-        ok = tb__merge_around(M, x, &nb, &ncap, &nn);
+        if (!x || M->re[x].key != M->re[x - 1].key) /* a new cell */
+            ok = tb__merge_around(M, x, &nb, &ncap, &nn, cur);
         for (size_t g0 = 0; ok && g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
             size_t g1 = g0, tried, in;
             float dir[3];
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
+            if (other == M->re[x].comp) { /* its own component */
+                g0 = g1;
+                continue;
+            }
             float gap2 = tb__merge_samples(M, x, nb, g0, g1, &tried, &in, dir);
             g0 = g1;
             ok = tb__merge_record(M, x, other, gap2, tried, in, dir);
@@ -3260,6 +3350,7 @@ tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *p
         e[k].v = wv[k];
     }
     tb__sort_cells(e, nv);
+    size_t cur[9] = {0};
     for (size_t k = 0; k < nv; k++) {
         if (k && e[k - 1].key == e[k].key && e[k - 1].comp == e[k].comp)
             continue; /* first vertex of its (cell, piece) only */
@@ -3267,7 +3358,7 @@ tb_result tb__bridges(const tb__state *st, const uint32_t *wv, const uint32_t *p
         size_t lo[27], hi[27];
         tb__key_cell(e[k].key, c);
         const float *p = st->wpos + (size_t)e[k].v * 3;
-        int nr = tb__neighbours(e, nv, c, lo, hi);
+        int nr = tb__neighbours_at(e, nv, c, lo, hi, cur); /* cells in key order */
         /* the nearest vertex of every other piece around (runs are per piece) */
         for (int r = 0; r < nr; r++)
             for (size_t t = lo[r]; t < hi[r];) {

@@ -237,6 +237,17 @@ static int tb__list_attach(const tb__state *st, const uint32_t *v, size_t n)
     return tb__attach_joint(st, c);
 }
 
+/* The bridges between the pieces of a group of several shells
+ * (tb__bridges over j->wv, j->piece), made once into j->bridges: the root
+ * search and the walk both cross them; freed with the job. */
+static tb_result tb__an_bridges(tb__an_job *j, tb_error *err)
+{
+    if (j->ap->shell_count < 2 || j->bridged)
+        return TB_OK;
+    j->bridged = 1;
+    return tb__bridges(j->st, j->wv, j->piece, j->nv, &j->bridges, err);
+}
+
 /* The root of a floating group is one of its ends. Its vertices nearest
  * the trunk stand in for a root (wc[0..*nc)), but a tail hanging against a
  * thigh of a body whose pelvis bone sits low (a robot's hips at crotch
@@ -255,20 +266,23 @@ static int tb__list_attach(const tb__state *st, const uint32_t *v, size_t n)
  * halfway along (a scabbard: its ends 3× farther from the trunk than its
  * middle) keeps its patch, as do groups the sweep does not reach whole.
  * g and allowed are scratch (allowed is left zero on wv). */
-static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uint32_t *piece, size_t nv, int shells,
-                                    float near, float *g, uint8_t *allowed, uint32_t *wc, size_t *nc, int *moved,
-                                    tb_error *err)
+static tb_result tb__root_at_an_end(tb__an_job *j, float near, uint32_t *wc, size_t *nc, int *moved, tb_error *err)
 {
+    tb__state *st = j->st;
+    const uint32_t *wv = j->wv;
+    size_t nv = j->nv;
+    float *g = j->g;
+    uint8_t *allowed = j->allowed;
     *moved = 0;
     if (!*nc || nv < 8)
         return TB_OK;
     float *dp = malloc(nv * sizeof *dp);
     if (!dp)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    tb__graph bridges; /* between the shells of a group (fur over a tail, pieces in a row) */
-    memset(&bridges, 0, sizeof bridges);
-    tb_result r = shells > 1 ? tb__bridges(st, wv, piece, nv, &bridges, err) : TB_OK;
-    const tb__graph *extra = shells > 1 ? &bridges : NULL;
+    /* between the shells of a group (fur over a tail, pieces in a row):
+     * kept in the job for the walk (tb__an_walk), over the same wv */
+    tb_result r = tb__an_bridges(j, err);
+    const tb__graph *extra = j->ap->shell_count > 1 ? &j->bridges : NULL;
     for (size_t k = 0; k < nv; k++)
         allowed[wv[k]] = 1, g[wv[k]] = INFINITY;
     for (size_t k = 0; k < *nc; k++)
@@ -331,7 +345,6 @@ static tb_result tb__root_at_an_end(tb__state *st, const uint32_t *wv, const uin
     }
     for (size_t k = 0; k < nv; k++)
         allowed[wv[k]] = 0;
-    tb__graph_free(&bridges);
     free(dp);
     return r;
 }
@@ -370,8 +383,7 @@ static tb_result tb__an_floating_root(tb__an_job *j, tb_error *err)
         if ((!sunk || !st->far[wv[k]]) && dt[k] <= dmin + band)
             j->wc[nc++] = wv[k];
     free(dt);
-    tb_result r = tb__root_at_an_end(j->st, wv, j->piece, nv, j->ap->shell_count, dmin, j->g, j->allowed, j->wc, &nc,
-                                     &j->root_moved, err);
+    tb_result r = tb__root_at_an_end(j, dmin, j->wc, &nc, &j->root_moved, err);
     j->near = dmin;
     j->nc = nc;
     return r;
@@ -572,14 +584,9 @@ static tb_result tb__an_walk(tb__an_job *j, tb_error *err)
         j->allowed[src[k]] = 1;
         g[src[k]] = 0;
     }
-    tb__graph bridges;
-    memset(&bridges, 0, sizeof bridges);
-    tb_result r = TB_OK;
-    if (ap->shell_count > 1)
-        r = tb__bridges(st, wv, j->piece, nv, &bridges, err);
+    tb_result r = tb__an_bridges(j, err); /* wv and piece as the root search had them: not sorted yet */
     if (r == TB_OK)
-        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &bridges : NULL, st->wpos, src, ns, j->allowed, err);
-    tb__graph_free(&bridges);
+        r = tb__dijkstra(g, &st->g, ap->shell_count > 1 ? &j->bridges : NULL, st->wpos, src, ns, j->allowed, err);
     tb__sort_u32(wv, nv);
     if (r != TB_OK)
         return r;
@@ -1043,6 +1050,7 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     free(j.wc);
     free(j.src);
     free(j.piece);
+    tb__graph_free(&j.bridges);
     return r;
 }
 
@@ -1111,14 +1119,15 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
         out->role_count++;
     }
     tb__copy_name(out->pelvis_name, sizeof out->pelvis_name, m->skel.names[st.pelvis]);
-    for (int chain = 0; chain < 26; chain++)
-        for (int j = 0; j < m->skel.joint_count; j++) {
-            int c, i;
-            if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c == chain) {
-                out->existing_chains++;
-                break;
-            }
+    /* the chains (0..25: Tail_, TailB_ .. TailZ_) with a joint of their name */
+    uint8_t chain_seen[26] = {0};
+    for (int j = 0; j < m->skel.joint_count; j++) {
+        int c, i;
+        if (tb_tail_name_parse(m->skel.names[j], &c, &i) && c >= 0 && c < 26 && !chain_seen[c]) {
+            chain_seen[c] = 1;
+            out->existing_chains++;
         }
+    }
     st.ms = out->stage_ms;
     tb_model_axes(m, st.up, st.fwd);
     tb_result r = tb__trunk_segs(&st) ? tb__detect_prepare(&st, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);

@@ -206,6 +206,8 @@ typedef struct tb__an_job {
     float cf[3];
     int K;
     float radius[TB_TAIL_MAX_BONES + 1], flat;
+    tb__graph bridges; /* between the group's pieces (several shells), once made (bridged): the caller frees */
+    int bridged;
 } tb__an_job;
 
 /* Three of a group's stages (detect.c), callable alone on a job the caller
@@ -214,7 +216,9 @@ typedef struct tb__an_job {
  * left so): the group's pieces (wv, piece), its collar (wc, each vertex
  * once) or, for a group of detached shells (taken whole with their band) or
  * one touching no body, the root nearest the trunk; ap's shell count,
- * welded count, attachment point and joint. Allocates wv, wc, src, piece.
+ * welded count, attachment point and joint. Allocates wv, wc, src, piece
+ * (and the bridges of a group of several shells, kept for the walk: free
+ * them with tb__graph_free).
  * geodesic (A9): the sources (the collar, a separate shell's band: ns), the
  * walk g from them over wv (sorted), the length (length_percentile of g),
  * K, the chain joints, slenderness, flatness and leave into ap and j.

@@ -71,8 +71,11 @@ TB__COUNT_PASS(tb__pass_v, tb__cell_entry, TB__F_V)
             qsort((a), (n), sizeof *(a), cmp);                                                                    \
             return;                                                                                               \
         }                                                                                                         \
+        T diff = 0; /* the bits that differ from the first key's somewhere: a byte of none moves nothing */      \
+        for (size_t i = 1; i < (n); i++)                                                                          \
+            diff |= (a)[i] ^ (a)[0];                                                                              \
         for (int shift = 0; shift < 8 * (bytes); shift += 8)                                                      \
-            if (pass(src, dst, (n), shift)) {                                                                     \
+            if ((diff >> shift) & 0xff && pass(src, dst, (n), shift)) {                                           \
                 T *s = src;                                                                                       \
                 src = dst;                                                                                        \
                 dst = s;                                                                                          \
@@ -124,8 +127,19 @@ void tb__sort_cells(tb__cell_entry *e, size_t n)
     int ordered = 1;
     for (size_t i = 1; i < n && ordered; i++)
         ordered = e[i - 1].comp < e[i].comp || (e[i - 1].comp == e[i].comp && e[i - 1].v < e[i].v);
+    /* per field, the bits that differ from the first record's somewhere: a
+     * byte of none is the same in every record, and its pass moves nothing */
+    uint64_t dkey = 0;
+    uint32_t dcomp = 0, dv = 0;
+    for (size_t i = 1; i < n; i++) {
+        dkey |= e[i].key ^ e[0].key;
+        dcomp |= e[i].comp ^ e[0].comp;
+        dv |= e[i].v ^ e[0].v;
+    }
     for (int field = ordered ? 0 : 2; field >= 0; field--)
         for (int shift = 0; shift < (field == 0 ? 64 : 32); shift += 8) {
+            if (!(((field == 2 ? dv : field == 1 ? dcomp : dkey) >> shift) & 0xff))
+                continue;
             int moved = field == 2 ? tb__pass_v(src, dst, n, shift)
                         : field == 1 ? tb__pass_comp(src, dst, n, shift)
                                      : tb__pass_key(src, dst, n, shift);
