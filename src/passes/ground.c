@@ -4,6 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/base.h"
 #include "passes/appendage_internal.h"
@@ -376,12 +379,124 @@ void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*
         tb__ground_low(s, i, kinds, skin_mats, lows);
 }
 
-void tb__ground_lows_of(const tb_ground_supports *s, const int *list, int n, unsigned kinds,
-                        const float (*skin_mats)[16], float lows[3])
+void tb__ground_probes_free(tb__ground_probes *gp)
 {
-    lows[0] = lows[1] = lows[2] = INFINITY;
+    free(gp->x);
+    free(gp->joint);
+    free(gp->w);
+    memset(gp, 0, sizeof *gp);
+}
+
+/* Point i of the list into slot at of gp. */
+static void tb__ground_probe_put(tb__ground_probes *gp, const tb_ground_supports *s, int i, int at)
+{
+    const size_t inf = (size_t)s->influences, cap = (size_t)gp->cap;
+    const float *p = s->bind_pos + (size_t)i * 3;
+    gp->x[at] = p[0], gp->y[at] = p[1], gp->z[at] = p[2];
+    float wsum = 0.0f;
+    for (size_t k = 0; k < inf; k++) {
+        float w = s->weights[(size_t)i * inf + k];
+        gp->w[k * cap + (size_t)at] = w;
+        gp->joint[k * cap + (size_t)at] = w > 0.0f ? s->joints[(size_t)i * inf + k] : 0;
+        if (w > 0.0f)
+            wsum += w;
+    }
+    gp->none[at] = wsum > 0.0f ? 0 : 0xFFFFFFFFu;
+    gp->inv[at] = wsum > 0.0f ? 1.0f / wsum : 0.0f;
+}
+
+int tb__ground_probes_make(tb__ground_probes *gp, const tb_ground_supports *s, const int *list, int n)
+{
+    memset(gp, 0, sizeof *gp);
     for (int i = 0; i < n; i++)
-        tb__ground_low(s, list[i], kinds, skin_mats, lows);
+        if (s->kind[list[i]] <= 2)
+            gp->n[s->kind[list[i]]]++;
+    int cap = 0;
+    for (int k = 0; k < 3; k++) {
+        gp->at[k] = cap;
+        cap += (gp->n[k] + 3) / 4 * 4;
+    }
+    gp->cap = cap;
+    gp->influences = s->influences;
+    const size_t c = (size_t)cap + 4, inf = (size_t)(s->influences > 0 ? s->influences : 0);
+    gp->x = calloc(6 * c, sizeof(float)); /* x, y, z, inv, none */
+    gp->joint = calloc(inf * c + 1, sizeof *gp->joint);
+    gp->w = calloc(inf * c + 1, sizeof *gp->w);
+    if (!gp->x || !gp->joint || !gp->w) {
+        tb__ground_probes_free(gp);
+        return 0;
+    }
+    gp->y = gp->x + c, gp->z = gp->y + c, gp->inv = gp->z + c;
+    gp->none = (uint32_t *)(void *)(gp->inv + c);
+    int next[3] = {gp->at[0], gp->at[1], gp->at[2]};
+    for (int i = 0; i < n; i++)
+        if (s->kind[list[i]] <= 2)
+            tb__ground_probe_put(gp, s, list[i], next[s->kind[list[i]]]++);
+    return 1;
+}
+
+/* The y of the four points from at: tb_skin_point_axis's operations, in
+ * its order, four lanes at once (a weight not > 0 leaves its lane's sum
+ * as it was). */
+static void tb__ground_probe4(const tb__ground_probes *gp, int at, const float (*rows)[4], float y[4])
+{
+    const size_t cap = (size_t)gp->cap;
+#if defined(__SSE2__)
+    const __m128 x = _mm_loadu_ps(gp->x + at), py = _mm_loadu_ps(gp->y + at), z = _mm_loadu_ps(gp->z + at);
+    __m128 acc = _mm_setzero_ps();
+    for (int k = 0; k < gp->influences; k++) {
+        const size_t o = (size_t)k * cap + (size_t)at;
+        const __m128 w = _mm_loadu_ps(gp->w + o), on = _mm_cmpgt_ps(w, _mm_setzero_ps());
+        if (!_mm_movemask_ps(on))
+            continue;
+        const uint16_t *jn = gp->joint + o;
+        __m128 r0 = _mm_loadu_ps(rows[jn[0]]), r1 = _mm_loadu_ps(rows[jn[1]]), r2 = _mm_loadu_ps(rows[jn[2]]),
+               r3 = _mm_loadu_ps(rows[jn[3]]);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        __m128 v = _mm_add_ps(_mm_add_ps(_mm_add_ps(_mm_mul_ps(r0, x), _mm_mul_ps(r1, py)), _mm_mul_ps(r2, z)), r3);
+        __m128 t = _mm_add_ps(acc, _mm_mul_ps(w, v));
+        acc = _mm_or_ps(_mm_and_ps(on, t), _mm_andnot_ps(on, acc));
+    }
+    const __m128 none = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)(gp->none + at)));
+    __m128 out = _mm_mul_ps(acc, _mm_loadu_ps(gp->inv + at));
+    _mm_storeu_ps(y, _mm_or_ps(_mm_and_ps(none, py), _mm_andnot_ps(none, out)));
+#else
+    for (int l = 0; l < 4; l++) {
+        const size_t i = (size_t)at + (size_t)l;
+        float acc = 0.0f;
+        for (int k = 0; k < gp->influences; k++) {
+            const float w = gp->w[(size_t)k * cap + i];
+            if (!(w > 0.0f))
+                continue;
+            const float *r = rows[gp->joint[(size_t)k * cap + i]];
+            acc += w * (r[0] * gp->x[i] + r[1] * gp->y[i] + r[2] * gp->z[i] + r[3]);
+        }
+        y[l] = gp->none[i] ? gp->y[i] : acc * gp->inv[i];
+    }
+#endif
+}
+
+void tb__ground_probes_lows(const tb__ground_probes *gp, unsigned kinds, const float (*skin_mats)[16], int skin_count,
+                            float (*rows)[4], float lows[3])
+{
+    /* row 1 of each matrix: the y of M p is m[1] x + m[5] y + m[9] z + m[13] */
+    for (int j = 0; j < skin_count; j++) {
+        rows[j][0] = skin_mats[j][1], rows[j][1] = skin_mats[j][5];
+        rows[j][2] = skin_mats[j][9], rows[j][3] = skin_mats[j][13];
+    }
+    if (skin_count == 0)
+        rows[0][0] = rows[0][1] = rows[0][2] = rows[0][3] = 0;
+    for (int k = 0; k < 3; k++) {
+        lows[k] = INFINITY;
+        if (!(kinds >> k & 1u))
+            continue;
+        for (int i = 0; i < gp->n[k]; i += 4) {
+            float y[4];
+            tb__ground_probe4(gp, gp->at[k] + i, rows, y);
+            for (int l = 0; l < 4 && i + l < gp->n[k]; l++) /* in list order: the same low, a tie's zero sign too */
+                lows[k] = y[l] < lows[k] ? y[l] : lows[k];
+        }
+    }
 }
 
 /* The candidates are sorted by group and height, so the copies of a point
