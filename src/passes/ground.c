@@ -82,6 +82,16 @@ static tb_role tb__role_up(const tb_model *m, int j)
     return TB_ROLE_NONE;
 }
 
+/* Per skin joint: tb__role_up of its joint (looked up once, not a vertex
+ * at a time); NULL when out of memory. */
+static tb_role *tb__skin_roles_up(const tb_model *m)
+{
+    tb_role *up = malloc(((size_t)m->skin_joint_count + 1) * sizeof *up);
+    for (int k = 0; up && k < m->skin_joint_count; k++)
+        up[k] = tb__role_up(m, m->skin_joints[k]);
+    return up;
+}
+
 /* Bind heights that separate the regions of a leg (NAN when unknown). */
 typedef struct tb__levels {
     float ankle, knee;
@@ -116,9 +126,8 @@ static float tb__mean_y(const tb_model *m, const float M[16], tb_role a, tb_role
 /* E: skin the feet's contact handles — dominant bone a foot or toe (or a
  * helper below one), or a shin holding the foot's skin below the ankle (riggers
  * often weight the whole foot to the shin). */
-static int tb__is_foot(const tb_model *m, int j, float y, const tb__levels *lv)
+static int tb__is_foot(tb_role r, float y, const tb__levels *lv)
 {
-    tb_role r = tb__role_up(m, j);
     if (r == TB_ROLE_LEFT_FOOT || r == TB_ROLE_LEFT_TOE || r == TB_ROLE_RIGHT_FOOT || r == TB_ROLE_RIGHT_TOE)
         return 1;
     return (r == TB_ROLE_LEFT_LEG || r == TB_ROLE_RIGHT_LEG) && y <= lv->ankle;
@@ -127,9 +136,9 @@ static int tb__is_foot(const tb_model *m, int j, float y, const tb__levels *lv)
 /* Skin on a torso or head bone that hangs below the knees is no part of the
  * body's support: it is an appendage (tail, long cape) whose own solver
  * handles contact. Counting it would lift the pelvis (SPEC D). */
-static int tb__is_hanging(const tb_model *m, int j, float y, const tb__levels *lv)
+static int tb__is_hanging(tb_role r, float y, const tb__levels *lv)
 {
-    tb_role_class c = tb_role_class_of(tb__role_up(m, j));
+    tb_role_class c = tb_role_class_of(r);
     return (c == TB_CLASS_PELVIS || c == TB_CLASS_SPINE || c == TB_CLASS_HEAD) && y < lv->knee;
 }
 
@@ -209,7 +218,8 @@ static uint32_t tb__hash(uint32_t x)
  * tail, hanging, foot or body) and its world height at bind; returns how
  * many, *hanging those taken for the tail as hanging below the knees. */
 static size_t tb__gs_candidates(tb__cand *cand, const tb_model *m, const tb_ground_desc *d,
-                                const uint8_t *tail_joint, const uint8_t *tail_mask, size_t *hanging)
+                                const uint8_t *tail_joint, const tb_role *up, const uint8_t *tail_mask,
+                                size_t *hanging)
 {
     float M[16];
     tb_model_bind_to_world(m, M);
@@ -224,14 +234,13 @@ static size_t tb__gs_candidates(tb__cand *cand, const tb_model *m, const tb_grou
         float wp[3];
         tb__to_world(wp, M, m->positions + v * 3);
         float y = wp[1];
-        int j = m->skin_joints[k];
         uint32_t kind = TB_SUPPORT_BODY;
         if (tb__is_tail(m, v, tail_joint, tail_mask)) {
             kind = TB_SUPPORT_TAIL;
-        } else if (!d->keep_hanging && tb__is_hanging(m, j, y, &lv)) {
+        } else if (!d->keep_hanging && tb__is_hanging(up[k], y, &lv)) {
             kind = TB_SUPPORT_TAIL;
             (*hanging)++;
-        } else if (tb__is_foot(m, j, y, &lv)) {
+        } else if (tb__is_foot(up[k], y, &lv)) {
             kind = TB_SUPPORT_FOOT;
         }
         /* world height at bind: the lowest of a group touch the floor first */
@@ -331,13 +340,14 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
     if (d.seed == 0)
         d.seed = 0x7a11b0e5u;
     uint8_t *tail_joint = tb__tail_joints(m);
+    tb_role *up = tb__skin_roles_up(m);
     tb__cand *cand = malloc((m->vertex_count ? m->vertex_count : 1) * sizeof *cand);
     tb_result r = TB_OK;
-    if (!tail_joint || !cand) {
+    if (!tail_joint || !up || !cand) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
-    size_t hanging, n = tb__gs_candidates(cand, m, &d, tail_joint, tail_mask, &hanging);
+    size_t hanging, n = tb__gs_candidates(cand, m, &d, tail_joint, up, tail_mask, &hanging);
     tb__cand_sort(cand, n);
     size_t groups = 0;
     for (size_t i = 0; i < n; i++)
@@ -353,6 +363,7 @@ tb_result tb_ground_supports_build(tb_ground_supports *out, const tb_model *m,
     tb__gs_calibrate(out);
 done:
     free(cand);
+    free(up);
     free(tail_joint);
     return r;
 }
@@ -557,8 +568,12 @@ tb_result tb_ground_placement(tb_placement *out, const tb_model *m, const uint8_
 {
     memset(out, 0, sizeof *out);
     uint8_t *tail_joint = tb__tail_joints(m);
-    if (!tail_joint)
+    tb_role *up = tb__skin_roles_up(m);
+    if (!tail_joint || !up) {
+        free(tail_joint);
+        free(up);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     float M[16];
     tb_model_bind_to_world(m, M);
     tb__levels lv = {tb__mean_y(m, M, TB_ROLE_LEFT_FOOT, TB_ROLE_RIGHT_FOOT),
@@ -579,7 +594,7 @@ tb_result tb_ground_placement(tb_placement *out, const tb_model *m, const uint8_
         if (y < all)
             all = y;
         int k = tb__dominant(m, v);
-        if (tb__is_tail(m, v, tail_joint, tail_mask) || (k >= 0 && tb__is_hanging(m, m->skin_joints[k], y, &lv))) {
+        if (tb__is_tail(m, v, tail_joint, tail_mask) || (k >= 0 && tb__is_hanging(up[k], y, &lv))) {
             out->tail_vertex_count++;
             continue;
         }
@@ -587,6 +602,7 @@ tb_result tb_ground_placement(tb_placement *out, const tb_model *m, const uint8_
             body = y;
     }
     free(tail_joint);
+    free(up);
     if (!isfinite(body))
         body = isfinite(all) ? all : 0;
     out->body_min_y = body;
