@@ -392,13 +392,14 @@ void tb__ground_lows(const tb_ground_supports *s, unsigned kinds, const float (*
 
 void tb__ground_probes_free(tb__ground_probes *gp)
 {
+    free(gp->segs);
     free(gp->x);
     free(gp->joint);
     free(gp->w);
     memset(gp, 0, sizeof *gp);
 }
 
-/* Point i of the list into slot at of gp. */
+/* Point i of the list into lane at of gp. */
 static void tb__ground_probe_put(tb__ground_probes *gp, const tb_ground_supports *s, int i, int at)
 {
     const size_t inf = (size_t)s->influences, cap = (size_t)gp->cap;
@@ -416,33 +417,125 @@ static void tb__ground_probe_put(tb__ground_probes *gp, const tb_ground_supports
     gp->inv[at] = wsum > 0.0f ? 1.0f / wsum : 0.0f;
 }
 
+/* Support i's joint of the largest positive weight (-1: none). */
+static int tb__probe_dominant(const tb_ground_supports *s, int i)
+{
+    const size_t inf = (size_t)s->influences;
+    int best = -1;
+    float bw = 0;
+    for (size_t k = 0; k < inf; k++) {
+        float w = s->weights[(size_t)i * inf + k];
+        if (w > bw)
+            bw = w, best = s->joints[(size_t)i * inf + k];
+    }
+    return best;
+}
+
+/* Segments of kind k over the list (a run of up to 32 with one dominant
+ * joint); with segs NULL only counted. Returns the segments; *lanes the
+ * lanes they take (each padded to a multiple of 4). */
+static int tb__ground_segments(const tb_ground_supports *s, const int *list, int n, unsigned k, tb__ground_seg *segs,
+                               int *lanes)
+{
+    int count = 0, run = 0, dom = -2;
+    *lanes = 0;
+    for (int i = 0; i < n; i++) {
+        if (s->kind[list[i]] != k)
+            continue;
+        int d = tb__probe_dominant(s, list[i]);
+        if (run == 0 || run == 32 || d != dom) {
+            if (run)
+                *lanes += (run + 3) / 4 * 4;
+            if (segs)
+                segs[count] = (tb__ground_seg){.at = *lanes};
+            count++, run = 0, dom = d;
+        }
+        if (segs)
+            segs[count - 1].n++;
+        run++;
+    }
+    if (run)
+        *lanes += (run + 3) / 4 * 4;
+    return count;
+}
+
+/* A segment's bound: the joints its weights name, its sphere. */
+static void tb__ground_seg_bound(tb__ground_seg *sg, const tb__ground_probes *gp)
+{
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    sg->nj = 0;
+    int ok = 1;
+    for (int i = sg->at; i < sg->at + sg->n; i++) {
+        const float p[3] = {gp->x[i], gp->y[i], gp->z[i]};
+        for (int a = 0; a < 3; a++)
+            lo[a] = p[a] < lo[a] ? p[a] : lo[a], hi[a] = p[a] > hi[a] ? p[a] : hi[a];
+        ok &= !gp->none[i];
+        for (int k = 0; k < gp->influences && ok; k++) {
+            const size_t o = (size_t)k * (size_t)gp->cap + (size_t)i;
+            if (!(gp->w[o] > 0.0f))
+                continue;
+            int q = 0;
+            while (q < sg->nj && sg->joints[q] != gp->joint[o])
+                q++;
+            if (q == sg->nj && (ok = sg->nj < 8))
+                sg->joints[sg->nj++] = gp->joint[o];
+        }
+    }
+    float r2 = 0;
+    for (int a = 0; a < 3; a++)
+        sg->c[a] = 0.5f * (lo[a] + hi[a]);
+    for (int i = sg->at; i < sg->at + sg->n; i++) {
+        float d[3] = {gp->x[i] - sg->c[0], gp->y[i] - sg->c[1], gp->z[i] - sg->c[2]};
+        float q = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        r2 = q > r2 ? q : r2;
+    }
+    sg->r = 1.001f * sqrtf(r2) + 1e-6f;
+    if (!ok || !isfinite(sg->r) || !isfinite(sg->c[0] + sg->c[1] + sg->c[2]))
+        sg->nj = 0;
+}
+
 int tb__ground_probes_make(tb__ground_probes *gp, const tb_ground_supports *s, const int *list, int n)
 {
     memset(gp, 0, sizeof *gp);
-    for (int i = 0; i < n; i++)
-        if (s->kind[list[i]] <= 2)
-            gp->n[s->kind[list[i]]]++;
-    int cap = 0;
-    for (int k = 0; k < 3; k++) {
-        gp->at[k] = cap;
-        cap += (gp->n[k] + 3) / 4 * 4;
+    int lanes[3], nseg = 0, cap = 0;
+    for (unsigned k = 0; k < 3; k++) {
+        gp->seg_at[k] = nseg;
+        gp->seg_n[k] = tb__ground_segments(s, list, n, k, NULL, &lanes[k]);
+        nseg += gp->seg_n[k];
+        cap += lanes[k];
     }
     gp->cap = cap;
     gp->influences = s->influences;
     const size_t c = (size_t)cap + 4, inf = (size_t)(s->influences > 0 ? s->influences : 0);
+    gp->segs = calloc((size_t)nseg + 1, sizeof *gp->segs);
     gp->x = calloc(6 * c, sizeof(float)); /* x, y, z, inv, none */
     gp->joint = calloc(inf * c + 1, sizeof *gp->joint);
     gp->w = calloc(inf * c + 1, sizeof *gp->w);
-    if (!gp->x || !gp->joint || !gp->w) {
+    if (!gp->segs || !gp->x || !gp->joint || !gp->w) {
         tb__ground_probes_free(gp);
         return 0;
     }
     gp->y = gp->x + c, gp->z = gp->y + c, gp->inv = gp->z + c;
     gp->none = (uint32_t *)(void *)(gp->inv + c);
-    int next[3] = {gp->at[0], gp->at[1], gp->at[2]};
-    for (int i = 0; i < n; i++)
-        if (s->kind[list[i]] <= 2)
-            tb__ground_probe_put(gp, s, list[i], next[s->kind[list[i]]]++);
+    int base = 0;
+    for (unsigned k = 0; k < 3; k++) {
+        tb__ground_seg *sg = gp->segs + gp->seg_at[k];
+        int l;
+        tb__ground_segments(s, list, n, k, sg, &l);
+        for (int q = 0; q < gp->seg_n[k]; q++)
+            sg[q].at += base;
+        int q = 0, in = 0;
+        for (int i = 0; i < n; i++) {
+            if (s->kind[list[i]] != k)
+                continue;
+            if (in == sg[q].n)
+                q++, in = 0;
+            tb__ground_probe_put(gp, s, list[i], sg[q].at + in++);
+        }
+        for (q = 0; q < gp->seg_n[k]; q++)
+            tb__ground_seg_bound(&sg[q], gp);
+        base += lanes[k];
+    }
     return 1;
 }
 
@@ -487,25 +580,83 @@ static void tb__ground_probe4(const tb__ground_probes *gp, int at, const float (
 #endif
 }
 
+/* The least y a point of segment sg can have at the pose of rows (len:
+ * each row's length), less a margin: y is a weighted mean of its joints'
+ * row 1 · p + m13, each at least row · c + m13 − r ‖row‖ on the sphere;
+ * the margin (10^-3 of the terms' size) is far above the float rounding of
+ * either side. -inf where no bound is kept or a term is not finite. */
+static float tb__ground_seg_least(const tb__ground_seg *sg, const float (*rows)[4], const float *len)
+{
+    float b = INFINITY;
+    for (int q = 0; q < sg->nj; q++) {
+        const float *r = rows[sg->joints[q]], l = len[sg->joints[q]];
+        const float size = fabsf(r[3]) + l * (fabsf(sg->c[0]) + fabsf(sg->c[1]) + fabsf(sg->c[2]) + sg->r);
+        const float v = r[0] * sg->c[0] + r[1] * sg->c[1] + r[2] * sg->c[2] + r[3] - sg->r * l - 1e-3f * size;
+        if (!(v > -INFINITY && v < INFINITY))
+            return -INFINITY;
+        b = v < b ? v : b;
+    }
+    return sg->nj ? b : -INFINITY;
+}
+
+/* Segment sg's points' y, in order, into y (up to its lanes rounded to 4). */
+static void tb__ground_seg_eval(const tb__ground_probes *gp, const tb__ground_seg *sg, const float (*rows)[4], float *y)
+{
+    for (int i = 0; i < sg->n; i += 4)
+        tb__ground_probe4(gp, sg->at + i, rows, y + i);
+}
+
+size_t tb__ground_probes_scratch(const tb__ground_probes *gp, int skin_count)
+{
+    return (size_t)(skin_count + 1) * 5 + (size_t)(gp->seg_n[0] + gp->seg_n[1] + gp->seg_n[2]) + 4;
+}
+
 void tb__ground_probes_lows(const tb__ground_probes *gp, unsigned kinds, const float (*skin_mats)[16], int skin_count,
-                            float (*rows)[4], float lows[3])
+                            float *scratch, float lows[3])
 {
     /* row 1 of each matrix: the y of M p is m[1] x + m[5] y + m[9] z + m[13] */
+    float(*rows)[4] = (float(*)[4])(void *)scratch, *len = scratch + (size_t)(skin_count + 1) * 4;
+    float *least = len + skin_count + 1;
     for (int j = 0; j < skin_count; j++) {
         rows[j][0] = skin_mats[j][1], rows[j][1] = skin_mats[j][5];
         rows[j][2] = skin_mats[j][9], rows[j][3] = skin_mats[j][13];
+        len[j] = sqrtf(rows[j][0] * rows[j][0] + rows[j][1] * rows[j][1] + rows[j][2] * rows[j][2]);
     }
     if (skin_count == 0)
-        rows[0][0] = rows[0][1] = rows[0][2] = rows[0][3] = 0;
+        rows[0][0] = rows[0][1] = rows[0][2] = rows[0][3] = len[0] = 0;
     for (int k = 0; k < 3; k++) {
         lows[k] = INFINITY;
         if (!(kinds >> k & 1u))
             continue;
-        for (int i = 0; i < gp->n[k]; i += 4) {
-            float y[4];
-            tb__ground_probe4(gp, gp->at[k] + i, rows, y);
-            for (int l = 0; l < 4 && i + l < gp->n[k]; l++) /* in list order: the same low, a tie's zero sign too */
-                lows[k] = y[l] < lows[k] ? y[l] : lows[k];
+        const tb__ground_seg *segs = gp->segs + gp->seg_at[k];
+        const int ns = gp->seg_n[k];
+        /* a low known before the walk: the least bound's segment's */
+        int seed = -1;
+        float known = INFINITY, ys[36], y[36];
+        for (int q = 0; q < ns; q++) {
+            least[q] = tb__ground_seg_least(&segs[q], (const float(*)[4])rows, len);
+            if (seed < 0 || least[q] < least[seed])
+                seed = q;
+        }
+        if (seed >= 0) {
+            tb__ground_seg_eval(gp, &segs[seed], (const float(*)[4])rows, ys);
+            for (int l = 0; l < segs[seed].n; l++)
+                known = ys[l] < known ? ys[l] : known;
+        }
+        /* the walk in list order: a segment whose least y is above a known
+         * low holds no point at or below the kind's low, so no tie either */
+        for (int q = 0; q < ns; q++) {
+            const tb__ground_seg *sg = &segs[q];
+            const float *v = ys;
+            if (q != seed) {
+                if (least[q] > known)
+                    continue;
+                tb__ground_seg_eval(gp, sg, (const float(*)[4])rows, y);
+                v = y;
+            }
+            for (int l = 0; l < sg->n; l++) /* in list order: the same low, a tie's zero sign too */
+                lows[k] = v[l] < lows[k] ? v[l] : lows[k];
+            known = lows[k] < known ? lows[k] : known;
         }
     }
 }

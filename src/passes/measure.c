@@ -214,13 +214,16 @@ size_t tb_measure_edges(const tb_model *m, uint64_t **out)
     size_t *end = calloc(nv + 1, sizeof *end); /* bucket v is [v ? end[v - 1] : 0, end[v]) */
     if (!end)
         return SIZE_MAX;
-    for (size_t t = 0; t < nt * 3; t++) {
-        uint32_t a = m->triangles[t], b = m->triangles[t - t % 3 + (t % 3 + 1) % 3];
-        /* a degenerate side is no edge; an index past the vertices (a
-         * malformed file) none either */
-        if (a != b && (a > b ? a : b) < nv)
-            end[a < b ? a : b]++;
-    }
+    /* side k of a triangle joins its corners k and k + 1 (mod 3) */
+    const uint32_t *tri = m->triangles;
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = tri[3 * t + (size_t)k], b = tri[3 * t + (size_t)(k == 2 ? 0 : k + 1)];
+            /* a degenerate side is no edge; an index past the vertices (a
+             * malformed file) none either */
+            if (a != b && (a > b ? a : b) < nv)
+                end[a < b ? a : b]++;
+        }
     size_t c = 0;
     for (size_t v = 0; v < nv; v++) {
         size_t k = end[v];
@@ -232,15 +235,17 @@ size_t tb_measure_edges(const tb_model *m, uint64_t **out)
         free(end);
         return SIZE_MAX;
     }
-    for (size_t t = 0; t < nt * 3; t++) {
-        uint32_t a = m->triangles[t], b = m->triangles[t - t % 3 + (t % 3 + 1) % 3];
-        if (a != b && (a > b ? a : b) < nv)
-            hi[end[a < b ? a : b]++] = a < b ? b : a;
-    }
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = tri[3 * t + (size_t)k], b = tri[3 * t + (size_t)(k == 2 ? 0 : k + 1)];
+            if (a != b && (a > b ? a : b) < nv)
+                hi[end[a < b ? a : b]++] = a < b ? b : a;
+        }
     size_t u = 0;
     for (size_t v = 0, from = 0; v < nv; v++) {
         size_t k = tb__sort_unique_u32(hi + from, end[v] - from);
-        memmove(hi + u, hi + from, k * sizeof *hi);
+        for (size_t i = 0; i < k; i++) /* down to u <= from: in order, never over what is still to move */
+            hi[u + i] = hi[from + i];
         from = end[v];
         end[v] = u += k; /* now the end of v's unique edges */
     }

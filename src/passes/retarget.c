@@ -558,7 +558,7 @@ typedef struct tb__rt_job {
     tb_retarget_bake *b;
     tb_transform *src_local;
     float (*src_world)[16], (*tgt_world)[16], (*wq)[4], (*skin)[16], *scratch;
-    float (*rows)[4];   /* tb__ground_probes_lows' scratch */
+    float *rows;        /* tb__ground_probes_lows' scratch */
     float (*hips_parent)[16], (*hips_pos)[3];
     float cq[4], cqi[4];
     int *match;         /* per target joint: its source joint, or -1 */
@@ -634,7 +634,8 @@ static tb_result tb__rt_setup(tb__rt_job *j, const tb_retarget_calib *src, const
     j->wq = malloc((size_t)nt * sizeof *j->wq);
     int nmax_skin = src->skin_joint_count > dst->skin_joint_count ? src->skin_joint_count : dst->skin_joint_count;
     j->skin = malloc(((size_t)nmax_skin + 1) * sizeof *j->skin);
-    j->rows = malloc(((size_t)nmax_skin + 1) * sizeof *j->rows);
+    size_t gs = tb__ground_probes_scratch(&src->gp, nmax_skin), gd = tb__ground_probes_scratch(&dst->gp, nmax_skin);
+    j->rows = malloc((gs > gd ? gs : gd) * sizeof *j->rows);
     int nsup = src->sup.count > dst->sup.count ? src->sup.count : dst->sup.count;
     j->scratch = malloc(((size_t)nsup + 1) * 3 * sizeof(float));
     j->hips_parent = malloc((size_t)frames * sizeof *j->hips_parent);
