@@ -249,7 +249,17 @@ static json_t *tb__minmax(const void *data, size_t count, int ct, int comps, int
     size_t cs = tb__component_size(ct);
     for (int k = 0; k < comps; k++) {
         double best = 0;
-        for (size_t i = 0; i < count; i++) {
+        if (ct == TB_COMPONENT_FLOAT) { /* tb__read_component's value, the type looked at once */
+            const uint8_t *p = (const uint8_t *)data + (size_t)k * 4;
+            for (size_t i = 0; i < count; i++, p += (size_t)comps * 4) {
+                float f;
+                memcpy(&f, p, 4);
+                double v = f;
+                if (i == 0 || (want_max ? v > best : v < best))
+                    best = v;
+            }
+        }
+        for (size_t i = 0; i < count && ct != TB_COMPONENT_FLOAT; i++) {
             double v = tb__read_component((const uint8_t *)data + (i * (size_t)comps + (size_t)k) * cs, ct, 0);
             if (i == 0 || (want_max ? v > best : v < best))
                 best = v;
