@@ -1262,7 +1262,15 @@ static tb_result tb__check_skinned_prim(tb__ctx *c, const tb_gltf_node *nd, int 
                 r = tb_accessor_read_uints(doc, p->joints[s], j, vc * 4, c->err);
                 if (r == TB_OK)
                     r = tb_accessor_read_floats(doc, p->weights[s], w, vc * 4, c->err);
-                for (size_t q = 0; r == TB_OK && q < vc * 4; q++) {
+                /* the common case first: no weight negative, no joint past
+                 * the skin (one pass without branches), then the sums in
+                 * the order the checking loop adds them */
+                int bad = 0;
+                for (size_t q = 0; r == TB_OK && q < vc * 4; q++)
+                    bad |= (w[q] < 0) | ((w[q] > 0) & (j[q] >= (uint32_t)jc));
+                for (size_t v = 0; r == TB_OK && !bad && v < vc; v++)
+                    sum[v] = sum[v] + w[4 * v] + w[4 * v + 1] + w[4 * v + 2] + w[4 * v + 3];
+                for (size_t q = 0; r == TB_OK && bad && q < vc * 4; q++) {
                     if (w[q] < 0) {
                         snprintf(c->where, sizeof c->where, "/accessors/%d", p->weights[s]);
                         r = tb__fail(c->err, TB_ERR_INVALID, c->where, "negative weight at vertex %zu", q / 4);
