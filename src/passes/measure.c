@@ -354,7 +354,8 @@ struct tb_measure_prep {
     size_t nlows;
     float *cpos;         /* merged: the classes the edges use, side by side (tb__alike_compact); */
     uint16_t *cjoints;   /* lows, hi and tip_at are then their places here */
-    float *cweights;
+    float *cweights;     /* cinf a class: its weights > 0 in their order, then 0 (tb__alike_slots) */
+    size_t cinf;
     size_t nc;
     size_t tip_at;       /* where the tip's skinned position is (tb__prep_alike) */
 };
@@ -761,6 +762,38 @@ static int tb__alike_edges(tb_measure_prep *p, const uint32_t *rep)
     return 1;
 }
 
+/* The compact classes' influences cut to the most weights > 0 any class
+ * has, each class's in their order (0 after them): tb_skin_points skips a
+ * weight not > 0 and adds the others in slot order, so each point is the
+ * same bit for bit, with fewer slots to look at (the Wolf: one a class of
+ * four). */
+static void tb__alike_slots(tb_measure_prep *p)
+{
+    const size_t inf = p->cinf, nc = p->nc;
+    size_t most = 0;
+    for (size_t k = 0; k < nc; k++) {
+        size_t on = 0;
+        for (size_t i = 0; i < inf; i++)
+            on += p->cweights[k * inf + i] > 0.0f;
+        most = on > most ? on : most;
+    }
+    if (most == 0 || most >= inf || inf > 64)
+        return;
+    for (size_t k = 0; k < nc; k++) { /* in place: a class's new slots never pass its old ones */
+        uint16_t jn[64];
+        float w[64];
+        size_t on = 0;
+        for (size_t i = 0; i < inf && i < 64; i++)
+            if (p->cweights[k * inf + i] > 0.0f)
+                jn[on] = p->cjoints[k * inf + i], w[on++] = p->cweights[k * inf + i];
+        for (size_t i = 0; i < most; i++) {
+            p->cjoints[k * most + i] = i < on ? jn[i] : 0;
+            p->cweights[k * most + i] = i < on ? w[i] : 0.0f;
+        }
+    }
+    p->cinf = most;
+}
+
 /* The classes the merged edges (and the tip) use, numbered in vertex
  * order, their bind positions, joints and weights side by side: a frame
  * skins them in one call into the first places of its skinned array (the
@@ -801,7 +834,8 @@ static void tb__alike_compact(tb_measure_prep *p)
         p->hi[e] = at[p->hi[e]] - 1;
     if (p->head.tip_vertex >= 0)
         p->tip_at = at[p->tip_at] - 1;
-    p->cpos = cpos, p->cjoints = cj, p->cweights = cw, p->nc = nc;
+    p->cpos = cpos, p->cjoints = cj, p->cweights = cw, p->nc = nc, p->cinf = inf;
+    tb__alike_slots(p);
     free(at);
 }
 
@@ -1146,7 +1180,7 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
                      (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
     if (p->cpos) {
-        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, m->influences,
+        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, (int)p->cinf,
                        (const float(*)[16])s->skin_mats, 0);
     } else if (p->runs) {
         for (size_t r = 0; r < p->nruns; r++) {
