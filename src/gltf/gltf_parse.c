@@ -27,30 +27,33 @@ typedef struct tb__ctx {
 /* snprintf(dst, cap, "%s%s", a, b) and snprintf(dst, cap, "%s%s%lld", a, b,
  * i), the same bytes (cut at cap - 1 as it cuts): the paths made for every
  * element, error or not (snprintf is ~900 instructions a call). */
+static size_t tb__cat_at(char *dst, size_t cap, size_t n, const char *a)
+{
+    while (*a && n + 1 < cap)
+        dst[n++] = *a++;
+    return n;
+}
+
 static void tb__cat(char *dst, size_t cap, const char *a, const char *b)
 {
-    size_t n = 0;
-    for (const char *s = a; *s && n + 1 < cap; s++)
-        dst[n++] = *s;
-    for (const char *s = b; *s && n + 1 < cap; s++)
-        dst[n++] = *s;
+    size_t n = tb__cat_at(dst, cap, tb__cat_at(dst, cap, 0, a), b);
     if (cap)
         dst[n] = 0;
 }
 
 static void tb__cat_index(char *dst, size_t cap, const char *a, const char *b, long long i)
 {
-    char num[24], *e = num + sizeof num, *q = e;
+    char num[24], *q = num + sizeof num - 1;
     unsigned long long u = i < 0 ? 0ull - (unsigned long long)i : (unsigned long long)i;
-    *--q = 0;
+    *q = 0;
     do
         *--q = (char)('0' + u % 10);
     while (u /= 10);
     if (i < 0)
         *--q = '-';
-    char ab[192];
-    tb__cat(ab, sizeof ab, a, b);
-    tb__cat(dst, cap, ab, q);
+    size_t n = tb__cat_at(dst, cap, tb__cat_at(dst, cap, tb__cat_at(dst, cap, 0, a), b), q);
+    if (cap)
+        dst[n] = 0;
 }
 
 static json_t *tb__array(tb__ctx *c, json_t *parent, const char *key, tb_result *r)
