@@ -776,7 +776,8 @@ static int tb__fix_write(tb__fix_job *job, int argc, char **argv, const unsigned
 {
     const tb__fix_opts *o = job->o;
     int rc = TB_EXIT_OK;
-    job->j = tb__fix_json(job);
+    if (o->report || (o->as_json && !o->quiet)) /* built only where it is written */
+        job->j = tb__fix_json(job);
     if (o->report && (rc = tb_cli_save_json(o->report, job->j, JSON_INDENT(2) | JSON_REAL_PRECISION(6))) != TB_EXIT_OK)
         return rc;
     if ((rc = tb_cli_save_doc(job->doc, job->save_out)) != TB_EXIT_OK ||

@@ -85,6 +85,20 @@ static void tb__widen_uints(uint32_t *out, const uint8_t *base, size_t count, si
 {
     if (ct == TB_COMPONENT_UNSIGNED_INT) {
         tb__copy_rows(out, base, count, nc * 4, stride);
+    } else if (stride == nc * (ct == TB_COMPONENT_UNSIGNED_SHORT ? 2 : 1)) {
+        /* packed (indices, JOINTS_n): one flat loop the compiler widens
+         * many values a step */
+        const size_t n = count * nc;
+        if (ct == TB_COMPONENT_UNSIGNED_SHORT) {
+            for (size_t i = 0; i < n; i++) {
+                uint16_t x;
+                memcpy(&x, base + i * 2, 2);
+                out[i] = x;
+            }
+        } else {
+            for (size_t i = 0; i < n; i++)
+                out[i] = base[i];
+        }
     } else if (ct == TB_COMPONENT_UNSIGNED_SHORT) {
         for (size_t e = 0; e < count; e++)
             for (size_t k = 0; k < nc; k++) {

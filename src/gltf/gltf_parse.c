@@ -24,6 +24,38 @@ typedef struct tb__ctx {
 /* c->where formatted as it is reported, not on every element that passes */
 #define TB__AT(c, ...) (TB__WHERE(c, __VA_ARGS__), (c)->where)
 
+/* snprintf(dst, cap, "%s%s", a, b) and snprintf(dst, cap, "%s%s%lld", a, b,
+ * i), the same bytes (cut at cap - 1 as it cuts): the paths made for every
+ * element, error or not (snprintf is ~900 instructions a call). */
+static size_t tb__cat_at(char *dst, size_t cap, size_t n, const char *a)
+{
+    while (*a && n + 1 < cap)
+        dst[n++] = *a++;
+    return n;
+}
+
+static void tb__cat(char *dst, size_t cap, const char *a, const char *b)
+{
+    size_t n = tb__cat_at(dst, cap, tb__cat_at(dst, cap, 0, a), b);
+    if (cap)
+        dst[n] = 0;
+}
+
+static void tb__cat_index(char *dst, size_t cap, const char *a, const char *b, long long i)
+{
+    char num[24], *q = num + sizeof num - 1;
+    unsigned long long u = i < 0 ? 0ull - (unsigned long long)i : (unsigned long long)i;
+    *q = 0;
+    do
+        *--q = (char)('0' + u % 10);
+    while (u /= 10);
+    if (i < 0)
+        *--q = '-';
+    size_t n = tb__cat_at(dst, cap, tb__cat_at(dst, cap, tb__cat_at(dst, cap, 0, a), b), q);
+    if (cap)
+        dst[n] = 0;
+}
+
 static json_t *tb__array(tb__ctx *c, json_t *parent, const char *key, tb_result *r)
 {
     json_t *a = json_object_get(parent, key);
@@ -148,7 +180,7 @@ static tb_result tb__parse_views(tb__ctx *c, json_t *root)
     char path[64];
     for (size_t i = 0; i < nv && r == TB_OK; i++) {
         json_t *v = json_array_get(views, i);
-        snprintf(path, sizeof path, "/bufferViews/%zu", i);
+        tb__cat_index(path, sizeof path, "", "/bufferViews/", (long long)i);
         if (!json_is_object(v))
             return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "bufferView must be an object");
         tb__index(c, v, "buffer", nb, path, &r, 1);
@@ -295,7 +327,7 @@ static tb_result tb__parse_accessors(tb__ctx *c, json_t *root)
     for (size_t i = 0; i < n && r == TB_OK; i++) {
         json_t *a = json_array_get(accs, i);
         tb_gltf_accessor *ac = &doc->accessors[i];
-        snprintf(path, sizeof path, "/accessors/%zu", i);
+        tb__cat_index(path, sizeof path, "", "/accessors/", (long long)i);
         if (!json_is_object(a))
             return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "accessor must be an object");
         ac->buffer_view = tb__index(c, a, "bufferView", doc->g.buffer_view_count, path, &r, 0);
@@ -410,7 +442,7 @@ static tb_result tb__parse_node_children(tb__ctx *c, json_t *o, int i, int n, co
     json_t *ch = json_object_get(o, "children");
     if (!ch)
         return TB_OK;
-    snprintf(c->where, sizeof c->where, "%s/children", path);
+    tb__cat(c->where, sizeof c->where, path, "/children");
     if (!json_is_array(ch))
         return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "children must be an array");
     nd->children = doc->children + *used;
@@ -562,7 +594,7 @@ static tb_result tb__parse_nodes(tb__ctx *c, json_t *root, int mesh_count, int s
     for (int i = 0; i < n && r == TB_OK; i++) {
         json_t *o = json_array_get(nodes, (size_t)i);
         tb_gltf_node *nd = &doc->nodes[i];
-        snprintf(path, sizeof path, "/nodes/%d", i);
+        tb__cat_index(path, sizeof path, "", "/nodes/", i);
         if (!json_is_object(o))
             return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "node must be an object");
         json_t *name = json_object_get(o, "name");
@@ -782,13 +814,13 @@ static tb_result tb__parse_skins_with(tb__ctx *c, json_t *root, int **mk)
     for (int i = 0; i < n && r == TB_OK; i++) {
         json_t *o = json_array_get(skins, (size_t)i);
         tb_gltf_skin *sk = &doc->skins[i];
-        snprintf(path, sizeof path, "/skins/%d", i);
+        tb__cat_index(path, sizeof path, "", "/skins/", i);
         if (!json_is_object(o))
             return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "skin must be an object");
         json_t *name = json_object_get(o, "name");
         sk->name = json_is_string(name) ? json_string_value(name) : NULL;
         json_t *joints = json_object_get(o, "joints");
-        snprintf(c->where, sizeof c->where, "%s/joints", path);
+        tb__cat(c->where, sizeof c->where, path, "/joints");
         if (!joints)
             return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "joints is required");
         if (!json_is_array(joints) || json_array_size(joints) == 0)
@@ -905,7 +937,7 @@ static tb_result tb__prim_indices(tb__ctx *c, const tb_gltf_primitive *p, const 
     if (p->indices < 0)
         return TB_OK;
     const tb_gltf_accessor *ia = tb__acc(c, p->indices);
-    snprintf(c->where, sizeof c->where, "%s/indices", pp);
+    tb__cat(c->where, sizeof c->where, pp, "/indices");
     if (ia->components != 1 || (ia->component_type != TB_COMPONENT_UNSIGNED_BYTE &&
                                 ia->component_type != TB_COMPONENT_UNSIGNED_SHORT &&
                                 ia->component_type != TB_COMPONENT_UNSIGNED_INT))
@@ -945,13 +977,13 @@ static tb_result tb__parse_primitive(tb__ctx *c, json_t *po, tb_gltf_primitive *
         p->mode = (int)json_integer_value(mode);
     }
     json_t *attrs = json_object_get(po, "attributes");
-    snprintf(c->where, sizeof c->where, "%s/attributes", pp);
+    tb__cat(c->where, sizeof c->where, pp, "/attributes");
     if (!attrs)
         return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "attributes is required");
     if (!json_is_object(attrs))
         return tb__fail(c->err, TB_ERR_JSON_TYPE, c->where, "attributes must be an object");
     char ap[160];
-    snprintf(ap, sizeof ap, "%s/attributes", pp);
+    tb__cat(ap, sizeof ap, pp, "/attributes");
     size_t vcount = 0;
     if (r == TB_OK) /* else the first attribute's look-up would stop there */
         r = tb__prim_attributes(c, attrs, p, ap, &vcount);
@@ -985,13 +1017,13 @@ static tb_result tb__parse_meshes(tb__ctx *c, json_t *root)
     for (int i = 0; i < n && r == TB_OK; i++) {
         json_t *o = json_array_get(meshes, (size_t)i);
         tb_gltf_mesh *m = &doc->meshes[i];
-        snprintf(path, sizeof path, "/meshes/%d", i);
+        tb__cat_index(path, sizeof path, "", "/meshes/", i);
         if (!json_is_object(o))
             return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "mesh must be an object");
         json_t *name = json_object_get(o, "name");
         m->name = json_is_string(name) ? json_string_value(name) : NULL;
         json_t *prims = json_object_get(o, "primitives");
-        snprintf(c->where, sizeof c->where, "%s/primitives", path);
+        tb__cat(c->where, sizeof c->where, path, "/primitives");
         if (!prims)
             return tb__fail(c->err, TB_ERR_MISSING_FIELD, c->where, "primitives is required");
         if (!json_is_array(prims) || json_array_size(prims) == 0)
@@ -1002,7 +1034,7 @@ static tb_result tb__parse_meshes(tb__ctx *c, json_t *root)
             tb_gltf_primitive *p = &doc->prims[used++];
             json_t *po = json_array_get(prims, (size_t)k);
             char pp[128];
-            snprintf(pp, sizeof pp, "%s/primitives/%d", path, k);
+            tb__cat_index(pp, sizeof pp, path, "/primitives/", k);
             if (!json_is_object(po))
                 return tb__fail(c->err, TB_ERR_JSON_TYPE, pp, "primitive must be an object");
             r = tb__parse_primitive(c, po, p, pp);
@@ -1075,7 +1107,7 @@ static tb_result tb__parse_channel(tb__ctx *c, json_t *co, tb_gltf_channel *cc, 
         return tb__fail(c->err, tg ? TB_ERR_JSON_TYPE : TB_ERR_MISSING_FIELD, TB__AT(c, "%s/target", cp),
                         "target must be an object");
     char tp[128];
-    snprintf(tp, sizeof tp, "%s/target", cp);
+    tb__cat(tp, sizeof tp, cp, "/target");
     cc->node = tb__index(c, tg, "node", doc->g.node_count, tp, &r, 0);
     if (r != TB_OK)
         return r;
@@ -1131,7 +1163,7 @@ static tb_result tb__parse_animations(tb__ctx *c, json_t *root)
     for (int i = 0; i < n && r == TB_OK; i++) {
         json_t *a = json_array_get(anims, (size_t)i);
         tb_gltf_animation *an = &doc->anims[i];
-        snprintf(path, sizeof path, "/animations/%d", i);
+        tb__cat_index(path, sizeof path, "", "/animations/", i);
         if (!json_is_object(a))
             return tb__fail(c->err, TB_ERR_JSON_TYPE, path, "animation must be an object");
         json_t *name = json_object_get(a, "name");
@@ -1150,7 +1182,7 @@ static tb_result tb__parse_animations(tb__ctx *c, json_t *root)
             tb_gltf_sampler *s = &doc->samps[us++];
             json_t *so = json_array_get(sa, (size_t)k);
             char sp[96];
-            snprintf(sp, sizeof sp, "%s/samplers/%d", path, k);
+            tb__cat_index(sp, sizeof sp, path, "/samplers/", k);
             if (!json_is_object(so))
                 return tb__fail(c->err, TB_ERR_JSON_TYPE, sp, "sampler must be an object");
             r = tb__parse_sampler(c, so, s, sp, an);
@@ -1159,7 +1191,7 @@ static tb_result tb__parse_animations(tb__ctx *c, json_t *root)
             tb_gltf_channel *cc = &doc->chans[uc++];
             json_t *co = json_array_get(ch, (size_t)k);
             char cp[96];
-            snprintf(cp, sizeof cp, "%s/channels/%d", path, k);
+            tb__cat_index(cp, sizeof cp, path, "/channels/", k);
             if (!json_is_object(co))
                 return tb__fail(c->err, TB_ERR_JSON_TYPE, cp, "channel must be an object");
             r = tb__parse_channel(c, co, cc, cp, an);
@@ -1233,7 +1265,15 @@ static tb_result tb__check_skinned_prim(tb__ctx *c, const tb_gltf_node *nd, int 
                 r = tb_accessor_read_uints(doc, p->joints[s], j, vc * 4, c->err);
                 if (r == TB_OK)
                     r = tb_accessor_read_floats(doc, p->weights[s], w, vc * 4, c->err);
-                for (size_t q = 0; r == TB_OK && q < vc * 4; q++) {
+                /* the common case first: no weight negative, no joint past
+                 * the skin (one pass without branches), then the sums in
+                 * the order the checking loop adds them */
+                int bad = 0;
+                for (size_t q = 0; r == TB_OK && q < vc * 4; q++)
+                    bad |= (w[q] < 0) | ((w[q] > 0) & (j[q] >= (uint32_t)jc));
+                for (size_t v = 0; r == TB_OK && !bad && v < vc; v++)
+                    sum[v] = sum[v] + w[4 * v] + w[4 * v + 1] + w[4 * v + 2] + w[4 * v + 3];
+                for (size_t q = 0; r == TB_OK && bad && q < vc * 4; q++) {
                     if (w[q] < 0) {
                         snprintf(c->where, sizeof c->where, "/accessors/%d", p->weights[s]);
                         r = tb__fail(c->err, TB_ERR_INVALID, c->where, "negative weight at vertex %zu", q / 4);

@@ -353,7 +353,8 @@ struct tb_measure_prep {
     size_t nlows;
     float *cpos;         /* merged: the classes the edges use, side by side (tb__alike_compact); */
     uint16_t *cjoints;   /* lows, hi and tip_at are then their places here */
-    float *cweights;
+    float *cweights;     /* cinf a class: its weights > 0 in their order, then 0 (tb__alike_slots) */
+    size_t cinf;
     size_t nc;
     size_t tip_at;       /* where the tip's skinned position is (tb__prep_alike) */
 };
@@ -387,6 +388,7 @@ typedef struct tb__scratch {
     float *skinned;      /* desc.skinned, or own_skinned */
     float *own_skinned;
     tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
+    int block_of;        /* the group whose bins start the block of those used (tb__hist_init_block); -1 none */
     versor *rot0;
 } tb__scratch;
 
@@ -396,8 +398,8 @@ static void tb__scratch_free(tb__scratch *s)
     free(s->world);
     free(s->skin_mats);
     free(s->own_skinned);
-    for (int g = 0; g < 3; g++)
-        tb__hist_free(&s->hist[g]);
+    if (s->block_of >= 0)
+        tb__hist_free_block(&s->hist[s->block_of]);
     free(s->rot0);
 }
 
@@ -759,6 +761,38 @@ static int tb__alike_edges(tb_measure_prep *p, const uint32_t *rep)
     return 1;
 }
 
+/* The compact classes' influences cut to the most weights > 0 any class
+ * has, each class's in their order (0 after them): tb_skin_points skips a
+ * weight not > 0 and adds the others in slot order, so each point is the
+ * same bit for bit, with fewer slots to look at (the Wolf: one a class of
+ * four). */
+static void tb__alike_slots(tb_measure_prep *p)
+{
+    const size_t inf = p->cinf, nc = p->nc;
+    size_t most = 0;
+    for (size_t k = 0; k < nc; k++) {
+        size_t on = 0;
+        for (size_t i = 0; i < inf; i++)
+            on += p->cweights[k * inf + i] > 0.0f;
+        most = on > most ? on : most;
+    }
+    if (most == 0 || most >= inf || inf > 64)
+        return;
+    for (size_t k = 0; k < nc; k++) { /* in place: a class's new slots never pass its old ones */
+        uint16_t jn[64];
+        float w[64];
+        size_t on = 0;
+        for (size_t i = 0; i < inf && i < 64; i++)
+            if (p->cweights[k * inf + i] > 0.0f)
+                jn[on] = p->cjoints[k * inf + i], w[on++] = p->cweights[k * inf + i];
+        for (size_t i = 0; i < most; i++) {
+            p->cjoints[k * most + i] = i < on ? jn[i] : 0;
+            p->cweights[k * most + i] = i < on ? w[i] : 0.0f;
+        }
+    }
+    p->cinf = most;
+}
+
 /* The classes the merged edges (and the tip) use, numbered in vertex
  * order, their bind positions, joints and weights side by side: a frame
  * skins them in one call into the first places of its skinned array (the
@@ -799,7 +833,8 @@ static void tb__alike_compact(tb_measure_prep *p)
         p->hi[e] = at[p->hi[e]] - 1;
     if (p->head.tip_vertex >= 0)
         p->tip_at = at[p->tip_at] - 1;
-    p->cpos = cpos, p->cjoints = cj, p->cweights = cw, p->nc = nc;
+    p->cpos = cpos, p->cjoints = cj, p->cweights = cw, p->nc = nc, p->cinf = inf;
+    tb__alike_slots(p);
     free(at);
 }
 
@@ -927,6 +962,7 @@ static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
     const tb_measure_prep *p = j->p;
     tb__scratch *s = &j->s;
     const size_t jc = (size_t)p->jc;
+    s->block_of = -1;
     s->locals = malloc((jc + 1) * sizeof *s->locals);
     s->world = malloc((jc + 1) * sizeof *s->world);
     s->skin_mats = malloc(((size_t)j->m->skin_joint_count + 1) * sizeof *s->skin_mats);
@@ -934,9 +970,19 @@ static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
     s->rot0 = malloc((jc + 1) * sizeof *s->rot0);
     if (!s->locals || !s->world || !s->skin_mats || !s->skinned || !s->rot0)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    /* the groups with edges: their histograms' bins in one block */
+    tb__hist used[3];
+    int n = 0;
     for (int g = 0; g < 3; g++)
-        if (p->group_edges[g] && !tb__hist_init(&s->hist[g], p->torn_above, p->torn_below))
-            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        n += p->group_edges[g] != 0;
+    if (n > 0 && !tb__hist_init_block(used, n, p->torn_above, p->torn_below))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int g = 0, k = 0; g < 3; g++)
+        if (p->group_edges[g]) {
+            s->hist[g] = used[k++];
+            if (s->block_of < 0)
+                s->block_of = g;
+        }
     *j->out = p->head;
     j->out->duration_s = j->clip->duration_s;
     j->out->instants = j->n;
@@ -990,35 +1036,126 @@ static inline float tb__edge_dist(const float a[3], const float b[3])
 #endif
 }
 
-/* Every measured edge's stretch at this instant (its length over its bind
- * length, in world units) into its group's histogram. The arrays and the
- * histograms' bins are read into locals (restrict, tb__hist_near) so the
- * stores to the bins do not make the compiler read them again a sample. */
-static void tb__mc_stretch(tb__mc_job *j)
+/* The edge loop's place and what it hands back: where it stopped, the
+ * samples outside [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI) it kept for
+ * tb__hist_add_n (up to TB__MC_SLOW), and the near bins' torn counts. */
+#define TB__MC_SLOW 256
+
+typedef struct tb__mc_walk {
+    size_t i, e;      /* the next edge: e of the i-th lower vertex */
+    size_t slow;      /* samples in x, k, g */
+    float x[TB__MC_SLOW];
+    uint32_t k[TB__MC_SLOW];
+    uint8_t g[TB__MC_SLOW];
+    uint64_t torn[4]; /* by group (1..3) */
+} tb__mc_walk;
+
+/* From w's place on: each measured edge's ratio, into its group's bins on
+ * the block (tb__hist_add_near's steps: one base pointer and the group's
+ * offset, the thresholds the same in every group) or, outside the near
+ * range, into w's list; returns when the list is full or the edges end.
+ * with_mult and torn_near are constants where tb__mc_walk_run calls it:
+ * the edges' counts (1 each without), and whether a threshold's bin lies
+ * in the near range (the defaults' 0.67 and 1.5 do not: no test a sample).
+ * No call inside: the compiler keeps the loop's pointers in registers. */
+#if defined(__GNUC__)
+#define TB__MC_INLINE static inline __attribute__((always_inline))
+#define TB__MC_NOINLINE __attribute__((noinline))
+#else
+#define TB__MC_INLINE static inline
+#define TB__MC_NOINLINE
+#endif
+TB__MC_INLINE void tb__mc_walk_body(const tb__mc_job *j, tb__mc_walk *w, const int with_mult, const int torn_near)
 {
     const tb_measure_prep *p = j->p;
+    const tb__scratch *sc = &j->s;
     const uint32_t *restrict first = p->first, *restrict hi = p->hi;
     const uint8_t *restrict group = p->group;
-    const float *restrict bind_len = p->bind_len, *restrict pos = j->s.skinned;
+    const float *restrict bind_len = p->bind_len, *restrict pos = sc->skinned;
     const uint32_t *restrict mult = p->mult;
     const float inv_scale = j->inv_scale;
     const uint32_t *restrict lows = p->lows;
     const size_t nl = lows ? p->nlows : p->nv;
-    tb__hist_near f[3];
+    const tb__hist *h0 = &sc->hist[sc->block_of];
+    uint64_t *const count = h0->count;
+    float *const bin_lo = h0->lo, *const bin_hi = h0->hi;
+    const size_t bin_above = h0->bin_above, bin_below = h0->bin_below;
+    const float torn_above = h0->torn_above, torn_below = h0->torn_below;
+    size_t off[4] = {0, 0, 0, 0};
     for (int g = 0; g < 3; g++)
-        tb__hist_near_begin(&f[g], &j->s.hist[g]);
-    for (size_t i = 0; i < nl; i++) {
+        off[g + 1] = sc->hist[g].count ? (size_t)(sc->hist[g].count - count) : 0;
+    uint64_t torn[4] = {0, 0, 0, 0};
+    size_t i = w->i, e = w->e, slow = w->slow;
+    for (; i < nl; i++) {
         const float *pa = pos + (lows ? lows[i] : i) * 3;
-        for (size_t e = first[i], end = first[i + 1]; e < end; e++) {
-            unsigned g = group[e];
+        const size_t end = first[i + 1];
+        if (e < first[i])
+            e = first[i];
+        for (; e < end; e++) {
+            const unsigned g = group[e];
             if (!g)
                 continue;
-            float ratio = tb__edge_dist(pa, pos + (size_t)hi[e] * 3) * inv_scale / bind_len[e];
-            tb__hist_add_near(&f[g - 1], ratio, mult ? mult[e] : 1);
+            const float x = tb__edge_dist(pa, pos + (size_t)hi[e] * 3) * inv_scale / bind_len[e];
+            const uint32_t k = with_mult ? mult[e] : 1;
+            if (x >= TB__HIST_NEAR_LO && x < TB__HIST_NEAR_HI) {
+                const size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
+                const size_t at = off[g] + b;
+                count[at] += k;
+                bin_lo[at] = x < bin_lo[at] ? x : bin_lo[at]; /* the bin's first sample: x < +inf */
+                bin_hi[at] = x > bin_hi[at] ? x : bin_hi[at];
+                if (torn_near && (b == bin_above || b == bin_below))
+                    torn[g] += (x > torn_above || x < torn_below) ? k : 0;
+            } else {
+                w->x[slow] = x, w->k[slow] = k, w->g[slow] = (uint8_t)g;
+                if (++slow == TB__MC_SLOW) {
+                    e++;
+                    goto out;
+                }
+            }
         }
     }
+out:
+    w->i = i, w->e = e, w->slow = slow;
+    for (int g = 1; g < 4; g++)
+        w->torn[g] += torn[g];
+}
+
+TB__MC_NOINLINE static void tb__mc_walk_run(const tb__mc_job *j, tb__mc_walk *w)
+{
+    const tb__hist *h0 = &j->s.hist[j->s.block_of];
+    const size_t near_lo = 500 + (size_t)(long)((double)TB__HIST_NEAR_LO * 1e4) - 5000;
+    const size_t near_hi = 500 + (size_t)(long)((double)TB__HIST_NEAR_HI * 1e4) - 5000;
+    const int torn_near = (h0->bin_above >= near_lo && h0->bin_above <= near_hi) ||
+                          (h0->bin_below >= near_lo && h0->bin_below <= near_hi);
+    if (j->p->mult)
+        torn_near ? tb__mc_walk_body(j, w, 1, 1) : tb__mc_walk_body(j, w, 1, 0);
+    else
+        torn_near ? tb__mc_walk_body(j, w, 0, 1) : tb__mc_walk_body(j, w, 0, 0);
+}
+
+/* Every measured edge's stretch at this instant (its length over its bind
+ * length, in world units) into its group's histogram. A sample outside the
+ * near range reaches its histogram after the near ones before it: each
+ * bin still gets its samples in their order but for that (the near bins'
+ * lo and hi are a min and a max over non-NaN samples, the same in any
+ * order; NaN only ever goes the slow way, in order). */
+static void tb__mc_stretch(tb__mc_job *j)
+{
+    tb__scratch *sc = &j->s;
+    if (sc->block_of < 0)
+        return; /* no measured edge */
+    tb__mc_walk w;
+    w.i = w.e = w.slow = 0;
+    memset(w.torn, 0, sizeof w.torn);
+    const size_t nl = j->p->lows ? j->p->nlows : j->p->nv;
+    do {
+        tb__mc_walk_run(j, &w);
+        for (size_t s = 0; s < w.slow; s++)
+            tb__hist_add_n(&sc->hist[w.g[s] - 1], w.x[s], w.k[s]);
+        w.slow = 0;
+    } while (w.i < nl);
     for (int g = 0; g < 3; g++)
-        tb__hist_near_end(&f[g]);
+        sc->hist[g].torn_edge += w.torn[g + 1];
 }
 
 
@@ -1042,7 +1179,7 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
                      (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
     if (p->cpos) {
-        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, m->influences,
+        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, (int)p->cinf,
                        (const float(*)[16])s->skin_mats, 0);
     } else if (p->runs) {
         for (size_t r = 0; r < p->nruns; r++) {

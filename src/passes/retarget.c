@@ -44,6 +44,7 @@ struct tb_retarget_calib {
     int role_count;
     tb_ground_supports sup;
     int *probe, probes;         /* the supports a frame's lows skin (tb__ground_distinct) */
+    tb__ground_probes gp;       /* those, laid out for tb__ground_probes_lows */
     tb_skeleton skel;
 };
 
@@ -67,6 +68,7 @@ void tb_retarget_calib_free(tb_retarget_calib *c)
     free(c->inverse_bind);
     tb_ground_supports_free(&c->sup);
     free(c->probe);
+    tb__ground_probes_free(&c->gp);
     free(c);
 }
 
@@ -232,6 +234,10 @@ tb_result tb_retarget_calibrate(tb_retarget_calib **out, const tb_model *m, cons
         return r;
     }
     c->probes = tb__ground_distinct(&c->sup, c->probe);
+    if (!tb__ground_probes_make(&c->gp, &c->sup, c->probe, c->probes)) {
+        tb_retarget_calib_free(c);
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    }
     tb__frame(c);
     float legs = tb__leg(c, TB_ROLE_LEFT_UPLEG, TB_ROLE_LEFT_LEG, TB_ROLE_LEFT_FOOT);
     float legs_r = tb__leg(c, TB_ROLE_RIGHT_UPLEG, TB_ROLE_RIGHT_LEG, TB_ROLE_RIGHT_FOOT);
@@ -552,6 +558,7 @@ typedef struct tb__rt_job {
     tb_retarget_bake *b;
     tb_transform *src_local;
     float (*src_world)[16], (*tgt_world)[16], (*wq)[4], (*skin)[16], *scratch;
+    float *rows;        /* tb__ground_probes_lows' scratch */
     float (*hips_parent)[16], (*hips_pos)[3];
     float cq[4], cqi[4];
     int *match;         /* per target joint: its source joint, or -1 */
@@ -566,6 +573,7 @@ static void tb__rt_free(tb__rt_job *j)
     free(j->wq);
     free(j->skin);
     free(j->scratch);
+    free(j->rows);
     free(j->hips_parent);
     free(j->hips_pos);
     free(j->match);
@@ -626,6 +634,8 @@ static tb_result tb__rt_setup(tb__rt_job *j, const tb_retarget_calib *src, const
     j->wq = malloc((size_t)nt * sizeof *j->wq);
     int nmax_skin = src->skin_joint_count > dst->skin_joint_count ? src->skin_joint_count : dst->skin_joint_count;
     j->skin = malloc(((size_t)nmax_skin + 1) * sizeof *j->skin);
+    size_t gs = tb__ground_probes_scratch(&src->gp, nmax_skin), gd = tb__ground_probes_scratch(&dst->gp, nmax_skin);
+    j->rows = malloc((gs > gd ? gs : gd) * sizeof *j->rows);
     int nsup = src->sup.count > dst->sup.count ? src->sup.count : dst->sup.count;
     j->scratch = malloc(((size_t)nsup + 1) * 3 * sizeof(float));
     j->hips_parent = malloc((size_t)frames * sizeof *j->hips_parent);
@@ -634,8 +644,8 @@ static tb_result tb__rt_setup(tb__rt_job *j, const tb_retarget_calib *src, const
     j->base = malloc((size_t)nt * sizeof *j->base);
     if (!b->name || !b->times || !b->locals || !b->animated || !b->constant || !b->lift || !b->lift_raw ||
         !b->clearance || !b->allowance || !b->foot_min_y || !b->tail_min_y || !b->source_foot_y || !j->src_local ||
-        !j->src_world || !j->tgt_world || !j->wq || !j->skin || !j->scratch || !j->hips_parent || !j->hips_pos ||
-        !j->match || !j->base)
+        !j->src_world || !j->tgt_world || !j->wq || !j->skin || !j->rows || !j->scratch || !j->hips_parent ||
+        !j->hips_pos || !j->match || !j->base)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     return TB_OK;
 }
@@ -759,17 +769,16 @@ static void tb__rt_pose(tb__rt_job *j, int f)
                      (const float(*)[16])dst->inverse_bind, (size_t)dst->skin_joint_count);
     /* (tb_ground_clearance and tb_ground_lowest of each kind, in one pass) */
     float lows[3];
-    tb__ground_lows_of(&dst->sup, dst->probe, dst->probes,
-                       1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT | 1u << TB_SUPPORT_TAIL,
-                       (const float(*)[16])skin, lows);
+    tb__ground_probes_lows(&dst->gp, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT | 1u << TB_SUPPORT_TAIL,
+                           (const float(*)[16])skin, dst->skin_joint_count, j->rows, lows);
     b->clearance[f] = lows[TB_SUPPORT_BODY] - dst->sup.f_body;
     b->foot_min_y[f] = lows[TB_SUPPORT_FOOT];
     b->tail_min_y[f] = lows[TB_SUPPORT_TAIL];
     /* ... and the same quantity on the source: its allowance a(t) <= 0 */
     tb_skin_matrices(skin, (const float(*)[16])src_world, src->skin_joints,
                      (const float(*)[16])src->inverse_bind, (size_t)src->skin_joint_count);
-    tb__ground_lows_of(&src->sup, src->probe, src->probes, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT,
-                       (const float(*)[16])skin, lows);
+    tb__ground_probes_lows(&src->gp, 1u << TB_SUPPORT_BODY | 1u << TB_SUPPORT_FOOT, (const float(*)[16])skin,
+                           src->skin_joint_count, j->rows, lows);
     float cs = lows[TB_SUPPORT_BODY] - src->sup.f_body;
     b->allowance[f] = isfinite(cs) && cs < 0 ? cs * b->leg_ratio : 0;
     b->source_foot_y[f] = (lows[TB_SUPPORT_FOOT] - src->sup.f_body) * b->leg_ratio + dst->sup.f_body;

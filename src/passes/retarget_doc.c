@@ -394,7 +394,8 @@ static tb_result tb__rd_library(tb_doc *character, tb_doc *lib, const tb_retarge
         return TB_OK;
     tb_model *sm = NULL;
     tb_retarget_calib *src = NULL;
-    r = tb_model_load_skeleton(&sm, lib, NULL, err); /* a library may have no mesh */
+    const tb_model_desc md = {.no_normals = 1}; /* nothing here reads them */
+    r = tb_model_load_skeleton(&sm, lib, &md, err); /* a library may have no mesh */
     if (r == TB_OK)
         r = tb_retarget_calibrate(&src, sm, NULL, d, err);
     if (r == TB_OK && tb__matched_roles(src, dst) == 0)
@@ -444,7 +445,8 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
     if (r != TB_OK)
         return r;
     tb_model *tm = NULL;
-    r = tb_model_load(&tm, character, -1, err);
+    const tb_model_desc md = {.no_normals = 1}; /* the skin with most skinned vertices; no normals read here */
+    r = tb_model_load_desc(&tm, character, &md, err);
     if (r != TB_OK)
         return r;
     r = tb__rd_budget(&d, libs, lib_count, tm, err);

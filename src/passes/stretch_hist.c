@@ -26,6 +26,38 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
     return 1;
 }
 
+int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below)
+{
+    const size_t bins = (size_t)(n > 0 ? n : 1) * TB__HIST_BINS;
+    uint64_t *count = calloc(bins, sizeof *count);
+    float *lo = malloc(bins * sizeof *lo), *hi = malloc(bins * sizeof *hi);
+    if (!count || !lo || !hi) {
+        free(count), free(lo), free(hi);
+        return 0;
+    }
+    for (int k = 0; k < n; k++) {
+        tb__hist *g = &h[k];
+        g->n = g->torn = g->torn_edge = 0;
+        g->torn_above = torn_above;
+        g->torn_below = torn_below;
+        g->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
+        g->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
+        g->count = count + (size_t)k * TB__HIST_BINS;
+        g->lo = lo + (size_t)k * TB__HIST_BINS;
+        g->hi = hi + (size_t)k * TB__HIST_BINS;
+        for (size_t b = tb__hist_bin(TB__HIST_NEAR_LO); b <= tb__hist_bin(TB__HIST_NEAR_HI); b++) {
+            g->lo[b] = INFINITY;
+            g->hi[b] = -INFINITY;
+        }
+    }
+    return 1;
+}
+
+void tb__hist_free_block(tb__hist *h)
+{
+    tb__hist_free(h);
+}
+
 void tb__hist_add_n(tb__hist *h, float x, uint32_t k)
 {
     if (k == 0)

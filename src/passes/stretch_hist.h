@@ -51,6 +51,12 @@ typedef struct tb__hist {
  * others' lo and hi are set by their first sample. */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
+/* n histograms as tb__hist_init makes them, their bins in one block:
+ * histogram k's count, lo and hi are h[0]'s from k * TB__HIST_BINS, so one
+ * base pointer and an offset reach a bin of any of them (measure's edge
+ * loop). Freed by tb__hist_free_block(h) alone; 0 when out of memory. */
+int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below);
+void tb__hist_free_block(tb__hist *h);
 
 /* The bin of x. The products are under 2^31: converted through long, one
  * instruction, where size_t's conversion tests against 2^63 first. */

@@ -96,6 +96,8 @@ size_t tb_skin_points(float *dst, size_t dst_stride, const float *src,
     const size_t n_inf = influences > 0 ? (size_t)influences : 0;
     if (n_inf == 4)
         tb__skin_loop(dst, dst_stride, src, src_stride, count, joints, weights, 4, skin_mats, is_direction);
+    else if (n_inf == 1) /* rigid: measure's classes cut to their one weight (the same operations) */
+        tb__skin_loop(dst, dst_stride, src, src_stride, count, joints, weights, 1, skin_mats, is_direction);
     else
         tb__skin_loop(dst, dst_stride, src, src_stride, count, joints, weights, n_inf, skin_mats, is_direction);
     return count;
