@@ -138,7 +138,7 @@ typedef struct tb_fix_weights {
 
 #define TB_FIX_MAX_CHAINS 8
 
-#define TB_FIX_MAX_TRIES 9
+#define TB_FIX_MAX_TRIES 11
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */
