@@ -495,7 +495,7 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
 {
     if (rep->zone_try_count < TB_FIX_MAX_TRIES)
         rep->zone_tries[rep->zone_try_count++] =
-            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0};
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0, 0};
 }
 
 /* One try's measurement of clip c (the blend search, every clip at once). */
@@ -696,9 +696,11 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
     int n = s->n;
     tb__weight_plan_collar_ring(s->plan, ring & 1);
     tb__weight_plan_spine_folded(s->plan, ring & 2);
+    tb__weight_plan_collar_carried(s->plan, ring & 4);
     tb_result r = tb__weight_plan_weights(s->plan, s->M, zone, band, given, s->jo, s->wo, &zu, &bu, err);
     tb__weight_plan_collar_ring(s->plan, 0);
     tb__weight_plan_spine_folded(s->plan, 0);
+    tb__weight_plan_collar_carried(s->plan, 0);
     if (r != TB_OK)
         return r;
     int seen = 0;
@@ -725,6 +727,7 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
     if (ring && s->rep->zone_try_count) {
         s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = ring & 1;
         s->rep->zone_tries[s->rep->zone_try_count - 1].spine_folded = (ring & 2) != 0;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_carried = (ring & 4) != 0;
     }
     if (tb__better(&sc, &s->best)) {
         s->best = sc;
@@ -751,8 +754,8 @@ static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *
     float others[3]; /* the bands folded after the best one */
     int nothers = 0;
     tb_result r = TB_OK;
-    for (int t = 0; r == TB_OK && t < 10 && !tb__clean(&s->best); t++) {
-        int ring = t >= 7 ? (s->ring & 1) | 2 : t >= 5;
+    for (int t = 0; r == TB_OK && t < 11 && !tb__clean(&s->best); t++) {
+        int ring = t == 10 ? s->ring | 4 : t >= 7 ? (s->ring & 1) | 2 : t >= 5;
         float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : s->zone,
               band = t < 3 ? s->b0 : t < 5 ? bands[t - 3] : t == 5 ? s->b0 : s->band;
         int given = t == 2 || (t >= 3 && t != 5 && s->given);
@@ -765,9 +768,9 @@ static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *
             if (fabsf(b - band) >= 1e-4f)
                 others[nothers++] = b;
         }
-        if (t > 7 && t - 8 >= nothers)
-            break;
-        if (t > 7)
+        if (t > 7 && t < 10 && t - 8 >= nothers)
+            continue;
+        if (t > 7 && t < 10)
             band = others[t - 8];
         r = tb__search_try(s, zone, band, given, ring, err);
     }
@@ -798,9 +801,11 @@ static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
     if (!s->is_first) {
         tb__weight_plan_collar_ring(s->plan, s->ring & 1);
         tb__weight_plan_spine_folded(s->plan, s->ring & 2);
+        tb__weight_plan_collar_carried(s->plan, s->ring & 4);
         r = tb__weight_plan_write(s->plan, doc, s->M, s->zone, s->band, s->given, &rep->repair, err);
         tb__weight_plan_collar_ring(s->plan, 0);
         tb__weight_plan_spine_folded(s->plan, 0);
+        tb__weight_plan_collar_carried(s->plan, 0);
         tb_model_free(s->M); /* not needed past here: the measure below loads its own */
         s->M = NULL;
         if (r == TB_OK) {
@@ -1367,6 +1372,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(o, "collar_ring", json_true());
             if (rep->zone_tries[i].spine_folded)
                 json_object_set_new(o, "spine_folded", json_true());
+            if (rep->zone_tries[i].collar_carried)
+                json_object_set_new(o, "collar_carried", json_true());
             json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
             json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);
