@@ -746,8 +746,10 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
  * spine folded into the parent, chain.c tb__fold_spine) with the best
  * zone and ring so far, at the best band first and then at the search's
  * other bands: folding the spine moves which band tears least (Soldier
- * beside_welded_leg: 0.5 tears fewest samples unfolded, 2 folded).
- * ring: 1 the collar ring, 2 the spine folded. */
+ * beside_welded_leg: 0.5 tears fewest samples unfolded, 2 folded); last
+ * the collar carried over the band (chain.c, tb__blend_welded_collar) with
+ * the best zone, band, ring and fold so far. ring: 1 the collar ring, 2 the
+ * spine folded, 4 the collar carried. */
 static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *err)
 {
     static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
