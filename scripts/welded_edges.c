@@ -166,9 +166,10 @@ int main(int argc, char **argv)
            argv[1], argv[2], p99, mx, nrep, total, rep.blend_zone, rep.collar_band, rep.solver_fit_tried, rep.solver_fit_kept);
     for (int i = 0; i < rep.zone_try_count; i++) {
         const tb_fix_zone_try *z = &rep.zone_tries[i];
-        printf("try %d: zone %.3f band %.3f%s%s: torn in %d clip(s), worst %.2f%%, tail max %.2f\n", i, z->blend_zone,
-               z->collar_band, z->collar_ring ? ", collar ring" : "", z->spine_folded ? ", spine folded" : "",
-               z->torn_clips, 100 * z->worst_torn, z->worst_max);
+        printf("try %d: zone %.3f band %.3f%s%s%s: torn in %d clip(s), worst %.2f%%, tail max %.2f\n", i,
+               z->blend_zone, z->collar_band, z->collar_ring ? ", collar ring" : "",
+               z->spine_folded ? ", spine folded" : "", z->collar_carried ? ", collar carried" : "", z->torn_clips,
+               100 * z->worst_torn, z->worst_max);
     }
     free(j.mask), free(j.edges);
     tb_model_free(j.mi), tb_model_free(j.mo);

@@ -54,11 +54,12 @@ static const char *const short_of_bar[][3] = {
      "RightUpLeg goes from 0.085 to none beside Tail_1 0.05 (17 samples); 4400-4413 and 4409-4423 the rest; no try "
      "of the search is clean"},
     {"synth:plain", "beside_welded_leg",
-     "the thigh's flex in Crouch across the collar band: samples Walk/Sprint/Crouch 0/5/252, max 1.41 (166 before "
-     "session 15, then 16 of them on the seam); the search keeps the band with the spine folded (its seam no longer "
-     "tears), and the band's edges compress in Crouch: 4412-4425, 4423-4436, 4425-4439, 4438-4451 and others to "
-     "0.53-0.66 (none torn in the input but 4423-4436, at 11); the tail hangs on LeftUpLeg 0.7 in the "
-     "input, the band takes it to Hips and the chain"},
+     "the thigh's flex in Crouch across the collar band and round the root ring: samples Walk/Sprint/Crouch 0/9/89, "
+     "max 1.72 (166 before session 15, 257 with its spine-folded try, 98 since the search scores torn samples and "
+     "tries the collar carried); root-ring edges 4402-4403, 4407-4408, 4409-4410 (1.54-1.72, a fifth joint cut) "
+     "and band edges 4410-4424, 4412-4425, 4423-4436, 4424-4437 compressed to 0.58-0.65 in Crouch (none torn in the "
+     "input but 4423-4436, at 11); the seam 4387-4400 in Sprint (5; input 21); the tail hangs on LeftUpLeg 0.7 in "
+     "the input, the band takes it to Hips and the chain"},
     /* the seam is the repaired skin against the untouched body
      * (honest_groups): SPEC C's groups count these edges as body */
     {"Soldier", "beside_welded_leg",

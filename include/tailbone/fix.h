@@ -116,6 +116,7 @@ typedef struct tb_fix_zone_try {
     float worst_p99;            /* largest tail p99 over the clips */
     int collar_ring;            /* welded tails: the collar ring blended halfway to the chain */
     int spine_folded;           /* welded tails: the band's spine share on the chain's parent */
+    int collar_carried;         /* welded tails: the collar's own weights over the whole band, no ring share */
 } tb_fix_zone_try;
 
 /* The geometry one chain's blend was sized from (docs/fix.md). */
@@ -138,7 +139,7 @@ typedef struct tb_fix_weights {
 
 #define TB_FIX_MAX_CHAINS 8
 
-#define TB_FIX_MAX_TRIES 9
+#define TB_FIX_MAX_TRIES 12
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */

@@ -183,7 +183,8 @@ struct tb__weight_plan {
     int skin;         /* the repaired skin (document index) */
     int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
     int ring;         /* welded bands: 1, collar rings blended halfway (tb__weight_plan_collar_ring); 2, the
-                         spine folded into the parent (tb__weight_plan_spine_folded) */
+                         spine folded into the parent (tb__weight_plan_spine_folded); 4, the collar's own
+                         weights carried over the whole band (tb__weight_plan_collar_carried) */
     int count;
     tb__chain_plan *c;
 };
@@ -1267,13 +1268,21 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
             if (w > 0)
                 jj[cnt] = j, ww[cnt++] = t * w;
         }
+        /* the collar's own share: (1 − t)², or the whole 1 − t when carried
+         * (ring & 4, a try of fix's search, tb__weight_plan_collar_carried):
+         * beside a thigh the collar's own weights are mostly the thigh's, and
+         * the ring's lineage share moves the band off it while the thigh
+         * flexes (synthetic beside_welded_leg, Crouch; docs/fix.md session
+         * 15, second pass); the search keeps it only where it tears less */
+        float own = ring & 4 ? 1 - t : (1 - t) * (1 - t);
         if (relaxed && sf.at[q] >= 0)
             for (int k = 0; k < sf.J; k++)
                 tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, &sf.joint[k],
-                                sf.S + (size_t)sf.at[q] * TB__SEAM_JOINTS + (size_t)k, 1, (1 - t) * (1 - t));
+                                sf.S + (size_t)sf.at[q] * TB__SEAM_JOINTS + (size_t)k, 1, own);
         else
-            tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, (1 - t) * (1 - t));
-        tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
+            tb__seam_weights(A, c, m->positions + v * 3, jj, ww, &cnt, TB__SLOTS + 32, own);
+        if (!(ring & 4))
+            tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         if (ring & 2)
             tb__fold_spine(m, c, jj, ww, cnt);
         tb__fade_to_slots(c, jj, ww, cnt);
@@ -2887,6 +2896,12 @@ void tb__weight_plan_spine_folded(tb__weight_plan *p, int on)
 {
     if (p)
         p->ring = (p->ring & ~2) | (on ? 2 : 0);
+}
+
+void tb__weight_plan_collar_carried(tb__weight_plan *p, int on)
+{
+    if (p)
+        p->ring = (p->ring & ~4) | (on ? 4 : 0);
 }
 
 void tb__weight_plan_collar_ring(tb__weight_plan *p, int on)

@@ -65,6 +65,12 @@ void tb__weight_plan_collar_ring(tb__weight_plan *p, int on);
  * tb__fold_spine; fix tries it last when the seam still tears). */
 void tb__weight_plan_spine_folded(tb__weight_plan *p, int on);
 
+/* on: the weights below carry each welded band's collar weights (the
+ * relaxed seam field) over the whole band, fading as 1 − t, without the
+ * weld ring's shared part (chain.c, tb__blend_welded_collar; fix tries it
+ * after the spine fold when the band still tears). */
+void tb__weight_plan_collar_carried(tb__weight_plan *p, int on);
+
 /* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
  * the repaired document): M's own, with every smooth chain's vertices
  * weighted for blend zone `zone` and collar band `band` (segments; the
