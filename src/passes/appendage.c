@@ -653,9 +653,11 @@ done:
     return r;
 }
 
-static int tb__off_bone(const tb__state *st, const float q[3], float h)
+/* hint: a segment likely near q (its vertex's nearest, A1), tried first:
+ * the test stops at a segment within reach, without the nearest's search */
+static int tb__off_bone(const tb__state *st, const float q[3], float h, int hint)
 {
-    return tb__segsoa_nearest(&st->segsoa, q, NULL) > h + st->d.thin_margin * st->H;
+    return !tb__segsoa_within(&st->segsoa, q, h + st->d.thin_margin * st->H, hint);
 }
 
 /* ---- a uniform grid over welded vertices, as a sorted array ------------- */
@@ -919,7 +921,7 @@ static void tb__medial_points_run(void *c, size_t lo, size_t hi)
         for (int a = 0; a < 3; a++)
             q[a] = p[a] - n[a] * h;
         st->mrad[w] = h;
-        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+        st->thin[w] = (uint8_t)tb__off_bone(st, q, h, st->wseg[w]);
     }
 }
 
