@@ -494,7 +494,7 @@ static void tb__corners4(const float *pos4, const uint32_t *v0, const uint32_t *
 }
 
 /* The lanes (bit k) of triangles c4[0..4) whose bounding sphere, widened
- * (tb__medial_create), the ray's line passes within: the others the test
+ * (tb__medial_spheres), the ray's line passes within: the others the test
  * below would miss, so they are not tested. The margin grows with the
  * distance from the ray's origin (1e-3 of it), far above the few roundings
  * of a float hit point (those of a ray grazing the triangle's plane at
@@ -783,6 +783,7 @@ struct tb__medial {
     const float *pos;
     const uint32_t *tri, *shell;
     size_t nw, nt;
+    double *vol;        /* per shell root: its signed volume (tb__medial_orient's scratch) */
     float *normal;      /* 3 per welded vertex, outward */
     float *pos4;        /* 4 per welded vertex: x, y, z, 0 (the rays' triangle tests) */
     float *sph;         /* 4 per triangle: its widened bounding sphere (tb__near4), centre and radius² */
@@ -804,6 +805,7 @@ void tb__medial_free(tb__medial *md)
     free(md->tflip);
     free(md->pos4);
     free(md->sph);
+    free(md->vol);
     free(md);
 }
 
@@ -827,9 +829,9 @@ const float *tb__medial_normals(const tb__medial *md)
 }
 
 /* The padded positions and each triangle's bounding sphere about its
- * centroid, widened by 1e-3 of itself and of the grid's scale and by 1e-5
- * of the largest coordinate (the roundings of coordinates that size): a
- * ray's line that passes outside it misses the triangle (tb__near4). */
+ * centroid, widened by 1e-3 of itself and by 1e-5 of the largest
+ * coordinate (far above the roundings of coordinates that size): a ray's
+ * line that passes outside it misses the triangle (tb__near4). */
 static void tb__medial_spheres(tb__medial *md)
 {
     float big = 0;
@@ -851,7 +853,7 @@ static void tb__medial_spheres(tb__medial *md)
             float e = (q[0] - sp[0]) * (q[0] - sp[0]) + (q[1] - sp[1]) * (q[1] - sp[1]) + (q[2] - sp[2]) * (q[2] - sp[2]);
             r2 = e > r2 || e != e ? e : r2;
         }
-        float r = sqrtf(r2) * 1.001f + 1e-3f * md->g.scale + 1e-5f * big;
+        float r = sqrtf(r2) * 1.001f + 1e-5f * big;
         sp[3] = r * r; /* NaN or infinite: never culled */
     }
 }
@@ -861,23 +863,31 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
 {
     *out = NULL;
     tb__medial *md = calloc(1, sizeof *md);
-    double *vol = calloc(nw ? nw : 1, sizeof *vol);
     if (md) {
+        md->vol = calloc(nw ? nw : 1, sizeof *md->vol);
         md->normal = calloc((nw ? nw : 1) * 3, sizeof *md->normal);
         md->tflip = malloc(nt ? nt : 1);
         md->pos4 = malloc((nw ? nw : 1) * 4 * sizeof *md->pos4);
         md->sph = malloc((nt ? nt : 1) * 4 * sizeof *md->sph);
     }
-    if (!md || !vol || !md->normal || !md->tflip || !md->pos4 || !md->sph) {
-        free(vol);
+    if (!md || !md->vol || !md->normal || !md->tflip || !md->pos4 || !md->sph) {
         tb__medial_free(md);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     md->pos = pos, md->tri = wtri, md->shell = shell, md->nw = nw, md->nt = nt;
+    *out = md;
+    return TB_OK;
+}
+
+void tb__medial_orient(tb__medial *md)
+{
+    const float *pos = md->pos;
+    const uint32_t *wtri = md->tri, *shell = md->shell;
+    double *vol = md->vol;
     /* area-weighted normals from the winding, each shell turned outward by the
      * sign of its enclosed volume (a file wound inside out still works) */
     float *normal = md->normal;
-    for (size_t t = 0; t < nt; t++) {
+    for (size_t t = 0; t < md->nt; t++) {
         const float *a = pos + (size_t)wtri[t * 3] * 3, *b = pos + (size_t)wtri[t * 3 + 1] * 3,
                     *c = pos + (size_t)wtri[t * 3 + 2] * 3;
         float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
@@ -893,23 +903,25 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
         vol[shell[wtri[t * 3]]] += pa[0] * (pb[1] * pc[2] - pb[2] * pc[1]) + pa[1] * (pb[2] * pc[0] - pb[0] * pc[2]) +
                                    pa[2] * (pb[0] * pc[1] - pb[1] * pc[0]);
     }
-    for (size_t t = 0; t < nt; t++)
+    for (size_t t = 0; t < md->nt; t++)
         md->tflip[t] = vol[shell[wtri[t * 3]]] < 0;
-    for (size_t v = 0; v < nw; v++) {
+    for (size_t v = 0; v < md->nw; v++) {
         float *n = normal + v * 3, s = vol[shell[v]] < 0 ? -1.0f : 1.0f;
         float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         for (int x = 0; x < 3; x++)
             n[x] = l > 0 ? s * n[x] / l : 0;
     }
-    free(vol);
-    tb_result r = tb__tgrid_build(&md->g, pos, nw, wtri, nt, shell, err);
-    if (r != TB_OK) {
-        tb__medial_free(md);
-        return r;
-    }
+    free(md->vol);
+    md->vol = NULL;
     tb__medial_spheres(md);
+}
+
+tb_result tb__medial_grid(tb__medial *md, tb_error *err)
+{
+    tb_result r = tb__tgrid_build(&md->g, md->pos, md->nw, md->tri, md->nt, md->shell, err);
+    if (r != TB_OK)
+        return r;
     md->tmin = md->g.scale * 1e-4f;
-    *out = md;
     return TB_OK;
 }
 
