@@ -445,8 +445,8 @@ typedef struct tb__hit {
  * set, all when NULL). Hits nearer than tmin are none. */
 typedef struct tb__ray {
     const tb__tgrid *g;
-    const float *pos, *pos4; /* pos4: x, y, z, 0 per vertex (the lanes' gathers) */
-    const float *sph;        /* per triangle: its widened bounding sphere, centre xyz and radius squared */
+    const float *pos;
+    const float *sph; /* per triangle: its widened bounding sphere, centre xyz and radius squared */
     const uint32_t *tri;
     const uint8_t *tflip;
     const float *o, *d;
@@ -463,7 +463,7 @@ typedef float tb__v4f __attribute__((vector_size(16)));
 typedef int tb__v4i __attribute__((vector_size(16)));
 
 /* Four rows of four floats (p0..p3) as their columns x, y, z, w: four
- * loads and a 4×4 transpose, not sixteen scalar loads. */
+ * loads and a 4×4 transpose, not sixteen scalar loads (the spheres). */
 static void tb__rows4(const float *p0, const float *p1, const float *p2, const float *p3, tb__v4f *x, tb__v4f *y,
                       tb__v4f *z, tb__v4f *w)
 {
@@ -481,16 +481,6 @@ static void tb__rows4(const float *p0, const float *p1, const float *p2, const f
     *z = (tb__v4f){p0[2], p1[2], p2[2], p3[2]};
     *w = (tb__v4f){p0[3], p1[3], p2[3], p3[3]};
 #endif
-}
-
-/* Corner c's coordinates of four triangles (their corner ids v0..v3) as
- * x, y and z lanes, from the padded positions (x, y, z, 0 per vertex). */
-static void tb__corners4(const float *pos4, const uint32_t *v0, const uint32_t *v1, const uint32_t *v2,
-                         const uint32_t *v3, int c, tb__v4f *x, tb__v4f *y, tb__v4f *z)
-{
-    tb__v4f w;
-    tb__rows4(pos4 + (size_t)v0[c] * 4, pos4 + (size_t)v1[c] * 4, pos4 + (size_t)v2[c] * 4, pos4 + (size_t)v3[c] * 4,
-              x, y, z, &w);
 }
 
 /* The lanes (bit k) of triangles c4[0..4) whose bounding sphere, widened
@@ -530,14 +520,17 @@ static inline int tb__near4(const tb__ray *R, const uint32_t c4[TB__LANES])
 static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tcell, float tout,
                         float th[TB__LANES], float det4[TB__LANES])
 {
+    const float *pos = R->pos;
     const uint32_t *v0 = R->tri + (size_t)t4[0] * 3, *v1 = R->tri + (size_t)t4[1] * 3,
                    *v2 = R->tri + (size_t)t4[2] * 3, *v3 = R->tri + (size_t)t4[3] * 3;
-    tb__v4f ax, ay, az, bx, by, bz, cx, cy, cz;
-    tb__corners4(R->pos4, v0, v1, v2, v3, 0, &ax, &ay, &az);
-    tb__corners4(R->pos4, v0, v1, v2, v3, 1, &bx, &by, &bz);
-    tb__corners4(R->pos4, v0, v1, v2, v3, 2, &cx, &cy, &cz);
-    tb__v4f e1x = bx - ax, e1y = by - ay, e1z = bz - az;
-    tb__v4f e2x = cx - ax, e2y = cy - ay, e2z = cz - az;
+    /* corner c's axis a of the four triangles */
+#define TB__GATHER(c, a)                                                                                  \
+    ((tb__v4f){pos[(size_t)v0[c] * 3 + (a)], pos[(size_t)v1[c] * 3 + (a)], pos[(size_t)v2[c] * 3 + (a)], \
+               pos[(size_t)v3[c] * 3 + (a)]})
+    tb__v4f ax = TB__GATHER(0, 0), ay = TB__GATHER(0, 1), az = TB__GATHER(0, 2);
+    tb__v4f e1x = TB__GATHER(1, 0) - ax, e1y = TB__GATHER(1, 1) - ay, e1z = TB__GATHER(1, 2) - az;
+    tb__v4f e2x = TB__GATHER(2, 0) - ax, e2y = TB__GATHER(2, 1) - ay, e2z = TB__GATHER(2, 2) - az;
+#undef TB__GATHER
     const float *o = R->o, *d = R->d;
     tb__v4f dx = {d[0], d[0], d[0], d[0]}, dy = {d[1], d[1], d[1], d[1]}, dz = {d[2], d[2], d[2], d[2]};
     tb__v4f pvx = dy * e2z - dz * e2y, pvy = dz * e2x - dx * e2z, pvz = dx * e2y - dy * e2x;
@@ -785,7 +778,6 @@ struct tb__medial {
     size_t nw, nt;
     double *vol;        /* per shell root: its signed volume (tb__medial_orient's scratch) */
     float *normal;      /* 3 per welded vertex, outward */
-    float *pos4;        /* 4 per welded vertex: x, y, z, 0 (the rays' triangle tests) */
     float *sph;         /* 4 per triangle: its widened bounding sphere (tb__near4), centre and radius² */
     uint8_t *tflip;     /* per triangle: its shell is wound inside out */
     tb__tgrid g;
@@ -803,7 +795,6 @@ void tb__medial_free(tb__medial *md)
     free(md->suf);
     free(md->normal);
     free(md->tflip);
-    free(md->pos4);
     free(md->sph);
     free(md->vol);
     free(md);
@@ -815,11 +806,10 @@ void tb__medial_drop_grid(tb__medial *md)
     free(md->pre);
     free(md->suf);
     free(md->tflip);
-    free(md->pos4);
     free(md->sph);
     md->pre = md->suf = NULL;
     md->tflip = NULL;
-    md->pos4 = md->sph = NULL;
+    md->sph = NULL;
     md->count_for = NULL;
 }
 
@@ -828,7 +818,7 @@ const float *tb__medial_normals(const tb__medial *md)
     return md->normal;
 }
 
-/* The padded positions and each triangle's bounding sphere about its
+/* Each triangle's bounding sphere about its
  * centroid, widened by 1e-3 of itself and by 1e-5 of the largest
  * coordinate (far above the roundings of coordinates that size): a ray's
  * line that passes outside it misses the triangle (tb__near4). */
@@ -837,8 +827,6 @@ static void tb__medial_spheres(tb__medial *md)
     float big = 0;
     for (size_t v = 0; v < md->nw; v++) {
         const float *p = md->pos + v * 3;
-        memcpy(md->pos4 + v * 4, p, 3 * sizeof *p);
-        md->pos4[v * 4 + 3] = 0;
         for (int a = 0; a < 3; a++)
             big = fabsf(p[a]) > big ? fabsf(p[a]) : big; /* NaN: left out */
     }
@@ -867,10 +855,9 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
         md->vol = calloc(nw ? nw : 1, sizeof *md->vol);
         md->normal = calloc((nw ? nw : 1) * 3, sizeof *md->normal);
         md->tflip = malloc(nt ? nt : 1);
-        md->pos4 = malloc((nw ? nw : 1) * 4 * sizeof *md->pos4);
         md->sph = malloc((nt ? nt : 1) * 4 * sizeof *md->sph);
     }
-    if (!md || !md->vol || !md->normal || !md->tflip || !md->pos4 || !md->sph) {
+    if (!md || !md->vol || !md->normal || !md->tflip || !md->sph) {
         tb__medial_free(md);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
@@ -961,7 +948,7 @@ void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick,
             continue;
         float d[3] = {-n[0], -n[1], -n[2]};
         long k = tb__shell_slot(&md->g, md->shell[v]); /* only its own shell's triangles count */
-        tb__ray R = {&md->g, md->pos, md->pos4, md->sph, md->tri, md->tflip, md->pos + v * 3, d, tmax[v], md->tmin,
+        tb__ray R = {&md->g, md->pos, md->sph, md->tri, md->tflip, md->pos + v * 3, d, tmax[v], md->tmin,
                      (uint32_t)v, md->shell[v], 0, NULL};
         thick[v] = tb__ray_walk(&R, NULL, k >= 0 ? md->g.sbox[k] : tb__empty_box, hits, TB__HCAP);
     }
@@ -1003,7 +990,7 @@ int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const 
             memcpy(box, md->pre[n], sizeof box);
         bp = box;
     }
-    tb__ray R = {&md->g, md->pos, md->pos4, md->sph, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, md->tmin,
+    tb__ray R = {&md->g, md->pos, md->sph, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, md->tmin,
                  UINT32_MAX, md->shell[v], 1, count_shell};
     tb__ray_walk(&R, &inside, bp, hits, TB__HCAP);
     return inside > 0;
