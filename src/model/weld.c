@@ -52,6 +52,42 @@ static uint32_t tb__weld_copy(uint32_t *dup, size_t mask, const float *positions
     return UINT32_MAX;
 }
 
+/* The copies' table: a trial over the first TB__COPY_TRIAL vertices in a
+ * small table, then one of `cap` slots only where at least one in eight
+ * was a copy (a mesh without seams allocates no big table, whose pages
+ * would fault on every call). Any subset of entries gives the same welds. */
+enum { TB__COPY_TRIAL = 4096, TB__COPY_SLOTS = 16384 };
+typedef struct tb__copies {
+    uint32_t *slot; /* NULL: none (no memory, or few copies) */
+    size_t mask, probes, hits;
+} tb__copies;
+
+static void tb__copies_init(tb__copies *C, size_t slots)
+{
+    C->probes = C->hits = 0;
+    C->mask = slots - 1;
+    C->slot = malloc(slots * sizeof *C->slot);
+    if (C->slot)
+        memset(C->slot, 0xff, slots * sizeof *C->slot);
+}
+
+/* tb__weld_copy through the table, after the trial where it ends. */
+static uint32_t tb__copies_find(tb__copies *C, const float *positions, size_t stride, size_t v, size_t cap)
+{
+    if (v == TB__COPY_TRIAL && C->slot && C->mask + 1 < cap) {
+        free(C->slot);
+        C->slot = NULL;
+        if (C->hits * 8 >= C->probes)
+            tb__copies_init(C, cap); /* empty: the trial's copies are found the long way */
+    }
+    if (!C->slot)
+        return UINT32_MAX;
+    C->probes++;
+    uint32_t u = tb__weld_copy(C->slot, C->mask, positions, stride, v);
+    C->hits += u != UINT32_MAX;
+    return u;
+}
+
 size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, size_t stride,
                          float epsilon)
 {
@@ -64,17 +100,18 @@ size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, 
         cap <<= 1;
     /* Only group representatives are inserted, so chains stay short. */
     uint32_t *head = malloc(cap * sizeof *head);
-    uint32_t *next = malloc(count * sizeof *next), *dup = malloc(cap * sizeof *dup);
-    if (!head || !next || !dup) {
+    uint32_t *next = malloc(count * sizeof *next);
+    if (!head || !next) {
         free(head);
         free(next);
-        free(dup);
         for (size_t v = 0; v < count; v++)
             remap[v] = (uint32_t)v; /* no memory: weld nothing */
         return count;
     }
     for (size_t i = 0; i < cap; i++)
-        head[i] = dup[i] = UINT32_MAX;
+        head[i] = UINT32_MAX;
+    tb__copies copies;
+    tb__copies_init(&copies, cap < TB__COPY_SLOTS ? cap : TB__COPY_SLOTS);
     /* cells of 32 epsilon: a point searches only the cells its epsilon-ball
      * overlaps (one in 83% of points, never more than eight; with cells of
      * 4 epsilon it was 3.4 on average, each a random probe of the table).
@@ -84,7 +121,7 @@ size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, 
     float e2 = epsilon * epsilon;
     size_t groups = 0;
     for (size_t v = 0; v < count; v++) {
-        uint32_t copy = tb__weld_copy(dup, cap - 1, positions, stride, v);
+        uint32_t copy = tb__copies_find(&copies, positions, stride, v, cap);
         if (copy != UINT32_MAX) {
             remap[v] = remap[copy];
             continue;
@@ -124,6 +161,6 @@ size_t tb_weld_positions(uint32_t *remap, const float *positions, size_t count, 
     }
     free(head);
     free(next);
-    free(dup);
+    free(copies.slot);
     return groups;
 }
