@@ -446,7 +446,6 @@ typedef struct tb__hit {
 typedef struct tb__ray {
     const tb__tgrid *g;
     const float *pos;
-    const float *sph; /* per triangle: its widened bounding sphere, centre xyz and radius squared */
     const uint32_t *tri;
     const uint8_t *tflip;
     const float *o, *d;
@@ -461,53 +460,6 @@ enum { TB__LANES = 4 }; /* triangles tested side by side */
 #if defined(__GNUC__)
 typedef float tb__v4f __attribute__((vector_size(16)));
 typedef int tb__v4i __attribute__((vector_size(16)));
-
-/* Four rows of four floats (p0..p3) as their columns x, y, z, w: four
- * loads and a 4×4 transpose, not sixteen scalar loads (the spheres). */
-static void tb__rows4(const float *p0, const float *p1, const float *p2, const float *p3, tb__v4f *x, tb__v4f *y,
-                      tb__v4f *z, tb__v4f *w)
-{
-#if defined(__SSE__)
-    __m128 r0 = _mm_loadu_ps(p0), r1 = _mm_loadu_ps(p1), r2 = _mm_loadu_ps(p2), r3 = _mm_loadu_ps(p3);
-    __m128 t0 = _mm_unpacklo_ps(r0, r1), t1 = _mm_unpacklo_ps(r2, r3), t2 = _mm_unpackhi_ps(r0, r1),
-           t3 = _mm_unpackhi_ps(r2, r3);
-    *x = (tb__v4f)_mm_movelh_ps(t0, t1);
-    *y = (tb__v4f)_mm_movehl_ps(t1, t0);
-    *z = (tb__v4f)_mm_movelh_ps(t2, t3);
-    *w = (tb__v4f)_mm_movehl_ps(t3, t2);
-#else
-    *x = (tb__v4f){p0[0], p1[0], p2[0], p3[0]};
-    *y = (tb__v4f){p0[1], p1[1], p2[1], p3[1]};
-    *z = (tb__v4f){p0[2], p1[2], p2[2], p3[2]};
-    *w = (tb__v4f){p0[3], p1[3], p2[3], p3[3]};
-#endif
-}
-
-/* The lanes (bit k) of triangles c4[0..4) whose bounding sphere, widened
- * (tb__medial_spheres), the ray's line passes within: the others the test
- * below would miss, so they are not tested. The margin grows with the
- * distance from the ray's origin (1e-3 of it), far above the few roundings
- * of a float hit point (those of a ray grazing the triangle's plane at
- * under about 1e-4 rad aside); a NaN keeps the lane. */
-static inline int tb__near4(const tb__ray *R, const uint32_t c4[TB__LANES])
-{
-    const float *sph = R->sph;
-    tb__v4f cx, cy, cz, r2;
-    tb__rows4(sph + (size_t)c4[0] * 4, sph + (size_t)c4[1] * 4, sph + (size_t)c4[2] * 4, sph + (size_t)c4[3] * 4, &cx,
-              &cy, &cz, &r2);
-    const float *o = R->o, *d = R->d;
-    tb__v4f dx = {d[0], d[0], d[0], d[0]}, dy = {d[1], d[1], d[1], d[1]}, dz = {d[2], d[2], d[2], d[2]};
-    tb__v4f wx = cx - (tb__v4f){o[0], o[0], o[0], o[0]}, wy = cy - (tb__v4f){o[1], o[1], o[1], o[1]},
-            wz = cz - (tb__v4f){o[2], o[2], o[2], o[2]};
-    tb__v4f xx = wy * dz - wz * dy, xy = wz * dx - wx * dz, xz = wx * dy - wy * dx;
-    const tb__v4f k = {1e-6f, 1e-6f, 1e-6f, 1e-6f};
-    tb__v4i far = xx * xx + xy * xy + xz * xz > r2 + k * (wx * wx + wy * wy + wz * wz);
-#if defined(__SSE__)
-    return ~_mm_movemask_ps((__m128)far) & 15;
-#else
-    return ~((far[0] & 1) | (far[1] & 2) | (far[2] & 4) | (far[3] & 8)) & 15;
-#endif
-}
 
 /* tb__ray_tri on the triangles t4[0..4) at once: th[k] its t or INFINITY,
  * det[k] its determinant (the exit's sign); returns the lanes (bit k) whose
@@ -599,12 +551,6 @@ static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tc
     }
     return in;
 }
-
-static int tb__near4(const tb__ray *R, const uint32_t c4[TB__LANES])
-{
-    (void)R, (void)c4;
-    return (1 << TB__LANES) - 1; /* no cull: every triangle tested */
-}
 #endif
 
 /* The first n of the triangles t4 tested (tb__ray_tri4, the rest of the
@@ -628,64 +574,38 @@ static int tb__cell_test(const tb__ray *R, uint32_t t4[TB__LANES], int n, float 
     return nh;
 }
 
-/* The first nc candidates of c4 culled (tb__near4, the rest of the lanes
- * copies of the first), then those touching the ray's own vertex (a
- * thickness ray's self: read from the corners of the few left); those
- * left go on to t4 (*nt of them), tested as it fills. The hits come in
- * the candidates' order, as without the cull: the triangles it drops have
- * none. Returns nh. */
-static int tb__cull_test(const tb__ray *R, uint32_t c4[TB__LANES], int nc, uint32_t t4[TB__LANES], int *nt,
-                         float tcell, float tout, tb__hit *hits, int nh, int hcap)
-{
-    for (int k = nc; k < TB__LANES; k++)
-        c4[k] = c4[0];
-    int keep = tb__near4(R, c4) & ((1 << nc) - 1);
-    for (int k = 0; keep; k++, keep >>= 1) {
-        if (!(keep & 1))
-            continue;
-        const uint32_t *tv = R->tri + (size_t)c4[k] * 3, self = R->self;
-        if (!R->others && (tv[0] == self || tv[1] == self || tv[2] == self))
-            continue; /* the counting walk has no self (UINT32_MAX) */
-        t4[(*nt)++] = c4[k];
-        if (*nt == TB__LANES) {
-            nh = tb__cell_test(R, t4, TB__LANES, tcell, tout, hits, nh, hcap);
-            *nt = 0;
-        }
-    }
-    return nh;
-}
-
 /* The hits in one cell's entries [s, s + n), the cell's span along the
  * ray [tcell, tout), sorted by t (stably: as glibc's merge sort was). The
  * shell is read first (from the entry, without the triangle's corners: a
- * run of one shell at once), then the bounding spheres, four at a time,
- * then the corners of those left for the self test (tb__cull_test); the
+ * run of one shell at once), then the corners for the self test; the
  * triangles left are tested TB__LANES at a time, in entry order. */
 static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float tout, tb__hit *hits, int hcap)
 {
     const tb__tgrid *g = R->g;
-    const uint32_t *tshell = g->tshell, *tris = g->tris, own = R->own;
+    const uint32_t *tshell = g->tshell, *tris = g->tris, *tri = R->tri, own = R->own, self = R->self;
     const uint8_t *count = R->others ? R->count_shell : NULL;
     const int others = R->others;
-    uint32_t c4[TB__LANES], t4[TB__LANES];
-    int nc = 0, nt = 0, nh = 0;
+    uint32_t t4[TB__LANES];
+    int nc = 0, nh = 0;
     for (int i = 0; i < n;) { /* a run of one shell (within the cell) at a time */
         uint32_t at = s + (uint32_t)i, ts = tshell[at], end = at + g->trun[at];
         i += g->trun[at];
         if ((ts == own) == others || (count && !count[ts]))
             continue;
         for (; at < end; at++) {
-            c4[nc++] = tris[at];
+            uint32_t t = tris[at];
+            const uint32_t *tv = tri + (size_t)t * 3;
+            if (!others && (tv[0] == self || tv[1] == self || tv[2] == self))
+                continue; /* the counting walk has no self (UINT32_MAX) */
+            t4[nc++] = t;
             if (nc == TB__LANES) {
-                nh = tb__cull_test(R, c4, nc, t4, &nt, tcell, tout, hits, nh, hcap);
+                nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
                 nc = 0;
             }
         }
     }
     if (nc)
-        nh = tb__cull_test(R, c4, nc, t4, &nt, tcell, tout, hits, nh, hcap);
-    if (nt)
-        nh = tb__cell_test(R, t4, nt, tcell, tout, hits, nh, hcap);
+        nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
     for (int i = 1; i < nh; i++) { /* a cell holds few hits */
         tb__hit x = hits[i];
         int j = i;
@@ -778,7 +698,6 @@ struct tb__medial {
     size_t nw, nt;
     double *vol;        /* per shell root: its signed volume (tb__medial_orient's scratch) */
     float *normal;      /* 3 per welded vertex, outward */
-    float *sph;         /* 4 per triangle: its widened bounding sphere (tb__near4), centre and radius² */
     uint8_t *tflip;     /* per triangle: its shell is wound inside out */
     tb__tgrid g;
     float tmin;
@@ -795,7 +714,6 @@ void tb__medial_free(tb__medial *md)
     free(md->suf);
     free(md->normal);
     free(md->tflip);
-    free(md->sph);
     free(md->vol);
     free(md);
 }
@@ -806,44 +724,14 @@ void tb__medial_drop_grid(tb__medial *md)
     free(md->pre);
     free(md->suf);
     free(md->tflip);
-    free(md->sph);
     md->pre = md->suf = NULL;
     md->tflip = NULL;
-    md->sph = NULL;
     md->count_for = NULL;
 }
 
 const float *tb__medial_normals(const tb__medial *md)
 {
     return md->normal;
-}
-
-/* Each triangle's bounding sphere about its
- * centroid, widened by 1e-3 of itself and by 1e-5 of the largest
- * coordinate (far above the roundings of coordinates that size): a ray's
- * line that passes outside it misses the triangle (tb__near4). */
-static void tb__medial_spheres(tb__medial *md)
-{
-    float big = 0;
-    for (size_t v = 0; v < md->nw; v++) {
-        const float *p = md->pos + v * 3;
-        for (int a = 0; a < 3; a++)
-            big = fabsf(p[a]) > big ? fabsf(p[a]) : big; /* NaN: left out */
-    }
-    for (size_t t = 0; t < md->nt; t++) {
-        const float *a = md->pos + (size_t)md->tri[t * 3] * 3, *b = md->pos + (size_t)md->tri[t * 3 + 1] * 3,
-                    *c = md->pos + (size_t)md->tri[t * 3 + 2] * 3;
-        float *sp = md->sph + t * 4, r2 = 0;
-        for (int k = 0; k < 3; k++)
-            sp[k] = (a[k] + b[k] + c[k]) / 3.0f;
-        for (int i = 0; i < 3; i++) {
-            const float *q = i == 0 ? a : i == 1 ? b : c;
-            float e = (q[0] - sp[0]) * (q[0] - sp[0]) + (q[1] - sp[1]) * (q[1] - sp[1]) + (q[2] - sp[2]) * (q[2] - sp[2]);
-            r2 = e > r2 || e != e ? e : r2;
-        }
-        float r = sqrtf(r2) * 1.001f + 1e-5f * big;
-        sp[3] = r * r; /* NaN or infinite: never culled */
-    }
 }
 
 tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
@@ -855,9 +743,8 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
         md->vol = calloc(nw ? nw : 1, sizeof *md->vol);
         md->normal = calloc((nw ? nw : 1) * 3, sizeof *md->normal);
         md->tflip = malloc(nt ? nt : 1);
-        md->sph = malloc((nt ? nt : 1) * 4 * sizeof *md->sph);
     }
-    if (!md || !md->vol || !md->normal || !md->tflip || !md->sph) {
+    if (!md || !md->vol || !md->normal || !md->tflip) {
         tb__medial_free(md);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
@@ -900,7 +787,6 @@ void tb__medial_orient(tb__medial *md)
     }
     free(md->vol);
     md->vol = NULL;
-    tb__medial_spheres(md);
 }
 
 tb_result tb__medial_grid(tb__medial *md, tb_error *err)
@@ -948,7 +834,7 @@ void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick,
             continue;
         float d[3] = {-n[0], -n[1], -n[2]};
         long k = tb__shell_slot(&md->g, md->shell[v]); /* only its own shell's triangles count */
-        tb__ray R = {&md->g, md->pos, md->sph, md->tri, md->tflip, md->pos + v * 3, d, tmax[v], md->tmin,
+        tb__ray R = {&md->g, md->pos, md->tri, md->tflip, md->pos + v * 3, d, tmax[v], md->tmin,
                      (uint32_t)v, md->shell[v], 0, NULL};
         thick[v] = tb__ray_walk(&R, NULL, k >= 0 ? md->g.sbox[k] : tb__empty_box, hits, TB__HCAP);
     }
@@ -990,7 +876,7 @@ int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const 
             memcpy(box, md->pre[n], sizeof box);
         bp = box;
     }
-    tb__ray R = {&md->g, md->pos, md->sph, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, md->tmin,
+    tb__ray R = {&md->g, md->pos, md->tri, md->tflip, q, md->normal + v * 3, INFINITY, md->tmin,
                  UINT32_MAX, md->shell[v], 1, count_shell};
     tb__ray_walk(&R, &inside, bp, hits, TB__HCAP);
     return inside > 0;

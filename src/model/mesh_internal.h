@@ -47,9 +47,8 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
                             const uint32_t *shell, tb_error *err);
 /* Its two builds, after create and before any ray: they write apart and
  * read only the arrays above, so they may run on two threads at once
- * (appendage.c). orient: the outward normals, each shell's winding and
- * the triangles' bounding spheres; grid: the triangles' grid (on error the
- * context is only fit to free). */
+ * (appendage.c). orient: the outward normals and each shell's winding;
+ * grid: the triangles' grid (on error the context is only fit to free). */
 void tb__medial_orient(tb__medial *md);
 tb_result tb__medial_grid(tb__medial *md, tb_error *err);
 void tb__medial_free(tb__medial *md);
