@@ -696,6 +696,7 @@ struct tb__medial {
     const float *pos;
     const uint32_t *tri, *shell;
     size_t nw, nt;
+    double *vol;        /* per shell root: its signed volume (tb__medial_orient's scratch) */
     float *normal;      /* 3 per welded vertex, outward */
     uint8_t *tflip;     /* per triangle: its shell is wound inside out */
     tb__tgrid g;
@@ -713,6 +714,7 @@ void tb__medial_free(tb__medial *md)
     free(md->suf);
     free(md->normal);
     free(md->tflip);
+    free(md->vol);
     free(md);
 }
 
@@ -737,21 +739,29 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
 {
     *out = NULL;
     tb__medial *md = calloc(1, sizeof *md);
-    double *vol = calloc(nw ? nw : 1, sizeof *vol);
     if (md) {
+        md->vol = calloc(nw ? nw : 1, sizeof *md->vol);
         md->normal = calloc((nw ? nw : 1) * 3, sizeof *md->normal);
         md->tflip = malloc(nt ? nt : 1);
     }
-    if (!md || !vol || !md->normal || !md->tflip) {
-        free(vol);
+    if (!md || !md->vol || !md->normal || !md->tflip) {
         tb__medial_free(md);
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     }
     md->pos = pos, md->tri = wtri, md->shell = shell, md->nw = nw, md->nt = nt;
+    *out = md;
+    return TB_OK;
+}
+
+void tb__medial_orient(tb__medial *md)
+{
+    const float *pos = md->pos;
+    const uint32_t *wtri = md->tri, *shell = md->shell;
+    double *vol = md->vol;
     /* area-weighted normals from the winding, each shell turned outward by the
      * sign of its enclosed volume (a file wound inside out still works) */
     float *normal = md->normal;
-    for (size_t t = 0; t < nt; t++) {
+    for (size_t t = 0; t < md->nt; t++) {
         const float *a = pos + (size_t)wtri[t * 3] * 3, *b = pos + (size_t)wtri[t * 3 + 1] * 3,
                     *c = pos + (size_t)wtri[t * 3 + 2] * 3;
         float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
@@ -767,22 +777,24 @@ tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const
         vol[shell[wtri[t * 3]]] += pa[0] * (pb[1] * pc[2] - pb[2] * pc[1]) + pa[1] * (pb[2] * pc[0] - pb[0] * pc[2]) +
                                    pa[2] * (pb[0] * pc[1] - pb[1] * pc[0]);
     }
-    for (size_t t = 0; t < nt; t++)
+    for (size_t t = 0; t < md->nt; t++)
         md->tflip[t] = vol[shell[wtri[t * 3]]] < 0;
-    for (size_t v = 0; v < nw; v++) {
+    for (size_t v = 0; v < md->nw; v++) {
         float *n = normal + v * 3, s = vol[shell[v]] < 0 ? -1.0f : 1.0f;
         float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         for (int x = 0; x < 3; x++)
             n[x] = l > 0 ? s * n[x] / l : 0;
     }
-    free(vol);
-    tb_result r = tb__tgrid_build(&md->g, pos, nw, wtri, nt, shell, err);
-    if (r != TB_OK) {
-        tb__medial_free(md);
+    free(md->vol);
+    md->vol = NULL;
+}
+
+tb_result tb__medial_grid(tb__medial *md, tb_error *err)
+{
+    tb_result r = tb__tgrid_build(&md->g, md->pos, md->nw, md->tri, md->nt, md->shell, err);
+    if (r != TB_OK)
         return r;
-    }
     md->tmin = md->g.scale * 1e-4f;
-    *out = md;
     return TB_OK;
 }
 

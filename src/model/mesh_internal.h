@@ -45,6 +45,12 @@ tb_result tb__graph_from_edges(tb__graph *g, size_t n, const uint32_t *edges, si
 typedef struct tb__medial tb__medial;
 tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
                             const uint32_t *shell, tb_error *err);
+/* Its two builds, after create and before any ray: they write apart and
+ * read only the arrays above, so they may run on two threads at once
+ * (appendage.c). orient: the outward normals and each shell's winding;
+ * grid: the triangles' grid (on error the context is only fit to free). */
+void tb__medial_orient(tb__medial *md);
+tb_result tb__medial_grid(tb__medial *md, tb_error *err);
 void tb__medial_free(tb__medial *md);
 /* m's triangles read again from doc (model.c), as tb_model_load read
  * them: after tb__appendage_detect_taking wrote over them. */

@@ -653,9 +653,11 @@ done:
     return r;
 }
 
-static int tb__off_bone(const tb__state *st, const float q[3], float h)
+/* hint: a segment likely near q (its vertex's nearest, A1), tried first:
+ * the test stops at a segment within reach, without the nearest's search */
+static int tb__off_bone(const tb__state *st, const float q[3], float h, int hint)
 {
-    return tb__segsoa_nearest(&st->segsoa, q, NULL) > h + st->d.thin_margin * st->H;
+    return !tb__segsoa_within(&st->segsoa, q, h + st->d.thin_margin * st->H, hint);
 }
 
 /* ---- a uniform grid over welded vertices, as a sorted array ------------- */
@@ -935,7 +937,7 @@ static void tb__medial_points_run(void *c, size_t lo, size_t hi)
         for (int a = 0; a < 3; a++)
             q[a] = p[a] - n[a] * h;
         st->mrad[w] = h;
-        st->thin[w] = (uint8_t)tb__off_bone(st, q, h);
+        st->thin[w] = (uint8_t)tb__off_bone(st, q, h, st->wseg[w]);
     }
 }
 
@@ -1013,7 +1015,8 @@ tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err
     return TB_OK;
 }
 
-/* The samples (task 0) and the medial grid (task 1), apart (tb__parallel_for). */
+/* The samples and the normals (task 0), the medial grid (task 1), apart
+ * (tb__parallel_for; about even halves of the work). */
 typedef struct tb__thick_prep {
     tb__state *st;
     tb__thick *K;
@@ -1027,10 +1030,12 @@ static void tb__thick_prep_task(void *c, int task, int worker)
     tb__thick_prep *P = c;
     tb__state *st = P->st;
     tb__thick *K = P->K;
-    if (task == 0)
+    if (task == 0) {
         P->r[0] = tb__thickness_samples(st, K->src, &P->err[0]);
-    else
-        P->r[1] = tb__medial_create(&K->md, st->wpos, st->nw, K->wtri, K->nt, st->shell, &P->err[1]);
+        tb__medial_orient(K->md);
+    } else {
+        P->r[1] = tb__medial_grid(K->md, &P->err[1]);
+    }
 }
 
 /* SPEC A10: which skin is off the bone, by the thickness under it, then
@@ -1069,6 +1074,9 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
+    r = tb__medial_create(&K.md, st->wpos, nw, K.wtri, K.nt, st->shell, err);
+    if (r != TB_OK)
+        goto done;
     tb__thick_prep P;
     memset(&P, 0, sizeof P);
     P.st = st, P.K = &K;
@@ -1428,12 +1436,18 @@ static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* The two tasks after the weld (tb__parallel_for): the distances (0); the
- * graph, shells, areas and surfaces (1), whose result and error go in r, err. */
+/* The tasks after the weld (tb__parallel_for): the graph, shells, areas
+ * and surfaces (0), whose result and error go in r, err; then the
+ * distances in blocks of `block` welded vertices (task 1 + b: block b, its
+ * time in ms[b]), taken by whichever thread is free: the distances fill
+ * the time the chain of task 0 leaves. */
+enum { TB__PAIR_BLOCKS = 64 };
 typedef struct tb__prep_pair {
     tb__state *st;
+    size_t block;
     tb_result r;
     tb_error err;
+    double ms[TB__PAIR_BLOCKS];
 } tb__prep_pair;
 
 static void tb__prep_pair_task(void *c, int task, int worker)
@@ -1442,9 +1456,10 @@ static void tb__prep_pair_task(void *c, int task, int worker)
     tb__prep_pair *P = c;
     tb__state *st = P->st;
     double t = tb__now_ms();
-    if (task == 0) {
-        tb__prep_distance_run(st, 0, st->nw);
-        st->ms[0] = tb__now_ms() - t;
+    if (task > 0) {
+        size_t lo = (size_t)(task - 1) * P->block, hi = lo + P->block < st->nw ? lo + P->block : st->nw;
+        tb__prep_distance_run(st, lo, hi);
+        P->ms[task - 1] = tb__now_ms() - t;
         return;
     }
     P->r = tb__prep_shells(st, &P->err);
@@ -1472,13 +1487,19 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     double t1 = tb__now_ms();
     st->ms[1] = t1 - t0;
     /* the distances and the mesh's graph, shells, areas and surfaces read
-     * the weld and write apart: two tasks, on two threads where there are
-     * (each stage's time is its own task's) */
+     * the weld and write apart: tasks on two threads where there are (each
+     * stage's time is its own tasks', the distances' summed over blocks) */
     tb__prep_pair P;
     memset(&P, 0, sizeof P);
     P.st = st;
-    tb__parallel_for(2, st->nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__prep_pair_task,
-                     &P);
+    P.block = (st->nw + TB__PAIR_BLOCKS - 1) / TB__PAIR_BLOCKS;
+    P.block = P.block < 256 ? 256 : P.block;
+    int nb = (int)((st->nw + P.block - 1) / P.block);
+    tb__parallel_for(1 + nb, st->nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(),
+                     tb__prep_pair_task, &P);
+    st->ms[0] = 0;
+    for (int b = 0; b < nb; b++)
+        st->ms[0] += P.ms[b];
     if (P.r != TB_OK) {
         if (err)
             *err = P.err;

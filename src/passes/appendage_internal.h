@@ -38,6 +38,9 @@ float tb__segsoa_nearest(const tb__segsoa *S, const float p[3], int *nearest);
 /* The first segment of least squared distance to p (-1: none) and, in
  * *t, p's projection on it before clamping (tb__wraps' choice). */
 int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t);
+/* !(tb__segsoa_nearest(S, p, NULL) > x), stopping at the first segment
+ * within x (hint: a segment to try first, -1: none). */
+int tb__segsoa_within(const tb__segsoa *S, const float p[3], float x, int hint);
 
 /* Ascending sorts of unsigned integers, the result qsort gives (sort.c). */
 void tb__sort_u64(uint64_t *a, size_t n);

@@ -300,3 +300,30 @@ int tb__segsoa_nearest2(const tb__segsoa *S, const float p[3], float *t_out)
     float best;
     return tb__segsoa_scan(S, p, 0, &best, t_out);
 }
+
+/* Whether !(tb__segsoa_nearest(S, p) > x): some segment's distance, as
+ * that search computes it, is at most x (x NaN or infinite: 1, as the
+ * comparison gives). The search stops at the first such segment, hint's
+ * block first (a segment likely near p; -1: none), and skips the blocks
+ * whose box is past the reach of x: what it says does not depend on the
+ * order it looks in. */
+int tb__segsoa_within(const tb__segsoa *S, const float p[3], float x, int hint)
+{
+    if (!(x < INFINITY))
+        return 1;
+    /* d2 at or past thr has a root above x (tb__segsoa_scan's margin) */
+    float thr = x > 1e-18f ? x * x * 1.000001f : INFINITY, reach = tb__segsoa_reach(S, thr, tb__absmax3(p));
+    float d2[TB__SEGSOA_LANES], tp[TB__SEGSOA_LANES];
+    int nb = S->cap / TB__SEGSOA_LANES, first = hint >= 0 && hint < S->n ? hint / TB__SEGSOA_LANES : -1;
+    for (int q = -1; q < nb; q++) {
+        int b = q < 0 ? first : q;
+        if (b < 0 || (q >= 0 && b == first) || (reach < INFINITY && tb__segsoa_box_d2(S, b, p) >= reach))
+            continue;
+        if (!tb__segsoa_block(S, b * TB__SEGSOA_LANES, p, thr, 0, d2, tp))
+            continue;
+        for (int k = 0; k < TB__SEGSOA_LANES; k++)
+            if (d2[k] < thr && sqrtf(d2[k]) <= x)
+                return 1;
+    }
+    return 0;
+}
