@@ -1854,8 +1854,8 @@ static void tb__chain_plan_fill(tb__apply *A, const tb__chain_plan *c, float zon
 {
     for (size_t q = 0; q < c->n; q++) {
         size_t v = c->verts[q];
-        uint16_t jj[3];
-        float ww[3];
+        uint16_t jj[TB__SLOTS] = {0}; /* tb__chain_weights writes at most 3 */
+        float ww[TB__SLOTS] = {0};
         int n = tb__chain_weights(c->gc[q], c->L, c->K, zone, c->skP, c->sk0, jj, ww);
         A->changed[v] = 1;
         for (int k = 0; k < TB__SLOTS; k++) {
