@@ -13,6 +13,7 @@
  * without emscripten or the npm tools the build makes a stub and this
  * command says what is missing. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,10 @@ static void tb__put(tb__buf *b, const void *s, size_t n)
 {
     if (!b->ok)
         return;
+    if (n >= SIZE_MAX / 2 - b->n) { /* the size and the doubling below would wrap */
+        b->ok = 0;
+        return;
+    }
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (b->n + n + 1 > cap)
