@@ -6,24 +6,7 @@
 
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
 {
-    h->n = h->torn = h->torn_edge = 0;
-    h->torn_above = torn_above;
-    h->torn_below = torn_below;
-    /* a NaN threshold tears nothing: no bin lies past it */
-    h->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
-    h->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
-    h->count = calloc(TB__HIST_BINS, sizeof *h->count);
-    h->lo = malloc(TB__HIST_BINS * sizeof *h->lo);
-    h->hi = malloc(TB__HIST_BINS * sizeof *h->hi);
-    if (!h->count || !h->lo || !h->hi) {
-        tb__hist_free(h);
-        return 0;
-    }
-    for (size_t b = tb__hist_bin(TB__HIST_NEAR_LO); b <= tb__hist_bin(TB__HIST_NEAR_HI); b++) {
-        h->lo[b] = INFINITY;
-        h->hi[b] = -INFINITY;
-    }
-    return 1;
+    return tb__hist_init_block(h, 1, torn_above, torn_below);
 }
 
 int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below)
@@ -33,6 +16,8 @@ int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below)
     float *lo = malloc(bins * sizeof *lo), *hi = malloc(bins * sizeof *hi);
     if (!count || !lo || !hi) {
         free(count), free(lo), free(hi);
+        for (int k = 0; k < n; k++)
+            h[k].count = NULL, h[k].lo = h[k].hi = NULL;
         return 0;
     }
     for (int k = 0; k < n; k++) {
@@ -40,6 +25,7 @@ int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below)
         g->n = g->torn = g->torn_edge = 0;
         g->torn_above = torn_above;
         g->torn_below = torn_below;
+        /* a NaN threshold tears nothing: no bin lies past it */
         g->bin_above = torn_above == torn_above ? tb__hist_bin(torn_above) : TB__HIST_BINS;
         g->bin_below = torn_below == torn_below ? tb__hist_bin(torn_below) : TB__HIST_BINS;
         g->count = count + (size_t)k * TB__HIST_BINS;
