@@ -247,7 +247,7 @@ static void weights_written_again_extend_a_subset_skin(void **state)
     uint16_t *jo = malloc(VI * sizeof *jo);
     float *wo = malloc(VI * sizeof *wo);
     float zone = rep.appendages[0].blend_zone;
-    tb__weight_plan_collar_ring(plan, 1);
+    tb__weight_plan_variant(plan, TB__PLAN_COLLAR_RING);
     assert_int_equal(tb__weight_plan_weights(plan, m0, zone, 0.5f, 0, jo, wo, NULL, NULL, &err), TB_OK);
     if (tb__weight_plan_write(plan, a, m0, zone, 0.5f, 0, &rep, &err) != TB_OK)
         fail_msg("writing the collar ring's weights: %s", err.message);

@@ -182,9 +182,9 @@ typedef struct tb__chain_plan {
 struct tb__weight_plan {
     int skin;         /* the repaired skin (document index) */
     int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
-    int ring;         /* welded bands: 1, collar rings blended halfway (tb__weight_plan_collar_ring); 2, the
-                         spine folded into the parent (tb__weight_plan_spine_folded); 4, the collar's own
-                         weights carried over the whole band (tb__weight_plan_collar_carried) */
+    int ring;         /* welded bands: 1, collar rings blended halfway (TB__PLAN_COLLAR_RING, tb__weight_plan_variant); 2, the
+                         spine folded into the parent (TB__PLAN_SPINE_FOLDED); 4, the collar's own
+                         weights carried over the whole band (TB__PLAN_COLLAR_CARRIED) */
     int count;
     tb__chain_plan *c;
 };
@@ -1191,7 +1191,7 @@ static void tb__fade_to_slots(const tb__chain_plan *c, const uint16_t *jj, float
 }
 
 /* The band on three body joints (choice, issue 13, session 15; a try of
- * fix's search, tb__weight_plan_spine_folded). A welded collar carries four
+ * fix's search, TB__PLAN_SPINE_FOLDED). A welded collar carries four
  * body joints (the pelvis, the spine above it, both thighs), so Tail_1 can
  * enter only where the cut (tb__fade_to_slots) drops one, and where it
  * drops a thigh over a short edge the skin tears. Here the spine's share
@@ -1269,7 +1269,7 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
                 jj[cnt] = j, ww[cnt++] = t * w;
         }
         /* the collar's own share: (1 − t)², or the whole 1 − t when carried
-         * (ring & 4, a try of fix's search, tb__weight_plan_collar_carried):
+         * (ring & 4, a try of fix's search, TB__PLAN_COLLAR_CARRIED):
          * beside a thigh the collar's own weights are mostly the thigh's, and
          * the ring's lineage share moves the band off it while the thigh
          * flexes (synthetic beside_welded_leg, Crouch; docs/fix.md session
@@ -2892,22 +2892,10 @@ void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const 
     }
 }
 
-void tb__weight_plan_spine_folded(tb__weight_plan *p, int on)
+void tb__weight_plan_variant(tb__weight_plan *p, int bits)
 {
     if (p)
-        p->ring = (p->ring & ~2) | (on ? 2 : 0);
-}
-
-void tb__weight_plan_collar_carried(tb__weight_plan *p, int on)
-{
-    if (p)
-        p->ring = (p->ring & ~4) | (on ? 4 : 0);
-}
-
-void tb__weight_plan_collar_ring(tb__weight_plan *p, int on)
-{
-    if (p)
-        p->ring = (p->ring & ~1) | (on != 0);
+        p->ring = bits & (TB__PLAN_COLLAR_RING | TB__PLAN_SPINE_FOLDED | TB__PLAN_COLLAR_CARRIED);
 }
 
 int tb__weight_plan_count(const tb__weight_plan *p)

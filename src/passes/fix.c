@@ -694,13 +694,9 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
 {
     float zu = 0, bu = 0;
     int n = s->n;
-    tb__weight_plan_collar_ring(s->plan, ring & 1);
-    tb__weight_plan_spine_folded(s->plan, ring & 2);
-    tb__weight_plan_collar_carried(s->plan, ring & 4);
+    tb__weight_plan_variant(s->plan, ring);
     tb_result r = tb__weight_plan_weights(s->plan, s->M, zone, band, given, s->jo, s->wo, &zu, &bu, err);
-    tb__weight_plan_collar_ring(s->plan, 0);
-    tb__weight_plan_spine_folded(s->plan, 0);
-    tb__weight_plan_collar_carried(s->plan, 0);
+    tb__weight_plan_variant(s->plan, 0);
     if (r != TB_OK)
         return r;
     int seen = 0;
@@ -801,13 +797,9 @@ static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
     tb_fix_report *rep = s->rep;
     tb_result r = TB_OK;
     if (!s->is_first) {
-        tb__weight_plan_collar_ring(s->plan, s->ring & 1);
-        tb__weight_plan_spine_folded(s->plan, s->ring & 2);
-        tb__weight_plan_collar_carried(s->plan, s->ring & 4);
+        tb__weight_plan_variant(s->plan, s->ring);
         r = tb__weight_plan_write(s->plan, doc, s->M, s->zone, s->band, s->given, &rep->repair, err);
-        tb__weight_plan_collar_ring(s->plan, 0);
-        tb__weight_plan_spine_folded(s->plan, 0);
-        tb__weight_plan_collar_carried(s->plan, 0);
+        tb__weight_plan_variant(s->plan, 0);
         tb_model_free(s->M); /* not needed past here: the measure below loads its own */
         s->M = NULL;
         if (r == TB_OK) {

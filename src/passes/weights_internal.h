@@ -54,22 +54,20 @@ void tb__weight_plan_mark(const tb__weight_plan *p, uint8_t *mark, size_t V);
 void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const uint16_t *joints,
                              const float *weights, uint8_t *mask);
 
-/* on: the weights below also move each welded tail's collar ring (the body
- * skin where the tail joins it) halfway to the chain's root weights (off
- * after the repair: SPEC A9 leaves the collar to the body; fix tries it
- * when the seam still tears, docs/fix.md). */
-void tb__weight_plan_collar_ring(tb__weight_plan *p, int on);
-
-/* on: the weights below put each welded band's spine share on the chain's
- * parent and pull the band toward the collar by strain (chain.c,
- * tb__fold_spine; fix tries it last when the seam still tears). */
-void tb__weight_plan_spine_folded(tb__weight_plan *p, int on);
-
-/* on: the weights below carry each welded band's collar weights (the
- * relaxed seam field) over the whole band, fading as 1 − t, without the
- * weld ring's shared part (chain.c, tb__blend_welded_collar; fix tries it
- * after the spine fold when the band still tears). */
-void tb__weight_plan_collar_carried(tb__weight_plan *p, int on);
+/* Variants of a welded band's weights, the weights below computed with
+ * the bits given set (0: none, as after the repair; fix's search tries them
+ * when the seam still tears, docs/fix.md):
+ * - TB__PLAN_COLLAR_RING: each welded tail's collar ring (the body skin
+ *   where the tail joins it) also moves halfway to the chain's root weights
+ *   (SPEC A9 leaves the collar to the body);
+ * - TB__PLAN_SPINE_FOLDED: each welded band's spine share goes on the
+ *   chain's parent, the band pulled toward the collar by strain (chain.c,
+ *   tb__fold_spine);
+ * - TB__PLAN_COLLAR_CARRIED: each welded band carries its collar weights
+ *   (the relaxed seam field) over the whole band, fading as 1 − t, without
+ *   the weld ring's shared part (chain.c, tb__blend_welded_collar). */
+enum { TB__PLAN_COLLAR_RING = 1, TB__PLAN_SPINE_FOLDED = 2, TB__PLAN_COLLAR_CARRIED = 4 };
+void tb__weight_plan_variant(tb__weight_plan *p, int bits);
 
 /* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
  * the repaired document): M's own, with every smooth chain's vertices
