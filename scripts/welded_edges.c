@@ -9,7 +9,9 @@
  * its ratio range and torn instants in the output and in the input — and
  * (verbose >= 2) both ends' weights in and out. Environment: VTX=v lists
  * every edge at vertex v instead; BAND=b pins the collar band (segments);
- * ONLY=a,b,... bakes those clips instead.
+ * ONLY=a,b,... bakes those clips instead; DECOMP=1 splits each torn edge's
+ * change by joint (decomp below); DUMP=file writes one instant's skinned
+ * positions (dump below).
  *
  * Build (after `make -C build tailbone_offline`), from build/:
  *   gcc -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -DCGLM_ALL_UNALIGNED \
@@ -191,6 +193,40 @@ static void decomp(const job *j, const tb_doc *out, const tb_fix_report *rep, in
     tb_clip_free(clip);
 }
 
+/* DUMP=file (with DUMPCLIP=name, DUMPK=instant, default 8): the skinned
+ * positions of input and output at that instant (world units), the
+ * triangles and the repaired mask, as JSON, for a throw-away picture
+ * (scripts/skinned_picture.py). */
+static void dump(const job *j, const char *clip, float *const pos[2])
+{
+    const char *path = getenv("DUMP"), *want = getenv("DUMPCLIP");
+    int k = getenv("DUMPK") ? atoi(getenv("DUMPK")) : 8;
+    if (!path || (want && strcmp(want, clip)) || k < 0 || k >= INSTANTS)
+        return;
+    size_t V = j->mo->vertex_count;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "{\"clip\":\"%s\",\"instant\":%d,\"height\":%g,\"pos\":[", clip, k, j->mo->height);
+    for (int s = 0; s < 2; s++) {
+        fprintf(f, "%s[", s ? "," : "");
+        for (size_t v = 0; v < V * 3; v++)
+            fprintf(f, "%s%.5g", v ? "," : "", pos[s][(size_t)k * V * 3 + v]);
+        fprintf(f, "]");
+    }
+    fprintf(f, "],\"bind\":[");
+    for (size_t v = 0; v < V * 3; v++)
+        fprintf(f, "%s%.5g", v ? "," : "", j->mo->positions[v]);
+    fprintf(f, "],\"tri\":[");
+    for (size_t t = 0; t < j->mo->triangle_count * 3; t++)
+        fprintf(f, "%s%u", t ? "," : "", j->mo->triangles[t]);
+    fprintf(f, "],\"mask\":[");
+    for (size_t v = 0; v < V; v++)
+        fprintf(f, "%s%d", v ? "," : "", j->mask[v]);
+    fprintf(f, "]}\n");
+    fclose(f);
+}
+
 static const char *body_clips(const char *label, const char **only)
 {
     const char *corpus = NULL;
@@ -256,6 +292,7 @@ int main(int argc, char **argv)
                r[0].body.torn == r[1].body.torn && r[0].body.max == r[1].body.max ? "same" : "CHANGED");
         if (j.verbose || j.vtx >= 0)
             clip_edges(&j, rep.stretch[c].clip, pos, r[1].world_scale);
+        dump(&j, rep.stretch[c].clip, pos);
         if (getenv("DECOMP"))
             decomp(&j, out, &rep, c, pos[1], r[1].world_scale);
         free(pos[0]), free(pos[1]);
