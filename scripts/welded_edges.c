@@ -9,7 +9,9 @@
  * its ratio range and torn instants in the output and in the input — and
  * (verbose >= 2) both ends' weights in and out. Environment: VTX=v lists
  * every edge at vertex v instead; BAND=b pins the collar band (segments);
- * ONLY=a,b,... bakes those clips instead.
+ * ONLY=a,b,... bakes those clips instead; DECOMP=1 splits each torn edge's
+ * change by joint (decomp below); DUMP=file writes one instant's skinned
+ * positions (dump below).
  *
  * Build (after `make -C build tailbone_offline`), from build/:
  *   gcc -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -DCGLM_ALL_UNALIGNED \
@@ -94,6 +96,137 @@ static void clip_edges(const job *j, const char *clip, float *const pos[2], floa
     }
 }
 
+/* DECOMP=1: each torn edge with a repaired end, at its worst instant, its
+ * length change split by joint: with P_j(x) the point skinned wholly to j,
+ * d_j = P_j − P_parent, the edge's change from the parent's rigid motion is
+ * Σ_j w_j(a) d_j(a) − w_j(b) d_j(b); printed per joint along the edge, as a
+ * share of the bind length (the linear part of the ratio's change). */
+static void decomp(const job *j, const tb_doc *out, const tb_fix_report *rep, int c, const float *pos, float ws)
+{
+    tb_model *mo = j->mo;
+    size_t V = mo->vertex_count;
+    int I = mo->influences, J = mo->skin_joint_count, loop = 0, anim = rep->stretch[c].animation;
+    for (int k = 0; k < rep->bake.clip_count; k++)
+        if (rep->bake.clips[k].animation == anim)
+            loop = rep->bake.clips[k].looping;
+    float **P = calloc((size_t)J, sizeof *P);
+    uint16_t *oj = calloc(V * (size_t)I, sizeof *oj);
+    float *ow = calloc(V * (size_t)I, sizeof *ow);
+    tb_error err = {0};
+    tb_clip *clip = NULL;
+    tb_clip_load(&clip, out, mo, anim, NULL, &err);
+    int parent = -1;
+    for (int q = 0; q < J; q++)
+        if (strstr(mo->skel.names[mo->skin_joints[q]], "Hips"))
+            parent = q;
+    for (size_t e = 0; e < j->ne; e++) {
+        size_t a = j->edges[e] >> 32, b = j->edges[e] & 0xffffffffu;
+        if (!j->mask[a] && !j->mask[b])
+            continue;
+        const float *pa = mo->positions + a * 3, *pb = mo->positions + b * 3;
+        float bl = sqrtf((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) + (pa[2] - pb[2]) * (pa[2] - pb[2]));
+        if (bl < 1e-6f * mo->height)
+            continue;
+        int worst = -1;
+        float dev = 0;
+        for (int k = 0; k < INSTANTS; k++) {
+            float l = ratio(pos, V, k, a, b, ws, bl);
+            if ((l > 1.5f || l < 0.67f) && fabsf(logf(l)) > dev)
+                dev = fabsf(logf(l)), worst = k;
+        }
+        if (worst < 0)
+            continue;
+        printf("    decomp %zu-%zu instant %d ratio %.2f:", a, b, worst, ratio(pos, V, worst, a, b, ws, bl));
+        size_t ends[2] = {a, b};
+        for (int s = 0; s < 2; s++)
+            for (int k = 0; k < I; k++) {
+                int q = mo->joints[ends[s] * (size_t)I + (size_t)k];
+                if (mo->weights[ends[s] * (size_t)I + (size_t)k] <= 0 || P[q])
+                    continue;
+                P[q] = malloc(INSTANTS * V * 3 * sizeof(float));
+                for (size_t v = 0; v < V; v++)
+                    for (int z = 0; z < I; z++)
+                        oj[v * (size_t)I + (size_t)z] = (uint16_t)q, ow[v * (size_t)I + (size_t)z] = z ? 0 : 1;
+                tb_measure_desc md;
+                memset(&md, 0, sizeof md);
+                md.loop = loop, md.joints = oj, md.weights = ow, md.positions_out = P[q];
+                tb_measure_result r;
+                tb_measure_clip(&r, mo, clip, &md, &err);
+            }
+        if (parent >= 0 && !P[parent]) {
+            P[parent] = malloc(INSTANTS * V * 3 * sizeof(float));
+            for (size_t v = 0; v < V; v++)
+                for (int z = 0; z < I; z++)
+                    oj[v * (size_t)I + (size_t)z] = (uint16_t)parent, ow[v * (size_t)I + (size_t)z] = z ? 0 : 1;
+            tb_measure_desc md;
+            memset(&md, 0, sizeof md);
+            md.loop = loop, md.joints = oj, md.weights = ow, md.positions_out = P[parent];
+            tb_measure_result r;
+            tb_measure_clip(&r, mo, clip, &md, &err);
+        }
+        const float *H = P[parent] + (size_t)worst * V * 3;
+        float eh[3], n = 0;
+        for (int x = 0; x < 3; x++)
+            eh[x] = H[a * 3 + (size_t)x] - H[b * 3 + (size_t)x], n += eh[x] * eh[x];
+        n = sqrtf(n);
+        for (int q = 0; q < J; q++) {
+            float wa = 0, wb = 0;
+            for (int k = 0; k < I; k++) {
+                wa += mo->joints[a * (size_t)I + (size_t)k] == q ? mo->weights[a * (size_t)I + (size_t)k] : 0;
+                wb += mo->joints[b * (size_t)I + (size_t)k] == q ? mo->weights[b * (size_t)I + (size_t)k] : 0;
+            }
+            if (q == parent || (wa <= 0 && wb <= 0))
+                continue;
+            const float *Q = P[q] + (size_t)worst * V * 3;
+            float t = 0;
+            for (int x = 0; x < 3; x++)
+                t += (wa * (Q[a * 3 + (size_t)x] - H[a * 3 + (size_t)x]) - wb * (Q[b * 3 + (size_t)x] - H[b * 3 + (size_t)x])) *
+                     eh[x] / n;
+            const char *nm = mo->skel.names[mo->skin_joints[q]];
+            printf(" %s %.3f/%.3f %+.2f", strncmp(nm, "mixamorig:", 10) ? nm : nm + 10, wa, wb, t / ws / bl);
+        }
+        printf("\n");
+    }
+    for (int q = 0; q < J; q++)
+        free(P[q]);
+    free(P), free(oj), free(ow);
+    tb_clip_free(clip);
+}
+
+/* DUMP=file (with DUMPCLIP=name, DUMPK=instant, default 8): the skinned
+ * positions of input and output at that instant (world units), the
+ * triangles and the repaired mask, as JSON, for a throw-away picture
+ * (scripts/skinned_picture.py). */
+static void dump(const job *j, const char *clip, float *const pos[2])
+{
+    const char *path = getenv("DUMP"), *want = getenv("DUMPCLIP");
+    int k = getenv("DUMPK") ? atoi(getenv("DUMPK")) : 8;
+    if (!path || (want && strcmp(want, clip)) || k < 0 || k >= INSTANTS)
+        return;
+    size_t V = j->mo->vertex_count;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "{\"clip\":\"%s\",\"instant\":%d,\"height\":%g,\"pos\":[", clip, k, j->mo->height);
+    for (int s = 0; s < 2; s++) {
+        fprintf(f, "%s[", s ? "," : "");
+        for (size_t v = 0; v < V * 3; v++)
+            fprintf(f, "%s%.5g", v ? "," : "", pos[s][(size_t)k * V * 3 + v]);
+        fprintf(f, "]");
+    }
+    fprintf(f, "],\"bind\":[");
+    for (size_t v = 0; v < V * 3; v++)
+        fprintf(f, "%s%.5g", v ? "," : "", j->mo->positions[v]);
+    fprintf(f, "],\"tri\":[");
+    for (size_t t = 0; t < j->mo->triangle_count * 3; t++)
+        fprintf(f, "%s%u", t ? "," : "", j->mo->triangles[t]);
+    fprintf(f, "],\"mask\":[");
+    for (size_t v = 0; v < V; v++)
+        fprintf(f, "%s%d", v ? "," : "", j->mask[v]);
+    fprintf(f, "]}\n");
+    fclose(f);
+}
+
 static const char *body_clips(const char *label, const char **only)
 {
     const char *corpus = NULL;
@@ -159,6 +292,9 @@ int main(int argc, char **argv)
                r[0].body.torn == r[1].body.torn && r[0].body.max == r[1].body.max ? "same" : "CHANGED");
         if (j.verbose || j.vtx >= 0)
             clip_edges(&j, rep.stretch[c].clip, pos, r[1].world_scale);
+        dump(&j, rep.stretch[c].clip, pos);
+        if (getenv("DECOMP"))
+            decomp(&j, out, &rep, c, pos[1], r[1].world_scale);
         free(pos[0]), free(pos[1]);
     }
     printf("ROW %s %s: tail p99 %.3f max %.3f | %zu repaired | torn samples, every repaired edge: %zu | zone %.3f band "
@@ -166,9 +302,10 @@ int main(int argc, char **argv)
            argv[1], argv[2], p99, mx, nrep, total, rep.blend_zone, rep.collar_band, rep.solver_fit_tried, rep.solver_fit_kept);
     for (int i = 0; i < rep.zone_try_count; i++) {
         const tb_fix_zone_try *z = &rep.zone_tries[i];
-        printf("try %d: zone %.3f band %.3f%s%s%s: torn in %d clip(s), worst %.2f%%, tail max %.2f\n", i,
+        printf("try %d: zone %.3f band %.3f%s%s%s%s: torn in %d clip(s), worst %.2f%%, tail max %.2f\n", i,
                z->blend_zone, z->collar_band, z->collar_ring ? ", collar ring" : "",
-               z->spine_folded ? ", spine folded" : "", z->collar_carried ? ", collar carried" : "", z->torn_clips,
+               z->spine_folded ? ", spine folded" : "", z->collar_carried ? ", collar carried" : "",
+               z->by_strain ? ", by strain" : "", z->torn_clips,
                100 * z->worst_torn, z->worst_max);
     }
     free(j.mask), free(j.edges);

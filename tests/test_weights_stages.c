@@ -11,7 +11,8 @@
  *   zone, band  the blend widened for the tail's rings and thickness;
  *   ramp zone   the written weights read back as a zone;
  *   changed     do no harm: a vertex whose weight on some joint name moved;
- *   fade        a band vertex's joints cut to four continuously. */
+ *   fade        a band vertex's joints cut to four continuously;
+ *   spread      the cut spread over the band's graph (TB__PLAN_BY_STRAIN). */
 #include "passes/chain.c"
 
 #include "support.h"
@@ -270,6 +271,57 @@ static void fade_cuts_to_four_continuously(void **state)
     assert_true(a[0] == 0 || a[4] < 0.01f); /* at most four */
 }
 
+/* The cut spread over the band (tb__cut_spread, docs/fix.md session 16):
+ * three band vertices in a row, 0 – 1 – 2, each edge weighing 1, vertex 0
+ * meeting the collar by 1. Body joint 1 (0.2 everywhere) is cut at vertex
+ * 2 alone; Tail_1 (20) is cut at vertex 0. φ of joint 1 is 1 at the
+ * collar, 0 at vertex 2 (its cap) and the mean of its neighbours'
+ * between: φ0 = (1 + φ1) / 2, φ1 = (φ0 + 0) / 2, so 2/3 and 1/3; what
+ * joint 1 loses goes on the parent (10); Tail_1, a chain joint, keeps the
+ * cut's own answer; each vertex's weights still sum as before. */
+static void cut_spreads_over_the_band(void **state)
+{
+    (void)state;
+    tb__chain_plan c;
+    memset(&c, 0, sizeof c);
+    c.skP = 10, c.sk0 = 20, c.K = 2;
+    tb__seam_field f;
+    memset(&f, 0, sizeof f);
+    size_t off[4] = {0, 1, 3, 4}, nxt[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    uint32_t adj[4] = {1, 0, 2, 1}, rep[3] = {0, 1, 2};
+    float aw[4] = {1, 1, 1, 1}, wpull[3] = {1, 0, 0};
+    uint8_t held[3] = {0, 0, 0};
+    f.nb = 3, f.off = off, f.adj = adj, f.aw = aw, f.wpull = wpull, f.held = held, f.rep = rep, f.nxt = nxt;
+    tb__band_rows r;
+    assert_true(tb__band_rows_alloc(&r, 3));
+    const uint16_t j[5] = {10, 1, 2, 3, 20};
+    const float w[5] = {0.4f, 0.2f, 0.15f, 0.15f, 0.1f};
+    for (size_t b = 0; b < 3; b++) {
+        r.cnt[b] = 5;
+        memcpy(r.j + b * TB__ROW, j, sizeof j);
+        memcpy(r.w0 + b * TB__ROW, w, sizeof w);
+        memcpy(r.w1 + b * TB__ROW, w, sizeof w);
+    }
+    r.w1[2 * TB__ROW + 1] = 0, r.w1[2 * TB__ROW + 0] += 0.2f; /* the cut at vertex 2: joint 1 */
+    r.w1[0 * TB__ROW + 4] = 0, r.w1[0 * TB__ROW + 0] += 0.1f; /* at vertex 0: Tail_1 */
+    assert_true(tb__cut_setup(NULL, &c, &f, &r));
+    assert_int_equal(r.nc, 1); /* joint 1 alone: Tail_1 is the chain's */
+    tb__cut_spread(&c, &f, &r);
+    assert_float_equal(r.w1[0 * TB__ROW + 1], 0.2f * 2 / 3, 1e-4f);
+    assert_float_equal(r.w1[1 * TB__ROW + 1], 0.2f / 3, 1e-4f);
+    assert_float_equal(r.w1[2 * TB__ROW + 1], 0, 1e-7f);
+    assert_float_equal(r.w1[0 * TB__ROW + 4], 0, 1e-7f);
+    assert_float_equal(r.w1[1 * TB__ROW + 4], 0.1f, 1e-7f);
+    for (size_t b = 0; b < 3; b++) {
+        float sum = 0;
+        for (int i = 0; i < 5; i++)
+            sum += r.w1[b * TB__ROW + (size_t)i];
+        assert_float_equal(sum, 1.0f, 1e-6f);
+    }
+    assert_float_equal(r.w1[1 * TB__ROW + 0], 0.4f + 0.2f * 2 / 3, 1e-4f);
+    tb__band_rows_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +332,7 @@ int main(void)
         cmocka_unit_test(ramp_zone_reads_the_zone_the_weights_were_written_with),
         cmocka_unit_test(changed_compares_weights_by_joint_name),
         cmocka_unit_test(fade_cuts_to_four_continuously),
+        cmocka_unit_test(cut_spreads_over_the_band),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,8 @@ typedef struct tb_fix_zone_try {
     int collar_ring;            /* welded tails: the collar ring blended halfway to the chain */
     int spine_folded;           /* welded tails: the band's spine share on the chain's parent */
     int collar_carried;         /* welded tails: the collar's own weights over the whole band, no ring share */
+    int by_strain;              /* welded tails: the band read by strain, the cut to four influences spread
+                                   over it (docs/fix.md, session 16) */
 } tb_fix_zone_try;
 
 /* The geometry one chain's blend was sized from (docs/fix.md). */
@@ -139,7 +141,7 @@ typedef struct tb_fix_weights {
 
 #define TB_FIX_MAX_CHAINS 8
 
-#define TB_FIX_MAX_TRIES 12
+#define TB_FIX_MAX_TRIES 13
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */

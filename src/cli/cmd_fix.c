@@ -232,8 +232,9 @@ static void tb__print_zones(const tb_fix_report *rep)
         const tb_fix_zone_try *z = &rep->zone_tries[i];
         printf("%s %.3g", i ? ";" : "", z->blend_zone);
         if (z->collar_band > 0)
-            printf(" (collar band %.3g%s%s%s)", z->collar_band, z->collar_ring ? ", collar ring halfway" : "",
-                   z->spine_folded ? ", spine folded" : "", z->collar_carried ? ", collar carried" : "");
+            printf(" (collar band %.3g%s%s%s%s)", z->collar_band, z->collar_ring ? ", collar ring halfway" : "",
+                   z->spine_folded ? ", spine folded" : "", z->collar_carried ? ", collar carried" : "",
+                   z->by_strain ? ", by strain" : "");
         if (z->torn_clips)
             printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else

@@ -184,7 +184,8 @@ struct tb__weight_plan {
     int auto_zone, auto_band; /* 0: the repair pinned the blend zone / collar band */
     int ring;         /* welded bands: 1, collar rings blended halfway (TB__PLAN_COLLAR_RING, tb__weight_plan_variant); 2, the
                          spine folded into the parent (TB__PLAN_SPINE_FOLDED); 4, the collar's own
-                         weights carried over the whole band (TB__PLAN_COLLAR_CARRIED) */
+                         weights carried over the whole band (TB__PLAN_COLLAR_CARRIED); 8, the band
+                         read by strain, the cut spread over it (TB__PLAN_BY_STRAIN) */
     int count;
     tb__chain_plan *c;
 };
@@ -993,6 +994,8 @@ static tb_result tb__sf_setup(const tb__apply *A, const tb__chain_plan *c, float
                 continue;
             /* by strain (tb__blend_welded_collar): a stretch reads Δw / |e| */
             float pull = strain ? TB__SEAM_PULL * c->cseg_mean / (len * len) : TB__SEAM_PULL / len;
+            if (strain == 2) /* every edge alike (TB__PLAN_BY_STRAIN, tb__cut_spread) */
+                pull = c->cseg_mean / (len * len);
             tb__current_weights(A, c->nb[k], uj, uw);
             tb__sf_scatter(f, f->pull + b * TB__SEAM_JOINTS, uj, uw, TB__SLOTS, pull);
             f->wpull[b] += pull;
@@ -1001,8 +1004,10 @@ static tb_result tb__sf_setup(const tb__apply *A, const tb__chain_plan *c, float
     return TB_OK;
 }
 
-/* The band's own edges (c->own with both ends in the band), as CSR. */
-static tb_result tb__sf_graph(const tb_model *m, const tb__chain_plan *c, tb__seam_field *f)
+/* The band's own edges (c->own with both ends in the band), as CSR, each
+ * by 1 / |e|, or by strain (strain 2: ℓ / |e|², ℓ the collar's mean edge;
+ * TB__PLAN_BY_STRAIN). */
+static tb_result tb__sf_graph(const tb_model *m, const tb__chain_plan *c, int strain, tb__seam_field *f)
 {
     f->off = calloc(f->nb + 2, sizeof *f->off);
     if (!f->off)
@@ -1024,7 +1029,7 @@ static tb_result tb__sf_graph(const tb_model *m, const tb__chain_plan *c, tb__se
             continue;
         float len = tb__dist3(m->positions + (size_t)c->verts[c->own[2 * e]] * 3,
                               m->positions + (size_t)c->verts[c->own[2 * e + 1]] * 3);
-        float w = len > 0 ? 1 / len : 0;
+        float w = !(len > 0) ? 0 : strain == 2 ? c->cseg_mean / (len * len) : 1 / len;
         f->adj[f->off[a + 1]] = (uint32_t)b, f->aw[f->off[a + 1]++] = w;
         f->adj[f->off[b + 1]] = (uint32_t)a, f->aw[f->off[b + 1]++] = w;
     }
@@ -1126,14 +1131,15 @@ static float tb__sf_sweep(tb__seam_field *f)
 }
 
 /* The field for c's band of `band` (bind units), the collar pulling by
- * strain when `strain`; TB_ERR_OOM leaves f empty. */
+ * strain when `strain` (1), the band's own edges too (2); TB_ERR_OOM leaves
+ * f empty. */
 static tb_result tb__seam_field_make(const tb__apply *A, const tb__chain_plan *c, float band, int strain,
                                      tb__seam_field *f)
 {
     memset(f, 0, sizeof *f);
     tb_result r = tb__sf_setup(A, c, band, strain, f);
     if (r == TB_OK)
-        r = tb__sf_graph(A->m, c, f);
+        r = tb__sf_graph(A->m, c, strain, f);
     if (r == TB_OK)
         r = tb__sf_copies(A->m, c, f);
     for (int it = 0; r == TB_OK && it < TB__SEAM_SWEEPS; it++)
@@ -1218,6 +1224,155 @@ static void tb__fold_spine(const tb_model *m, const tb__chain_plan *c, const uin
         ww[at] += moved;
 }
 
+/* The cut spread over the band (choice, issue 13, session 16; a try of
+ * fix's search, TB__PLAN_BY_STRAIN). The cut (tb__fade_to_slots) decides
+ * vertex by vertex which joint leaves, so a body joint kept at 0.085 on one
+ * end of a 0.011 H root-ring edge is gone at the other (synthetic
+ * hang_welded_nearest, RightUpLeg; 2.00 in Crouch). Here every body joint
+ * the cut takes somewhere keeps a share φ of its weight at each band
+ * vertex: at most what the cut left it (so no vertex holds more than
+ * TB__SLOTS), 1 at the skin the cut does not reach (the collar, the tail
+ * past the band, the collar curve), and elsewhere the mean of its
+ * neighbours' over the seam field's graph (its edges and the collar's pull
+ * weighed as the field's): the joint fades out over the band's surface
+ * instead of over one edge. What fades goes to the chain's parent, as the
+ * cut's own. The chain's joints are cut as before (a Tail_1 held back near
+ * the collar would steepen the chain's ramp past the band). Copies of one
+ * point are one unknown, as in the field. */
+#define TB__ROW (TB__SLOTS + 32)
+
+typedef struct tb__band_rows {
+    int *cnt;    /* sf.nb: pairs per band vertex (the field's order) */
+    uint16_t *j; /* sf.nb × TB__ROW */
+    float *w0;   /* before the cut */
+    float *w1;   /* after it */
+    int nc;      /* the body joints the cut takes somewhere */
+    uint16_t cut[TB__SEAM_JOINTS];
+    float *phi, *cap, *fixed; /* sf.nb × nc, sf.nb × nc, sf.nb */
+} tb__band_rows;
+
+static void tb__band_rows_free(tb__band_rows *r)
+{
+    free(r->cnt), free(r->j), free(r->w0), free(r->w1), free(r->phi), free(r->cap), free(r->fixed);
+    memset(r, 0, sizeof *r);
+}
+
+static int tb__band_rows_alloc(tb__band_rows *r, size_t nb)
+{
+    memset(r, 0, sizeof *r);
+    r->cnt = calloc(nb + 1, sizeof *r->cnt);
+    r->j = malloc((nb + 1) * TB__ROW * sizeof *r->j);
+    r->w0 = malloc((nb + 1) * TB__ROW * sizeof *r->w0);
+    r->w1 = malloc((nb + 1) * TB__ROW * sizeof *r->w1);
+    if (r->cnt && r->j && r->w0 && r->w1)
+        return 1;
+    tb__band_rows_free(r);
+    return 0;
+}
+
+/* The joints cut somewhere, each one's cap (w1 / w0) per band vertex, and
+ * the pull of the skin the cut does not reach (φ = 1) on each. */
+static int tb__cut_setup(const tb_model *m, const tb__chain_plan *c, const tb__seam_field *f, tb__band_rows *r)
+{
+    for (size_t b = 0; b < f->nb; b++)
+        for (int i = 0; i < r->cnt[b]; i++) {
+            size_t s = b * TB__ROW + (size_t)i;
+            uint16_t j = r->j[s];
+            int k = 0;
+            if (!(r->w1[s] < r->w0[s]) || j == (uint16_t)c->skP || (j >= c->sk0 && j < c->sk0 + c->K))
+                continue;
+            while (k < r->nc && r->cut[k] != j)
+                k++;
+            if (k == r->nc && r->nc < TB__SEAM_JOINTS)
+                r->cut[r->nc++] = j;
+        }
+    size_t N = f->nb * (size_t)r->nc + 1;
+    r->phi = malloc(N * sizeof *r->phi), r->cap = malloc(N * sizeof *r->cap);
+    r->fixed = calloc(f->nb + 1, sizeof *r->fixed);
+    if (!r->nc || !r->phi || !r->cap || !r->fixed)
+        return 0;
+    for (size_t b = 0; b < f->nb; b++) {
+        r->fixed[b] = f->wpull[b];
+        for (int k = 0; k < r->nc; k++) {
+            float x = 1;
+            for (int i = 0; i < r->cnt[b]; i++) {
+                size_t s = b * TB__ROW + (size_t)i;
+                if (r->j[s] == r->cut[k] && r->w0[s] > 0)
+                    x = r->w1[s] / r->w0[s];
+            }
+            r->phi[b * (size_t)r->nc + (size_t)k] = r->cap[b * (size_t)r->nc + (size_t)k] = x;
+        }
+    }
+    for (size_t e = 0; e < c->nown; e++) { /* the tail's own edges leaving the band */
+        long a = f->at[c->own[2 * e]], o = f->at[c->own[2 * e + 1]];
+        if ((a >= 0) == (o >= 0))
+            continue;
+        float len = tb__dist3(m->positions + (size_t)c->verts[c->own[2 * e]] * 3,
+                              m->positions + (size_t)c->verts[c->own[2 * e + 1]] * 3);
+        r->fixed[a >= 0 ? a : o] += len > 0 ? c->cseg_mean / (len * len) : 0;
+    }
+    return 1;
+}
+
+/* One Gauss–Seidel sweep of φ over the field's groups of copies; returns
+ * the largest change. */
+static float tb__cut_sweep(const tb__seam_field *f, tb__band_rows *r)
+{
+    float change = 0;
+    int nc = r->nc;
+    for (size_t g = 0; g < f->nb; g++) {
+        float acc[TB__SEAM_JOINTS], cap[TB__SEAM_JOINTS], ws = 0;
+        if (f->rep[g] != g || f->held[g])
+            continue;
+        for (int k = 0; k < nc; k++)
+            acc[k] = 0, cap[k] = 1;
+        for (size_t b = g; b != SIZE_MAX; b = f->nxt[b]) {
+            ws += r->fixed[b];
+            for (int k = 0; k < nc; k++) {
+                acc[k] += r->fixed[b];
+                cap[k] = fminf(cap[k], r->cap[b * (size_t)nc + (size_t)k]);
+            }
+            for (size_t e = f->off[b]; e < f->off[b + 1]; e++) {
+                ws += f->aw[e];
+                for (int k = 0; k < nc; k++)
+                    acc[k] += f->aw[e] * r->phi[(size_t)f->adj[e] * (size_t)nc + (size_t)k];
+            }
+        }
+        for (int k = 0; k < nc && ws > 0; k++) {
+            float x = fminf(cap[k], acc[k] / ws);
+            change = fmaxf(change, fabsf(x - r->phi[g * (size_t)nc + (size_t)k]));
+            for (size_t b = g; b != SIZE_MAX; b = f->nxt[b])
+                r->phi[b * (size_t)nc + (size_t)k] = x;
+        }
+    }
+    return change;
+}
+
+/* rows' w1: each cut body joint at w0 φ, what it loses on the parent. */
+static void tb__cut_spread(const tb__chain_plan *c, const tb__seam_field *f, tb__band_rows *r)
+{
+    for (int it = 0; it < TB__SEAM_SWEEPS; it++)
+        if (!(tb__cut_sweep(f, r) > 1e-6f))
+            break;
+    for (size_t b = 0; b < f->nb; b++) {
+        float lost = 0;
+        int at = -1;
+        for (int i = 0; i < r->cnt[b]; i++) {
+            size_t s = b * TB__ROW + (size_t)i;
+            for (int k = 0; k < r->nc; k++)
+                if (r->j[s] == r->cut[k]) {
+                    float w = r->w0[s] * r->phi[b * (size_t)r->nc + (size_t)k];
+                    lost += r->w1[s] - w;
+                    r->w1[s] = w;
+                }
+            if (r->j[s] == (uint16_t)c->skP && r->w1[s] > 0)
+                at = i;
+        }
+        if (at >= 0)
+            r->w1[b * TB__ROW + (size_t)at] += lost;
+    }
+}
+
 static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float band_seg, int ring)
 {
     const tb_model *m = A->m;
@@ -1248,7 +1403,9 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
     }
     rn = tb__ring_lineage(m, c->skP, rj, rw, rn);
     tb__seam_field sf; /* out of memory: each vertex reads the collar alone */
-    int relaxed = tb__seam_field_make(A, c, band, (ring & 2) != 0, &sf) == TB_OK;
+    int relaxed = tb__seam_field_make(A, c, band, ring & 8 ? 2 : (ring & 2) != 0, &sf) == TB_OK;
+    tb__band_rows rows; /* the cut spread over the band (ring & 8); out of memory: as given */
+    int spread = relaxed && (ring & 8) && tb__band_rows_alloc(&rows, sf.nb);
     for (size_t q = 0; q < c->n; q++) {
         /* along the surface: a tail curling back past its root is not blended */
         float g = c->gb ? c->gb[q] : c->g[q];
@@ -1285,9 +1442,24 @@ static void tb__blend_welded_collar(tb__apply *A, const tb__chain_plan *c, float
             tb__add_weights(jj, ww, &cnt, TB__SLOTS + 32, rj, rw, rn, (1 - t) * t);
         if (ring & 2)
             tb__fold_spine(m, c, jj, ww, cnt);
+        size_t b = spread && sf.at[q] >= 0 ? (size_t)sf.at[q] : SIZE_MAX;
+        if (b != SIZE_MAX) {
+            rows.cnt[b] = cnt;
+            memcpy(rows.j + b * TB__ROW, jj, (size_t)cnt * sizeof *jj);
+            memcpy(rows.w0 + b * TB__ROW, ww, (size_t)cnt * sizeof *ww);
+        }
         tb__fade_to_slots(c, jj, ww, cnt);
+        if (b != SIZE_MAX)
+            memcpy(rows.w1 + b * TB__ROW, ww, (size_t)cnt * sizeof *ww);
         tb__store_largest(A, v, jj, ww, cnt);
     }
+    if (spread && tb__cut_setup(m, c, &sf, &rows)) {
+        tb__cut_spread(c, &sf, &rows);
+        for (size_t b = 0; b < sf.nb; b++)
+            tb__store_largest(A, c->verts[sf.q[b]], rows.j + b * TB__ROW, rows.w1 + b * TB__ROW, rows.cnt[b]);
+    }
+    if (spread)
+        tb__band_rows_free(&rows);
     if (relaxed)
         tb__sf_free(&sf);
     tb__unreached_keep_own(A, c);
@@ -2895,7 +3067,7 @@ void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const 
 void tb__weight_plan_variant(tb__weight_plan *p, int bits)
 {
     if (p)
-        p->ring = bits & (TB__PLAN_COLLAR_RING | TB__PLAN_SPINE_FOLDED | TB__PLAN_COLLAR_CARRIED);
+        p->ring = bits & (TB__PLAN_COLLAR_RING | TB__PLAN_SPINE_FOLDED | TB__PLAN_COLLAR_CARRIED | TB__PLAN_BY_STRAIN);
 }
 
 int tb__weight_plan_count(const tb__weight_plan *p)

@@ -495,7 +495,7 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
 {
     if (rep->zone_try_count < TB_FIX_MAX_TRIES)
         rep->zone_tries[rep->zone_try_count++] =
-            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0, 0};
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0, 0, 0};
 }
 
 /* One try's measurement of clip c (the blend search, every clip at once). */
@@ -724,6 +724,7 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
         s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = ring & 1;
         s->rep->zone_tries[s->rep->zone_try_count - 1].spine_folded = (ring & 2) != 0;
         s->rep->zone_tries[s->rep->zone_try_count - 1].collar_carried = (ring & 4) != 0;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].by_strain = (ring & 8) != 0;
     }
     if (tb__better(&sc, &s->best)) {
         s->best = sc;
@@ -744,16 +745,17 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
  * other bands: folding the spine moves which band tears least (Soldier
  * beside_welded_leg: 0.5 tears fewest samples unfolded, 2 folded); last
  * the collar carried over the band (chain.c, tb__blend_welded_collar) with
- * the best zone, band, ring and fold so far. ring: 1 the collar ring, 2 the
- * spine folded, 4 the collar carried. */
+ * the best zone, band, ring and fold so far; then the band by strain, its
+ * cut spread (chain.c, tb__cut_spread), with the best so far. ring: 1 the
+ * collar ring, 2 the spine folded, 4 the collar carried, 8 by strain. */
 static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *err)
 {
     static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
     float others[3]; /* the bands folded after the best one */
     int nothers = 0;
     tb_result r = TB_OK;
-    for (int t = 0; r == TB_OK && t < 11 && !tb__clean(&s->best); t++) {
-        int ring = t == 10 ? s->ring | 4 : t >= 7 ? (s->ring & 1) | 2 : t >= 5;
+    for (int t = 0; r == TB_OK && t < 12 && !tb__clean(&s->best); t++) {
+        int ring = t == 11 ? s->ring | 8 : t == 10 ? s->ring | 4 : t >= 7 ? (s->ring & 1) | 2 : t >= 5;
         float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : s->zone,
               band = t < 3 ? s->b0 : t < 5 ? bands[t - 3] : t == 5 ? s->b0 : s->band;
         int given = t == 2 || (t >= 3 && t != 5 && s->given);
@@ -1368,6 +1370,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(o, "spine_folded", json_true());
             if (rep->zone_tries[i].collar_carried)
                 json_object_set_new(o, "collar_carried", json_true());
+            if (rep->zone_tries[i].by_strain)
+                json_object_set_new(o, "by_strain", json_true());
             json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
             json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);

@@ -65,8 +65,12 @@ void tb__weight_plan_changed(const tb__weight_plan *p, const tb_model *M, const 
  *   tb__fold_spine);
  * - TB__PLAN_COLLAR_CARRIED: each welded band carries its collar weights
  *   (the relaxed seam field) over the whole band, fading as 1 − t, without
- *   the weld ring's shared part (chain.c, tb__blend_welded_collar). */
-enum { TB__PLAN_COLLAR_RING = 1, TB__PLAN_SPINE_FOLDED = 2, TB__PLAN_COLLAR_CARRIED = 4 };
+ *   the weld ring's shared part (chain.c, tb__blend_welded_collar);
+ * - TB__PLAN_BY_STRAIN: each welded band's seam field weighs every edge by
+ *   strain (ℓ / |e|²), and the body joints the cut to four influences takes
+ *   fade out over the band's graph instead of at one edge (chain.c,
+ *   tb__cut_spread). */
+enum { TB__PLAN_COLLAR_RING = 1, TB__PLAN_SPINE_FOLDED = 2, TB__PLAN_COLLAR_CARRIED = 4, TB__PLAN_BY_STRAIN = 8 };
 void tb__weight_plan_variant(tb__weight_plan *p, int bits);
 
 /* Joints/weights in M's layout (vertex_count × M->influences; M loaded from
