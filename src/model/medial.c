@@ -26,19 +26,25 @@
 #include "model/mesh_internal.h"
 #include "core/base.h"
 
+typedef struct tb__run {
+    uint32_t shell; /* its triangles' shell (the ray tests filter on it without reading them) */
+    uint32_t begin; /* its first entry */
+} tb__run;
+
 typedef struct tb__tgrid {
     float lo[3], cell, inv;
     float scale;        /* four mean edges (clamped): the rays' tolerance is 1e-4 of it */
     int dim[3];
     uint64_t *keys;     /* hash slots: cell key + 1, 0 = empty */
-    uint32_t *start;    /* per slot: first entry */
-    uint32_t *count;    /* per slot: entries */
+    uint32_t *start;    /* per slot: first run (during the build: first entry) */
+    uint32_t *count;    /* per slot: runs (during the build: entries) */
     size_t slots;       /* power of two */
     uint32_t *tris;     /* triangle ids grouped by cell */
-    uint32_t *tshell;   /* per entry: its triangle's shell (the ray tests filter on it without
-                         * reading the triangle's corners: most entries a ray meets are skipped) */
-    uint16_t *trun;     /* per entry: how many entries from it on, in its cell, share its shell (at most
-                         * 65,535): a ray skips a shell's run at once */
+    tb__run *runs;      /* per cell (in slot order), its entries' runs of one shell, then one
+                         * more whose begin is the entries' end: run r's entries are [runs[r].begin,
+                         * runs[r + 1].begin). A ray skips a run whose shell does not count, the
+                         * runs read in order (a run's place does not wait on the one before's
+                         * length, as an entry's run length did) */
     size_t nshell;      /* shells (roots) that have triangles */
     uint32_t *roots;    /* their roots, ascending */
     int (*sbox)[6];     /* per shell: the cells its triangles are entered in, lo xyz then hi xyz */
@@ -131,8 +137,7 @@ static void tb__tgrid_free(tb__tgrid *g)
     free(g->start);
     free(g->count);
     free(g->tris);
-    free(g->tshell);
-    free(g->trun);
+    free(g->runs);
     free(g->roots);
     free(g->sbox);
     free(g->rec);
@@ -357,17 +362,18 @@ static int tb__tgrid_count(tb__tgrid *g, const float *pos, const uint32_t *tri, 
 }
 
 /* Stage 4: the entries, np of them, grouped by cell (cells in the table's
- * slot order), triangles ascending within a cell, each with its shell and
- * the length of its shell's run. 0 on OOM. */
+ * slot order), triangles ascending within a cell, and the cells' runs of one
+ * shell (g->start and g->count then index the runs). 0 on OOM. */
 static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tri, size_t nt, const uint32_t *shell,
                           size_t np)
 {
+    uint32_t *tsh = malloc((np ? np : 1) * sizeof *tsh); /* per entry: its shell */
     g->start = malloc(g->slots * sizeof *g->start);
     g->tris = malloc((np ? np : 1) * sizeof *g->tris);
-    g->tshell = malloc((np ? np : 1) * sizeof *g->tshell);
-    g->trun = malloc((np ? np : 1) * sizeof *g->trun);
-    if (!g->start || !g->tris || !g->tshell || !g->trun)
+    if (!tsh || !g->start || !g->tris) {
+        free(tsh);
         return 0;
+    }
     uint32_t at = 0;
     for (size_t h = 0; h < g->slots; h++) {
         g->start[h] = at;
@@ -385,20 +391,31 @@ static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tr
             for (int y = c0[1]; y <= c1[1]; y++)
                 for (int z = c0[2]; z <= c1[2]; z++) {
                     size_t h = tb__memo_slot(&mm, g->keys, mask, tb__ckey(x, y, z));
-                    uint32_t j = g->start[h] + g->count[h]++;
-                    g->tris[j] = (uint32_t)t;
-                    g->tshell[j] = sh;
+                    uint32_t e = g->start[h] + g->count[h]++;
+                    g->tris[e] = (uint32_t)t;
+                    tsh[e] = sh;
                 }
     }
-    for (size_t h = 0; h < g->slots; h++) {
-        if (!g->keys[h])
-            continue;
-        size_t i = g->start[h], j = i + g->count[h];
-        for (size_t k = j; k-- > i;)
-            g->trun[k] = k + 1 < j && g->tshell[k + 1] == g->tshell[k] && g->trun[k + 1] < UINT16_MAX
-                             ? (uint16_t)(g->trun[k + 1] + 1)
-                             : 1;
+    size_t nr = 0; /* the runs: a cell's first entry, or a change of shell, begins one */
+    for (size_t h = 0; h < g->slots; h++)
+        for (size_t e = g->start[h]; e < (size_t)g->start[h] + g->count[h]; e++)
+            nr += e == g->start[h] || tsh[e] != tsh[e - 1];
+    g->runs = malloc((nr + 1) * sizeof *g->runs);
+    if (!g->runs) {
+        free(tsh);
+        return 0;
     }
+    nr = 0;
+    for (size_t h = 0; h < g->slots; h++) {
+        uint32_t first = (uint32_t)nr;
+        for (size_t e = g->start[h]; e < (size_t)g->start[h] + g->count[h]; e++)
+            if (e == g->start[h] || tsh[e] != tsh[e - 1])
+                g->runs[nr++] = (tb__run){tsh[e], (uint32_t)e};
+        g->start[h] = first;
+        g->count[h] = (uint32_t)nr - first;
+    }
+    g->runs[nr] = (tb__run){0, (uint32_t)np};
+    free(tsh);
     return 1;
 }
 
@@ -683,22 +700,22 @@ static int tb__cell_test(const tb__ray *R, const uint32_t t4[TB__LANES], int n, 
                      : tb__cell_test_gather(R, t4, n, tcell, tout, hits, nh, hcap);
 }
 
-/* The hits in one cell's entries [s, s + n), the cell's span along the
- * ray [tcell, tout), sorted by t (stably: as glibc's merge sort was). The
- * shell is read first (from the entry, without the triangle's corners: a
- * run of one shell at once), then the corners for the self test; the
- * triangles left are tested TB__LANES at a time, in entry order. */
+/* The hits in one cell's runs [s, s + n), the cell's span along the ray
+ * [tcell, tout), sorted by t (stably: as glibc's merge sort was). A run's
+ * shell is read first (without its triangles), then, without records, the
+ * corners for the self test; the triangles left are tested TB__LANES at a
+ * time, in entry order. */
 static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float tout, tb__hit *hits, int hcap)
 {
     const tb__tgrid *g = R->g;
-    const uint32_t *tshell = g->tshell, *tris = g->tris, own = R->own;
+    const uint32_t *tris = g->tris, own = R->own;
+    const tb__run *run = g->runs;
     const uint8_t *count = R->others ? R->count_shell : NULL;
     const int others = R->others, self_test = !others && !g->rec; /* the records' lanes test it */
     uint32_t t4[TB__LANES];
     int nc = 0, nh = 0;
-    for (int i = 0; i < n;) { /* a run of one shell (within the cell) at a time */
-        uint32_t at = s + (uint32_t)i, ts = tshell[at], end = at + g->trun[at];
-        i += g->trun[at];
+    for (uint32_t r = s; r < s + (uint32_t)n; r++) { /* a run of one shell (within the cell) at a time */
+        uint32_t ts = run[r].shell, at = run[r].begin, end = run[r + 1].begin;
         if ((ts == own) == others || (count && !count[ts]))
             continue;
         if (!nc && !self_test) /* whole fours straight from the entries, in their order */
