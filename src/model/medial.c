@@ -155,10 +155,17 @@ static int tb__cell_clamp(float x, int dim)
     return x >= (float)dim ? dim - 1 : (int)x;
 }
 
-/* fminf without the call: a NaN argument gives the other, as fminf does */
+/* fminf without the call: a NaN argument gives the other, as fminf does.
+ * Without a branch (both tests, then a select of the bits): the walk's
+ * crossings take turns at being least, which no predictor learns. */
 static float tb__minf(float a, float b)
 {
-    return b < a || a != a ? b : a;
+    uint32_t ua, ub, m = 0u - (uint32_t)((b < a) | (a != a));
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ua = (ub & m) | (ua & ~m);
+    memcpy(&a, &ua, sizeof a);
+    return a;
 }
 
 /* The cells [c0, c1] the bounding box of triangle tv covers (the corners
@@ -813,7 +820,8 @@ static float tb__ray_walk(const tb__ray *R, int *inside, const int *box, tb__hit
             *inside = 1 - depth;
         if (tout > R->tmax)
             return INFINITY;
-        int ax = tnext[0] <= tnext[1] && tnext[0] <= tnext[2] ? 0 : tnext[1] <= tnext[2] ? 1 : 2;
+        /* the axis crossed first (x before y before z on a tie), without a branch */
+        int first = (tnext[0] <= tnext[1]) & (tnext[0] <= tnext[2]), ax = (1 - first) * (2 - (tnext[1] <= tnext[2]));
         c[ax] += step[ax];
         if (c[ax] < 0 || c[ax] >= g->dim[ax] || (box && tb__left_box(box, c, step, ax)))
             return INFINITY;
