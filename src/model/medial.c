@@ -22,6 +22,9 @@
 #if defined(__GNUC__) && defined(__SSE__)
 #include <xmmintrin.h> /* _mm_movemask_ps: the ray tests' lane mask */
 #endif
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define TB__HAVE_AVX 1 /* the ray tests compiled for AVX too, chosen at run time */
+#endif
 
 #include "model/mesh_internal.h"
 #include "core/base.h"
@@ -48,6 +51,7 @@ typedef struct tb__tgrid {
     size_t nshell;      /* shells (roots) that have triangles */
     uint32_t *roots;    /* their roots, ascending */
     int (*sbox)[6];     /* per shell: the cells its triangles are entered in, lo xyz then hi xyz */
+    int avx;            /* the CPU runs AVX (tb__cell_test_avx) */
     float *rec;         /* per triangle, TB__REC floats: corner a, e1 = b - a, e2 = c - a (the
                          * rays' edges, the same float differences), then its corners' ids as
                          * bits: the ray tests load four triangles' records and transpose them
@@ -436,6 +440,9 @@ static int tb__tgrid_records(tb__tgrid *g, const float *pos, const uint32_t *tri
 #endif
     if (nt > TB__REC_BYTES / (TB__REC * sizeof *g->rec))
         return 1;
+#ifdef TB__HAVE_AVX
+    g->avx = __builtin_cpu_supports("avx");
+#endif
     g->rec = aligned_alloc(16, (nt ? nt : 1) * TB__REC * sizeof *g->rec);
     if (!g->rec)
         return 0;
@@ -700,9 +707,25 @@ static int tb__cell_test_gather(const tb__ray *R, const uint32_t t4[TB__LANES], 
     return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 0);
 }
 
-static int tb__cell_test(const tb__ray *R, const uint32_t t4[TB__LANES], int n, float tcell, float tout,
-                         tb__hit *hits, int nh, int hcap)
+#ifdef TB__HAVE_AVX
+/* The same test compiled for AVX: the same operations on the same four
+ * lanes (AVX has no FMA: nothing is contracted), in three-operand
+ * instructions that need no register copies (a fifth of the SSE code) */
+__attribute__((target("avx"))) static int tb__cell_test_avx(const tb__ray *R, const uint32_t t4[TB__LANES], int n,
+                                                            float tcell, float tout, tb__hit *hits, int nh, int hcap)
 {
+    return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1);
+}
+#endif
+
+static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R, const uint32_t t4[TB__LANES], int n,
+                                                               float tcell, float tout, tb__hit *hits, int nh,
+                                                               int hcap)
+{
+#ifdef TB__HAVE_AVX
+    if (R->g->avx)
+        return tb__cell_test_avx(R, t4, n, tcell, tout, hits, nh, hcap);
+#endif
     return R->g->rec ? tb__cell_test_rec(R, t4, n, tcell, tout, hits, nh, hcap)
                      : tb__cell_test_gather(R, t4, n, tcell, tout, hits, nh, hcap);
 }
