@@ -710,7 +710,8 @@ static int tb__cell_test_gather(const tb__ray *R, const uint32_t t4[TB__LANES], 
 #ifdef TB__HAVE_AVX
 /* The same test compiled for AVX: the same operations on the same four
  * lanes (AVX has no FMA: nothing is contracted), in three-operand
- * instructions that need no register copies (a fifth of the SSE code) */
+ * instructions that need no register copies (the SSE function: 257
+ * instructions, 36 of them copies; this one 205) */
 __attribute__((target("avx"))) static int tb__cell_test_avx(const tb__ray *R, const uint32_t t4[TB__LANES], int n,
                                                             float tcell, float tout, tb__hit *hits, int nh, int hcap)
 {
