@@ -719,16 +719,19 @@ __attribute__((target("avx"))) static int tb__cell_test_avx(const tb__ray *R, co
 }
 #endif
 
+/* The ways of testing (tb__cell_test), chosen once per cell */
+enum { TB__TEST_GATHER, TB__TEST_REC, TB__TEST_AVX };
+
 static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R, const uint32_t t4[TB__LANES], int n,
                                                                float tcell, float tout, tb__hit *hits, int nh,
-                                                               int hcap)
+                                                               int hcap, int way)
 {
 #ifdef TB__HAVE_AVX
-    if (R->g->avx)
+    if (way == TB__TEST_AVX)
         return tb__cell_test_avx(R, t4, n, tcell, tout, hits, nh, hcap);
 #endif
-    return R->g->rec ? tb__cell_test_rec(R, t4, n, tcell, tout, hits, nh, hcap)
-                     : tb__cell_test_gather(R, t4, n, tcell, tout, hits, nh, hcap);
+    return way == TB__TEST_REC ? tb__cell_test_rec(R, t4, n, tcell, tout, hits, nh, hcap)
+                               : tb__cell_test_gather(R, t4, n, tcell, tout, hits, nh, hcap);
 }
 
 /* The hits in one cell's runs [s, s + n), the cell's span along the ray
@@ -743,6 +746,7 @@ static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float
     const tb__run *run = g->runs;
     const uint8_t *count = R->others ? R->count_shell : NULL;
     const int others = R->others, self_test = !others && !g->rec; /* the records' lanes test it */
+    const int way = g->avx ? TB__TEST_AVX : g->rec ? TB__TEST_REC : TB__TEST_GATHER;
     uint32_t t4[TB__LANES];
     int nc = 0, nh = 0;
     for (uint32_t r = s; r < s + (uint32_t)n; r++) { /* a run of one shell (within the cell) at a time */
@@ -751,14 +755,14 @@ static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float
             continue;
         if (!nc && !self_test) /* whole fours straight from the entries, in their order */
             for (; at + TB__LANES <= end; at += TB__LANES)
-                nh = tb__cell_test(R, tris + at, TB__LANES, tcell, tout, hits, nh, hcap);
+                nh = tb__cell_test(R, tris + at, TB__LANES, tcell, tout, hits, nh, hcap, way);
         for (; at < end; at++) {
             const uint32_t t = tris[at], *tv = R->tri + (size_t)t * 3;
             if (self_test && (tv[0] == R->self || tv[1] == R->self || tv[2] == R->self))
                 continue; /* touches the ray's own vertex */
             t4[nc++] = t;
             if (nc == TB__LANES) {
-                nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
+                nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap, way);
                 nc = 0;
             }
         }
@@ -766,7 +770,7 @@ static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float
     if (nc) {
         for (int k = nc; k < TB__LANES; k++) /* the spare lanes test the first again */
             t4[k] = t4[0];
-        nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap);
+        nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap, way);
     }
     for (int i = 1; i < nh; i++) { /* a cell holds few hits */
         tb__hit x = hits[i];
