@@ -2722,6 +2722,7 @@ typedef struct tb__merge {
     tb__cell_entry *body;  /* grid of the body's skin, built when a layer asks */
     size_t nbody;
     float cell, inv, tol;
+    int cells_ok;          /* tb__merge_cells' result (a task of the setup) */
 } tb__merge;
 
 /* runs of one component in one cell, each with up to SAMPLES of its
@@ -2747,16 +2748,26 @@ static void tb__merge_free(tb__merge *M)
     free(M->sh);
 }
 
-static void tb__merge_shape_task(void *c, int task, int worker)
+static int tb__merge_cells(tb__merge *M);
+static int tb__merge_sample_runs(tb__merge *M);
+
+/* Task 0: the skin's cells and runs (tb__merge_cells, its result in
+ * cells_ok); task 1 + i: component i's shape, and the wrap_bin of its own
+ * vertices (the components share none). */
+static void tb__merge_prep_task(void *c, int task, int worker)
 {
     (void)worker;
     tb__merge *M = c;
-    tb__comp_shape(M->st, &M->st->comps[task], &M->sh[task]);
+    if (task == 0)
+        M->cells_ok = tb__merge_cells(M);
+    else
+        tb__comp_shape(M->st, &M->st->comps[task - 1], &M->sh[task - 1]);
 }
 
 /* Setup: each component its own group and its shape; the grid's cell;
- * tb__wraps' per-vertex answers, kept from here to the end of the analysis.
- * 0: out of memory. */
+ * tb__wraps' per-vertex answers, kept from here to the end of the analysis;
+ * the skin's runs (beside the shapes) and their samples (which read the
+ * shapes). 0: out of memory. */
 static int tb__merge_setup(tb__merge *M, tb__state *st)
 {
     memset(M, 0, sizeof *M);
@@ -2780,13 +2791,11 @@ static int tb__merge_setup(tb__merge *M, tb__state *st)
         return 0;
     for (size_t i = 0; i < n; i++)
         M->uf[i] = (uint32_t)i;
-    /* one task per component: each writes its own shape and the wrap_bin
-     * of its own vertices (the components do not share any) */
-    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, (int)n, tb__merge_shape_task, M);
     M->cell = st->d.row_reach * st->H;
     M->inv = M->cell > 0 ? 1.0f / M->cell : 1.0f;
     M->tol = 0.01f * st->H;
-    return 1;
+    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + (int)n, tb__merge_prep_task, M);
+    return M->cells_ok && tb__merge_sample_runs(M);
 }
 
 /* Run r's boxes (tb__merge_lanes skips a run by them): the box of its
@@ -2869,7 +2878,7 @@ static int tb__merge_sample_runs(tb__merge *M)
  * records (one per run and other component near it, the nearest distance
  * and the run's vertices estimated in the other's tube, sorted by pair and
  * reduced: O(R log R)). 0: out of memory. */
-static int tb__merge_runs(tb__merge *M)
+static int tb__merge_cells(tb__merge *M)
 {
     const tb__state *st = M->st;
     tb__cell_entry *e = M->e;
@@ -2903,7 +2912,7 @@ static int tb__merge_runs(tb__merge *M)
         }
     M->run[nrun] = q;
     M->nrun = nrun;
-    return tb__merge_sample_runs(M);
+    return 1;
 }
 
 /* The runs of every component in the 27 cells around run x's cell, as
@@ -3415,8 +3424,7 @@ static int tb__merge_pairs(tb__merge *M)
 tb_result tb__detect_merge(tb__state *st, tb_error *err)
 {
     tb__merge M;
-    int ok = tb__merge_setup(&M, st) && tb__merge_runs(&M) && tb__merge_near(&M) && tb__merge_by_pair(&M) &&
-             tb__merge_pairs(&M);
+    int ok = tb__merge_setup(&M, st) && tb__merge_near(&M) && tb__merge_by_pair(&M) && tb__merge_pairs(&M);
     if (ok)
         for (size_t i = 0; i < M.n; i++)
             st->comps[i].group = (int)tb__find(M.uf, (uint32_t)i);

@@ -184,11 +184,11 @@ static void tb__team_drain(tb__team *T, uint32_t gen, tb__task_fn fn, void *ctx,
     }
 }
 
-/* A worker waits for the next job awake for TB__SPIN_MS first, yielding
+/* A worker waits for the next job awake for TB__SPIN_US first, yielding
  * its core to whatever else is ready: a waiting thread the caller wakes is
  * queued on the caller's own core (the scheduler's wake-up affinity) and
  * runs only once the caller waits in turn, after the job. */
-enum { TB__SPIN_US = 1500 };
+enum { TB__SPIN_US = 1000 };
 
 static void tb__member_spin(tb__team *T, uint32_t seen)
 {
