@@ -2657,7 +2657,11 @@ static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const 
     tb_result r = tb_model_load_desc(m, doc, &md, err);
     if (r != TB_OK)
         return r;
-    r = tb__appendage_detect_taking(out, work, *m, d, err); /* its welded copy written over m's triangles */
+    /* its welded copy written over m's triangles; the edge list made first,
+     * beside its first stages, on a mesh below TB__TRIM_MIN_VERTICES (on a
+     * larger one it would add to detection's peak: read after, below) */
+    int early = (*m)->vertex_count < TB__TRIM_MIN_VERTICES;
+    r = tb__appendage_detect_taking(out, work, *m, d, early, err);
 #ifdef __GLIBC__
     /* detection's state is freed, but glibc keeps much of it resident (its
      * threshold for fresh pages rises to the largest block freed): given
@@ -2669,7 +2673,7 @@ static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const 
     if ((*m)->vertex_count >= TB__TRIM_MIN_VERTICES)
         malloc_trim(0);
 #endif
-    if (r == TB_OK)
+    if (r == TB_OK && !early)
         r = tb__model_triangles_reload(*m, doc, err); /* for the edge list (tb_measure_edges) */
     if (r != TB_OK) {
         tb_model_free(*m);
@@ -2718,10 +2722,11 @@ static void tb__repair_nothing(tb_appendage_report *out, const tb_model *m)
 /* Apply's setup: the document, the model, the desc's choices (a zone or
  * band the caller gave is kept as given; the defaults are raised where the
  * tail's geometry needs more, tb__zone_for), the buffers and the edge list
- * (*edges, the caller frees), the plan when asked for. */
+ * (*edges, the caller frees: detection's, taken from work, or made here
+ * from m's triangles), the plan when asked for. */
 static tb_result tb__repair_apply_setup(tb__apply *A, tb_doc *doc, const tb_model *m, const tb_appendage_desc *d,
                                      const tb_appendage_desc *desc, float body_single, int want_plan,
-                                     uint64_t **edges, tb_error *err)
+                                     tb__detect_work *work, uint64_t **edges, tb_error *err)
 {
     memset(A, 0, sizeof *A);
     A->doc = doc;
@@ -2740,7 +2745,12 @@ static tb_result tb__repair_apply_setup(tb__apply *A, tb_doc *doc, const tb_mode
     A->collar = calloc(A->V + 1, 1);
     A->nj = calloc(A->V * TB__SLOTS + 1, sizeof *A->nj);
     A->nw = calloc(A->V * TB__SLOTS + 1, sizeof *A->nw);
-    A->edge_count = tb_measure_edges(m, edges);
+    if (work->edges || work->edge_count) {
+        *edges = work->edges, A->edge_count = work->edge_count;
+        work->edges = NULL;
+    } else {
+        A->edge_count = tb_measure_edges(m, edges);
+    }
     A->edges = *edges;
     if (want_plan) {
         A->plan = calloc(1, sizeof *A->plan);
@@ -2799,7 +2809,7 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     }
     tb__apply A;
     uint64_t *edges = NULL;
-    r = tb__repair_apply_setup(&A, doc, m, &d, desc, out->body_single_bone, plan != NULL, &edges, err);
+    r = tb__repair_apply_setup(&A, doc, m, &d, desc, out->body_single_bone, plan != NULL, &work, &edges, err);
     if (r == TB_OK)
         r = tb__apply_all(&A, out, &work, err);
     free(edges);
