@@ -12,7 +12,6 @@
 
 #include "passes/detect_internal.h"
 #include "passes/pool_internal.h"
-#include "tailbone/measure.h"
 #include "gltf/doc_internal.h"
 
 tb_appendage_desc tb_appendage_defaults(const tb_appendage_desc *desc)
@@ -118,7 +117,6 @@ void tb__detect_work_free(tb__detect_work *w)
         free(w->apps[i].collar);
     }
     free(w->apps);
-    free(w->edges);
     memset(w, 0, sizeof *w);
 }
 
@@ -486,7 +484,6 @@ void tb__state_free(tb__state *st)
     free(st->wrap_trunk);
     free(st->surf);
     free(st->cut);
-    free(st->edges);
 }
 
 int tb__joint_by_name(const tb_model *m, const char *name)
@@ -1457,7 +1454,7 @@ enum { TB__PAIR_BLOCKS = 64 };
 typedef struct tb__prep_pair {
     tb__state *st;
     size_t block;
-    int edges;   /* 1: task 1 makes the edge list (st->want_edges), the blocks follow */
+    int side;    /* 1: task 1 is the caller's side task (st->side), the blocks follow */
     tb_result r;
     tb_error err;
     double ms[TB__PAIR_BLOCKS];
@@ -1469,12 +1466,12 @@ static void tb__prep_pair_task(void *c, int task, int worker)
     tb__prep_pair *P = c;
     tb__state *st = P->st;
     double t = tb__now_ms();
-    if (task == 1 && P->edges) {
-        st->edge_count = tb_measure_edges(st->m, &st->edges);
+    if (task == 1 && P->side) {
+        st->side->fn(st->side->ctx);
         return;
     }
     if (task > 0) {
-        int b = task - 1 - P->edges;
+        int b = task - 1 - P->side;
         size_t lo = (size_t)b * P->block, hi = lo + P->block < st->nw ? lo + P->block : st->nw;
         tb__prep_distance_run(st, lo, hi);
         P->ms[b] = tb__now_ms() - t;
@@ -1489,8 +1486,8 @@ static void tb__prep_pair_task(void *c, int task, int worker)
 }
 
 /* Detection's first stages: classes and segments → weld → distance,
- * beside shells → areas → surfaces (tb__prep_pair_task; and the edge list
- * when asked for) → far by thickness →
+ * beside shells → areas → surfaces (tb__prep_pair_task; and the caller's
+ * side task) → far by thickness →
  * holes → far parts → tube cut → shell lists; st->ms[] gets the weld (1),
  * distance (0), graph and parts (2) and thickness (6) times (the distance's
  * and the graph's each its own task's, which may overlap). */
@@ -1514,8 +1511,8 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     P.block = (st->nw + TB__PAIR_BLOCKS - 1) / TB__PAIR_BLOCKS;
     P.block = P.block < 256 ? 256 : P.block;
     int nb = (int)((st->nw + P.block - 1) / P.block);
-    P.edges = st->want_edges != 0;
-    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + P.edges + nb, tb__prep_pair_task, &P);
+    P.side = st->side != NULL;
+    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + P.side + nb, tb__prep_pair_task, &P);
     st->ms[0] = 0;
     for (int b = 0; b < nb; b++)
         st->ms[0] += P.ms[b];

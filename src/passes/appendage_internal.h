@@ -75,21 +75,25 @@ typedef struct tb__app_work {
 typedef struct tb__detect_work {
     int count;
     tb__app_work *apps;   /* one per report appendage */
-    uint64_t *edges;      /* the model's edges (tb_measure_edges) when asked for (want_edges):
-                             made beside detection's first stages, while its triangles are
-                             still the model's; edge_count SIZE_MAX: out of memory */
-    size_t edge_count;
 } tb__detect_work;
+
+/* Work of the caller's that reads the model's triangles, run as a task of
+ * detection's first loop (beside the distances, on whichever thread is
+ * free), before detection writes its welded copy over them. */
+typedef struct tb__side_task {
+    void (*fn)(void *ctx);
+    void *ctx;
+} tb__side_task;
 
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
                                const tb_appendage_desc *resolved, tb_error *err);
 /* The same on the caller's own model, whose triangles detection writes its
  * welded copy over (no second copy at its peak) and frees: m has none after
- * it (tb__model_triangles_reload reads them again). want_edges: the edge
- * list into work->edges first (the caller takes it), so the triangles need
- * no second read for it. */
+ * it (tb__model_triangles_reload reads them again). side (NULL: none): run
+ * while the triangles are still the model's. */
 tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
-                                      const tb_appendage_desc *resolved, int want_edges, tb_error *err);
+                                      const tb_appendage_desc *resolved, const tb__side_task *side,
+                                      tb_error *err);
 void tb__detect_work_free(tb__detect_work *w);
 
 /* SPEC A9 weighted bone distance over `vertices` with the given joints and

@@ -1165,8 +1165,8 @@ static tb_result tb__body_style(tb_appendage_report *out, const tb_model *m, tb_
 }
 
 static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
-                                uint32_t *spare_tris, const tb_appendage_desc *resolved, int want_edges,
-                                tb_error *err)
+                                uint32_t *spare_tris, const tb_appendage_desc *resolved,
+                                const tb__side_task *side, tb_error *err)
 {
     memset(out, 0, sizeof *out);
     memset(work, 0, sizeof *work);
@@ -1174,7 +1174,7 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
     memset(&st, 0, sizeof st);
     st.m = m;
     st.spare_tris = spare_tris;
-    st.want_edges = want_edges;
+    st.side = side;
     st.d = *resolved;
     st.H = m->height;
     out->skin = m->skin;
@@ -1232,10 +1232,6 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
     out->stage_ms[5] = tb__now_ms() - t;
     if (r == TB_OK)
         r = tb__body_style(out, m, err);
-    if (r == TB_OK && st.want_edges) {
-        work->edges = st.edges, work->edge_count = st.edge_count;
-        st.edges = NULL;
-    }
     tb__team_stop(st.team);
     tb__state_free(&st);
     if (r != TB_OK) {
@@ -1248,13 +1244,14 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
                                const tb_appendage_desc *resolved, tb_error *err)
 {
-    return tb__detect_run(out, work, m, NULL, resolved, 0, err);
+    return tb__detect_run(out, work, m, NULL, resolved, NULL, err);
 }
 
 tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
-                                      const tb_appendage_desc *resolved, int want_edges, tb_error *err)
+                                      const tb_appendage_desc *resolved, const tb__side_task *side,
+                                      tb_error *err)
 {
-    tb_result r = tb__detect_run(out, work, m, m->triangles, resolved, want_edges, err);
+    tb_result r = tb__detect_run(out, work, m, m->triangles, resolved, side, err);
     free(m->triangles); /* written over: given back at once */
     m->triangles = NULL;
     m->triangle_count = 0;
