@@ -188,7 +188,7 @@ static void tb__team_drain(tb__team *T, uint32_t gen, tb__task_fn fn, void *ctx,
  * its core to whatever else is ready: a waiting thread the caller wakes is
  * queued on the caller's own core (the scheduler's wake-up affinity) and
  * runs only once the caller waits in turn, after the job. */
-enum { TB__SPIN_US = 1000 };
+enum { TB__SPIN_US = 300 };
 
 static void tb__member_spin(tb__team *T, uint32_t seen)
 {
