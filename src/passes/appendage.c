@@ -415,11 +415,20 @@ static void tb__range_task(void *c, int task, int worker)
     J->fn(J->ctx, lo, hi);
 }
 
-static void tb__ranges(int threads, size_t n, tb__range_fn fn, void *ctx)
+void tb__st_for(const tb__state *st, int threads, int n, tb__task_fn fn, void *ctx)
 {
-    enum { TB__RANGE_MIN = 256, TB__RANGE_BLOCKS = 64 }; /* blocks handed out as threads come free */
     if (threads <= 0)
         threads = tb__cpu_count();
+    if (threads > 1 && st->team)
+        tb__team_for(st->team, n, fn, ctx);
+    else
+        tb__parallel_for(n, threads, fn, ctx);
+}
+
+static void tb__ranges(const tb__state *st, size_t n, tb__range_fn fn, void *ctx)
+{
+    enum { TB__RANGE_MIN = 256, TB__RANGE_BLOCKS = 64 }; /* blocks handed out as threads come free */
+    int threads = st->d.threads > 0 ? st->d.threads : tb__cpu_count();
     if (threads < 2 || n < 2 * TB__RANGE_MIN) {
         fn(ctx, 0, n);
         return;
@@ -427,7 +436,7 @@ static void tb__ranges(int threads, size_t n, tb__range_fn fn, void *ctx)
     size_t block = (n + TB__RANGE_BLOCKS - 1) / TB__RANGE_BLOCKS;
     block = block < TB__RANGE_MIN ? TB__RANGE_MIN : block;
     tb__range_job J = {fn, ctx, n, block};
-    tb__parallel_for((int)((n + block - 1) / block), threads, tb__range_task, &J);
+    tb__st_for(st, threads, (int)((n + block - 1) / block), tb__range_task, &J);
 }
 
 void tb__copy_name(char *dst, size_t cap, const char *s)
@@ -955,12 +964,12 @@ static void tb__thick_medial(tb__state *st, tb__thick *K, const float *normal)
     }
     float *thick = st->mrad; /* reused: thickness, then half of it */
     tb__thick_rays rays = {K->md, K->tmax, thick};
-    tb__ranges(st->d.threads, nw, tb__thick_rays_run, &rays);
+    tb__ranges(st, nw, tb__thick_rays_run, &rays);
     for (size_t w = 0; w < nw; w++)
         if (K->src[w] != w)
             thick[w] = thick[K->src[w]];
     tb__medial_points mp = {st, normal};
-    tb__ranges(st->d.threads, nw, tb__medial_points_run, &mp);
+    tb__ranges(st, nw, tb__medial_points_run, &mp);
     for (size_t w = 0; w < nw; w++) /* thin is 0 where the thickness is not finite */
         K->sh_thin[st->shell[w]] += st->thin[w];
 }
@@ -980,7 +989,7 @@ static tb_result tb__thick_drop_enclosed(tb__state *st, tb__thick *K, tb_error *
     if (r != TB_OK)
         return r;
     tb__encl_rays rays = {st, K};
-    tb__ranges(st->d.threads, nw, tb__encl_rays_run, &rays);
+    tb__ranges(st, nw, tb__encl_rays_run, &rays);
     for (size_t w = 0; w < nw; w++)
         if (K->tmax[K->src[w]] < 0)
             st->thin[w] = 0;
@@ -1080,7 +1089,7 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     tb__thick_prep P;
     memset(&P, 0, sizeof P);
     P.st = st, P.K = &K;
-    tb__parallel_for(2, nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(), tb__thick_prep_task, &P);
+    tb__st_for(st, nw < 2048 ? 1 : st->d.threads, 2, tb__thick_prep_task, &P);
     r = P.r[0] != TB_OK ? P.r[0] : P.r[1];
     if (r != TB_OK) {
         if (err)
@@ -1210,7 +1219,7 @@ static void tb__prep_distance_run(void *c, size_t lo, size_t hi)
 
 void tb__prep_distance(tb__state *st)
 {
-    tb__ranges(st->d.threads, st->nw, tb__prep_distance_run, st);
+    tb__ranges(st, st->nw, tb__prep_distance_run, st);
 }
 
 /* Prepare: the mesh graph and its shells (all edges, union-find;
@@ -1445,6 +1454,7 @@ enum { TB__PAIR_BLOCKS = 64 };
 typedef struct tb__prep_pair {
     tb__state *st;
     size_t block;
+    int side;    /* 1: task 1 is the caller's side task (st->side), the blocks follow */
     tb_result r;
     tb_error err;
     double ms[TB__PAIR_BLOCKS];
@@ -1456,10 +1466,15 @@ static void tb__prep_pair_task(void *c, int task, int worker)
     tb__prep_pair *P = c;
     tb__state *st = P->st;
     double t = tb__now_ms();
+    if (task == 1 && P->side) {
+        st->side->fn(st->side->ctx);
+        return;
+    }
     if (task > 0) {
-        size_t lo = (size_t)(task - 1) * P->block, hi = lo + P->block < st->nw ? lo + P->block : st->nw;
+        int b = task - 1 - P->side;
+        size_t lo = (size_t)b * P->block, hi = lo + P->block < st->nw ? lo + P->block : st->nw;
         tb__prep_distance_run(st, lo, hi);
-        P->ms[task - 1] = tb__now_ms() - t;
+        P->ms[b] = tb__now_ms() - t;
         return;
     }
     P->r = tb__prep_shells(st, &P->err);
@@ -1471,7 +1486,8 @@ static void tb__prep_pair_task(void *c, int task, int worker)
 }
 
 /* Detection's first stages: classes and segments → weld → distance,
- * beside shells → areas → surfaces (tb__prep_pair_task) → far by thickness →
+ * beside shells → areas → surfaces (tb__prep_pair_task; and the caller's
+ * side task) → far by thickness →
  * holes → far parts → tube cut → shell lists; st->ms[] gets the weld (1),
  * distance (0), graph and parts (2) and thickness (6) times (the distance's
  * and the graph's each its own task's, which may overlap). */
@@ -1495,8 +1511,8 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     P.block = (st->nw + TB__PAIR_BLOCKS - 1) / TB__PAIR_BLOCKS;
     P.block = P.block < 256 ? 256 : P.block;
     int nb = (int)((st->nw + P.block - 1) / P.block);
-    tb__parallel_for(1 + nb, st->nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count(),
-                     tb__prep_pair_task, &P);
+    P.side = st->side != NULL;
+    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + P.side + nb, tb__prep_pair_task, &P);
     st->ms[0] = 0;
     for (int b = 0; b < nb; b++)
         st->ms[0] += P.ms[b];
@@ -2508,7 +2524,7 @@ int tb__wraps(const tb__state *st, const uint32_t *verts, size_t n)
             trunk = st->wrap_trunk[w];
         } else {
             tb__wrap_bin(st, w, &bone, &trunk);
-            if (st->wrap_bin) {
+            if (st->wrap_bin && !st->wrap_frozen) {
                 st->wrap_bin[w] = bone;
                 st->wrap_trunk[w] = trunk;
             }
@@ -2714,6 +2730,7 @@ typedef struct tb__merge {
     tb__cell_entry *body;  /* grid of the body's skin, built when a layer asks */
     size_t nbody;
     float cell, inv, tol;
+    int cells_ok;          /* tb__merge_cells' result (a task of the setup) */
 } tb__merge;
 
 /* runs of one component in one cell, each with up to SAMPLES of its
@@ -2739,9 +2756,26 @@ static void tb__merge_free(tb__merge *M)
     free(M->sh);
 }
 
+static int tb__merge_cells(tb__merge *M);
+static int tb__merge_sample_runs(tb__merge *M);
+
+/* Task 0: the skin's cells and runs (tb__merge_cells, its result in
+ * cells_ok); task 1 + i: component i's shape, and the wrap_bin of its own
+ * vertices (the components share none). */
+static void tb__merge_prep_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__merge *M = c;
+    if (task == 0)
+        M->cells_ok = tb__merge_cells(M);
+    else
+        tb__comp_shape(M->st, &M->st->comps[task - 1], &M->sh[task - 1]);
+}
+
 /* Setup: each component its own group and its shape; the grid's cell;
- * tb__wraps' per-vertex answers, kept from here to the end of the analysis.
- * 0: out of memory. */
+ * tb__wraps' per-vertex answers, kept from here to the end of the analysis;
+ * the skin's runs (beside the shapes) and their samples (which read the
+ * shapes). 0: out of memory. */
 static int tb__merge_setup(tb__merge *M, tb__state *st)
 {
     memset(M, 0, sizeof *M);
@@ -2763,14 +2797,13 @@ static int tb__merge_setup(tb__merge *M, tb__state *st)
     }
     if (!M->uf || !M->e || !M->sh)
         return 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         M->uf[i] = (uint32_t)i;
-        tb__comp_shape(st, &st->comps[i], &M->sh[i]);
-    }
     M->cell = st->d.row_reach * st->H;
     M->inv = M->cell > 0 ? 1.0f / M->cell : 1.0f;
     M->tol = 0.01f * st->H;
-    return 1;
+    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + (int)n, tb__merge_prep_task, M);
+    return M->cells_ok && tb__merge_sample_runs(M);
 }
 
 /* Run r's boxes (tb__merge_lanes skips a run by them): the box of its
@@ -2853,7 +2886,7 @@ static int tb__merge_sample_runs(tb__merge *M)
  * records (one per run and other component near it, the nearest distance
  * and the run's vertices estimated in the other's tube, sorted by pair and
  * reduced: O(R log R)). 0: out of memory. */
-static int tb__merge_runs(tb__merge *M)
+static int tb__merge_cells(tb__merge *M)
 {
     const tb__state *st = M->st;
     tb__cell_entry *e = M->e;
@@ -2887,7 +2920,7 @@ static int tb__merge_runs(tb__merge *M)
         }
     M->run[nrun] = q;
     M->nrun = nrun;
-    return tb__merge_sample_runs(M);
+    return 1;
 }
 
 /* The runs of every component in the 27 cells around run x's cell, as
@@ -3162,31 +3195,93 @@ static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, 
     return 1;
 }
 
-/* Per run, per other component around it: its record. 0: out of memory. */
-static int tb__merge_near(tb__merge *M)
+/* One run's test against one other component (tb__merge_samples), kept
+ * for its record. */
+typedef struct tb__merge_test {
+    size_t x, tried, in;
+    uint32_t other;
+    float gap2, dir[3];
+} tb__merge_test;
+
+/* The tests of a block of consecutive runs, in run order. */
+typedef struct tb__merge_block {
+    tb__merge_test *t;
+    size_t n, cap;
+    int ok;
+} tb__merge_block;
+
+typedef struct tb__merge_near_job {
+    const tb__merge *M;
+    size_t per; /* runs per block */
+    tb__merge_block *b;
+} tb__merge_near_job;
+
+/* Block `task`'s runs, per other component around each: its test. The
+ * neighbour cursors start afresh per block (they walk on from any start). */
+static void tb__merge_near_task(void *c, int task, int worker)
 {
+    (void)worker;
+    tb__merge_near_job *J = c;
+    const tb__merge *M = J->M;
+    tb__merge_block *B = &J->b[task];
+    size_t x0 = (size_t)task * J->per, x1 = x0 + J->per < M->nrun ? x0 + J->per : M->nrun;
     size_t ncap = 64, nn = 0, cur[9] = {0};
     uint64_t *nb = malloc(ncap * sizeof *nb); /* other comp << 32 | its run, around run x */
-    int ok = nb != NULL;
-    for (size_t x = 0; ok && x < M->nrun; x++) {
-        if (!x || M->re[x].key != M->re[x - 1].key) /* a new cell */
-            ok = tb__merge_around(M, x, &nb, &ncap, &nn, cur);
-        for (size_t g0 = 0; ok && g0 < nn;) {
+    B->ok = nb != NULL;
+    for (size_t x = x0; B->ok && x < x1; x++) {
+        if (x == x0 || M->re[x].key != M->re[x - 1].key) /* a new cell */
+            B->ok = tb__merge_around(M, x, &nb, &ncap, &nn, cur);
+        for (size_t g0 = 0; B->ok && g0 < nn;) {
             uint32_t other = (uint32_t)(nb[g0] >> 32);
-            size_t g1 = g0, tried, in;
-            float dir[3];
+            size_t g1 = g0;
             while (g1 < nn && (uint32_t)(nb[g1] >> 32) == other)
                 g1++;
             if (other == M->re[x].comp) { /* its own component */
                 g0 = g1;
                 continue;
             }
-            float gap2 = tb__merge_samples(M, x, nb, g0, g1, &tried, &in, dir);
+            if (B->n == B->cap) {
+                size_t cap = B->cap ? 2 * B->cap : 64;
+                void *t2 = realloc(B->t, cap * sizeof *B->t);
+                if (!t2) {
+                    B->ok = 0;
+                    break;
+                }
+                B->t = t2, B->cap = cap;
+            }
+            tb__merge_test *t = &B->t[B->n++];
+            t->x = x, t->other = other;
+            t->gap2 = tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
             g0 = g1;
-            ok = tb__merge_record(M, x, other, gap2, tried, in, dir);
         }
     }
     free(nb);
+}
+
+/* Per run, per other component around it: its record. The tests run in
+ * blocks of runs on the state's threads; their records are then summed in
+ * run order, as one thread would (the same sums for any thread count).
+ * 0: out of memory. */
+static int tb__merge_near(tb__merge *M)
+{
+    enum { TB__NEAR_BLOCKS = 32 };
+    tb__merge_near_job J = {M, (M->nrun + TB__NEAR_BLOCKS - 1) / TB__NEAR_BLOCKS, NULL};
+    J.per = J.per < 16 ? 16 : J.per;
+    int nb = (int)((M->nrun + J.per - 1) / J.per);
+    J.b = calloc((size_t)nb + 1, sizeof *J.b);
+    int ok = J.b != NULL;
+    if (ok)
+        tb__st_for(M->st, M->st->nw < 2048 ? 1 : M->st->d.threads, nb, tb__merge_near_task, &J);
+    for (int b = 0; ok && b < nb; b++) {
+        ok = J.b[b].ok;
+        for (size_t k = 0; ok && k < J.b[b].n; k++) {
+            const tb__merge_test *t = &J.b[b].t[k];
+            ok = tb__merge_record(M, t->x, t->other, t->gap2, t->tried, t->in, t->dir);
+        }
+    }
+    for (int b = 0; J.b && b < nb; b++)
+        free(J.b[b].t);
+    free(J.b);
     return ok;
 }
 
@@ -3337,8 +3432,7 @@ static int tb__merge_pairs(tb__merge *M)
 tb_result tb__detect_merge(tb__state *st, tb_error *err)
 {
     tb__merge M;
-    int ok = tb__merge_setup(&M, st) && tb__merge_runs(&M) && tb__merge_near(&M) && tb__merge_by_pair(&M) &&
-             tb__merge_pairs(&M);
+    int ok = tb__merge_setup(&M, st) && tb__merge_near(&M) && tb__merge_by_pair(&M) && tb__merge_pairs(&M);
     if (ok)
         for (size_t i = 0; i < M.n; i++)
             st->comps[i].group = (int)tb__find(M.uf, (uint32_t)i);

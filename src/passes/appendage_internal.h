@@ -77,13 +77,23 @@ typedef struct tb__detect_work {
     tb__app_work *apps;   /* one per report appendage */
 } tb__detect_work;
 
+/* Work of the caller's that reads the model's triangles, run as a task of
+ * detection's first loop (beside the distances, on whichever thread is
+ * free), before detection writes its welded copy over them. */
+typedef struct tb__side_task {
+    void (*fn)(void *ctx);
+    void *ctx;
+} tb__side_task;
+
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
                                const tb_appendage_desc *resolved, tb_error *err);
 /* The same on the caller's own model, whose triangles detection writes its
  * welded copy over (no second copy at its peak) and frees: m has none after
- * it (tb__model_triangles_reload reads them again). */
+ * it (tb__model_triangles_reload reads them again). side (NULL: none): run
+ * while the triangles are still the model's. */
 tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
-                                      const tb_appendage_desc *resolved, tb_error *err);
+                                      const tb_appendage_desc *resolved, const tb__side_task *side,
+                                      tb_error *err);
 void tb__detect_work_free(tb__detect_work *w);
 
 /* SPEC A9 weighted bone distance over `vertices` with the given joints and

@@ -2820,16 +2820,40 @@ tb_result tb_appendage_fix(tb_appendage_report *out, tb_doc *doc, const tb_appen
  * (tb__repair_detect). */
 enum { TB__TRIM_MIN_VERTICES = 200000 };
 
-/* Detect: the model (the caller's role overrides reach it; no normals: none
- * read) and detection's work, then the triangles for the edge list. */
-static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *d, tb_model **m,
-                                tb__detect_work *work, tb_error *err)
+/* The model's edge list (tb_measure_edges), made as detection's side task
+ * or after it; made: 0 until it is. */
+typedef struct tb__edge_list {
+    const tb_model *m;
+    uint64_t *edges;
+    size_t count; /* SIZE_MAX: out of memory */
+    int made;
+} tb__edge_list;
+
+static void tb__edge_list_make(void *ctx)
 {
+    tb__edge_list *E = ctx;
+    E->count = tb_measure_edges(E->m, &E->edges);
+    E->made = 1;
+}
+
+/* Detect: the model (the caller's role overrides reach it; no normals: none
+ * read) and detection's work, then the triangles for the edge list (*E,
+ * whose edges the caller frees). */
+static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const tb_appendage_desc *d, tb_model **m,
+                                tb__detect_work *work, tb__edge_list *E, tb_error *err)
+{
+    memset(E, 0, sizeof *E);
     tb_model_desc md = {d->skin > 0 ? d->skin : 0, d->roles, d->role_count, 0, 1};
     tb_result r = tb_model_load_desc(m, doc, &md, err);
     if (r != TB_OK)
         return r;
-    r = tb__appendage_detect_taking(out, work, *m, d, err); /* its welded copy written over m's triangles */
+    /* its welded copy written over m's triangles; the edge list made first,
+     * beside its first stages, on a mesh below TB__TRIM_MIN_VERTICES (on a
+     * larger one it would add to detection's peak: read after, below) */
+    int early = (*m)->vertex_count < TB__TRIM_MIN_VERTICES;
+    E->m = *m;
+    tb__side_task side = {tb__edge_list_make, E};
+    r = tb__appendage_detect_taking(out, work, *m, d, early ? &side : NULL, err);
 #ifdef __GLIBC__
     /* detection's state is freed, but glibc keeps much of it resident (its
      * threshold for fresh pages rises to the largest block freed): given
@@ -2841,7 +2865,7 @@ static tb_result tb__repair_detect(tb_appendage_report *out, tb_doc *doc, const 
     if ((*m)->vertex_count >= TB__TRIM_MIN_VERTICES)
         malloc_trim(0);
 #endif
-    if (r == TB_OK)
+    if (r == TB_OK && !E->made)
         r = tb__model_triangles_reload(*m, doc, err); /* for the edge list (tb_measure_edges) */
     if (r != TB_OK) {
         tb_model_free(*m);
@@ -2890,10 +2914,11 @@ static void tb__repair_nothing(tb_appendage_report *out, const tb_model *m)
 /* Apply's setup: the document, the model, the desc's choices (a zone or
  * band the caller gave is kept as given; the defaults are raised where the
  * tail's geometry needs more, tb__zone_for), the buffers and the edge list
- * (*edges, the caller frees), the plan when asked for. */
+ * (E's: made beside detection, or here from m's triangles), the plan when
+ * asked for. */
 static tb_result tb__repair_apply_setup(tb__apply *A, tb_doc *doc, const tb_model *m, const tb_appendage_desc *d,
                                      const tb_appendage_desc *desc, float body_single, int want_plan,
-                                     uint64_t **edges, tb_error *err)
+                                     tb__edge_list *E, tb_error *err)
 {
     memset(A, 0, sizeof *A);
     A->doc = doc;
@@ -2912,8 +2937,10 @@ static tb_result tb__repair_apply_setup(tb__apply *A, tb_doc *doc, const tb_mode
     A->collar = calloc(A->V + 1, 1);
     A->nj = calloc(A->V * TB__SLOTS + 1, sizeof *A->nj);
     A->nw = calloc(A->V * TB__SLOTS + 1, sizeof *A->nw);
-    A->edge_count = tb_measure_edges(m, edges);
-    A->edges = *edges;
+    if (!E->made)
+        tb__edge_list_make(E);
+    A->edge_count = E->count;
+    A->edges = E->edges;
     if (want_plan) {
         A->plan = calloc(1, sizeof *A->plan);
         if (A->plan) {
@@ -2960,21 +2987,25 @@ tb_result tb__appendage_fix_plan(tb_appendage_report *out, tb_doc *doc, const tb
     tb_appendage_desc d = tb_appendage_defaults(desc);
     tb_model *m = NULL;
     tb__detect_work work;
-    tb_result r = tb__repair_detect(out, doc, &d, &m, &work, err);
-    if (r != TB_OK)
+    tb__edge_list E;
+    tb_result r = tb__repair_detect(out, doc, &d, &m, &work, &E, err);
+    if (r != TB_OK) {
+        free(E.edges);
         return r;
+    }
     if (!tb__repair_actions(out, m, &work)) {
         tb__repair_nothing(out, m);
         tb__detect_work_free(&work);
         tb_model_free(m);
+        free(E.edges);
         return TB_OK;
     }
     tb__apply A;
-    uint64_t *edges = NULL;
-    r = tb__repair_apply_setup(&A, doc, m, &d, desc, out->body_single_bone, plan != NULL, &edges, err);
+    E.m = m;
+    r = tb__repair_apply_setup(&A, doc, m, &d, desc, out->body_single_bone, plan != NULL, &E, err);
     if (r == TB_OK)
         r = tb__apply_all(&A, out, &work, err);
-    free(edges);
+    free(E.edges);
     int skin = m->skin;
     /* kept for the do-no-harm count below: every vertex's influences by
      * skeleton joint before the edit */

@@ -20,27 +20,6 @@
 #include "passes/detect_internal.h"
 #include "gltf/doc_internal.h"
 
-static tb_result tb__append_app(tb_appendage_report *out, tb__detect_work *work, tb_appendage **app,
-                                tb__app_work **aw, tb_error *err)
-{
-    tb_appendage *na = realloc(out->appendages, ((size_t)out->appendage_count + 1) * sizeof *na);
-    if (!na)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    out->appendages = na;
-    tb__app_work *nw = realloc(work->apps, ((size_t)work->count + 1) * sizeof *nw);
-    if (!nw)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    work->apps = nw;
-    *app = &out->appendages[out->appendage_count++];
-    *aw = &work->apps[work->count++];
-    memset(*app, 0, sizeof **app);
-    memset(*aw, 0, sizeof **aw);
-    (*app)->chain = -1;
-    (*aw)->parent_joint = -1;
-    return TB_OK;
-}
-
-
 /* Numbers the separate pieces of an appendage's skin: a welded shell all of
  * whose vertices are in the appendage is one piece (a vertebra, a tuft, a
  * ring of a segmented tail); vertices of a shell that also holds other skin
@@ -545,8 +524,10 @@ static void tb__an_sources(tb__an_job *j)
         ap->separate_shell = 1;
     for (size_t i = 0; i < st->ncomp && !j->floating; i++) {
         tb__comp *c = &st->comps[i];
+        if (c->group != j->group) /* another group's (analysed at the same time, tb__analyse_all) */
+            continue;
         c->separate = 0;
-        if (c->group != j->group || !c->ncollar)
+        if (!c->ncollar)
             continue;
         size_t nonfar = st->shell_total[c->shell] - st->shell_far[c->shell];
         if (nonfar >= j->nv || 2 * (double)st->shell_area[c->shell] > st->area_total ||
@@ -1013,10 +994,10 @@ tb_result tb__an_lists(tb__an_job *j, tb_error *err)
     return r;
 }
 
-/* Everything about one merged appendage: the stages above, in order. g (per
- * welded id, INFINITY) and allowed (per welded id, 0) are scratch, left as
- * they were found. */
-static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect_work *work, int group, float *g,
+/* Everything about one merged appendage, into ap and aw (zeroed, chain and
+ * parent joint -1): the stages above, in order. g (per welded id, INFINITY)
+ * and allowed (per welded id, 0) are scratch, left as they were found. */
+static tb_result tb__analyse(tb__state *st, tb_appendage *ap, tb__app_work *aw, int group, float *g,
                              uint8_t *allowed, tb_error *err)
 {
     tb__an_job j;
@@ -1025,10 +1006,9 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     j.group = group;
     j.g = g;
     j.allowed = allowed;
-    tb_result r = tb__append_app(out, work, &j.ap, &j.aw, err);
-    if (r != TB_OK)
-        return r;
-    r = tb__an_gather(&j, err);
+    j.ap = ap;
+    j.aw = aw;
+    tb_result r = tb__an_gather(&j, err);
     if (r == TB_OK) {
         tb__an_measures(&j);
         r = tb__an_geodesic(&j, err);
@@ -1051,6 +1031,104 @@ static tb_result tb__analyse(tb__state *st, tb_appendage_report *out, tb__detect
     free(j.src);
     free(j.piece);
     tb__graph_free(&j.bridges);
+    return r;
+}
+
+/* The groups' analyses as tasks (tb__analyse_all). */
+typedef struct tb__an_all {
+    tb__state *st;
+    tb_appendage_report *out;
+    tb__detect_work *work;
+    const int *group;  /* per slot: its group */
+    const int *order;  /* per task: its slot, the largest groups first */
+    float **g;         /* per thread: its scratch, made for its first group */
+    uint8_t **allowed;
+    tb_result *r;      /* per slot */
+    tb_error *err;
+} tb__an_all;
+
+static void tb__an_task(void *c, int task, int worker)
+{
+    tb__an_all *A = c;
+    tb__state *st = A->st;
+    int s = A->order[task];
+    if (!A->g[worker]) {
+        float *g = malloc((st->nw ? st->nw : 1) * sizeof *g);
+        uint8_t *allowed = calloc(st->nw ? st->nw : 1, 1);
+        if (!g || !allowed) {
+            free(g);
+            free(allowed);
+            A->r[s] = tb__fail(&A->err[s], TB_ERR_OOM, NULL, NULL);
+            return;
+        }
+        for (size_t w = 0; w < st->nw; w++)
+            g[w] = INFINITY;
+        A->g[worker] = g, A->allowed[worker] = allowed;
+    }
+    tb_appendage *ap = &A->out->appendages[s];
+    tb__app_work *aw = &A->work->apps[s];
+    ap->chain = -1;
+    aw->parent_joint = -1;
+    A->r[s] = tb__analyse(st, ap, aw, A->group[s], A->g[worker], A->allowed[worker], &A->err[s]);
+}
+
+/* Per merged group of at least min_vertices (the others are ignored
+ * islands), in the order of their roots: its appendage, each in its own
+ * slot of the report, the groups on the state's threads at once (their
+ * scratch per thread; tb__wraps no longer writes what it finds). The same
+ * report for any thread count; the first failing group's error. */
+static tb_result tb__analyse_all(tb__state *st, tb_appendage_report *out, tb__detect_work *work, tb_error *err)
+{
+    size_t nc = st->ncomp;
+    int threads = st->nw < 2048 ? 1 : st->d.threads > 0 ? st->d.threads : tb__cpu_count();
+    size_t *gsize = calloc(nc + 1, sizeof *gsize);
+    int *group = malloc((nc + 1) * sizeof *group), *order = malloc((nc + 1) * sizeof *order);
+    tb__an_all A = {st, out, work, group, order, calloc((size_t)threads, sizeof(float *)),
+                    calloc((size_t)threads, sizeof(uint8_t *)), malloc((nc + 1) * sizeof(tb_result)),
+                    calloc(nc + 1, sizeof(tb_error))};
+    tb_result r = gsize && group && order && A.g && A.allowed && A.r && A.err ? TB_OK
+                                                                               : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    int n = 0;
+    for (size_t i = 0; r == TB_OK && i < nc; i++)
+        gsize[st->comps[i].group] += st->comps[i].nverts;
+    for (size_t i = 0; r == TB_OK && i < nc; i++) {
+        if (st->comps[i].group != (int)i)
+            continue;
+        if (gsize[i] < (size_t)st->d.min_vertices)
+            out->ignored_islands++;
+        else
+            group[n++] = (int)i;
+    }
+    if (r == TB_OK) {
+        out->appendages = calloc((size_t)n + 1, sizeof *out->appendages);
+        work->apps = calloc((size_t)n + 1, sizeof *work->apps);
+        if (!out->appendages || !work->apps)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        else
+            out->appendage_count = work->count = n;
+    }
+    /* the largest first (insertion: a few dozen groups), ties in slot order */
+    for (int k = 0; r == TB_OK && k < n; k++) {
+        int q = k;
+        for (; q > 0 && gsize[group[order[q - 1]]] < gsize[group[k]]; q--)
+            order[q] = order[q - 1];
+        order[q] = k;
+    }
+    if (r == TB_OK) {
+        st->wrap_frozen = 1;
+        tb__st_for(st, threads, n, tb__an_task, &A);
+    }
+    for (int k = 0; r == TB_OK && k < n; k++)
+        if (A.r[k] != TB_OK) {
+            r = A.r[k];
+            if (err)
+                *err = A.err[k];
+        }
+    for (int t = 0; t < threads && A.g; t++)
+        free(A.g[t]);
+    for (int t = 0; t < threads && A.allowed; t++)
+        free(A.allowed[t]);
+    free(A.g), free(A.allowed), free(A.r), free(A.err), free(gsize), free(group), free(order);
     return r;
 }
 
@@ -1087,7 +1165,8 @@ static tb_result tb__body_style(tb_appendage_report *out, const tb_model *m, tb_
 }
 
 static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
-                                uint32_t *spare_tris, const tb_appendage_desc *resolved, tb_error *err)
+                                uint32_t *spare_tris, const tb_appendage_desc *resolved,
+                                const tb__side_task *side, tb_error *err)
 {
     memset(out, 0, sizeof *out);
     memset(work, 0, sizeof *work);
@@ -1095,6 +1174,7 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
     memset(&st, 0, sizeof st);
     st.m = m;
     st.spare_tris = spare_tris;
+    st.side = side;
     st.d = *resolved;
     st.H = m->height;
     out->skin = m->skin;
@@ -1129,6 +1209,9 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
         }
     }
     st.ms = out->stage_ms;
+    /* the workers start now, while the serial setup and the weld run */
+    if (m->vertex_count >= 512)
+        st.team = tb__team_start(st.d.threads > 0 ? st.d.threads : tb__cpu_count());
     tb_model_axes(m, st.up, st.fwd);
     tb_result r = tb__trunk_segs(&st) ? tb__detect_prepare(&st, err) : tb__fail(err, TB_ERR_OOM, NULL, NULL);
     double t = tb__now_ms();
@@ -1144,35 +1227,12 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
         r = tb__detect_merge(&st, err);
     out->stage_ms[4] = tb__now_ms() - t;
     t = tb__now_ms();
-    float *g = NULL;
-    uint8_t *allowed = NULL;
-    if (r == TB_OK) {
-        g = malloc((st.nw ? st.nw : 1) * sizeof *g);
-        allowed = calloc(st.nw ? st.nw : 1, 1);
-        if (!g || !allowed)
-            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        for (size_t w = 0; g && w < st.nw; w++)
-            g[w] = INFINITY;
-    }
-    size_t *gsize = r == TB_OK ? calloc(st.ncomp + 1, sizeof *gsize) : NULL;
-    if (r == TB_OK && !gsize)
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++)
-        gsize[st.comps[i].group] += st.comps[i].nverts;
-    for (size_t i = 0; r == TB_OK && i < st.ncomp; i++) {
-        if (st.comps[i].group != (int)i)
-            continue;
-        if (gsize[i] < (size_t)st.d.min_vertices)
-            out->ignored_islands++;
-        else
-            r = tb__analyse(&st, out, work, (int)i, g, allowed, err);
-    }
+    if (r == TB_OK)
+        r = tb__analyse_all(&st, out, work, err);
     out->stage_ms[5] = tb__now_ms() - t;
     if (r == TB_OK)
         r = tb__body_style(out, m, err);
-    free(gsize);
-    free(g);
-    free(allowed);
+    tb__team_stop(st.team);
     tb__state_free(&st);
     if (r != TB_OK) {
         tb_appendage_report_free(out);
@@ -1184,13 +1244,14 @@ static tb_result tb__detect_run(tb_appendage_report *out, tb__detect_work *work,
 tb_result tb__appendage_detect(tb_appendage_report *out, tb__detect_work *work, const tb_model *m,
                                const tb_appendage_desc *resolved, tb_error *err)
 {
-    return tb__detect_run(out, work, m, NULL, resolved, err);
+    return tb__detect_run(out, work, m, NULL, resolved, NULL, err);
 }
 
 tb_result tb__appendage_detect_taking(tb_appendage_report *out, tb__detect_work *work, tb_model *m,
-                                      const tb_appendage_desc *resolved, tb_error *err)
+                                      const tb_appendage_desc *resolved, const tb__side_task *side,
+                                      tb_error *err)
 {
-    tb_result r = tb__detect_run(out, work, m, m->triangles, resolved, err);
+    tb_result r = tb__detect_run(out, work, m, m->triangles, resolved, side, err);
     free(m->triangles); /* written over: given back at once */
     m->triangles = NULL;
     m->triangle_count = 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "passes/appendage_internal.h"
+#include "passes/pool_internal.h"
 
 typedef struct tb__comp {
     uint32_t *verts;  /* welded ids, ascending */
@@ -63,15 +64,23 @@ typedef struct tb__state {
     uint32_t *shell_total_pre; /* per shell root: welded vertices (before far is known) */
     int32_t *wrap_bin;  /* per welded id: tb__wraps' bone sector, -2 until asked (from the merge on) */
     int8_t *wrap_trunk; /* per welded id: tb__wraps' trunk sector */
+    int wrap_frozen;    /* tb__wraps reads wrap_bin but writes it no more (the groups' analyses
+                           run at once) */
     uint32_t *surf;     /* per model vertex: its surface before the weld (root over the model's
                            triangles), kept until the far parts are known */
     uint8_t *cut;       /* per welded id: what the tube cut took from a far part (1: far, 3: far
                            and thin), kept until the far parts are known */
+    const tb__side_task *side; /* the caller's, beside the distances (tb__appendage_detect_taking) */
+    tb__team *team;     /* the run's workers (tb__team_start; NULL: each loop starts its own,
+                              tb__parallel_for) */
 } tb__state;
 
 /* appendage.c's stages and helpers that detect.c uses */
 double tb__now_ms(void);
 void tb__state_free(tb__state *st);
+/* n tasks on st->team where there is one, else on threads of their own
+ * (tb__parallel_for); threads as tb_appendage_desc.threads (0: all CPUs). */
+void tb__st_for(const tb__state *st, int threads, int n, tb__task_fn fn, void *ctx);
 int tb__joint_by_name(const tb_model *m, const char *name);
 tb_result tb__detect_prepare(tb__state *st, tb_error *err);    /* distance, weld, graph, far set */
 tb_result tb__detect_components(tb__state *st, tb_error *err); /* the far set's pieces, collars, attachment */
