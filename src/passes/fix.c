@@ -721,10 +721,10 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
         tb__score_add(&sc, &s->cur[c], &s->hs[c].seam, &s->hs[c].inner);
     tb__try_record(s->rep, zu, bu, &sc);
     if (ring && s->rep->zone_try_count) {
-        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = ring & 1;
-        s->rep->zone_tries[s->rep->zone_try_count - 1].spine_folded = (ring & 2) != 0;
-        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_carried = (ring & 4) != 0;
-        s->rep->zone_tries[s->rep->zone_try_count - 1].by_strain = (ring & 8) != 0;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_ring = (ring & TB__PLAN_COLLAR_RING) != 0;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].spine_folded = (ring & TB__PLAN_SPINE_FOLDED) != 0;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].collar_carried = (ring & TB__PLAN_COLLAR_CARRIED) != 0;
+        s->rep->zone_tries[s->rep->zone_try_count - 1].by_strain = (ring & TB__PLAN_BY_STRAIN) != 0;
     }
     if (tb__better(&sc, &s->best)) {
         s->best = sc;
@@ -746,8 +746,8 @@ static tb_result tb__search_try(tb__search_job *s, float zone, float band, int g
  * beside_welded_leg: 0.5 tears fewest samples unfolded, 2 folded); last
  * the collar carried over the band (chain.c, tb__blend_welded_collar) with
  * the best zone, band, ring and fold so far; then the band by strain, its
- * cut spread (chain.c, tb__cut_spread), with the best so far. ring: 1 the
- * collar ring, 2 the spine folded, 4 the collar carried, 8 by strain. */
+ * cut spread (chain.c, tb__cut_spread), with the best so far. ring: the
+ * TB__PLAN_* bits of tb__weight_plan_variant. */
 static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *err)
 {
     static const float zones[] = {0.375f, 0.5f, 0.25f}, bands[] = {1.0f, 2.0f};
@@ -755,13 +755,17 @@ static tb_result tb__search_tries(tb__search_job *s, int search_band, tb_error *
     int nothers = 0;
     tb_result r = TB_OK;
     for (int t = 0; r == TB_OK && t < 12 && !tb__clean(&s->best); t++) {
-        int ring = t == 11 ? s->ring | 8 : t == 10 ? s->ring | 4 : t >= 7 ? (s->ring & 1) | 2 : t >= 5;
+        int ring = t == 11  ? s->ring | TB__PLAN_BY_STRAIN
+                   : t == 10 ? s->ring | TB__PLAN_COLLAR_CARRIED
+                   : t >= 7  ? (s->ring & TB__PLAN_COLLAR_RING) | TB__PLAN_SPINE_FOLDED
+                   : t >= 5  ? TB__PLAN_COLLAR_RING
+                             : 0;
         float zone = t < 3 ? zones[t] : t == 5 ? 0.5f : s->zone,
               band = t < 3 ? s->b0 : t < 5 ? bands[t - 3] : t == 5 ? s->b0 : s->band;
         int given = t == 2 || (t >= 3 && t != 5 && s->given);
         if (t >= 3 && (!search_band || !tb__weight_plan_welded(s->plan)))
             break;
-        if (t == 6 && ((s->ring & 1) || (!s->given && fabsf(s->zone - 0.5f) < 1e-4f && fabsf(s->band - s->b0) < 1e-4f)))
+        if (t == 6 && ((s->ring & TB__PLAN_COLLAR_RING) || (!s->given && fabsf(s->zone - 0.5f) < 1e-4f && fabsf(s->band - s->b0) < 1e-4f)))
             continue;
         for (int i = 0; t == 7 && i < 3; i++) {
             float b = i ? bands[i - 1] : s->b0;
