@@ -51,6 +51,19 @@ static void tb__drain(tb__pool *p, int worker)
     }
 }
 
+/* Starts fn(arg) on a detached thread. 0: it could not be started. */
+static int tb__start_detached(void *(*fn)(void *), void *arg)
+{
+    pthread_t tid;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return 0;
+    int started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                  pthread_create(&tid, &attr, fn, arg) == 0;
+    pthread_attr_destroy(&attr);
+    return started;
+}
+
 static void *tb__worker_main(void *arg)
 {
     tb__worker w = *(tb__worker *)arg;
@@ -102,15 +115,7 @@ void tb__parallel_for(int n, int threads, tb__task_fn fn, void *ctx)
         w->pool = p;
         w->id = i + 1;
         atomic_fetch_add(&p->refs, 1);
-        pthread_t tid;
-        pthread_attr_t attr;
-        int started = pthread_attr_init(&attr) == 0;
-        if (started) {
-            started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                      pthread_create(&tid, &attr, tb__worker_main, w) == 0;
-            pthread_attr_destroy(&attr);
-        }
-        if (!started) {
+        if (!tb__start_detached(tb__worker_main, w)) {
             atomic_fetch_sub(&p->refs, 1);
             free(w);
             break;
@@ -242,14 +247,7 @@ static int tb__team_spawn(tb__team *T, int id)
     w->team = T;
     w->id = id;
     atomic_fetch_add(&T->refs, 1);
-    pthread_t tid;
-    pthread_attr_t attr;
-    int started = pthread_attr_init(&attr) == 0;
-    if (started) {
-        started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                  pthread_create(&tid, &attr, tb__member_main, w) == 0;
-        pthread_attr_destroy(&attr);
-    }
+    int started = tb__start_detached(tb__member_main, w);
     if (!started) {
         atomic_fetch_sub(&T->refs, 1);
         free(w);
