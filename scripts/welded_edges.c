@@ -96,6 +96,25 @@ static void clip_edges(const job *j, const char *clip, float *const pos[2], floa
     }
 }
 
+/* Every vertex skinned wholly to skin joint q at the clip's instants (oj, ow:
+ * the caller's scratch of V * influences). */
+static float *rigid_positions(tb_model *mo, const tb_clip *clip, int loop, int q, uint16_t *oj, float *ow)
+{
+    size_t V = mo->vertex_count;
+    int I = mo->influences;
+    float *P = malloc(INSTANTS * V * 3 * sizeof(float));
+    for (size_t v = 0; v < V; v++)
+        for (int z = 0; z < I; z++)
+            oj[v * (size_t)I + (size_t)z] = (uint16_t)q, ow[v * (size_t)I + (size_t)z] = z ? 0 : 1;
+    tb_measure_desc md;
+    memset(&md, 0, sizeof md);
+    md.loop = loop, md.joints = oj, md.weights = ow, md.positions_out = P;
+    tb_measure_result r;
+    tb_error err = {0};
+    tb_measure_clip(&r, mo, clip, &md, &err);
+    return P;
+}
+
 /* DECOMP=1: each torn edge with a repaired end, at its worst instant, its
  * length change split by joint: with P_j(x) the point skinned wholly to j,
  * d_j = P_j − P_parent, the edge's change from the parent's rigid motion is
@@ -141,29 +160,11 @@ static void decomp(const job *j, const tb_doc *out, const tb_fix_report *rep, in
         for (int s = 0; s < 2; s++)
             for (int k = 0; k < I; k++) {
                 int q = mo->joints[ends[s] * (size_t)I + (size_t)k];
-                if (mo->weights[ends[s] * (size_t)I + (size_t)k] <= 0 || P[q])
-                    continue;
-                P[q] = malloc(INSTANTS * V * 3 * sizeof(float));
-                for (size_t v = 0; v < V; v++)
-                    for (int z = 0; z < I; z++)
-                        oj[v * (size_t)I + (size_t)z] = (uint16_t)q, ow[v * (size_t)I + (size_t)z] = z ? 0 : 1;
-                tb_measure_desc md;
-                memset(&md, 0, sizeof md);
-                md.loop = loop, md.joints = oj, md.weights = ow, md.positions_out = P[q];
-                tb_measure_result r;
-                tb_measure_clip(&r, mo, clip, &md, &err);
+                if (mo->weights[ends[s] * (size_t)I + (size_t)k] > 0 && !P[q])
+                    P[q] = rigid_positions(mo, clip, loop, q, oj, ow);
             }
-        if (parent >= 0 && !P[parent]) {
-            P[parent] = malloc(INSTANTS * V * 3 * sizeof(float));
-            for (size_t v = 0; v < V; v++)
-                for (int z = 0; z < I; z++)
-                    oj[v * (size_t)I + (size_t)z] = (uint16_t)parent, ow[v * (size_t)I + (size_t)z] = z ? 0 : 1;
-            tb_measure_desc md;
-            memset(&md, 0, sizeof md);
-            md.loop = loop, md.joints = oj, md.weights = ow, md.positions_out = P[parent];
-            tb_measure_result r;
-            tb_measure_clip(&r, mo, clip, &md, &err);
-        }
+        if (parent >= 0 && !P[parent])
+            P[parent] = rigid_positions(mo, clip, loop, parent, oj, ow);
         const float *H = P[parent] + (size_t)worst * V * 3;
         float eh[3], n = 0;
         for (int x = 0; x < 3; x++)
