@@ -1,7 +1,7 @@
 /* A parallel for over independent tasks (clips; detection's rays and
  * stages): the offline layer's only threads. No global state: each
- * tb__parallel_for call starts its threads (detached) and returns once
- * every task has finished; a thread the system started too late to take a
+ * tb__parallel_for call starts a team of its own (detached threads, below)
+ * and returns once every task has finished; a thread the system started too late to take a
  * task ends on its own without touching the caller's data. A team
  * (tb__team_start) keeps its workers for a run of such loops (detection's
  * eight). Tasks write only their own slots, so the result does not depend
