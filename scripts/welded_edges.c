@@ -9,6 +9,7 @@
  * its ratio range and torn instants in the output and in the input — and
  * (verbose >= 2) both ends' weights in and out. Environment: VTX=v lists
  * every edge at vertex v instead; BAND=b pins the collar band (segments);
+ * FIT=1 refits the band's weights to the poses (fit below);
  * ONLY=a,b,... bakes those clips instead; DECOMP=1 splits each torn edge's
  * change by joint (decomp below); DUMP=file writes one instant's skinned
  * positions (dump below).
@@ -228,6 +229,349 @@ static void dump(const job *j, const char *clip, float *const pos[2])
     fclose(f);
 }
 
+/* FIT=1 (session 18, issue #13): band weights fitted to the baked poses,
+ * the experiment src/passes/fitband.c came from (defaults: its constants;
+ * FITP, FITGAIN: the sample weight 1 + GAIN d^P; FITDAMP: the step taken;
+ * FITRINGS, FITSWEEPS, FITK: rings, sweeps, joints kept), run on the kept
+ * output — which now has the pipeline's own fit where it tore.
+ * The chain's motion does not depend on the weights, so each clip's rigid
+ * positions P_q(v, t) (vertex v skinned wholly to skin joint q at instant
+ * t) are worked out once, and a vertex's skinned position is linear in its
+ * weights: p_v(t) = sum_q w_q P_q(v, t). Gauss-Seidel over the repaired
+ * vertices near a torn edge (FITRINGS rings, default 2): each in turn gets
+ * the weights (>= 0, summing to 1, at most `influences` nonzero, candidates
+ * its own joints and its neighbours') that put it, at every instant of
+ * every clip, nearest the points at its rest distance from each neighbour
+ * (least squares, projected gradient on the simplex, then the largest
+ * `influences` refitted). Body vertices are never changed. Then every clip
+ * is measured again with the fitted weights and the torn samples printed
+ * beside the kept try's. */
+typedef struct fitclip {
+    tb_clip *clip;
+    int loop;
+    float ws;
+    float **P;  /* per skin joint: NULL or INSTANTS * V * 3 */
+    float *pos; /* current skinned positions, INSTANTS * V * 3 */
+} fitclip;
+
+static void simplex_project(float *w, int k)
+{
+    float u[32], css = 0, theta = 0;
+    memcpy(u, w, (size_t)k * sizeof *u);
+    for (int a = 0; a < k; a++) /* sort descending */
+        for (int b = a + 1; b < k; b++)
+            if (u[b] > u[a]) {
+                float t = u[a];
+                u[a] = u[b], u[b] = t;
+            }
+    for (int a = 0; a < k; a++) {
+        css += u[a];
+        float t = (css - 1) / (float)(a + 1);
+        if (u[a] - t > 0)
+            theta = t;
+    }
+    for (int a = 0; a < k; a++)
+        w[a] = fmaxf(w[a] - theta, 0);
+}
+
+/* min 1/2 w'Gw - h'w over the simplex (k <= 32), from w. */
+static void simplex_lsq(const double *G, const double *h, float *w, int k)
+{
+    double L = 0;
+    for (int a = 0; a < k; a++)
+        L += G[a * k + a];
+    if (L <= 0)
+        return;
+    for (int it = 0; it < 2000; it++) {
+        float nw[32];
+        for (int a = 0; a < k; a++) {
+            double g = -h[a];
+            for (int b = 0; b < k; b++)
+                g += G[a * k + b] * w[b];
+            nw[a] = (float)(w[a] - g / L);
+        }
+        simplex_project(nw, k);
+        float d = 0;
+        for (int a = 0; a < k; a++)
+            d = fmaxf(d, fabsf(nw[a] - w[a])), w[a] = nw[a];
+        if (d < 1e-7f)
+            break;
+    }
+}
+
+static void fit(const job *j, const tb_doc *out, const tb_fix_report *rep)
+{
+    tb_model *mo = j->mo;
+    size_t V = mo->vertex_count;
+    int I = mo->influences, J = mo->skin_joint_count, nc = rep->stretch_count;
+    int rings = getenv("FITRINGS") ? atoi(getenv("FITRINGS")) : 4;
+    int sweeps = getenv("FITSWEEPS") ? atoi(getenv("FITSWEEPS")) : 12;
+    double fitp = getenv("FITP") ? atof(getenv("FITP")) : 6, fitgain = getenv("FITGAIN") ? atof(getenv("FITGAIN")) : 30;
+    float damp = getenv("FITDAMP") ? (float)atof(getenv("FITDAMP")) : 0.5f;
+    int maxk = getenv("FITK") ? atoi(getenv("FITK")) : (I < 4 ? I : 4);
+    tb_error err = {0};
+    /* adjacency (CSR) from the edge list */
+    size_t *deg = calloc(V + 1, sizeof *deg), *nb = malloc(2 * j->ne * sizeof *nb);
+    for (size_t e = 0; e < j->ne; e++)
+        deg[(j->edges[e] >> 32) + 1]++, deg[(j->edges[e] & 0xffffffffu) + 1]++;
+    for (size_t v = 0; v < V; v++)
+        deg[v + 1] += deg[v];
+    size_t *at = malloc(V * sizeof *at);
+    memcpy(at, deg, V * sizeof *at);
+    for (size_t e = 0; e < j->ne; e++) {
+        size_t a = j->edges[e] >> 32, b = j->edges[e] & 0xffffffffu;
+        nb[at[a]++] = b, nb[at[b]++] = a;
+    }
+    free(at);
+    uint16_t *wj = malloc(V * (size_t)I * sizeof *wj);
+    float *ww = malloc(V * (size_t)I * sizeof *ww);
+    memcpy(wj, mo->joints, V * (size_t)I * sizeof *wj);
+    memcpy(ww, mo->weights, V * (size_t)I * sizeof *ww);
+    fitclip *fc = calloc((size_t)nc, sizeof *fc);
+    size_t before = 0;
+    uint8_t *sel = calloc(V, 1);
+    for (int c = 0; c < nc; c++) {
+        int anim = rep->stretch[c].animation;
+        for (int k = 0; k < rep->bake.clip_count; k++)
+            if (rep->bake.clips[k].animation == anim)
+                fc[c].loop = rep->bake.clips[k].looping;
+        tb_clip_load(&fc[c].clip, out, mo, anim, NULL, &err);
+        fc[c].P = calloc((size_t)J, sizeof *fc[c].P);
+        fc[c].pos = malloc(INSTANTS * V * 3 * sizeof(float));
+        tb_measure_desc md;
+        memset(&md, 0, sizeof md);
+        md.loop = fc[c].loop, md.tail_mask = j->mask, md.positions_out = fc[c].pos;
+        tb_measure_result r;
+        tb_measure_clip(&r, mo, fc[c].clip, &md, &err);
+        fc[c].ws = r.world_scale;
+        before += r.tail.torn + r.seam.torn;
+        /* the repaired ends of torn edges */
+        for (size_t e = 0; e < j->ne; e++) {
+            size_t a = j->edges[e] >> 32, b = j->edges[e] & 0xffffffffu;
+            if (!j->mask[a] && !j->mask[b])
+                continue;
+            const float *pa = mo->positions + a * 3, *pb = mo->positions + b * 3;
+            float bl = sqrtf((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
+                             (pa[2] - pb[2]) * (pa[2] - pb[2]));
+            if (bl < 1e-6f * mo->height)
+                continue;
+            for (int k = 0; k < INSTANTS; k++) {
+                float l = ratio(fc[c].pos, V, k, a, b, fc[c].ws, bl);
+                if (l > 1.5f || l < 0.67f) {
+                    sel[a] |= j->mask[a], sel[b] |= j->mask[b];
+                    break;
+                }
+            }
+        }
+    }
+    for (int r = 0; r < rings; r++) {
+        uint8_t *grow = malloc(V);
+        memcpy(grow, sel, V);
+        for (size_t v = 0; v < V; v++)
+            if (sel[v])
+                for (size_t q = deg[v]; q < deg[v + 1]; q++)
+                    grow[nb[q]] |= j->mask[nb[q]];
+        free(sel);
+        sel = grow;
+    }
+    size_t nsel = 0;
+    for (size_t v = 0; v < V; v++)
+        nsel += sel[v];
+    /* the rigid positions of every candidate joint */
+    uint16_t *oj = malloc(V * (size_t)I * sizeof *oj);
+    float *ow = malloc(V * (size_t)I * sizeof *ow);
+    for (size_t v = 0; v < V; v++) {
+        if (!sel[v])
+            continue;
+        for (size_t q = deg[v]; q <= deg[v + 1]; q++) {
+            size_t u = q < deg[v + 1] ? nb[q] : v;
+            for (int k = 0; k < I; k++) {
+                size_t i = u * (size_t)I + (size_t)k;
+                if (mo->weights[i] > 0)
+                    for (int c = 0; c < nc; c++)
+                        if (!fc[c].P[mo->joints[i]])
+                            fc[c].P[mo->joints[i]] = rigid_positions(mo, fc[c].clip, fc[c].loop, mo->joints[i], oj, ow);
+            }
+        }
+    }
+    int ncand_joints = 0;
+    for (int q = 0; q < J; q++)
+        ncand_joints += fc[0].P[q] != NULL;
+    printf("FIT: %zu vertices (%d rings), %d candidate joints, torn samples before %zu\n", nsel, rings, ncand_joints,
+           before);
+    for (int s = 0; s < sweeps; s++) {
+        double moved = 0;
+        for (size_t v = 0; v < V; v++) {
+            if (!sel[v])
+                continue;
+            int cand[32], k = 0;
+            for (size_t q = deg[v]; q <= deg[v + 1] && k < 32; q++) {
+                size_t u = q < deg[v + 1] ? nb[q] : v;
+                for (int z = 0; z < I && k < 32; z++) {
+                    size_t i = u * (size_t)I + (size_t)z;
+                    if (mo->weights[i] <= 0 && ww[i] <= 0)
+                        continue;
+                    int jq = u == v ? wj[i] : mo->joints[i], dup = 0;
+                    if (!fc[0].P[jq])
+                        continue;
+                    for (int a = 0; a < k; a++)
+                        dup |= cand[a] == jq;
+                    if (!dup)
+                        cand[k++] = jq;
+                }
+            }
+            double G[32 * 32] = {0}, h[32] = {0};
+            const float *pv = mo->positions + v * 3;
+            for (int c = 0; c < nc; c++)
+                for (int t = 0; t < INSTANTS; t++) {
+                    float *cur = fc[c].pos + ((size_t)t * V) * 3;
+                    for (size_t q = deg[v]; q < deg[v + 1]; q++) {
+                        size_t u = nb[q];
+                        const float *pu = mo->positions + u * 3;
+                        float bl = sqrtf((pv[0] - pu[0]) * (pv[0] - pu[0]) + (pv[1] - pu[1]) * (pv[1] - pu[1]) +
+                                         (pv[2] - pu[2]) * (pv[2] - pu[2]));
+                        if (bl < 1e-6f * mo->height)
+                            continue;
+                        float d[3], n = 0;
+                        for (int x = 0; x < 3; x++)
+                            d[x] = cur[v * 3 + (size_t)x] - cur[u * 3 + (size_t)x], n += d[x] * d[x];
+                        n = sqrtf(n);
+                        if (n < 1e-12f)
+                            continue;
+                        /* weight: 1 / bl^2 so that the residual is in ratio units */
+                        double wt = 1.0 / ((double)bl * bl * fc[c].ws * fc[c].ws);
+                        double dev = fabs(log((double)n / ((double)bl * fc[c].ws))) / log(1.5);
+                        wt *= 1.0 + fitgain * pow(dev, fitp); /* toward minimax: the worst samples count most */
+                        float tgt[3];
+                        for (int x = 0; x < 3; x++)
+                            tgt[x] = cur[u * 3 + (size_t)x] + d[x] * (bl * fc[c].ws / n);
+                        for (int a = 0; a < k; a++) {
+                            const float *Pa = fc[c].P[cand[a]] + ((size_t)t * V + v) * 3;
+                            for (int x = 0; x < 3; x++)
+                                h[a] += wt * Pa[x] * tgt[x];
+                            for (int b = 0; b <= a; b++) {
+                                const float *Pb = fc[c].P[cand[b]] + ((size_t)t * V + v) * 3;
+                                double g = 0;
+                                for (int x = 0; x < 3; x++)
+                                    g += (double)Pa[x] * Pb[x];
+                                G[a * k + b] += wt * g;
+                                if (b != a)
+                                    G[b * k + a] += wt * g;
+                            }
+                        }
+                    }
+                }
+            float w[32] = {0};
+            for (int z = 0; z < I; z++)
+                for (int a = 0; a < k; a++)
+                    if (cand[a] == wj[v * (size_t)I + (size_t)z])
+                        w[a] += ww[v * (size_t)I + (size_t)z];
+            simplex_lsq(G, h, w, k);
+            /* at most maxk: keep the largest, refit on them */
+            int keep[32], nk = 0;
+            for (int a = 0; a < k; a++)
+                keep[a] = 0;
+            for (int r = 0; r < maxk && r < k; r++) {
+                int best = -1;
+                for (int a = 0; a < k; a++)
+                    if (!keep[a] && w[a] > 1e-6f && (best < 0 || w[a] > w[best]))
+                        best = a;
+                if (best >= 0)
+                    keep[best] = 1, nk++;
+            }
+            if (nk < k) {
+                int idx[32], m = 0;
+                for (int a = 0; a < k; a++)
+                    if (keep[a])
+                        idx[m++] = a;
+                double G2[32 * 32], h2[32];
+                float w2[32];
+                for (int a = 0; a < m; a++) {
+                    h2[a] = h[idx[a]], w2[a] = w[idx[a]];
+                    for (int b = 0; b < m; b++)
+                        G2[a * m + b] = G[idx[a] * k + idx[b]];
+                }
+                simplex_project(w2, m);
+                simplex_lsq(G2, h2, w2, m);
+                for (int a = 0; a < k; a++)
+                    w[a] = 0;
+                for (int a = 0; a < m; a++)
+                    w[idx[a]] = w2[a];
+            }
+            {
+                float old[32] = {0};
+                for (int z2 = 0; z2 < I; z2++)
+                    for (int a = 0; a < k; a++)
+                        if (cand[a] == wj[v * (size_t)I + (size_t)z2])
+                            old[a] += ww[v * (size_t)I + (size_t)z2];
+                float sum = 0;
+                for (int a = 0; a < k; a++)
+                    w[a] = old[a] + damp * (w[a] - old[a]), w[a] = w[a] < 1e-4f ? 0 : w[a], sum += w[a];
+                int nz = 0;
+                for (int a = 0; a < k; a++)
+                    nz += w[a] > 0;
+                while (nz > maxk) { /* the damped mix may hold one more: drop the smallest */
+                    int sm = -1;
+                    for (int a = 0; a < k; a++)
+                        if (w[a] > 0 && (sm < 0 || w[a] < w[sm]))
+                            sm = a;
+                    sum -= w[sm], w[sm] = 0, nz--;
+                }
+                for (int a = 0; a < k; a++)
+                    w[a] /= sum;
+            }
+            /* write back (slots in order of weight) and update the positions */
+            for (int z = 0; z < I; z++)
+                wj[v * (size_t)I + (size_t)z] = 0, ww[v * (size_t)I + (size_t)z] = 0;
+            int z = 0;
+            for (int a = 0; a < k && z < I; a++)
+                if (w[a] > 0)
+                    wj[v * (size_t)I + (size_t)z] = (uint16_t)cand[a], ww[v * (size_t)I + (size_t)z] = w[a], z++;
+            for (int c = 0; c < nc; c++)
+                for (int t = 0; t < INSTANTS; t++) {
+                    float np[3] = {0, 0, 0};
+                    for (int a = 0; a < k; a++)
+                        if (w[a] > 0)
+                            for (int x = 0; x < 3; x++)
+                                np[x] += w[a] * fc[c].P[cand[a]][((size_t)t * V + v) * 3 + (size_t)x];
+                    float *cur = fc[c].pos + ((size_t)t * V + v) * 3;
+                    for (int x = 0; x < 3; x++)
+                        moved += fabs((double)np[x] - cur[x]), cur[x] = np[x];
+                }
+        }
+        /* measured again with the fitted weights */
+        size_t after = 0;
+        for (int c = 0; c < nc; c++) {
+            tb_measure_desc md;
+            memset(&md, 0, sizeof md);
+            md.loop = fc[c].loop, md.tail_mask = j->mask, md.joints = wj, md.weights = ww;
+            tb_measure_result r;
+            tb_measure_clip(&r, mo, fc[c].clip, &md, &err);
+            after += r.tail.torn + r.seam.torn;
+            printf("  sweep %d clip %s: torn %zu + seam %zu, tail max %.2f seam max %.2f, body torn %zu\n", s,
+                   rep->stretch[c].clip, r.tail.torn, r.seam.torn, r.tail.max, r.seam.max, r.body.torn);
+        }
+        float sp99 = 0, smax = 0;
+        for (int c = 0; c < nc; c++) {
+            tb_measure_desc md;
+            memset(&md, 0, sizeof md);
+            md.loop = fc[c].loop, md.joints = wj, md.weights = ww;
+            tb_measure_result r;
+            tb_measure_clip(&r, mo, fc[c].clip, &md, &err);
+            sp99 = fmaxf(sp99, r.tail.p99), smax = fmaxf(smax, r.tail.max);
+        }
+        printf("FIT SPEC tail p99 %.3f max %.3f\n", sp99, smax);
+        printf("FIT sweep %d: moved %.4g, torn samples %zu (before %zu)\n", s, moved, after, before);
+    }
+    for (int c = 0; c < nc; c++) {
+        for (int q = 0; q < J; q++)
+            free(fc[c].P[q]);
+        free(fc[c].P), free(fc[c].pos);
+        tb_clip_free(fc[c].clip);
+    }
+    free(fc), free(sel), free(deg), free(nb), free(wj), free(ww), free(oj), free(ow);
+}
+
 static const char *body_clips(const char *label, const char **only)
 {
     const char *corpus = NULL;
@@ -298,6 +642,8 @@ int main(int argc, char **argv)
             decomp(&j, out, &rep, c, pos[1], r[1].world_scale);
         free(pos[0]), free(pos[1]);
     }
+    if (getenv("FIT"))
+        fit(&j, out, &rep);
     printf("ROW %s %s: tail p99 %.3f max %.3f | %zu repaired | torn samples, every repaired edge: %zu | zone %.3f band "
            "%.3f fit tried %d kept %d\n",
            argv[1], argv[2], p99, mx, nrep, total, rep.blend_zone, rep.collar_band, rep.solver_fit_tried, rep.solver_fit_kept);
