@@ -215,6 +215,69 @@ static void solver_fit_rebakes_in_place_and_writes_what_a_whole_job_writes(void 
     assert_true(kept < tried);
 }
 
+/* Fitted to the poses (docs/fix.md, session 18): a welded tail beside a
+ * thigh (synth:plain beside_welded_leg, test_fix_bar's clips) tears in
+ * Crouch whatever the search and the solver fit try; the band's weights
+ * fitted to the baked poses tear nowhere. The fit is the last try: every
+ * try before it tore, it did not, and it was kept; it wrote at most four
+ * joints a vertex summing to one, and the report says on how many
+ * vertices (test_fix_bar holds the body's own figures to the input's). */
+static void weights_fitted_to_the_poses_when_every_try_tears(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *body = NULL, *in = NULL, *out = NULL;
+    assert_int_equal(tb_synth_build(&body, "plain", NULL, NULL, &err), TB_OK);
+    assert_int_equal(tb_synth_onto(&in, body, "beside_welded_leg", NULL, NULL, &err), TB_OK);
+    const char *only[] = {"Walk", "Sprint", "Crouch", NULL};
+    tb_fix_desc d;
+    memset(&d, 0, sizeof d);
+    d.only = only;
+    tb_fix_report rep;
+    assert_int_equal(tb_fix_run(&out, in, &d, &rep, &err), TB_OK);
+    assert_true(rep.zone_try_count >= 2);
+    const tb_fix_zone_try *last = &rep.zone_tries[rep.zone_try_count - 1];
+    assert_true(last->fitted);
+    assert_int_equal(last->torn_clips, 0);
+    for (int i = 0; i + 1 < rep.zone_try_count; i++) {
+        assert_false(rep.zone_tries[i].fitted);
+        assert_true(rep.zone_tries[i].torn_clips > 0);
+    }
+    assert_true(rep.weights_fitted > 0);
+    json_t *j = tb_fix_report_json(&rep);
+    assert_int_equal(json_integer_value(json_object_get(j, "weights_fitted_vertices")), (json_int_t)rep.weights_fitted);
+    json_decref(j);
+
+    tb_model *mi = NULL, *mo = NULL;
+    assert_int_equal(tb_model_load(&mi, in, -1, &err), TB_OK);
+    assert_int_equal(tb_model_load(&mo, out, -1, &err), TB_OK);
+    size_t changed = 0;
+    uint8_t *mask = tbt_repaired_mask(mi, mo, &changed);
+    /* every vertex the repair changed keeps one to four joints summing to
+     * one (as written: quantised) */
+    for (size_t v = 0; v < mo->vertex_count; v++) {
+        if (!mask[v])
+            continue;
+        int nz = 0;
+        float sum = 0;
+        for (int k = 0; k < mo->influences; k++) {
+            float w = mo->weights[v * (size_t)mo->influences + (size_t)k];
+            nz += w > 0;
+            sum += w;
+        }
+        assert_true(nz >= 1 && nz <= 4);
+        assert_true(fabsf(sum - 1) < 0.02f);
+    }
+    assert_true(changed >= rep.weights_fitted);
+    free(mask);
+    tb_model_free(mi);
+    tb_model_free(mo);
+    tb_fix_report_free(&rep);
+    tb_doc_free(out);
+    tb_doc_free(in);
+    tb_doc_free(body);
+}
+
 /* The blend search writes its kept weights into the repaired document.
  * A skin of one mesh that lists only the joints that mesh uses (FBX
  * converters) may lack one the new weights need: the welded tail's collar
@@ -361,6 +424,7 @@ int main(void)
         cmocka_unit_test(weights_written_again_extend_a_subset_skin),
         cmocka_unit_test(do_no_harm_sees_a_moved_weight_and_nothing_else),
         cmocka_unit_test(solver_fit_rebakes_in_place_and_writes_what_a_whole_job_writes),
+        cmocka_unit_test(weights_fitted_to_the_poses_when_every_try_tears),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,6 +67,7 @@ typedef struct tb_fix_desc {
     int rest_curve_given;       /* 1: bake.spring.params.rest_curve is the caller's, even 0
                                    (the solver fit below never changes it) */
     int no_solver_fit;          /* 1: never refit the solver to the weights (below) */
+    int no_weight_fit;          /* 1: never fit the band's weights to the baked poses (below) */
     /* Called before each stage ("repair", "transfer clips", "bake", "measure",
      * "blend zone 0.375: again", ...); may be NULL. */
     void (*progress)(void *user, const char *stage);
@@ -119,6 +120,7 @@ typedef struct tb_fix_zone_try {
     int collar_carried;         /* welded tails: the collar's own weights over the whole band, no ring share */
     int by_strain;              /* welded tails: the band read by strain, the cut to four influences spread
                                    over it (docs/fix.md, session 16) */
+    int fitted;                 /* the torn band's weights fitted to the baked poses (docs/fix.md, session 18) */
 } tb_fix_zone_try;
 
 /* The geometry one chain's blend was sized from (docs/fix.md). */
@@ -141,7 +143,7 @@ typedef struct tb_fix_weights {
 
 #define TB_FIX_MAX_CHAINS 8
 
-#define TB_FIX_MAX_TRIES 13
+#define TB_FIX_MAX_TRIES 14
 
 typedef struct tb_fix_report {
     tb_appendage_report repair; /* detection, decisions, chains (the kept attempt) */
@@ -175,6 +177,11 @@ typedef struct tb_fix_report {
     int bake_existing;          /* bake.existing: no repair; the skeleton's own chains baked */
     int bakes;                  /* times the clips were baked: 1, 2 when the solver fit was
                                    tried (each on the document repaired and transferred once) */
+    /* Fitted to the poses (docs/fix.md, session 18): when what the search
+     * and the solver fit kept still tears on the repaired skin, the band's
+     * weights are fitted to the baked poses (a last try, zone_tries'
+     * `fitted`); the vertices refitted when that try was kept, else 0. */
+    size_t weights_fitted;
 } tb_fix_report;
 
 /* Runs the job on a copy of `in`; *out receives the result (free with

@@ -222,7 +222,10 @@ static void tb__help(void)
            "                        folds the skin past what the weights carry)\n"
            "  --no-solver-fit       never refit the bend limit / rest curve to what the weights carry\n"
            "                        (by default, when the best weights still tear, the job is baked\n"
-           "                        once more with them fitted, and the better result kept)\n");
+           "                        once more with them fitted, and the better result kept)\n"
+           "  --no-weight-fit       never fit the band's weights to the baked poses (by default,\n"
+           "                        when the skin the repair touched still tears after that, the\n"
+           "                        weights there are fitted to the clips' poses, kept if they tear less)\n");
 }
 
 static void tb__print_zones(const tb_fix_report *rep)
@@ -232,9 +235,11 @@ static void tb__print_zones(const tb_fix_report *rep)
         const tb_fix_zone_try *z = &rep->zone_tries[i];
         printf("%s %.3g", i ? ";" : "", z->blend_zone);
         if (z->collar_band > 0)
-            printf(" (collar band %.3g%s%s%s%s)", z->collar_band, z->collar_ring ? ", collar ring halfway" : "",
+            printf(" (collar band %.3g%s%s%s%s%s)", z->collar_band, z->collar_ring ? ", collar ring halfway" : "",
                    z->spine_folded ? ", spine folded" : "", z->collar_carried ? ", collar carried" : "",
-                   z->by_strain ? ", by strain" : "");
+                   z->by_strain ? ", by strain" : "", z->fitted ? ", fitted to the poses" : "");
+        else if (z->fitted)
+            printf(" (fitted to the poses)");
         if (z->torn_clips)
             printf(" tore in %d clip(s) (worst %.1f%%)", z->torn_clips, 100 * z->worst_torn);
         else
@@ -331,7 +336,7 @@ typedef struct tb__fix_opts {
     const char *in, *out, *report, *preview;
     char *clips_arg, *only_arg;
     int as_json, quiet, no_bake, progress;
-    int foot_contact, rest_curve_given, no_solver_fit, vrm_springs;
+    int foot_contact, rest_curve_given, no_solver_fit, no_weight_fit, vrm_springs;
     int jobs, jobs_given, force, inputs_given; /* batch: files at once; one file: threads */
     tb_appendage_desc d;
     const char *roles[TB_CLI_MAX_ROLES];
@@ -340,7 +345,7 @@ typedef struct tb__fix_opts {
 
 /* fix's long-only options (the letters: -h -o -q -j) */
 enum {
-    JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
+    JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, NO_WEIGHT_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
     FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
     GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, BIND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
 };
@@ -367,6 +372,7 @@ static const struct tb__fix_row {
     {"progress", no_argument, PROGRESS, BATCH | HIDE},
     {"no-bake", no_argument, NO_BAKE, 0},
     {"no-solver-fit", no_argument, NO_SOLVER_FIT, 0},
+    {"no-weight-fit", no_argument, NO_WEIGHT_FIT, 0},
     {"vrm-springs", no_argument, VRM_SPRINGS, 0},
     {"bake-existing", no_argument, BAKE_EXISTING, 0},
     {"no-ground", no_argument, NO_GROUND, HIDE},
@@ -460,6 +466,9 @@ static int tb__fix_take_job(tb__fix_opts *o, int c, const tb_cli_args *p)
         break;
     case NO_SOLVER_FIT:
         o->no_solver_fit = 1;
+        break;
+    case NO_WEIGHT_FIT:
+        o->no_weight_fit = 1;
         break;
     case VRM_SPRINGS:
         o->vrm_springs = 1;
@@ -738,6 +747,7 @@ static int tb__fix_work(tb__fix_job *job)
     fd.foot_contact = o->foot_contact;
     fd.rest_curve_given = o->rest_curve_given;
     fd.no_solver_fit = o->no_solver_fit;
+    fd.no_weight_fit = o->no_weight_fit;
     fd.progress = tb__fix_stage;
     fd.progress_user = o->progress && !o->quiet ? (void *)o->in : NULL;
     if (tb_fix_run(&job->doc, job->in_doc, &fd, &job->rep, &err) != TB_OK)

@@ -3212,27 +3212,97 @@ tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, f
     return r;
 }
 
+/* A's reweighted vertices (changed, nj, nw) written into its document:
+ * every primitive of the model that holds one (once per glTF primitive),
+ * a subset skin that lacks a joint the weights need extended with it, as
+ * in the repair (the joint's matrix: our skin's, as the repair wrote it),
+ * then the document refreshed. */
+static tb_result tb__apply_commit(tb__apply *A, tb_error *err)
+{
+    const tb_model *M = A->m;
+    A->local_of_main = calloc((size_t)M->skin_count + 1, sizeof *A->local_of_main);
+    A->local_count = calloc((size_t)M->skin_count + 1, sizeof *A->local_count);
+    uint8_t *done = calloc((size_t)M->prim_count + 1, 1);
+    tb_result r = A->local_of_main && A->local_count && done ? TB_OK : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int pi = 0; r == TB_OK && pi < M->prim_count; pi++) {
+        const tb_model_prim *mp = &M->prims[pi];
+        int any = 0;
+        for (size_t v = 0; v < mp->vertex_count && !any; v++)
+            any = A->changed[mp->vertex_offset + v];
+        int dup = 0;
+        for (int q = 0; q < pi; q++)
+            dup |= done[q] && M->prims[q].mesh == mp->mesh && M->prims[q].primitive == mp->primitive;
+        if (!any || dup)
+            continue;
+        done[pi] = 1;
+        r = tb__write_primitive(A, mp, mp->mesh, 0, err);
+    }
+    json_t *main_joints = json_object_get(json_array_get(json_object_get(A->root, "skins"), (size_t)M->skin), "joints");
+    if (r == TB_OK)
+        r = tb__subset_skins_extend(A, main_joints, (const float(*)[16])M->inverse_bind, err);
+    for (int k = 0; A->local_of_main && k < M->skin_count; k++)
+        free(A->local_of_main[k]);
+    free(A->local_of_main);
+    free(A->local_count);
+    A->local_of_main = NULL;
+    A->local_count = NULL;
+    free(done);
+    if (r == TB_OK)
+        r = tb_doc_refresh(A->doc, err);
+    return r;
+}
+
+/* A set up to write reweighted vertices into doc (M loaded from it): no
+ * vertex changed yet (changed, nj, nw allocated and zeroed). */
+static tb_result tb__apply_for_write(tb__apply *A, tb_doc *doc, const tb_model *M, tb_error *err)
+{
+    memset(A, 0, sizeof *A);
+    A->doc = doc;
+    A->m = M;
+    A->root = tb_doc_json(doc);
+    A->V = M->vertex_count;
+    A->main_total = M->skin_joint_count;
+    A->changed = calloc(A->V + 1, 1);
+    A->nj = calloc(A->V * TB__SLOTS + 1, sizeof *A->nj);
+    A->nw = calloc(A->V * TB__SLOTS + 1, sizeof *A->nw);
+    return A->changed && A->nj && A->nw ? TB_OK : tb__fail(err, TB_ERR_OOM, NULL, NULL);
+}
+
+tb_result tb__weight_plan_write_given(const tb__weight_plan *p, tb_doc *doc, const tb_model *M,
+                                      const uint16_t *joints, const float *weights, tb_error *err)
+{
+    if (!p || !M || !doc || M->skin != p->skin || M->influences < TB__SLOTS)
+        return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
+    tb__apply A;
+    tb_result r = tb__apply_for_write(&A, doc, M, err);
+    size_t I = (size_t)M->influences, n = 0;
+    if (r == TB_OK)
+        tb__weight_plan_mark(p, A.changed, A.V);
+    for (size_t v = 0; r == TB_OK && v < A.V; v++) {
+        if (!A.changed[v])
+            continue;
+        A.changed[v] = (uint8_t)tb__differs(joints + v * I, weights + v * I, (int)I, M->joints + v * I,
+                                            M->weights + v * I, (int)I);
+        for (size_t k = 0, z = 0; A.changed[v] && k < I && z < TB__SLOTS; k++)
+            if (weights[v * I + k] > 0)
+                A.nj[v * TB__SLOTS + z] = joints[v * I + k], A.nw[v * TB__SLOTS + z++] = weights[v * I + k];
+        n += A.changed[v];
+    }
+    if (r == TB_OK && n)
+        r = tb__apply_commit(&A, err);
+    free(A.changed);
+    free(A.nj);
+    free(A.nw);
+    return r;
+}
+
 tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
                                 int as_given, tb_appendage_report *rep, tb_error *err)
 {
     if (!p || !M || !doc || M->skin != p->skin)
         return tb__fail(err, TB_ERR_ARG, NULL, "the weight plan belongs to another skin");
     tb__apply A;
-    memset(&A, 0, sizeof A);
-    A.doc = doc;
-    A.m = M;
-    A.root = tb_doc_json(doc);
-    A.V = M->vertex_count;
-    A.main_total = M->skin_joint_count;
-    A.changed = calloc(A.V + 1, 1);
-    A.nj = calloc(A.V * TB__SLOTS + 1, sizeof *A.nj);
-    A.nw = calloc(A.V * TB__SLOTS + 1, sizeof *A.nw);
-    A.local_of_main = calloc((size_t)M->skin_count + 1, sizeof *A.local_of_main);
-    A.local_count = calloc((size_t)M->skin_count + 1, sizeof *A.local_count);
-    uint8_t *done = calloc((size_t)M->prim_count + 1, 1);
-    tb_result r = TB_OK;
-    if (!A.changed || !A.nj || !A.nw || !A.local_of_main || !A.local_count || !done)
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb_result r = tb__apply_for_write(&A, doc, M, err);
     float zu = 0, bu = 0;
     A.collar = calloc(A.V + 1, 1);
     if (r == TB_OK && !A.collar)
@@ -3247,34 +3317,11 @@ tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_
             rep->collar_changed += A.collar[v];
     }
     free(A.collar);
-    for (int pi = 0; r == TB_OK && pi < M->prim_count; pi++) {
-        const tb_model_prim *mp = &M->prims[pi];
-        int any = 0;
-        for (size_t v = 0; v < mp->vertex_count && !any; v++)
-            any = A.changed[mp->vertex_offset + v];
-        int dup = 0;
-        for (int q = 0; q < pi; q++)
-            dup |= done[q] && M->prims[q].mesh == mp->mesh && M->prims[q].primitive == mp->primitive;
-        if (!any || dup)
-            continue;
-        done[pi] = 1;
-        r = tb__write_primitive(&A, mp, mp->mesh, 0, err);
-    }
-    /* a subset skin that lacks a joint the weights need gains it, as in the
-     * repair (the joint's matrix: our skin's, as the repair wrote it) */
-    json_t *main_joints = json_object_get(json_array_get(json_object_get(A.root, "skins"), (size_t)M->skin), "joints");
     if (r == TB_OK)
-        r = tb__subset_skins_extend(&A, main_joints, (const float(*)[16])M->inverse_bind, err);
-    for (int k = 0; A.local_of_main && k < M->skin_count; k++)
-        free(A.local_of_main[k]);
-    free(A.local_of_main);
-    free(A.local_count);
-    free(done);
+        r = tb__apply_commit(&A, err);
     free(A.changed);
     free(A.nj);
     free(A.nw);
-    if (r == TB_OK)
-        r = tb_doc_refresh(doc, err);
     for (int i = 0; r == TB_OK && rep && i < p->count; i++) {
         const tb__chain_plan *c = &p->c[i];
         if (!c->smooth || c->app >= rep->appendage_count)

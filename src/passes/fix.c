@@ -495,7 +495,7 @@ static void tb__try_record(tb_fix_report *rep, float zone, float band, const tb_
 {
     if (rep->zone_try_count < TB_FIX_MAX_TRIES)
         rep->zone_tries[rep->zone_try_count++] =
-            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0, 0, 0};
+            (tb_fix_zone_try){zone, s->torn_clips, s->worst, band, s->worst_max, s->worst_p99, 0, 0, 0, 0, 0};
 }
 
 /* One try's measurement of clip c (the blend search, every clip at once). */
@@ -865,6 +865,79 @@ static tb_result tb__search(tb_doc *doc, const tb_fix_desc *d, tb__weight_plan *
     free(s.anim);
     free(s.hs);
     tb_model_free(s.M);
+    return r;
+}
+
+/* The repaired skin's band weights fitted to the baked poses (fitband.c;
+ * docs/fix.md, "Fitted to the poses"): run last, after the search and the
+ * solver fit, only when what they kept still tears on the repaired skin and
+ * the user pinned neither the blend zone nor the collar band —
+ * the weights are then refitted from the file's own, measured on every
+ * clip with the honest seam as any try is, recorded as a try, and written
+ * into doc (then measured again from the file) only when they tear less.
+ * The bake is not touched: the tail moves as before. */
+static tb_result tb__fit_weights(tb_doc *doc, const tb_fix_desc *d, tb__weight_plan *plan, tb_fix_report *rep,
+                                 tb_error *err)
+{
+    tb__score now;
+    memset(&now, 0, sizeof now);
+    for (int c = 0; c < rep->stretch_count; c++)
+        tb__score_add(&now, &rep->stretch[c].result, &rep->stretch[c].repaired_seam, &rep->stretch[c].repaired_inner);
+    if (!now.torn_samples)
+        return TB_OK;
+    tb__search_job s;
+    memset(&s, 0, sizeof s);
+    s.d = d, s.plan = plan, s.rep = rep, s.n = rep->stretch_count;
+    tb_result r = tb__search_setup(&s, doc, err);
+    size_t V = s.M ? s.M->vertex_count : 0, VI = V * (size_t)(s.M ? s.M->influences : 0), fitted = 0;
+    uint8_t *mark = r == TB_OK ? calloc(V + 1, 1) : NULL;
+    if (r == TB_OK && !mark)
+        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    if (r == TB_OK) {
+        memcpy(s.jo, s.M->joints, VI * sizeof *s.jo);
+        memcpy(s.wo, s.M->weights, VI * sizeof *s.wo);
+        tb__weight_plan_changed(plan, s.M, NULL, NULL, mark); /* the repaired skin as kept, no more */
+        tb__progress(d, "band weights fitted to the poses");
+        r = tb__fit_band(s.M, (const tb_clip *const *)s.clips, s.loops, s.n, s.edges, s.tj.ne, mark, s.jo, s.wo,
+                         &fitted, err);
+    }
+    free(mark);
+    tb__score sc;
+    memset(&sc, 0, sizeof sc);
+    if (r == TB_OK && fitted) {
+        s.tj.jo = s.jo, s.tj.wo = s.wo;
+        r = tb__honest(&s.tj, plan, s.hmask, s.n, d->bake.threads, s.hs, err);
+        if (r == TB_OK)
+            r = tb__try_measure(&s.tj, s.n, d->bake.threads, err);
+        for (int c = 0; r == TB_OK && c < s.n; c++)
+            tb__score_add(&sc, &s.cur[c], &s.hs[c].seam, &s.hs[c].inner);
+        if (r == TB_OK) {
+            tb__try_record(rep, rep->blend_zone, rep->collar_band, &sc);
+            if (rep->zone_try_count)
+                rep->zone_tries[rep->zone_try_count - 1].fitted = 1;
+        }
+    }
+    int keep = r == TB_OK && fitted && tb__better(&sc, &now);
+    if (keep)
+        r = tb__weight_plan_write_given(plan, doc, s.M, s.jo, s.wo, err);
+    tb__search_free_tries(&s);
+    tb_model_free(s.M);
+    s.M = NULL;
+    if (r == TB_OK && keep) {
+        free(rep->stretch);
+        rep->stretch = NULL;
+        rep->stretch_count = 0;
+        r = tb__measure(doc, rep, d->bake.threads, err);
+        for (int c = 0; r == TB_OK && c < rep->stretch_count; c++)
+            for (int k = 0; k < s.n; k++)
+                if (s.anim[k] == rep->stretch[c].animation) {
+                    rep->stretch[c].repaired_seam = s.hs[k].seam;
+                    rep->stretch[c].repaired_inner = s.hs[k].inner;
+                }
+        rep->weights_fitted = fitted;
+    }
+    free(s.anim);
+    free(s.hs);
     return r;
 }
 
@@ -1286,6 +1359,8 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     rep->fit_carry_rad = -1;
     if (r == TB_OK)
         r = tb__fix_fit(&j, in, err);
+    if (r == TB_OK && j.search_band && !j.d.no_weight_fit && j.plan && rep->baked && tb__weight_plan_smooth(j.plan))
+        r = tb__fit_weights(j.doc, &j.d, j.plan, rep, err); /* not over a zone or band the user gave */
     if (r == TB_OK)
         tb__bends_carried(rep);
     tb__weight_plan_free(j.plan);
@@ -1376,6 +1451,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(o, "collar_carried", json_true());
             if (rep->zone_tries[i].by_strain)
                 json_object_set_new(o, "by_strain", json_true());
+            if (rep->zone_tries[i].fitted)
+                json_object_set_new(o, "fitted", json_true());
             json_object_set_new(o, "worst_tail_max", tb__num(rep->zone_tries[i].worst_max));
             json_object_set_new(o, "worst_tail_p99", tb__num(rep->zone_tries[i].worst_p99));
             json_array_append_new(z, o);
@@ -1412,6 +1489,8 @@ json_t *tb_fix_report_json(const tb_fix_report *rep)
                 json_object_set_new(f, "bind_limit_deg", tb__num(rep->fit_bind_limit_rad * TB_DEG_PER_RAD));
             json_object_set_new(j, "solver_fit", f);
         }
+        if (rep->weights_fitted)
+            json_object_set_new(j, "weights_fitted_vertices", json_integer((json_int_t)rep->weights_fitted));
     }
     if (rep->baked) {
         json_object_set_new(j, "bake", tb__bake_json(&rep->bake));

@@ -91,4 +91,22 @@ tb_result tb__weight_plan_weights(const tb__weight_plan *p, const tb_model *M, f
 tb_result tb__weight_plan_write(const tb__weight_plan *p, tb_doc *doc, const tb_model *M, float zone, float band,
                                 int as_given, tb_appendage_report *rep, tb_error *err);
 
+/* Writes joints/weights (M's layout, at most four nonzero a vertex; M
+ * loaded from doc) into doc for every vertex the plan may reweight whose
+ * weights there differ from M's own, and refreshes it: weights that no plan
+ * variant gives (fitband.c's), written as tb__weight_plan_write writes. */
+tb_result tb__weight_plan_write_given(const tb__weight_plan *p, tb_doc *doc, const tb_model *M,
+                                      const uint16_t *joints, const float *weights, tb_error *err);
+
+/* Band weights fitted to the baked poses (fitband.c; docs/fix.md, "Fitted
+ * to the poses"): the vertices of `allowed` (V bytes) at an edge of
+ * `edges` (tb_measure_edges' form; every edge at an allowed vertex) torn
+ * at one of the n clips' measured instants (loops[c]: the clip's
+ * tb_measure_desc.loop), and four rings of allowed vertices around them,
+ * refitted in jo/wo (M's layout, in place) to keep their edges at their
+ * bind length over the clips; the sweep that tears least, or jo/wo as
+ * given when none tears less. *fitted: the vertices refitted (0: none). */
+tb_result tb__fit_band(const tb_model *M, const tb_clip *const *clips, const int *loops, int n, const uint64_t *edges,
+                       size_t ne, const uint8_t *allowed, uint16_t *jo, float *wo, size_t *fitted, tb_error *err);
+
 #endif

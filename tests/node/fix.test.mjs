@@ -56,7 +56,30 @@ function tailMask(mesh) {
 
 function p99(values) { if (!values.length) return NaN; values.sort((a, b) => a - b); return values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)]; }
 
-async function checkFile(label, file, clips, { stretch = true, torn0 = false, seam0 = false } = {}) {
+// The vertices the repair reweighted (issue 13's honest groups, as
+// test_fix_bar marks them): any bone's weight, by bone name, differing
+// between the input's mesh and the output's by more than two 8-bit steps.
+function repairedMasks(inMeshes, outMeshes) {
+  const byName = (m, i) => {
+    const si = m.geometry.attributes.skinIndex, sw = m.geometry.attributes.skinWeight, w = new Map();
+    for (let k = 0; k < 4; k++) {
+      const x = sw.getComponent(i, k);
+      if (x > 0) { const n = m.skeleton.bones[si.getComponent(i, k)].name; w.set(n, (w.get(n) || 0) + x); }
+    }
+    return w;
+  };
+  return outMeshes.map((mo, mi) => {
+    const n = mo.geometry.attributes.position.count, mask = new Uint8Array(n), mIn = inMeshes[mi];
+    for (let i = 0; i < n; i++) {
+      const a = byName(mIn, i), b = byName(mo, i);
+      for (const name of new Set([...a.keys(), ...b.keys()]))
+        if (Math.abs((a.get(name) || 0) - (b.get(name) || 0)) > 2 / 255) mask[i] = 1;
+    }
+    return mask;
+  });
+}
+
+async function checkFile(label, file, clips, { stretch = true, torn0 = false, seam0 = false, repairedFrom = null } = {}) {
   const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), { maxIssues: 0 });
   ok(report.issues.numErrors === 0, `${label}: validator reports ${report.issues.numErrors} errors`);
   const gltf = await loadGltf(Buffer.from(stripTextures(fs.readFileSync(file))));
@@ -66,6 +89,12 @@ async function checkFile(label, file, clips, { stretch = true, torn0 = false, se
   ok(tailBones.length >= 3, `${label}: ${tailBones.length} Tail_* bones`);
   const bindPos = meshes.map((m) => m.geometry.attributes.position.array);
   const masks = meshes.map(tailMask), edgeLists = meshes.map(edges);
+  let repaired = null;
+  if (repairedFrom) {
+    const inMeshes = skinnedMeshes(await loadGltf(Buffer.from(stripTextures(fs.readFileSync(repairedFrom)))));
+    ok(inMeshes.length === meshes.length, `${label}: the input's ${inMeshes.length} skinned meshes, the output's ${meshes.length}`);
+    repaired = repairedMasks(inMeshes, meshes);
+  }
   // World units per bind unit: the median edge ratio of the rest pose (a
   // centimetre mesh under a 0.01 armature reads 0.01 everywhere).
   gltf.scene.updateMatrixWorld(true);
@@ -86,7 +115,7 @@ async function checkFile(label, file, clips, { stretch = true, torn0 = false, se
     ok(tailTracks.length === tailBones.length, `${label} ${name}: ${tailTracks.length} baked tail tracks`);
     const mixer = new THREE.AnimationMixer(gltf.scene);
     mixer.clipAction(clip).play();
-    const tail = [], body = [], seam = [];
+    const tail = [], body = [], seam = [], honest = [];
     let swing = 0;
     const q0 = [];
     for (let k = 0; k < 24; k++) {
@@ -106,8 +135,13 @@ async function checkFile(label, file, clips, { stretch = true, torn0 = false, se
           const l1 = Math.hypot(P[a * 3] - P[b * 3], P[a * 3 + 1] - P[b * 3 + 1], P[a * 3 + 2] - P[b * 3 + 2]);
           const r = l1 / (l0 * scale);
           if (M[a] && M[b]) tail.push(r); else if (!M[a] && !M[b]) body.push(r); else seam.push(r);
+          if (repaired && (repaired[mi][a] || repaired[mi][b])) honest.push(r);
         }
       });
+    }
+    if (repaired) {
+      const h = honest.filter((r) => r > 1.5 || r < 0.67).length;
+      ok(h === 0, `${label} ${name}: ${h} torn samples of ${honest.length} on edges the repair touched (max ${Math.max(...honest).toFixed(3)})`);
     }
     const torn = tail.filter((r) => r > 1.5 || r < 0.67).length;
     const seamTorn = seam.filter((r) => r > 1.5 || r < 0.67).length;
@@ -213,6 +247,18 @@ await checkFile('synthetic tail_segmented', segFixed, ['Walk', 'Sprint']);
   run(['synth', '--onto', 'synth:plain', '--fixture', 'curl_shell_nearest', '-o', curl]);
   run(['fix', curl, '-o', curlFixed, '--only', 'Walk,Sprint,Crouch', '-q']);
   await checkFile('synth:plain curl_shell_nearest', curlFixed, ['Walk', 'Sprint', 'Crouch'], { seam0: true });
+}
+
+// The welded bands whose weights are fitted to the poses (docs/fix.md,
+// session 18): nothing torn on any edge the repair touched, in three.js.
+for (const fx of ['hang_welded_nearest', 'beside_welded_leg']) {
+  const src = path.join(tmp, fx + '.glb'), out = path.join(tmp, fx + '.fixed.glb');
+  run(['synth', '--onto', 'synth:plain', '--fixture', fx, '-o', src]);
+  const rep = path.join(tmp, fx + '.report.json');
+  run(['fix', src, '-o', out, '--only', 'Walk,Sprint,Crouch', '--report', rep, '-q']);
+  const r = JSON.parse(fs.readFileSync(rep, 'utf8'));
+  ok(r.weights_fitted_vertices > 0, `synth:plain ${fx}: band weights fitted to the poses on ${r.weights_fitted_vertices} vertices`);
+  await checkFile(`synth:plain ${fx}`, out, ['Walk', 'Sprint', 'Crouch'], { stretch: false, torn0: true, seam0: true, repairedFrom: src });
 }
 
 // Real characters with a library's clips transferred first (../shared only).
