@@ -762,6 +762,8 @@ static int tb__fix_load(tb__fix_job *job)
     int overlap = o->bd.threads > 1 && job->lib_count > 0 && !(o->progress && !o->quiet);
     for (int k = 0; k < job->lib_count; k++)
         overlap &= !tb_cli_is_stdio(job->lib_paths[k]);
+    if (overlap)
+        json_object_seed(0); /* jansson's hash seed set before a second thread parses (as its docs ask) */
     if (overlap && (job->lib_errs = calloc((size_t)job->lib_count, sizeof *job->lib_errs)) &&
         pthread_create(&job->lib_thread, NULL, tb__fix_libs_thread, job) == 0) {
         job->lib_pending = 1;
