@@ -306,6 +306,7 @@ static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *
         rd.only = d->only;
         rd.only_count = n;
         rd.foot_contact = d->foot_contact;
+        rd.threads = d->bake.threads; /* the same result for any count */
         if (d->libraries_ready && (r = d->libraries_ready(d->libraries_user, err)) != TB_OK)
             ; /* the caller's libraries failed to load: its error */
         else if (!(rep->retarget = calloc(1, sizeof *rep->retarget)))
