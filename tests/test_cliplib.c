@@ -181,22 +181,11 @@ static void a_skeleton_only_library_reads_a_vrm_map(void **state)
 
 /* A library with no clips, and one whose skeleton has no humanoid role:
  * errors that name the library. */
-static void errors_name_the_library(void **state)
+/* A library that is a stick that sways: animated, no body (no humanoid
+ * role in common with any character). */
+static tb_doc *stick_library(void)
 {
-    (void)state;
-    tb_error err = {0};
     tb_doc *lib = synth("plain");
-    strip_meshes(lib, KEEP_SKIN);
-    json_object_del(tb_doc_json(lib), "animations");
-    assert_int_equal(tb_doc_refresh(lib, &err), TB_OK);
-    tb_doc *out = transfer_only(lib, NULL, TB_ERR_INVALID, &err);
-    tb_doc_free(out);
-    assert_string_equal(err.where, tb_doc_name(lib));
-    assert_non_null(strstr(err.message, "no clips"));
-    tb_doc_free(lib);
-
-    /* a stick that sways: animated, no body */
-    lib = synth("plain");
     json_t *root = tb_doc_json(lib);
     size_t i;
     json_t *n;
@@ -227,12 +216,77 @@ static void errors_name_the_library(void **state)
         json_array_clear(ch);
         json_array_append_new(ch, keep);
     }
+    tb_error err = {0};
     assert_int_equal(tb_doc_refresh(lib, &err), TB_OK);
+    return lib;
+}
+
+static void errors_name_the_library(void **state)
+{
+    (void)state;
+    tb_error err = {0};
+    tb_doc *lib = synth("plain");
+    strip_meshes(lib, KEEP_SKIN);
+    json_object_del(tb_doc_json(lib), "animations");
+    assert_int_equal(tb_doc_refresh(lib, &err), TB_OK);
+    tb_doc *out = transfer_only(lib, NULL, TB_ERR_INVALID, &err);
+    tb_doc_free(out);
+    assert_string_equal(err.where, tb_doc_name(lib));
+    assert_non_null(strstr(err.message, "no clips"));
+    tb_doc_free(lib);
+
+    /* a stick that sways: animated, no body */
+    lib = stick_library();
     out = transfer(lib, TB_ERR_NO_HIPS, &err);
     tb_doc_free(out);
     size_t ln = strlen(tb_doc_name(lib));
     assert_memory_equal(err.where, tb_doc_name(lib), ln);
     tb_doc_free(lib);
+}
+
+/* tb_retarget_desc.threads: the sides and the clips made at once, written
+ * in order: the same document bytes and report for any count, and a
+ * failure is the one met one step after the other (the first library in
+ * the list that fails). */
+static void the_transfer_is_the_same_on_any_number_of_threads(void **state)
+{
+    (void)state;
+    tb_doc *libs[3] = {synth("plain"), synth("plain"), stick_library()};
+    strip_meshes(libs[1], NO_SKIN);
+    uint8_t *bytes[2] = {NULL, NULL};
+    size_t size[2] = {0, 0};
+    char where[2][sizeof ((tb_error *)0)->where], message[2][sizeof ((tb_error *)0)->message];
+    int clips[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        tb_error err = {0};
+        tb_retarget_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = k ? 3 : 1;
+        tb_doc *ch = synth("tail_leg");
+        tb_retarget_report rep;
+        assert_int_equal(tb_retarget_docs(ch, libs, 2, &d, &rep, &err), TB_OK);
+        clips[k] = rep.clip_count;
+        assert_true(rep.clip_count >= 4);
+        tb_retarget_report_free(&rep);
+        assert_int_equal(tb_doc_write_memory(ch, &bytes[k], &size[k], &err), TB_OK);
+        tb_doc_free(ch);
+        /* the stick last: both good libraries' clips run, then its error */
+        ch = synth("tail_leg");
+        assert_int_equal(tb_retarget_docs(ch, libs, 3, &d, &rep, &err), TB_ERR_NO_HIPS);
+        snprintf(where[k], sizeof where[k], "%s", err.where);
+        snprintf(message[k], sizeof message[k], "%s", err.message);
+        tb_doc_free(ch);
+    }
+    assert_int_equal(clips[0], clips[1]);
+    assert_int_equal(size[0], size[1]);
+    assert_memory_equal(bytes[0], bytes[1], size[0]);
+    assert_string_equal(where[0], where[1]);
+    assert_string_equal(message[0], message[1]);
+    assert_memory_equal(where[1], tb_doc_name(libs[2]), strlen(tb_doc_name(libs[2])));
+    for (int k = 0; k < 3; k++)
+        tb_doc_free(libs[k]);
+    free(bytes[0]);
+    free(bytes[1]);
 }
 
 /* The CLI: `retarget --clips` with a skeleton-only file on disk, and its
@@ -279,6 +333,7 @@ int main(void)
         cmocka_unit_test(a_library_without_a_mesh_transfers_like_the_skinned_one),
         cmocka_unit_test(a_skeleton_only_library_reads_a_vrm_map),
         cmocka_unit_test(errors_name_the_library),
+        cmocka_unit_test(the_transfer_is_the_same_on_any_number_of_threads),
         cmocka_unit_test(the_cli_takes_a_skeleton_only_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

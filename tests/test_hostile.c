@@ -884,6 +884,40 @@ static void a_clip_library_without_clips_is_an_error_naming_it(void **s)
     free(text);
 }
 
+/* With -j 2 the libraries load on a thread beside IN and its repair
+ * (cmd_fix.c): warnings and errors still come library by library, then IN,
+ * as -j 1 prints them, and a library that fails stops the job before IN's. */
+static void clip_libraries_loaded_beside_the_input_are_told_in_order(void **s)
+{
+    (void)s;
+    char in[4400], lib[4400];
+    snprintf(in, sizeof in, "%s", patched_glb("zeroweights_in.glb", 64, 128, NULL, NULL));
+    snprintf(lib, sizeof lib, "%s", patched_glb("zeroibm_lib.glb", 144, 272, NULL, NULL));
+    char *one = NULL, *two = NULL;
+    int rc1 = tbt_run_cli(&one, "fix '%s' --clips '%s' -o '%s.out.glb' -j 1", in, lib, in);
+    int rc2 = tbt_run_cli(&two, "fix '%s' --clips '%s' -o '%s.out.glb' -j 2", in, lib, in);
+    assert_int_equal(rc1, rc2);
+    assert_string_equal(one, two);
+    const char *wl = strstr(two, "zeroibm_lib.glb: warning:"), *wi = strstr(two, "zeroweights_in.glb: warning:");
+    assert_non_null(wl);
+    assert_non_null(wi);
+    assert_true(wl < wi);
+    free(one);
+    free(two);
+    for (int j = 1; j <= 2; j++) {
+        char *t = NULL;
+        assert_int_equal(tbt_run_cli(&t, "fix '%s' --clips '%s,%s.missing.glb' -o '%s.out.glb' -j %d", in, lib, lib,
+                                     in, j),
+                         1);
+        const char *w = strstr(t, "zeroibm_lib.glb: warning:"), *e = strstr(t, "zeroibm_lib.glb.missing.glb: ");
+        assert_non_null(w);
+        assert_non_null(e);
+        assert_true(w < e);
+        assert_null(strstr(t, "zeroweights_in.glb")); /* IN's warning never printed: the job stopped first */
+        free(t);
+    }
+}
+
 /* ---- 5. decoders --------------------------------------------------------- */
 
 static tb_result data_uri(const char *payload)
@@ -954,6 +988,7 @@ int main(void)
         cmocka_unit_test(duplicate_joints_in_a_skin_are_refused),
         cmocka_unit_test(zero_inverse_bind_matrices_and_zero_weights_are_warned_by_fix),
         cmocka_unit_test(a_clip_library_without_clips_is_an_error_naming_it),
+        cmocka_unit_test(clip_libraries_loaded_beside_the_input_are_told_in_order),
         cmocka_unit_test(base64_is_strict_rfc4648),
         cmocka_unit_test(percent_decoding_refuses_nul_and_bad_escapes),
     };

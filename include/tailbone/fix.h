@@ -62,6 +62,14 @@ typedef struct tb_fix_desc {
     int no_bake;                /* 1: repair (and transfer) only */
     tb_doc *const *libraries;   /* clip libraries to transfer first; NULL: none */
     int library_count;
+    /* Libraries still loading (may be NULL): when set, called once, just
+     * before the transfer (after the repair), and `libraries` is read only
+     * after it returns TB_OK — the caller loads them on a thread of its own
+     * meanwhile and waits for it there. Any other result ends the job with
+     * it (err filled by the callback). Not called when the job ends before
+     * the transfer. */
+    tb_result (*libraries_ready)(void *user, tb_error *err);
+    void *libraries_user;
     const char *const *only;    /* NULL-terminated clip names (transfer and bake); NULL: all */
     int foot_contact;           /* transfer with tb_retarget_desc.foot_contact */
     int rest_curve_given;       /* 1: bake.spring.params.rest_curve is the caller's, even 0

@@ -161,6 +161,9 @@ typedef struct tb_retarget_desc {
     int no_detect;         /* tb_retarget_docs: 0: a character without Tail_* bones has
                               its tails found by tb_appendage_detect (SPEC A) and their
                               skin put in T; 1: don't */
+    int threads;           /* tb_retarget_docs: the character's calibration and each
+                              library's, then a library's clips, this many at once (0, 1:
+                              one after the other); the same result for any value */
 } tb_retarget_desc;
 
 /* Calibration of one skeleton, captured from its bind pose (IBMs) once. */

@@ -225,25 +225,33 @@ int tb_cli_usage_error(const char *cmd, const char *fmt, ...)
     return TB_EXIT_USAGE;
 }
 
-tb_doc *tb_cli_load(const char *path, int quiet)
+tb_doc *tb_cli_load_silent(const char *path, tb_error *err)
 {
     tb_doc *doc = NULL;
-    tb_error err = {0};
     tb_load_desc d = {0};
     d.allow_uri_outside = tb__allow_uri_outside;
-    if (tb_cli_is_stdio(path)) {
-        if (!(doc = tb__load_stdin(&d, &err))) {
-            tb_cli_error("-", &err);
-            return NULL;
-        }
-    } else if (tb_doc_load(&doc, path, &d, &err) != TB_OK) {
-        tb_cli_error(path, &err);
+    if (tb_cli_is_stdio(path))
+        return tb__load_stdin(&d, err);
+    return tb_doc_load(&doc, path, &d, err) == TB_OK ? doc : NULL;
+}
+
+tb_doc *tb_cli_load_tell(const char *path, tb_doc *doc, const tb_error *err, int quiet)
+{
+    if (!doc) {
+        tb_cli_error(tb_cli_is_stdio(path) ? "-" : path, err);
         return NULL;
     }
     if (!quiet)
         for (int i = 0; i < tb_doc_warning_count(doc); i++)
             fprintf(stderr, "tailbone: %s: warning: %s\n", path, tb_doc_warning(doc, i));
     return doc;
+}
+
+tb_doc *tb_cli_load(const char *path, int quiet)
+{
+    tb_error err = {0};
+    tb_doc *doc = tb_cli_load_silent(path, &err);
+    return tb_cli_load_tell(path, doc, &err, quiet);
 }
 
 int tb_cli_is(const char *arg, const char *a, const char *b)

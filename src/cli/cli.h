@@ -23,6 +23,13 @@ int tb_cli_error_to(FILE *f, const char *file, const tb_error *err);
 int tb_cli_usage_error(const char *cmd, const char *fmt, ...);
 /* Loads a document, printing the error and its warnings (unless quiet). */
 tb_doc *tb_cli_load(const char *path, int quiet);
+/* tb_cli_load in two halves, for a load on another thread: the load alone,
+ * printing nothing (NULL and *err on failure; reads only what the options
+ * set before, so any thread may call it), then, on the main thread, what
+ * tb_cli_load would have printed for it (doc NULL: the error). The second
+ * returns doc. */
+tb_doc *tb_cli_load_silent(const char *path, tb_error *err);
+tb_doc *tb_cli_load_tell(const char *path, tb_doc *doc, const tb_error *err, int quiet);
 /* A clip name for a table column of `width` characters: the part after the
  * last '|' (Blender's "Armature|" prefixes) when there is one, shortened
  * with a trailing '~' when still too long. Returns buf. */

@@ -2,6 +2,7 @@
  * (transfer clips) → bake the tail into every clip → write → report, with
  * the stretch table of the result (SPEC C). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -649,10 +650,66 @@ typedef struct tb__fix_job {
     json_t *j;
     tb_cli_fbx fbx; /* IN or OUT in .fbx: converted through Blender (cli/fbx.c) */
     const char *load_in, *save_out;
+    /* The libraries loaded on a thread of their own while IN loads and is
+     * repaired (tb__fix_load): their errors and warnings, and IN's, are
+     * printed when the job waits for them (tb__fix_libs_wait), in the order
+     * a load one file after the other prints them. */
+    pthread_t lib_thread;
+    int lib_pending;        /* the thread runs or has not been joined */
+    int libs_told;          /* the libraries' and IN's messages printed */
+    int libs_failed;        /* a library did not load (its error printed) */
+    tb_error *lib_errs;     /* one per library */
+    tb_error in_err;        /* IN's load error (in_doc NULL) */
 } tb__fix_job;
+
+/* The libraries' thread: each in turn, as tb__fix_load would, stopping at
+ * the first that fails; prints nothing. */
+static void *tb__fix_libs_thread(void *arg)
+{
+    tb__fix_job *job = arg;
+    for (int k = 0; k < job->lib_count; k++)
+        if (!(job->libs[k] = tb_cli_load_silent(job->lib_paths[k], &job->lib_errs[k])))
+            break;
+    return NULL;
+}
+
+/* Waits for the libraries' thread (once) and prints what a load one file
+ * after the other would have: each library's warnings up to the first that
+ * failed and its error; then, when they all loaded, IN's warnings or
+ * error. Returns TB_EXIT_FAIL when a library failed. */
+static int tb__fix_libs_wait(tb__fix_job *job)
+{
+    if (job->lib_pending) {
+        pthread_join(job->lib_thread, NULL);
+        job->lib_pending = 0;
+    }
+    if (job->libs_told)
+        return job->libs_failed ? TB_EXIT_FAIL : TB_EXIT_OK;
+    job->libs_told = 1;
+    int quiet = job->o->quiet;
+    for (int k = 0; k < job->lib_count; k++)
+        if (!tb_cli_load_tell(job->lib_paths[k], job->libs[k], &job->lib_errs[k], quiet)) {
+            job->libs_failed = 1;
+            return TB_EXIT_FAIL;
+        }
+    tb_cli_load_tell(job->load_in, job->in_doc, &job->in_err, quiet);
+    return TB_EXIT_OK;
+}
+
+/* tb_fix_desc.libraries_ready: the job is about to transfer the clips. */
+static tb_result tb__fix_libs_ready(void *user, tb_error *err)
+{
+    tb__fix_job *job = user;
+    if (tb__fix_libs_wait(job) == TB_EXIT_OK)
+        return TB_OK;
+    return tb__fail(err, TB_ERR_IO, "--clips", "a clip library did not load (its error printed)");
+}
 
 static void tb__fix_job_free(tb__fix_job *job)
 {
+    if (job->lib_pending)
+        pthread_join(job->lib_thread, NULL);
+    free(job->lib_errs);
     tb_cli_fbx_close(&job->fbx);
     json_decref(job->j);
     tb_fix_report_free(&job->rep);
@@ -707,6 +764,26 @@ static int tb__fix_load(tb__fix_job *job)
     int rc = tb_cli_fbx_open(&job->fbx, o->in, o->out, &job->load_in, &job->save_out);
     if (rc != TB_EXIT_OK)
         return rc;
+    /* With more than one thread, the libraries load on a thread of their
+     * own while IN loads and is repaired, and the job waits for them just
+     * before the transfer; not when a stage line on stderr would come
+     * between their messages, nor when one of them is stdin */
+    int overlap = o->bd.threads > 1 && job->lib_count > 0 && !(o->progress && !o->quiet);
+    for (int k = 0; k < job->lib_count; k++)
+        overlap &= !tb_cli_is_stdio(job->lib_paths[k]);
+    if (overlap)
+        json_object_seed(0); /* jansson's hash seed set before a second thread parses (as its docs ask) */
+    if (overlap && (job->lib_errs = calloc((size_t)job->lib_count, sizeof *job->lib_errs)) &&
+        pthread_create(&job->lib_thread, NULL, tb__fix_libs_thread, job) == 0) {
+        job->lib_pending = 1;
+        job->in_doc = tb_cli_load_silent(job->load_in, &job->in_err);
+        if (!job->in_doc) {
+            tb__fix_libs_wait(job); /* a library's error, else IN's */
+            return TB_EXIT_FAIL;
+        }
+        return TB_EXIT_OK;
+    }
+    job->libs_told = 1;
     for (int k = 0; k < job->lib_count; k++)
         if (!(job->libs[k] = tb_cli_load(job->lib_paths[k], o->quiet)))
             return TB_EXIT_FAIL;
@@ -750,7 +827,16 @@ static int tb__fix_work(tb__fix_job *job)
     fd.no_weight_fit = o->no_weight_fit;
     fd.progress = tb__fix_stage;
     fd.progress_user = o->progress && !o->quiet ? (void *)o->in : NULL;
-    if (tb_fix_run(&job->doc, job->in_doc, &fd, &job->rep, &err) != TB_OK)
+    if (job->lib_pending) {
+        fd.libraries_ready = tb__fix_libs_ready;
+        fd.libraries_user = job;
+    }
+    tb_result r = tb_fix_run(&job->doc, job->in_doc, &fd, &job->rep, &err);
+    if (!job->libs_told && tb__fix_libs_wait(job) != TB_EXIT_OK) /* the job ended before the transfer */
+        return TB_EXIT_FAIL;
+    if (job->libs_failed)
+        return TB_EXIT_FAIL; /* the library's error is printed */
+    if (r != TB_OK)
         return tb_cli_error(tb__fix_whose(job, &err), &err);
     if (o->vrm_springs && tb_vrm_springs(job->doc, &o->bd, 60.0f, &job->vrep, &err) != TB_OK)
         return tb_cli_error(o->in, &err);

@@ -306,7 +306,10 @@ static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *
         rd.only = d->only;
         rd.only_count = n;
         rd.foot_contact = d->foot_contact;
-        if (!(rep->retarget = calloc(1, sizeof *rep->retarget)))
+        rd.threads = d->bake.threads; /* the same result for any count */
+        if (d->libraries_ready && (r = d->libraries_ready(d->libraries_user, err)) != TB_OK)
+            ; /* the caller's libraries failed to load: its error */
+        else if (!(rep->retarget = calloc(1, sizeof *rep->retarget)))
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         else if ((r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, rep->retarget, err)) != TB_OK)
             free(rep->retarget), rep->retarget = NULL;

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/base.h"
+#include "passes/pool_internal.h"
 #include "passes/report_json.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
@@ -380,49 +381,171 @@ static tb_result tb__rd_report_head(tb_retarget_report *rep, const tb_doc *chara
     return TB_OK;
 }
 
-/* One library's selected clips onto the character (dst), each with its
- * report row; a failure names the library, then the place inside it. */
-static tb_result tb__rd_library(tb_doc *character, tb_doc *lib, const tb_retarget_desc *d,
-                                const tb_retarget_calib *dst, tb_retarget_report *rep, tb_error *err)
+/* One library's side, made before any clip is written (it reads the
+ * library only): its skeleton and calibration, or the error they ended
+ * with. */
+typedef struct tb__rd_src {
+    tb_doc *lib;
+    const tb_retarget_desc *d;
+    int any;                /* a clip of it is selected */
+    tb_model *sm;
+    tb_retarget_calib *src;
+    tb_result r;
+    tb_error err;
+} tb__rd_src;
+
+static void tb__rd_src_make(tb__rd_src *s)
 {
-    tb_result r = TB_OK;
-    const tb_gltf *g = tb_doc_gltf(lib);
-    int any = 0;
+    const tb_gltf *g = tb_doc_gltf(s->lib);
     for (int a = 0; a < g->animation_count; a++)
-        any |= tb__selected(d, lib, a);
-    if (!any)
-        return TB_OK;
-    tb_model *sm = NULL;
-    tb_retarget_calib *src = NULL;
+        s->any |= tb__selected(s->d, s->lib, a);
+    if (!s->any)
+        return;
     const tb_model_desc md = {.no_normals = 1}; /* nothing here reads them */
-    r = tb_model_load_skeleton(&sm, lib, &md, err); /* a library may have no mesh */
-    if (r == TB_OK)
-        r = tb_retarget_calibrate(&src, sm, NULL, d, err);
-    if (r == TB_OK && tb__matched_roles(src, dst) == 0)
+    s->r = tb_model_load_skeleton(&s->sm, s->lib, &md, &s->err); /* a library may have no mesh */
+    if (s->r == TB_OK)
+        s->r = tb_retarget_calibrate(&s->src, s->sm, NULL, s->d, &s->err);
+}
+
+static void tb__rd_src_free(tb__rd_src *s)
+{
+    tb_retarget_calib_free(s->src);
+    tb_model_free(s->sm);
+}
+
+/* The character's side: its model, the budget, its tail's skin (SPEC D:
+ * T), its calibration and placement; the model given back before any
+ * clip is written. */
+typedef struct tb__rd_dst {
+    tb_doc *character;
+    tb_doc *const *libs;
+    int lib_count;
+    const tb_retarget_desc *d;
+    tb_retarget_report rep;
+    tb_retarget_calib *dst;
+    tb_placement place;
+    float height;
+    tb_result r;
+    tb_error err;
+} tb__rd_dst;
+
+static void tb__rd_dst_make(tb__rd_dst *t)
+{
+    tb_model *tm = NULL;
+    const tb_model_desc md = {.no_normals = 1}; /* the skin with most skinned vertices; no normals read here */
+    t->r = tb_model_load_desc(&tm, t->character, &md, &t->err);
+    if (t->r != TB_OK)
+        return;
+    t->r = tb__rd_budget(t->d, t->libs, t->lib_count, tm, &t->err);
+    uint8_t *mask = NULL; /* SPEC D: T, the tail's skin */
+    if (t->r == TB_OK)
+        t->r = tb__rd_tail_mask(tm, t->d, &mask, &t->rep, &t->err);
+    if (t->r == TB_OK)
+        t->r = tb_retarget_calibrate(&t->dst, tm, mask, t->d, &t->err);
+    if (t->r == TB_OK)
+        t->r = tb_ground_placement(&t->place, tm, mask, &t->err);
+    free(mask);
+    t->height = tm->height;
+    tb_model_free(tm); /* the calibration holds all it needs: the doc may now change */
+}
+
+/* The sides made at once, `threads` at a time: task 0 the character's,
+ * task 1 + l library l's. They read what they are given only. */
+typedef struct tb__rd_sides {
+    tb__rd_dst *dst;
+    tb__rd_src *src;
+} tb__rd_sides;
+
+static void tb__rd_side_task(void *ctx, int k, int worker)
+{
+    (void)worker;
+    tb__rd_sides *s = ctx;
+    if (k == 0)
+        tb__rd_dst_make(s->dst);
+    else
+        tb__rd_src_make(&s->src[k - 1]);
+}
+
+/* One selected clip of a library, transferred (not yet written): the
+ * clips of a library at once, then written in their order. */
+typedef struct tb__rd_clips {
+    tb__rd_src *s;
+    const tb_retarget_calib *dst;
+    const int *anim;        /* the selected clips' animation indices */
+    tb_clip **clip;
+    tb_retarget_bake **bake;
+    tb_result *r;
+    tb_error *err;
+} tb__rd_clips;
+
+static void tb__rd_clip_task(void *ctx, int k, int worker)
+{
+    (void)worker;
+    tb__rd_clips *c = ctx;
+    c->r[k] = tb_clip_load(&c->clip[k], c->s->lib, c->s->sm, c->anim[k], NULL, &c->err[k]);
+    if (c->r[k] == TB_OK)
+        c->r[k] = tb_retarget_run(&c->bake[k], c->s->src, c->clip[k], c->dst, c->s->d, &c->err[k]);
+}
+
+/* One library's selected clips onto the character (dst), each with its
+ * report row, from its side made before (s); a failure names the library,
+ * then the place inside it. The clips are transferred `threads` at once
+ * and written in their order; the first failure in that order is the one
+ * reported, as one clip after the other would. */
+static tb_result tb__rd_library(tb_doc *character, tb__rd_src *s, const tb_retarget_calib *dst, int threads,
+                                tb_retarget_report *rep, tb_error *err)
+{
+    tb_doc *lib = s->lib;
+    const tb_retarget_desc *d = s->d;
+    tb_result r = s->r;
+    if (!s->any)
+        return TB_OK;
+    if (r != TB_OK && err)
+        *err = s->err;
+    if (r == TB_OK && tb__matched_roles(s->src, dst) == 0)
         r = tb__fail(err, TB_ERR_NO_HIPS, tb_doc_name(lib), "no humanoid role in common with the character");
-    for (int a = 0; a < g->animation_count && r == TB_OK; a++) {
-        if (!tb__selected(d, lib, a))
-            continue;
-        tb_clip *clip = NULL;
-        tb_retarget_bake *b = NULL;
-        r = tb_clip_load(&clip, lib, sm, a, NULL, err);
+    const tb_gltf *g = tb_doc_gltf(lib);
+    int n = 0, ac = g->animation_count;
+    tb__rd_clips c = {s, dst, NULL, NULL, NULL, NULL, NULL};
+    if (r == TB_OK) {
+        int *anim = calloc((size_t)ac + 1, sizeof *anim);
+        c.anim = anim;
+        c.clip = calloc((size_t)ac + 1, sizeof *c.clip);
+        c.bake = calloc((size_t)ac + 1, sizeof *c.bake);
+        c.r = calloc((size_t)ac + 1, sizeof *c.r);
+        c.err = calloc((size_t)ac + 1, sizeof *c.err);
+        if (!anim || !c.clip || !c.bake || !c.r || !c.err)
+            r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        for (int a = 0; a < ac && r == TB_OK; a++)
+            if (tb__selected(d, lib, a))
+                anim[n++] = a;
+    }
+    if (r == TB_OK)
+        tb__parallel_for(n, threads, tb__rd_clip_task, &c);
+    for (int k = 0; k < n && r == TB_OK; k++) {
+        r = c.r[k];
+        if (r != TB_OK && err)
+            *err = c.err[k];
         if (r == TB_OK)
-            r = tb_retarget_run(&b, src, clip, dst, d, err);
-        if (r == TB_OK)
-            r = tb_retarget_write(character, dst, b, err);
+            r = tb_retarget_write(character, dst, c.bake[k], err);
         if (r == TB_OK) {
             tb_retarget_clip_report *clips = realloc(rep->clips, (size_t)(rep->clip_count + 1) * sizeof *clips);
             if (clips)
                 rep->clips = clips;
-            if (!clips || !tb__clip_report(&rep->clips[rep->clip_count++], b, tb_doc_name(lib),
-                                           tb__matched_roles(src, dst)))
+            if (!clips || !tb__clip_report(&rep->clips[rep->clip_count++], c.bake[k], tb_doc_name(lib),
+                                           tb__matched_roles(s->src, dst)))
                 r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         }
-        tb_retarget_bake_free(b);
-        tb_clip_free(clip);
     }
-    tb_retarget_calib_free(src);
-    tb_model_free(sm);
+    for (int k = 0; k < n; k++) {
+        tb_retarget_bake_free(c.bake[k]);
+        tb_clip_free(c.clip[k]);
+    }
+    free((int *)c.anim);
+    free(c.clip);
+    free(c.bake);
+    free(c.r);
+    free(c.err);
     if (r != TB_OK && err && strncmp(err->where, tb_doc_name(lib), strlen(tb_doc_name(lib)))) {
         /* the library's fault: name it, then the place inside it */
         char inner[sizeof err->where];
@@ -444,37 +567,35 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
     tb_result r = tb__rd_only_exist(&d, libs, lib_count, err);
     if (r != TB_OK)
         return r;
-    tb_model *tm = NULL;
-    const tb_model_desc md = {.no_normals = 1}; /* the skin with most skinned vertices; no normals read here */
-    r = tb_model_load_desc(&tm, character, &md, err);
-    if (r != TB_OK)
-        return r;
-    r = tb__rd_budget(&d, libs, lib_count, tm, err);
-    if (r != TB_OK) {
-        tb_model_free(tm);
-        return r;
-    }
-    uint8_t *mask = NULL; /* SPEC D: T, the tail's skin */
-    tb_retarget_report rep = {0};
-    r = tb__rd_tail_mask(tm, &d, &mask, &rep, err);
-    tb_retarget_calib *dst = NULL;
+    /* the character's side and every library's at once (they read only
+     * their own document), then each library's clips written in order; a
+     * failure is the first one a run one step after the other meets */
+    int threads = d.threads > 1 ? d.threads : 1;
+    tb__rd_dst t;
+    memset(&t, 0, sizeof t);
+    t.character = character;
+    t.libs = libs;
+    t.lib_count = lib_count;
+    t.d = &d;
+    tb__rd_src *src = calloc((size_t)lib_count + 1, sizeof *src);
+    if (!src)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    for (int l = 0; l < lib_count; l++)
+        src[l] = (tb__rd_src){libs[l], &d, 0, NULL, NULL, TB_OK, {0}};
+    tb__rd_sides sides = {&t, src};
+    tb__parallel_for(lib_count + 1, threads, tb__rd_side_task, &sides);
+    tb_retarget_report rep = t.rep;
+    r = t.r;
+    if (r != TB_OK && err)
+        *err = t.err;
     if (r == TB_OK)
-        r = tb_retarget_calibrate(&dst, tm, mask, &d, err);
-    tb_placement place;
-    if (r == TB_OK)
-        r = tb_ground_placement(&place, tm, mask, err);
-    free(mask);
-    float height = tm->height;
-    tb_model_free(tm); /* the calibration holds all it needs: the doc may now change */
-    if (r != TB_OK) {
-        tb_retarget_calib_free(dst);
-        tb_retarget_report_free(&rep);
-        return r;
-    }
-    r = tb__rd_report_head(&rep, character, dst, &place, height, err);
+        r = tb__rd_report_head(&rep, character, t.dst, &t.place, t.height, err);
     for (int l = 0; l < lib_count && r == TB_OK; l++)
-        r = tb__rd_library(character, libs[l], &d, dst, &rep, err);
-    tb_retarget_calib_free(dst);
+        r = tb__rd_library(character, &src[l], t.dst, threads, &rep, err);
+    for (int l = 0; l < lib_count; l++)
+        tb__rd_src_free(&src[l]);
+    free(src);
+    tb_retarget_calib_free(t.dst);
     if (r == TB_OK)
         r = tb_doc_refresh(character, err);
     if (r != TB_OK || !report)
