@@ -7,6 +7,7 @@
 #include "core/base.h"
 #include "core/tbmath.h"
 #include "gltf/doc_json.h"
+#include "passes/bake_internal.h"
 #include "passes/pool_internal.h"
 #include "tailbone/bake.h"
 #include "tailbone/clip.h"
@@ -646,6 +647,8 @@ typedef struct tb__bake_job {
     const int *active;     /* the report's clips that are baked */
     int active_count, groups;
     tb__baked *out;        /* one per clip of the report */
+    tb__task_fn side;      /* tb__bake_beside's task, the last of the loop; NULL: none */
+    void *side_ctx;
 } tb__bake_job;
 
 /* One frame of every run of a group that has one to take: each posed, then
@@ -717,14 +720,25 @@ static void tb__bake_group(void *ctx, int g, int w)
     free(who);
 }
 
+/* Task t of the bake's loop: group t, or after the groups the caller's
+ * side task (tb__bake_beside), taken by the first thread done. */
+static void tb__bake_task(void *ctx, int t, int w)
+{
+    tb__bake_job *job = ctx;
+    if (t < job->groups)
+        tb__bake_group(job, t, w);
+    else
+        job->side(job->side_ctx, 0, w);
+}
+
 /* Every clip simulated, d.threads groups of them in parallel (clip i of the
  * baked ones in group i % groups), then the keys written in clip order: the
  * same bytes whatever the number of threads. */
 static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
-                              tb_bake_report *report, tb_error *err)
+                              tb_bake_report *report, tb__task_fn side, void *side_ctx, tb_error *err)
 {
     int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
-    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL};
+    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL, side, side_ctx};
     int *active = calloc((size_t)n + 1, sizeof *active);
     job.out = calloc((size_t)n + 1, sizeof *job.out);
     tb_result r = TB_OK;
@@ -737,8 +751,9 @@ static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_des
             active[job.active_count++] = c;
     job.active = active;
     job.groups = threads < job.active_count ? threads : job.active_count;
-    if (job.groups > 0)
-        tb__parallel_for(job.groups, job.groups, tb__bake_group, &job);
+    int tasks = job.groups + (side != NULL);
+    if (tasks > 0)
+        tb__parallel_for(tasks, threads < tasks ? threads : tasks, tb__bake_task, &job);
     for (int c = 0; c < n && r == TB_OK; c++) {
         tb__baked *o = &job.out[c];
         if (report->clips[c].skipped)
@@ -857,6 +872,12 @@ static void tb__bake_select(const tb_doc *doc, const tb__sim *s, const tb_bake_d
  * every clip simulated, then written in clip order (tb__bake_all) */
 tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err)
 {
+    return tb__bake_beside(doc, desc, report, NULL, NULL, err);
+}
+
+tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb__task_fn side,
+                          void *side_ctx, tb_error *err)
+{
     tb_bake_desc d = tb_bake_desc_defaults(desc);
     memset(report, 0, sizeof *report);
     const tb_gltf *g = tb_doc_gltf(doc);
@@ -904,7 +925,7 @@ tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report,
     s.need = need;
     /* Simulate every clip (in parallel groups: d.threads), then write the
      * keys in clip order: the same bytes whatever the number of threads. */
-    r = tb__bake_all(doc, &s, &sd, &d, report, err);
+    r = tb__bake_all(doc, &s, &sd, &d, report, side, side_ctx, err);
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
 done:

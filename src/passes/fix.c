@@ -8,6 +8,7 @@
 #include "core/base.h"
 #include "core/tbmath.h"
 #include "gltf/doc_internal.h"
+#include "passes/bake_internal.h"
 #include "passes/pool_internal.h"
 #include "passes/report_json.h"
 #include "passes/weights_internal.h"
@@ -206,20 +207,36 @@ static void tb__model_trim(tb_model *m)
     m->triangle_count = 0;
 }
 
-/* Every baked clip measured on the repaired document (SPEC C), `threads`
- * clips at once. */
-static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_error *err)
+/* What every clip's measuring shares, made from the baked document's
+ * model: the edge list's prep, the tail's joints. Independent of the keys,
+ * so it is made beside the bake (tb__bake_beside) while the clips are
+ * simulated, or after it (tb__measure) when the bake did not run it. */
+typedef struct tb__measure_setup {
+    const tb_doc *doc;
+    int existing;               /* rep->bake_existing */
+    int done;
+    tb_result r;                /* the model's load; then TB_ERR_OOM */
+    tb_result prep_r;           /* tb_measure_prepare's (an error matters with a clip to measure) */
+    tb_error err, prep_err;
+    tb_model *m;
+    uint8_t *tail_joints;
+    tb_measure_prep *prep;
+} tb__measure_setup;
+
+static void tb__measure_setup_task(void *ctx, int task, int worker)
 {
-    tb_model *m = NULL;
-    tb_result r = tb__model_load(&m, doc, err);
-    if (r != TB_OK)
-        return r;
-    rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
+    (void)task, (void)worker;
+    tb__measure_setup *su = ctx;
+    su->done = 1;
+    su->r = tb__model_load(&su->m, su->doc, &su->err);
+    if (su->r != TB_OK)
+        return;
+    tb_model *m = su->m;
     uint64_t *edges = NULL;
     size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
     tb__model_trim(m);
     /* the skeleton's own chains (bake.existing): their bones are the tail */
-    uint8_t *tail_joints = rep->bake_existing ? calloc((size_t)m->skel.joint_count + 1, 1) : NULL;
+    uint8_t *tail_joints = su->existing ? calloc((size_t)m->skel.joint_count + 1, 1) : NULL;
     if (tail_joints) {
         tb_tail_chain tc[16];
         int k = tb_tail_chains_find(m, tc, 16);
@@ -228,15 +245,43 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
                 for (int i = 0; i < tc[c].count; i++)
                     tail_joints[tc[c].joints[i]] = 1;
     }
-    if (!rep->stretch || ne == SIZE_MAX || (rep->bake_existing && !tail_joints)) {
-        free(tail_joints);
+    su->tail_joints = tail_joints;
+    if (ne == SIZE_MAX || (su->existing && !tail_joints)) {
         free(edges);
-        tb_model_free(m);
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        su->r = tb__fail(&su->err, TB_ERR_OOM, NULL, NULL);
+        return;
     }
+    tb_measure_desc pd = {.edges = edges, .edge_count = ne, .tail_joints = tail_joints};
+    su->prep_r = tb_measure_prepare(&su->prep, m, &pd, &su->prep_err);
+    free(edges); /* the prep keeps its own, smaller form */
+}
+
+static void tb__measure_setup_free(tb__measure_setup *su)
+{
+    tb_measure_prep_free(su->prep);
+    free(su->tail_joints);
+    tb_model_free(su->m);
+}
+
+/* Every baked clip measured on the repaired document (SPEC C), `threads`
+ * clips at once; su made beside the bake, or here. */
+static tb_result tb__measure_with(tb__measure_setup *su, tb_fix_report *rep, int threads, tb_error *err)
+{
+    if (!su->done)
+        tb__measure_setup_task(su, 0, 0);
+    if (su->r != TB_OK && su->r != TB_ERR_OOM) {
+        *err = su->err;
+        return su->r;
+    }
+    rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
+    if (!rep->stretch || su->r != TB_OK)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    const tb_model *m = su->m;
     /* every clip in parallel (bake.threads), each into its own slot */
     int n = 0;
-    tb__measure_job job = {doc, m, edges, ne, tail_joints, rep, calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
+    tb_result r = TB_OK;
+    tb__measure_job job = {su->doc, m, NULL, 0, su->tail_joints, rep,
+                           calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
                            calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result)), NULL, NULL};
     if (!job.clip_of || !job.res) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -244,20 +289,17 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
         for (int c = 0; c < rep->bake.clip_count; c++)
             if (!rep->bake.clips[c].skipped)
                 job.clip_of[n++] = c;
-        tb_measure_desc pd = {.edges = edges, .edge_count = ne, .tail_joints = tail_joints};
-        tb_measure_prep *prep = NULL;
-        if (n > 0 && (r = tb_measure_prepare(&prep, m, &pd, err)) == TB_OK) {
-            free(edges); /* the prep keeps its own, smaller form */
-            edges = NULL;
-            job.edges = NULL;
-            job.prep = prep;
+        if (n > 0 && su->prep_r != TB_OK) {
+            *err = su->prep_err;
+            r = su->prep_r;
+        } else if (n > 0) {
+            job.prep = su->prep;
             if (!(job.skinned = tb__skin_scratch(threads, n, m->vertex_count)))
                 r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
             else
                 tb__parallel_for(n, threads, tb__measure_task, &job);
             tb__skin_scratch_free(job.skinned);
         }
-        tb_measure_prep_free(prep);
         for (int k = 0; k < n && r == TB_OK; k++) {
             if (job.res[k].r != TB_OK) {
                 *err = job.res[k].err;
@@ -269,9 +311,15 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
     }
     free(job.clip_of);
     free(job.res);
-    free(edges);
-    free(tail_joints);
-    tb_model_free(m);
+    return r;
+}
+
+/* tb__measure_with, its setup made here. */
+static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_error *err)
+{
+    tb__measure_setup su = {.doc = doc, .existing = rep->bake_existing};
+    tb_result r = tb__measure_with(&su, rep, threads, err);
+    tb__measure_setup_free(&su);
     return r;
 }
 
@@ -334,13 +382,16 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
         tb__progress(d, "bake");
         tb_bake_desc bd = d->bake;
         bd.only = d->library_count > 0 ? NULL : d->only; /* transferred clips are already filtered */
-        r = tb_bake(doc, &bd, &rep->bake, err);
+        /* the measuring's setup made beside the clips' simulation */
+        tb__measure_setup su = {.doc = doc, .existing = rep->bake_existing};
+        r = tb__bake_beside(doc, &bd, &rep->bake, tb__measure_setup_task, &su, err);
         for (int c = 0; r == TB_OK && c < rep->bake.clip_count; c++)
             rep->changed |= !rep->bake.clips[c].skipped;
         if (r == TB_OK) {
             tb__progress(d, "measure");
-            r = tb__measure(doc, rep, d->bake.threads, err);
+            r = tb__measure_with(&su, rep, d->bake.threads, err);
         }
+        tb__measure_setup_free(&su);
     }
     rep->blend_zone = 0;
     for (int i = 0; i < rep->repair.appendage_count; i++) {
