@@ -644,8 +644,9 @@ typedef struct tb__bake_job {
     const tb_spring_desc *sd;
     tb_bake_report *report;
     const tb__sim *s0;     /* the template of every run's tb__sim */
-    const int *active;     /* the report's clips that are baked */
+    const int *active;     /* the report's clips that are baked, group by group */
     int active_count, groups;
+    const int *first;      /* group g: active[first[g] .. first[g + 1]) */
     tb__baked *out;        /* one per clip of the report */
     tb__task_fn side;      /* tb__bake_beside's task, the last of the loop; NULL: none */
     void *side_ctx;
@@ -685,13 +686,14 @@ static void tb__bake_group(void *ctx, int g, int w)
 {
     (void)w;
     tb__bake_job *job = ctx;
-    int n = (job->active_count - g + job->groups - 1) / job->groups;
+    int n = job->first[g + 1] - job->first[g];
+    const int *mine = job->active + job->first[g];
     tb__run *runs = calloc((size_t)n, sizeof *runs);
     tb_spring_batch_item *items = malloc((size_t)n * sizeof *items);
     float *dts = malloc((size_t)n * sizeof *dts);
     int *who = malloc((size_t)n * sizeof *who);
     for (int i = 0; i < n; i++) {
-        int c = job->active[g + i * job->groups];
+        int c = mine[i];
         tb__baked *o = &job->out[c];
         if (!runs || !items || !dts || !who) {
             o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
@@ -708,7 +710,7 @@ static void tb__bake_group(void *ctx, int g, int w)
             for (int j = 0; j < m; j++)
                 tb__run_after(&runs[who[j]], job->d);
         for (int i = 0; i < n; i++) {
-            tb__baked *o = &job->out[job->active[g + i * job->groups]];
+            tb__baked *o = &job->out[mine[i]];
             if (o->r == TB_OK)
                 tb__run_finish(&runs[i], o);
             tb__run_free(&runs[i]);
@@ -731,18 +733,61 @@ static void tb__bake_task(void *ctx, int t, int w)
         job->side(job->side_ctx, 0, w);
 }
 
-/* Every clip simulated, d.threads groups of them in parallel (clip i of the
- * baked ones in group i % groups), then the keys written in clip order: the
- * same bytes whatever the number of threads. */
+/* The baked clips (active) spread over `groups` groups, longest first,
+ * each to the group with the least duration so far (the lowest on a tie):
+ * a long clip alone, not beside another one of the same group's share
+ * (Idle, 2 s, and TPose beside Run and Walk; its warm-up takes as long as
+ * the others'). active is rearranged group by group, first[g] where group g
+ * starts (first[groups] = n). Which group runs a clip changes no byte: each
+ * clip's steps are tb_spring_step's (tb__group_frame). */
+static void tb__bake_spread(const tb_doc *doc, const tb_bake_report *report, int *active, int n, int groups,
+                            int *first, int *scratch)
+{
+    const tb_gltf *g = tb_doc_gltf(doc);
+    float load[64] = {0};
+    int *of = scratch; /* of[i]: active[i]'s group */
+    for (int i = 0; i < n; i++)
+        of[i] = -1;
+    for (int k = 0; k < n; k++) {
+        int best = -1; /* the longest unplaced clip (the first on a tie) */
+        float bd = -1;
+        for (int i = 0; i < n; i++) {
+            float d = g->animations[report->clips[active[i]].animation].duration_s;
+            if (of[i] < 0 && (best < 0 || d > bd))
+                bd = d, best = i;
+        }
+        bd = bd > 0 ? bd : 0; /* NaN or none: the least */
+        int to = 0;
+        for (int q = 1; q < groups; q++)
+            if (load[q] < load[to])
+                to = q;
+        of[best] = to;
+        load[to] += bd + 0.1f; /* a short clip's settle frames still cost */
+    }
+    int *sorted = scratch + n, m = 0;
+    for (int q = 0; q < groups; q++) {
+        first[q] = m;
+        for (int i = 0; i < n; i++)
+            if (of[i] == q)
+                sorted[m++] = active[i];
+    }
+    first[groups] = m;
+    memcpy(active, sorted, (size_t)n * sizeof *active);
+}
+
+/* Every clip simulated, d.threads groups of them in parallel (tb__bake_spread),
+ * then the keys written in clip order: the same bytes whatever the number of
+ * threads. */
 static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
                               tb_bake_report *report, tb__task_fn side, void *side_ctx, tb_error *err)
 {
     int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
-    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL, side, side_ctx};
-    int *active = calloc((size_t)n + 1, sizeof *active);
+    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL, NULL, side, side_ctx};
+    int *active = calloc((size_t)n + 1, sizeof *active), first[65];
+    int *scratch = calloc((size_t)n * 2 + 1, sizeof *scratch);
     job.out = calloc((size_t)n + 1, sizeof *job.out);
     tb_result r = TB_OK;
-    if (!active || !job.out) {
+    if (!active || !scratch || !job.out) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
@@ -751,6 +796,9 @@ static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_des
             active[job.active_count++] = c;
     job.active = active;
     job.groups = threads < job.active_count ? threads : job.active_count;
+    job.groups = job.groups < 64 ? job.groups : 64;
+    tb__bake_spread(doc, report, active, job.active_count, job.groups, first, scratch);
+    job.first = first;
     int tasks = job.groups + (side != NULL);
     if (tasks > 0)
         tb__parallel_for(tasks, threads < tasks ? threads : tasks, tb__bake_task, &job);
@@ -773,6 +821,7 @@ done:
         free(job.out[c].rot);
     }
     free(active);
+    free(scratch);
     free(job.out);
     return r;
 }
