@@ -921,11 +921,11 @@ static void tb__bake_select(const tb_doc *doc, const tb__sim *s, const tb_bake_d
  * every clip simulated, then written in clip order (tb__bake_all) */
 tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err)
 {
-    return tb__bake_beside(doc, desc, report, NULL, NULL, err);
+    return tb__bake_beside(doc, desc, report, NULL, NULL, NULL, err);
 }
 
 tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb__task_fn side,
-                          void *side_ctx, tb_error *err)
+                          void *side_ctx, tb_model **model, tb_error *err)
 {
     tb_bake_desc d = tb_bake_desc_defaults(desc);
     memset(report, 0, sizeof *report);
@@ -942,6 +942,8 @@ tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report 
     tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
+    if (model)
+        *model = m; /* the caller's from here on (read only until the keys are written) */
     tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, 0};
     uint8_t *need = NULL;
     float units = 1, ground = 0;
@@ -984,6 +986,7 @@ done:
     free(s.artist);
     free(need);
     tb_spring_destroy(s.anim);
-    tb_model_free(m);
+    if (!model)
+        tb_model_free(m);
     return r;
 }

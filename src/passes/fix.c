@@ -228,13 +228,13 @@ static void tb__measure_setup_task(void *ctx, int task, int worker)
     (void)task, (void)worker;
     tb__measure_setup *su = ctx;
     su->done = 1;
-    su->r = tb__model_load(&su->m, su->doc, &su->err);
+    if (!su->m) /* not the bake's (tb__bake_beside) */
+        su->r = tb__model_load(&su->m, su->doc, &su->err);
     if (su->r != TB_OK)
         return;
     tb_model *m = su->m;
     uint64_t *edges = NULL;
-    size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
-    tb__model_trim(m);
+    size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip; trimmed by tb__measure_with */
     /* the skeleton's own chains (bake.existing): their bones are the tail */
     uint8_t *tail_joints = su->existing ? calloc((size_t)m->skel.joint_count + 1, 1) : NULL;
     if (tail_joints) {
@@ -273,6 +273,8 @@ static tb_result tb__measure_with(tb__measure_setup *su, tb_fix_report *rep, int
         *err = su->err;
         return su->r;
     }
+    if (su->m)
+        tb__model_trim(su->m); /* past the bake, which may read it */
     rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
     if (!rep->stretch || su->r != TB_OK)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -384,7 +386,7 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
         bd.only = d->library_count > 0 ? NULL : d->only; /* transferred clips are already filtered */
         /* the measuring's setup made beside the clips' simulation */
         tb__measure_setup su = {.doc = doc, .existing = rep->bake_existing};
-        r = tb__bake_beside(doc, &bd, &rep->bake, tb__measure_setup_task, &su, err);
+        r = tb__bake_beside(doc, &bd, &rep->bake, tb__measure_setup_task, &su, &su.m, err);
         for (int c = 0; r == TB_OK && c < rep->bake.clip_count; c++)
             rep->changed |= !rep->bake.clips[c].skipped;
         if (r == TB_OK) {
