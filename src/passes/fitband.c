@@ -24,11 +24,12 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "core/tbmath.h"
+#include "tailbone/measure.h"
 #include "tailbone/runtime.h"
 #include "weights_internal.h"
 
 enum {
-    TB__FIT_INSTANTS = 24, /* SPEC C's, as tb_measure_clip's default */
     TB__FIT_CAND = 24,     /* candidate joints a vertex (its own and its neighbours') */
     TB__FIT_RINGS = 4,     /* rings of plan vertices around the torn edges' ends */
     TB__FIT_SWEEPS = 12,
@@ -37,14 +38,14 @@ enum {
 #define TB__FIT_GAIN 30.0
 #define TB__FIT_POWER 6.0
 #define TB__FIT_DAMP 0.5f
-#define TB__FIT_TORN_ABOVE 1.5f /* SPEC C */
-#define TB__FIT_TORN_BELOW 0.67f
 
 typedef struct tb__fit {
     const tb_model *M;
     int n, J, I;
     size_t V;
     float ws;              /* world units per bind unit */
+    tb_measure_desc md;    /* what tb_measure_clip measures by default: its instants, torn bounds,
+                              degenerate edges (tb_measure_desc_defaults) */
     float (*mats)[16];     /* n × instants × J skin matrices */
     /* the working set: fitted vertices first (nf), then their other neighbours */
     size_t nf, nw;
@@ -66,12 +67,6 @@ static void tb__fit_free(tb__fit *f)
     free(f->pos);
 }
 
-static float tb__dist(const float *a, const float *b)
-{
-    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-    return sqrtf(dx * dx + dy * dy + dz * dz);
-}
-
 /* Point x skinned wholly to joint q by matrix set `mats` (tb_skin_points'
  * own arithmetic). */
 static void tb__rigid(float out[3], const float *x, uint16_t q, const float (*mats)[16])
@@ -82,12 +77,12 @@ static void tb__rigid(float out[3], const float *x, uint16_t q, const float (*ma
 
 static const float (*tb__mats_at(const tb__fit *f, int c, int t))[16]
 {
-    return (const float(*)[16])f->mats + ((size_t)c * TB__FIT_INSTANTS + (size_t)t) * (size_t)f->J;
+    return (const float(*)[16])f->mats + ((size_t)c * f->md.instants + (size_t)t) * (size_t)f->J;
 }
 
 static float *tb__pos_at(const tb__fit *f, int c, int t, size_t w)
 {
-    return f->pos + (((size_t)c * TB__FIT_INSTANTS + (size_t)t) * f->nw + w) * 3;
+    return f->pos + (((size_t)c * f->md.instants + (size_t)t) * f->nw + w) * 3;
 }
 
 /* The skin matrices of every instant that tb_measure_clip measures. */
@@ -95,14 +90,14 @@ static int tb__fit_poses(tb__fit *f, const tb_clip *const *clips, const int *loo
 {
     const tb_model *M = f->M;
     size_t nj = (size_t)M->skel.joint_count;
-    f->mats = malloc((size_t)f->n * TB__FIT_INSTANTS * (size_t)f->J * sizeof *f->mats + 1);
+    f->mats = malloc((size_t)f->n * f->md.instants * (size_t)f->J * sizeof *f->mats + 1);
     tb_transform *locals = malloc(nj * sizeof *locals + 1);
     float(*world)[16] = malloc(nj * sizeof *world + 1);
     int ok = f->mats && locals && world;
     for (int c = 0; ok && c < f->n; c++) {
         float dur = clips[c]->duration_s > 0 ? clips[c]->duration_s : 0;
-        float step = loops[c] ? dur / (float)TB__FIT_INSTANTS : dur / (float)(TB__FIT_INSTANTS - 1);
-        for (int t = 0; t < TB__FIT_INSTANTS; t++) {
+        float step = loops[c] ? dur / (float)f->md.instants : dur / (float)(f->md.instants - 1);
+        for (int t = 0; t < f->md.instants; t++) {
             tb_clip_sample(clips[c], &M->skel, (float)t * step, locals);
             tb_local_to_world(&M->skel, locals, NULL, world);
             tb_skin_matrices((float(*)[16])tb__mats_at(f, c, t), (const float(*)[16])world, M->skin_joints,
@@ -118,7 +113,7 @@ static int tb__fit_poses(tb__fit *f, const tb_clip *const *clips, const int *loo
 static void tb__fit_skin(tb__fit *f, size_t w, size_t v, const uint16_t *jo, const float *wo)
 {
     for (int c = 0; c < f->n; c++)
-        for (int t = 0; t < TB__FIT_INSTANTS; t++)
+        for (int t = 0; t < f->md.instants; t++)
             tb_skin_points(tb__pos_at(f, c, t, w), 3, f->M->positions + v * 3, 3, 1, jo + v * (size_t)f->I,
                            wo + v * (size_t)f->I, f->I, tb__mats_at(f, c, t), 0);
 }
@@ -136,9 +131,9 @@ static size_t tb__fit_torn(const tb__fit *f, float *worst)
                 continue; /* counted from b */
             float bl = f->adj_len[e] * f->ws;
             for (int c = 0; c < f->n; c++)
-                for (int t = 0; t < TB__FIT_INSTANTS; t++) {
-                    float l = tb__dist(tb__pos_at(f, c, t, a), tb__pos_at(f, c, t, b)) / bl, dev = fabsf(logf(l));
-                    torn += l > TB__FIT_TORN_ABOVE || l < TB__FIT_TORN_BELOW;
+                for (int t = 0; t < f->md.instants; t++) {
+                    float l = tb__dist3(tb__pos_at(f, c, t, a), tb__pos_at(f, c, t, b)) / bl, dev = fabsf(logf(l));
+                    torn += l > f->md.torn_above || l < f->md.torn_below;
                     *worst = dev > *worst ? dev : *worst;
                 }
         }
@@ -219,7 +214,7 @@ static void tb__fit_system(const tb__fit *f, size_t a, const uint16_t *cand, int
     memset(G, 0, (size_t)k * (size_t)k * sizeof *G);
     memset(h, 0, (size_t)k * sizeof *h);
     for (int c = 0; c < f->n; c++)
-        for (int t = 0; t < TB__FIT_INSTANTS; t++) {
+        for (int t = 0; t < f->md.instants; t++) {
             const float(*mats)[16] = tb__mats_at(f, c, t);
             float P[TB__FIT_CAND][3];
             for (int q = 0; q < k; q++)
@@ -231,7 +226,7 @@ static void tb__fit_system(const tb__fit *f, size_t a, const uint16_t *cand, int
                 float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
                 if (!(len > 1e-12f))
                     continue;
-                double dev = fabs(log((double)len / bl)) / log((double)TB__FIT_TORN_ABOVE);
+                double dev = fabs(log((double)len / bl)) / log((double)f->md.torn_above);
                 double wt = (1.0 + TB__FIT_GAIN * pow(dev, TB__FIT_POWER)) / ((double)bl * bl);
                 float tgt[3]; /* the point at bind distance from b, along the edge as it is */
                 for (int i = 0; i < 3; i++)
@@ -349,15 +344,15 @@ static int tb__fit_select(tb__fit *f, const uint64_t *edges, size_t ne, const ui
     }
     /* the ends of edges torn at some instant, inside the plan */
     for (int c = 0; c < f->n; c++)
-        for (int t = 0; t < TB__FIT_INSTANTS; t++) {
+        for (int t = 0; t < f->md.instants; t++) {
             tb_skin_points(skinned, 3, M->positions, 3, V, jo, wo, f->I, tb__mats_at(f, c, t), 0);
             for (size_t e = 0; e < ne; e++) {
                 size_t a = edges[e] >> 32, b = edges[e] & 0xffffffffu;
-                float bl = tb__dist(M->positions + a * 3, M->positions + b * 3);
-                if (bl < 1e-6f * M->height || (!allowed[a] && !allowed[b]))
+                float bl = tb__dist3(M->positions + a * 3, M->positions + b * 3);
+                if (bl < f->md.degenerate_h * M->height || (!allowed[a] && !allowed[b]))
                     continue;
-                float l = tb__dist(skinned + a * 3, skinned + b * 3) / (bl * f->ws);
-                if (l > TB__FIT_TORN_ABOVE || l < TB__FIT_TORN_BELOW)
+                float l = tb__dist3(skinned + a * 3, skinned + b * 3) / (bl * f->ws);
+                if (l > f->md.torn_above || l < f->md.torn_below)
                     sel[a] |= allowed[a], sel[b] |= allowed[b];
             }
         }
@@ -388,7 +383,7 @@ static int tb__fit_select(tb__fit *f, const uint64_t *edges, size_t ne, const ui
         na += sel[v] ? deg[v + 1] - deg[v] : 0;
     f->adj = malloc(na * sizeof *f->adj + 1);
     f->adj_len = malloc(na * sizeof *f->adj_len + 1);
-    f->pos = malloc((size_t)f->n * TB__FIT_INSTANTS * nw * 3 * sizeof *f->pos + 1);
+    f->pos = malloc((size_t)f->n * f->md.instants * nw * 3 * sizeof *f->pos + 1);
     int ok = f->verts && f->adj_off && f->adj && f->adj_len && f->pos;
     for (size_t v = 0; ok && v < V; v++)
         if (f->at[v])
@@ -398,8 +393,8 @@ static int tb__fit_select(tb__fit *f, const uint64_t *edges, size_t ne, const ui
         size_t v = f->verts[a];
         f->adj_off[a] = na;
         for (size_t q = deg[v]; q < deg[v + 1]; q++) {
-            float bl = tb__dist(M->positions + v * 3, M->positions + nb[q] * 3);
-            if (bl < 1e-6f * M->height)
+            float bl = tb__dist3(M->positions + v * 3, M->positions + nb[q] * 3);
+            if (bl < f->md.degenerate_h * M->height)
                 continue;
             f->adj[na] = f->at[nb[q]] - 1;
             f->adj_len[na++] = bl;
@@ -423,6 +418,7 @@ tb_result tb__fit_band(const tb_model *M, const tb_clip *const *clips, const int
     memset(&f, 0, sizeof f);
     f.M = M, f.n = n, f.J = M->skin_joint_count, f.I = M->influences, f.V = M->vertex_count;
     f.ws = tb_model_world_scale(M);
+    f.md = tb_measure_desc_defaults(NULL);
     if (!(f.ws > 0))
         return TB_OK;
     if (!tb__fit_poses(&f, clips, loops) || !tb__fit_select(&f, edges, ne, allowed, jo, wo)) {

@@ -852,6 +852,16 @@ static void tb__search_free_tries(tb__search_job *s)
     TB__FREE_NULL(s->hmask);
 }
 
+/* Every clip measured again, from the weights the document now holds
+ * (quantised as written), in place of the report's rows. */
+static tb_result tb__measure_again(tb_doc *doc, tb_fix_report *rep, int threads, tb_error *err)
+{
+    free(rep->stretch);
+    rep->stretch = NULL;
+    rep->stretch_count = 0;
+    return tb__measure(doc, rep, threads, err);
+}
+
 /* Keep: the best try's weights written into the document and every clip
  * measured again from the file's own (quantised) weights. */
 static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
@@ -864,12 +874,8 @@ static tb_result tb__search_keep(tb__search_job *s, tb_doc *doc, tb_error *err)
         tb__weight_plan_variant(s->plan, 0);
         tb_model_free(s->M); /* not needed past here: the measure below loads its own */
         s->M = NULL;
-        if (r == TB_OK) {
-            free(rep->stretch);
-            rep->stretch = NULL;
-            rep->stretch_count = 0;
-            r = tb__measure(doc, rep, s->d->bake.threads, err);
-        }
+        if (r == TB_OK)
+            r = tb__measure_again(doc, rep, s->d->bake.threads, err);
         rep->blend_zone = s->zu;
         rep->collar_band = s->bu;
     }
@@ -980,16 +986,10 @@ static tb_result tb__fit_weights(tb_doc *doc, const tb_fix_desc *d, tb__weight_p
     tb_model_free(s.M);
     s.M = NULL;
     if (r == TB_OK && keep) {
-        free(rep->stretch);
-        rep->stretch = NULL;
-        rep->stretch_count = 0;
-        r = tb__measure(doc, rep, d->bake.threads, err);
-        for (int c = 0; r == TB_OK && c < rep->stretch_count; c++)
-            for (int k = 0; k < s.n; k++)
-                if (s.anim[k] == rep->stretch[c].animation) {
-                    rep->stretch[c].repaired_seam = s.hs[k].seam;
-                    rep->stretch[c].repaired_inner = s.hs[k].inner;
-                }
+        r = tb__measure_again(doc, rep, d->bake.threads, err);
+        memcpy(s.best_hs, s.hs, (size_t)s.n * sizeof *s.hs); /* the fit's repaired skin is the one kept */
+        if (r == TB_OK)
+            tb__search_report_repaired(&s);
         rep->weights_fitted = fitted;
     }
     free(s.anim);
