@@ -899,6 +899,56 @@ static void spring_loop_closes_after_warm_up(void **state)
     tb_spring_destroy(s.a);
 }
 
+/* tb_spring_state_get / tb_spring_state_set: the motion saved at one frame
+ * of a periodic sweep and put back one period later (the same anchor pose)
+ * replays the same frames bit for bit; a vector of NaNs puts every link at
+ * rest on its target, and the chain goes on with finite tips. */
+static void spring_state_saved_and_put_back_replays_the_same_motion(void **state)
+{
+    (void)state;
+    rig r;
+    rig_opts o = {.links = 6};
+    rig_build(&r, &o);
+    sim s;
+    sim_init(&s, &r, NULL);
+    const int per = 60, n = tb_spring_state_count(s.a);
+    assert_int_equal(n, 6 * TB_SPRING_STATE_FLOATS);
+    float saved[6 * TB_SPRING_STATE_FLOATS], rec[2][30][6][3];
+    versor q;
+    for (int f = 0; f <= 2 * per + 30; f++) {
+        float t = (float)(f % per) / per * 2.0f * GLM_PIf;
+        sim_step(&s, 1.0f / 60.0f, hips_at(0.25f * sinf(t), 1.0f + 0.05f * sinf(2 * t), 0.1f * cosf(t)),
+                 quat_yaw(q, 0.4f * sinf(t)));
+        if (f == per)
+            tb_spring_state_get(s.a, saved);
+        if (f == 2 * per)
+            tb_spring_state_set(s.a, saved);
+        int run = f > 2 * per ? 1 : f > per && f <= per + 30 ? 0 : -1;
+        if (run >= 0)
+            for (int i = 0; i < 6; i++) {
+                tb_spring_link_state st;
+                link_state(&s, 0, i, &st);
+                memcpy(rec[run][(f - 1) % per][i], st.tip, sizeof st.tip);
+            }
+    }
+    assert_memory_equal(rec[0], rec[1], sizeof rec[0]);
+    float nan[6 * TB_SPRING_STATE_FLOATS];
+    for (int k = 0; k < n; k++)
+        nan[k] = NAN;
+    tb_spring_state_set(s.a, nan);
+    for (int f = 0; f < 30; f++)
+        sim_step(&s, 1.0f / 60.0f, hips_at(0, 1, 0), quat_yaw(q, 0));
+    for (int i = 0; i < 6; i++) {
+        tb_spring_link_state st;
+        link_state(&s, 0, i, &st);
+        for (int k = 0; k < 3; k++)
+            assert_true(isfinite(st.tip[k]));
+        assert_true(fabsf(st.bend[0] * st.bend[0] + st.bend[1] * st.bend[1] + st.bend[2] * st.bend[2] +
+                          st.bend[3] * st.bend[3] - 1.0f) < 1e-4f);
+    }
+    tb_spring_destroy(s.a);
+}
+
 /* Tip positions at times k/6 s of a fast sweep with yaw, at `fps`. */
 static void record_at_fps(int fps, float out[19][8][3])
 {
@@ -2178,6 +2228,7 @@ int main(void)
         cmocka_unit_test(spring_carry_lifts_the_whole_tail_once_for_4_and_8_bones),
         cmocka_unit_test(spring_centred_rest_arc_removes_an_authored_side_curl),
         cmocka_unit_test(spring_loop_closes_after_warm_up),
+        cmocka_unit_test(spring_state_saved_and_put_back_replays_the_same_motion),
         cmocka_unit_test(spring_same_motion_at_30_60_144_fps_agrees_within_1cm),
         cmocka_unit_test(spring_teleport_resets_instead_of_whipping),
         cmocka_unit_test(spring_huge_dt_is_clamped_and_tiny_dt_holds),

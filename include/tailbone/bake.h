@@ -14,9 +14,12 @@
  * or every n passes (2..4: a chain the ground or its limits switch between
  * branches, whose seam is then spread over the loop's keys; see
  * tb_bake_clip.period) — a non-looping clip first settles on its first
- * frame. Clips that already carry keys on the
- * tail bones are left alone (reported as "already baked"), except with
- * desc.existing (the skeleton's own chains, below).
+ * frame. Where the loop-start state converges geometrically from pass to
+ * pass, the warm-up jumps to where that sequence ends and plays on from
+ * there (tb_bake_clip.warmup_jumps; off with desc.no_warmup_jump). Clips
+ * that already carry keys on the tail bones are left alone (reported as
+ * "already baked"), except with desc.existing (the skeleton's own chains,
+ * below).
  *
  * The doc is edited in place (tb_doc_refresh is called); on failure it may be
  * partly edited — work on a copy you can drop. Offline layer: allocates.
@@ -74,6 +77,15 @@ typedef struct tb_bake_desc {
      * order afterwards, so the document is byte-identical for any value.
      * tb_fix_run measures its clips with the same number of threads. */
     int threads;
+    /* 1: the warm-up plays pass after pass only (SPEC D's plain iteration).
+     * 0 (the default): after three passes whose loop-start states approach
+     * one state geometrically (each step ρ times the last, 0 < ρ <= 0.95,
+     * within a third of the step), the solver's state is put where that
+     * sequence ends (Aitken's Δ²: x + d ρ / (1 − ρ)) and the passes go on
+     * from there; the loop closes by the same test either way, on passes
+     * played after the jump. Fewer passes (the Wolf's Idle under the
+     * Soldier's clips: 18 → 9) and a closer loop. */
+    int no_warmup_jump;
 } tb_bake_desc;
 
 typedef struct tb_bake_clip {
@@ -85,6 +97,8 @@ typedef struct tb_bake_clip {
     int wraps;                 /* looping, and the clip stops one frame before its start:
                                   the player wraps from the last key to the first */
     int passes;                /* warm-up passes (looping) or settle frames (not) */
+    int warmup_jumps;          /* looping: times the warm-up put the state where its passes
+                                  were heading (SPEC D; bake.c tb__run_jump) */
     int period;                /* looping: the warm-up's loop-start state repeated every
                                   `period` passes (1; 2..4: a cycle of several passes,
                                   its seam spread, below); 0: it never repeated */

@@ -343,6 +343,22 @@ void tb_spring_get_chain_info(const tb_spring_animator *anim, int chain, tb_spri
 void tb_spring_get_link_state(const tb_spring_animator *anim, int chain, int link,
                           tb_spring_link_state *out);
 
+/* The motion every link carries from one sub-step to the next (its
+ * particle, its velocity and its bend), TB_SPRING_STATE_FLOATS floats a
+ * link, chains and links in order (tb_spring_state_count floats in all):
+ * for a caller that saves the motion and puts it back (a replay, a
+ * rollback, the bake's warm-up, which extrapolates it). tb_spring_state_set
+ * takes such a vector back, each bend normalised (the identity when it
+ * vanishes or is not finite, and a non-finite particle or velocity is
+ * taken as the link at rest on its last target); the chains' anchors and
+ * whether they are warm stay as they are, so the vector should be this
+ * animator's at the same anchor pose. The outputs (local rotations, link
+ * states) follow at the next step. */
+#define TB_SPRING_STATE_FLOATS 10
+int tb_spring_state_count(const tb_spring_animator *anim);
+void tb_spring_state_get(const tb_spring_animator *anim, float *out);
+void tb_spring_state_set(tb_spring_animator *anim, const float *in);
+
 #ifdef __cplusplus
 }
 #endif

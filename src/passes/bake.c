@@ -432,6 +432,8 @@ typedef struct tb__run {
     int p, k, limit;            /* pass (or settle frame), key, settle frames */
     float dt, gap, wrap;        /* frame step; the GAP wrap step; WARM's (0: none) */
     float *times, *rot, *prev, *cur;
+    float *xs;                  /* the solver's state at the last 3 pass ends (tb__run_jump) */
+    int xn, xcount;             /* states kept since the start or the last jump; floats in one */
 } tb__run;
 
 /* The next frame's clip time and step. */
@@ -456,6 +458,52 @@ static void tb__run_record(tb__run *u)
     u->k = 1;
 }
 
+/* The warm-up's jump. From one pass to the next the loop-start state x of
+ * a looping clip moves toward the loop's own state x* (the fixed point of
+ * a pass), late in the warm-up geometrically: x_{p+1} - x* ≈ ρ (x_p - x*),
+ * the slowest mode of the chain left (the Wolf's tail under the Soldier's
+ * Idle: ρ ≈ 0.88 a 2 s pass, the coupling's slow drift). When the last
+ * three pass ends show it — two steps d0 = x_{p-1} - x_{p-2}, d1 = x_p -
+ * x_{p-1}, d1 ≈ ρ d0 within a third of |d1| (|d1 - ρ d0|² <= |d1|² / 10),
+ * ρ = d0·d1 / |d0|² in (0, 0.95] — the state is
+ * put where that sequence ends, x_p + d1 ρ / (1 - ρ) (Aitken's Δ²), and the
+ * passes go on from there: the loop-start test (tb__run_pass_end) still
+ * decides when the loop closes, on passes simulated after the jump. The
+ * sums run in double over the state in the solver's order, so the jump is
+ * the same at any thread count. Returns 1 when it jumped. */
+static int tb__run_jump(tb__run *u)
+{
+    tb_spring_animator *a = u->s.anim;
+    const int n = u->xcount;
+    if (!n || !u->xs)
+        return 0;
+    float *x0 = u->xs, *x1 = u->xs + n, *x2 = u->xs + 2 * (size_t)n;
+    memmove(x0, x1, 2 * (size_t)n * sizeof *x0); /* x2 the newest */
+    tb_spring_state_get(a, x2);
+    if (++u->xn < 3)
+        return 0;
+    double d00 = 0, d01 = 0, d11 = 0;
+    for (int k = 0; k < n; k++) {
+        const double e0 = (double)x1[k] - x0[k], e1 = (double)x2[k] - x1[k];
+        d00 += e0 * e0;
+        d01 += e0 * e1;
+        d11 += e1 * e1;
+    }
+    if (!(d00 > 0) || !(d11 > 0))
+        return 0;
+    const double rho = d01 / d00;
+    const double off = d11 - 2 * rho * d01 + rho * rho * d00; /* |d1 - ρ d0|² */
+    if (!(rho > 0 && rho <= 0.95 && off <= 0.1 * d11))
+        return 0;
+    const double g = rho / (1 - rho);
+    for (int k = 0; k < n; k++)
+        x0[k] = (float)(x2[k] + g * ((double)x2[k] - x1[k]));
+    tb_spring_state_set(a, x0);
+    u->xn = 0;
+    u->rep->warmup_jumps++;
+    return 1;
+}
+
 /* The end of warm-up pass u->p: the loop-start state against the last
  * passes'; on to the record when it repeats or the passes run out. */
 static void tb__run_pass_end(tb__run *u, const tb_bake_desc *d)
@@ -476,6 +524,7 @@ static void tb__run_pass_end(tb__run *u, const tb_bake_desc *d)
         return;
     }
     memcpy(u->prev + (size_t)(p % (TB__MAX_PERIOD + 1)) * pose, u->cur, pose * sizeof *u->cur);
+    tb__run_jump(u);
     u->p = p + 1;
     u->k = 1;
 }
@@ -583,7 +632,9 @@ static tb_result tb__run_begin(tb__run *u, const tb__sim *s0, const tb_spring_de
     u->rot = malloc((size_t)u->keys * (size_t)s->bone_count * 4 * sizeof *u->rot);
     u->prev = malloc((TB__MAX_PERIOD + 1) * (size_t)s->bone_count * 4 * sizeof *u->prev); /* the warm-up's past */
     u->cur = malloc((size_t)s->bone_count * 4 * sizeof *u->cur);
-    if (!u->times || !u->rot || !u->prev || !u->cur)
+    u->xcount = u->kind != TB__NOT_LOOPING && !d->no_warmup_jump ? tb_spring_state_count(s->anim) : 0;
+    u->xs = u->xcount ? malloc(3 * (size_t)u->xcount * sizeof *u->xs) : NULL;
+    if (!u->times || !u->rot || !u->prev || !u->cur || (u->xcount && !u->xs))
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (int k = 0; k < u->keys; k++)
         u->times[k] = k == frames ? D : (float)k * u->dt;
@@ -633,6 +684,7 @@ static void tb__run_free(tb__run *u)
     free(u->times);
     free(u->rot);
     free(u->prev);
+    free(u->xs);
     free(u->cur);
 }
 

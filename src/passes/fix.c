@@ -1472,6 +1472,8 @@ static json_t *tb__bake_json(const tb_bake_report *b)
                                       bc->swing_rad * TB_DEG_PER_RAD);
             json_object_update(o, facts);
             json_decref(facts);
+            if (bc->warmup_jumps > 0)
+                json_object_set_new(o, "warmup_jumps", json_integer(bc->warmup_jumps));
             if (bc->looping && bc->period != 1) /* the loop start repeated every n passes, or never */
                 json_object_set_new(o, "period_passes", json_integer(bc->period));
             if (bc->seam_spread_rad > 0)

@@ -1489,3 +1489,46 @@ void tb_spring_get_link_state(const tb_spring_animator *a, int chain, int link,
     out->bend_rad = tb__q_angle(l->bend);
     out->contact = l->contact;
 }
+
+int tb_spring_state_count(const tb_spring_animator *a)
+{
+    return a ? a->link_count * TB_SPRING_STATE_FLOATS : 0;
+}
+
+void tb_spring_state_get(const tb_spring_animator *a, float *out)
+{
+    assert(a && (out || !a->link_count));
+    for (int i = 0; i < a->link_count; i++, out += TB_SPRING_STATE_FLOATS) {
+        const tb__link *l = &a->links[i];
+        tb__v3_copy(out, l->p);
+        tb__v3_copy(out + 3, l->v);
+        tb__q_copy(out + 6, l->bend_old);
+    }
+}
+
+void tb_spring_state_set(tb_spring_animator *a, const float *in)
+{
+    assert(a && (in || !a->link_count));
+    for (int i = 0; i < a->link_count; i++, in += TB_SPRING_STATE_FLOATS) {
+        tb__link *l = &a->links[i];
+        int finite = 1;
+        for (int k = 0; k < 6; k++)
+            finite &= isfinite(in[k]) != 0;
+        if (finite) {
+            tb__v3_copy(l->p, in);
+            tb__v3_copy(l->v, in + 3);
+        } else {
+            tb__v3_copy(l->p, l->target);
+            memset(l->v, 0, sizeof l->v);
+        }
+        versor b;
+        tb__q_copy(b, in + 6);
+        const float n2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2] + b[3] * b[3];
+        if (isfinite(n2) && n2 > 1e-12f)
+            tb__q_normalize(b);
+        else
+            tb__q_identity(b);
+        tb__q_copy(l->bend_old, b);
+        tb__q_copy(l->bend, b);
+    }
+}
