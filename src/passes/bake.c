@@ -468,10 +468,13 @@ static void tb__run_record(tb__run *u)
  * ρ = d0·d1 / |d0|² in (0, 0.95] — the state is
  * put where that sequence ends, x_p + d1 ρ / (1 - ρ) (Aitken's Δ²), and the
  * passes go on from there: the loop-start test (tb__run_pass_end) still
- * decides when the loop closes, on passes simulated after the jump. The
- * sums run in double over the state in the solver's order, so the jump is
- * the same at any thread count. Returns 1 when it jumped. */
-static int tb__run_jump(tb__run *u)
+ * decides when the loop closes, on passes simulated after the jump (the
+ * first one after it compares with a state before it, so it takes two):
+ * no jump, then, when this pass's change of the tail's rotations times ρ
+ * is already under the tolerance (the next pass closes the loop as it
+ * is). The sums run in double over the state in the solver's order, so
+ * the jump is the same at any thread count. Returns 1 when it jumped. */
+static int tb__run_jump(tb__run *u, float change, float tolerance)
 {
     tb_spring_animator *a = u->s.anim;
     const int n = u->xcount;
@@ -495,6 +498,8 @@ static int tb__run_jump(tb__run *u)
     const double off = d11 - 2 * rho * d01 + rho * rho * d00; /* |d1 - ρ d0|² */
     if (!(rho > 0 && rho <= 0.95 && off <= 0.1 * d11))
         return 0;
+    if (rho * change < tolerance)
+        return 0; /* the next pass closes the loop as it is; after a jump, two passes would */
     const double g = rho / (1 - rho);
     for (int k = 0; k < n; k++)
         x0[k] = (float)(x2[k] + g * ((double)x2[k] - x1[k]));
@@ -512,8 +517,9 @@ static void tb__run_pass_end(tb__run *u, const tb_bake_desc *d)
     size_t pose = (size_t)s->bone_count * 4;
     const int p = u->p;
     tb__tail_rotations(s, u->cur);
+    const float change = tb__max_angle(s, u->prev + (size_t)((p - 1) % (TB__MAX_PERIOD + 1)) * pose, u->cur);
     for (int n = 1; n <= TB__MAX_PERIOD && (n == 1 || p - n >= 1); n++)
-        if (tb__max_angle(s, u->prev + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, u->cur) <
+        if ((n == 1 ? change : tb__max_angle(s, u->prev + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, u->cur)) <
             d->loop_tolerance_rad) {
             u->rep->period = n;
             break;
@@ -524,7 +530,7 @@ static void tb__run_pass_end(tb__run *u, const tb_bake_desc *d)
         return;
     }
     memcpy(u->prev + (size_t)(p % (TB__MAX_PERIOD + 1)) * pose, u->cur, pose * sizeof *u->cur);
-    tb__run_jump(u);
+    tb__run_jump(u, change, d->loop_tolerance_rad);
     u->p = p + 1;
     u->k = 1;
 }
