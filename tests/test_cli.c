@@ -4,6 +4,8 @@
  * the output, or the --help text), never the program's report of itself. */
 #include "support.h"
 
+#include <jansson.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,50 @@ static void value_forms_are_the_same_request(void **state)
     assert_int_equal(run_stderr(&err, "synth --variant tail_leg --seed -3 -o x.glb"), 2);
     assert_non_null(strstr(err, "--seed needs an integer"));
     free(err);
+}
+
+/* The Sprint clip of `fix` on tail_hips, from its --report: warm-up passes
+ * and jumps (0 when the report has none). */
+static void sprint_warm_up(const char *report, int *passes, int *jumps)
+{
+    json_error_t je;
+    json_t *r = json_load_file(report, 0, &je);
+    assert_non_null(r);
+    json_t *clips = json_object_get(json_object_get(r, "bake"), "clips"), *c;
+    size_t i;
+    *passes = -1;
+    json_array_foreach(clips, i, c) {
+        if (strcmp(json_string_value(json_object_get(c, "clip")), "Sprint"))
+            continue;
+        *passes = (int)json_integer_value(json_object_get(c, "passes"));
+        *jumps = (int)json_integer_value(json_object_get(c, "warmup_jumps"));
+    }
+    json_decref(r);
+    assert_true(*passes > 0);
+}
+
+/* --no-warmup-jump is read: on tail_hips' Sprint, whose warm-up jumps by
+ * default, the warm-up then plays every pass (more of them, no jump) and
+ * the file differs; the same flag twice is the same request. */
+static void no_warmup_jump_plays_every_pass(void **state)
+{
+    (void)state;
+    const char *in = tbt_tmp_path("wj_in.glb"), *a = tbt_tmp_path("wj_jump.glb"), *b = tbt_tmp_path("wj_plain.glb"),
+               *c = tbt_tmp_path("wj_plain2.glb"), *ra = tbt_tmp_path("wj_jump.json"),
+               *rb = tbt_tmp_path("wj_plain.json");
+    assert_int_equal(tbt_run_cli(NULL, "synth --variant tail_hips -o '%s'", in), 0);
+    assert_int_equal(tbt_run_cli(NULL, "fix '%s' --only Sprint -q -o '%s' --report '%s'", in, a, ra), 0);
+    assert_int_equal(tbt_run_cli(NULL, "fix '%s' --only Sprint -q --no-warmup-jump -o '%s' --report '%s'", in, b, rb), 0);
+    assert_int_equal(tbt_run_cli(NULL, "fix '%s' --no-warmup-jump --only=Sprint -q --no-warmup-jump -o'%s'", in, c), 0);
+    int pa, ja, pb, jb;
+    sprint_warm_up(ra, &pa, &ja);
+    sprint_warm_up(rb, &pb, &jb);
+    print_message("tail_hips Sprint: %d passes, %d jumps; --no-warmup-jump: %d passes, %d jumps\n", pa, ja, pb, jb);
+    assert_true(ja >= 1);
+    assert_int_equal(jb, 0);
+    assert_true(pb > pa);
+    assert_false(same_file(a, b));
+    assert_true(same_file(b, c));
 }
 
 /* After "--" every word is an operand, even one that starts with '-'. */
@@ -180,6 +226,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(value_forms_are_the_same_request),
         cmocka_unit_test(double_dash_ends_the_options),
+        cmocka_unit_test(no_warmup_jump_plays_every_pass),
         cmocka_unit_test(help_cmd_is_cmd_help),
         cmocka_unit_test(usage_errors_are_one_line),
     };

@@ -199,6 +199,9 @@ static void tb__help(void)
            "  --foot-contact        transfer with foot contact (as `tailbone retarget`)\n"
            "  --no-bake             repair only; leave the clips as they are\n"
            "  --fps N               key rate of the baked tail (default 30)\n"
+           "  --no-warmup-jump      warm loops up pass after pass only (by default, when the loop\n"
+           "                        start approaches one state geometrically, the warm-up jumps to\n"
+           "                        where that sequence ends: fewer passes, the same closing test)\n"
            "vrm (docs/vrm.md):\n"
            "  --vrm-springs         write the tail as VRM spring bones (VRMC_springBone for VRM 1.0 or\n"
            "                        a file without VRM, secondaryAnimation for VRM 0.x) that a VRM\n"
@@ -346,7 +349,7 @@ typedef struct tb__fix_opts {
 
 /* fix's long-only options (the letters: -h -o -q -j) */
 enum {
-    JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, NO_WEIGHT_FIT, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
+    JSON = TB_CLI_LONG, FORCE, PROGRESS, NO_BAKE, NO_SOLVER_FIT, NO_WEIGHT_FIT, NO_WARMUP_JUMP, VRM_SPRINGS, BAKE_EXISTING, NO_GROUND,
     FOOT_CONTACT, SMOOTH_PIECES, CONTACT_KEEPS_LIMIT, REPORT, MODE, CLIPS, ONLY, FPS, PREVIEW, ROOT_HZ, TIP_RATIO, DAMPING,
     GRAVITY, CARRY, REST_CURVE, COUPLING, BEND_LIMIT, BIND_LIMIT, GROUND_Y, BLEND_ZONE, COLLAR_BAND, KEEP_ARTIST_KEYS
 };
@@ -374,6 +377,7 @@ static const struct tb__fix_row {
     {"no-bake", no_argument, NO_BAKE, 0},
     {"no-solver-fit", no_argument, NO_SOLVER_FIT, 0},
     {"no-weight-fit", no_argument, NO_WEIGHT_FIT, 0},
+    {"no-warmup-jump", no_argument, NO_WARMUP_JUMP, 0},
     {"vrm-springs", no_argument, VRM_SPRINGS, 0},
     {"bake-existing", no_argument, BAKE_EXISTING, 0},
     {"no-ground", no_argument, NO_GROUND, HIDE},
@@ -470,6 +474,9 @@ static int tb__fix_take_job(tb__fix_opts *o, int c, const tb_cli_args *p)
         break;
     case NO_WEIGHT_FIT:
         o->no_weight_fit = 1;
+        break;
+    case NO_WARMUP_JUMP:
+        o->bd.no_warmup_jump = 1;
         break;
     case VRM_SPRINGS:
         o->vrm_springs = 1;
