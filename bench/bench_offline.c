@@ -9,7 +9,9 @@
  * the wall time of that run. Usage: bench_offline [shared-dir] [only] (default ../shared: the
  * Wolf is corpus/characters/banter_Wolf.glb there; skipped when absent).
  * `only` (wolf, 10k, 100k or 1m) runs that case alone, once: the run to
- * count instructions of (valgrind --tool=callgrind, docs/detection.md). */
+ * count instructions of (valgrind --tool=callgrind, docs/detection.md);
+ * `bench_offline SHARED wolf N` the best of N runs of it (wall time to
+ * compare builds by, runs interleaved). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,13 +181,15 @@ int main(int argc, char **argv)
 {
     const char *shared = argc > 1 ? argv[1] : "../shared";
     const char *only = argc > 2 ? argv[2] : NULL;
+    int reps = argc > 3 ? atoi(argv[3]) : 1;
+    reps = reps < 1 ? 1 : reps;
     const char *names[4] = {"wolf", "10k", "100k", "1m"};
     int pick = -1;
     for (int i = 0; only && i < 4; i++)
         if (strcmp(only, names[i]) == 0)
             pick = i;
     if (only && pick < 0) {
-        fprintf(stderr, "usage: bench_offline [shared-dir] [wolf|10k|100k|1m]\n");
+        fprintf(stderr, "usage: bench_offline [shared-dir] [wolf|10k|100k|1m [runs]]\n");
         return 2;
     }
     char wolf[1024];
@@ -193,7 +197,7 @@ int main(int argc, char **argv)
     FILE *f = only && pick != 0 ? NULL : fopen(wolf, "rb");
     if (f) {
         fclose(f);
-        bench("Wolf", NULL, 0, wolf, 0, only ? 1 : 5);
+        bench("Wolf", NULL, 0, wolf, 0, only ? reps : 5);
     } else if (!only || pick == 0) {
         printf("bench_offline: %s not found, Wolf skipped\n", wolf);
     }
@@ -206,7 +210,7 @@ int main(int argc, char **argv)
         uint8_t *glb = synth_glb(sizes[i], &size, &nv);
         char label[32];
         snprintf(label, sizeof label, "synthetic %zuk", sizes[i] / 1000);
-        bench(label, glb, size, NULL, nv, only ? 1 : runs[i]);
+        bench(label, glb, size, NULL, nv, only ? reps : runs[i]);
         free(glb);
     }
     return 0;
