@@ -9,7 +9,10 @@
  * the wall time of that run. Usage: bench_offline [shared-dir] [only] (default ../shared: the
  * Wolf is corpus/characters/banter_Wolf.glb there; skipped when absent).
  * `only` (wolf, 10k, 100k or 1m) runs that case alone, once: the run to
- * count instructions of (valgrind --tool=callgrind, docs/detection.md). */
+ * count instructions of (valgrind --tool=callgrind, docs/detection.md);
+ * `bench_offline SHARED wolf N [T]` the best of N runs of it (wall time to
+ * compare builds by, runs interleaved), on T threads (default 0: one per
+ * online CPU; 1: the caller alone). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -138,8 +141,11 @@ static uint8_t *synth_glb(size_t target, size_t *glb_size, size_t *vertices)
 }
 
 /* Best of `runs` repairs of a document loaded from memory or a file. */
-static void bench(const char *label, const uint8_t *glb, size_t size, const char *path, size_t vertices, int runs)
+static void bench(const char *label, const uint8_t *glb, size_t size, const char *path, size_t vertices, int runs,
+                  int threads)
 {
+    tb_appendage_desc d = tb_appendage_defaults(NULL);
+    d.threads = threads;
     double best = INFINITY, best_wall = INFINITY;
     int chains = -1;
     for (int r = 0; r < runs; r++) {
@@ -152,7 +158,7 @@ static void bench(const char *label, const uint8_t *glb, size_t size, const char
         }
         tb_appendage_report rep;
         double w0 = wall_ms(), t0 = now_ms();
-        res = tb_appendage_fix(&rep, doc, NULL, &err);
+        res = tb_appendage_fix(&rep, doc, &d, &err);
         double t1 = now_ms(), w1 = wall_ms();
         if (res != TB_OK) {
             fprintf(stderr, "bench_offline: %s: repair failed: %s\n", label, err.message);
@@ -179,13 +185,16 @@ int main(int argc, char **argv)
 {
     const char *shared = argc > 1 ? argv[1] : "../shared";
     const char *only = argc > 2 ? argv[2] : NULL;
+    int reps = argc > 3 ? atoi(argv[3]) : 1;
+    reps = reps < 1 ? 1 : reps;
+    int threads = argc > 4 ? atoi(argv[4]) : 0;
     const char *names[4] = {"wolf", "10k", "100k", "1m"};
     int pick = -1;
     for (int i = 0; only && i < 4; i++)
         if (strcmp(only, names[i]) == 0)
             pick = i;
     if (only && pick < 0) {
-        fprintf(stderr, "usage: bench_offline [shared-dir] [wolf|10k|100k|1m]\n");
+        fprintf(stderr, "usage: bench_offline [shared-dir] [wolf|10k|100k|1m [runs [threads]]]\n");
         return 2;
     }
     char wolf[1024];
@@ -193,7 +202,7 @@ int main(int argc, char **argv)
     FILE *f = only && pick != 0 ? NULL : fopen(wolf, "rb");
     if (f) {
         fclose(f);
-        bench("Wolf", NULL, 0, wolf, 0, only ? 1 : 5);
+        bench("Wolf", NULL, 0, wolf, 0, only ? reps : 5, threads);
     } else if (!only || pick == 0) {
         printf("bench_offline: %s not found, Wolf skipped\n", wolf);
     }
@@ -206,7 +215,7 @@ int main(int argc, char **argv)
         uint8_t *glb = synth_glb(sizes[i], &size, &nv);
         char label[32];
         snprintf(label, sizeof label, "synthetic %zuk", sizes[i] / 1000);
-        bench(label, glb, size, NULL, nv, only ? 1 : runs[i]);
+        bench(label, glb, size, NULL, nv, only ? reps : runs[i], threads);
         free(glb);
     }
     return 0;

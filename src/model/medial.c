@@ -51,7 +51,7 @@ typedef struct tb__tgrid {
     size_t nshell;      /* shells (roots) that have triangles */
     uint32_t *roots;    /* their roots, ascending */
     int (*sbox)[6];     /* per shell: the cells its triangles are entered in, lo xyz then hi xyz */
-    int avx;            /* the CPU runs AVX (tb__cell_test_avx) */
+    int avx;            /* the CPU runs AVX (tb__cell_hits_avx) */
     float *rec;         /* per triangle, TB__REC floats: corner a, e1 = b - a, e2 = c - a (the
                          * rays' edges, the same float differences), then its corners' ids as
                          * bits: the ray tests load four triangles' records and transpose them
@@ -707,18 +707,6 @@ static int tb__cell_test_gather(const tb__ray *R, const uint32_t t4[TB__LANES], 
     return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 0);
 }
 
-#ifdef TB__HAVE_AVX
-/* The same test compiled for AVX: the same operations on the same four
- * lanes (AVX has no FMA: nothing is contracted), in three-operand
- * instructions that need no register copies (the SSE function: 257
- * instructions, 36 of them copies; this one 205) */
-__attribute__((target("avx"))) static int tb__cell_test_avx(const tb__ray *R, const uint32_t t4[TB__LANES], int n,
-                                                            float tcell, float tout, tb__hit *hits, int nh, int hcap)
-{
-    return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1);
-}
-#endif
-
 /* The ways of testing (tb__cell_test), chosen once per cell */
 enum { TB__TEST_GATHER, TB__TEST_REC, TB__TEST_AVX };
 
@@ -726,10 +714,8 @@ static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R,
                                                                float tcell, float tout, tb__hit *hits, int nh,
                                                                int hcap, int way)
 {
-#ifdef TB__HAVE_AVX
-    if (way == TB__TEST_AVX)
-        return tb__cell_test_avx(R, t4, n, tcell, tout, hits, nh, hcap);
-#endif
+    if (way == TB__TEST_AVX) /* in tb__cell_hits_avx: the lanes' code inline, compiled for AVX */
+        return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1);
     return way == TB__TEST_REC ? tb__cell_test_rec(R, t4, n, tcell, tout, hits, nh, hcap)
                                : tb__cell_test_gather(R, t4, n, tcell, tout, hits, nh, hcap);
 }
@@ -739,14 +725,15 @@ static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R,
  * shell is read first (without its triangles), then, without records, the
  * corners for the self test; the triangles left are tested TB__LANES at a
  * time, in entry order. */
-static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float tout, tb__hit *hits, int hcap)
+static inline __attribute__((always_inline)) int tb__cell_hits_in(const tb__ray *R, uint32_t s, int n, float tcell,
+                                                                  float tout, tb__hit *hits, int hcap, const int avx)
 {
     const tb__tgrid *g = R->g;
     const uint32_t *tris = g->tris, own = R->own;
     const tb__run *run = g->runs;
     const uint8_t *count = R->others ? R->count_shell : NULL;
     const int others = R->others, self_test = !others && !g->rec; /* the records' lanes test it */
-    const int way = g->avx ? TB__TEST_AVX : g->rec ? TB__TEST_REC : TB__TEST_GATHER;
+    const int way = avx ? TB__TEST_AVX : g->rec ? TB__TEST_REC : TB__TEST_GATHER;
     uint32_t t4[TB__LANES];
     int nc = 0, nh = 0;
     for (uint32_t r = s; r < s + (uint32_t)n; r++) { /* a run of one shell (within the cell) at a time */
@@ -781,6 +768,24 @@ static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float
     }
     return nh;
 }
+
+static int tb__cell_hits(const tb__ray *R, uint32_t s, int n, float tcell, float tout, tb__hit *hits, int hcap)
+{
+    return tb__cell_hits_in(R, s, n, tcell, tout, hits, hcap, 0);
+}
+
+#ifdef TB__HAVE_AVX
+/* The same cell compiled for AVX (the grid's avx: records, and a CPU that
+ * has it), the lanes' test inline: the same operations on the same four
+ * lanes (AVX has no FMA: nothing is contracted), in three-operand
+ * instructions that need no register copies, and no call per four
+ * triangles (each saved and restored the vector registers). */
+__attribute__((target("avx"))) static int tb__cell_hits_avx(const tb__ray *R, uint32_t s, int n, float tcell,
+                                                            float tout, tb__hit *hits, int hcap)
+{
+    return tb__cell_hits_in(R, s, n, tcell, tout, hits, hcap, 1);
+}
+#endif
 
 /* Whether a ray in cell c, stepping step[a] along axis a, has left the
  * cell box b (lo xyz, hi xyz) along a for good. */
@@ -838,7 +843,12 @@ static float tb__ray_walk(const tb__ray *R, int *inside, const int *box, tb__hit
         if (!box || (c[0] >= box[0] && c[0] <= box[3] && c[1] >= box[1] && c[1] <= box[4] && c[2] >= box[2] &&
                      c[2] <= box[5]))
             n = tb__tgrid_cell(g, c[0], c[1], c[2], &s);
+#ifdef TB__HAVE_AVX
+        int nh = !n ? 0 : g->avx ? tb__cell_hits_avx(R, s, n, tcell, tout, hits, hcap)
+                                 : tb__cell_hits(R, s, n, tcell, tout, hits, hcap);
+#else
         int nh = n ? tb__cell_hits(R, s, n, tcell, tout, hits, hcap) : 0;
+#endif
         for (int i = 0; i < nh; i++) {
             depth += hits[i].exit ? -1 : 1;
             if (depth == 0 && !R->others)

@@ -3015,8 +3015,9 @@ static inline float tb__m4_min(tb__m4f v)
  * already or its centres' box is farther from the lanes' box than its
  * widest band (none of its samples' tubes holds a lane; the 0.999 keeps a
  * margin): most are. Lanes with a NaN coordinate pass over none. */
-static void tb__merge_lanes(const tb__merge *M, size_t i, size_t end, const uint64_t *nb, size_t g0, size_t g1,
-                            tb__m4f *gap2, tb__m4i *near, tb__m4i *inside)
+static inline __attribute__((always_inline)) void tb__merge_lanes(const tb__merge *M, size_t i, size_t end,
+                                                                  const uint64_t *nb, size_t g0, size_t g1,
+                                                                  tb__m4f *gap2, tb__m4i *near, tb__m4i *inside)
 {
     tb__m4f px, py, pz;
     for (int k = 0; k < 4; k++) {
@@ -3057,8 +3058,9 @@ static void tb__merge_lanes(const tb__merge *M, size_t i, size_t end, const uint
  * of the other's outward normal at its sample nearest to each (round a tube
  * they cancel, on one side of it they add up). Four of x's samples at a
  * time (tb__merge_lanes). */
-static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb, size_t g0, size_t g1,
-                               size_t *tried, size_t *in, float dir[3])
+static inline __attribute__((always_inline)) float tb__merge_samples_in(const tb__merge *M, size_t x,
+                                                                        const uint64_t *nb, size_t g0, size_t g1,
+                                                                        size_t *tried, size_t *in, float dir[3])
 {
     float gap2 = INFINITY;
     size_t end = M->soff[x + 1];
@@ -3079,6 +3081,25 @@ static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb,
     }
     return gap2;
 }
+
+static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb, size_t g0, size_t g1,
+                               size_t *tried, size_t *in, float dir[3])
+{
+    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TB__MERGE_AVX 1
+/* The same compiled for AVX (chosen at run time): the same operations on
+ * the same four lanes (AVX has no FMA: nothing is contracted), in
+ * three-operand instructions that need no register copies. */
+__attribute__((target("avx"))) static float tb__merge_samples_avx(const tb__merge *M, size_t x, const uint64_t *nb,
+                                                                  size_t g0, size_t g1, size_t *tried, size_t *in,
+                                                                  float dir[3])
+{
+    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir);
+}
+#endif
 #else
 /* Run x's samples against the samples of one other component's runs
  * nb[g0..g1): the least squared distance, in *in how many of the *tried
@@ -3214,6 +3235,7 @@ typedef struct tb__merge_near_job {
     const tb__merge *M;
     size_t per; /* runs per block */
     tb__merge_block *b;
+    int avx; /* tb__merge_samples_avx */
 } tb__merge_near_job;
 
 /* Block `task`'s runs, per other component around each: its test. The
@@ -3251,7 +3273,12 @@ static void tb__merge_near_task(void *c, int task, int worker)
             }
             tb__merge_test *t = &B->t[B->n++];
             t->x = x, t->other = other;
+#ifdef TB__MERGE_AVX
+            t->gap2 = J->avx ? tb__merge_samples_avx(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
+                             : tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
+#else
             t->gap2 = tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
+#endif
             g0 = g1;
         }
     }
@@ -3265,7 +3292,10 @@ static void tb__merge_near_task(void *c, int task, int worker)
 static int tb__merge_near(tb__merge *M)
 {
     enum { TB__NEAR_BLOCKS = 32 };
-    tb__merge_near_job J = {M, (M->nrun + TB__NEAR_BLOCKS - 1) / TB__NEAR_BLOCKS, NULL};
+    tb__merge_near_job J = {M, (M->nrun + TB__NEAR_BLOCKS - 1) / TB__NEAR_BLOCKS, NULL, 0};
+#ifdef TB__MERGE_AVX
+    J.avx = __builtin_cpu_supports("avx");
+#endif
     J.per = J.per < 16 ? 16 : J.per;
     int nb = (int)((M->nrun + J.per - 1) / J.per);
     J.b = calloc((size_t)nb + 1, sizeof *J.b);
