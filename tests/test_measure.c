@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/measure_internal.h"
 #include "passes/stretch_hist.h"
 #include "tailbone/clip.h"
 #include "tailbone/measure.h"
@@ -1376,24 +1377,11 @@ static void a_shared_prep_gives_the_same_result(void **state)
     tb_doc_free(doc);
 }
 
-/* A flat-shaded mesh (every triangle its own three vertices, as low-poly
- * characters are exported) repeats each point once per triangle around it:
- * measure merges the alike vertices (same position, joints, weights and tail
- * mask) and measures each edge between them once, counted as often as the
- * mesh has it. Its figures are those of measuring every edge of every
- * vertex, which a desc with positions_out does (it merges nothing): every
- * field of the result, the tip's travel included, bit for bit. */
-static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
+/* Makes m flat-shaded, as low-poly characters are exported: vertex 3t + c
+ * becomes corner c of triangle t (each point repeated once per triangle
+ * around it); returns the mask of the new vertices (mask0's). */
+static uint8_t *flatten(tb_model *m, const uint8_t *mask0)
 {
-    (void)state;
-    tb_doc *doc;
-    json_t *truth;
-    tb_error err;
-    tb_model *m;
-    uint8_t *mask0 = tail_leg_with_mask(&doc, &truth, &m);
-    for (size_t v = 0; v < m->vertex_count; v += 3) /* seams inside the tail */
-        mask0[v] = 0;
-    /* flat: vertex 3t + c is corner c of triangle t */
     const size_t nt = m->triangle_count, nv = nt * 3, inf = (size_t)m->influences;
     float *pos = malloc(nv * 3 * sizeof *pos), *w = malloc(nv * inf * sizeof *w);
     uint16_t *jt = malloc(nv * inf * sizeof *jt);
@@ -1411,6 +1399,28 @@ static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
     free(m->positions), free(m->weights), free(m->joints), free(m->triangles);
     m->positions = pos, m->weights = w, m->joints = jt, m->triangles = tri;
     m->vertex_count = nv;
+    return mask;
+}
+
+/* A flat-shaded mesh (every triangle its own three vertices, as low-poly
+ * characters are exported) repeats each point once per triangle around it:
+ * measure merges the alike vertices (same position, joints, weights and tail
+ * mask) and measures each edge between them once, counted as often as the
+ * mesh has it. Its figures are those of measuring every edge of every
+ * vertex, which a desc with positions_out does (it merges nothing): every
+ * field of the result, the tip's travel included, bit for bit. */
+static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    json_t *truth;
+    tb_error err;
+    tb_model *m;
+    uint8_t *mask0 = tail_leg_with_mask(&doc, &truth, &m);
+    for (size_t v = 0; v < m->vertex_count; v += 3) /* seams inside the tail */
+        mask0[v] = 0;
+    uint8_t *mask = flatten(m, mask0);
+    const size_t nv = m->vertex_count;
     float *out = malloc((size_t)24 * nv * 3 * sizeof *out);
     assert_non_null(out);
     const char *names[] = {"Walk", "Crouch"};
@@ -1431,6 +1441,194 @@ static void alike_vertices_merged_give_the_figures_of_every_vertex(void **state)
     }
     free(out);
     free(mask);
+    free(mask0);
+    json_decref(truth);
+    tb_model_free(m);
+    tb_doc_free(doc);
+}
+
+/* ---- held poses: an instant whose skinning matrices are bit for bit the
+ * last skinned instant's is counted on that instant's walk ---------------- */
+
+/* src with its channels' keys squeezed into [a·D, b·D] of its duration D
+ * (the values are src's): the instants before a·D all hold the pose of the
+ * first key and those after b·D the last's, bit for bit (tb_clip_sample
+ * clamps to a channel's keys). step: LINEAR channels read as STEP and
+ * their key times cut down to fifths of D (five poses held for a fifth of
+ * the clip each). single: one key a channel (its first) and no
+ * duration, as a T-pose clip: every instant the same pose. */
+typedef struct held_clip {
+    tb_clip clip;
+    tb_channel *ch;
+    float *times;
+} held_clip;
+
+static held_clip held_from(const tb_clip *src, float a, float b, int step, int single)
+{
+    held_clip h;
+    size_t keys = 0;
+    for (int i = 0; i < src->channel_count; i++)
+        keys += (size_t)src->channels[i].key_count;
+    h.ch = malloc(((size_t)src->channel_count + 1) * sizeof *h.ch);
+    h.times = malloc((keys + 1) * sizeof *h.times);
+    assert_true(h.ch && h.times);
+    const float dur = src->duration_s;
+    size_t at = 0;
+    for (int i = 0; i < src->channel_count; i++) {
+        tb_channel c = src->channels[i];
+        if (single && c.key_count > 1)
+            c.key_count = 1;
+        for (int k = 0; k < c.key_count; k++)
+            h.times[at + (size_t)k] = single ? 0.0f
+                                      : step ? floorf(c.times[k] / dur * 5.0f) * dur / 5.0f
+                                             : a * dur + c.times[k] * (b - a);
+        c.times = h.times + at;
+        at += (size_t)c.key_count;
+        assert_true(!step || c.interp != TB_INTERP_CUBICSPLINE);
+        if (step)
+            c.interp = TB_INTERP_STEP;
+        h.ch[i] = c;
+    }
+    h.clip = *src;
+    h.clip.channels = h.ch;
+    h.clip.duration_s = single ? 0.0f : dur;
+    return h;
+}
+
+/* A stateful hook: every third call moves one joint's world position. */
+typedef struct nudge {
+    int calls, joint;
+} nudge;
+
+static void nudge_every_third(void *user, float t_s, float dt_s, tb_transform *locals, float (*world)[16])
+{
+    nudge *h = user;
+    (void)t_s, (void)dt_s, (void)locals;
+    if (++h->calls % 3 == 0)
+        world[h->joint][12] += 0.01f * (float)(h->calls % 7);
+}
+
+/* How many instants of positions (n × nv × 3) repeat the one before, bit for bit. */
+static int repeated_instants(const float *pos, int n, size_t nv)
+{
+    int r = 0;
+    for (int k = 1; k < n; k++)
+        r += !memcmp(pos + (size_t)k * nv * 3, pos + (size_t)(k - 1) * nv * 3, nv * 3 * sizeof *pos);
+    return r;
+}
+
+/* tb_measure_clip against tb__measure_clip_each (every instant skinned and
+ * walked) on d: every field of the result, the positions and the hook's
+ * calls the same. Returns the instants that held the pose before them. */
+static int held_measure_is_every_instants(const tb_model *m, const tb_clip *clip, tb_measure_desc d, nudge *hook,
+                                          float *pos_once, float *pos_each)
+{
+    tb_measure_result once, each;
+    tb_error err;
+    const size_t size = (size_t)24 * m->vertex_count * 3 * sizeof(float);
+    if (hook)
+        hook->calls = 0;
+    if (pos_once) {
+        memset(pos_once, 0xa5, size);
+        d.positions_out = pos_once;
+    }
+    assert_int_equal(tb_measure_clip(&once, m, clip, &d, &err), TB_OK);
+    int calls = hook ? hook->calls : 0;
+    if (hook)
+        hook->calls = 0;
+    if (pos_each) {
+        memset(pos_each, 0x5a, size);
+        d.positions_out = pos_each;
+    }
+    assert_int_equal(tb__measure_clip_each(&each, m, clip, &d, &err), TB_OK);
+    assert_true(once.tail.samples > 0 && once.seam.samples > 0);
+    assert_int_equal(once.tail.samples, 24 * once.tail.edges);
+    assert_memory_equal(&once, &each, sizeof once);
+    if (hook)
+        assert_int_equal(calls, hook->calls);
+    if (!pos_once)
+        return -1;
+    assert_memory_equal(pos_once, pos_each, size);
+    return repeated_instants(pos_each, 24, m->vertex_count);
+}
+
+/* A clip that holds still (a one-key T-pose, held frames at its ends, STEP
+ * keys) skins and walks each held pose once, its samples counted once per
+ * instant that holds it: the same figures, bit for bit, as walking every
+ * instant, on every path of the measure (the whole mesh, the edges near the
+ * tail in runs, positions_out, alike vertices merged, a stateful pose hook
+ * with its rate and warm-up), and a still clip's are those of 24 instants of
+ * one pose: no travel, no rotation, every edge 24 samples. */
+static void held_poses_give_the_figures_of_every_instant(void **state)
+{
+    (void)state;
+    tb_doc *doc;
+    json_t *truth;
+    tb_error err;
+    tb_model *m;
+    uint8_t *mask0 = tail_leg_with_mask(&doc, &truth, &m);
+    for (size_t v = 0; v < m->vertex_count; v += 3) /* all three groups */
+        mask0[v] = 0;
+    tb_clip *walk;
+    assert_int_equal(tb_clip_load(&walk, doc, m, tb_clip_find(doc, "Walk"), NULL, &err), TB_OK);
+    held_clip held[4] = {held_from(walk, 0.3f, 0.7f, 0, 0), held_from(walk, 0.25f, 0.75f, 0, 0),
+                         held_from(walk, 0.0f, 1.0f, 1, 0), held_from(walk, 0, 0, 0, 1)};
+    const int loops[4] = {0, 1, 0, 0};
+    nudge hook = {0};
+    for (size_t v = 0; v < m->vertex_count && !hook.joint; v++)
+        if (mask0[v])
+            hook.joint = m->skin_joints[m->joints[v * (size_t)m->influences]];
+    for (int flat = 0; flat < 2; flat++) {
+        uint8_t *mask = flat ? flatten(m, mask0) : mask0;
+        const size_t nv = m->vertex_count;
+        float *pos_once = malloc((size_t)24 * nv * 3 * sizeof *pos_once);
+        float *pos_each = malloc((size_t)24 * nv * 3 * sizeof *pos_each);
+        assert_true(pos_once && pos_each);
+        uint64_t *edges = NULL, *near = NULL;
+        size_t ne = tb_measure_edges(m, &edges), nn = 0;
+        near = malloc(ne * sizeof *near);
+        assert_non_null(near);
+        for (size_t e = 0; e < ne; e++)
+            if (mask[edges[e] >> 32] || mask[edges[e] & 0xffffffffu])
+                near[nn++] = edges[e];
+        for (int c = 0; c < 4; c++) {
+            const tb_clip *clip = &held[c].clip;
+            tb_measure_desc d = {0};
+            d.tail_mask = mask;
+            d.loop = loops[c];
+            /* the held instants, counted on the positions of every instant */
+            int repeats = held_measure_is_every_instants(m, clip, d, NULL, pos_once, pos_each);
+            const int least[4] = {12, 11, 18, 23};
+            assert_true(repeats >= least[c]);
+            assert_true(repeats < 23 || c == 3);
+            held_measure_is_every_instants(m, clip, d, NULL, NULL, NULL); /* merged when flat */
+            d.edges = near, d.edge_count = nn; /* runs: the edges near the tail */
+            held_measure_is_every_instants(m, clip, d, NULL, NULL, NULL);
+            d.edges = NULL, d.edge_count = 0;
+            d.pose_hook = nudge_every_third, d.hook_user = &hook;
+            d.hook_rate_hz = 40.0f, d.warmup_passes = 1;
+            held_measure_is_every_instants(m, clip, d, &hook, NULL, NULL);
+            held_measure_is_every_instants(m, clip, d, &hook, pos_once, pos_each);
+            if (c == 3) {
+                tb_measure_result r;
+                d.pose_hook = NULL, d.hook_user = NULL;
+                assert_int_equal(tb_measure_clip(&r, m, clip, &d, &err), TB_OK);
+                assert_true(r.tip_vertex >= 0);
+                assert_true(r.tip_travel == 0.0f && r.max_bone_rotation_rad == 0.0f);
+                assert_true(r.body.edges > 0 && r.body.samples == 24 * r.body.edges);
+                assert_true(r.seam.samples == 24 * r.seam.edges);
+            }
+        }
+        free(near);
+        free(edges);
+        free(pos_once);
+        free(pos_each);
+        if (flat)
+            free(mask);
+    }
+    for (int c = 0; c < 4; c++)
+        free(held[c].ch), free(held[c].times);
+    tb_clip_free(walk);
     free(mask0);
     json_decref(truth);
     tb_model_free(m);
@@ -1467,6 +1665,7 @@ int main(void)
         cmocka_unit_test(measure_all_is_the_same_on_one_thread_and_on_four),
         cmocka_unit_test(a_shared_prep_gives_the_same_result),
         cmocka_unit_test(alike_vertices_merged_give_the_figures_of_every_vertex),
+        cmocka_unit_test(held_poses_give_the_figures_of_every_instant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

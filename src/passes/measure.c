@@ -12,6 +12,7 @@
 #endif
 
 #include "passes/appendage_internal.h"
+#include "passes/measure_internal.h"
 #include "core/base.h"
 #include "core/tbmath.h"
 #include "passes/stretch_hist.h"
@@ -348,6 +349,7 @@ struct tb_measure_prep {
     size_t *runs;        /* start, count pairs of the vertices the edges use (NULL: all) */
     int for_positions;   /* made for a desc with positions_out: no runs, no merging */
     uint32_t *mult;      /* per edge: how many edges of the mesh it stands for (NULL: one each) */
+    uint32_t max_mult;   /* the largest mult (1 without): a held pose's count stays in 32 bits */
     uint32_t *lows;      /* the lower vertices that have edges, first indexed by their place
                           * here (tb__prep_alike); NULL: first indexed by vertex */
     size_t nlows;
@@ -385,6 +387,7 @@ typedef struct tb__scratch {
     tb_transform *locals;
     float (*world)[16];
     float (*skin_mats)[16];
+    float (*held_mats)[16]; /* the skinning matrices of the last instant skinned (tb__mc_instant) */
     float *skinned;      /* desc.skinned, or own_skinned */
     float *own_skinned;
     tb__hist hist[3];    /* tail, body, seam: O(1) memory whatever the edges and instants */
@@ -397,6 +400,7 @@ static void tb__scratch_free(tb__scratch *s)
     free(s->locals);
     free(s->world);
     free(s->skin_mats);
+    free(s->held_mats);
     free(s->own_skinned);
     if (s->block_of >= 0)
         tb__hist_free_block(&s->hist[s->block_of]);
@@ -758,6 +762,8 @@ static int tb__alike_edges(tb_measure_prep *p, const uint32_t *rep)
     }
     free(p->first), free(p->hi), free(p->group), free(p->bind_len);
     p->first = first, p->hi = hi, p->group = group, p->bind_len = len, p->mult = mult;
+    for (size_t e = 0; e < first[p->lows ? p->nlows : nv]; e++)
+        p->max_mult = mult[e] > p->max_mult ? mult[e] : p->max_mult;
     return 1;
 }
 
@@ -919,6 +925,7 @@ tb_result tb_measure_prepare(tb_measure_prep **out, const tb_model *m, const tb_
     p->torn_above = d.torn_above;
     p->torn_below = d.torn_below;
     p->for_positions = d.positions_out != NULL;
+    p->max_mult = 1;
     r = tb__prep_setup(p, &d, err);
     if (r == TB_OK) {
         tb__prep_tail(p, &d);
@@ -953,6 +960,8 @@ typedef struct tb__mc_job {
     float prev_tip[3];     /* per instant: the tip's travel and the motion bones' rotation */
     double travel;
     float max_rot;
+    int dedupe;            /* 0: every instant skinned and walked (tb__measure_clip_each) */
+    uint32_t held;         /* instants whose stretch is s.skinned's, not yet walked */
     tb__scratch s;
 } tb__mc_job;
 
@@ -966,9 +975,10 @@ static tb_result tb__mc_setup(tb__mc_job *j, tb_error *err)
     s->locals = malloc((jc + 1) * sizeof *s->locals);
     s->world = malloc((jc + 1) * sizeof *s->world);
     s->skin_mats = malloc(((size_t)j->m->skin_joint_count + 1) * sizeof *s->skin_mats);
+    s->held_mats = malloc(((size_t)j->m->skin_joint_count + 1) * sizeof *s->held_mats);
     s->skinned = j->d.skinned ? j->d.skinned : (s->own_skinned = malloc((p->nv + 1) * 3 * sizeof *s->skinned));
     s->rot0 = malloc((jc + 1) * sizeof *s->rot0);
-    if (!s->locals || !s->world || !s->skin_mats || !s->skinned || !s->rot0)
+    if (!s->locals || !s->world || !s->skin_mats || !s->held_mats || !s->skinned || !s->rot0)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     /* the groups with edges: their histograms' bins in one block */
     tb__hist used[3];
@@ -1056,7 +1066,10 @@ typedef struct tb__mc_walk {
  * range, into w's list; returns when the list is full or the edges end.
  * with_mult and torn_near are constants where tb__mc_walk_run calls it:
  * the edges' counts (1 each without), and whether a threshold's bin lies
- * in the near range (the defaults' 0.67 and 1.5 do not: no test a sample).
+ * in the near range (the defaults' 0.67 and 1.5 do not: no test a sample);
+ * each sample counts times times that (the instants of a held pose,
+ * tb__mc_instant: times separate walks would add the same samples), a
+ * constant 1 but on a held pose's walk.
  * No call inside: the compiler keeps the loop's pointers in registers. */
 #if defined(__GNUC__)
 #define TB__MC_INLINE static inline __attribute__((always_inline))
@@ -1065,7 +1078,8 @@ typedef struct tb__mc_walk {
 #define TB__MC_INLINE static inline
 #define TB__MC_NOINLINE
 #endif
-TB__MC_INLINE void tb__mc_walk_body(const tb__mc_job *j, tb__mc_walk *w, const int with_mult, const int torn_near)
+TB__MC_INLINE void tb__mc_walk_body(const tb__mc_job *j, tb__mc_walk *w, const int with_mult, const int torn_near,
+                                     const uint32_t times)
 {
     const tb_measure_prep *p = j->p;
     const tb__scratch *sc = &j->s;
@@ -1096,7 +1110,7 @@ TB__MC_INLINE void tb__mc_walk_body(const tb__mc_job *j, tb__mc_walk *w, const i
             if (!g)
                 continue;
             const float x = tb__edge_dist(pa, pos + (size_t)hi[e] * 3) * inv_scale / bind_len[e];
-            const uint32_t k = with_mult ? mult[e] : 1;
+            const uint32_t k = with_mult ? mult[e] * times : times;
             if (x >= TB__HIST_NEAR_LO && x < TB__HIST_NEAR_HI) {
                 const size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
                 const size_t at = off[g] + b;
@@ -1120,36 +1134,40 @@ out:
         w->torn[g] += torn[g];
 }
 
-TB__MC_NOINLINE static void tb__mc_walk_run(const tb__mc_job *j, tb__mc_walk *w)
+TB__MC_NOINLINE static void tb__mc_walk_run(const tb__mc_job *j, tb__mc_walk *w, uint32_t times)
 {
     const tb__hist *h0 = &j->s.hist[j->s.block_of];
     const size_t near_lo = 500 + (size_t)(long)((double)TB__HIST_NEAR_LO * 1e4) - 5000;
     const size_t near_hi = 500 + (size_t)(long)((double)TB__HIST_NEAR_HI * 1e4) - 5000;
     const int torn_near = (h0->bin_above >= near_lo && h0->bin_above <= near_hi) ||
                           (h0->bin_below >= near_lo && h0->bin_below <= near_hi);
-    if (j->p->mult)
-        torn_near ? tb__mc_walk_body(j, w, 1, 1) : tb__mc_walk_body(j, w, 1, 0);
+    if (times != 1) /* a held pose (rare): the thresholds' test whatever their bins */
+        j->p->mult ? tb__mc_walk_body(j, w, 1, 1, times) : tb__mc_walk_body(j, w, 0, 1, times);
+    else if (j->p->mult)
+        torn_near ? tb__mc_walk_body(j, w, 1, 1, 1) : tb__mc_walk_body(j, w, 1, 0, 1);
     else
-        torn_near ? tb__mc_walk_body(j, w, 0, 1) : tb__mc_walk_body(j, w, 0, 0);
+        torn_near ? tb__mc_walk_body(j, w, 0, 1, 1) : tb__mc_walk_body(j, w, 0, 0, 1);
 }
 
 /* Every measured edge's stretch at this instant (its length over its bind
- * length, in world units) into its group's histogram. A sample outside the
+ * length, in world units) into its group's histogram, times times (the
+ * instants that hold this pose: what walking each of them adds, as the
+ * histograms' figures do not depend on the order of their samples). A sample outside the
  * near range reaches its histogram after the near ones before it: each
  * bin still gets its samples in their order but for that (the near bins'
  * lo and hi are a min and a max over non-NaN samples, the same in any
  * order; NaN only ever goes the slow way, in order). */
-static void tb__mc_stretch(tb__mc_job *j)
+static void tb__mc_stretch(tb__mc_job *j, uint32_t times)
 {
     tb__scratch *sc = &j->s;
-    if (sc->block_of < 0)
-        return; /* no measured edge */
+    if (sc->block_of < 0 || times == 0)
+        return; /* no measured edge, or no instant */
     tb__mc_walk w;
     w.i = w.e = w.slow = 0;
     memset(w.torn, 0, sizeof w.torn);
     const size_t nl = j->p->lows ? j->p->nlows : j->p->nv;
     do {
-        tb__mc_walk_run(j, &w);
+        tb__mc_walk_run(j, &w, times);
         for (size_t s = 0; s < w.slow; s++)
             tb__hist_add_n(&sc->hist[w.g[s] - 1], w.x[s], w.k[s]);
         w.slow = 0;
@@ -1159,6 +1177,29 @@ static void tb__mc_stretch(tb__mc_job *j)
 }
 
 
+/* The instants held since the last skinning, walked as one (in pieces when
+ * an edge's count times them would pass 32 bits). */
+static void tb__mc_flush(tb__mc_job *j)
+{
+    const uint32_t most = UINT32_MAX / j->p->max_mult; /* max_mult >= 1 */
+    while (j->held > 0) {
+        uint32_t times = j->held < most ? j->held : most;
+        tb__mc_stretch(j, times);
+        j->held -= times;
+    }
+}
+
+/* Instant k: posed (the hook called) as ever; skinned and walked only when
+ * its skinning matrices differ from the last skinned instant's, bit for bit
+ * (every skin joint's). An instant that holds the pose (a one-key clip, a
+ * held frame) would skin every point to the same bits (tb_skin_points reads
+ * the matrices and the prep's bind data only) and so give every edge the
+ * same sample: it is counted on the held walk instead (tb__mc_flush, before
+ * the next skinning or after the last instant). The tip's travel, the
+ * rotations and positions_out are still taken at every instant, in order,
+ * from its own world matrices and the held positions. With a pose hook too:
+ * the hook runs at every pose whatever is skipped, and what is skipped
+ * reads the matrices it left, never its state. */
 static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
 {
     const tb_model *m = j->m;
@@ -1178,22 +1219,32 @@ static void tb__mc_instant(tb__mc_job *j, int k, float first_dt)
     }
     tb_skin_matrices(s->skin_mats, (const float(*)[16])s->world, m->skin_joints,
                      (const float(*)[16])m->inverse_bind, (size_t)m->skin_joint_count);
-    if (p->cpos) {
-        tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, (int)p->cinf,
-                       (const float(*)[16])s->skin_mats, 0);
-    } else if (p->runs) {
-        for (size_t r = 0; r < p->nruns; r++) {
-            size_t v0 = p->runs[2 * r];
-            tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, p->runs[2 * r + 1], p->joints + v0 * inf,
-                           p->weights + v0 * inf, m->influences, (const float(*)[16])s->skin_mats, 0);
+    const size_t mats = (size_t)m->skin_joint_count * sizeof *s->skin_mats;
+    if (!(j->dedupe && j->held > 0 && !memcmp(s->skin_mats, s->held_mats, mats))) {
+        tb__mc_flush(j); /* the held instants' walk, on their positions */
+        if (p->cpos) {
+            tb_skin_points(s->skinned, 3, p->cpos, 3, p->nc, p->cjoints, p->cweights, (int)p->cinf,
+                           (const float(*)[16])s->skin_mats, 0);
+        } else if (p->runs) {
+            for (size_t r = 0; r < p->nruns; r++) {
+                size_t v0 = p->runs[2 * r];
+                tb_skin_points(s->skinned + v0 * 3, 3, m->positions + v0 * 3, 3, p->runs[2 * r + 1],
+                               p->joints + v0 * inf, p->weights + v0 * inf, m->influences,
+                               (const float(*)[16])s->skin_mats, 0);
+            }
+        } else {
+            tb_skin_points(s->skinned, 3, m->positions, 3, nv, p->joints, p->weights, m->influences,
+                           (const float(*)[16])s->skin_mats, 0);
         }
-    } else {
-        tb_skin_points(s->skinned, 3, m->positions, 3, nv, p->joints, p->weights, m->influences,
-                       (const float(*)[16])s->skin_mats, 0);
+        float(*t_mats)[16] = s->held_mats; /* this instant's matrices are now the held ones */
+        s->held_mats = s->skin_mats;
+        s->skin_mats = t_mats;
     }
+    j->held++;
+    if (!j->dedupe)
+        tb__mc_flush(j);
     if (j->d.positions_out)
         memcpy(j->d.positions_out + (size_t)k * nv * 3, s->skinned, nv * 3 * sizeof(float));
-    tb__mc_stretch(j);
     int tipv = j->out->tip_vertex;
     if (tipv >= 0) {
         const float *tip = s->skinned + p->tip_at * 3; /* tipv's, or an alike vertex's */
@@ -1232,13 +1283,15 @@ static void tb__mc_summary(tb__mc_job *j)
     tb__stats(&out->seam, &j->s.hist[2], j->p->group_edges[2]);
 }
 
-/* prep (the caller's, or made here) → setup → warm-up → per instant → summary */
-tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
-                          const tb_measure_desc *desc_in, tb_error *err)
+/* prep (the caller's, or made here) → setup → warm-up → per instant (a held
+ * pose walked once) → summary */
+static tb_result tb__measure_clip_with(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
+                                       const tb_measure_desc *desc_in, int dedupe, tb_error *err)
 {
     memset(out, 0, sizeof *out);
     tb__mc_job j;
     memset(&j, 0, sizeof j);
+    j.dedupe = dedupe;
     j.d = tb_measure_desc_defaults(desc_in);
     tb_result r = tb__validate(&j.d, err);
     if (r != TB_OK)
@@ -1262,9 +1315,22 @@ tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_cl
         float first_dt = tb__mc_warmup(&j);
         for (int k = 0; k < j.n; k++)
             tb__mc_instant(&j, k, first_dt);
+        tb__mc_flush(&j);
         tb__mc_summary(&j);
     }
     tb__scratch_free(&j.s);
     tb_measure_prep_free(own);
     return r;
+}
+
+tb_result tb_measure_clip(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
+                          const tb_measure_desc *desc_in, tb_error *err)
+{
+    return tb__measure_clip_with(out, m, clip, desc_in, 1, err);
+}
+
+tb_result tb__measure_clip_each(tb_measure_result *out, const tb_model *m, const tb_clip *clip,
+                                const tb_measure_desc *desc_in, tb_error *err)
+{
+    return tb__measure_clip_with(out, m, clip, desc_in, 0, err);
 }
