@@ -864,6 +864,16 @@ static void spring_centred_rest_arc_removes_an_authored_side_curl(void **state)
  * Time
  * ====================================================================== */
 
+/* Frame f of a periodic hip motion at 60 fps, `per` frames a period:
+ * sideways, vertical and forward sways with a yaw. */
+static void periodic_sweep_step(sim *s, int f, int per)
+{
+    float t = (float)(f % per) / per * 2.0f * GLM_PIf;
+    versor q;
+    sim_step(s, 1.0f / 60.0f, hips_at(0.25f * sinf(t), 1.0f + 0.05f * sinf(2 * t), 0.1f * cosf(t)),
+             quat_yaw(q, 0.4f * sinf(t)));
+}
+
 /* A periodic hip motion: after warm-up the tail's state repeats with it, so
  * a baked loop closes (SPEC D relies on it). */
 static void spring_loop_closes_after_warm_up(void **state)
@@ -876,12 +886,8 @@ static void spring_loop_closes_after_warm_up(void **state)
     sim_init(&s, &r, NULL);
     const int per = 60; /* 1 s period at 60 fps */
     float rec[2][60][6][3];
-    versor q;
     for (int f = 0; f < per * 14; f++) {
-        float t = (float)(f % per) / per * 2.0f * GLM_PIf;
-        sim_step(&s, 1.0f / 60.0f,
-                 hips_at(0.25f * sinf(t), 1.0f + 0.05f * sinf(2 * t), 0.1f * cosf(t)),
-                 quat_yaw(q, 0.4f * sinf(t)));
+        periodic_sweep_step(&s, f, per);
         int cyc = f / per;
         if (cyc >= 12)
             for (int i = 0; i < 6; i++) {
@@ -916,9 +922,7 @@ static void spring_state_saved_and_put_back_replays_the_same_motion(void **state
     float saved[6 * TB_SPRING_STATE_FLOATS], rec[2][30][6][3];
     versor q;
     for (int f = 0; f <= 2 * per + 30; f++) {
-        float t = (float)(f % per) / per * 2.0f * GLM_PIf;
-        sim_step(&s, 1.0f / 60.0f, hips_at(0.25f * sinf(t), 1.0f + 0.05f * sinf(2 * t), 0.1f * cosf(t)),
-                 quat_yaw(q, 0.4f * sinf(t)));
+        periodic_sweep_step(&s, f, per);
         if (f == per)
             tb_spring_state_get(s.a, saved);
         if (f == 2 * per)

@@ -517,13 +517,16 @@ static void tb__run_pass_end(tb__run *u, const tb_bake_desc *d)
     size_t pose = (size_t)s->bone_count * 4;
     const int p = u->p;
     tb__tail_rotations(s, u->cur);
-    const float change = tb__max_angle(s, u->prev + (size_t)((p - 1) % (TB__MAX_PERIOD + 1)) * pose, u->cur);
-    for (int n = 1; n <= TB__MAX_PERIOD && (n == 1 || p - n >= 1); n++)
-        if ((n == 1 ? change : tb__max_angle(s, u->prev + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, u->cur)) <
-            d->loop_tolerance_rad) {
+    float change = 0; /* since the last pass end: the jump's test reads it too */
+    for (int n = 1; n <= TB__MAX_PERIOD && (n == 1 || p - n >= 1); n++) {
+        const float a = tb__max_angle(s, u->prev + (size_t)((p - n) % (TB__MAX_PERIOD + 1)) * pose, u->cur);
+        if (n == 1)
+            change = a;
+        if (a < d->loop_tolerance_rad) {
             u->rep->period = n;
             break;
         }
+    }
     if (u->rep->period || p >= d->max_passes) {
         u->rep->passes = p;
         tb__run_record(u);

@@ -1511,24 +1511,19 @@ void tb_spring_state_set(tb_spring_animator *a, const float *in)
     assert(a && (in || !a->link_count));
     for (int i = 0; i < a->link_count; i++, in += TB_SPRING_STATE_FLOATS) {
         tb__link *l = &a->links[i];
-        int finite = 1;
-        for (int k = 0; k < 6; k++)
-            finite &= isfinite(in[k]) != 0;
-        if (finite) {
+        if (tb__finite_n(in, 6)) {
             tb__v3_copy(l->p, in);
             tb__v3_copy(l->v, in + 3);
         } else {
             tb__v3_copy(l->p, l->target);
             memset(l->v, 0, sizeof l->v);
         }
-        versor b;
-        tb__q_copy(b, in + 6);
-        const float n2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2] + b[3] * b[3];
-        if (isfinite(n2) && n2 > 1e-12f)
-            tb__q_normalize(b);
-        else
-            tb__q_identity(b);
-        tb__q_copy(l->bend_old, b);
-        tb__q_copy(l->bend, b);
+        if (tb__finite_n(in + 6, 4)) {
+            tb__q_copy(l->bend_old, in + 6);
+            tb__q_normalize(l->bend_old); /* the identity when it vanishes */
+        } else {
+            tb__q_identity(l->bend_old);
+        }
+        tb__q_copy(l->bend, l->bend_old);
     }
 }
