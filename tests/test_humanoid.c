@@ -23,6 +23,38 @@ static void mixamo_names_with_any_prefix(void **state)
     assert_int_equal(tb_role_from_name("Head"), TB_ROLE_HEAD);
 }
 
+/* Every role's own name reads back however it is cased and cut up
+ * (humanoid.c compares against a table of the names already squashed:
+ * one wrong entry there loses a role), and the alias written with a
+ * separator ("root_hips") still reads. */
+static void every_role_name_reads_back_in_any_case_and_with_separators(void **state)
+{
+    (void)state;
+    for (int r = 1; r < TB_ROLE_COUNT; r++) {
+        const char *name = tb_role_name((tb_role)r);
+        char upper[64], cut[128], loose[140];
+        size_t n = 0, k = 0;
+        for (const char *c = name; *c && n + 1 < sizeof upper; c++)
+            upper[n++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+        upper[n] = 0;
+        for (const char *c = name; *c && k + 2 < sizeof cut; c++) { /* "Left_Up_Leg" */
+            if (c != name && *c >= 'A' && *c <= 'Z')
+                cut[k++] = '_';
+            cut[k++] = *c;
+        }
+        cut[k] = 0;
+        snprintf(loose, sizeof loose, "DEF_%s_jnt", cut);
+        assert_int_equal(tb_role_from_name(name), r);
+        assert_int_equal(tb_role_from_name(upper), r);
+        assert_int_equal(tb_role_from_name(cut), r);
+        int was_loose = 0;
+        assert_int_equal(tb_role_from_name_fuzzy(loose, &was_loose), r);
+        assert_true(was_loose);
+    }
+    assert_int_equal(tb_role_from_name("Root_Hips"), TB_ROLE_HIPS);
+    assert_int_equal(tb_role_from_name("root.hips"), TB_ROLE_HIPS);
+}
+
 static void fingers_end_helpers_and_tails_have_no_role(void **state)
 {
     (void)state;
@@ -688,6 +720,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mixamo_names_with_any_prefix),
+        cmocka_unit_test(every_role_name_reads_back_in_any_case_and_with_separators),
         cmocka_unit_test(fingers_end_helpers_and_tails_have_no_role),
         cmocka_unit_test(unreal_names),
         cmocka_unit_test(biped_character_creator_and_vrm_names),

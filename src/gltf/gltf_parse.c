@@ -1248,64 +1248,64 @@ static tb_result tb__check_skinned(tb__ctx *c)
 static tb_result tb__check_skinned_prim(tb__ctx *c, const tb_gltf_node *nd, int k, const tb_gltf_primitive *p, int jc)
 {
     tb_doc *doc = c->doc;
-    {
-        {
-            size_t vc = doc->accessors[p->joints[0]].count;
-            uint32_t *j = malloc(vc * 4 * sizeof *j);
-            float *w = malloc(vc * 4 * sizeof *w);
-            float *sum = calloc(vc, sizeof *sum);
-            if (!j || !w || !sum) {
-                free(j);
-                free(w);
-                free(sum);
-                return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    size_t vc = doc->accessors[p->joints[0]].count;
+    uint32_t *j = malloc(vc * 4 * sizeof *j);
+    float *w = malloc(vc * 4 * sizeof *w);
+    float *sum = calloc(vc, sizeof *sum);
+    if (!j || !w || !sum) {
+        free(j);
+        free(w);
+        free(sum);
+        return tb__fail(c->err, TB_ERR_OOM, NULL, NULL);
+    }
+    tb_result r = TB_OK;
+    for (int s = 0; s < p->set_count && r == TB_OK; s++) {
+        r = tb_accessor_read_uints(doc, p->joints[s], j, vc * 4, c->err);
+        if (r == TB_OK)
+            r = tb_accessor_read_floats(doc, p->weights[s], w, vc * 4, c->err);
+        if (r != TB_OK)
+            break;
+        /* the common case first: no weight negative, no joint past the
+         * skin (one pass without branches), then the sums in the order the
+         * checking loop adds them; no exit inside either loop, so the
+         * compiler runs them in vector lanes */
+        int bad = 0;
+        for (size_t q = 0; q < vc * 4; q++)
+            bad |= (w[q] < 0) | ((w[q] > 0) & (j[q] >= (uint32_t)jc));
+        if (!bad) {
+            for (size_t v = 0; v < vc; v++)
+                sum[v] = sum[v] + w[4 * v] + w[4 * v + 1] + w[4 * v + 2] + w[4 * v + 3];
+            continue;
+        }
+        for (size_t q = 0; r == TB_OK && q < vc * 4; q++) {
+            if (w[q] < 0) {
+                snprintf(c->where, sizeof c->where, "/accessors/%d", p->weights[s]);
+                r = tb__fail(c->err, TB_ERR_INVALID, c->where, "negative weight at vertex %zu", q / 4);
+            } else if (w[q] > 0 && j[q] >= (uint32_t)jc) {
+                snprintf(c->where, sizeof c->where, "/accessors/%d", p->joints[s]);
+                r = tb__fail(c->err, TB_ERR_INDEX, c->where,
+                             "vertex %zu uses joint %u but skin %d has %d joints", q / 4, j[q], nd->skin, jc);
             }
-            tb_result r = TB_OK;
-            for (int s = 0; s < p->set_count && r == TB_OK; s++) {
-                r = tb_accessor_read_uints(doc, p->joints[s], j, vc * 4, c->err);
-                if (r == TB_OK)
-                    r = tb_accessor_read_floats(doc, p->weights[s], w, vc * 4, c->err);
-                /* the common case first: no weight negative, no joint past
-                 * the skin (one pass without branches), then the sums in
-                 * the order the checking loop adds them */
-                int bad = 0;
-                for (size_t q = 0; r == TB_OK && q < vc * 4; q++)
-                    bad |= (w[q] < 0) | ((w[q] > 0) & (j[q] >= (uint32_t)jc));
-                for (size_t v = 0; r == TB_OK && !bad && v < vc; v++)
-                    sum[v] = sum[v] + w[4 * v] + w[4 * v + 1] + w[4 * v + 2] + w[4 * v + 3];
-                for (size_t q = 0; r == TB_OK && bad && q < vc * 4; q++) {
-                    if (w[q] < 0) {
-                        snprintf(c->where, sizeof c->where, "/accessors/%d", p->weights[s]);
-                        r = tb__fail(c->err, TB_ERR_INVALID, c->where, "negative weight at vertex %zu", q / 4);
-                    } else if (w[q] > 0 && j[q] >= (uint32_t)jc) {
-                        snprintf(c->where, sizeof c->where, "/accessors/%d", p->joints[s]);
-                        r = tb__fail(c->err, TB_ERR_INDEX, c->where,
-                                     "vertex %zu uses joint %u but skin %d has %d joints", q / 4, j[q], nd->skin, jc);
-                    }
-                    sum[q / 4] += w[q];
-                }
-            }
-            size_t off = 0, zero = 0;
-            for (size_t q = 0; r == TB_OK && q < vc; q++) {
-                if (fabsf(sum[q] - 1.0f) > 2e-3f)
-                    off++;
-                zero += sum[q] == 0;
-            }
-            if (r == TB_OK && zero)
-                tb__warn(doc, "/meshes/%d/primitives/%d: %zu of %zu vertices have all-zero weights (no joint moves "
-                              "them: they stay at the origin or vanish when skinned)",
-                         nd->mesh, k, zero, vc);
-            if (r == TB_OK && off > zero)
-                tb__warn(doc, "/meshes/%d/primitives/%d: %zu of %zu vertices have weights that do not sum to 1",
-                         nd->mesh, k, off - zero, vc);
-            free(j);
-            free(w);
-            free(sum);
-            if (r != TB_OK)
-                return r;
+            sum[q / 4] += w[q];
         }
     }
-    return TB_OK;
+    size_t off = 0, zero = 0;
+    if (r == TB_OK)
+        for (size_t q = 0; q < vc; q++) {
+            off += fabsf(sum[q] - 1.0f) > 2e-3f;
+            zero += sum[q] == 0;
+        }
+    if (r == TB_OK && zero)
+        tb__warn(doc, "/meshes/%d/primitives/%d: %zu of %zu vertices have all-zero weights (no joint moves "
+                      "them: they stay at the origin or vanish when skinned)",
+                 nd->mesh, k, zero, vc);
+    if (r == TB_OK && off > zero)
+        tb__warn(doc, "/meshes/%d/primitives/%d: %zu of %zu vertices have weights that do not sum to 1",
+                 nd->mesh, k, off - zero, vc);
+    free(j);
+    free(w);
+    free(sum);
+    return r;
 }
 
 tb_result tb__doc_parse(tb_doc *doc, tb_error *err)

@@ -17,12 +17,22 @@ static const char *const tb__role_names[TB_ROLE_COUNT] = {
     "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase",
     "RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"};
 
+/* The same names squashed (tb__squash: lower case, no separators), the
+ * form every comparison below takes: one strcmp each instead of a squash
+ * per candidate (test_humanoid checks each against tb__role_names). */
+static const char *const tb__role_squashed[TB_ROLE_COUNT] = {
+    "", "hips", "spine", "spine1", "spine2", "neck", "head",
+    "leftshoulder", "leftarm", "leftforearm", "lefthand",
+    "rightshoulder", "rightarm", "rightforearm", "righthand",
+    "leftupleg", "leftleg", "leftfoot", "lefttoebase",
+    "rightupleg", "rightleg", "rightfoot", "righttoebase"};
+
 /* Other layouts, compared after lower-casing and dropping '_', '.', '-', ' '. */
 static const struct {
     const char *alias;
     tb_role role;
 } tb__aliases[] = {
-    {"pelvis", TB_ROLE_HIPS}, {"hip", TB_ROLE_HIPS}, {"root_hips", TB_ROLE_HIPS},
+    {"pelvis", TB_ROLE_HIPS}, {"hip", TB_ROLE_HIPS}, {"roothips", TB_ROLE_HIPS},
     {"spine01", TB_ROLE_SPINE}, {"spine02", TB_ROLE_SPINE1}, {"spine03", TB_ROLE_SPINE2},
     {"chest", TB_ROLE_SPINE1}, {"upperchest", TB_ROLE_SPINE2},
     {"neck01", TB_ROLE_NECK},
@@ -115,21 +125,6 @@ static tb_role tb__rigify(const char *name)
     return k >= 1 && k <= 6 ? spine[k] : TB_ROLE_NONE;
 }
 
-/* Whether t squashes (tb__squash) to sq: the same comparison as squashing
- * t and strcmp, without the copy (the tables' names are far under 64
- * characters, so no truncation enters). */
-static int tb__squashes_to(const char *sq, const char *t)
-{
-    for (;; t++) {
-        if (*t == '_' || *t == '.' || *t == '-' || *t == ' ')
-            continue;
-        if (!*t)
-            return !*sq;
-        if (*sq++ != (char)tolower((unsigned char)*t))
-            return 0;
-    }
-}
-
 tb_role tb_role_from_name(const char *name)
 {
     if (!name)
@@ -140,10 +135,10 @@ tb_role tb_role_from_name(const char *name)
     char sq[128];
     tb__squash(base, sq, sizeof sq);
     for (int r = 1; r < TB_ROLE_COUNT; r++)
-        if (tb__squashes_to(sq, tb__role_names[r]))
+        if (!strcmp(sq, tb__role_squashed[r]))
             return (tb_role)r;
-    for (size_t i = 0; i < sizeof tb__aliases / sizeof tb__aliases[0]; i++)
-        if (tb__squashes_to(sq, tb__aliases[i].alias))
+    for (size_t i = 0; i < sizeof tb__aliases / sizeof tb__aliases[0]; i++) /* written squashed */
+        if (!strcmp(sq, tb__aliases[i].alias))
             return tb__aliases[i].role;
     /* "Spine" variants written with a separator: "Spine_1" squashes to spine1. */
     return TB_ROLE_NONE;
@@ -357,9 +352,8 @@ static tb_role tb__loose(const char *s)
     if (tb__split_digits(whole, wl, wd, sizeof wl) && strlen(wl) >= 5) {
         int wcap = strlen(wl) >= 8 ? 2 : 1;
         for (int r = 1; r < TB_ROLE_COUNT; r++) {
-            char want[64], cl[64], cd[64];
-            tb__squash(tb__role_names[r], want, sizeof want);
-            if (!tb__split_digits(want, cl, cd, sizeof cl) || strcmp(cd, wd))
+            char cl[64], cd[64];
+            if (!tb__split_digits(tb__role_squashed[r], cl, cd, sizeof cl) || strcmp(cd, wd))
                 continue;
             int d = tb__edit_distance(wl, cl, wcap);
             if (d > wcap)
