@@ -224,6 +224,51 @@ static void changed_compares_weights_by_joint_name(void **state)
     free(a), free(b);
 }
 
+/* After a repair the joints are appended (every joint of a keeps its slot
+ * and name in b): blocks of vertices whose rows are the same bits are
+ * passed over whole. A change anywhere in a block is still found, at the
+ * right vertex, in the first block, a middle one and the short last one;
+ * one under 1/255 is not a change; a skipped vertex is not counted. */
+static void changed_after_appended_joints_finds_each_vertex_in_any_block(void **state)
+{
+    (void)state;
+    enum { V = 200, I = 4 };
+    static const char *const before[3] = {"Hips", "Spine", "LeftUpLeg"};
+    static const char *const after[4] = {"Hips", "Spine", "LeftUpLeg", "Tail_1"};
+    int sj[4] = {0, 1, 2, 3};
+    uint16_t *ja = calloc(V * I, sizeof *ja), *jb = calloc(V * I, sizeof *jb);
+    float *wa = calloc(V * I, sizeof *wa), *wb = calloc(V * I, sizeof *wb);
+    uint8_t *changed = malloc(V), *skip = calloc(V, 1);
+    assert_true(ja && jb && wa && wb && changed && skip);
+    for (size_t v = 0; v < V; v++) {
+        ja[v * I] = (uint16_t)(v % 3), wa[v * I] = 0.75f;
+        ja[v * I + 1] = (uint16_t)((v + 1) % 3), wa[v * I + 1] = 0.25f;
+    }
+    memcpy(jb, ja, V * I * sizeof *jb);
+    memcpy(wb, wa, V * I * sizeof *wb);
+    tb_model a, b;
+    memset(&a, 0, sizeof a);
+    a.skel.joint_count = 3, a.skel.names = before, a.skin_joint_count = 3, a.skin_joints = sj;
+    a.vertex_count = V, a.influences = I, a.joints = ja, a.weights = wa;
+    b = a;
+    b.skel.joint_count = 4, b.skel.names = after, b.skin_joint_count = 4, b.joints = jb, b.weights = wb;
+    tb_error err;
+    assert_int_equal(tb__changed_by_name(&a, &b, NULL, changed, &err), TB_OK);
+    for (size_t v = 0; v < V; v++)
+        assert_int_equal(changed[v], 0);
+    const size_t moved[3] = {5, 100, 199}; /* blocks of 64: the first, the second, the last (8 long) */
+    for (int i = 0; i < 3; i++) {
+        size_t v = moved[i];
+        jb[v * I + 2] = 3, wb[v * I + 2] = 0.25f, wb[v * I + 1] = 0; /* a quarter to Tail_1 */
+    }
+    wb[101 * I] = 0.7505f, wb[101 * I + 1] = 0.2495f; /* under 1/255, beside a change */
+    skip[199] = 1;
+    assert_int_equal(tb__changed_by_name(&a, &b, skip, changed, &err), TB_OK);
+    for (size_t v = 0; v < V; v++)
+        assert_int_equal(changed[v], v == 5 || v == 100);
+    free(ja), free(jb), free(wa), free(wb), free(changed), free(skip);
+}
+
 /* The band's cut to four influences (tb__fade_to_slots, docs/fix.md
  * session 14): the parent skin joint 10, Tail_1 20 (K 2), body joints 1-3.
  * Four joints or fewer are left as they are; five keep at most four, the
@@ -331,6 +376,7 @@ int main(void)
         cmocka_unit_test(zone_and_band_widen_for_rings_and_thickness),
         cmocka_unit_test(ramp_zone_reads_the_zone_the_weights_were_written_with),
         cmocka_unit_test(changed_compares_weights_by_joint_name),
+        cmocka_unit_test(changed_after_appended_joints_finds_each_vertex_in_any_block),
         cmocka_unit_test(fade_cuts_to_four_continuously),
         cmocka_unit_test(cut_spreads_over_the_band),
     };

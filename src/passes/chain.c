@@ -2747,8 +2747,28 @@ tb_result tb__changed_by_name(const tb_model *a, const tb_model *b, const uint8_
     int *ids = tb__name_ids(a, b);
     if (!ids)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t v = 0; v < a->vertex_count; v++)
-        changed[v] = !(skip && skip[v]) && tb__vertex_changed(a, b, ids, v);
+    /* A repair appends joints: every joint of a has its own slot and name
+     * in b. Then a run of vertices whose rows are the same bits in both is
+     * unchanged (a model's weighted slots name joints of its skin, so
+     * tb__same_influences would say so vertex by vertex): one memcmp per
+     * block; a block that differs anywhere goes vertex by vertex. */
+    int nsame = 0;
+    while (nsame < a->skin_joint_count && nsame < b->skin_joint_count &&
+           ids[nsame] == ids[a->skin_joint_count + nsame])
+        nsame++;
+    const size_t n = (size_t)a->influences, V = a->vertex_count;
+    const int blocks = a->influences == b->influences && nsame == a->skin_joint_count;
+    enum { BLOCK = 64 };
+    for (size_t v0 = 0; v0 < V; v0 += BLOCK) {
+        size_t v1 = v0 + BLOCK < V ? v0 + BLOCK : V;
+        if (blocks && !memcmp(a->weights + v0 * n, b->weights + v0 * n, (v1 - v0) * n * sizeof *a->weights) &&
+            !memcmp(a->joints + v0 * n, b->joints + v0 * n, (v1 - v0) * n * sizeof *a->joints)) {
+            memset(changed + v0, 0, v1 - v0);
+            continue;
+        }
+        for (size_t v = v0; v < v1; v++)
+            changed[v] = !(skip && skip[v]) && tb__vertex_changed(a, b, ids, v);
+    }
     free(ids);
     return TB_OK;
 }
