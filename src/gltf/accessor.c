@@ -248,19 +248,28 @@ int tb_doc_add_buffer_view(tb_doc *doc, const void *data, size_t size, size_t by
  * each later one that compares below (above) it, as doubles (a NaN first
  * stays; a NaN later is never taken). Stored in the component's own units
  * (normalized or not). */
+/* Per component, the least and greatest value, compared in the
+ * component's own type (the same order as in double, which holds every
+ * value of these types exactly; a NaN is never taken after the first
+ * element, as before): the running bounds stay in registers and the loop
+ * runs in vector lanes. */
 #define TB__MINMAX(T)                                                                                  \
     do {                                                                                               \
         const uint8_t *b = data;                                                                       \
-        for (size_t i = 0; i < count; i++)                                                             \
+        T lo[4], hi[4];                                                                                \
+        for (int k = 0; k < comps; k++) {                                                              \
+            memcpy(&lo[k], b + (size_t)k * sizeof(T), sizeof(T));                                      \
+            hi[k] = lo[k];                                                                             \
+        }                                                                                              \
+        for (size_t i = 1; i < count; i++)                                                             \
             for (int k = 0; k < comps; k++) {                                                          \
                 T x;                                                                                   \
                 memcpy(&x, b + (i * (size_t)comps + (size_t)k) * sizeof x, sizeof x);                  \
-                double v = x;                                                                          \
-                if (i == 0 || v < mn[k])                                                               \
-                    mn[k] = v;                                                                         \
-                if (i == 0 || v > mx[k])                                                               \
-                    mx[k] = v;                                                                         \
+                lo[k] = x < lo[k] ? x : lo[k];                                                         \
+                hi[k] = x > hi[k] ? x : hi[k];                                                         \
             }                                                                                          \
+        for (int k = 0; k < comps; k++)                                                                \
+            mn[k] = (double)lo[k], mx[k] = (double)hi[k];                                              \
     } while (0)
 
 static void tb__minmax(const void *data, size_t count, int ct, int comps, double *mn, double *mx)
