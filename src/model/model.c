@@ -569,20 +569,27 @@ static tb_result tb__geometry_weights(tb_model *m, const tb_doc *doc, const tb_g
     tb_result r = tb_accessor_read_uints(doc, p->joints[s], cur->tmpj, vc * 4, err);
     if (r == TB_OK)
         r = tb_accessor_read_floats(doc, p->weights[s], cur->tmpw, vc * 4, err);
-    for (size_t v = 0; r == TB_OK && v < vc; v++) {
-        for (int q = 0; q < 4; q++) {
-            size_t dst = (cur->vo + v) * (size_t)m->influences + (size_t)s * 4 + (size_t)q;
-            float w = cur->tmpw[v * 4 + (size_t)q];
-            uint32_t j = cur->tmpj[v * 4 + (size_t)q];
-            if (map) /* a subset skin: its index into ours */
-                j = j < (uint32_t)map_count ? (uint32_t)map[j] : UINT32_MAX;
-            if (w > 0 && j < (uint32_t)m->skin_joint_count) {
-                m->joints[dst] = (uint16_t)j;
-                m->weights[dst] = w;
-            }
+    if (r != TB_OK)
+        return r;
+    /* a subset skin: its indices into ours first */
+    for (size_t q = 0; map && q < vc * 4; q++)
+        cur->tmpj[q] = cur->tmpj[q] < (uint32_t)map_count ? (uint32_t)map[cur->tmpj[q]] : UINT32_MAX;
+    /* every slot written (the arrays start zeroed: an empty one is written
+     * zero, the bits it had), no branch: the loop runs in vector lanes */
+    const size_t I = (size_t)m->influences;
+    const uint32_t jc = (uint32_t)m->skin_joint_count;
+    for (size_t v = 0; v < vc; v++) {
+        uint16_t *dj = m->joints + (cur->vo + v) * I + (size_t)s * 4;
+        float *dw = m->weights + (cur->vo + v) * I + (size_t)s * 4;
+        for (size_t q = 0; q < 4; q++) {
+            float w = cur->tmpw[v * 4 + q];
+            uint32_t j = cur->tmpj[v * 4 + q];
+            int take = (w > 0) & (j < jc);
+            dj[q] = take ? (uint16_t)j : 0;
+            dw[q] = take ? w : 0.0f;
         }
     }
-    return r;
+    return TB_OK;
 }
 
 /* Build: primitive k of node i's mesh — positions, normals, weights,
