@@ -24,6 +24,11 @@
 #endif
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define TB__HAVE_AVX 1 /* the ray tests compiled for AVX too, chosen at run time */
+#if defined(__SSE__) && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define TB__HAVE_AVX2 1 /* and for AVX2, eight lanes at a time (tb__ray_tri8) */
+#endif
+#endif
 #endif
 
 #include "model/mesh_internal.h"
@@ -51,7 +56,7 @@ typedef struct tb__tgrid {
     size_t nshell;      /* shells (roots) that have triangles */
     uint32_t *roots;    /* their roots, ascending */
     int (*sbox)[6];     /* per shell: the cells its triangles are entered in, lo xyz then hi xyz */
-    int avx;            /* the CPU runs AVX (tb__cell_hits_avx) */
+    int avx;            /* the CPU runs AVX (1: tb__cell_hits_avx) or AVX2 too (2: tb__cell_hits_avx2) */
     float *rec;         /* per triangle, TB__REC floats: corner a, e1 = b - a, e2 = c - a (the
                          * rays' edges, the same float differences), then its corners' ids as
                          * bits: the ray tests load four triangles' records and transpose them
@@ -441,7 +446,10 @@ static int tb__tgrid_records(tb__tgrid *g, const float *pos, const uint32_t *tri
     if (nt > TB__REC_BYTES / (TB__REC * sizeof *g->rec))
         return 1;
 #ifdef TB__HAVE_AVX
-    g->avx = __builtin_cpu_supports("avx");
+    g->avx = __builtin_cpu_supports("avx") ? 1 : 0;
+#endif
+#ifdef TB__HAVE_AVX2
+    g->avx = g->avx && __builtin_cpu_supports("avx2") ? 2 : g->avx;
 #endif
     g->rec = aligned_alloc(16, (nt ? nt : 1) * TB__REC * sizeof *g->rec);
     if (!g->rec)
@@ -524,7 +532,7 @@ typedef struct tb__ray {
     const uint8_t *count_shell;
 } tb__ray;
 
-enum { TB__LANES = 4 }; /* triangles tested side by side */
+enum { TB__LANES = 4, TB__LANES_MAX = 8 }; /* triangles tested side by side (8: tb__ray_tri8) */
 
 #if defined(__GNUC__)
 typedef float tb__v4f __attribute__((vector_size(16)));
@@ -628,6 +636,88 @@ static inline __attribute__((always_inline)) int tb__ray_tri4(const tb__ray *R, 
     const tb__v4i none = {0, 0, 0, 0};
     return tb__tri4_core(R, ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z, none, tcell, tout, th, det4);
 }
+
+#ifdef TB__HAVE_AVX2
+typedef float tb__v8f __attribute__((vector_size(32)));
+typedef int tb__v8i __attribute__((vector_size(32)));
+#define TB__B8(x) {(x), (x), (x), (x), (x), (x), (x), (x)}
+
+/* Floats [j, j + 4) of the records r[0..8), transposed into x, y, z, w
+ * (lane k: record r[k]'s): records k and k + 4 side by side in the two
+ * halves, each half transposed as TB__ROWS does (in-half unpacks). */
+static inline __attribute__((always_inline)) tb__v4f tb__row4(const float *r)
+{
+    tb__v4f q;
+    memcpy(&q, r, sizeof q);
+    return q;
+}
+
+static inline __attribute__((always_inline)) void tb__rows8(const float *const r[8], int j, tb__v8f *x, tb__v8f *y,
+                                                            tb__v8f *z, tb__v8f *w)
+{
+    tb__v8f a = __builtin_shufflevector(tb__row4(r[0] + j), tb__row4(r[4] + j), 0, 1, 2, 3, 4, 5, 6, 7),
+            b = __builtin_shufflevector(tb__row4(r[1] + j), tb__row4(r[5] + j), 0, 1, 2, 3, 4, 5, 6, 7),
+            c = __builtin_shufflevector(tb__row4(r[2] + j), tb__row4(r[6] + j), 0, 1, 2, 3, 4, 5, 6, 7),
+            d = __builtin_shufflevector(tb__row4(r[3] + j), tb__row4(r[7] + j), 0, 1, 2, 3, 4, 5, 6, 7);
+    tb__v8f t0 = __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13),
+            t1 = __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15),
+            t2 = __builtin_shufflevector(c, d, 0, 8, 1, 9, 4, 12, 5, 13),
+            t3 = __builtin_shufflevector(c, d, 2, 10, 3, 11, 6, 14, 7, 15);
+    *x = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+    *y = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+    *z = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+    *w = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+}
+
+/* tb__ray_tri4 from the records on eight triangles t8[0..8) at once (in
+ * tb__cell_hits_avx2 only: 256-bit vectors, AVX2 for the integer lanes of
+ * the self test). Lane for lane the operations of tb__tri4_core, in its
+ * order, each product and sum rounded apart (no FMA target: nothing is
+ * contracted), so each lane's t, determinant and mask bit are the four
+ * lanes' bit for bit; bit k of the mask is t8[k]'s (test_detect_stages
+ * compares them on random triangles). */
+static inline __attribute__((always_inline)) int tb__ray_tri8(const tb__ray *R, const uint32_t t8[TB__LANES_MAX],
+                                                              float tcell, float tout, float th[TB__LANES_MAX],
+                                                              float det8[TB__LANES_MAX])
+{
+    const float *rec = R->g->rec;
+    const float *const r[8] = {rec + (size_t)t8[0] * TB__REC, rec + (size_t)t8[1] * TB__REC,
+                               rec + (size_t)t8[2] * TB__REC, rec + (size_t)t8[3] * TB__REC,
+                               rec + (size_t)t8[4] * TB__REC, rec + (size_t)t8[5] * TB__REC,
+                               rec + (size_t)t8[6] * TB__REC, rec + (size_t)t8[7] * TB__REC};
+    tb__v8f ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z, i0, i1, i2;
+    tb__rows8(r, 0, &ax, &ay, &az, &e1x);
+    tb__rows8(r, 4, &e1y, &e1z, &e2x, &e2y);
+    tb__rows8(r, 8, &e2z, &i0, &i1, &i2);
+    const tb__v8i self = TB__B8((int)R->self);
+    const tb__v8i mine = ((tb__v8i)i0 == self) | ((tb__v8i)i1 == self) | ((tb__v8i)i2 == self);
+    const float *o = R->o, *d = R->d;
+    tb__v8f dx = TB__B8(d[0]), dy = TB__B8(d[1]), dz = TB__B8(d[2]);
+    tb__v8f pvx = dy * e2z - dz * e2y, pvy = dz * e2x - dx * e2z, pvz = dx * e2y - dy * e2x;
+    tb__v8f det = e1x * pvx + e1y * pvy + e1z * pvz;
+    const tb__v8f one = TB__B8(1.0f), zero = TB__B8(0.0f), eps = TB__B8(1e-20f);
+    const tb__v8i absmask = TB__B8(0x7fffffff);
+    tb__v8f inv = one / det;
+    tb__v8f tvx = (tb__v8f)TB__B8(o[0]) - ax, tvy = (tb__v8f)TB__B8(o[1]) - ay, tvz = (tb__v8f)TB__B8(o[2]) - az;
+    tb__v8f u = (tvx * pvx + tvy * pvy + tvz * pvz) * inv;
+    tb__v8f qx = tvy * e1z - tvz * e1y, qy = tvz * e1x - tvx * e1z, qz = tvx * e1y - tvy * e1x;
+    tb__v8f v = (dx * qx + dy * qy + dz * qz) * inv;
+    tb__v8f t = (e2x * qx + e2y * qy + e2z * qz) * inv;
+    tb__v8i miss =
+        ((tb__v8f)((tb__v8i)det & absmask) < eps) | (u < zero) | (u > one) | (v < zero) | (u + v > one) | mine;
+    const tb__v8f inf = TB__B8(INFINITY);
+    t = (tb__v8f)(((tb__v8i)t & ~miss) | ((tb__v8i)inf & miss));
+    tb__v8i in = (t > (tb__v8f)TB__B8(R->tmin)) & (t >= (tb__v8f)TB__B8(tcell)) & (t < (tb__v8f)TB__B8(tout)) &
+                 (t <= (tb__v8f)TB__B8(R->tmax));
+    memcpy(th, &t, sizeof t);
+    memcpy(det8, &det, sizeof det);
+    /* the lanes' sign bits, a half at a time (the 256-bit movemask would
+     * need the AVX target here, in code also built without it) */
+    tb__v4i lo = __builtin_shufflevector(in, in, 0, 1, 2, 3), hi = __builtin_shufflevector(in, in, 4, 5, 6, 7);
+    return _mm_movemask_ps((__m128)lo) | _mm_movemask_ps((__m128)hi) << 4;
+}
+#undef TB__B8
+#endif
 #else
 /* Möller–Trumbore, both sides (the reference the lanes above follow).
  * Returns t > 0 or INFINITY; *exit from the winding (after the shell's
@@ -673,16 +763,25 @@ static int tb__ray_tri4(const tb__ray *R, const uint32_t t4[TB__LANES], float tc
 }
 #endif
 
-/* The first n of the triangles t4 tested (tb__ray_tri4, the rest of the
- * lanes copies of the first); each hit in the cell's span [tcell, tout) and
- * within (tmin, tmax] appended to hits, in t4's order. Returns nh. */
-static inline __attribute__((always_inline)) int tb__cell_test_in(const tb__ray *R, const uint32_t t4[TB__LANES],
-                                                                  int n, float tcell, float tout, tb__hit *hits,
-                                                                  int nh, int hcap, const int rec)
+/* The first n of the triangles t4 tested (tb__ray_tri4, or with lanes = 8
+ * tb__ray_tri8; the rest of the lanes copies of the first); each hit in the
+ * cell's span [tcell, tout) and within (tmin, tmax] appended to hits, in
+ * t4's order. Returns nh. */
+static inline __attribute__((always_inline)) int tb__cell_test_in(const tb__ray *R, const uint32_t *t4, int n,
+                                                                  float tcell, float tout, tb__hit *hits, int nh,
+                                                                  int hcap, const int rec, const int lanes)
 {
-    float th[TB__LANES], det[TB__LANES];
+    float th[TB__LANES_MAX], det[TB__LANES_MAX];
+    int in;
+#ifdef TB__HAVE_AVX2
+    if (lanes == 8)
+        in = tb__ray_tri8(R, t4, tcell, tout, th, det);
+    else
+#endif
+        in = tb__ray_tri4(R, t4, tcell, tout, th, det, rec);
+    (void)lanes;
     /* a hit counts in the cell it lies in (a triangle spans cells) */
-    int in = tb__ray_tri4(R, t4, tcell, tout, th, det, rec) & ((1 << n) - 1);
+    in &= (1 << n) - 1;
     for (int k = 0; in; k++, in >>= 1)
         if ((in & 1) && nh < hcap) {
             hits[nh].t = th[k];
@@ -698,24 +797,26 @@ static inline __attribute__((always_inline)) int tb__cell_test_in(const tb__ray 
 static int tb__cell_test_rec(const tb__ray *R, const uint32_t t4[TB__LANES], int n, float tcell, float tout,
                              tb__hit *hits, int nh, int hcap)
 {
-    return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1);
+    return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1, TB__LANES);
 }
 
 static int tb__cell_test_gather(const tb__ray *R, const uint32_t t4[TB__LANES], int n, float tcell, float tout,
                                 tb__hit *hits, int nh, int hcap)
 {
-    return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 0);
+    return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 0, TB__LANES);
 }
 
 /* The ways of testing (tb__cell_test), chosen once per cell */
-enum { TB__TEST_GATHER, TB__TEST_REC, TB__TEST_AVX };
+enum { TB__TEST_GATHER, TB__TEST_REC, TB__TEST_AVX, TB__TEST_AVX2 };
 
-static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R, const uint32_t t4[TB__LANES], int n,
+static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R, const uint32_t *t4, int n,
                                                                float tcell, float tout, tb__hit *hits, int nh,
                                                                int hcap, int way)
 {
+    if (way == TB__TEST_AVX2) /* in tb__cell_hits_avx2: eight lanes inline, compiled for AVX2 */
+        return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1, TB__LANES_MAX);
     if (way == TB__TEST_AVX) /* in tb__cell_hits_avx: the lanes' code inline, compiled for AVX */
-        return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1);
+        return tb__cell_test_in(R, t4, n, tcell, tout, hits, nh, hcap, 1, TB__LANES);
     return way == TB__TEST_REC ? tb__cell_test_rec(R, t4, n, tcell, tout, hits, nh, hcap)
                                : tb__cell_test_gather(R, t4, n, tcell, tout, hits, nh, hcap);
 }
@@ -724,7 +825,8 @@ static inline __attribute__((always_inline)) int tb__cell_test(const tb__ray *R,
  * [tcell, tout), sorted by t (stably: as glibc's merge sort was). A run's
  * shell is read first (without its triangles), then, without records, the
  * corners for the self test; the triangles left are tested TB__LANES at a
- * time, in entry order. */
+ * time (avx = 2: TB__LANES_MAX), in entry order: the hits, each lane's
+ * own, come in the same order at either width. */
 static inline __attribute__((always_inline)) int tb__cell_hits_in(const tb__ray *R, uint32_t s, int n, float tcell,
                                                                   float tout, tb__hit *hits, int hcap, const int avx)
 {
@@ -733,29 +835,30 @@ static inline __attribute__((always_inline)) int tb__cell_hits_in(const tb__ray 
     const tb__run *run = g->runs;
     const uint8_t *count = R->others ? R->count_shell : NULL;
     const int others = R->others, self_test = !others && !g->rec; /* the records' lanes test it */
-    const int way = avx ? TB__TEST_AVX : g->rec ? TB__TEST_REC : TB__TEST_GATHER;
-    uint32_t t4[TB__LANES];
+    const int way = avx == 2 ? TB__TEST_AVX2 : avx ? TB__TEST_AVX : g->rec ? TB__TEST_REC : TB__TEST_GATHER;
+    const int L = avx == 2 ? TB__LANES_MAX : TB__LANES;
+    uint32_t t4[TB__LANES_MAX];
     int nc = 0, nh = 0;
     for (uint32_t r = s; r < s + (uint32_t)n; r++) { /* a run of one shell (within the cell) at a time */
         uint32_t ts = run[r].shell, at = run[r].begin, end = run[r + 1].begin;
         if ((ts == own) == others || (count && !count[ts]))
             continue;
-        if (!nc && !self_test) /* whole fours straight from the entries, in their order */
-            for (; at + TB__LANES <= end; at += TB__LANES)
-                nh = tb__cell_test(R, tris + at, TB__LANES, tcell, tout, hits, nh, hcap, way);
+        if (!nc && !self_test) /* whole fours (eights) straight from the entries, in their order */
+            for (; at + (uint32_t)L <= end; at += (uint32_t)L)
+                nh = tb__cell_test(R, tris + at, L, tcell, tout, hits, nh, hcap, way);
         for (; at < end; at++) {
             const uint32_t t = tris[at], *tv = R->tri + (size_t)t * 3;
             if (self_test && (tv[0] == R->self || tv[1] == R->self || tv[2] == R->self))
                 continue; /* touches the ray's own vertex */
             t4[nc++] = t;
-            if (nc == TB__LANES) {
+            if (nc == L) {
                 nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap, way);
                 nc = 0;
             }
         }
     }
     if (nc) {
-        for (int k = nc; k < TB__LANES; k++) /* the spare lanes test the first again */
+        for (int k = nc; k < L; k++) /* the spare lanes test the first again */
             t4[k] = t4[0];
         nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap, way);
     }
@@ -784,6 +887,17 @@ __attribute__((target("avx"))) static int tb__cell_hits_avx(const tb__ray *R, ui
                                                             float tout, tb__hit *hits, int hcap)
 {
     return tb__cell_hits_in(R, s, n, tcell, tout, hits, hcap, 1);
+}
+#endif
+
+#ifdef TB__HAVE_AVX2
+/* The same cell eight triangles at a time (tb__ray_tri8; the grid's avx =
+ * 2: records, and a CPU with AVX2), compiled for AVX2 (no FMA: nothing is
+ * contracted). */
+__attribute__((target("avx2"))) static int tb__cell_hits_avx2(const tb__ray *R, uint32_t s, int n, float tcell,
+                                                              float tout, tb__hit *hits, int hcap)
+{
+    return tb__cell_hits_in(R, s, n, tcell, tout, hits, hcap, 2);
 }
 #endif
 
@@ -843,7 +957,12 @@ static float tb__ray_walk(const tb__ray *R, int *inside, const int *box, tb__hit
         if (!box || (c[0] >= box[0] && c[0] <= box[3] && c[1] >= box[1] && c[1] <= box[4] && c[2] >= box[2] &&
                      c[2] <= box[5]))
             n = tb__tgrid_cell(g, c[0], c[1], c[2], &s);
-#ifdef TB__HAVE_AVX
+#if defined(TB__HAVE_AVX2)
+        int nh = !n ? 0
+                 : g->avx == 2 ? tb__cell_hits_avx2(R, s, n, tcell, tout, hits, hcap)
+                 : g->avx ? tb__cell_hits_avx(R, s, n, tcell, tout, hits, hcap)
+                          : tb__cell_hits(R, s, n, tcell, tout, hits, hcap);
+#elif defined(TB__HAVE_AVX)
         int nh = !n ? 0 : g->avx ? tb__cell_hits_avx(R, s, n, tcell, tout, hits, hcap)
                                  : tb__cell_hits(R, s, n, tcell, tout, hits, hcap);
 #else

@@ -8,6 +8,11 @@
 #include <time.h>
 #if defined(__GNUC__) && defined(__SSE__)
 #include <xmmintrin.h> /* _mm_sqrt_ps: the merge's tube tests four at a time */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define TB__MERGE_AVX2 1 /* and eight at a time for AVX2 (tb__merge_lanes8) */
+#endif
+#endif
 #endif
 
 #include "passes/detect_internal.h"
@@ -3052,26 +3057,135 @@ static inline __attribute__((always_inline)) void tb__merge_lanes(const tb__merg
     *gap2 = g, *near = nr, *inside = in;
 }
 
+#ifdef TB__MERGE_AVX2
+typedef float tb__m8f __attribute__((vector_size(32)));
+typedef int tb__m8i __attribute__((vector_size(32)));
+#define TB__M8(x) {(x), (x), (x), (x), (x), (x), (x), (x)}
+
+/* Lane by lane: a where m is set, else b. */
+static inline tb__m4f tb__m4_pick(tb__m4i m, tb__m4f a, tb__m4f b)
+{
+    return (tb__m4f)(((tb__m4i)a & m) | ((tb__m4i)b & ~m));
+}
+
+/* Floats [0, 4) of samples s[0..8) (a sample's position and its centre's
+ * x), transposed: lane k sample s[k]'s, two fours side by side. */
+static inline __attribute__((always_inline)) void tb__m8_rows(const float *const s[8], tb__m8f *x, tb__m8f *y,
+                                                              tb__m8f *z)
+{
+    tb__m4f q0, q1, q2, q3, q4, q5, q6, q7;
+    memcpy(&q0, s[0], sizeof q0), memcpy(&q1, s[1], sizeof q1), memcpy(&q2, s[2], sizeof q2);
+    memcpy(&q3, s[3], sizeof q3), memcpy(&q4, s[4], sizeof q4), memcpy(&q5, s[5], sizeof q5);
+    memcpy(&q6, s[6], sizeof q6), memcpy(&q7, s[7], sizeof q7);
+    tb__m8f a = __builtin_shufflevector(q0, q4, 0, 1, 2, 3, 4, 5, 6, 7),
+            b = __builtin_shufflevector(q1, q5, 0, 1, 2, 3, 4, 5, 6, 7),
+            c = __builtin_shufflevector(q2, q6, 0, 1, 2, 3, 4, 5, 6, 7),
+            d = __builtin_shufflevector(q3, q7, 0, 1, 2, 3, 4, 5, 6, 7);
+    tb__m8f t0 = __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13),
+            t1 = __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15),
+            t2 = __builtin_shufflevector(c, d, 0, 8, 1, 9, 4, 12, 5, 13),
+            t3 = __builtin_shufflevector(c, d, 2, 10, 3, 11, 6, 14, 7, 15);
+    *x = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+    *y = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+    *z = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+}
+
+/* tb__merge_lanes on samples [i, i + 8) (in tb__merge_samples_avx2 only:
+ * 256-bit vectors, AVX2 for the integer lanes): lane for lane the same
+ * operations in the same order, so each lane's least distance, its first
+ * sample and its tube flag are the four lanes' bit for bit. The lanes' box
+ * is the box of eight, within which both fours' boxes lie (its gap to a run
+ * is at most theirs: a run the fours would test is tested); a run it passes
+ * over has no tube that holds a lane either way. Results into gap2, near,
+ * inside (8 each). */
+static inline __attribute__((always_inline)) void tb__merge_lanes8(const tb__merge *M, size_t i, size_t end,
+                                                                   const uint64_t *nb, size_t g0, size_t g1,
+                                                                   float gap2[8], int near[8], int inside[8])
+{
+#define TB__S(k) (M->sp + (i + (k) < end ? i + (k) : end - 1) * TB__MSF)
+    const float *const sp[8] = {TB__S(0), TB__S(1), TB__S(2), TB__S(3), TB__S(4), TB__S(5), TB__S(6), TB__S(7)};
+#undef TB__S
+    tb__m8f px, py, pz;
+    tb__m8_rows(sp, &px, &py, &pz);
+    tb__m4f xl = __builtin_shufflevector(px, px, 0, 1, 2, 3), xh = __builtin_shufflevector(px, px, 4, 5, 6, 7),
+            yl = __builtin_shufflevector(py, py, 0, 1, 2, 3), yh = __builtin_shufflevector(py, py, 4, 5, 6, 7),
+            zl = __builtin_shufflevector(pz, pz, 0, 1, 2, 3), zh = __builtin_shufflevector(pz, pz, 4, 5, 6, 7);
+    tb__m4f bx = tb__m4_pick(xl < xh, xl, xh), by = tb__m4_pick(yl < yh, yl, yh), bz = tb__m4_pick(zl < zh, zl, zh),
+            cx = tb__m4_pick(xl > xh, xl, xh), cy = tb__m4_pick(yl > yh, yl, yh), cz = tb__m4_pick(zl > zh, zl, zh);
+    float q[6] = {tb__m4_min(bx), tb__m4_min(by), tb__m4_min(bz), -tb__m4_min(-cx), -tb__m4_min(-cy),
+                  -tb__m4_min(-cz)}; /* the lanes' box (a NaN lane: nan below) */
+    tb__m8i nn = (px != px) | (py != py) | (pz != pz);
+    int nan = 0;
+    for (int k = 0; k < 8; k++)
+        nan |= nn[k];
+    tb__m8f g = TB__M8(INFINITY);
+    tb__m8i nr = TB__M8(-1), in = TB__M8(0);
+    for (size_t gi = g0; gi < g1; gi++) {
+        size_t y = (size_t)(uint32_t)nb[gi];
+        const float *b = M->rbox + y * TB__MRB;
+        for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
+            const float *o = M->sp + j * TB__MSF;
+            tb__m8f dx = o[0] - px, dy = o[1] - py, dz = o[2] - pz;
+            tb__m8f d2 = dx * dx + dy * dy + dz * dz;
+            tb__m8i lt = d2 < g; /* the least so far, and the first sample at it */
+            g = (tb__m8f)(((tb__m8i)d2 & lt) | ((tb__m8i)g & ~lt));
+            nr = ((int)j & lt) | (nr & ~lt);
+        }
+        int all = 1;
+        for (int k = 0; k < 8; k++)
+            all &= in[k] != 0;
+        if ((nan || !(tb__box_gap2(q, b + 6) * 0.999f > b[12])) && !all)
+            for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
+                const float *o = M->sp + j * TB__MSF;
+                tb__m8f mx = o[3] - px, my = o[4] - py, mz = o[5] - pz;
+                tb__m8f s2 = mx * mx + my * my + mz * mz;
+                tb__m4f rl = tb__m4_sqrt(__builtin_shufflevector(s2, s2, 0, 1, 2, 3)),
+                        rh = tb__m4_sqrt(__builtin_shufflevector(s2, s2, 4, 5, 6, 7));
+                tb__m8f dm = __builtin_shufflevector(rl, rh, 0, 1, 2, 3, 4, 5, 6, 7);
+                in |= (dm >= o[6]) & (dm <= o[7]);
+            }
+    }
+    memcpy(gap2, &g, sizeof g);
+    memcpy(near, &nr, sizeof nr);
+    memcpy(inside, &in, sizeof in);
+}
+#undef TB__M8
+#endif
+
 /* Run x's samples against the samples of one other component's runs
  * nb[g0..g1): the least squared distance, in *in how many of the *tried
  * samples lie in that component's tube, and in dir the sum, over those,
  * of the other's outward normal at its sample nearest to each (round a tube
  * they cancel, on one side of it they add up). Four of x's samples at a
- * time (tb__merge_lanes). */
+ * time (tb__merge_lanes; lanes = 8: eight, tb__merge_lanes8), taken in
+ * their order either way. */
 static inline __attribute__((always_inline)) float tb__merge_samples_in(const tb__merge *M, size_t x,
                                                                         const uint64_t *nb, size_t g0, size_t g1,
-                                                                        size_t *tried, size_t *in, float dir[3])
+                                                                        size_t *tried, size_t *in, float dir[3],
+                                                                        const int lanes)
 {
     float gap2 = INFINITY;
     size_t end = M->soff[x + 1];
     *tried = end - M->soff[x];
     *in = 0;
     dir[0] = dir[1] = dir[2] = 0;
-    for (size_t i = M->soff[x]; i < end; i += 4) {
-        tb__m4f g;
-        tb__m4i near, inside;
-        tb__merge_lanes(M, i, end, nb, g0, g1, &g, &near, &inside);
-        for (int k = 0; k < 4 && i + (size_t)k < end; k++) {
+    for (size_t i = M->soff[x]; i < end; i += (size_t)lanes) {
+        float g[8];
+        int near[8], inside[8];
+#ifdef TB__MERGE_AVX2
+        if (lanes == 8)
+            tb__merge_lanes8(M, i, end, nb, g0, g1, g, near, inside);
+        else
+#endif
+        {
+            tb__m4f g4;
+            tb__m4i near4, inside4;
+            tb__merge_lanes(M, i, end, nb, g0, g1, &g4, &near4, &inside4);
+            memcpy(g, &g4, sizeof g4);
+            memcpy(near, &near4, sizeof near4);
+            memcpy(inside, &inside4, sizeof inside4);
+        }
+        for (int k = 0; k < lanes && i + (size_t)k < end; k++) {
             gap2 = g[k] < gap2 ? g[k] : gap2;
             if (inside[k])
                 tb__merge_normal(M->st, M->sp + (i + (size_t)k) * TB__MSF,
@@ -3085,7 +3199,7 @@ static inline __attribute__((always_inline)) float tb__merge_samples_in(const tb
 static float tb__merge_samples(const tb__merge *M, size_t x, const uint64_t *nb, size_t g0, size_t g1,
                                size_t *tried, size_t *in, float dir[3])
 {
-    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir);
+    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir, 4);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -3097,7 +3211,17 @@ __attribute__((target("avx"))) static float tb__merge_samples_avx(const tb__merg
                                                                   size_t g0, size_t g1, size_t *tried, size_t *in,
                                                                   float dir[3])
 {
-    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir);
+    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir, 4);
+}
+#endif
+#ifdef TB__MERGE_AVX2
+/* Eight lanes (tb__merge_lanes8), compiled for AVX2 (no FMA: nothing is
+ * contracted); chosen at run time. */
+__attribute__((target("avx2"))) static float tb__merge_samples_avx2(const tb__merge *M, size_t x, const uint64_t *nb,
+                                                                    size_t g0, size_t g1, size_t *tried, size_t *in,
+                                                                    float dir[3])
+{
+    return tb__merge_samples_in(M, x, nb, g0, g1, tried, in, dir, 8);
 }
 #endif
 #else
@@ -3235,7 +3359,7 @@ typedef struct tb__merge_near_job {
     const tb__merge *M;
     size_t per; /* runs per block */
     tb__merge_block *b;
-    int avx; /* tb__merge_samples_avx */
+    int avx; /* 1: tb__merge_samples_avx, 2: tb__merge_samples_avx2 */
 } tb__merge_near_job;
 
 /* Block `task`'s runs, per other component around each: its test. The
@@ -3273,7 +3397,11 @@ static void tb__merge_near_task(void *c, int task, int worker)
             }
             tb__merge_test *t = &B->t[B->n++];
             t->x = x, t->other = other;
-#ifdef TB__MERGE_AVX
+#if defined(TB__MERGE_AVX2)
+            t->gap2 = J->avx == 2 ? tb__merge_samples_avx2(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
+                      : J->avx    ? tb__merge_samples_avx(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
+                                  : tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
+#elif defined(TB__MERGE_AVX)
             t->gap2 = J->avx ? tb__merge_samples_avx(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
                              : tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
 #else
@@ -3294,7 +3422,10 @@ static int tb__merge_near(tb__merge *M)
     enum { TB__NEAR_BLOCKS = 32 };
     tb__merge_near_job J = {M, (M->nrun + TB__NEAR_BLOCKS - 1) / TB__NEAR_BLOCKS, NULL, 0};
 #ifdef TB__MERGE_AVX
-    J.avx = __builtin_cpu_supports("avx");
+    J.avx = __builtin_cpu_supports("avx") ? 1 : 0;
+#endif
+#ifdef TB__MERGE_AVX2
+    J.avx = J.avx && __builtin_cpu_supports("avx2") ? 2 : J.avx;
 #endif
     J.per = J.per < 16 ? 16 : J.per;
     int nb = (int)((M->nrun + J.per - 1) / J.per);
