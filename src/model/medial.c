@@ -1136,6 +1136,19 @@ void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick,
     }
 }
 
+int tb__medial_way(tb__medial *md, int way)
+{
+    int most = 0; /* the widest this CPU and grid run */
+#ifdef TB__HAVE_AVX
+    most = md->g.rec && __builtin_cpu_supports("avx") ? 1 : 0;
+#endif
+#ifdef TB__HAVE_AVX2
+    most = most && __builtin_cpu_supports("avx2") ? 2 : most;
+#endif
+    md->g.avx = way < 0 ? 0 : way < most ? way : most;
+    return md->g.avx;
+}
+
 tb_result tb__medial_count_shells(tb__medial *md, const uint8_t *count_shell, tb_error *err)
 {
     size_t n = md->g.nshell;

@@ -69,6 +69,12 @@ const float *tb__medial_normals(const tb__medial *md);
  * reads the context and writes its own slot, so ranges may run on threads
  * at once (appendage.c) and give what one call over [0, nw) gives. */
 void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick, size_t v0, size_t v1);
+/* The ray tests' way, for tests (after tb__medial_grid; the grid starts
+ * with the widest): 0 four lanes in SSE (or scalar), 1 four lanes in AVX,
+ * 2 eight lanes in AVX2, each as far as this CPU has it (and, above 0, the
+ * grid has triangle records). Returns the way now in use. Every way gives
+ * the same bits. */
+int tb__medial_way(tb__medial *md, int way);
 /* Reads the context only (safe on threads at once). */
 int tb__medial_enclosed(const tb__medial *md, size_t v, const float q[3], const uint8_t *count_shell);
 /* Prepares tb__medial_enclosed for calls with this count_shell (same
