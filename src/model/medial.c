@@ -857,10 +857,11 @@ static inline __attribute__((always_inline)) int tb__cell_hits_in(const tb__ray 
             }
         }
     }
-    if (nc) {
-        for (int k = nc; k < L; k++) /* the spare lanes test the first again */
+    if (nc) { /* eight lanes: four do when four hold the rest */
+        const int l = way == TB__TEST_AVX2 && nc <= TB__LANES ? TB__LANES : L;
+        for (int k = nc; k < l; k++) /* the spare lanes test the first again */
             t4[k] = t4[0];
-        nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap, way);
+        nh = tb__cell_test(R, t4, nc, tcell, tout, hits, nh, hcap, l < L ? TB__TEST_AVX : way);
     }
     for (int i = 1; i < nh; i++) { /* a cell holds few hits */
         tb__hit x = hits[i];

@@ -3169,11 +3169,12 @@ static inline __attribute__((always_inline)) float tb__merge_samples_in(const tb
     *tried = end - M->soff[x];
     *in = 0;
     dir[0] = dir[1] = dir[2] = 0;
-    for (size_t i = M->soff[x]; i < end; i += (size_t)lanes) {
+    for (size_t i = M->soff[x], l = (size_t)lanes; i < end; i += l) {
         float g[8];
         int near[8], inside[8];
+        l = lanes == 8 && end - i <= 4 ? 4 : (size_t)lanes; /* four lanes hold the rest */
 #ifdef TB__MERGE_AVX2
-        if (lanes == 8)
+        if (l == 8)
             tb__merge_lanes8(M, i, end, nb, g0, g1, g, near, inside);
         else
 #endif
@@ -3185,7 +3186,7 @@ static inline __attribute__((always_inline)) float tb__merge_samples_in(const tb
             memcpy(near, &near4, sizeof near4);
             memcpy(inside, &inside4, sizeof inside4);
         }
-        for (int k = 0; k < lanes && i + (size_t)k < end; k++) {
+        for (int k = 0; (size_t)k < l && i + (size_t)k < end; k++) {
             gap2 = g[k] < gap2 ? g[k] : gap2;
             if (inside[k])
                 tb__merge_normal(M->st, M->sp + (i + (size_t)k) * TB__MSF,
