@@ -642,9 +642,7 @@ typedef float tb__v8f __attribute__((vector_size(32)));
 typedef int tb__v8i __attribute__((vector_size(32)));
 #define TB__B8(x) {(x), (x), (x), (x), (x), (x), (x), (x)}
 
-/* Floats [j, j + 4) of the records r[0..8), transposed into x, y, z, w
- * (lane k: record r[k]'s): records k and k + 4 side by side in the two
- * halves, each half transposed as TB__ROWS does (in-half unpacks). */
+/* Four floats from r (a record's row). */
 static inline __attribute__((always_inline)) tb__v4f tb__row4(const float *r)
 {
     tb__v4f q;
@@ -652,6 +650,9 @@ static inline __attribute__((always_inline)) tb__v4f tb__row4(const float *r)
     return q;
 }
 
+/* Floats [j, j + 4) of the records r[0..8), transposed into x, y, z, w
+ * (lane k: record r[k]'s): records k and k + 4 side by side in the two
+ * halves, each half transposed as TB__ROWS does (in-half unpacks). */
 static inline __attribute__((always_inline)) void tb__rows8(const float *const r[8], int j, tb__v8f *x, tb__v8f *y,
                                                             tb__v8f *z, tb__v8f *w)
 {
@@ -674,8 +675,8 @@ static inline __attribute__((always_inline)) void tb__rows8(const float *const r
  * the self test). Lane for lane the operations of tb__tri4_core, in its
  * order, each product and sum rounded apart (no FMA target: nothing is
  * contracted), so each lane's t, determinant and mask bit are the four
- * lanes' bit for bit; bit k of the mask is t8[k]'s (test_detect_stages
- * compares them on random triangles). */
+ * lanes' bit for bit; bit k of the mask is t8[k]'s (test_medial compares
+ * the ways on random triangles). */
 static inline __attribute__((always_inline)) int tb__ray_tri8(const tb__ray *R, const uint32_t t8[TB__LANES_MAX],
                                                               float tcell, float tout, float th[TB__LANES_MAX],
                                                               float det8[TB__LANES_MAX])
