@@ -3131,9 +3131,8 @@ static inline __attribute__((always_inline)) void tb__merge_lanes8(const tb__mer
             g = (tb__m8f)(((tb__m8i)d2 & lt) | ((tb__m8i)g & ~lt));
             nr = ((int)j & lt) | (nr & ~lt);
         }
-        int all = 1;
-        for (int k = 0; k < 8; k++)
-            all &= in[k] != 0;
+        int all = (_mm_movemask_ps((__m128)__builtin_shufflevector(in, in, 0, 1, 2, 3)) &
+                   _mm_movemask_ps((__m128)__builtin_shufflevector(in, in, 4, 5, 6, 7))) == 15; /* all-ones lanes */
         if ((nan || !(tb__box_gap2(q, b + 6) * 0.999f > b[12])) && !all)
             for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
                 const float *o = M->sp + j * TB__MSF;
