@@ -1128,6 +1128,7 @@ done:
 }
 
 
+static tb_result tb__prep_surf_tris(tb__state *st, tb_error *err);
 static tb_result tb__prep_surfaces(tb__state *st, tb_error *err);
 
 /* A CSR's lists from its counts: on entry off[k + 1] holds how many of the
@@ -1490,7 +1491,34 @@ static void tb__prep_pair_task(void *c, int task, int worker)
         P->r = tb__prep_surfaces(st, &P->err);
 }
 
-/* Detection's first stages: classes and segments → weld → distance,
+/* The tasks before the weld's readers (tb__st_for): the weld (0, its time
+ * in st->ms[1]); the joints' classes and bone segments, then the model's
+ * triangles joined into surfaces (1). Each writes its own fields of the
+ * state and reads only the model: the same state in any order. */
+typedef struct tb__prep_first {
+    tb__state *st;
+    tb_result r[2];
+    tb_error err[2];
+} tb__prep_first;
+
+static void tb__prep_first_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__prep_first *F = c;
+    tb__state *st = F->st;
+    if (task == 0) {
+        double t = tb__now_ms();
+        F->r[0] = tb__prep_weld(st, &F->err[0]);
+        st->ms[1] = tb__now_ms() - t;
+        return;
+    }
+    F->r[1] = tb__prep_classes(st, &F->err[1]);
+    if (F->r[1] == TB_OK)
+        F->r[1] = tb__prep_surf_tris(st, &F->err[1]);
+}
+
+/* Detection's first stages: the weld, beside classes and segments →
+ * surfaces' triangles (tb__prep_first_task) → distance,
  * beside shells → areas → surfaces (tb__prep_pair_task; and the caller's
  * side task) → far by thickness →
  * holes → far parts → tube cut → shell lists; st->ms[] gets the weld (1),
@@ -1498,15 +1526,20 @@ static void tb__prep_pair_task(void *c, int task, int worker)
  * and the graph's each its own task's, which may overlap). */
 tb_result tb__detect_prepare(tb__state *st, tb_error *err)
 {
-    tb_result r = tb__prep_classes(st, err);
-    if (r != TB_OK)
+    /* classes and segments, and the surfaces' triangles, beside the weld:
+     * a failure of the classes (no weighted bone) is the one reported, as
+     * when they ran first */
+    tb__prep_first F;
+    memset(&F, 0, sizeof F);
+    F.st = st;
+    tb__st_for(st, st->m->vertex_count < 2048 ? 1 : st->d.threads, 2, tb__prep_first_task, &F);
+    int bad = F.r[1] != TB_OK ? 1 : 0;
+    tb_result r = F.r[bad];
+    if (r != TB_OK) {
+        if (err)
+            *err = F.err[bad];
         return r;
-    double t0 = tb__now_ms();
-    r = tb__prep_weld(st, err);
-    if (r != TB_OK)
-        return r;
-    double t1 = tb__now_ms();
-    st->ms[1] = t1 - t0;
+    }
     /* the distances and the mesh's graph, shells, areas and surfaces read
      * the weld and write apart: tasks on two threads where there are (each
      * stage's time is its own tasks', the distances' summed over blocks) */
@@ -1552,7 +1585,7 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
  * welded onto the body by position is one surface, the body another).
  * Read before the thickness pass, which may write welded triangles over
  * the model's. */
-static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
+static tb_result tb__prep_surf_tris(tb__state *st, tb_error *err)
 {
     const tb_model *m = st->m;
     size_t V = m->vertex_count;
@@ -1565,6 +1598,15 @@ static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
         tb__unite(st->surf, m->triangles[t * 3], m->triangles[t * 3 + 1]);
         tb__unite(st->surf, m->triangles[t * 3 + 1], m->triangles[t * 3 + 2]);
     }
+    return TB_OK;
+}
+
+/* ... then (tb__prep_surfaces, after the weld) vertices of one primitive
+ * at one place joined. */
+static tb_result tb__prep_surfaces(tb__state *st, tb_error *err)
+{
+    const tb_model *m = st->m;
+    size_t V = m->vertex_count;
     /* inside one primitive, vertices at one place are one surface: an
      * exporter splits them at UV seams and hard edges (a flat-shaded body's
      * every face), not where two modelled parts meet */
@@ -1605,15 +1647,13 @@ static int tb__surf_owned(uint32_t in, uint32_t tot, uint32_t inner)
 }
 
 /* Whether far welded vertex w lies on its part's edge: next to a welded
- * vertex that is not in its part (the body it meets, or other far skin). */
-static int tb__part_edge(const tb__state *st, uint32_t w)
+ * vertex that is not in its part (the body it meets, or other far skin).
+ * pf: each welded vertex's part, UINT32_MAX where not far. */
+static int tb__part_edge(const tb__state *st, const uint32_t *pf, uint32_t w)
 {
-    uint32_t p = tb__find(st->comp_uf, w);
-    for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-        uint32_t o = st->g.adj[e];
-        if (!st->far[o] || tb__find(st->comp_uf, o) != p)
+    for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
+        if (pf[st->g.adj[e]] != pf[w])
             return 1;
-    }
     return 0;
 }
 
@@ -1636,8 +1676,8 @@ static uint32_t tb__main_of(const tb__state *st, const uint32_t *part, const uin
  * part, the ring's vertices on it are off the part's edge, but the ring
  * they belong to meets it. A seam further out (a tip cap) is a loop of its
  * own, away from the edge. stack: room for nw ids. */
-static void tb__root_rings(const tb__state *st, const uint32_t *part, const uint32_t *mainsurf, const uint8_t *edge,
-                           uint32_t *junc, uint8_t *ring, uint32_t *stack)
+static void tb__root_rings(const tb__state *st, const uint32_t *part, const uint32_t *pf, const uint32_t *mainsurf,
+                           const uint8_t *edge, uint32_t *junc, uint8_t *ring, uint32_t *stack)
 {
     size_t nw = st->nw, top = 0;
     const uint32_t NONE = UINT32_MAX;
@@ -1650,13 +1690,13 @@ static void tb__root_rings(const tb__state *st, const uint32_t *part, const uint
             /* on two parts' main surfaces (a piece under a root, a far
              * part of its own): the one of w's own part */
             uint32_t mk = tb__main_of(st, part, mainsurf, st->model_list[k]);
-            if (mk != NONE && (M == NONE || (st->far[w] && part[mk] == tb__find(st->comp_uf, (uint32_t)w))))
+            if (mk != NONE && (M == NONE || (st->far[w] && part[mk] == pf[w])))
                 M = mk;
         }
         for (uint32_t k = st->model_off[w]; M != NONE && k < st->model_off[w + 1]; k++)
             other |= st->surf[st->model_list[k]] != M;
         junc[w] = other ? M : NONE;
-        ring[w] = other && (edge[w] || !st->far[w] || tb__find(st->comp_uf, (uint32_t)w) != part[M]);
+        ring[w] = other && (edge[w] || !st->far[w] || pf[w] != part[M]);
         if (ring[w])
             stack[top++] = (uint32_t)w;
     }
@@ -1725,8 +1765,8 @@ static void tb__main_whole(tb__state *st, const uint32_t *part, const uint32_t *
  * with a root ring (a tail modelled apart and welded onto the body) is its
  * part's again (tb__main_whole). in, tot, inner: per surface, its vertices
  * in its part, all of them, those in it off its edge; edge[w]: w lies on
- * its part's edge. 0: out of memory. */
-static int tb__root_seams(tb__state *st, const uint32_t *part, uint32_t *in, const uint32_t *tot,
+ * its part's edge; pf[w]: far w's part. 0: out of memory. */
+static int tb__root_seams(tb__state *st, const uint32_t *part, const uint32_t *pf, uint32_t *in, const uint32_t *tot,
                           const uint32_t *inner, const uint8_t *edge)
 {
     size_t V = st->m->vertex_count, nw = st->nw;
@@ -1736,7 +1776,7 @@ static int tb__root_seams(tb__state *st, const uint32_t *part, uint32_t *in, con
     int ok = junc && stack && mainsurf && rooted && ring;
     if (ok) {
         tb__main_surfaces(st, part, in, tot, inner, mainsurf);
-        tb__root_rings(st, part, mainsurf, edge, junc, ring, stack);
+        tb__root_rings(st, part, pf, mainsurf, edge, junc, ring, stack);
     }
     for (size_t w = 0; ok && w < nw; w++)
         for (uint32_t k = st->model_off[w]; ring[w] && k < st->model_off[w + 1]; k++) {
@@ -1815,13 +1855,22 @@ tb_result tb__own_surfaces(tb__state *st, tb_error *err)
     const uint32_t NONE = UINT32_MAX;
     uint32_t *part = malloc((V ? V : 1) * sizeof *part), *in = calloc(V ? V : 1, sizeof *in),
              *tot = calloc(V ? V : 1, sizeof *tot), *inner = calloc(V ? V : 1, sizeof *inner),
-             *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart);
+             *nown = calloc(nw ? nw : 1, sizeof *nown), *npart = calloc(nw ? nw : 1, sizeof *npart),
+             *pf = malloc((nw ? nw : 1) * sizeof *pf);
     uint8_t *own = calloc(nw ? nw : 1, 1);
     tb_result r = TB_OK;
-    if (!part || !in || !tot || !inner || !nown || !npart || !own) {
+    if (!part || !in || !tot || !inner || !nown || !npart || !own || !pf) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
+    /* pf[w]: far w's part (its root), UINT32_MAX where not far, looked up
+     * once per welded vertex where the passes below ask per model vertex
+     * and per edge. The tube cut leaves every far vertex at most one step
+     * from its root, so the finds write nothing: the labels are the finds'
+     * at each point they were asked (again after the root seams, which
+     * give skin back to parts) */
+    for (size_t w = 0; w < nw; w++)
+        pf[w] = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : NONE;
     /* per surface, the part most of its far vertices are in (a majority vote: the
      * candidate, then its count) */
     for (size_t v = 0; v < V; v++)
@@ -1830,7 +1879,7 @@ tb_result tb__own_surfaces(tb__state *st, tb_error *err)
         uint32_t s = st->surf[v], w = st->wid[v];
         if (!st->far[w])
             continue;
-        uint32_t p = tb__find(st->comp_uf, w);
+        uint32_t p = pf[w];
         if (in[s] == 0)
             part[s] = p;
         in[s] += part[s] == p ? 1u : (uint32_t)-1;
@@ -1839,18 +1888,20 @@ tb_result tb__own_surfaces(tb__state *st, tb_error *err)
      * off the part's edge (own[] holds the edge for now) */
     memset(in, 0, (V ? V : 1) * sizeof *in);
     for (size_t w = 0; w < nw; w++)
-        own[w] = st->far[w] && tb__part_edge(st, (uint32_t)w);
+        own[w] = st->far[w] && tb__part_edge(st, pf, (uint32_t)w);
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v];
-        int inp = st->far[w] && tb__find(st->comp_uf, w) == part[s];
+        int inp = st->far[w] && pf[w] == part[s];
         tot[s]++;
         in[s] += (uint32_t)inp;
         inner[s] += (uint32_t)(inp && !own[w]);
     }
-    if (!tb__root_seams(st, part, in, tot, inner, own)) {
+    if (!tb__root_seams(st, part, pf, in, tot, inner, own)) {
         r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
         goto done;
     }
+    for (size_t w = 0; w < nw; w++)
+        pf[w] = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : NONE;
     memset(own, 0, nw ? nw : 1);
     /* a welded vertex is its part's own where one of its model vertices lies on a
      * surface most of which is in that part and which reaches in from the
@@ -1860,17 +1911,17 @@ tb_result tb__own_surfaces(tb__state *st, tb_error *err)
     for (size_t v = 0; v < V; v++) {
         uint32_t s = st->surf[v], w = st->wid[v];
         own[w] |= (uint8_t)(st->far[w] && tb__surf_owned(in[s], tot[s], inner[s]) &&
-                            tb__find(st->comp_uf, w) == part[s]);
+                            pf[w] == part[s]);
     }
     for (size_t w = 0; w < nw; w++)
         if (st->far[w]) {
-            uint32_t p = tb__find(st->comp_uf, (uint32_t)w);
+            uint32_t p = pf[w];
             npart[p]++;
             nown[p] += own[w];
         }
     /* comp_uf[] from here: each welded vertex's part (its root), or itself */
     for (size_t w = 0; w < nw; w++) {
-        uint32_t p = st->far[w] ? tb__find(st->comp_uf, (uint32_t)w) : (uint32_t)w;
+        uint32_t p = st->far[w] ? pf[w] : (uint32_t)w;
         st->comp_uf[w] = p;
         if (!st->far[w] || own[w] || !tb__keeps_own(st, npart[p], nown[p], w))
             continue; /* a shell of its own, or no surface of its own to keep */
@@ -1898,6 +1949,7 @@ done:
     free(inner);
     free(nown);
     free(npart);
+    free(pf);
     free(own);
     free(st->surf);
     st->surf = NULL;
