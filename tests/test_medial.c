@@ -115,6 +115,8 @@ static int compare_ways(uint64_t seed)
     assert_int_equal(tb__medial_create(&md, m.pos, m.nv, m.tri, m.nt, m.shell, &err), TB_OK);
     tb__medial_orient(md);
     assert_int_equal(tb__medial_grid(md, &err), TB_OK);
+    assert_int_equal(tb__medial_records(md, &err), TB_OK);
+    tb__medial_records_join(md);
     float *tmax = malloc(m.nv * sizeof *tmax), *ref = malloc(m.nv * sizeof *ref), *got = malloc(m.nv * sizeof *got);
     assert_non_null(tmax), assert_non_null(ref), assert_non_null(got);
     for (size_t v = 0; v < m.nv; v++)

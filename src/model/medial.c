@@ -435,29 +435,33 @@ static int tb__tgrid_fill(tb__tgrid *g, const uint64_t *tbox, const uint32_t *tr
     return 1;
 }
 
-/* Stage 5: each triangle's record (tb__tgrid.rec), aligned for vector
+/* Each triangle's record (tb__tgrid.rec, .avx: into *rec_out, *avx_out,
+ * which the grid takes in tb__medial_records_join), aligned for vector
  * loads; none above TB__REC_BYTES, nor for the scalar test (it gathers its
- * corners). 0 on OOM. */
-static int tb__tgrid_records(tb__tgrid *g, const float *pos, const uint32_t *tri, size_t nt)
+ * corners). Reads only the mesh: it may run beside the grid's build. 0 on
+ * OOM. */
+static int tb__tgrid_records(float **rec_out, int *avx_out, const float *pos, const uint32_t *tri, size_t nt)
 {
+    *rec_out = NULL;
+    *avx_out = 0;
 #if !defined(__GNUC__)
     return 1;
 #endif
-    if (nt > TB__REC_BYTES / (TB__REC * sizeof *g->rec))
+    if (nt > TB__REC_BYTES / (TB__REC * sizeof **rec_out))
         return 1;
 #ifdef TB__HAVE_AVX
-    g->avx = __builtin_cpu_supports("avx") ? 1 : 0;
+    *avx_out = __builtin_cpu_supports("avx") ? 1 : 0;
 #endif
 #ifdef TB__HAVE_AVX2
-    g->avx = g->avx && __builtin_cpu_supports("avx2") ? 2 : g->avx;
+    *avx_out = *avx_out && __builtin_cpu_supports("avx2") ? 2 : *avx_out;
 #endif
-    g->rec = aligned_alloc(16, (nt ? nt : 1) * TB__REC * sizeof *g->rec);
-    if (!g->rec)
+    float *rec = *rec_out = aligned_alloc(16, (nt ? nt : 1) * TB__REC * sizeof *rec);
+    if (!rec)
         return 0;
     for (size_t t = 0; t < nt; t++) {
         const uint32_t *tv = tri + t * 3;
         const float *a = pos + (size_t)tv[0] * 3, *b = pos + (size_t)tv[1] * 3, *c = pos + (size_t)tv[2] * 3;
-        float *r = g->rec + t * TB__REC;
+        float *r = rec + t * TB__REC;
         r[0] = a[0], r[1] = a[1], r[2] = a[2];
         r[3] = b[0] - a[0], r[4] = b[1] - a[1], r[5] = b[2] - a[2];
         r[6] = c[0] - a[0], r[7] = c[1] - a[1], r[8] = c[2] - a[2];
@@ -466,8 +470,9 @@ static int tb__tgrid_records(tb__tgrid *g, const float *pos, const uint32_t *tri
     return 1;
 }
 
-/* The triangle grid: size, shells, cell counts, entries (the stages above).
- * O(V + T + entries), no sort: a cell's entries are found through the table. */
+/* The triangle grid: size, shells, cell counts, entries (the stages above;
+ * the records apart, tb__medial_records). O(V + T + entries), no sort: a
+ * cell's entries are found through the table. */
 static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, const uint32_t *tri, size_t nt,
                                  const uint32_t *shell, tb_error *err)
 {
@@ -488,7 +493,7 @@ static tb_result tb__tgrid_build(tb__tgrid *g, const float *pos, size_t nw, cons
         tb__tgrid_free(g);
         return tb__fail(err, TB_ERR_INVALID, NULL, "mesh too large for the thickness grid");
     }
-    ok = ok && tb__tgrid_fill(g, tbox, tri, nt, shell, np) && tb__tgrid_records(g, pos, tri, nt);
+    ok = ok && tb__tgrid_fill(g, tbox, tri, nt, shell, np);
     free(tbox);
     if (!ok) {
         tb__tgrid_free(g);
@@ -998,6 +1003,8 @@ struct tb__medial {
     float *normal;      /* 3 per welded vertex, outward */
     uint8_t *tflip;     /* per triangle: its shell is wound inside out */
     tb__tgrid g;
+    float *rec;         /* the records until tb__medial_records_join gives them to g */
+    int avx;
     float tmin;
     const uint8_t *count_for; /* the count_shell the boxes below were made for (tb__medial_count_shells) */
     int (*pre)[6], (*suf)[6]; /* nshell + 1 each: the box of the counted shells before / from a slot */
@@ -1008,6 +1015,7 @@ void tb__medial_free(tb__medial *md)
     if (!md)
         return;
     tb__tgrid_free(&md->g);
+    free(md->rec);
     free(md->pre);
     free(md->suf);
     free(md->normal);
@@ -1019,6 +1027,8 @@ void tb__medial_free(tb__medial *md)
 void tb__medial_drop_grid(tb__medial *md)
 {
     tb__tgrid_free(&md->g);
+    free(md->rec);
+    md->rec = NULL;
     free(md->pre);
     free(md->suf);
     free(md->tflip);
@@ -1094,6 +1104,20 @@ tb_result tb__medial_grid(tb__medial *md, tb_error *err)
         return r;
     md->tmin = md->g.scale * 1e-4f;
     return TB_OK;
+}
+
+tb_result tb__medial_records(tb__medial *md, tb_error *err)
+{
+    if (!tb__tgrid_records(&md->rec, &md->avx, md->pos, md->tri, md->nt))
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    return TB_OK;
+}
+
+void tb__medial_records_join(tb__medial *md)
+{
+    md->g.rec = md->rec;
+    md->g.avx = md->avx;
+    md->rec = NULL;
 }
 
 enum { TB__HCAP = 256 };

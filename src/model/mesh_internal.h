@@ -45,12 +45,17 @@ tb_result tb__graph_from_edges(tb__graph *g, size_t n, const uint32_t *edges, si
 typedef struct tb__medial tb__medial;
 tb_result tb__medial_create(tb__medial **out, const float *pos, size_t nw, const uint32_t *wtri, size_t nt,
                             const uint32_t *shell, tb_error *err);
-/* Its two builds, after create and before any ray: they write apart and
- * read only the arrays above, so they may run on two threads at once
+/* Its three builds, after create and before any ray: they write apart and
+ * read only the arrays above, so they may run on threads at once
  * (appendage.c). orient: the outward normals and each shell's winding;
- * grid: the triangles' grid (on error the context is only fit to free). */
+ * grid: the triangles' grid (on error the context is only fit to free);
+ * records: the triangles' records the ray tests load, which
+ * tb__medial_records_join then hands to the grid (after both, before any
+ * ray). */
 void tb__medial_orient(tb__medial *md);
 tb_result tb__medial_grid(tb__medial *md, tb_error *err);
+tb_result tb__medial_records(tb__medial *md, tb_error *err);
+void tb__medial_records_join(tb__medial *md);
 void tb__medial_free(tb__medial *md);
 /* m's triangles read again from doc (model.c), as tb_model_load read
  * them: after tb__appendage_detect_taking wrote over them. */
@@ -69,8 +74,8 @@ const float *tb__medial_normals(const tb__medial *md);
  * reads the context and writes its own slot, so ranges may run on threads
  * at once (appendage.c) and give what one call over [0, nw) gives. */
 void tb__medial_thickness(const tb__medial *md, const float *tmax, float *thick, size_t v0, size_t v1);
-/* The ray tests' way, for tests (after tb__medial_grid; the grid starts
- * with the widest): 0 four lanes in SSE (or scalar), 1 four lanes in AVX,
+/* The ray tests' way, for tests (after tb__medial_grid and
+ * tb__medial_records_join; the grid starts with the widest): 0 four lanes in SSE (or scalar), 1 four lanes in AVX,
  * 2 eight lanes in AVX2, each as far as this CPU has it (and, above 0, the
  * grid has triangle records). Returns the way now in use. Every way gives
  * the same bits. */

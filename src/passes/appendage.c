@@ -955,18 +955,13 @@ static void tb__medial_points_run(void *c, size_t lo, size_t hi)
     }
 }
 
-/* Per vertex: the thickness under it (its sample's ray, as long as twice
- * its distance to the bones, at most H / 2), its medial point half that
- * deep, and whether the bones pass beside that point rather than through
- * it (st->thin; counted per shell in sh_thin). */
+/* Per vertex: the thickness under it (its sample's ray, K->tmax long:
+ * tb__thick_tmax), its medial point half that deep, and whether the bones
+ * pass beside that point rather than through it (st->thin; counted per
+ * shell in sh_thin). */
 static void tb__thick_medial(tb__state *st, tb__thick *K, const float *normal)
 {
     size_t nw = st->nw;
-    float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
-    for (size_t w = 0; w < nw; w++) {
-        float d = st->wdist[w];
-        K->tmax[w] = K->src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
-    }
     float *thick = st->mrad; /* reused: thickness, then half of it */
     tb__thick_rays rays = {K->md, K->tmax, thick};
     tb__ranges(st, nw, tb__thick_rays_run, &rays);
@@ -1029,13 +1024,30 @@ tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err
     return TB_OK;
 }
 
-/* The samples and the normals (task 0), the medial grid (task 1), apart
- * (tb__parallel_for; about even halves of the work). */
+static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err);
+
+/* Each sample's ray length: twice its distance to the bones, at most H / 2
+ * (0: no ray), from the samples (K->src). */
+static void tb__thick_tmax(const tb__state *st, tb__thick *K)
+{
+    float margin = st->d.thin_margin * st->H, cap = 0.5f * st->H;
+    for (size_t w = 0; w < st->nw; w++) {
+        float d = st->wdist[w];
+        K->tmax[w] = K->src[w] == w && d > margin ? (2 * d < cap ? 2 * d : cap) : 0;
+    }
+}
+
+/* The samples and their ray lengths, the normals, the triangles' records
+ * and the shells' lists (task 0), the medial grid (task 1), apart
+ * (tb__parallel_for; the grid is the longer: the records, which it does not
+ * read, and the shells' lists, which the detection reads after the
+ * thickness, go with the samples). r, err: the samples', the grid's, the
+ * records' and lists'. */
 typedef struct tb__thick_prep {
     tb__state *st;
     tb__thick *K;
-    tb_result r[2];
-    tb_error err[2];
+    tb_result r[3];
+    tb_error err[3];
 } tb__thick_prep;
 
 static void tb__thick_prep_task(void *c, int task, int worker)
@@ -1046,7 +1058,12 @@ static void tb__thick_prep_task(void *c, int task, int worker)
     tb__thick *K = P->K;
     if (task == 0) {
         P->r[0] = tb__thickness_samples(st, K->src, &P->err[0]);
+        if (P->r[0] == TB_OK)
+            tb__thick_tmax(st, K);
         tb__medial_orient(K->md);
+        P->r[2] = tb__medial_records(K->md, &P->err[2]);
+        if (P->r[2] == TB_OK)
+            P->r[2] = tb__prep_shell_lists(st, &P->err[2]);
     } else {
         P->r[1] = tb__medial_grid(K->md, &P->err[1]);
     }
@@ -1095,12 +1112,14 @@ tb_result tb__far_by_thickness(tb__state *st, tb_error *err)
     memset(&P, 0, sizeof P);
     P.st = st, P.K = &K;
     tb__st_for(st, nw < 2048 ? 1 : st->d.threads, 2, tb__thick_prep_task, &P);
-    r = P.r[0] != TB_OK ? P.r[0] : P.r[1];
+    int bad = P.r[0] != TB_OK ? 0 : P.r[1] != TB_OK ? 1 : 2;
+    r = P.r[bad];
     if (r != TB_OK) {
         if (err)
-            *err = P.err[P.r[0] != TB_OK ? 0 : 1];
+            *err = P.err[bad];
         goto done;
     }
+    tb__medial_records_join(K.md);
     const float *normal = tb__medial_normals(K.md);
     tb__thick_medial(st, &K, normal);
     r = tb__thick_drop_enclosed(st, &K, err);
@@ -1430,8 +1449,10 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* Prepare, last: each shell's size, far count and vertices (CSR), on
- * the shells as the tube cut left them */
+/* Prepare: each shell's size and vertices (CSR). shell[w] is its
+ * shell's root from tb__prep_shells on (a flood's label, its least
+ * vertex), written by nothing after: read only here, beside the medial
+ * grid's build, which reads it too (tb__far_by_thickness). */
 static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
@@ -1440,13 +1461,10 @@ static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
     if (!st->shell_off || !st->shell_list)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t w = 0; w < nw; w++) {
-        uint32_t s = st->shell[w] = tb__find(st->shell, (uint32_t)w);
+        uint32_t s = st->shell[w];
         st->shell_total[s]++;
         st->shell_off[s + 1]++;
-        if (st->far[w])
-            st->shell_far[s]++;
     }
-    /* shell[] is fully compressed now: shell[w] is the root */
     tb__csr_lists(st->shell_off, nw, st->shell, NULL, nw, st->shell_list);
     return TB_OK;
 }
@@ -1520,8 +1538,9 @@ static void tb__prep_first_task(void *c, int task, int worker)
 /* Detection's first stages: the weld, beside classes and segments →
  * surfaces' triangles (tb__prep_first_task) → distance,
  * beside shells → areas → surfaces (tb__prep_pair_task; and the caller's
- * side task) → far by thickness →
- * holes → far parts → tube cut → shell lists; st->ms[] gets the weld (1),
+ * side task) → far by thickness (and the shells' lists beside it) →
+ * holes → far parts → tube cut → own surfaces → the shells' far counts;
+ * st->ms[] gets the weld (1),
  * distance (0), graph and parts (2) and thickness (6) times (the distance's
  * and the graph's each its own task's, which may overlap). */
 tb_result tb__detect_prepare(tb__state *st, tb_error *err)
@@ -1572,10 +1591,10 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
         r = tb__tube_cut(st, err);
     if (r == TB_OK)
         r = tb__own_surfaces(st, err);
-    if (r == TB_OK)
-        r = tb__prep_shell_lists(st, err);
     if (r != TB_OK)
         return r;
+    for (size_t w = 0; w < st->nw; w++) /* each shell's far count, on the far set as it stands now */
+        st->shell_far[st->shell[w]] += st->far[w];
     st->ms[2] += tb__now_ms() - t2;
     return TB_OK;
 }
