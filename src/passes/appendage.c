@@ -1478,7 +1478,6 @@ enum { TB__PAIR_BLOCKS = 64 };
 typedef struct tb__prep_pair {
     tb__state *st;
     size_t block;
-    int side;    /* 1: task 1 is the caller's side task (st->side), the blocks follow */
     tb_result r;
     tb_error err;
     double ms[TB__PAIR_BLOCKS];
@@ -1490,12 +1489,8 @@ static void tb__prep_pair_task(void *c, int task, int worker)
     tb__prep_pair *P = c;
     tb__state *st = P->st;
     double t = tb__now_ms();
-    if (task == 1 && P->side) {
-        st->side->fn(st->side->ctx);
-        return;
-    }
     if (task > 0) {
-        int b = task - 1 - P->side;
+        int b = task - 1;
         size_t lo = (size_t)b * P->block, hi = lo + P->block < st->nw ? lo + P->block : st->nw;
         tb__prep_distance_run(st, lo, hi);
         P->ms[b] = tb__now_ms() - t;
@@ -1510,9 +1505,12 @@ static void tb__prep_pair_task(void *c, int task, int worker)
 }
 
 /* The tasks before the weld's readers (tb__st_for): the weld (0, its time
- * in st->ms[1]); the joints' classes and bone segments, then the model's
- * triangles joined into surfaces (1). Each writes its own fields of the
- * state and reads only the model: the same state in any order. */
+ * in st->ms[1]); the caller's side task (1, where there is one: it reads
+ * the model's triangles, which the thickness writes over later); the
+ * joints' classes and bone segments, then the model's triangles joined
+ * into surfaces (last). Each writes its own fields of the state (the side
+ * task its caller's) and reads only the model: the same state in any
+ * order. Longest first: a thread that comes free takes the shorter last. */
 typedef struct tb__prep_first {
     tb__state *st;
     tb_result r[2];
@@ -1530,28 +1528,32 @@ static void tb__prep_first_task(void *c, int task, int worker)
         st->ms[1] = tb__now_ms() - t;
         return;
     }
+    if (task == 1 && st->side) {
+        st->side->fn(st->side->ctx);
+        return;
+    }
     F->r[1] = tb__prep_classes(st, &F->err[1]);
     if (F->r[1] == TB_OK)
         F->r[1] = tb__prep_surf_tris(st, &F->err[1]);
 }
 
-/* Detection's first stages: the weld, beside classes and segments →
- * surfaces' triangles (tb__prep_first_task) → distance,
- * beside shells → areas → surfaces (tb__prep_pair_task; and the caller's
- * side task) → far by thickness (and the shells' lists beside it) →
+/* Detection's first stages: the weld, beside the caller's side task and
+ * classes and segments → surfaces' triangles (tb__prep_first_task) →
+ * distance, beside shells → areas → surfaces (tb__prep_pair_task) → far by
+ * thickness (and the shells' lists beside it) →
  * holes → far parts → tube cut → own surfaces → the shells' far counts;
  * st->ms[] gets the weld (1),
  * distance (0), graph and parts (2) and thickness (6) times (the distance's
  * and the graph's each its own task's, which may overlap). */
 tb_result tb__detect_prepare(tb__state *st, tb_error *err)
 {
-    /* classes and segments, and the surfaces' triangles, beside the weld:
-     * a failure of the classes (no weighted bone) is the one reported, as
-     * when they ran first */
+    /* the side task, classes and segments, and the surfaces' triangles,
+     * beside the weld: a failure of the classes (no weighted bone) is the
+     * one reported, as when they ran first */
     tb__prep_first F;
     memset(&F, 0, sizeof F);
     F.st = st;
-    tb__st_for(st, st->m->vertex_count < 2048 ? 1 : st->d.threads, 2, tb__prep_first_task, &F);
+    tb__st_for(st, st->m->vertex_count < 2048 ? 1 : st->d.threads, 2 + (st->side != NULL), tb__prep_first_task, &F);
     int bad = F.r[1] != TB_OK ? 1 : 0;
     tb_result r = F.r[bad];
     if (r != TB_OK) {
@@ -1568,8 +1570,7 @@ tb_result tb__detect_prepare(tb__state *st, tb_error *err)
     P.block = (st->nw + TB__PAIR_BLOCKS - 1) / TB__PAIR_BLOCKS;
     P.block = P.block < 256 ? 256 : P.block;
     int nb = (int)((st->nw + P.block - 1) / P.block);
-    P.side = st->side != NULL;
-    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + P.side + nb, tb__prep_pair_task, &P);
+    tb__st_for(st, st->nw < 2048 ? 1 : st->d.threads, 1 + nb, tb__prep_pair_task, &P);
     st->ms[0] = 0;
     for (int b = 0; b < nb; b++)
         st->ms[0] += P.ms[b];

@@ -78,7 +78,7 @@ typedef struct tb__detect_work {
 } tb__detect_work;
 
 /* Work of the caller's that reads the model's triangles, run as a task of
- * detection's first loop (beside the distances, on whichever thread is
+ * detection's first loop (beside the weld, on whichever thread is
  * free), before detection writes its welded copy over them. */
 typedef struct tb__side_task {
     void (*fn)(void *ctx);

@@ -70,7 +70,7 @@ typedef struct tb__state {
                            triangles), kept until the far parts are known */
     uint8_t *cut;       /* per welded id: what the tube cut took from a far part (1: far, 3: far
                            and thin), kept until the far parts are known */
-    const tb__side_task *side; /* the caller's, beside the distances (tb__appendage_detect_taking) */
+    const tb__side_task *side; /* the caller's, beside the weld (tb__appendage_detect_taking) */
     tb__team *team;     /* the run's workers (tb__team_start; NULL: each loop starts its own,
                               tb__parallel_for) */
 } tb__state;
