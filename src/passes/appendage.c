@@ -3388,37 +3388,47 @@ static struct tb__near *tb__merge_pair(tb__merge *M, uint32_t a, uint32_t b)
     return z;
 }
 
-/* One record, run x of component me against component other, added to
- * its pair's sums (in the order the records are made: the sums' order the
- * sorted records gave). 0: out of memory. */
-static int tb__merge_record(tb__merge *M, size_t x, uint32_t other, float gap2, size_t tried, size_t in,
-                            const float dir[3])
+/* One run's test against one other component (tb__merge_samples), kept
+ * for its record, its terms as the record adds them: the run's component
+ * (me), the gap, the run's vertices estimated in the other's tube (est)
+ * and the run's share of the direction (sdir). */
+typedef struct tb__merge_test {
+    uint32_t me, other;
+    float gap, est, sdir[3];
+} tb__merge_test;
+
+/* Run x's test against component other (tb__merge_samples' gap2, tried,
+ * in, dir) as its record's terms: computed with the test, on its thread. */
+static void tb__merge_terms(const tb__merge *M, size_t x, float gap2, size_t tried, size_t in, const float dir[3],
+                            tb__merge_test *t)
 {
-    uint32_t me = M->re[x].comp;
     size_t xn = M->run[x + 1] - M->run[x];
-    float est = tried ? (float)xn * (float)in / (float)tried : 0;
+    t->me = M->re[x].comp;
+    t->est = tried ? (float)xn * (float)in / (float)tried : 0;
+    t->gap = sqrtf(gap2);
+    float scale = tried ? (float)xn / (float)tried : 0;
+    for (int k = 0; k < 3; k++)
+        t->sdir[k] = dir[k] * scale;
+}
+
+/* One record (tb__merge_terms) added to its pair's sums (in the order the
+ * records are made: the sums' order the sorted records gave). 0: out of
+ * memory. */
+static int tb__merge_record(tb__merge *M, const tb__merge_test *t)
+{
+    uint32_t me = t->me, other = t->other;
     struct tb__near *z = tb__merge_pair(M, me < other ? me : other, me < other ? other : me);
     if (!z)
         return 0;
-    float gap = sqrtf(gap2);
-    z->gap = gap < z->gap ? gap : z->gap;
-    z->b_in_a += me == z->b ? est : 0;
-    z->a_in_b += me == z->a ? est : 0;
-    float scale = tried ? (float)xn / (float)tried : 0;
+    z->gap = t->gap < z->gap ? t->gap : z->gap;
+    z->b_in_a += me == z->b ? t->est : 0;
+    z->a_in_b += me == z->a ? t->est : 0;
     for (int k = 0; k < 3; k++) {
-        z->b_dir[k] += me == z->b ? dir[k] * scale : 0;
-        z->a_dir[k] += me == z->a ? dir[k] * scale : 0;
+        z->b_dir[k] += me == z->b ? t->sdir[k] : 0;
+        z->a_dir[k] += me == z->a ? t->sdir[k] : 0;
     }
     return 1;
 }
-
-/* One run's test against one other component (tb__merge_samples), kept
- * for its record. */
-typedef struct tb__merge_test {
-    size_t x, tried, in;
-    uint32_t other;
-    float gap2, dir[3];
-} tb__merge_test;
 
 /* The tests of a block of consecutive runs, in run order. */
 typedef struct tb__merge_block {
@@ -3468,17 +3478,20 @@ static void tb__merge_near_task(void *c, int task, int worker)
                 B->t = t2, B->cap = cap;
             }
             tb__merge_test *t = &B->t[B->n++];
-            t->x = x, t->other = other;
+            t->other = other;
+            size_t tried, in;
+            float dir[3], gap2;
 #if defined(TB__MERGE_AVX2)
-            t->gap2 = J->avx == 2 ? tb__merge_samples_avx2(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
-                      : J->avx    ? tb__merge_samples_avx(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
-                                  : tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
+            gap2 = J->avx == 2 ? tb__merge_samples_avx2(M, x, nb, g0, g1, &tried, &in, dir)
+                   : J->avx    ? tb__merge_samples_avx(M, x, nb, g0, g1, &tried, &in, dir)
+                               : tb__merge_samples(M, x, nb, g0, g1, &tried, &in, dir);
 #elif defined(TB__MERGE_AVX)
-            t->gap2 = J->avx ? tb__merge_samples_avx(M, x, nb, g0, g1, &t->tried, &t->in, t->dir)
-                             : tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
+            gap2 = J->avx ? tb__merge_samples_avx(M, x, nb, g0, g1, &tried, &in, dir)
+                          : tb__merge_samples(M, x, nb, g0, g1, &tried, &in, dir);
 #else
-            t->gap2 = tb__merge_samples(M, x, nb, g0, g1, &t->tried, &t->in, t->dir);
+            gap2 = tb__merge_samples(M, x, nb, g0, g1, &tried, &in, dir);
 #endif
+            tb__merge_terms(M, x, gap2, tried, in, dir, t);
             g0 = g1;
         }
     }
@@ -3508,8 +3521,7 @@ static int tb__merge_near(tb__merge *M)
     for (int b = 0; ok && b < nb; b++) {
         ok = J.b[b].ok;
         for (size_t k = 0; ok && k < J.b[b].n; k++) {
-            const tb__merge_test *t = &J.b[b].t[k];
-            ok = tb__merge_record(M, t->x, t->other, t->gap2, t->tried, t->in, t->dir);
+            ok = tb__merge_record(M, &J.b[b].t[k]);
         }
     }
     for (int b = 0; J.b && b < nb; b++)
