@@ -2411,18 +2411,18 @@ done:
 /* SPEC A3/A4: far components (every island, however small: a small one may
  * be a piece of a segmented tail) and their collars. A component with no
  * non-far neighbour floats: it has no collar and no attachment of its own. */
-/* A piece's collar: the non-far welded ids next to it, sorted; mark[]
- * (tag: the piece's) keeps each once. -1 when out of memory. */
-static int tb__comp_collar(const tb__state *st, tb__comp *c, uint32_t *mark, uint32_t tag)
+/* A piece's collar: the non-far welded ids next to it, sorted, each once
+ * (gathered with their repeats, then sorted and the repeats dropped: no
+ * state shared between pieces). -1 when out of memory. */
+static int tb__comp_collar(const tb__state *st, tb__comp *c)
 {
     size_t cap = 0;
     for (size_t k = 0; k < c->nverts; k++) {
         uint32_t w = c->verts[k];
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
             uint32_t o = st->g.adj[e];
-            if (st->far[o] || mark[o] == tag)
+            if (st->far[o])
                 continue;
-            mark[o] = tag;
             if (c->ncollar == cap) {
                 cap = cap ? cap * 2 : 16;
                 uint32_t *nc = realloc(c->collar, cap * sizeof *nc);
@@ -2433,8 +2433,14 @@ static int tb__comp_collar(const tb__state *st, tb__comp *c, uint32_t *mark, uin
             c->collar[c->ncollar++] = o;
         }
     }
-    if (c->ncollar)
+    if (c->ncollar) { /* sorted, each once */
         tb__sort_u32(c->collar, c->ncollar);
+        size_t u = 1;
+        for (size_t k = 1; k < c->ncollar; k++)
+            if (c->collar[k] != c->collar[u - 1])
+                c->collar[u++] = c->collar[k];
+        c->ncollar = u;
+    }
     return 0;
 }
 
@@ -2463,13 +2469,31 @@ static void tb__comp_place(const tb__state *st, tb__comp *c)
         }
 }
 
+/* Piece i's collar and place (tb__comp_collar, tb__comp_place): each
+ * piece's own, one task each (tb__st_for); oom[i] set when out of memory. */
+typedef struct tb__comps_job {
+    const tb__state *st;
+    uint8_t *oom;
+} tb__comps_job;
+
+static void tb__comps_task(void *c, int task, int worker)
+{
+    (void)worker;
+    tb__comps_job *J = c;
+    tb__comp *cp = &J->st->comps[task];
+    J->oom[task] = tb__comp_collar(J->st, cp) != 0;
+    if (!J->oom[task])
+        tb__comp_place(J->st, cp);
+    cp->group = task;
+}
+
 tb_result tb__detect_components(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
     size_t *count = calloc(nw ? nw : 1, sizeof *count);
     uint32_t *slot = malloc((nw ? nw : 1) * sizeof *slot);
-    uint32_t *mark = calloc(nw ? nw : 1, sizeof *mark);
-    int oom = !count || !slot || !mark;
+    uint8_t *mark = NULL; /* per piece: out of memory */
+    int oom = !count || !slot;
     if (oom)
         goto done;
     for (size_t w = 0; w < nw; w++)
@@ -2494,13 +2518,12 @@ tb_result tb__detect_components(tb__state *st, tb_error *err)
             tb__comp *c = &st->comps[slot[tb__find(st->comp_uf, (uint32_t)w)]];
             c->verts[c->nverts++] = (uint32_t)w;
         }
-    for (size_t i = 0; i < n && !oom; i++) {
-        tb__comp *c = &st->comps[i];
-        oom = tb__comp_collar(st, c, mark, (uint32_t)i + 1) != 0;
-        if (!oom)
-            tb__comp_place(st, c);
-        c->group = (int)i;
-    }
+    if ((oom = (mark = calloc(n ? n : 1, 1)) == NULL) != 0)
+        goto done;
+    tb__comps_job J = {st, mark};
+    tb__st_for(st, nw < 2048 ? 1 : st->d.threads, (int)n, tb__comps_task, &J);
+    for (size_t i = 0; i < n; i++)
+        oom |= mark[i];
 done:
     free(count);
     free(slot);
