@@ -1001,30 +1001,51 @@ static tb_result tb__thick_drop_enclosed(tb__state *st, tb__thick *K, tb_error *
  * opening of the off-bone set over the mesh graph keeps what has a core of
  * off-bone vertices all of whose neighbours are off-bone, and the skin
  * touching that core. */
-tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err)
+typedef struct tb__thick_opening {
+    tb__state *st;
+    const uint8_t *body_shell;
+    uint8_t *core;
+} tb__thick_opening;
+
+/* The core of a range of vertices (tb__ranges: each writes its own). */
+static void tb__thick_core_run(void *c, size_t lo, size_t hi)
 {
-    size_t nw = st->nw;
-    uint8_t *core = calloc(nw ? nw : 1, 1);
-    if (!core)
-        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    for (size_t w = 0; w < nw; w++) {
-        core[w] = st->thin[w];
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && core[w]; e++)
-            core[w] = st->thin[st->g.adj[e]];
+    const tb__thick_opening *O = c;
+    const tb__state *st = O->st;
+    for (size_t w = lo; w < hi; w++) {
+        O->core[w] = st->thin[w];
+        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && O->core[w]; e++)
+            O->core[w] = st->thin[st->g.adj[e]];
     }
-    for (size_t w = 0; w < nw; w++) {
-        if (!st->thin[w] || core[w] || !body_shell[st->shell[w]])
+}
+
+/* The opening of a range of vertices (tb__ranges): each reads the cores
+ * and writes its own thin[] only. */
+static void tb__thick_touch_run(void *c, size_t lo, size_t hi)
+{
+    const tb__thick_opening *O = c;
+    tb__state *st = O->st;
+    for (size_t w = lo; w < hi; w++) {
+        if (!st->thin[w] || O->core[w] || !O->body_shell[st->shell[w]])
             continue;
         int touches = 0;
         for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
-            touches = core[st->g.adj[e]];
+            touches = O->core[st->g.adj[e]];
         st->thin[w] = (uint8_t)touches;
     }
-    free(core);
-    return TB_OK;
 }
 
-static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err);
+tb_result tb__thick_open(tb__state *st, const uint8_t *body_shell, tb_error *err)
+{
+    size_t nw = st->nw;
+    tb__thick_opening O = {st, body_shell, calloc(nw ? nw : 1, 1)};
+    if (!O.core)
+        return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+    tb__ranges(st, nw, tb__thick_core_run, &O);
+    tb__ranges(st, nw, tb__thick_touch_run, &O);
+    free(O.core);
+    return TB_OK;
+}
 
 /* Each sample's ray length: twice its distance to the bones, at most H / 2
  * (0: no ray), from the samples (K->src). */
@@ -1037,12 +1058,10 @@ static void tb__thick_tmax(const tb__state *st, tb__thick *K)
     }
 }
 
-/* The samples and their ray lengths, the normals, the triangles' records
- * and the shells' lists (task 0), the medial grid (task 1), apart
- * (tb__parallel_for; the grid is the longer: the records, which it does not
- * read, and the shells' lists, which the detection reads after the
- * thickness, go with the samples). r, err: the samples', the grid's, the
- * records' and lists'. */
+/* The samples and their ray lengths, the normals and the triangles'
+ * records (task 0), the medial grid (task 1), apart (tb__parallel_for; the
+ * grid is the longer: the records, which it does not read, go with the
+ * samples). r, err: the samples', the grid's, the records'. */
 typedef struct tb__thick_prep {
     tb__state *st;
     tb__thick *K;
@@ -1062,8 +1081,6 @@ static void tb__thick_prep_task(void *c, int task, int worker)
             tb__thick_tmax(st, K);
         tb__medial_orient(K->md);
         P->r[2] = tb__medial_records(K->md, &P->err[2]);
-        if (P->r[2] == TB_OK)
-            P->r[2] = tb__prep_shell_lists(st, &P->err[2]);
     } else {
         P->r[1] = tb__medial_grid(K->md, &P->err[1]);
     }
@@ -1149,6 +1166,7 @@ done:
 
 static tb_result tb__prep_surf_tris(tb__state *st, tb_error *err);
 static tb_result tb__prep_surfaces(tb__state *st, tb_error *err);
+static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err);
 
 /* A CSR's lists from its counts: on entry off[k + 1] holds how many of the
  * n items have key k (off[0] = 0, nb keys); on return off[] holds the
@@ -1451,8 +1469,8 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
 
 /* Prepare: each shell's size and vertices (CSR). shell[w] is its
  * shell's root from tb__prep_shells on (a flood's label, its least
- * vertex), written by nothing after: read only here, beside the medial
- * grid's build, which reads it too (tb__far_by_thickness). */
+ * vertex), written by nothing after: read only here, in the distances'
+ * loop (tb__prep_pair_task), beside the distances. */
 static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
 {
     size_t nw = st->nw;
@@ -1469,8 +1487,8 @@ static tb_result tb__prep_shell_lists(tb__state *st, tb_error *err)
     return TB_OK;
 }
 
-/* The tasks after the weld (tb__parallel_for): the graph, shells, areas
- * and surfaces (0), whose result and error go in r, err; then the
+/* The tasks after the weld (tb__parallel_for): the graph, shells, areas,
+ * shells' lists and surfaces (0), whose result and error go in r, err; then the
  * distances in blocks of `block` welded vertices (task 1 + b: block b, its
  * time in ms[b]), taken by whichever thread is free: the distances fill
  * the time the chain of task 0 leaves. */
@@ -1499,6 +1517,8 @@ static void tb__prep_pair_task(void *c, int task, int worker)
     P->r = tb__prep_shells(st, &P->err);
     if (P->r == TB_OK)
         P->r = tb__prep_areas(st, &P->err);
+    if (P->r == TB_OK)
+        P->r = tb__prep_shell_lists(st, &P->err);
     st->ms[2] = tb__now_ms() - t;
     if (P->r == TB_OK)
         P->r = tb__prep_surfaces(st, &P->err);
@@ -1539,8 +1559,8 @@ static void tb__prep_first_task(void *c, int task, int worker)
 
 /* Detection's first stages: the weld, beside the caller's side task and
  * classes and segments → surfaces' triangles (tb__prep_first_task) →
- * distance, beside shells → areas → surfaces (tb__prep_pair_task) → far by
- * thickness (and the shells' lists beside it) →
+ * distance, beside shells → areas → shells' lists → surfaces
+ * (tb__prep_pair_task) → far by thickness →
  * holes → far parts → tube cut → own surfaces → the shells' far counts;
  * st->ms[] gets the weld (1),
  * distance (0), graph and parts (2) and thickness (6) times (the distance's
