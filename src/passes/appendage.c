@@ -1007,15 +1007,19 @@ typedef struct tb__thick_opening {
     uint8_t *core;
 } tb__thick_opening;
 
-/* The core of a range of vertices (tb__ranges: each writes its own). */
+/* The core of a range of vertices (tb__ranges: each writes its own). The
+ * arrays in locals: a byte store may alias any pointer left in memory. */
 static void tb__thick_core_run(void *c, size_t lo, size_t hi)
 {
     const tb__thick_opening *O = c;
-    const tb__state *st = O->st;
+    const uint8_t *thin = O->st->thin;
+    const uint32_t *off = O->st->g.off, *adj = O->st->g.adj;
+    uint8_t *core = O->core;
     for (size_t w = lo; w < hi; w++) {
-        O->core[w] = st->thin[w];
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && O->core[w]; e++)
-            O->core[w] = st->thin[st->g.adj[e]];
+        uint8_t k = thin[w];
+        for (uint32_t e = off[w]; e < off[w + 1] && k; e++)
+            k = thin[adj[e]];
+        core[w] = k;
     }
 }
 
@@ -1024,14 +1028,16 @@ static void tb__thick_core_run(void *c, size_t lo, size_t hi)
 static void tb__thick_touch_run(void *c, size_t lo, size_t hi)
 {
     const tb__thick_opening *O = c;
-    tb__state *st = O->st;
+    uint8_t *thin = O->st->thin;
+    const uint32_t *off = O->st->g.off, *adj = O->st->g.adj, *shell = O->st->shell;
+    const uint8_t *core = O->core, *body_shell = O->body_shell;
     for (size_t w = lo; w < hi; w++) {
-        if (!st->thin[w] || O->core[w] || !O->body_shell[st->shell[w]])
+        if (!thin[w] || core[w] || !body_shell[shell[w]])
             continue;
         int touches = 0;
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1] && !touches; e++)
-            touches = O->core[st->g.adj[e]];
-        st->thin[w] = (uint8_t)touches;
+        for (uint32_t e = off[w]; e < off[w + 1] && !touches; e++)
+            touches = core[adj[e]];
+        thin[w] = (uint8_t)touches;
     }
 }
 
@@ -1359,6 +1365,8 @@ static tb_result tb__prep_areas(tb__state *st, tb_error *err)
  * off-bone far skin. */
 tb_result tb__prep_holes(tb__state *st, tb_error *err)
 {
+    const uint32_t *goff = st->g.off, *gadj = st->g.adj; /* in locals: byte stores below */
+    uint8_t *far = st->far, *thin = st->thin;
     size_t nw = st->nw;
     uint32_t *uf = malloc((nw ? nw : 1) * sizeof *uf), *cnt = calloc(nw ? nw : 1, sizeof *cnt);
     uint32_t *rim = calloc(nw ? nw : 1, sizeof *rim), *rim_off = calloc(nw ? nw : 1, sizeof *rim_off);
@@ -1371,32 +1379,32 @@ tb_result tb__prep_holes(tb__state *st, tb_error *err)
     for (size_t w = 0; w < nw; w++)
         uf[w] = (uint32_t)w;
     for (size_t w = 0; w < nw; w++)
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++)
-            if (!st->far[w] && !st->far[st->g.adj[e]])
-                tb__unite(uf, (uint32_t)w, st->g.adj[e]);
+        for (uint32_t e = goff[w]; e < goff[w + 1]; e++)
+            if (!far[w] && !far[gadj[e]])
+                tb__unite(uf, (uint32_t)w, gadj[e]);
     /* per patch (at its root): its size, its edges into far skin and how
      * many of those reach off-bone skin */
     for (size_t w = 0; w < nw; w++) {
-        if (st->far[w])
+        if (far[w])
             continue;
         uint32_t root = tb__find(uf, (uint32_t)w);
         cnt[root]++;
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-            uint32_t o = st->g.adj[e];
-            rim[root] += st->far[o];
-            rim_off[root] += st->far[o] && st->thin[o];
+        for (uint32_t e = goff[w]; e < goff[w + 1]; e++) {
+            uint32_t o = gadj[e];
+            rim[root] += far[o];
+            rim_off[root] += far[o] && thin[o];
         }
-        pthin[root] += st->thin[w];
+        pthin[root] += thin[w];
     }
     /* far[] changes below only for patch vertices, each read once: the
      * counts above are per root and fixed */
     for (size_t w = 0; w < nw; w++) {
-        if (st->far[w])
+        if (far[w])
             continue;
         uint32_t root = tb__find(uf, (uint32_t)w);
         if ((cnt[root] < (uint32_t)st->d.min_vertices || pthin[root] + 1 >= cnt[root]) &&
             2 * (uint64_t)rim_off[root] > rim[root])
-            st->far[w] = st->thin[w] = 1;
+            far[w] = thin[w] = 1;
     }
 done:
     free(uf);
@@ -1411,6 +1419,9 @@ done:
  * root compressed for the tube cut */
 tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
 {
+    const uint32_t *goff = st->g.off, *gadj = st->g.adj; /* in locals (a byte store may alias) */
+    const uint8_t *far = st->far, *thin = st->thin;
+    uint32_t *comp_uf = st->comp_uf;
     size_t nw = st->nw;
     /* on a body shell (mostly skin round bones), off-bone skin and far skin
      * round a bone are different parts even where they touch: a tail welded
@@ -1419,18 +1430,18 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
     if (!sthin)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t w = 0; w < nw; w++)
-        sthin[st->shell[w]] += st->thin[w];
+        sthin[st->shell[w]] += thin[w];
     /* each edge once (from its lesser end: the graph lists it at both, and
      * the test is the same either way round: one shell, so one body flag);
      * the parts and their roots, the least index, do not depend on the order */
     for (size_t w = 0; w < nw; w++) {
-        if (!st->far[w])
+        if (!far[w])
             continue;
         int body = 2 * sthin[st->shell[w]] < st->shell_total_pre[st->shell[w]];
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-            uint32_t o = st->g.adj[e];
-            if (o > w && st->far[o] && (!body || st->thin[w] == st->thin[o]))
-                tb__unite(st->comp_uf, (uint32_t)w, o);
+        for (uint32_t e = goff[w]; e < goff[w + 1]; e++) {
+            uint32_t o = gadj[e];
+            if (o > w && far[o] && (!body || thin[w] == thin[o]))
+                tb__unite(comp_uf, (uint32_t)w, o);
         }
     }
     free(sthin);
@@ -1441,20 +1452,20 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
     if (!size)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (size_t w = 0; w < nw; w++)
-        if (st->far[w])
-            size[tb__find(st->comp_uf, (uint32_t)w)]++;
+        if (far[w])
+            size[tb__find(comp_uf, (uint32_t)w)]++;
     for (size_t w = 0; w < nw; w++) {
-        if (!st->far[w])
+        if (!far[w])
             continue;
-        uint32_t rw = tb__find(st->comp_uf, (uint32_t)w);
+        uint32_t rw = tb__find(comp_uf, (uint32_t)w);
         if (size[rw] >= (uint32_t)st->d.min_vertices)
             continue;
-        for (uint32_t e = st->g.off[w]; e < st->g.off[w + 1]; e++) {
-            uint32_t o = st->g.adj[e], ro;
-            if (st->far[o] && (ro = tb__find(st->comp_uf, o)) != rw) {
+        for (uint32_t e = goff[w]; e < goff[w + 1]; e++) {
+            uint32_t o = gadj[e], ro;
+            if (far[o] && (ro = tb__find(comp_uf, o)) != rw) {
                 uint32_t total = size[rw] + size[ro];
-                tb__unite(st->comp_uf, rw, ro);
-                rw = tb__find(st->comp_uf, (uint32_t)w);
+                tb__unite(comp_uf, rw, ro);
+                rw = tb__find(comp_uf, (uint32_t)w);
                 size[rw] = total;
                 break;
             }
@@ -1462,8 +1473,8 @@ tb_result tb__prep_far_parts(tb__state *st, tb_error *err)
     }
     free(size);
     for (size_t w = 0; w < nw; w++) /* roots first: the cut lists parts by root */
-        if (st->far[w])
-            st->comp_uf[w] = tb__find(st->comp_uf, (uint32_t)w);
+        if (far[w])
+            comp_uf[w] = tb__find(comp_uf, (uint32_t)w);
     return TB_OK;
 }
 
