@@ -562,6 +562,31 @@ typedef int tb__v4i __attribute__((vector_size(16)));
         w = (tb__v4f){(r0)[(j) + 3], (r1)[(j) + 3], (r2)[(j) + 3], (r3)[(j) + 3]};       \
     } while (0)
 #endif
+/* Möller–Trumbore over vector lanes, written once for the four lanes
+ * (tb__tri4_core) and the eight (tb__ray_tri8), so that both do the same
+ * operations in the same order: VF and VI the float and int vectors, B a
+ * brace list of one value in every lane. From the corners' rows ax .. e2z,
+ * the lanes on the ray's own vertex (mine), R, tcell and tout in scope, it
+ * declares det, t (INFINITY on a miss) and in (the lanes hit in the cell). */
+#define TB__B4(x) {(x), (x), (x), (x)}
+#define TB__MT_LANES(VF, VI, B)                                                                             \
+    const float *o = R->o, *d = R->d;                                                                       \
+    VF dx = (VF)B(d[0]), dy = (VF)B(d[1]), dz = (VF)B(d[2]);                                               \
+    VF pvx = dy * e2z - dz * e2y, pvy = dz * e2x - dx * e2z, pvz = dx * e2y - dy * e2x;                     \
+    VF det = e1x * pvx + e1y * pvy + e1z * pvz;                                                             \
+    const VF one = (VF)B(1.0f), zero = (VF)B(0.0f), eps = (VF)B(1e-20f);                                   \
+    const VI absmask = (VI)B(0x7fffffff);                                                                   \
+    VF inv = one / det;                                                                                     \
+    VF tvx = (VF)B(o[0]) - ax, tvy = (VF)B(o[1]) - ay, tvz = (VF)B(o[2]) - az;                             \
+    VF u = (tvx * pvx + tvy * pvy + tvz * pvz) * inv;                                                       \
+    VF qx = tvy * e1z - tvz * e1y, qy = tvz * e1x - tvx * e1z, qz = tvx * e1y - tvy * e1x;                  \
+    VF v = (dx * qx + dy * qy + dz * qz) * inv;                                                             \
+    VF t = (e2x * qx + e2y * qy + e2z * qz) * inv;                                                          \
+    VI miss = ((VF)((VI)det & absmask) < eps) | (u < zero) | (u > one) | (v < zero) | (u + v > one) | mine; \
+    const VF inf = (VF)B(INFINITY);                                                                         \
+    t = (VF)(((VI)t & ~miss) | ((VI)inf & miss));                                                           \
+    VI in = (t > (VF)B(R->tmin)) & (t >= (VF)B(tcell)) & (t < (VF)B(tout)) & (t <= (VF)B(R->tmax))
+
 
 /* The lanes' test (tb__ray_tri4): corner a, edges e1 = b - a, e2 = c - a of
  * four triangles, lane by lane; `mine`: the lanes to take as misses. th[k]
@@ -577,25 +602,7 @@ tb__tri4_core(const tb__ray *R, tb__v4f ax, tb__v4f ay, tb__v4f az, tb__v4f e1x,
               tb__v4f e2x, tb__v4f e2y, tb__v4f e2z, tb__v4i mine, float tcell, float tout, float th[TB__LANES],
               float det4[TB__LANES])
 {
-    const float *o = R->o, *d = R->d;
-    tb__v4f dx = {d[0], d[0], d[0], d[0]}, dy = {d[1], d[1], d[1], d[1]}, dz = {d[2], d[2], d[2], d[2]};
-    tb__v4f pvx = dy * e2z - dz * e2y, pvy = dz * e2x - dx * e2z, pvz = dx * e2y - dy * e2x;
-    tb__v4f det = e1x * pvx + e1y * pvy + e1z * pvz;
-    const tb__v4f one = {1, 1, 1, 1}, zero = {0, 0, 0, 0}, eps = {1e-20f, 1e-20f, 1e-20f, 1e-20f};
-    const tb__v4i absmask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
-    tb__v4f inv = one / det;
-    tb__v4f tvx = (tb__v4f){o[0], o[0], o[0], o[0]} - ax, tvy = (tb__v4f){o[1], o[1], o[1], o[1]} - ay,
-            tvz = (tb__v4f){o[2], o[2], o[2], o[2]} - az;
-    tb__v4f u = (tvx * pvx + tvy * pvy + tvz * pvz) * inv;
-    tb__v4f qx = tvy * e1z - tvz * e1y, qy = tvz * e1x - tvx * e1z, qz = tvx * e1y - tvy * e1x;
-    tb__v4f v = (dx * qx + dy * qy + dz * qz) * inv;
-    tb__v4f t = (e2x * qx + e2y * qy + e2z * qz) * inv;
-    tb__v4i miss =
-        ((tb__v4f)((tb__v4i)det & absmask) < eps) | (u < zero) | (u > one) | (v < zero) | (u + v > one) | mine;
-    const tb__v4f inf = {INFINITY, INFINITY, INFINITY, INFINITY};
-    t = (tb__v4f)(((tb__v4i)t & ~miss) | ((tb__v4i)inf & miss));
-    tb__v4i in = (t > (tb__v4f){R->tmin, R->tmin, R->tmin, R->tmin}) & (t >= (tb__v4f){tcell, tcell, tcell, tcell}) &
-                 (t < (tb__v4f){tout, tout, tout, tout}) & (t <= (tb__v4f){R->tmax, R->tmax, R->tmax, R->tmax});
+    TB__MT_LANES(tb__v4f, tb__v4i, TB__B4);
     memcpy(th, &t, sizeof t);
     memcpy(det4, &det, sizeof det);
 #if defined(__SSE__)
@@ -697,24 +704,7 @@ static inline __attribute__((always_inline)) int tb__ray_tri8(const tb__ray *R, 
     tb__rows8(r, 8, &e2z, &i0, &i1, &i2);
     const tb__v8i self = TB__B8((int)R->self);
     const tb__v8i mine = ((tb__v8i)i0 == self) | ((tb__v8i)i1 == self) | ((tb__v8i)i2 == self);
-    const float *o = R->o, *d = R->d;
-    tb__v8f dx = TB__B8(d[0]), dy = TB__B8(d[1]), dz = TB__B8(d[2]);
-    tb__v8f pvx = dy * e2z - dz * e2y, pvy = dz * e2x - dx * e2z, pvz = dx * e2y - dy * e2x;
-    tb__v8f det = e1x * pvx + e1y * pvy + e1z * pvz;
-    const tb__v8f one = TB__B8(1.0f), zero = TB__B8(0.0f), eps = TB__B8(1e-20f);
-    const tb__v8i absmask = TB__B8(0x7fffffff);
-    tb__v8f inv = one / det;
-    tb__v8f tvx = (tb__v8f)TB__B8(o[0]) - ax, tvy = (tb__v8f)TB__B8(o[1]) - ay, tvz = (tb__v8f)TB__B8(o[2]) - az;
-    tb__v8f u = (tvx * pvx + tvy * pvy + tvz * pvz) * inv;
-    tb__v8f qx = tvy * e1z - tvz * e1y, qy = tvz * e1x - tvx * e1z, qz = tvx * e1y - tvy * e1x;
-    tb__v8f v = (dx * qx + dy * qy + dz * qz) * inv;
-    tb__v8f t = (e2x * qx + e2y * qy + e2z * qz) * inv;
-    tb__v8i miss =
-        ((tb__v8f)((tb__v8i)det & absmask) < eps) | (u < zero) | (u > one) | (v < zero) | (u + v > one) | mine;
-    const tb__v8f inf = TB__B8(INFINITY);
-    t = (tb__v8f)(((tb__v8i)t & ~miss) | ((tb__v8i)inf & miss));
-    tb__v8i in = (t > (tb__v8f)TB__B8(R->tmin)) & (t >= (tb__v8f)TB__B8(tcell)) & (t < (tb__v8f)TB__B8(tout)) &
-                 (t <= (tb__v8f)TB__B8(R->tmax));
+    TB__MT_LANES(tb__v8f, tb__v8i, TB__B8);
     memcpy(th, &t, sizeof t);
     memcpy(det8, &det, sizeof det);
     /* the lanes' sign bits, a half at a time (the 256-bit movemask would
