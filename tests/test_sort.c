@@ -49,6 +49,38 @@ static int cmp_cells(const void *a, const void *b)
 
 static const size_t sizes[] = {0, 1, 2, 47, 48, 49, 300, 5000};
 
+/* Sorted and each value once: against a count of which values occur, on
+ * lists with many repeats (short ones sorted by insertion, long ones by
+ * the radix passes) and on an empty list. */
+static void ids_sort_and_keep_each_once(void **state)
+{
+    (void)state;
+    const size_t sizes[4] = {0, 7, 300, 5000};
+    uint32_t *a = malloc(5000 * sizeof *a);
+    uint8_t *seen = calloc(64, 1);
+    assert_non_null(a);
+    assert_non_null(seen);
+    uint32_t x = 12345;
+    for (int s = 0; s < 4; s++) {
+        size_t n = sizes[s], distinct = 0;
+        memset(seen, 0, 64);
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1664525u + 1013904223u;
+            a[i] = (x >> 16) % 64u * 1000003u; /* 64 values, spread over the high bits too */
+            distinct += !seen[a[i] / 1000003u];
+            seen[a[i] / 1000003u] = 1;
+        }
+        size_t u = tb__sort_unique_ids(a, n);
+        assert_int_equal(u, distinct);
+        for (size_t i = 1; i < u; i++)
+            assert_true(a[i - 1] < a[i]);
+        for (size_t i = 0; i < u; i++)
+            assert_true(seen[a[i] / 1000003u]);
+    }
+    free(a);
+    free(seen);
+}
+
 static void integers_sort_as_qsort_does(void **state)
 {
     (void)state;
@@ -109,6 +141,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(integers_sort_as_qsort_does),
         cmocka_unit_test(cells_sort_as_qsort_does),
+        cmocka_unit_test(ids_sort_and_keep_each_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2464,14 +2464,7 @@ static int tb__comp_collar(const tb__state *st, tb__comp *c)
             c->collar[c->ncollar++] = o;
         }
     }
-    if (c->ncollar) { /* sorted, each once */
-        tb__sort_u32(c->collar, c->ncollar);
-        size_t u = 1;
-        for (size_t k = 1; k < c->ncollar; k++)
-            if (c->collar[k] != c->collar[u - 1])
-                c->collar[u++] = c->collar[k];
-        c->ncollar = u;
-    }
+    c->ncollar = tb__sort_unique_ids(c->collar, c->ncollar); /* sorted, each once */
     return 0;
 }
 

@@ -45,6 +45,8 @@ int tb__segsoa_within(const tb__segsoa *S, const float p[3], float x, int hint);
 /* Ascending sorts of unsigned integers, the result qsort gives (sort.c). */
 void tb__sort_u64(uint64_t *a, size_t n);
 void tb__sort_u32(uint32_t *a, size_t n);
+/* Sorts a[0, n) (tb__sort_u32) and drops the repeats; returns how many are left. */
+size_t tb__sort_unique_ids(uint32_t *a, size_t n);
 /* A record sorted by (key, comp, v): a grid cell's key and a vertex with
  * its component, or any key with a payload (sort.c). */
 typedef struct tb__cell_entry {

@@ -430,14 +430,7 @@ tb_result tb__an_gather(tb__an_job *j, tb_error *err)
     if (detached)
         nc = 0; /* its root: where it is nearest the trunk (below) */
     /* collars of merged parts may share vertices: count each once */
-    tb__sort_u32(wc, nc);
-    {
-        size_t u = 0;
-        for (size_t k = 0; k < nc; k++)
-            if (!u || wc[u - 1] != wc[k])
-                wc[u++] = wc[k];
-        nc = u;
-    }
+    nc = tb__sort_unique_ids(wc, nc);
     j->nc = nc;
     j->floating = nc == 0;
     if (j->floating) {

@@ -95,6 +95,16 @@ void tb__sort_u32(uint32_t *a, size_t n)
     TB__RADIX(uint32_t, a, n, 4, tb__cmp32, tb__pass_u32);
 }
 
+size_t tb__sort_unique_ids(uint32_t *a, size_t n)
+{
+    tb__sort_u32(a, n);
+    size_t u = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!u || a[u - 1] != a[k])
+            a[u++] = a[k];
+    return u;
+}
+
 static int tb__cmp_cells(const void *a, const void *b)
 {
     const tb__cell_entry *x = a, *y = b;
