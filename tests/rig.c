@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "rig.h"
+#include "tailbone/appendage.h"
+#include "tailbone/synth.h"
 
 const float tbt_rig_pos[6][3] = {{0, 0, 0},      {0, 1, 0},       {0, 0.98f, -0.1f},
                                  {0, 0.95f, -0.3f}, {0, 0.9f, -0.5f}, {0, 0.85f, -0.7f}};
@@ -62,5 +64,22 @@ tb_doc *tbt_tail_rig(const char *name, int with_tail)
                                                  "inverseBindMatrices", ibm_acc));
     json_object_set_new(root, "scenes", json_pack("[{s:[i,i]}]", "nodes", 0, 6));
     json_object_set_new(root, "scene", json_integer(0));
+    return doc;
+}
+
+tb_doc *tbt_synth_repaired(const char *variant)
+{
+    tb_doc *doc = NULL;
+    tb_error err = {0};
+    tb_synth_desc sd = {0};
+    if (tb_synth_build(&doc, variant, &sd, NULL, &err) != TB_OK)
+        return NULL;
+    tb_appendage_report ar;
+    tb_result r = tb_appendage_fix(&ar, doc, NULL, &err);
+    tb_appendage_report_free(&ar);
+    if (r != TB_OK) {
+        tb_doc_free(doc);
+        return NULL;
+    }
     return doc;
 }

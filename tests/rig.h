@@ -18,6 +18,11 @@ extern const float tbt_rig_pos[6][3];
  * Bone_End (no chain). The hips are node 1. */
 tb_doc *tbt_tail_rig(const char *name, int with_tail);
 
+/* The synthetic character `variant` (tb_synth_build, default desc) with
+ * its appendages repaired (tb_appendage_fix's defaults): the tail on a
+ * Tail_* chain of its own, ready to bake. NULL when either step fails. */
+tb_doc *tbt_synth_repaired(const char *variant);
+
 /* Adds count floats as a new accessor of `type` ("SCALAR", "VEC3"…). */
 int tbt_add_floats(tb_doc *doc, const float *v, size_t count, const char *type);
 
