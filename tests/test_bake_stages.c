@@ -8,9 +8,12 @@
  *                   tail's own keys and root motion do not count;
  *   key interval    the source's frame time;
  *   world (needed)  only the joints the step reads are posed;
- *   tail rotations  the spring's, or blended toward the artist's keys. */
+ *   tail rotations  the spring's, or blended toward the artist's keys;
+ *   keyed clip      the clip each baked clip's hook is handed is the one the
+ *                   file reads back once the keys are written. */
 #include "passes/bake.c"
 
+#include "rig.h"
 #include "support.h"
 
 enum { HIPS, SPINE, TAIL, NJ };
@@ -277,6 +280,183 @@ static void warm_up_jump_lands_where_a_geometric_sequence_ends(void **state)
     free(g);
 }
 
+/* tb__keyed_clip on the hand-built rig: the clip's own channels, then one
+ * for the tail bone on the baked times; a key on the far hemisphere from
+ * the one before is turned over, as tb__write_keys writes it; with the
+ * artist's keys replaced (s.artist), the clip's own tail rotation goes. */
+static void keyed_clip_turns_keys_over_and_drops_the_artists(void **state)
+{
+    (void)state;
+    rig *g = rig_new();
+    rig_clip(g, 3, 0.5f, cycle, ramp, zero);
+    int bones[1] = {TAIL};
+    g->s.bones = bones;
+    g->s.bone_count = 1;
+    tb__run u;
+    memset(&u, 0, sizeof u);
+    u.s = g->s;
+    u.clip = &g->clip;
+    float times[3] = {0, 0.5f, 1.25f}, rot[12], turned[4];
+    rot_x(rot, 10);
+    rot_x(rot + 4, 20);
+    for (int i = 0; i < 4; i++)
+        rot[4 + i] = -rot[4 + i]; /* the same rotation, on the far side */
+    rot_x(rot + 8, 30);
+    rot_x(turned, 20);
+    tb_clip *k = tb__keyed_clip(&u, times, rot, 3);
+    assert_non_null(k);
+    assert_int_equal(k->channel_count, 4);
+    assert_memory_equal(k->channels, g->ch, 3 * sizeof *g->ch);
+    const tb_channel *t = &k->channels[3];
+    assert_int_equal(t->joint, TAIL);
+    assert_int_equal(t->path, TB_PATH_ROTATION);
+    assert_int_equal(t->interp, TB_INTERP_LINEAR);
+    assert_int_equal(t->key_count, 3);
+    assert_ptr_equal(t->times, times);
+    assert_memory_equal(t->values, rot, 4 * sizeof(float));
+    assert_memory_equal(t->values + 4, turned, 4 * sizeof(float));
+    assert_memory_equal(t->values + 8, rot + 8, 4 * sizeof(float));
+    assert_float_equal(k->duration_s, 1.25f, 0); /* the later of the clip's end and the last key */
+    free(k);
+    float artist[4];
+    u.s.artist = artist;
+    k = tb__keyed_clip(&u, times, rot, 2);
+    assert_non_null(k);
+    assert_int_equal(k->channel_count, 3); /* spine, hips, the baked tail */
+    assert_int_equal(k->channels[0].joint, SPINE);
+    assert_int_equal(k->channels[1].joint, HIPS);
+    assert_int_equal(k->channels[2].joint, TAIL);
+    assert_float_equal(k->duration_s, 1.0f, 0);
+    free(k);
+    free(g);
+}
+
+/* ---- keyed clip: what tb__bake_hooks.keyed is handed ----------------- */
+
+typedef struct keyed_got {
+    tb_model *m;    /* the bake's, handed to loaded */
+    tb_clip *clip[16];
+    int calls;
+} keyed_got;
+
+static void keyed_loaded(void *ctx, tb_model *m)
+{
+    ((keyed_got *)ctx)->m = m;
+}
+
+/* A deep copy of the clip, kept past the call. */
+static void keyed_keep(void *ctx, int c, const tb_clip *k, int group)
+{
+    (void)group;
+    keyed_got *got = ctx;
+    assert_true(c >= 0 && c < 16);
+    assert_null(got->clip[c]);
+    tb_clip *copy = calloc(1, sizeof *copy);
+    tb_channel *ch = calloc((size_t)k->channel_count + 1, sizeof *ch);
+    assert_non_null(copy);
+    assert_non_null(ch);
+    *copy = *k;
+    for (int i = 0; i < k->channel_count; i++) {
+        ch[i] = k->channels[i];
+        size_t n = (size_t)ch[i].key_count, per = ch[i].interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
+        size_t comp = ch[i].path == TB_PATH_ROTATION ? 4 : 3;
+        float *t = malloc(n * sizeof *t), *v = malloc(n * per * comp * sizeof *v);
+        assert_non_null(t);
+        assert_non_null(v);
+        memcpy(t, ch[i].times, n * sizeof *t);
+        memcpy(v, ch[i].values, n * per * comp * sizeof *v);
+        ch[i].times = t;
+        ch[i].values = v;
+    }
+    copy->channels = ch;
+    got->clip[c] = copy;
+    __atomic_add_fetch(&got->calls, 1, __ATOMIC_RELAXED);
+}
+
+static void keyed_free(tb_clip *c)
+{
+    for (int i = 0; c && i < c->channel_count; i++) {
+        free((void *)c->channels[i].times);
+        free((void *)c->channels[i].values);
+    }
+    if (c)
+        free((void *)c->channels);
+    free(c);
+}
+
+/* Bakes doc on two threads with the hooks; each baked clip's keyed clip is
+ * the one tb_clip_load reads back from the written document: the same
+ * channels in the same order, the same times and values to the bit.
+ * Returns the clips compared. */
+static int keyed_matches_the_file(tb_doc *doc, const tb_bake_desc *d)
+{
+    keyed_got got = {0};
+    tb__bake_hooks hooks = {&got, keyed_loaded, NULL, keyed_keep};
+    tb_bake_report rep;
+    tb_error err = {0};
+    tb_bake_desc bd = *d;
+    bd.threads = 2;
+    assert_int_equal(tb__bake_beside(doc, &bd, &rep, &hooks, &err), TB_OK);
+    assert_non_null(got.m);
+    int baked = 0;
+    for (int c = 0; c < rep.clip_count; c++) {
+        if (rep.clips[c].skipped) {
+            assert_null(got.clip[c]);
+            continue;
+        }
+        baked++;
+        const tb_clip *k = got.clip[c];
+        assert_non_null(k);
+        tb_clip *back = NULL;
+        assert_int_equal(tb_clip_load(&back, doc, got.m, rep.clips[c].animation, NULL, &err), TB_OK);
+        assert_int_equal(k->channel_count, back->channel_count);
+        assert_memory_equal(&k->duration_s, &back->duration_s, sizeof(float));
+        for (int i = 0; i < k->channel_count; i++) {
+            const tb_channel *a = &k->channels[i], *b = &back->channels[i];
+            assert_int_equal(a->joint, b->joint);
+            assert_int_equal(a->path, b->path);
+            assert_int_equal(a->interp, b->interp);
+            assert_int_equal(a->key_count, b->key_count);
+            size_t n = (size_t)a->key_count, per = a->interp == TB_INTERP_CUBICSPLINE ? 3 : 1;
+            size_t comp = a->path == TB_PATH_ROTATION ? 4 : 3;
+            assert_memory_equal(a->times, b->times, n * sizeof(float));
+            assert_memory_equal(a->values, b->values, n * per * comp * sizeof(float));
+        }
+        tb_clip_free(back);
+        keyed_free(got.clip[c]);
+    }
+    assert_int_equal(got.calls, baked);
+    tb_model_free(got.m);
+    tb_bake_report_free(&rep);
+    return baked;
+}
+
+/* The synthetic tail_hips repaired and baked (the spring's keys on new
+ * Tail_* bones); and the Khronos fox's own chain baked with the artist's
+ * keys replaced (--bake-existing: its tail rotation channels dropped
+ * first), when ../shared is there. */
+static void keyed_clip_is_what_the_file_reads_back(void **state)
+{
+    (void)state;
+    tb_doc *doc = tbt_synth_repaired("tail_hips");
+    assert_non_null(doc);
+    tb_error err = {0};
+    tb_bake_desc d;
+    memset(&d, 0, sizeof d);
+    assert_true(keyed_matches_the_file(doc, &d) >= 2);
+    tb_doc_free(doc);
+    tbt_path fox_buf;
+    const char *fox = tbt_corpus_file(&fox_buf, "reference/khronos_Fox.glb");
+    if (!fox) {
+        tbt_skip();
+        return;
+    }
+    assert_int_equal(tb_doc_load(&doc, fox, NULL, &err), TB_OK);
+    d.existing = 1;
+    assert_true(keyed_matches_the_file(doc, &d) >= 2);
+    tb_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +465,8 @@ int main(void)
         cmocka_unit_test(world_needed_poses_only_what_the_step_reads),
         cmocka_unit_test(tail_rotations_the_springs_or_blended_toward_the_artists),
         cmocka_unit_test(warm_up_jump_lands_where_a_geometric_sequence_ends),
+        cmocka_unit_test(keyed_clip_turns_keys_over_and_drops_the_artists),
+        cmocka_unit_test(keyed_clip_is_what_the_file_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

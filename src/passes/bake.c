@@ -322,6 +322,23 @@ static int tb__selected(const tb_bake_desc *d, const tb_doc *doc, int a)
     return 0;
 }
 
+/* Bone b's keys as the file holds them: its rotation at each key, each
+ * kept on the same hemisphere as the one before (LINEAR slerps then never
+ * take the long way round); q holds keys * 4 floats. */
+static void tb__bone_keys(const tb__sim *s, const float *rot, int keys, int b, float *q)
+{
+    for (int k = 0; k < keys; k++) {
+        memcpy(q + k * 4, rot + ((size_t)k * (size_t)s->bone_count + (size_t)b) * 4, 4 * sizeof(float));
+        if (k > 0) {
+            const float *p = q + (k - 1) * 4;
+            float *c = q + k * 4;
+            if (p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] * c[3] < 0)
+                for (int i = 0; i < 4; i++)
+                    c[i] = -c[i];
+        }
+    }
+}
+
 /* Appends the keys as one sampler input and a rotation channel per bone. */
 static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const float *times, int keys,
                                 const float *rot, tb_error *err)
@@ -335,18 +352,7 @@ static tb_result tb__write_keys(tb_doc *doc, const tb__sim *s, int a, const floa
     if (!q)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
     for (int b = 0; b < s->bone_count; b++) {
-        for (int k = 0; k < keys; k++) {
-            memcpy(q + k * 4, rot + ((size_t)k * (size_t)s->bone_count + (size_t)b) * 4, 4 * sizeof(float));
-            /* keep neighbouring keys on the same hemisphere: LINEAR slerps
-             * then never take the long way round */
-            if (k > 0) {
-                const float *p = q + (k - 1) * 4;
-                float *c = q + k * 4;
-                if (p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] * c[3] < 0)
-                    for (int i = 0; i < 4; i++)
-                        c[i] = -c[i];
-            }
-        }
+        tb__bone_keys(s, rot, keys, b, q);
         int out = tb_doc_add_accessor(doc, q, (size_t)keys, TB_COMPONENT_FLOAT, "VEC4", 0, 0);
         if (out < 0) {
             free(q);
@@ -697,6 +703,41 @@ static void tb__run_free(tb__run *u)
     free(u->cur);
 }
 
+/* The clip as tb_clip_load reads it back once u's keys are written
+ * (tb__bake_all: tb__drop_tail_rotations, then tb__write_keys): the run's
+ * clip without the tail bones' rotation channels when the artist's are
+ * replaced, then a LINEAR rotation channel for each keyed bone, in order,
+ * on the baked times, with the values the file holds (tb__bone_keys). Its
+ * other channels and times are u's clip's and times's; NULL when out of
+ * memory. */
+static tb_clip *tb__keyed_clip(const tb__run *u, const float *times, const float *rot, int keys)
+{
+    const tb__sim *s = &u->s;
+    const tb_clip *c = u->clip;
+    const size_t head = (sizeof(tb_clip) + 15u) & ~(size_t)15u;
+    const size_t chans = ((size_t)(c->channel_count + s->bone_count) * sizeof(tb_channel) + 15u) & ~(size_t)15u;
+    uint8_t *block = malloc(head + chans + (size_t)s->bone_count * (size_t)keys * 4 * sizeof(float));
+    if (!block)
+        return NULL;
+    tb_clip *out = (tb_clip *)block;
+    tb_channel *ch = (tb_channel *)(block + head);
+    float *values = (float *)(block + head + chans);
+    int n = 0;
+    for (int i = 0; i < c->channel_count; i++)
+        if (!(s->artist && c->channels[i].path == TB_PATH_ROTATION && s->is_tail[c->channels[i].joint]))
+            ch[n++] = c->channels[i];
+    for (int b = 0; b < s->bone_count; b++) {
+        float *q = values + (size_t)b * (size_t)keys * 4;
+        tb__bone_keys(s, rot, keys, b, q);
+        ch[n++] = (tb_channel){s->bones[b], TB_PATH_ROTATION, TB_INTERP_LINEAR, keys, times, q};
+    }
+    out->name = c->name;
+    out->duration_s = keys > 0 && times[keys - 1] > c->duration_s ? times[keys - 1] : c->duration_s;
+    out->channel_count = n;
+    out->channels = ch;
+    return out;
+}
+
 /* ---- every clip: simulated in parallel groups, written in order -------- */
 
 typedef struct tb__bake_job {
@@ -709,8 +750,7 @@ typedef struct tb__bake_job {
     int active_count, groups;
     const int *first;      /* group g: active[first[g] .. first[g + 1]) */
     tb__baked *out;        /* one per clip of the report */
-    tb__task_fn side;      /* tb__bake_beside's task, the last of the loop; NULL: none */
-    void *side_ctx;
+    const tb__bake_hooks *hooks; /* tb__bake_beside's; NULL: none */
 } tb__bake_job;
 
 /* One frame of every run of a group that has one to take: each posed, then
@@ -741,8 +781,25 @@ static int tb__group_frame(tb__run *runs, int n, tb_spring_batch_item *items, fl
     return m;
 }
 
+/* Run u (the report's clip c) has taken its last frame: its keys to o,
+ * and to the hooks' keyed as the clip the file will hold. */
+static void tb__run_done(const tb__bake_job *job, tb__run *u, int c, int g)
+{
+    tb__baked *o = &job->out[c];
+    tb__run_finish(u, o);
+    if (!job->hooks || !job->hooks->keyed)
+        return;
+    tb_clip *keyed = tb__keyed_clip(u, o->times, o->rot, o->keys);
+    if (!keyed) {
+        o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
+        return;
+    }
+    job->hooks->keyed(job->hooks->ctx, c, keyed, g);
+    free(keyed);
+}
+
 /* Group g: the active clips g, g + groups, ..., simulated together frame
- * by frame. */
+ * by frame, each done (tb__run_done) on its last. */
 static void tb__bake_group(void *ctx, int g, int w)
 {
     (void)w;
@@ -768,14 +825,13 @@ static void tb__bake_group(void *ctx, int g, int w)
     if (runs && items && dts && who) {
         int m;
         while ((m = tb__group_frame(runs, n, items, dts, who)) > 0)
-            for (int j = 0; j < m; j++)
+            for (int j = 0; j < m; j++) {
                 tb__run_after(&runs[who[j]], job->d);
-        for (int i = 0; i < n; i++) {
-            tb__baked *o = &job->out[mine[i]];
-            if (o->r == TB_OK)
-                tb__run_finish(&runs[i], o);
+                if (runs[who[j]].phase == TB__R_DONE)
+                    tb__run_done(job, &runs[who[j]], mine[who[j]], g);
+            }
+        for (int i = 0; i < n; i++)
             tb__run_free(&runs[i]);
-        }
     }
     free(runs);
     free(items);
@@ -783,15 +839,16 @@ static void tb__bake_group(void *ctx, int g, int w)
     free(who);
 }
 
-/* Task t of the bake's loop: group t, or after the groups the caller's
- * side task (tb__bake_beside), taken by the first thread done. */
+/* Task t of the bake's loop: the hooks' side task first (tb__bake_beside),
+ * then the groups. */
 static void tb__bake_task(void *ctx, int t, int w)
 {
     tb__bake_job *job = ctx;
-    if (t < job->groups)
-        tb__bake_group(job, t, w);
+    int side = job->hooks && job->hooks->side;
+    if (t < side)
+        job->hooks->side(job->hooks->ctx, 0, w);
     else
-        job->side(job->side_ctx, 0, w);
+        tb__bake_group(job, t - side, w);
 }
 
 /* The baked clips (active) spread over `groups` groups, longest first,
@@ -840,10 +897,10 @@ static void tb__bake_spread(const tb_doc *doc, const tb_bake_report *report, int
  * then the keys written in clip order: the same bytes whatever the number of
  * threads. */
 static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_desc *sd, const tb_bake_desc *d,
-                              tb_bake_report *report, tb__task_fn side, void *side_ctx, tb_error *err)
+                              tb_bake_report *report, const tb__bake_hooks *hooks, tb_error *err)
 {
     int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
-    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL, NULL, side, side_ctx};
+    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL, NULL, hooks};
     int *active = calloc((size_t)n + 1, sizeof *active), first[65];
     int *scratch = calloc((size_t)n * 2 + 1, sizeof *scratch);
     job.out = calloc((size_t)n + 1, sizeof *job.out);
@@ -860,7 +917,7 @@ static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_des
     job.groups = job.groups < 64 ? job.groups : 64;
     tb__bake_spread(doc, report, active, job.active_count, job.groups, first, scratch);
     job.first = first;
-    int tasks = job.groups + (side != NULL);
+    int tasks = job.groups + (hooks && hooks->side);
     if (tasks > 0)
         tb__parallel_for(tasks, threads < tasks ? threads : tasks, tb__bake_task, &job);
     for (int c = 0; c < n && r == TB_OK; c++) {
@@ -982,11 +1039,11 @@ static void tb__bake_select(const tb_doc *doc, const tb__sim *s, const tb_bake_d
  * every clip simulated, then written in clip order (tb__bake_all) */
 tb_result tb_bake(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb_error *err)
 {
-    return tb__bake_beside(doc, desc, report, NULL, NULL, NULL, err);
+    return tb__bake_beside(doc, desc, report, NULL, err);
 }
 
-tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb__task_fn side,
-                          void *side_ctx, tb_model **model, tb_error *err)
+tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, const tb__bake_hooks *hooks,
+                          tb_error *err)
 {
     tb_bake_desc d = tb_bake_desc_defaults(desc);
     memset(report, 0, sizeof *report);
@@ -1003,8 +1060,9 @@ tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report 
     tb_result r = tb_model_load_desc(&m, doc, &md, err);
     if (r != TB_OK)
         return r;
-    if (model)
-        *model = m; /* the caller's from here on (read only until the keys are written) */
+    const int given = hooks && hooks->loaded;
+    if (given)
+        hooks->loaded(hooks->ctx, m); /* the caller's from here on (read only until the keys are written) */
     tb__sim s = {m, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, 0};
     uint8_t *need = NULL;
     float units = 1, ground = 0;
@@ -1037,7 +1095,7 @@ tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report 
     s.need = need;
     /* Simulate every clip (in parallel groups: d.threads), then write the
      * keys in clip order: the same bytes whatever the number of threads. */
-    r = tb__bake_all(doc, &s, &sd, &d, report, side, side_ctx, err);
+    r = tb__bake_all(doc, &s, &sd, &d, report, hooks, err);
     if (r == TB_OK)
         r = tb_doc_refresh(doc, err);
 done:
@@ -1047,7 +1105,7 @@ done:
     free(s.artist);
     free(need);
     tb_spring_destroy(s.anim);
-    if (!model)
+    if (!given)
         tb_model_free(m);
     return r;
 }

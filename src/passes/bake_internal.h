@@ -1,21 +1,39 @@
-/* tb_bake with one more task in its loop (fix's measuring prepared while
- * the clips are simulated). */
+/* tb_bake with the caller's work beside it (fix's measuring: its setup
+ * while the clips are simulated, each clip as soon as its keys stand). */
 #ifndef TB_OFFLINE_BAKE_INTERNAL_H
 #define TB_OFFLINE_BAKE_INTERNAL_H
 
 #include "passes/pool_internal.h"
 #include "tailbone/bake.h"
+#include "tailbone/clip.h"
 #include "tailbone/model.h"
 
-/* tb_bake, and side(side_ctx, 0, worker) run as the last task of the loop
- * that simulates the clips (bake.threads threads): on the first thread
- * done with its clips, before any key is written, so side may read the
- * document (not write it) and nothing else the bake touches. Not run when
- * the bake ends before that loop (an error, no chain): the caller checks.
- * model, when not NULL, receives the bake's model of the document (no
- * normals; tb_model_load_desc's) as soon as it is loaded, before the loop:
- * the caller's to free, and to read only until tb__bake_beside returns. */
-tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, tb__task_fn side,
-                          void *side_ctx, tb_model **model, tb_error *err);
+/* What tb__bake_beside calls, each with ctx; any may be NULL.
+ * - loaded(ctx, m): on the calling thread, as soon as the bake's model of
+ *   the document (no normals; tb_model_load_desc's) is loaded, before the
+ *   loop that simulates the clips. The model is the caller's from then on:
+ *   to free, and to read only until tb__bake_beside returns.
+ * - side(ctx, 0, worker): the first task of that loop (bake.threads
+ *   threads), before any key is written: it may read the document, not
+ *   write it, nor anything else the bake touches.
+ * - keyed(ctx, c, clip, group): report clip c's keys stand; clip is the
+ *   clip tb_clip_load will read back from the document once they are
+ *   written (the same channels, times and values), valid during the call.
+ *   Called in the loop by the group of clips that simulated it (group <
+ *   min(bake.threads, the document's animation count): one group's calls
+ *   never overlap), possibly before side has ended (keyed waits for it when
+ *   it needs it) and beside other groups' simulation and keyed calls.
+ * None runs when the bake ends before that loop (an error, no chain): the
+ * caller checks. */
+typedef struct tb__bake_hooks {
+    void *ctx;
+    void (*loaded)(void *ctx, tb_model *m);
+    tb__task_fn side;
+    void (*keyed)(void *ctx, int clip, const tb_clip *keyed, int worker);
+} tb__bake_hooks;
+
+/* tb_bake, with the hooks (NULL: none). */
+tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report *report, const tb__bake_hooks *hooks,
+                          tb_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* The whole job (tailbone/fix.h): repair → transfer → bake → measure, and the
  * blend-zone search around it. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,10 +116,10 @@ typedef struct tb__task_result {
 } tb__task_result;
 
 /* One skinned-positions scratch a thread (tb_measure_desc.skinned), for
- * min(threads, n) threads, allocated here on the calling thread: glibc
- * gives each worker thread a heap of its own, which would take fresh pages
- * for its scratch while the caller's heap holds what the job freed.
- * NULL-terminated; NULL when out of memory. */
+ * min(threads, n) threads, all allocated at once by one thread, the calling
+ * thread's as a rule: glibc gives each worker thread a heap of its own,
+ * which would take fresh pages for its scratch while the caller's heap
+ * holds what the job freed. NULL-terminated; NULL when out of memory. */
 static float **tb__skin_scratch(int threads, int n, size_t nv)
 {
     int t = threads < n ? threads : n;
@@ -148,10 +149,13 @@ typedef struct tb__measure_job {
     size_t ne;
     const uint8_t *tail_joints;
     tb_fix_report *rep;
-    int *clip_of;           /* task k measures bake.clips[clip_of[k]] into stretch[k] */
+    int *clip_of;           /* slot k measures bake.clips[clip_of[k]] into stretch[k] */
+    int *k_of;              /* and back: bake.clips[c] into stretch[k_of[c]] */
+    int n;                  /* slots: the clips baked */
     tb__task_result *res;
+    uint8_t *measured;      /* res[k] and stretch[k] stand */
     const tb_measure_prep *prep; /* the edges' lengths and groups, the tail: one for every clip */
-    float **skinned;        /* per worker (tb__skin_scratch) */
+    float **skinned;        /* per worker, or per group of the bake (tb__skin_scratch) */
 } tb__measure_job;
 
 /* The measure desc a clip's task gives tb_measure_clip: the job's one edge
@@ -163,16 +167,13 @@ static tb_measure_desc tb__task_measure_desc(int loop, const uint64_t *edges, si
     return (tb_measure_desc){.loop = loop, .edges = edges, .edge_count = ne, .prep = prep, .skinned = skinned};
 }
 
-static void tb__measure_task(void *ctx, int k, int worker)
+/* Slot k's clip measured (SPEC C) into stretch[k], with its tail's bends,
+ * on scratch `skinned`. */
+static void tb__measure_one(tb__measure_job *job, int k, const tb_clip *clip, float *skinned)
 {
-    tb__measure_job *job = ctx;
     const tb_bake_clip *bc = &job->rep->bake.clips[job->clip_of[k]];
     tb__task_result *o = &job->res[k];
-    tb_clip *clip = NULL;
-    o->r = tb_clip_load(&clip, job->doc, job->m, bc->animation, NULL, &o->err);
-    if (o->r != TB_OK)
-        return;
-    tb_measure_desc md = tb__task_measure_desc(bc->looping, job->edges, job->ne, job->prep, job->skinned[worker]);
+    tb_measure_desc md = tb__task_measure_desc(bc->looping, job->edges, job->ne, job->prep, skinned);
     md.tail_joints = job->tail_joints;
     tb_fix_stretch *s = &job->rep->stretch[k];
     o->r = tb_measure_clip(&s->result, job->m, clip, &md, &o->err);
@@ -182,6 +183,20 @@ static void tb__measure_task(void *ctx, int k, int worker)
         s->animation = bc->animation;
         snprintf(s->clip, sizeof s->clip, "%s", bc->name);
     }
+    job->measured[k] = 1;
+}
+
+/* Slot k, unless measured beside the bake: its clip read from the document. */
+static void tb__measure_task(void *ctx, int k, int worker)
+{
+    tb__measure_job *job = ctx;
+    if (job->measured[k])
+        return;
+    tb_clip *clip = NULL;
+    job->res[k].r = tb_clip_load(&clip, job->doc, job->m, job->rep->bake.clips[job->clip_of[k]].animation, NULL,
+                                 &job->res[k].err);
+    if (job->res[k].r == TB_OK)
+        tb__measure_one(job, k, clip, job->skinned[worker]);
     tb_clip_free(clip);
 }
 
@@ -208,12 +223,18 @@ static void tb__model_trim(tb_model *m)
 }
 
 /* What every clip's measuring shares, made from the baked document's
- * model: the edge list's prep, the tail's joints. Independent of the keys,
- * so it is made beside the bake (tb__bake_beside) while the clips are
- * simulated, or after it (tb__measure) when the bake did not run it. */
+ * model: the edge list's prep, the tail's joints, the slots. Independent of
+ * the keys, so it is made beside the bake (tb__bake_beside's side task)
+ * while the clips are simulated, each clip then measured as soon as its
+ * keys stand (keyed); or after it (tb__measure) when the bake did not run
+ * it. */
 typedef struct tb__measure_setup {
     const tb_doc *doc;
+    tb_fix_report *rep;         /* its bake's clips, measured into its stretch */
     int existing;               /* rep->bake_existing */
+    int threads;
+    pthread_mutex_t lock;       /* done, for keyed */
+    pthread_cond_t ready;
     int done;
     tb_result r;                /* the model's load; then TB_ERR_OOM */
     tb_result prep_r;           /* tb_measure_prepare's (an error matters with a clip to measure) */
@@ -221,20 +242,32 @@ typedef struct tb__measure_setup {
     tb_model *m;
     uint8_t *tail_joints;
     tb_measure_prep *prep;
+    tb__measure_job job;        /* its slots, once done */
 } tb__measure_setup;
 
-static void tb__measure_setup_task(void *ctx, int task, int worker)
+static void tb__measure_setup_init(tb__measure_setup *su, const tb_doc *doc, tb_fix_report *rep, int threads)
 {
-    (void)task, (void)worker;
-    tb__measure_setup *su = ctx;
-    su->done = 1;
+    memset(su, 0, sizeof *su);
+    su->doc = doc;
+    su->rep = rep;
+    su->existing = rep->bake_existing;
+    su->threads = threads;
+    pthread_mutex_init(&su->lock, NULL);
+    pthread_cond_init(&su->ready, NULL);
+}
+
+/* The model loaded, its edge list prepared and its triangles given back;
+ * the slots, one for each clip the bake did not skip (rep->bake's clips
+ * stand once its loop runs). */
+static void tb__measure_setup_make(tb__measure_setup *su)
+{
     if (!su->m) /* not the bake's (tb__bake_beside) */
         su->r = tb__model_load(&su->m, su->doc, &su->err);
     if (su->r != TB_OK)
         return;
     tb_model *m = su->m;
     uint64_t *edges = NULL;
-    size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip; trimmed by tb__measure_with */
+    size_t ne = tb_measure_edges(m, &edges); /* one edge list for every clip */
     /* the skeleton's own chains (bake.existing): their bones are the tail */
     uint8_t *tail_joints = su->existing ? calloc((size_t)m->skel.joint_count + 1, 1) : NULL;
     if (tail_joints) {
@@ -254,17 +287,78 @@ static void tb__measure_setup_task(void *ctx, int task, int worker)
     tb_measure_desc pd = {.edges = edges, .edge_count = ne, .tail_joints = tail_joints};
     su->prep_r = tb_measure_prepare(&su->prep, m, &pd, &su->prep_err);
     free(edges); /* the prep keeps its own, smaller form */
+    tb__model_trim(m); /* the bake reads no triangle */
+    /* a scratch for each group of the bake, taken once the edge list is
+     * freed (see tb__skin_scratch: the loop's first task, this one, is the
+     * calling thread's as a rule) */
+    su->job.skinned = tb__skin_scratch(su->threads, tb_doc_gltf(su->doc)->animation_count, m->vertex_count);
+    tb_fix_report *rep = su->rep;
+    const int clips = rep->bake.clip_count;
+    tb__measure_job *job = &su->job;
+    *job = (tb__measure_job){su->doc, m, NULL, 0, tail_joints, rep, calloc((size_t)clips + 1, sizeof(int)),
+                             calloc((size_t)clips + 1, sizeof(int)), 0,
+                             calloc((size_t)clips + 1, sizeof(tb__task_result)), calloc((size_t)clips + 1, 1),
+                             su->prep, job->skinned};
+    rep->stretch = calloc((size_t)clips + 1, sizeof *rep->stretch);
+    if (!job->clip_of || !job->k_of || !job->res || !job->measured || !rep->stretch) {
+        su->r = tb__fail(&su->err, TB_ERR_OOM, NULL, NULL);
+        return;
+    }
+    for (int c = 0; c < clips; c++)
+        if (!rep->bake.clips[c].skipped) {
+            job->k_of[c] = job->n;
+            job->clip_of[job->n++] = c;
+        }
+}
+
+/* tb__bake_hooks.side: the setup, then the clips waiting for it let go. */
+static void tb__measure_setup_task(void *ctx, int task, int worker)
+{
+    (void)task, (void)worker;
+    tb__measure_setup *su = ctx;
+    tb__measure_setup_make(su);
+    pthread_mutex_lock(&su->lock);
+    su->done = 1;
+    pthread_cond_broadcast(&su->ready);
+    pthread_mutex_unlock(&su->lock);
+}
+
+/* tb__bake_hooks.loaded: the bake's model is the setup's. */
+static void tb__measure_loaded(void *ctx, tb_model *m)
+{
+    ((tb__measure_setup *)ctx)->m = m;
+}
+
+/* tb__bake_hooks.keyed: clip c measured as soon as the setup stands, on
+ * the scratch of the bake's group that simulated it. */
+static void tb__measure_keyed(void *ctx, int c, const tb_clip *clip, int group)
+{
+    tb__measure_setup *su = ctx;
+    pthread_mutex_lock(&su->lock);
+    while (!su->done)
+        pthread_cond_wait(&su->ready, &su->lock);
+    pthread_mutex_unlock(&su->lock);
+    if (su->r == TB_OK && su->prep_r == TB_OK && su->job.skinned)
+        tb__measure_one(&su->job, su->job.k_of[c], clip, su->job.skinned[group]);
 }
 
 static void tb__measure_setup_free(tb__measure_setup *su)
 {
+    tb__skin_scratch_free(su->job.skinned);
+    free(su->job.clip_of);
+    free(su->job.k_of);
+    free(su->job.res);
+    free(su->job.measured);
     tb_measure_prep_free(su->prep);
     free(su->tail_joints);
     tb_model_free(su->m);
+    pthread_cond_destroy(&su->ready);
+    pthread_mutex_destroy(&su->lock);
 }
 
-/* Every baked clip measured on the repaired document (SPEC C), `threads`
- * clips at once; su made beside the bake, or here. */
+/* Every baked clip measured on the repaired document (SPEC C): those the
+ * bake's keyed did not measure, `threads` clips at once; su made beside
+ * the bake, or here. */
 static tb_result tb__measure_with(tb__measure_setup *su, tb_fix_report *rep, int threads, tb_error *err)
 {
     if (!su->done)
@@ -273,53 +367,37 @@ static tb_result tb__measure_with(tb__measure_setup *su, tb_fix_report *rep, int
         *err = su->err;
         return su->r;
     }
-    if (su->m)
-        tb__model_trim(su->m); /* past the bake, which may read it */
-    rep->stretch = calloc((size_t)rep->bake.clip_count + 1, sizeof *rep->stretch);
-    if (!rep->stretch || su->r != TB_OK)
+    if (su->r != TB_OK)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    const tb_model *m = su->m;
-    /* every clip in parallel (bake.threads), each into its own slot */
-    int n = 0;
-    tb_result r = TB_OK;
-    tb__measure_job job = {su->doc, m, NULL, 0, su->tail_joints, rep,
-                           calloc((size_t)rep->bake.clip_count + 1, sizeof(int)),
-                           calloc((size_t)rep->bake.clip_count + 1, sizeof(tb__task_result)), NULL, NULL};
-    if (!job.clip_of || !job.res) {
-        r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-    } else {
-        for (int c = 0; c < rep->bake.clip_count; c++)
-            if (!rep->bake.clips[c].skipped)
-                job.clip_of[n++] = c;
-        if (n > 0 && su->prep_r != TB_OK) {
-            *err = su->prep_err;
-            r = su->prep_r;
-        } else if (n > 0) {
-            job.prep = su->prep;
-            if (!(job.skinned = tb__skin_scratch(threads, n, m->vertex_count)))
-                r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-            else
-                tb__parallel_for(n, threads, tb__measure_task, &job);
-            tb__skin_scratch_free(job.skinned);
-        }
-        for (int k = 0; k < n && r == TB_OK; k++) {
-            if (job.res[k].r != TB_OK) {
-                *err = job.res[k].err;
-                r = job.res[k].r;
-            } else {
-                rep->stretch_count++;
-            }
-        }
+    tb__measure_job *job = &su->job;
+    const int n = job->n;
+    if (n > 0 && su->prep_r != TB_OK) {
+        *err = su->prep_err;
+        return su->prep_r;
     }
-    free(job.clip_of);
-    free(job.res);
-    return r;
+    int left = 0;
+    for (int k = 0; k < n; k++)
+        left += !job->measured[k];
+    if (left > 0) {
+        if (!job->skinned && !(job->skinned = tb__skin_scratch(threads, n, su->m->vertex_count)))
+            return tb__fail(err, TB_ERR_OOM, NULL, NULL);
+        tb__parallel_for(n, threads, tb__measure_task, job);
+    }
+    for (int k = 0; k < n; k++) {
+        if (job->res[k].r != TB_OK) {
+            *err = job->res[k].err;
+            return job->res[k].r;
+        }
+        rep->stretch_count++;
+    }
+    return TB_OK;
 }
 
 /* tb__measure_with, its setup made here. */
 static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_error *err)
 {
-    tb__measure_setup su = {.doc = doc, .existing = rep->bake_existing};
+    tb__measure_setup su;
+    tb__measure_setup_init(&su, doc, rep, threads);
     tb_result r = tb__measure_with(&su, rep, threads, err);
     tb__measure_setup_free(&su);
     return r;
@@ -384,9 +462,12 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
         tb__progress(d, "bake");
         tb_bake_desc bd = d->bake;
         bd.only = d->library_count > 0 ? NULL : d->only; /* transferred clips are already filtered */
-        /* the measuring's setup made beside the clips' simulation */
-        tb__measure_setup su = {.doc = doc, .existing = rep->bake_existing};
-        r = tb__bake_beside(doc, &bd, &rep->bake, tb__measure_setup_task, &su, &su.m, err);
+        /* the measuring's setup made beside the clips' simulation, each
+         * clip measured as soon as its keys stand */
+        tb__measure_setup su;
+        tb__measure_setup_init(&su, doc, rep, d->bake.threads);
+        tb__bake_hooks hooks = {&su, tb__measure_loaded, tb__measure_setup_task, tb__measure_keyed};
+        r = tb__bake_beside(doc, &bd, &rep->bake, &hooks, err);
         for (int c = 0; r == TB_OK && c < rep->bake.clip_count; c++)
             rep->changed |= !rep->bake.clips[c].skipped;
         if (r == TB_OK) {
