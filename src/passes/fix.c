@@ -295,10 +295,15 @@ static void tb__measure_setup_make(tb__measure_setup *su)
     tb_fix_report *rep = su->rep;
     const int clips = rep->bake.clip_count;
     tb__measure_job *job = &su->job;
-    *job = (tb__measure_job){su->doc, m, NULL, 0, tail_joints, rep, calloc((size_t)clips + 1, sizeof(int)),
-                             calloc((size_t)clips + 1, sizeof(int)), 0,
-                             calloc((size_t)clips + 1, sizeof(tb__task_result)), calloc((size_t)clips + 1, 1),
-                             su->prep, job->skinned};
+    job->doc = su->doc;
+    job->m = m;
+    job->tail_joints = tail_joints;
+    job->rep = rep;
+    job->prep = su->prep;
+    job->clip_of = calloc((size_t)clips + 1, sizeof *job->clip_of);
+    job->k_of = calloc((size_t)clips + 1, sizeof *job->k_of);
+    job->res = calloc((size_t)clips + 1, sizeof *job->res);
+    job->measured = calloc((size_t)clips + 1, 1);
     rep->stretch = calloc((size_t)clips + 1, sizeof *rep->stretch);
     if (!job->clip_of || !job->k_of || !job->res || !job->measured || !rep->stretch) {
         su->r = tb__fail(&su->err, TB_ERR_OOM, NULL, NULL);
