@@ -3129,6 +3129,21 @@ static inline float tb__m4_min(tb__m4f v)
     return a < b ? a : b;
 }
 
+/* Each lane's least squared distance so far (g) to run y's samples and the
+ * first sample at it (nr), written once for the four lanes
+ * (tb__merge_lanes) and the eight (tb__merge_lanes8), so that both do the
+ * same operations in the same order: VF and VI the float and int vectors;
+ * M, y, px, py, pz, g and nr in scope. */
+#define TB__MERGE_NEAREST(VF, VI)                                                                           \
+    for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {                                                  \
+        const float *o = M->sp + j * TB__MSF;                                                               \
+        VF dx = o[0] - px, dy = o[1] - py, dz = o[2] - pz;                                                  \
+        VF d2 = dx * dx + dy * dy + dz * dz;                                                                \
+        VI lt = d2 < g; /* the least so far, and the first sample at it */                                  \
+        g = (VF)(((VI)d2 & lt) | ((VI)g & ~lt));                                                            \
+        nr = ((int)j & lt) | (nr & ~lt);                                                                    \
+    }
+
 /* Samples [i, i + 4) of a run (the lanes past its end copies of its last)
  * against the samples of the other component's runs nb[g0..g1), in the
  * scalar order: per lane the least squared distance (NaN ones skipped),
@@ -3157,14 +3172,7 @@ static inline __attribute__((always_inline)) void tb__merge_lanes(const tb__merg
     for (size_t gi = g0; gi < g1; gi++) {
         size_t y = (size_t)(uint32_t)nb[gi];
         const float *b = M->rbox + y * TB__MRB;
-        for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
-            const float *o = M->sp + j * TB__MSF;
-            tb__m4f dx = o[0] - px, dy = o[1] - py, dz = o[2] - pz;
-            tb__m4f d2 = dx * dx + dy * dy + dz * dz;
-            tb__m4i lt = d2 < g; /* the least so far, and the first sample at it */
-            g = (tb__m4f)(((tb__m4i)d2 & lt) | ((tb__m4i)g & ~lt));
-            nr = ((int)j & lt) | (nr & ~lt);
-        }
+        TB__MERGE_NEAREST(tb__m4f, tb__m4i);
         if ((nan || !(tb__box_gap2(q, b + 6) * 0.999f > b[12])) && !tb__m4_all(in))
             for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
                 const float *o = M->sp + j * TB__MSF;
@@ -3242,14 +3250,7 @@ static inline __attribute__((always_inline)) void tb__merge_lanes8(const tb__mer
     for (size_t gi = g0; gi < g1; gi++) {
         size_t y = (size_t)(uint32_t)nb[gi];
         const float *b = M->rbox + y * TB__MRB;
-        for (size_t j = M->soff[y]; j < M->soff[y + 1]; j++) {
-            const float *o = M->sp + j * TB__MSF;
-            tb__m8f dx = o[0] - px, dy = o[1] - py, dz = o[2] - pz;
-            tb__m8f d2 = dx * dx + dy * dy + dz * dz;
-            tb__m8i lt = d2 < g; /* the least so far, and the first sample at it */
-            g = (tb__m8f)(((tb__m8i)d2 & lt) | ((tb__m8i)g & ~lt));
-            nr = ((int)j & lt) | (nr & ~lt);
-        }
+        TB__MERGE_NEAREST(tb__m8f, tb__m8i);
         int all = (_mm_movemask_ps((__m128)__builtin_shufflevector(in, in, 0, 1, 2, 3)) &
                    _mm_movemask_ps((__m128)__builtin_shufflevector(in, in, 4, 5, 6, 7))) == 15; /* all-ones lanes */
         if ((nan || !(tb__box_gap2(q, b + 6) * 0.999f > b[12])) && !all)
@@ -3269,6 +3270,7 @@ static inline __attribute__((always_inline)) void tb__merge_lanes8(const tb__mer
 }
 #undef TB__M8
 #endif
+#undef TB__MERGE_NEAREST
 
 /* Run x's samples against the samples of one other component's runs
  * nb[g0..g1): the least squared distance, in *in how many of the *tried
