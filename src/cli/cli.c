@@ -1,4 +1,7 @@
 #include <errno.h>
+#ifdef __GLIBC__ /* defined by errno.h's <features.h> */
+#include <malloc.h>  /* mallopt */
+#endif
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -42,6 +45,22 @@ void tb_cli_install_signals(void)
             continue;
         sigaction(sigs[i], &sa, NULL);
     }
+}
+
+void tb_cli_tune_allocator(void)
+{
+#if defined(__GLIBC__) && defined(M_TOP_PAD)
+    /* glibc grows a thread's arena one page-rounded request at a time (an
+     * mprotect each: ~440 of them while a worker parses the Soldier's
+     * library), and the main arena 128 KiB at a time. A job's threads all
+     * allocate as they start, so each new heap begins with 8 MiB usable
+     * (address space only: a page costs memory once written) and the main
+     * arena grows and trims by as much. The user's own
+     * GLIBC_TUNABLES=glibc.malloc.top_pad=... wins. */
+    const char *t = getenv("GLIBC_TUNABLES");
+    if (!t || !strstr(t, "glibc.malloc.top_pad"))
+        mallopt(M_TOP_PAD, 8 << 20);
+#endif
 }
 
 int tb_cli_global_option(const char *arg)

@@ -44,6 +44,9 @@ int tb_cli_global_option(const char *arg);
 /* Installs SIGINT/SIGTERM/SIGHUP/SIGXFSZ handlers that remove the temporary
  * file of a save in progress, then die of the signal. */
 void tb_cli_install_signals(void);
+/* The allocator's settings for a process that runs one job and exits
+ * (glibc: each heap grows 8 MiB at a time; elsewhere nothing). */
+void tb_cli_tune_allocator(void);
 /* Saves through a temporary file the signal handlers know about; on failure
  * prints one line naming path and returns TB_EXIT_FAIL. */
 int tb_cli_save_doc(const tb_doc *doc, const char *path);

@@ -49,6 +49,7 @@ int main(int argc, char **argv)
     argc = kept;
     argv[argc] = NULL;
     tb_cli_install_signals();
+    tb_cli_tune_allocator();
     if (argc < 2) {
         tb__usage(stderr);
         return TB_EXIT_USAGE;
