@@ -633,6 +633,57 @@ static void histogram_min_and_max_skip_nan(void **state)
     tb__hist_free(&h);
 }
 
+/* A histogram writes only the bins its samples span (the near bins at
+ * init, then from them to each sample's), so its memory is not zeroed as
+ * a whole: made over memory that held other data (blocks of its own sizes
+ * filled and freed first, which the allocator hands back), it still counts
+ * samples from every bin range, the NaN's and the infinite bin exactly. */
+static void histogram_made_over_used_memory_counts_exactly(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 2; round++) { /* the first frees may raise the allocator's mmap threshold */
+        void *used[3] = {malloc(TB__HIST_BINS * sizeof(uint64_t)), malloc(TB__HIST_BINS * sizeof(float)),
+                         malloc(TB__HIST_BINS * sizeof(float))};
+        for (int i = 0; i < 3; i++) {
+            assert_non_null(used[i]);
+            memset(used[i], 0x5b, i == 0 ? TB__HIST_BINS * sizeof(uint64_t) : TB__HIST_BINS * sizeof(float));
+        }
+        for (int i = 3; i-- > 0;)
+            free(used[i]);
+    }
+    const float xs[] = {1.0f, 0.0f, 1e-3f, 0.3f, 0.6f, 2.4f, 7.5f, 50.0f, 300.0f, 1e9f, 1e13f, INFINITY, NAN, 1.0f};
+    const size_t n = sizeof xs / sizeof xs[0];
+    tb__hist h;
+    assert_true(tb__hist_init(&h, 1.5f, 0.67f));
+    size_t torn = 0;
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        tb__hist_add(&h, xs[i]);
+        torn += xs[i] > 1.5f || xs[i] < 0.67f;
+        if (xs[i] == xs[i]) {
+            lo = xs[i] < lo ? xs[i] : lo;
+            hi = xs[i] > hi ? xs[i] : hi;
+        }
+    }
+    tb__hist_tally(&h);
+    assert_int_equal(h.n, n);
+    assert_int_equal(h.torn, torn);
+    assert_float_equal(h.min, lo, 0);
+    assert_true(isinf(h.max) && hi == h.max);
+    /* every rank is its sample's (one sample a bin, but the two 1s) */
+    float sorted[sizeof xs / sizeof xs[0]];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (xs[i] == xs[i])
+            sorted[m++] = xs[i];
+    assert_int_equal(m, n - 1); /* NaN ranks last */
+    qsort(sorted, m, sizeof *sorted, cmp_float);
+    for (size_t k = 0; k < m; k++)
+        assert_float_equal(tb__hist_rank(&h, k), sorted[k], 0);
+    assert_true(isnan(tb__hist_rank(&h, n - 1)));
+    tb__hist_free(&h);
+}
+
 /* The streaming histogram measure keeps (passes/stretch_hist.h) against
  * the exact nearest rank of the same samples, sorted: every percentile lies
  * in the exact value's bin, within half its width, so below 128 it prints the
@@ -1658,6 +1709,7 @@ int main(void)
         cmocka_unit_test(percentile_agrees_with_sorting_on_random_data_with_ties),
         cmocka_unit_test(histogram_percentile_matches_the_exact_rank_within_its_bin),
         cmocka_unit_test(histogram_min_and_max_skip_nan),
+        cmocka_unit_test(histogram_made_over_used_memory_counts_exactly),
         cmocka_unit_test(cli_measures_a_file_and_dumps_positions),
         cmocka_unit_test(corpus_xbot_walk_body_stretch_equals_an_exact_recount),
         cmocka_unit_test(corpus_soldier_walk_body_stretch_equals_an_exact_recount),

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
 {
@@ -12,12 +13,12 @@ int tb__hist_init(tb__hist *h, float torn_above, float torn_below)
 int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below)
 {
     const size_t bins = (size_t)(n > 0 ? n : 1) * TB__HIST_BINS;
-    uint64_t *count = calloc(bins, sizeof *count);
+    uint64_t *count = malloc(bins * sizeof *count);
     float *lo = malloc(bins * sizeof *lo), *hi = malloc(bins * sizeof *hi);
     if (!count || !lo || !hi) {
         free(count), free(lo), free(hi);
         for (int k = 0; k < n; k++)
-            h[k].count = NULL, h[k].lo = h[k].hi = NULL;
+            h[k].count = NULL, h[k].lo = h[k].hi = NULL, h[k].from = h[k].to = 0;
         return 0;
     }
     for (int k = 0; k < n; k++) {
@@ -31,12 +32,28 @@ int tb__hist_init_block(tb__hist *h, int n, float torn_above, float torn_below)
         g->count = count + (size_t)k * TB__HIST_BINS;
         g->lo = lo + (size_t)k * TB__HIST_BINS;
         g->hi = hi + (size_t)k * TB__HIST_BINS;
-        for (size_t b = tb__hist_bin(TB__HIST_NEAR_LO); b <= tb__hist_bin(TB__HIST_NEAR_HI); b++) {
+        g->from = tb__hist_bin(TB__HIST_NEAR_LO);
+        g->to = tb__hist_bin(TB__HIST_NEAR_HI) + 1;
+        for (size_t b = g->from; b < g->to; b++) {
+            g->count[b] = 0;
             g->lo[b] = INFINITY;
             g->hi[b] = -INFINITY;
         }
     }
     return 1;
+}
+
+/* Bin b made: the bins from the ones made to b zeroed (their lo and hi
+ * are set by their first sample). */
+static void tb__hist_reach(tb__hist *h, size_t b)
+{
+    if (b < h->from) {
+        memset(h->count + b, 0, (h->from - b) * sizeof *h->count);
+        h->from = b;
+    } else if (b >= h->to) {
+        memset(h->count + h->to, 0, (b + 1 - h->to) * sizeof *h->count);
+        h->to = b + 1;
+    }
 }
 
 void tb__hist_free_block(tb__hist *h)
@@ -49,6 +66,8 @@ void tb__hist_add_n(tb__hist *h, float x, uint32_t k)
     if (k == 0)
         return;
     size_t b = tb__hist_bin(x);
+    if (b < h->from || b >= h->to)
+        tb__hist_reach(h, b);
     if (h->count[b] == 0) { /* NaN's bin keeps its first NaN (tb__hist_rank) */
         h->lo[b] = h->hi[b] = x;
     } else {
@@ -72,6 +91,7 @@ void tb__hist_free(tb__hist *h)
     free(h->hi);
     h->count = NULL;
     h->lo = h->hi = NULL;
+    h->from = h->to = 0;
 }
 
 /* Every bin but the last (NaN's) is ordered by value, and a bin's lo and hi
@@ -80,7 +100,8 @@ void tb__hist_free(tb__hist *h)
  * highest the max. */
 static float tb__hist_min_from(const tb__hist *h, size_t from)
 {
-    for (size_t b = from; b + 1 < TB__HIST_BINS; b++)
+    const size_t end = h->to < TB__HIST_BINS - 1 ? h->to : TB__HIST_BINS - 1; /* not NaN's bin */
+    for (size_t b = from > h->from ? from : h->from; b < end; b++)
         if (h->count[b])
             return h->lo[b];
     return NAN;
@@ -88,7 +109,7 @@ static float tb__hist_min_from(const tb__hist *h, size_t from)
 
 static float tb__hist_max_below(const tb__hist *h, size_t to)
 {
-    for (size_t b = to; b-- > 0;)
+    for (size_t b = to < h->to ? to : h->to; b-- > h->from;)
         if (h->count[b])
             return h->hi[b];
     return NAN;
@@ -110,7 +131,7 @@ float tb__hist_max(const tb__hist *h)
 static uint64_t tb__hist_sum(const tb__hist *h, size_t from, size_t to)
 {
     uint64_t n = 0;
-    for (size_t b = from; b < to; b++)
+    for (size_t b = from > h->from ? from : h->from; b < to && b < h->to; b++)
         n += h->count[b];
     return n;
 }
@@ -127,7 +148,7 @@ void tb__hist_tally(tb__hist *h)
         /* the usual thresholds (below under above): [0, below) and
          * (above, NaN's bin) tear; the thresholds' own bins counted */
         uint64_t lo = tb__hist_sum(h, 0, below), hi = tb__hist_sum(h, above + 1, nan_bin);
-        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + h->count[nan_bin];
+        h->n = lo + tb__hist_sum(h, below, above + 1) + hi + tb__hist_sum(h, nan_bin, nan_bin + 1);
         h->torn = torn + lo + hi;
         /* min and max: the ranges the sums found empty are not looked at */
         h->min = tb__hist_min_from(h, lo ? 0 : below);
@@ -135,7 +156,7 @@ void tb__hist_tally(tb__hist *h)
         return;
     }
     uint64_t n = 0;
-    for (size_t b = 0; b < TB__HIST_BINS; b++) {
+    for (size_t b = h->from; b < h->to; b++) {
         uint64_t c = h->count[b];
         n += c;
         if (b != above && b != below && b < nan_bin && ((above < nan_bin && b > above) || (below < nan_bin && b < below)))
@@ -152,7 +173,7 @@ float tb__hist_rank(const tb__hist *h, uint64_t k)
     if (k >= h->n)
         return NAN;
     uint64_t before = 0;
-    for (size_t b = 0; b < TB__HIST_BINS; b++) {
+    for (size_t b = h->from; b < h->to; b++) {
         uint64_t c = h->count[b];
         if (k >= before + c) {
             before += c;

@@ -40,15 +40,19 @@ typedef struct tb__hist {
     size_t bin_above, bin_below; /* the bins of the thresholds (none: TB__HIST_BINS) */
     uint64_t torn_edge;     /* torn samples in those two bins */
     float min, max;         /* tb__hist_min and tb__hist_max, as tb__hist_tally left them */
-    uint64_t *count;        /* TB__HIST_BINS, zeroed (calloc) */
+    uint64_t *count;        /* TB__HIST_BINS; zero on [from, to), never touched outside */
     float *lo, *hi;         /* per bin: smallest and largest sample */
+    size_t from, to;        /* the bins made so far: those that may hold a sample */
 } tb__hist;
 
-/* Allocates the bins (about 1.2 MB; lo and hi only touched where used, so
- * mostly never mapped); returns 0 when out of memory. The bins of
- * [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI) start with lo = +inf and hi = -inf,
- * so a sample there needs no first-sample test (tb__hist_add_near); the
- * others' lo and hi are set by their first sample. */
+/* Allocates the bins (about 1.2 MB of address space) and makes those of
+ * [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI) (60 KB written); returns 0 when out
+ * of memory. Those start with lo = +inf and hi = -inf, so a sample there
+ * needs no first-sample test (tb__hist_add_near). A sample outside them
+ * makes the bins between them and its own (count zeroed; lo and hi set by
+ * a bin's first sample), so the pages a histogram writes and reads are
+ * those of the range its samples span, not all 1.2 MB (each a page fault
+ * in a fresh process). */
 int tb__hist_init(tb__hist *h, float torn_above, float torn_below);
 void tb__hist_free(tb__hist *h);
 /* n histograms as tb__hist_init makes them, their bins in one block:
