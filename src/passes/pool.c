@@ -1,4 +1,5 @@
 /* A parallel for over independent tasks (passes/pool_internal.h). */
+#define _GNU_SOURCE /* sched_getcpu, the affinity calls (Linux) */
 #include "passes/pool_internal.h"
 
 #include <pthread.h>
@@ -9,16 +10,62 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Starts fn(arg) on a detached thread. 0: it could not be started. */
+/* What a thread tb__start_detached starts runs first: its own affinity
+ * back to the whole set it was started away from. */
+typedef struct tb__start {
+    void *(*fn)(void *);
+    void *arg;
+#ifdef CPU_SET
+    int restore;
+    cpu_set_t all;
+#endif
+} tb__start;
+
+static void *tb__started(void *p)
+{
+    tb__start s = *(tb__start *)p;
+    free(p);
+#ifdef CPU_SET
+    if (s.restore)
+        pthread_setaffinity_np(pthread_self(), sizeof s.all, &s.all);
+#endif
+    return s.fn(s.arg);
+}
+
+/* Starts fn(arg) on a detached thread. 0: it could not be started. On
+ * Linux the thread starts on another core than the caller's (then may run
+ * anywhere): the scheduler otherwise often queues a new thread on its
+ * creator's core when the others look busy, behind the caller that is about
+ * to work too, and it started 1.5-5 ms late (the detection's and the bake's
+ * second thread, seen with timers on the Wolf at -j 2). */
 static int tb__start_detached(void *(*fn)(void *), void *arg)
 {
     pthread_t tid;
     pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0)
+    tb__start *s = malloc(sizeof *s);
+    if (!s)
         return 0;
+    if (pthread_attr_init(&attr) != 0) {
+        free(s);
+        return 0;
+    }
+    s->fn = fn;
+    s->arg = arg;
+#ifdef CPU_SET
+    s->restore = 0;
+    int cpu = sched_getcpu();
+    if (cpu >= 0 && cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof s->all, &s->all) == 0 &&
+        CPU_ISSET(cpu, &s->all) && CPU_COUNT(&s->all) > 1) {
+        cpu_set_t away = s->all;
+        CPU_CLR(cpu, &away);
+        s->restore = pthread_attr_setaffinity_np(&attr, sizeof away, &away) == 0;
+    }
+#endif
     int started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                  pthread_create(&tid, &attr, fn, arg) == 0;
+                  pthread_create(&tid, &attr, tb__started, s) == 0;
     pthread_attr_destroy(&attr);
+    if (!started)
+        free(s);
     return started;
 }
 
