@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/fbx.h"
 #include "core/base.h"
+#include "passes/pool_internal.h"
 #include "tailbone/fix.h"
 #include "tailbone/vrm.h"
 
@@ -802,7 +803,7 @@ static int tb__fix_load(tb__fix_job *job)
     if (overlap)
         json_object_seed(0); /* jansson's hash seed set before a second thread parses (as its docs ask) */
     if (overlap && (job->lib_errs = calloc((size_t)job->lib_count, sizeof *job->lib_errs)) &&
-        pthread_create(&job->lib_thread, NULL, tb__fix_libs_thread, job) == 0) {
+        tb__thread_start(&job->lib_thread, tb__fix_libs_thread, job)) {
         job->lib_pending = 1;
         job->in_doc = tb_cli_load_silent(job->load_in, &job->in_err);
         if (!job->in_doc) {

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* What a thread tb__start_detached starts runs first: its own affinity
+/* What a thread tb__thread_start starts runs first: its own affinity
  * back to the whole set it was started away from. */
 typedef struct tb__start {
     void *(*fn)(void *);
@@ -32,15 +32,8 @@ static void *tb__started(void *p)
     return s.fn(s.arg);
 }
 
-/* Starts fn(arg) on a detached thread. 0: it could not be started. On
- * Linux the thread starts on another core than the caller's (then may run
- * anywhere): the scheduler otherwise often queues a new thread on its
- * creator's core when the others look busy, behind the caller that is about
- * to work too, and it started 1.5-5 ms late (the detection's and the bake's
- * second thread, seen with timers on the Wolf at -j 2). */
-static int tb__start_detached(void *(*fn)(void *), void *arg)
+int tb__thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
 {
-    pthread_t tid;
     pthread_attr_t attr;
     tb__start *s = malloc(sizeof *s);
     if (!s)
@@ -61,12 +54,22 @@ static int tb__start_detached(void *(*fn)(void *), void *arg)
         s->restore = pthread_attr_setaffinity_np(&attr, sizeof away, &away) == 0;
     }
 #endif
-    int started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                  pthread_create(&tid, &attr, tb__started, s) == 0;
+    int started = pthread_create(tid, &attr, tb__started, s) == 0;
     pthread_attr_destroy(&attr);
     if (!started)
         free(s);
     return started;
+}
+
+/* Starts fn(arg) on a detached thread (tb__thread_start). 0: it could not
+ * be started. */
+static int tb__start_detached(void *(*fn)(void *), void *arg)
+{
+    pthread_t tid;
+    if (!tb__thread_start(&tid, fn, arg))
+        return 0;
+    pthread_detach(tid);
+    return 1;
 }
 
 /* Every task by this thread, in order (one thread, or no memory for more). */

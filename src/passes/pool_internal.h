@@ -9,6 +9,8 @@
 #ifndef TB_OFFLINE_POOL_INTERNAL_H
 #define TB_OFFLINE_POOL_INTERNAL_H
 
+#include <pthread.h>
+
 /* Runs fn(ctx, task, worker) for every task in [0, n), on at most `threads`
  * threads (the caller's included; < 1 means 1). worker in [0, threads) names
  * the thread, for per-thread scratch. A thread that cannot be started leaves
@@ -29,6 +31,15 @@ typedef struct tb__team tb__team;
 tb__team *tb__team_start(int threads);
 void tb__team_for(tb__team *team, int n, tb__task_fn fn, void *ctx);
 void tb__team_stop(tb__team *team);
+
+/* Starts fn(arg) on a new (joinable) thread; 0: it could not be started.
+ * On Linux the thread starts on another core than the caller's, then may
+ * run anywhere: the scheduler otherwise often queues a new thread on its
+ * creator's core when the others look busy, behind the caller that is
+ * about to work too (the detection's and the bake's second thread started
+ * 1.5-5 ms late, timers on the Wolf at -j 2). Every thread of the offline
+ * layer and of the CLI starts here. */
+int tb__thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /* The number of online CPUs (at least 1): what a thread count of 0 means
  * where a caller asks for "all cores". */
