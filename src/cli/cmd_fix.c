@@ -681,7 +681,8 @@ typedef struct tb__fix_job {
  * path: on Linux it takes a lower priority (nice 5, about a third of a
  * shared core), so that on 2 cores it fills what the repair leaves
  * (Wolf + Soldier at -j 2, 60 interleaved rounds: 37.2 -> 35.5 ms median;
- * the libraries were still in before the repair ended). */
+ * in 7 of 8 timed runs the libraries were in before the repair ended, the
+ * eighth waited 0.7 ms for them). */
 static void *tb__fix_libs_thread(void *arg)
 {
     tb__fix_job *job = arg;
