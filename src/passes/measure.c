@@ -8,7 +8,8 @@
 
 #include <cglm/cglm.h>
 #if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__))
-#include <xmmintrin.h> /* _mm_sqrt_ss: the edge loop's square root */
+#include <xmmintrin.h> /* the edge loop's square roots and divisions, four at a time */
+#define TB__MC_SSE 1
 #endif
 
 #include "passes/appendage_internal.h"
@@ -1048,22 +1049,52 @@ static inline float tb__edge_dist(const float a[3], const float b[3])
 
 /* The edge loop's place and what it hands back: where it stopped, the
  * samples outside [TB__HIST_NEAR_LO, TB__HIST_NEAR_HI) it kept for
- * tb__hist_add_n (up to TB__MC_SLOW), and the near bins' torn counts. */
+ * tb__hist_add_n (TB__MC_SLOW or more: it stops at the end of the batch
+ * that reached it), and the near bins' torn counts. */
 #define TB__MC_SLOW 256
+#define TB__MC_BATCH 64
 
 typedef struct tb__mc_walk {
     size_t i, e;      /* the next edge: e of the i-th lower vertex */
     size_t slow;      /* samples in x, k, g */
-    float x[TB__MC_SLOW];
-    uint32_t k[TB__MC_SLOW];
-    uint8_t g[TB__MC_SLOW];
+    float x[TB__MC_SLOW + TB__MC_BATCH];
+    uint32_t k[TB__MC_SLOW + TB__MC_BATCH];
+    uint8_t g[TB__MC_SLOW + TB__MC_BATCH];
     uint64_t torn[4]; /* by group (1..3) */
 } tb__mc_walk;
+
+/* x[t] = |pos[a[t]] - pos[b[t]]| * inv_scale / len[t] for t < n, each with
+ * tb__edge_dist's operations then the product and the quotient, rounded as
+ * one edge at a time would: four at once where SSE is (a square root and a
+ * division per edge were the loop's bound: one divider, one a few cycles). */
+static void tb__mc_ratios(const float *restrict pos, const uint32_t *restrict a, const uint32_t *restrict b,
+                          const float *restrict len, size_t n, float inv_scale, float *restrict x)
+{
+    size_t t = 0;
+#ifdef TB__MC_SSE
+    const __m128 s = _mm_set1_ps(inv_scale);
+    for (; t + 4 <= n; t += 4) {
+        const float *p0 = pos + (size_t)a[t] * 3, *p1 = pos + (size_t)a[t + 1] * 3;
+        const float *p2 = pos + (size_t)a[t + 2] * 3, *p3 = pos + (size_t)a[t + 3] * 3;
+        const float *q0 = pos + (size_t)b[t] * 3, *q1 = pos + (size_t)b[t + 1] * 3;
+        const float *q2 = pos + (size_t)b[t + 2] * 3, *q3 = pos + (size_t)b[t + 3] * 3;
+        __m128 dx = _mm_sub_ps(_mm_setr_ps(p0[0], p1[0], p2[0], p3[0]), _mm_setr_ps(q0[0], q1[0], q2[0], q3[0]));
+        __m128 dy = _mm_sub_ps(_mm_setr_ps(p0[1], p1[1], p2[1], p3[1]), _mm_setr_ps(q0[1], q1[1], q2[1], q3[1]));
+        __m128 dz = _mm_sub_ps(_mm_setr_ps(p0[2], p1[2], p2[2], p3[2]), _mm_setr_ps(q0[2], q1[2], q2[2], q3[2]));
+        __m128 d2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz));
+        _mm_storeu_ps(x + t, _mm_div_ps(_mm_mul_ps(_mm_sqrt_ps(d2), s), _mm_loadu_ps(len + t)));
+    }
+#endif
+    for (; t < n; t++)
+        x[t] = tb__edge_dist(pos + (size_t)a[t] * 3, pos + (size_t)b[t] * 3) * inv_scale / len[t];
+}
 
 /* From w's place on: each measured edge's ratio, into its group's bins on
  * the block (tb__hist_add_near's steps: one base pointer and the group's
  * offset, the thresholds the same in every group) or, outside the near
  * range, into w's list; returns when the list is full or the edges end.
+ * The edges go in batches of TB__MC_BATCH measured ones, their ratios
+ * computed together (tb__mc_ratios), then binned one by one in order.
  * with_mult and torn_near are constants where tb__mc_walk_run calls it:
  * the edges' counts (1 each without), and whether a threshold's bin lies
  * in the near range (the defaults' 0.67 and 1.5 do not: no test a sample);
@@ -1100,17 +1131,30 @@ TB__MC_INLINE void tb__mc_walk_body(const tb__mc_job *j, tb__mc_walk *w, const i
         off[g + 1] = sc->hist[g].count ? (size_t)(sc->hist[g].count - count) : 0;
     uint64_t torn[4] = {0, 0, 0, 0};
     size_t i = w->i, e = w->e, slow = w->slow;
-    for (; i < nl; i++) {
-        const float *pa = pos + (lows ? lows[i] : i) * 3;
-        const size_t end = first[i + 1];
-        if (e < first[i])
-            e = first[i];
-        for (; e < end; e++) {
-            const unsigned g = group[e];
-            if (!g)
-                continue;
-            const float x = tb__edge_dist(pa, pos + (size_t)hi[e] * 3) * inv_scale / bind_len[e];
-            const uint32_t k = with_mult ? mult[e] * times : times;
+    uint32_t va[TB__MC_BATCH], vb[TB__MC_BATCH], ve[TB__MC_BATCH];
+    float len[TB__MC_BATCH], xs[TB__MC_BATCH];
+    while (i < nl) {
+        /* the next measured edges, in order, their ratios at once */
+        size_t n = 0;
+        for (; i < nl && n < TB__MC_BATCH; i++) {
+            const uint32_t v = lows ? lows[i] : (uint32_t)i;
+            const size_t end = first[i + 1];
+            if (e < first[i])
+                e = first[i];
+            for (; e < end && n < TB__MC_BATCH; e++)
+                if (group[e]) {
+                    va[n] = v, vb[n] = hi[e], ve[n] = (uint32_t)e, len[n] = bind_len[e];
+                    n++;
+                }
+            if (e < end)
+                break; /* the batch is full inside i's edges */
+        }
+        tb__mc_ratios(pos, va, vb, len, n, inv_scale, xs);
+        for (size_t t = 0; t < n; t++) {
+            const uint32_t eb = ve[t];
+            const unsigned g = group[eb];
+            const float x = xs[t];
+            const uint32_t k = with_mult ? mult[eb] * times : times;
             if (x >= TB__HIST_NEAR_LO && x < TB__HIST_NEAR_HI) {
                 const size_t b = 500 + (size_t)(long)((double)x * 1e4) - 5000; /* tb__hist_bin's */
                 const size_t at = off[g] + b;
@@ -1121,14 +1165,12 @@ TB__MC_INLINE void tb__mc_walk_body(const tb__mc_job *j, tb__mc_walk *w, const i
                     torn[g] += (x > torn_above || x < torn_below) ? k : 0;
             } else {
                 w->x[slow] = x, w->k[slow] = k, w->g[slow] = (uint8_t)g;
-                if (++slow == TB__MC_SLOW) {
-                    e++;
-                    goto out;
-                }
+                slow++;
             }
         }
+        if (slow >= TB__MC_SLOW)
+            break;
     }
-out:
     w->i = i, w->e = e, w->slow = slow;
     for (int g = 1; g < 4; g++)
         w->torn[g] += torn[g];
