@@ -330,6 +330,96 @@ static void summary_travel_in_heights_and_no_rotation_without_bones(void **state
     free(s);
 }
 
+/* The edge loop (tb__mc_stretch) on a hand-made edge list: 300 lower
+ * vertices with 0 to 6 edges each (a batch of measured edges ends inside a
+ * vertex's edges), a quarter of them unmeasured, in the three groups, their
+ * ratios near 1, past the near bins both ways (more than the loop's list
+ * holds, so it stops and goes on), torn, and NaN; with and without edge
+ * counts (mult). Every group's bins are those that adding each measured
+ * edge's ratio (tb__edge_dist's, over the scale and the bind length) one
+ * at a time in edge order gives: count, lo and hi, bit for bit. */
+static void stretch_bins_every_measured_edge_in_order(void **state)
+{
+    (void)state;
+    enum { LOWS = 300, MAXE = LOWS * 6, POS = LOWS + MAXE };
+    uint32_t *first = calloc(LOWS + 1, sizeof *first), *hi = malloc(MAXE * sizeof *hi);
+    uint32_t *mult = malloc(MAXE * sizeof *mult);
+    uint8_t *group = malloc(MAXE);
+    float *len = malloc(MAXE * sizeof *len), *pos = malloc(POS * 3 * sizeof *pos);
+    assert_true(first && hi && mult && group && len && pos);
+    uint32_t seed = 7;
+#define NEXT() (seed = seed * 1664525u + 1013904223u, (seed >> 8) / 16777216.0f)
+    for (int v = 0; v < POS * 3; v++)
+        pos[v] = NEXT() * 2 - 1;
+    size_t ne = 0;
+    for (int v = 0; v < LOWS; v++) {
+        first[v] = (uint32_t)ne;
+        int k = (int)(NEXT() * 7);
+        for (int t = 0; t < k; t++, ne++) {
+            hi[ne] = (uint32_t)(LOWS + ne);
+            float u = NEXT();
+            group[ne] = u < 0.25f ? 0 : (uint8_t)(1 + (int)(NEXT() * 3));
+            mult[ne] = 1 + (uint32_t)(NEXT() * 3);
+            float d = tb__edge_dist(pos + v * 3, pos + hi[ne] * 3);
+            /* the bind length sets the ratio: near 1, past the near bins either way, torn */
+            float want = u < 0.5f ? 1.0f + (NEXT() - 0.5f) * 0.3f : u < 0.75f ? 1.4f + NEXT() * 3 : 0.2f + NEXT() * 0.5f;
+            len[ne] = d / want;
+        }
+    }
+    first[LOWS] = (uint32_t)ne;
+    len[5] = 0.0f; /* a NaN or infinite ratio goes the slow way too */
+    pos[(LOWS + 9) * 3] = NAN;
+#undef NEXT
+    for (int with_mult = 0; with_mult < 2; with_mult++) {
+        tb_measure_prep p;
+        memset(&p, 0, sizeof p);
+        p.first = first, p.hi = hi, p.group = group, p.bind_len = len, p.nv = LOWS;
+        p.mult = with_mult ? mult : NULL;
+        p.max_mult = with_mult ? 3 : 1;
+        p.torn_above = 1.5f, p.torn_below = 0.67f;
+        tb__mc_job j;
+        memset(&j, 0, sizeof j);
+        j.p = &p;
+        j.s.skinned = pos;
+        j.inv_scale = 1.0f / 1.25f;
+        assert_true(tb__hist_init_block(j.s.hist, 3, p.torn_above, p.torn_below));
+        j.s.block_of = 0;
+        tb__hist want[3];
+        assert_true(tb__hist_init_block(want, 3, p.torn_above, p.torn_below));
+        size_t slow = 0;
+        for (int v = 0; v < LOWS; v++)
+            for (uint32_t e = first[v]; e < first[v + 1]; e++) {
+                if (!group[e])
+                    continue;
+                float x = tb__edge_dist(pos + v * 3, pos + hi[e] * 3) * j.inv_scale / len[e];
+                tb__hist_add_n(&want[group[e] - 1], x, with_mult ? mult[e] : 1);
+                slow += !(x >= TB__HIST_NEAR_LO && x < TB__HIST_NEAR_HI);
+            }
+        assert_true(slow > TB__MC_SLOW + TB__MC_BATCH); /* the list fills: the loop stops and goes on */
+        tb__mc_stretch(&j, 1);
+        for (int g = 0; g < 3; g++) {
+            tb__hist *a = &j.s.hist[g], *b = &want[g];
+            tb__hist_tally(a);
+            tb__hist_tally(b);
+            assert_true(a->n > 0);
+            assert_int_equal(a->n, b->n);
+            assert_int_equal(a->torn, b->torn);
+            assert_int_equal(a->from, b->from);
+            assert_int_equal(a->to, b->to);
+            for (size_t bin = a->from; bin < a->to; bin++) {
+                assert_int_equal(a->count[bin], b->count[bin]);
+                if (a->count[bin]) {
+                    assert_memory_equal(&a->lo[bin], &b->lo[bin], sizeof(float));
+                    assert_memory_equal(&a->hi[bin], &b->hi[bin], sizeof(float));
+                }
+            }
+        }
+        tb__hist_free_block(want);
+        tb__hist_free_block(j.s.hist);
+    }
+    free(first), free(hi), free(mult), free(group), free(len), free(pos);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +429,7 @@ int main(void)
         cmocka_unit_test(ends_the_tip_and_the_bones_that_carry_the_tail),
         cmocka_unit_test(runs_of_the_vertices_the_edges_use),
         cmocka_unit_test(summary_travel_in_heights_and_no_rotation_without_bones),
+        cmocka_unit_test(stretch_bins_every_measured_edge_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
