@@ -839,16 +839,15 @@ static void tb__bake_group(void *ctx, int g, int w)
     free(who);
 }
 
-/* Task t of the bake's loop: the hooks' side task first (tb__bake_beside),
- * then the groups. */
+/* Task t of the bake's loop: the groups, then the hooks' side task
+ * (tb__bake_beside). */
 static void tb__bake_task(void *ctx, int t, int w)
 {
     tb__bake_job *job = ctx;
-    int side = job->hooks && job->hooks->side;
-    if (t < side)
-        job->hooks->side(job->hooks->ctx, 0, w);
+    if (t < job->groups)
+        tb__bake_group(job, t, w);
     else
-        tb__bake_group(job, t - side, w);
+        job->hooks->side(job->hooks->ctx, 0, w);
 }
 
 /* The baked clips (active) spread over `groups` groups, longest first,
@@ -856,12 +855,10 @@ static void tb__bake_task(void *ctx, int t, int w)
  * a long clip alone, not beside another one of the same group's share
  * (Idle, 2 s, and TPose beside Run and Walk; its warm-up takes as long as
  * the others'). active is rearranged group by group, first[g] where group g
- * starts (first[groups] = n), the groups with the most clips first: the
- * loop's side task comes before them all, and the thread that ran it takes
- * the last group, the one with the fewest clips to measure after their
- * simulation (at -j 2 on the Soldier's clips: the setup beside Idle alone,
- * not before Run, Walk and TPose). Which group runs a clip changes no
- * byte: each clip's steps are tb_spring_step's (tb__group_frame). */
+ * starts (first[groups] = n), the groups with the most clips first (with
+ * fewer threads than groups, those with the most clips to measure after
+ * their simulation start first). Which group runs a clip changes no byte:
+ * each clip's steps are tb_spring_step's (tb__group_frame). */
 static void tb__bake_spread(const tb_doc *doc, const tb_bake_report *report, int *active, int n, int groups,
                             int *first, int *scratch)
 {

@@ -13,7 +13,7 @@
  *   the document (no normals; tb_model_load_desc's) is loaded, before the
  *   loop that simulates the clips. The model is the caller's from then on:
  *   to free, and to read only until tb__bake_beside returns.
- * - side(ctx, 0, worker): the first task of that loop (bake.threads
+ * - side(ctx, 0, worker): the last task of that loop (bake.threads
  *   threads), before any key is written: it may read the document, not
  *   write it, nor anything else the bake touches.
  * - keyed(ctx, c, clip, group): report clip c's keys stand; clip is the
@@ -21,8 +21,9 @@
  *   written (the same channels, times and values), valid during the call.
  *   Called in the loop by the group of clips that simulated it (group <
  *   min(bake.threads, the document's animation count): one group's calls
- *   never overlap), possibly before side has ended (keyed waits for it when
- *   it needs it) and beside other groups' simulation and keyed calls.
+ *   never overlap), possibly before side has begun or ended (keyed does
+ *   side's work itself, or waits for it, when it needs it) and beside
+ *   other groups' simulation and keyed calls.
  * None runs when the bake ends before that loop (an error, no chain): the
  * caller checks. */
 typedef struct tb__bake_hooks {

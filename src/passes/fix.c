@@ -224,18 +224,18 @@ static void tb__model_trim(tb_model *m)
 
 /* What every clip's measuring shares, made from the baked document's
  * model: the edge list's prep, the tail's joints, the slots. Independent of
- * the keys, so it is made beside the bake (tb__bake_beside's side task)
- * while the clips are simulated, each clip then measured as soon as its
- * keys stand (keyed); or after it (tb__measure) when the bake did not run
- * it. */
+ * the keys, so it is made while the clips are simulated, by the first clip
+ * measured as soon as its keys stand (keyed) or the bake loop's last task
+ * (tb__bake_beside's side); or after the bake (tb__measure) when the bake
+ * did not run it. */
 typedef struct tb__measure_setup {
     const tb_doc *doc;
     tb_fix_report *rep;         /* its bake's clips, measured into its stretch */
     int existing;               /* rep->bake_existing */
     int threads;
-    pthread_mutex_t lock;       /* done, for keyed */
+    pthread_mutex_t lock;       /* claimed and done, for keyed */
     pthread_cond_t ready;
-    int done;
+    int claimed, done;
     tb_result r;                /* the model's load; then TB_ERR_OOM */
     tb_result prep_r;           /* tb_measure_prepare's (an error matters with a clip to measure) */
     tb_error err, prep_err;
@@ -316,16 +316,30 @@ static void tb__measure_setup_make(tb__measure_setup *su)
         }
 }
 
-/* tb__bake_hooks.side: the setup, then the clips waiting for it let go. */
+/* The setup made once, by the first thread that asks for it (the others
+ * wait until it is done, unless wait is 0). */
+static void tb__measure_setup_need(tb__measure_setup *su, int wait)
+{
+    pthread_mutex_lock(&su->lock);
+    if (!su->claimed) {
+        su->claimed = 1;
+        pthread_mutex_unlock(&su->lock);
+        tb__measure_setup_make(su);
+        pthread_mutex_lock(&su->lock);
+        su->done = 1;
+        pthread_cond_broadcast(&su->ready);
+    }
+    while (wait && !su->done)
+        pthread_cond_wait(&su->ready, &su->lock);
+    pthread_mutex_unlock(&su->lock);
+}
+
+/* tb__bake_hooks.side, the bake loop's last task: the setup, unless the
+ * first clip measured made it already. */
 static void tb__measure_setup_task(void *ctx, int task, int worker)
 {
     (void)task, (void)worker;
-    tb__measure_setup *su = ctx;
-    tb__measure_setup_make(su);
-    pthread_mutex_lock(&su->lock);
-    su->done = 1;
-    pthread_cond_broadcast(&su->ready);
-    pthread_mutex_unlock(&su->lock);
+    tb__measure_setup_need(ctx, 0);
 }
 
 /* tb__bake_hooks.loaded: the bake's model is the setup's. */
@@ -334,15 +348,15 @@ static void tb__measure_loaded(void *ctx, tb_model *m)
     ((tb__measure_setup *)ctx)->m = m;
 }
 
-/* tb__bake_hooks.keyed: clip c measured as soon as the setup stands, on
- * the scratch of the bake's group that simulated it. */
+/* tb__bake_hooks.keyed: clip c measured on the scratch of the bake's
+ * group that simulated it, the setup made first when no thread has begun
+ * it (the first clip to end is the shortest's, on the thread with time to
+ * spare: the longest clip's thread no longer makes the setup before its
+ * simulation). */
 static void tb__measure_keyed(void *ctx, int c, const tb_clip *clip, int group)
 {
     tb__measure_setup *su = ctx;
-    pthread_mutex_lock(&su->lock);
-    while (!su->done)
-        pthread_cond_wait(&su->ready, &su->lock);
-    pthread_mutex_unlock(&su->lock);
+    tb__measure_setup_need(su, 1);
     if (su->r == TB_OK && su->prep_r == TB_OK && su->job.skinned)
         tb__measure_one(&su->job, su->job.k_of[c], clip, su->job.skinned[group]);
 }
@@ -366,8 +380,7 @@ static void tb__measure_setup_free(tb__measure_setup *su)
  * the bake, or here. */
 static tb_result tb__measure_with(tb__measure_setup *su, tb_fix_report *rep, int threads, tb_error *err)
 {
-    if (!su->done)
-        tb__measure_setup_task(su, 0, 0);
+    tb__measure_setup_need(su, 1);
     if (su->r != TB_OK && su->r != TB_ERR_OOM) {
         *err = su->err;
         return su->r;
