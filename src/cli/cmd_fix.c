@@ -687,7 +687,7 @@ static void *tb__fix_libs_thread(void *arg)
 {
     tb__fix_job *job = arg;
 #ifdef __linux__
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5); /* this thread's alone on Linux */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5); /* on Linux a thread id: this thread alone */
 #endif
     for (int k = 0; k < job->lib_count; k++)
         if (!(job->libs[k] = tb_cli_load_silent(job->lib_paths[k], &job->lib_errs[k])))

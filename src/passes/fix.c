@@ -116,10 +116,10 @@ typedef struct tb__task_result {
 } tb__task_result;
 
 /* One skinned-positions scratch a thread (tb_measure_desc.skinned), for
- * min(threads, n) threads, all allocated at once by one thread, the calling
- * thread's as a rule: glibc gives each worker thread a heap of its own,
- * which would take fresh pages for its scratch while the caller's heap
- * holds what the job freed. NULL-terminated; NULL when out of memory. */
+ * min(threads, n) threads, all allocated at once by one thread (the
+ * measure's setup's): glibc gives each thread a heap of its own, and one
+ * heap holding what the job freed is more likely to have room than several.
+ * NULL-terminated; NULL when out of memory. */
 static float **tb__skin_scratch(int threads, int n, size_t nv)
 {
     int t = threads < n ? threads : n;
@@ -289,8 +289,7 @@ static void tb__measure_setup_make(tb__measure_setup *su)
     free(edges); /* the prep keeps its own, smaller form */
     tb__model_trim(m); /* the bake reads no triangle */
     /* a scratch for each group of the bake, taken once the edge list is
-     * freed (see tb__skin_scratch: the loop's first task, this one, is the
-     * calling thread's as a rule) */
+     * freed (tb__skin_scratch) */
     su->job.skinned = tb__skin_scratch(su->threads, tb_doc_gltf(su->doc)->animation_count, m->vertex_count);
     tb_fix_report *rep = su->rep;
     const int clips = rep->bake.clip_count;

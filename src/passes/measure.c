@@ -1101,7 +1101,8 @@ static void tb__mc_ratios(const float *restrict pos, const uint32_t *restrict a,
  * each sample counts times times that (the instants of a held pose,
  * tb__mc_instant: times separate walks would add the same samples), a
  * constant 1 but on a held pose's walk.
- * No call inside: the compiler keeps the loop's pointers in registers. */
+ * No call inside but tb__mc_ratios, once a batch: the compiler keeps the
+ * loop's pointers in registers. */
 #if defined(__GNUC__)
 #define TB__MC_INLINE static inline __attribute__((always_inline))
 #define TB__MC_NOINLINE __attribute__((noinline))

@@ -1,5 +1,6 @@
 /* A parallel for over independent tasks (clips; detection's rays and
- * stages): the offline layer's only threads. No global state: each
+ * stages): the offline layer's only threads (and where the CLI starts its
+ * own, tb__thread_start). No global state: each
  * tb__parallel_for call starts a team of its own (detached threads, below)
  * and returns once every task has finished; a thread the system started too late to take a
  * task ends on its own without touching the caller's data. A team
