@@ -855,9 +855,11 @@ static void tb__bake_task(void *ctx, int t, int w)
  * a long clip alone, not beside another one of the same group's share
  * (Idle, 2 s, and TPose beside Run and Walk; its warm-up takes as long as
  * the others'). active is rearranged group by group, first[g] where group g
- * starts (first[groups] = n), the groups with the most clips first (with
- * fewer threads than groups, those with the most clips to measure after
- * their simulation start first). Which group runs a clip changes no byte:
+ * starts (first[groups] = n), the groups with the most clips first: the
+ * calling thread takes group 0 as a rule, and the first clip measured,
+ * which makes fix's measuring setup and its scratch, is the shortest one,
+ * most often in that group, so they come from the calling thread's heap
+ * (tb__skin_scratch in fix.c). Which group runs a clip changes no byte:
  * each clip's steps are tb_spring_step's (tb__group_frame). */
 static void tb__bake_spread(const tb_doc *doc, const tb_bake_report *report, int *active, int n, int groups,
                             int *first, int *scratch)

@@ -30,7 +30,7 @@ typedef struct tb__bake_hooks {
     void *ctx;
     void (*loaded)(void *ctx, tb_model *m);
     tb__task_fn side;
-    void (*keyed)(void *ctx, int clip, const tb_clip *keyed, int worker);
+    void (*keyed)(void *ctx, int clip, const tb_clip *keyed, int group);
 } tb__bake_hooks;
 
 /* tb_bake, with the hooks (NULL: none). */
