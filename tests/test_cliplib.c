@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "gltf/doc_json.h"
+#include "passes/retarget_internal.h"
 #include "support.h"
 #include "tailbone/clip.h"
 #include "tailbone/gltf.h"
@@ -289,6 +290,97 @@ static void the_transfer_is_the_same_on_any_number_of_threads(void **state)
     free(bytes[1]);
 }
 
+/* Two models of one document field by field: the same skin, joints,
+ * names, roles, rest and bind poses, vertices, influences and triangles. */
+static void models_equal(const tb_model *a, const tb_model *b)
+{
+    assert_int_equal(a->skin, b->skin);
+    assert_int_equal(a->skin_count, b->skin_count);
+    assert_memory_equal(a->skins, b->skins, (size_t)a->skin_count * sizeof *a->skins);
+    const tb_skeleton *x = &a->skel, *y = &b->skel;
+    int n = x->joint_count;
+    assert_int_equal(n, y->joint_count);
+    assert_memory_equal(x->parents, y->parents, (size_t)n * sizeof *x->parents);
+    for (int j = 0; j < n; j++) {
+        assert_true((x->names[j] == NULL) == (y->names[j] == NULL));
+        if (x->names[j])
+            assert_string_equal(x->names[j], y->names[j]);
+    }
+    assert_memory_equal(x->rest_local, y->rest_local, (size_t)n * sizeof *x->rest_local);
+    assert_memory_equal(x->bind_world, y->bind_world, (size_t)n * sizeof *x->bind_world);
+    assert_memory_equal(a->roles, b->roles, (size_t)n * sizeof *a->roles);
+    assert_memory_equal(a->role_joint, b->role_joint, sizeof a->role_joint);
+    assert_memory_equal(a->node_of_joint, b->node_of_joint, (size_t)n * sizeof *a->node_of_joint);
+    assert_int_equal(a->skin_joint_count, b->skin_joint_count);
+    assert_memory_equal(a->skin_joints, b->skin_joints, (size_t)a->skin_joint_count * sizeof *a->skin_joints);
+    assert_memory_equal(a->inverse_bind, b->inverse_bind, (size_t)a->skin_joint_count * sizeof *a->inverse_bind);
+    assert_int_equal(a->vertex_count, b->vertex_count);
+    assert_true(a->vertex_count > 0);
+    assert_memory_equal(a->positions, b->positions, a->vertex_count * 3 * sizeof *a->positions);
+    assert_null(a->normals);
+    assert_null(b->normals);
+    assert_int_equal(a->influences, b->influences);
+    assert_memory_equal(a->joints, b->joints, a->vertex_count * (size_t)a->influences * sizeof *a->joints);
+    assert_memory_equal(a->weights, b->weights, a->vertex_count * (size_t)a->influences * sizeof *a->weights);
+    assert_int_equal(a->triangle_count, b->triangle_count);
+    assert_memory_equal(a->triangles, b->triangles, a->triangle_count * 3 * sizeof *a->triangles);
+    assert_int_equal(a->prim_count, b->prim_count);
+    assert_memory_equal(a->prims, b->prims, (size_t)a->prim_count * sizeof *a->prims);
+    assert_memory_equal(a->bbox_min, b->bbox_min, sizeof a->bbox_min);
+    assert_memory_equal(a->bbox_max, b->bbox_max, sizeof a->bbox_max);
+    assert_memory_equal(&a->height, &b->height, sizeof a->height);
+    assert_int_equal(a->up_axis, b->up_axis);
+    assert_memory_equal(&a->armature_scale, &b->armature_scale, sizeof a->armature_scale);
+}
+
+/* The character's model the transfer hands on (fix gives it to the bake
+ * instead of loading one) is the model a load after the transfer gives,
+ * on one thread or three; the document it leaves is the one
+ * tb_retarget_docs leaves; on a failure nothing is handed on. */
+static void the_kept_model_is_what_a_load_after_the_transfer_gives(void **state)
+{
+    (void)state;
+    tb_doc *libs[2] = {synth("plain"), stick_library()};
+    for (int threads = 1; threads <= 3; threads += 2) {
+        tb_error err = {0};
+        tb_retarget_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = threads;
+        tb_doc *ch = synth("tail_leg"), *ref = synth("tail_leg");
+        tb_retarget_report rep;
+        tb_model *kept = NULL;
+        assert_int_equal(tb__retarget_docs_keep(ch, libs, 1, &d, &rep, &kept, &err), TB_OK);
+        assert_true(rep.clip_count >= 2);
+        tb_retarget_report_free(&rep);
+        assert_non_null(kept);
+        assert_int_equal(tb_retarget_docs(ref, libs, 1, &d, NULL, &err), TB_OK);
+        uint8_t *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        assert_int_equal(tb_doc_write_memory(ch, &a, &na, &err), TB_OK);
+        assert_int_equal(tb_doc_write_memory(ref, &b, &nb, &err), TB_OK);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na);
+        free(a);
+        free(b);
+        const tb_model_desc md = {.no_normals = 1};
+        tb_model *fresh = NULL;
+        assert_int_equal(tb_model_load_desc(&fresh, ch, &md, &err), TB_OK);
+        models_equal(kept, fresh);
+        tb_model_free(fresh);
+        tb_model_free(kept);
+        tb_doc_free(ref);
+        tb_doc_free(ch);
+        /* a library that fails: an error, no model */
+        ch = synth("tail_leg");
+        kept = (tb_model *)&err; /* overwritten */
+        assert_int_equal(tb__retarget_docs_keep(ch, libs, 2, &d, NULL, &kept, &err), TB_ERR_NO_HIPS);
+        assert_null(kept);
+        tb_doc_free(ch);
+    }
+    tb_doc_free(libs[0]);
+    tb_doc_free(libs[1]);
+}
+
 /* The CLI: `retarget --clips` with a skeleton-only file on disk, and its
  * errors naming that file first (an absolute path too). */
 static void the_cli_takes_a_skeleton_only_library(void **state)
@@ -334,6 +426,7 @@ int main(void)
         cmocka_unit_test(a_skeleton_only_library_reads_a_vrm_map),
         cmocka_unit_test(errors_name_the_library),
         cmocka_unit_test(the_transfer_is_the_same_on_any_number_of_threads),
+        cmocka_unit_test(the_kept_model_is_what_a_load_after_the_transfer_gives),
         cmocka_unit_test(the_cli_takes_a_skeleton_only_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1062,18 +1062,23 @@ tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report 
     tb_bake_desc d = tb_bake_desc_defaults(desc);
     memset(report, 0, sizeof *report);
     const tb_gltf *g = tb_doc_gltf(doc);
+    tb_model *m = hooks ? hooks->model : NULL;
     if (d.only) {
         for (const char *const *p = d.only; *p; p++) {
-            if (tb_clip_find(doc, *p) < 0)
+            if (tb_clip_find(doc, *p) < 0) {
+                tb_model_free(m);
                 return tb__fail(err, TB_ERR_ARG, "/animations", "no clip named '%s'", *p);
+            }
         }
     }
-    tb_model *m = NULL;
-    tb_model_desc md = {0};
-    md.no_normals = 1; /* the bake reads the skeleton, the bind pose's extent and the soles */
-    tb_result r = tb_model_load_desc(&m, doc, &md, err);
-    if (r != TB_OK)
-        return r;
+    tb_result r = TB_OK;
+    if (!m) {
+        tb_model_desc md = {0};
+        md.no_normals = 1; /* the bake reads the skeleton, the bind pose's extent and the soles */
+        r = tb_model_load_desc(&m, doc, &md, err);
+        if (r != TB_OK)
+            return r;
+    }
     const int given = hooks && hooks->loaded;
     if (given)
         hooks->loaded(hooks->ctx, m); /* the caller's from here on (read only until the keys are written) */

@@ -25,9 +25,14 @@
  *   side's work itself, or waits for it, when it needs it) and beside
  *   other groups' simulation and keyed calls.
  * None runs when the bake ends before that loop (an error, no chain): the
- * caller checks. */
+ * caller checks.
+ * model, where non-NULL, is the document's model as the bake would load it
+ * (tb_model_load_desc, no normals), taken instead of loading one: the
+ * bake's from the call on, handed to loaded as its own would be, else freed
+ * (fix.c hands on the transfer's, tb__retarget_docs_keep). */
 typedef struct tb__bake_hooks {
     void *ctx;
+    tb_model *model;
     void (*loaded)(void *ctx, tb_model *m);
     tb__task_fn side;
     void (*keyed)(void *ctx, int clip, const tb_clip *keyed, int group);

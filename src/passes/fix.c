@@ -12,6 +12,7 @@
 #include "passes/bake_internal.h"
 #include "passes/pool_internal.h"
 #include "passes/report_json.h"
+#include "passes/retarget_internal.h"
 #include "passes/weights_internal.h"
 #include "tailbone/humanoid.h"
 #include "tailbone/runtime.h"
@@ -423,9 +424,10 @@ static tb_result tb__measure(tb_doc *doc, tb_fix_report *rep, int threads, tb_er
 /* Steps 1-2 of the job: a fresh copy of `in`, repaired (the weight plan
  * handed back) and given the library's clips. */
 static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *d, tb_fix_report *rep,
-                             tb__weight_plan **plan, tb_error *err)
+                             tb__weight_plan **plan, tb_model **model, tb_error *err)
 {
     *out = NULL;
+    *model = NULL;
     tb_doc *doc = tb__copy(in, err);
     if (!doc)
         return err ? err->code : TB_ERR_OOM;
@@ -456,7 +458,8 @@ static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *
             ; /* the caller's libraries failed to load: its error */
         else if (!(rep->retarget = calloc(1, sizeof *rep->retarget)))
             r = tb__fail(err, TB_ERR_OOM, NULL, NULL);
-        else if ((r = tb_retarget_docs(doc, d->libraries, d->library_count, &rd, rep->retarget, err)) != TB_OK)
+        else if ((r = tb__retarget_docs_keep(doc, d->libraries, d->library_count, &rd, rep->retarget,
+                                             d->no_bake ? NULL : model, err)) != TB_OK)
             free(rep->retarget), rep->retarget = NULL;
         rep->changed = 1;
     }
@@ -469,8 +472,10 @@ static tb_result tb__prepare(tb_doc **out, const tb_doc *in, const tb_fix_desc *
 }
 
 /* Steps 3-4 on a prepared document: the bake with d->bake, every baked
- * clip measured. */
-static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_report *rep, tb_error *err)
+ * clip measured. model: the document's model for the bake to take (the
+ * transfer's, tb__prepare), freed here; NULL: the bake loads its own. */
+static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_report *rep, tb_model *model,
+                                  tb_error *err)
 {
     tb_result r = TB_OK;
     if (!d->no_bake) {
@@ -483,7 +488,8 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
          * clip measured as soon as its keys stand */
         tb__measure_setup su;
         tb__measure_setup_init(&su, doc, rep, d->bake.threads);
-        tb__bake_hooks hooks = {&su, tb__measure_loaded, tb__measure_setup_task, tb__measure_keyed};
+        tb__bake_hooks hooks = {&su, model, tb__measure_loaded, tb__measure_setup_task, tb__measure_keyed};
+        model = NULL; /* the bake's */
         r = tb__bake_beside(doc, &bd, &rep->bake, &hooks, err);
         for (int c = 0; r == TB_OK && c < rep->bake.clip_count; c++)
             rep->changed |= !rep->bake.clips[c].skipped;
@@ -493,6 +499,7 @@ static tb_result tb__bake_measure(tb_doc *doc, const tb_fix_desc *d, tb_fix_repo
         }
         tb__measure_setup_free(&su);
     }
+    tb_model_free(model);
     rep->blend_zone = 0;
     for (int i = 0; i < rep->repair.appendage_count; i++) {
         const tb_appendage *a = &rep->repair.appendages[i];
@@ -1407,7 +1414,7 @@ static tb_result tb__fit_bake(tb__fix_job *j, const tb_fix_desc *fd, tb_fix_repo
     if (fr == TB_OK && (fr = tb__doc_state_restore(j->doc, &j->pre, err)) == TB_OK) {
         *fdoc = j->doc;
         j->doc = NULL;
-        fr = tb__bake_measure(*fdoc, fd, fit, err);
+        fr = tb__bake_measure(*fdoc, fd, fit, NULL, err);
     }
     if (fr == TB_OK && j->plan && tb__weight_plan_smooth(j->plan))
         fr = tb__search(*fdoc, fd, j->plan, fit, j->search_band, err);
@@ -1498,10 +1505,13 @@ tb_result tb_fix_run(tb_doc **out, const tb_doc *in, const tb_fix_desc *desc, tb
     j.may_fit = j.search_zone && !j.d.no_solver_fit && !j.d.bake.existing;
     /* prepare (repair, transfer) → keep the pre-bake state → bake and
      * measure → blend search → solver fit */
-    tb_result r = tb__prepare(&j.doc, in, &j.d, rep, &j.plan, err);
+    tb_model *model = NULL; /* the transfer's, for the bake to take */
+    tb_result r = tb__prepare(&j.doc, in, &j.d, rep, &j.plan, &model, err);
     if (r == TB_OK)
         r = tb__fix_keep_pre(&j, err);
-    if (r == TB_OK && (r = tb__bake_measure(j.doc, &j.d, rep, err)) != TB_OK) {
+    if (r != TB_OK)
+        tb_model_free(model);
+    if (r == TB_OK && (r = tb__bake_measure(j.doc, &j.d, rep, model, err)) != TB_OK) {
         tb_doc_free(j.doc);
         j.doc = NULL;
     }

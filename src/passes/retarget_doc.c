@@ -10,6 +10,7 @@
 #include "core/base.h"
 #include "passes/pool_internal.h"
 #include "passes/report_json.h"
+#include "passes/retarget_internal.h"
 #include "tailbone/appendage.h"
 #include "tailbone/clip.h"
 #include "tailbone/retarget.h"
@@ -425,6 +426,7 @@ typedef struct tb__rd_dst {
     tb_retarget_calib *dst;
     tb_placement place;
     float height;
+    tb_model **keep;        /* non-NULL: the model handed on, not freed (tb__retarget_docs_keep) */
     tb_result r;
     tb_error err;
 } tb__rd_dst;
@@ -446,7 +448,10 @@ static void tb__rd_dst_make(tb__rd_dst *t)
         t->r = tb_ground_placement(&t->place, tm, mask, &t->err);
     free(mask);
     t->height = tm->height;
-    tb_model_free(tm); /* the calibration holds all it needs: the doc may now change */
+    if (t->keep && t->r == TB_OK)
+        *t->keep = tm; /* the caller's: the clips change no node, skin or mesh it read */
+    else
+        tb_model_free(tm); /* the calibration holds all it needs: the doc may now change */
 }
 
 /* The sides made at once, `threads` at a time: task 0 the character's,
@@ -559,6 +564,14 @@ static tb_result tb__rd_library(tb_doc *character, tb__rd_src *s, const tb_retar
 tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
                            tb_retarget_report *report, tb_error *err)
 {
+    return tb__retarget_docs_keep(character, libs, lib_count, desc, report, NULL, err);
+}
+
+tb_result tb__retarget_docs_keep(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
+                                 tb_retarget_report *report, tb_model **model, tb_error *err)
+{
+    if (model)
+        *model = NULL;
     if (report)
         memset(report, 0, sizeof *report);
     tb_retarget_desc d = desc ? *desc : (tb_retarget_desc){0};
@@ -577,6 +590,7 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
     t.libs = libs;
     t.lib_count = lib_count;
     t.d = &d;
+    t.keep = model;
     tb__rd_src *src = calloc((size_t)lib_count + 1, sizeof *src);
     if (!src)
         return tb__fail(err, TB_ERR_OOM, NULL, NULL);
@@ -602,5 +616,9 @@ tb_result tb_retarget_docs(tb_doc *character, tb_doc *const *libs, int lib_count
         tb_retarget_report_free(&rep);
     else
         *report = rep;
+    if (r != TB_OK && model) {
+        tb_model_free(*model);
+        *model = NULL;
+    }
     return r;
 }

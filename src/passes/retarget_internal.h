@@ -63,4 +63,13 @@ size_t tb__ground_probes_scratch(const tb__ground_probes *gp, int skin_count);
 void tb__ground_probes_lows(const tb__ground_probes *gp, unsigned kinds, const float (*skin_mats)[16], int skin_count,
                             float *scratch, float lows[3]);
 
+/* tb_retarget_docs, with the character's model (tb_model_load_desc with
+ * no_normals, loaded for its calibration after any repair) handed to the
+ * caller in *model instead of freed, where model is non-NULL and the call
+ * succeeds (else *model is NULL): the clips it writes change no node, skin,
+ * mesh or accessor that model read, so a bake after it may take it for its
+ * own load (fix.c). Free it with tb_model_free. */
+tb_result tb__retarget_docs_keep(tb_doc *character, tb_doc *const *libs, int lib_count, const tb_retarget_desc *desc,
+                                 tb_retarget_report *report, tb_model **model, tb_error *err);
+
 #endif
