@@ -511,6 +511,141 @@ static void a_given_model_is_taken_for_the_bakes_own(void **state)
     tb_doc_free(doc);
 }
 
+/* Hooks whose keyed calls and side task take their time (fix measures in
+ * keyed): the loop's last task writes the keys beside the last of them. */
+typedef struct slow_hooks {
+    int keyed_ms, side_ms;
+    int calls, side_calls;
+    const tb_doc *doc;   /* side reads its first clip's channel count... */
+    int side_channels;   /* ...into this, after its sleep */
+} slow_hooks;
+
+static void slow_sleep(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
+static void slow_keyed(void *ctx, int c, const tb_clip *k, int group)
+{
+    (void)c, (void)k, (void)group;
+    slow_hooks *h = ctx;
+    slow_sleep(h->keyed_ms);
+    __atomic_add_fetch(&h->calls, 1, __ATOMIC_RELAXED);
+}
+
+static void slow_side(void *ctx, int task, int worker)
+{
+    (void)task, (void)worker;
+    slow_hooks *h = ctx;
+    slow_sleep(h->side_ms);
+    if (h->doc)
+        h->side_channels = tb_doc_gltf(h->doc)->animations[0].channel_count;
+    __atomic_add_fetch(&h->side_calls, 1, __ATOMIC_RELAXED);
+}
+
+/* The bytes of doc after the bake, which must succeed. */
+static uint8_t *bake_bytes(tb_doc *doc, int threads, slow_hooks *h, size_t *size)
+{
+    tb_error err = {0};
+    tb_bake_desc d;
+    memset(&d, 0, sizeof d);
+    d.threads = threads;
+    tb__bake_hooks hooks = {h, NULL, NULL, slow_side, slow_keyed};
+    tb_bake_report rep;
+    const int before = tb_doc_gltf(doc)->animations[0].channel_count;
+    if (h)
+        h->doc = doc;
+    assert_int_equal(tb__bake_beside(doc, &d, &rep, h ? &hooks : NULL, &err), TB_OK);
+    /* the keys were not written before side ended: it saw the clip as
+     * it was */
+    assert_true(tb_doc_gltf(doc)->animations[0].channel_count > before);
+    if (h)
+        assert_int_equal(h->side_channels, before);
+    int baked = 0;
+    for (int c = 0; c < rep.clip_count; c++)
+        baked += !rep.clips[c].skipped;
+    assert_true(baked >= 2);
+    if (h) {
+        assert_int_equal(h->calls, baked);
+        assert_int_equal(h->side_calls, 1);
+    }
+    tb_bake_report_free(&rep);
+    uint8_t *bytes = NULL;
+    assert_int_equal(tb_doc_write_memory(doc, &bytes, size, &err), TB_OK);
+    return bytes;
+}
+
+/* The keys are written by the loop's last task once every clip's stand
+ * and the side task has ended, beside the last keyed calls: whatever those
+ * and side take, on two threads or three, the document is the bytes of a
+ * bake on one thread without hooks. */
+static void keys_written_beside_the_last_keyed_calls_are_the_same_bytes(void **state)
+{
+    (void)state;
+    tb_doc *doc = tbt_synth_repaired("tail_hips");
+    assert_non_null(doc);
+    size_t ref_size = 0;
+    uint8_t *ref = bake_bytes(doc, 1, NULL, &ref_size);
+    tb_doc_free(doc);
+    const int cases[][3] = {{2, 20, 0}, {3, 0, 40}, {2, 10, 30}, {1, 5, 5}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        slow_hooks h = {cases[k][1], cases[k][2], 0, 0, NULL, 0};
+        doc = tbt_synth_repaired("tail_hips");
+        size_t size = 0;
+        uint8_t *bytes = bake_bytes(doc, cases[k][0], &h, &size);
+        assert_int_equal(size, ref_size);
+        assert_memory_equal(bytes, ref, size);
+        free(bytes);
+        tb_doc_free(doc);
+    }
+    free(ref);
+}
+
+/* A clip that cannot be read (a key past TB_MAX_CLIP_S) ends the bake with
+ * the first such error in clip order, the same on one thread and on three,
+ * after every clip's run has ended (no thread left waiting). */
+static void a_clip_that_fails_ends_the_bake_with_the_first_error(void **state)
+{
+    (void)state;
+    char where[2][sizeof ((tb_error *)0)->where], message[2][sizeof ((tb_error *)0)->message];
+    tb_result got[2];
+    for (int k = 0; k < 2; k++) {
+        tb_doc *doc = tbt_synth_repaired("tail_hips");
+        assert_non_null(doc);
+        tb_error err = {0};
+        const tb_gltf *g = tb_doc_gltf(doc);
+        assert_true(g->animation_count >= 3);
+        int in = g->animations[1].samplers[0].input;
+        size_t n = g->accessors[in].count;
+        float *t = malloc(n * sizeof *t);
+        assert_non_null(t);
+        assert_int_equal(tb_accessor_read_floats(doc, in, t, n, &err), TB_OK);
+        t[n - 1] = 2 * TB_MAX_CLIP_S;
+        assert_int_equal(tb_doc_replace_accessor_data(doc, in, t, TB_COMPONENT_FLOAT, &err), TB_OK);
+        free(t);
+        assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+        tb_bake_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = k ? 3 : 1;
+        slow_hooks h = {5, 0, 0, 0, NULL, 0};
+        tb__bake_hooks hooks = {&h, NULL, NULL, slow_side, slow_keyed};
+        tb_bake_report rep;
+        got[k] = tb__bake_beside(doc, &d, &rep, &hooks, &err);
+        assert_int_not_equal(got[k], TB_OK);
+        snprintf(where[k], sizeof where[k], "%s", err.where);
+        snprintf(message[k], sizeof message[k], "%s", err.message);
+        assert_int_equal(h.side_calls, 1);
+        tb_bake_report_free(&rep);
+        tb_doc_free(doc);
+    }
+    assert_int_equal(got[0], got[1]);
+    assert_string_equal(where[0], where[1]);
+    assert_string_equal(message[0], message[1]);
+    assert_non_null(strstr(message[0], "longer than"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +657,8 @@ int main(void)
         cmocka_unit_test(keyed_clip_turns_keys_over_and_drops_the_artists),
         cmocka_unit_test(keyed_clip_is_what_the_file_reads_back),
         cmocka_unit_test(a_given_model_is_taken_for_the_bakes_own),
+        cmocka_unit_test(keys_written_beside_the_last_keyed_calls_are_the_same_bytes),
+        cmocka_unit_test(a_clip_that_fails_ends_the_bake_with_the_first_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Baking the simulated tail into keyframes (SPEC D "Bake"). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -751,7 +752,23 @@ typedef struct tb__bake_job {
     const int *first;      /* group g: active[first[g] .. first[g + 1]) */
     tb__baked *out;        /* one per clip of the report */
     const tb__bake_hooks *hooks; /* tb__bake_beside's; NULL: none */
+    /* the write task's wait (tb__bake_write): every active clip's keys
+     * stand (simulated counts them), and the side task has ended */
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    int simulated, side_done;
+    tb_result r;           /* the write task's */
+    tb_error err;
 } tb__bake_job;
+
+/* One more active clip whose out (keys, or error) is final. */
+static void tb__clip_ended(tb__bake_job *job)
+{
+    pthread_mutex_lock(&job->lock);
+    if (++job->simulated == job->active_count)
+        pthread_cond_broadcast(&job->ready);
+    pthread_mutex_unlock(&job->lock);
+}
 
 /* One frame of every run of a group that has one to take: each posed, then
  * all stepped at once (tb_spring_step_batch_each: every clip's chains in
@@ -781,21 +798,21 @@ static int tb__group_frame(tb__run *runs, int n, tb_spring_batch_item *items, fl
     return m;
 }
 
-/* Run u (the report's clip c) has taken its last frame: its keys to o,
- * and to the hooks' keyed as the clip the file will hold. */
-static void tb__run_done(const tb__bake_job *job, tb__run *u, int c, int g)
+/* Run u (the report's clip c) has taken its last frame: its keys to o
+ * (from here on the write task may write them), and to the hooks' keyed
+ * as the clip the file will hold. */
+static void tb__run_done(tb__bake_job *job, tb__run *u, int c, int g)
 {
     tb__baked *o = &job->out[c];
     tb__run_finish(u, o);
-    if (!job->hooks || !job->hooks->keyed)
-        return;
-    tb_clip *keyed = tb__keyed_clip(u, o->times, o->rot, o->keys);
-    if (!keyed) {
+    tb_clip *keyed = NULL;
+    if (job->hooks && job->hooks->keyed && !(keyed = tb__keyed_clip(u, o->times, o->rot, o->keys)))
         o->r = tb__fail(&o->err, TB_ERR_OOM, NULL, NULL);
-        return;
+    tb__clip_ended(job);
+    if (keyed) {
+        job->hooks->keyed(job->hooks->ctx, c, keyed, g);
+        free(keyed);
     }
-    job->hooks->keyed(job->hooks->ctx, c, keyed, g);
-    free(keyed);
 }
 
 /* Group g: the active clips g, g + groups, ..., simulated together frame
@@ -822,6 +839,9 @@ static void tb__bake_group(void *ctx, int g, int w)
         if (o->r != TB_OK)
             runs[i].phase = TB__R_DONE;
     }
+    for (int i = 0; i < n; i++) /* the clips that will not run: ended now */
+        if (!runs || !items || !dts || !who || runs[i].phase == TB__R_DONE)
+            tb__clip_ended(job);
     if (runs && items && dts && who) {
         int m;
         while ((m = tb__group_frame(runs, n, items, dts, who)) > 0)
@@ -839,15 +859,58 @@ static void tb__bake_group(void *ctx, int g, int w)
     free(who);
 }
 
+/* The write task: once every clip's keys stand and the side task has
+ * ended, the keys written in clip order (the first clip's error in that
+ * order stops it, as one clip after the other would), then the document's
+ * view refreshed. Beside it the last clips' keyed calls may still run
+ * (fix measures them there): they read what they were given, not the
+ * document. */
+static void tb__bake_write(tb__bake_job *job)
+{
+    pthread_mutex_lock(&job->lock);
+    while (job->simulated < job->active_count || !job->side_done)
+        pthread_cond_wait(&job->ready, &job->lock);
+    pthread_mutex_unlock(&job->lock);
+    tb_doc *doc = (tb_doc *)job->doc; /* the loop's tasks before this one read it only */
+    const tb_bake_report *report = job->report;
+    tb_result r = TB_OK;
+    for (int c = 0; c < report->clip_count && r == TB_OK; c++) {
+        tb__baked *o = &job->out[c];
+        if (report->clips[c].skipped)
+            continue;
+        if (o->r != TB_OK) {
+            job->err = o->err;
+            r = o->r;
+            break;
+        }
+        if (job->s0->artist)
+            tb__drop_tail_rotations(doc, job->s0, report->clips[c].animation);
+        r = tb__write_keys(doc, job->s0, report->clips[c].animation, o->times, o->keys, o->rot, &job->err);
+    }
+    if (r == TB_OK)
+        r = tb_doc_refresh(doc, &job->err);
+    job->r = r;
+}
+
 /* Task t of the bake's loop: the groups, then the hooks' side task
- * (tb__bake_beside). */
+ * (tb__bake_beside), then the write task (tb__bake_write), the last: it
+ * is claimed only by a thread whose earlier tasks have ended, and waits
+ * for the others'. */
 static void tb__bake_task(void *ctx, int t, int w)
 {
     tb__bake_job *job = ctx;
-    if (t < job->groups)
+    const int side = job->hooks && job->hooks->side;
+    if (t < job->groups) {
         tb__bake_group(job, t, w);
-    else
+    } else if (t == job->groups && side) {
         job->hooks->side(job->hooks->ctx, 0, w);
+        pthread_mutex_lock(&job->lock);
+        job->side_done = 1;
+        pthread_cond_broadcast(&job->ready);
+        pthread_mutex_unlock(&job->lock);
+    } else {
+        tb__bake_write(job);
+    }
 }
 
 /* The baked clips (active) spread over `groups` groups, longest first,
@@ -914,7 +977,17 @@ static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_des
                               tb_bake_report *report, const tb__bake_hooks *hooks, tb_error *err)
 {
     int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
-    tb__bake_job job = {doc, d, sd, report, s, NULL, 0, 0, NULL, NULL, hooks};
+    tb__bake_job job;
+    memset(&job, 0, sizeof job);
+    job.doc = doc;
+    job.d = d;
+    job.sd = sd;
+    job.report = report;
+    job.s0 = s;
+    job.hooks = hooks;
+    job.side_done = !(hooks && hooks->side);
+    pthread_mutex_init(&job.lock, NULL);
+    pthread_cond_init(&job.ready, NULL);
     int *active = calloc((size_t)n + 1, sizeof *active), first[65];
     int *scratch = calloc((size_t)n * 2 + 1, sizeof *scratch);
     job.out = calloc((size_t)n + 1, sizeof *job.out);
@@ -931,22 +1004,11 @@ static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_des
     job.groups = job.groups < 64 ? job.groups : 64;
     tb__bake_spread(doc, report, active, job.active_count, job.groups, first, scratch);
     job.first = first;
-    int tasks = job.groups + (hooks && hooks->side);
-    if (tasks > 0)
-        tb__parallel_for(tasks, threads < tasks ? threads : tasks, tb__bake_task, &job);
-    for (int c = 0; c < n && r == TB_OK; c++) {
-        tb__baked *o = &job.out[c];
-        if (report->clips[c].skipped)
-            continue;
-        if (o->r != TB_OK) {
-            *err = o->err;
-            r = o->r;
-            break;
-        }
-        if (s->artist)
-            tb__drop_tail_rotations(doc, s, report->clips[c].animation);
-        r = tb__write_keys(doc, s, report->clips[c].animation, o->times, o->keys, o->rot, err);
-    }
+    int tasks = job.groups + (hooks && hooks->side) + 1; /* the last: tb__bake_write */
+    tb__parallel_for(tasks, threads < tasks ? threads : tasks, tb__bake_task, &job);
+    r = job.r;
+    if (r != TB_OK && err)
+        *err = job.err;
 done:
     for (int c = 0; job.out && c < n; c++) {
         free(job.out[c].times);
@@ -955,6 +1017,8 @@ done:
     free(active);
     free(scratch);
     free(job.out);
+    pthread_cond_destroy(&job.ready);
+    pthread_mutex_destroy(&job.lock);
     return r;
 }
 
@@ -1114,9 +1178,7 @@ tb_result tb__bake_beside(tb_doc *doc, const tb_bake_desc *desc, tb_bake_report 
     s.need = need;
     /* Simulate every clip (in parallel groups: d.threads), then write the
      * keys in clip order: the same bytes whatever the number of threads. */
-    r = tb__bake_all(doc, &s, &sd, &d, report, hooks, err);
-    if (r == TB_OK)
-        r = tb_doc_refresh(doc, err);
+    r = tb__bake_all(doc, &s, &sd, &d, report, hooks, err); /* the keys written, the view refreshed */
 done:
     tb__existing_free(&ex);
     free(s.bones);

@@ -13,9 +13,9 @@
  *   the document (no normals; tb_model_load_desc's) is loaded, before the
  *   loop that simulates the clips. The model is the caller's from then on:
  *   to free, and to read only until tb__bake_beside returns.
- * - side(ctx, 0, worker): the last task of that loop (bake.threads
- *   threads), before any key is written: it may read the document, not
- *   write it, nor anything else the bake touches.
+ * - side(ctx, 0, worker): a task of that loop (bake.threads threads)
+ *   after the groups', ended before any key is written: it may read the
+ *   document, not write it, nor anything else the bake touches.
  * - keyed(ctx, c, clip, group): report clip c's keys stand; clip is the
  *   clip tb_clip_load will read back from the document once they are
  *   written (the same channels, times and values), valid during the call.
@@ -23,7 +23,9 @@
  *   min(bake.threads, the document's animation count): one group's calls
  *   never overlap), possibly before side has begun or ended (keyed does
  *   side's work itself, or waits for it, when it needs it) and beside
- *   other groups' simulation and keyed calls.
+ *   other groups' simulation and keyed calls, and beside the loop's last
+ *   task, which writes every clip's keys into the document once all
+ *   stand and side has ended: keyed must not read the document.
  * None runs when the bake ends before that loop (an error, no chain): the
  * caller checks.
  * model, where non-NULL, is the document's model as the bake would load it

@@ -234,6 +234,8 @@ typedef struct tb__measure_setup {
     tb_fix_report *rep;         /* its bake's clips, measured into its stretch */
     int existing;               /* rep->bake_existing */
     int threads;
+    int animations;             /* the document's clips when the setup began: made
+                                   beside the bake's key writes, it reads no document */
     pthread_mutex_t lock;       /* claimed and done, for keyed */
     pthread_cond_t ready;
     int claimed, done;
@@ -253,6 +255,7 @@ static void tb__measure_setup_init(tb__measure_setup *su, const tb_doc *doc, tb_
     su->rep = rep;
     su->existing = rep->bake_existing;
     su->threads = threads;
+    su->animations = tb_doc_gltf(doc)->animation_count;
     pthread_mutex_init(&su->lock, NULL);
     pthread_cond_init(&su->ready, NULL);
 }
@@ -291,7 +294,7 @@ static void tb__measure_setup_make(tb__measure_setup *su)
     tb__model_trim(m); /* the bake reads no triangle */
     /* a scratch for each group of the bake, taken once the edge list is
      * freed (tb__skin_scratch) */
-    su->job.skinned = tb__skin_scratch(su->threads, tb_doc_gltf(su->doc)->animation_count, m->vertex_count);
+    su->job.skinned = tb__skin_scratch(su->threads, su->animations, m->vertex_count);
     tb_fix_report *rep = su->rep;
     const int clips = rep->bake.clip_count;
     tb__measure_job *job = &su->job;
