@@ -880,6 +880,125 @@ static void rejects_inverse_bind_count_too_small(void **s)
                         "ibm_count.glb");
 }
 
+/* The parsed view and the warnings as text, every field, floats exact. */
+static char *view_text(const tb_doc *doc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    const tb_gltf *g = tb_doc_gltf(doc);
+    fprintf(f, "%d %d %d %d %d %d %d %d %d\n", g->accessor_count, g->node_count, g->skin_count, g->mesh_count,
+            g->animation_count, g->buffer_view_count, g->scene_count, g->material_count, g->scene);
+    for (int i = 0; i < g->accessor_count; i++) {
+        const tb_gltf_accessor *a = &g->accessors[i];
+        fprintf(f, "a %d %zu %d %d %zu %d %d %d\n", a->buffer_view, a->byte_offset, a->component_type, a->normalized,
+                a->count, a->components, a->has_sparse, a->has_minmax);
+    }
+    for (int i = 0; i < g->node_count; i++) {
+        const tb_gltf_node *n = &g->nodes[i];
+        fprintf(f, "n %s %d %d %d %d %d %d:", n->name ? n->name : "-", n->parent, n->mesh, n->skin, n->child_count,
+                n->has_matrix, n->in_scene);
+        for (int k = 0; k < n->child_count; k++)
+            fprintf(f, " %d", n->children[k]);
+        for (int k = 0; k < 3; k++)
+            fprintf(f, " %a %a", (double)n->local.t[k], (double)n->local.s[k]);
+        for (int k = 0; k < 4; k++)
+            fprintf(f, " %a", (double)n->local.r[k]);
+        for (int k = 0; k < 16; k++)
+            fprintf(f, " %a", (double)n->world[k]);
+        fputc('\n', f);
+    }
+    for (int i = 0; i < g->skin_count; i++) {
+        const tb_gltf_skin *k = &g->skins[i];
+        fprintf(f, "s %s %d %d %d:", k->name ? k->name : "-", k->joint_count, k->inverse_bind_matrices, k->skeleton);
+        for (int j = 0; j < k->joint_count; j++)
+            fprintf(f, " %d", k->joints[j]);
+        fputc('\n', f);
+    }
+    for (int i = 0; i < g->mesh_count; i++) {
+        const tb_gltf_mesh *m = &g->meshes[i];
+        fprintf(f, "m %s %d\n", m->name ? m->name : "-", m->primitive_count);
+        for (int k = 0; k < m->primitive_count; k++) {
+            const tb_gltf_primitive *p = &m->primitives[k];
+            fprintf(f, "p %d %d %d %d %d %d %d", p->mode, p->indices, p->position, p->normal, p->tangent, p->set_count,
+                    p->material);
+            for (int t = 0; t < TB_MAX_SETS; t++)
+                fprintf(f, " %d %d %d %d", p->texcoord[t], p->color[t], p->joints[t], p->weights[t]);
+            fputc('\n', f);
+        }
+    }
+    for (int i = 0; i < g->animation_count; i++) {
+        const tb_gltf_animation *an = &g->animations[i];
+        fprintf(f, "an %s %d %d %a\n", an->name ? an->name : "-", an->channel_count, an->sampler_count,
+                (double)an->duration_s);
+        for (int k = 0; k < an->channel_count; k++)
+            fprintf(f, "c %d %d %d\n", an->channels[k].sampler, an->channels[k].node, (int)an->channels[k].path);
+        for (int k = 0; k < an->sampler_count; k++)
+            fprintf(f, "q %d %d %d\n", an->samplers[k].input, an->samplers[k].output, (int)an->samplers[k].interp);
+    }
+    for (int i = 0; i < tb_doc_warning_count(doc); i++)
+        fprintf(f, "w %s\n", tb_doc_warning(doc, i));
+    fclose(f);
+    return text;
+}
+
+/* tb__doc_refresh_kept (the transfer's and the bake's refresh: clips and
+ * accessors added, the skinned meshes unchanged) gives the view and the
+ * warnings a full refresh gives: a node's warning, then an added clip's,
+ * then the skinned meshes' kept (once, last); a clip added makes the view
+ * differ from the one before. */
+static void kept_refresh_is_a_full_refresh_over_unchanged_meshes(void **s)
+{
+    (void)s;
+    float w[4] = {0.7f, 0, 0, 0};
+    memcpy(g_bin + 64, w, 16);
+    char *json = json_with("{\"name\":\"Spine\",", "{\"name\":\"Spine\",\"rotation\":[0,0,0,2],");
+    bytes b = make_glb(json, g_bin, sizeof g_bin);
+    free(json);
+    fill_bin();
+    tb_doc *doc;
+    tb_error err;
+    assert_int_equal(load_bytes(b, &err, &doc), TB_OK);
+    free(b.p);
+    char *loaded = view_text(doc);
+    assert_int_equal(tb__doc_refresh_kept(doc, &err), TB_OK);
+    char *again = view_text(doc);
+    assert_string_equal(again, loaded);
+    assert_int_equal(tb_doc_warning_count(doc), 2); /* the node's, the weights' */
+    /* a clip added as the transfer adds one, keys on node 0's rotation, its
+     * times decreasing (a warning of the clips' parse) */
+    const float times[2] = {0.5f, 0}, rot[8] = {0, 0, 0, 1, 0, 0.5f, 0, 0.8660254f};
+    int in = tb_doc_add_accessor(doc, times, 2, TB_COMPONENT_FLOAT, "SCALAR", 0, 0);
+    int out = tb_doc_add_accessor(doc, rot, 2, TB_COMPONENT_FLOAT, "VEC4", 0, 0);
+    assert_true(in >= 0 && out >= 0);
+    json_t *anims = json_object_get(tb_doc_json(doc), "animations");
+    json_array_append_new(anims, json_pack("{s:s,s:[{s:i,s:i}],s:[{s:i,s:{s:i,s:s}}]}", "name", "Added", "samplers",
+                                           "input", in, "output", out, "channels", "sampler", 0, "target", "node", 0,
+                                           "path", "rotation"));
+    assert_int_equal(tb__doc_refresh_kept(doc, &err), TB_OK);
+    char *kept = view_text(doc);
+    assert_string_not_equal(kept, loaded);
+    assert_int_equal(tb_doc_gltf(doc)->animation_count, 2);
+    assert_int_equal(tb_doc_warning_count(doc), 3);
+    assert_non_null(strstr(tb_doc_warning(doc, 0), "not unit"));
+    assert_non_null(strstr(tb_doc_warning(doc, 1), "key times decrease"));
+    assert_non_null(strstr(tb_doc_warning(doc, 2), "do not sum to 1"));
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_OK);
+    char *full = view_text(doc);
+    assert_string_equal(kept, full);
+    /* and once more after either: the same (each keeps the check's only) */
+    assert_int_equal(tb__doc_refresh_kept(doc, &err), TB_OK);
+    char *twice = view_text(doc);
+    assert_string_equal(twice, full);
+    free(loaded);
+    free(again);
+    free(kept);
+    free(full);
+    free(twice);
+    tb_doc_free(doc);
+}
+
 static void warns_but_accepts_unnormalised_weights(void **s)
 {
     (void)s;
@@ -953,6 +1072,7 @@ int main(void)
         cmocka_unit_test(rejects_bad_base64_data_uri),
         cmocka_unit_test(rejects_missing_primitive_attributes),
         cmocka_unit_test(rejects_sampler_input_out_of_range),
+        cmocka_unit_test(kept_refresh_is_a_full_refresh_over_unchanged_meshes),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

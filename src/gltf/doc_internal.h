@@ -23,6 +23,8 @@ struct tb_doc {
     char **warnings;
     int warning_count, warning_cap;
     int container_warnings; /* warnings from the container, before parsing */
+    int skinned_from;       /* warnings[skinned_from ..]: the last tb__doc_parse's
+                               check of the skinned meshes (tb__doc_refresh_kept) */
 
     /* parsed view, rebuilt by tb__doc_parse */
     tb_gltf g;
@@ -79,6 +81,14 @@ void tb__warn(tb_doc *doc, const char *fmt, ...)
     ;
 /* Parses and validates doc->root against doc->bin into the view arrays. */
 tb_result tb__doc_parse(tb_doc *doc, tb_error *err);
+/* tb_doc_refresh for a document whose nodes, skins and meshes, and the
+ * skinned meshes' joint and weight data, are what its last parse saw (the
+ * transfer and the bake add clips and accessors only): the view parsed
+ * again, but the skinned meshes' joints and weights not read and checked
+ * again; that check's warnings kept, last, as a full parse would find
+ * them. The same view, warnings and result as tb_doc_refresh under that
+ * condition, without the check's reading of every skinned vertex. */
+tb_result tb__doc_refresh_kept(tb_doc *doc, tb_error *err);
 void tb__doc_clear_view(tb_doc *doc);
 size_t tb__component_size(int component_type);
 int tb__type_components(const char *type);

@@ -674,6 +674,7 @@ static tb_doc *tb__doc_new(const char *name, const char *base_dir)
     tb_doc *doc = calloc(1, sizeof *doc);
     if (!doc)
         return NULL;
+    doc->skinned_from = -1; /* no parse yet: tb__doc_refresh_kept parses in full */
     doc->name = strdup(name ? name : "<memory>");
     doc->base_dir = base_dir ? strdup(base_dir) : NULL;
     if (!doc->name || (base_dir && !doc->base_dir)) {

@@ -1308,7 +1308,7 @@ static tb_result tb__check_skinned_prim(tb__ctx *c, const tb_gltf_node *nd, int 
     return r;
 }
 
-tb_result tb__doc_parse(tb_doc *doc, tb_error *err)
+static tb_result tb__doc_parse_with(tb_doc *doc, int check_skinned, tb_error *err)
 {
     tb__doc_clear_view(doc);
     /* a re-parse (tb_doc_refresh) re-finds the view's warnings: keep one copy */
@@ -1332,7 +1332,8 @@ tb_result tb__doc_parse(tb_doc *doc, tb_error *err)
         r = tb__parse_meshes(&c, root);
     if (r == TB_OK)
         r = tb__parse_animations(&c, root);
-    if (r == TB_OK)
+    doc->skinned_from = doc->warning_count;
+    if (r == TB_OK && check_skinned)
         r = tb__check_skinned(&c);
     doc->g.accessors = doc->accessors;
     doc->g.nodes = doc->nodes;
@@ -1342,7 +1343,40 @@ tb_result tb__doc_parse(tb_doc *doc, tb_error *err)
     return r;
 }
 
+tb_result tb__doc_parse(tb_doc *doc, tb_error *err)
+{
+    return tb__doc_parse_with(doc, 1, err);
+}
+
 tb_result tb_doc_refresh(tb_doc *doc, tb_error *err)
 {
     return tb__doc_parse(doc, err);
+}
+
+tb_result tb__doc_refresh_kept(tb_doc *doc, tb_error *err)
+{
+    const int from = doc->skinned_from, n = doc->warning_count - from;
+    if (from < doc->container_warnings || n < 0)
+        return tb__doc_parse(doc, err);
+    char **kept = n ? malloc((size_t)n * sizeof *kept) : NULL;
+    if (n && !kept)
+        return tb__doc_parse(doc, err);
+    if (n)
+        memcpy(kept, doc->warnings + from, (size_t)n * sizeof *kept);
+    doc->warning_count = from; /* the check's, taken out of the list the parse clears */
+    tb_result r = tb__doc_parse_with(doc, 0, err);
+    for (int i = 0; i < n; i++) { /* put back after the parse's own (the check comes last) */
+        if (r == TB_OK && doc->warning_count == doc->warning_cap) {
+            int cap = doc->warning_cap ? doc->warning_cap * 2 : 8;
+            char **w = realloc(doc->warnings, (size_t)cap * sizeof *w);
+            if (w)
+                doc->warnings = w, doc->warning_cap = cap;
+        }
+        if (r == TB_OK && doc->warning_count < doc->warning_cap)
+            doc->warnings[doc->warning_count++] = kept[i];
+        else
+            free(kept[i]);
+    }
+    free(kept);
+    return r;
 }

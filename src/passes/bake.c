@@ -7,6 +7,7 @@
 
 #include "core/base.h"
 #include "core/tbmath.h"
+#include "gltf/doc_internal.h"
 #include "gltf/doc_json.h"
 #include "passes/bake_internal.h"
 #include "passes/pool_internal.h"
@@ -887,8 +888,8 @@ static void tb__bake_write(tb__bake_job *job)
             tb__drop_tail_rotations(doc, job->s0, report->clips[c].animation);
         r = tb__write_keys(doc, job->s0, report->clips[c].animation, o->times, o->keys, o->rot, &job->err);
     }
-    if (r == TB_OK)
-        r = tb_doc_refresh(doc, &job->err);
+    if (r == TB_OK) /* keys and clips added, the skinned meshes as they were */
+        r = tb__doc_refresh_kept(doc, &job->err);
     job->r = r;
 }
 

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/base.h"
+#include "gltf/doc_internal.h"
 #include "passes/pool_internal.h"
 #include "passes/report_json.h"
 #include "passes/retarget_internal.h"
@@ -610,8 +611,8 @@ tb_result tb__retarget_docs_keep(tb_doc *character, tb_doc *const *libs, int lib
         tb__rd_src_free(&src[l]);
     free(src);
     tb_retarget_calib_free(t.dst);
-    if (r == TB_OK)
-        r = tb_doc_refresh(character, err);
+    if (r == TB_OK) /* clips added, the skinned meshes as they were */
+        r = tb__doc_refresh_kept(character, err);
     if (r != TB_OK || !report)
         tb_retarget_report_free(&rep);
     else
