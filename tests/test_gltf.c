@@ -999,6 +999,28 @@ static void kept_refresh_is_a_full_refresh_over_unchanged_meshes(void **s)
     tb_doc_free(doc);
 }
 
+/* A document whose last parse failed the skinned meshes' check (a
+ * negative weight written into it): a kept refresh checks again and fails
+ * as a full one does, it does not keep a check that failed. */
+static void kept_refresh_after_a_failed_check_checks_again(void **s)
+{
+    (void)s;
+    bytes b = make_glb(k_valid_json, g_bin, sizeof g_bin);
+    tb_doc *doc;
+    tb_error err;
+    assert_int_equal(load_bytes(b, &err, &doc), TB_OK);
+    free(b.p);
+    const int weights = tb_doc_gltf(doc)->meshes[0].primitives[0].weights[0];
+    float w[16] = {1, 0, 0, 0, -0.5f, 1.5f, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+    assert_int_equal(tb_doc_replace_accessor_data(doc, weights, w, TB_COMPONENT_FLOAT, &err), TB_OK);
+    assert_int_equal(tb_doc_refresh(doc, &err), TB_ERR_INVALID);
+    assert_non_null(strstr(err.message, "negative weight"));
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tb__doc_refresh_kept(doc, &err), TB_ERR_INVALID);
+    assert_non_null(strstr(err.message, "negative weight"));
+    tb_doc_free(doc);
+}
+
 static void warns_but_accepts_unnormalised_weights(void **s)
 {
     (void)s;
@@ -1073,6 +1095,7 @@ int main(void)
         cmocka_unit_test(rejects_missing_primitive_attributes),
         cmocka_unit_test(rejects_sampler_input_out_of_range),
         cmocka_unit_test(kept_refresh_is_a_full_refresh_over_unchanged_meshes),
+        cmocka_unit_test(kept_refresh_after_a_failed_check_checks_again),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

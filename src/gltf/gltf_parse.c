@@ -1332,9 +1332,11 @@ static tb_result tb__doc_parse_with(tb_doc *doc, int check_skinned, tb_error *er
         r = tb__parse_meshes(&c, root);
     if (r == TB_OK)
         r = tb__parse_animations(&c, root);
-    doc->skinned_from = doc->warning_count;
-    if (r == TB_OK && check_skinned)
-        r = tb__check_skinned(&c);
+    /* where the check's warnings begin; -1 when it did not run, or failed:
+     * a kept refresh then parses in full */
+    doc->skinned_from = r == TB_OK ? doc->warning_count : -1;
+    if (r == TB_OK && check_skinned && (r = tb__check_skinned(&c)) != TB_OK)
+        doc->skinned_from = -1;
     doc->g.accessors = doc->accessors;
     doc->g.nodes = doc->nodes;
     doc->g.skins = doc->skins;

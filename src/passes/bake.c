@@ -743,7 +743,7 @@ static tb_clip *tb__keyed_clip(const tb__run *u, const float *times, const float
 /* ---- every clip: simulated in parallel groups, written in order -------- */
 
 typedef struct tb__bake_job {
-    const tb_doc *doc;
+    tb_doc *doc;           /* read by the loop's tasks; written by its last (tb__bake_write) */
     const tb_bake_desc *d;
     const tb_spring_desc *sd;
     tb_bake_report *report;
@@ -872,7 +872,7 @@ static void tb__bake_write(tb__bake_job *job)
     while (job->simulated < job->active_count || !job->side_done)
         pthread_cond_wait(&job->ready, &job->lock);
     pthread_mutex_unlock(&job->lock);
-    tb_doc *doc = (tb_doc *)job->doc; /* the loop's tasks before this one read it only */
+    tb_doc *doc = job->doc;
     const tb_bake_report *report = job->report;
     tb_result r = TB_OK;
     for (int c = 0; c < report->clip_count && r == TB_OK; c++) {
