@@ -10,24 +10,31 @@
 
 #include "gltf/doc_internal.h"
 
-void tb__warn(tb_doc *doc, const char *fmt, ...)
+void tb__warn_keep(tb_doc *doc, char *s)
 {
+    if (!s)
+        return;
     if (doc->warning_count == doc->warning_cap) {
         int cap = doc->warning_cap ? doc->warning_cap * 2 : 8;
         char **w = realloc(doc->warnings, (size_t)cap * sizeof *w);
-        if (!w)
+        if (!w) {
+            free(s);
             return;
+        }
         doc->warnings = w;
         doc->warning_cap = cap;
     }
+    doc->warnings[doc->warning_count++] = s;
+}
+
+void tb__warn(tb_doc *doc, const char *fmt, ...)
+{
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    char *s = strdup(buf);
-    if (s)
-        doc->warnings[doc->warning_count++] = s;
+    tb__warn_keep(doc, strdup(buf));
 }
 
 int tb__doc_borrow_bin(tb_doc *doc, const tb_doc *from)

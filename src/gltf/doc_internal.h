@@ -74,6 +74,9 @@ tb_result tb__doc_state_save(const tb_doc *doc, size_t base, tb__doc_state *st);
 tb_result tb__doc_state_restore(tb_doc *doc, tb__doc_state *st, tb_error *err);
 void tb__doc_state_free(tb__doc_state *st);
 
+/* Appends the warning s (malloc'd), the doc's from then on; freed when the
+ * list cannot grow, as tb__warn drops one then. */
+void tb__warn_keep(tb_doc *doc, char *s);
 void tb__warn(tb_doc *doc, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

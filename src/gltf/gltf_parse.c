@@ -1368,14 +1368,8 @@ tb_result tb__doc_refresh_kept(tb_doc *doc, tb_error *err)
     doc->warning_count = from; /* the check's, taken out of the list the parse clears */
     tb_result r = tb__doc_parse_with(doc, 0, err);
     for (int i = 0; i < n; i++) { /* put back after the parse's own (the check comes last) */
-        if (r == TB_OK && doc->warning_count == doc->warning_cap) {
-            int cap = doc->warning_cap ? doc->warning_cap * 2 : 8;
-            char **w = realloc(doc->warnings, (size_t)cap * sizeof *w);
-            if (w)
-                doc->warnings = w, doc->warning_cap = cap;
-        }
-        if (r == TB_OK && doc->warning_count < doc->warning_cap)
-            doc->warnings[doc->warning_count++] = kept[i];
+        if (r == TB_OK)
+            tb__warn_keep(doc, kept[i]);
         else
             free(kept[i]);
     }

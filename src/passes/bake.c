@@ -978,15 +978,8 @@ static tb_result tb__bake_all(tb_doc *doc, const tb__sim *s, const tb_spring_des
                               tb_bake_report *report, const tb__bake_hooks *hooks, tb_error *err)
 {
     int n = report->clip_count, threads = d->threads > 0 ? d->threads : 1;
-    tb__bake_job job;
-    memset(&job, 0, sizeof job);
-    job.doc = doc;
-    job.d = d;
-    job.sd = sd;
-    job.report = report;
-    job.s0 = s;
-    job.hooks = hooks;
-    job.side_done = !(hooks && hooks->side);
+    tb__bake_job job = {.doc = doc, .d = d, .sd = sd, .report = report, .s0 = s, .hooks = hooks,
+                        .side_done = !(hooks && hooks->side)};
     pthread_mutex_init(&job.lock, NULL);
     pthread_cond_init(&job.ready, NULL);
     int *active = calloc((size_t)n + 1, sizeof *active), first[65];
